@@ -1,0 +1,1 @@
+"""Helpers of the `pipeline.py` command line: input checks, progress, final summary."""

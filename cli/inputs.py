@@ -1,0 +1,106 @@
+"""Checks --data and --output before anything is written, and lays out the embedded data."""
+import os
+import shutil
+import tempfile
+from typing import NamedTuple
+
+import config as cfg
+
+
+class UserError(Exception):
+  """Bad input: reported as one line, exit code 2, no traceback."""
+
+
+class DataSource(NamedTuple):
+  kind: str      # cfg.IMAGES, cfg.CSV or cfg.TFRECORDS
+  root: str      # folder handed to the ExampleGen as input_base
+  pattern: str   # files under root (for images: unused)
+
+
+_CSV_SUFFIXES = ('.csv',)
+_TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz')
+_KNOWN = '(expected a folder of class folders, .csv, .tfrecord or .tfrecord.gz)'
+
+
+def _suffix_kind(name: str):
+  lowered = name.lower()
+  if lowered.endswith(_CSV_SUFFIXES):
+    return cfg.CSV
+  if lowered.endswith(_TFRECORD_SUFFIXES):
+    return cfg.TFRECORDS
+  return None
+
+
+def resolve_data(path: str) -> DataSource:
+  """Decides which ExampleGen reads `path`; raises UserError for anything unusable."""
+  from components.image_example_gen import folder  # pylint: disable=g-import-not-at-top
+  if not os.path.exists(path):
+    raise UserError(f'--data {path}: no such file or folder')
+  path = os.path.abspath(path)
+  if os.path.isfile(path):
+    kind = _suffix_kind(path)
+    if kind is None:
+      raise UserError(f'--data {path}: unknown file type {_KNOWN}')
+    return DataSource(kind, os.path.dirname(path), os.path.basename(path))
+  entries = [e for e in os.listdir(path) if not e.startswith('.')]
+  if not entries:
+    raise UserError(f'--data {path}: the folder is empty')
+  files = [e for e in entries if os.path.isfile(os.path.join(path, e))]
+  for kind, suffixes in ((cfg.CSV, _CSV_SUFFIXES), (cfg.TFRECORDS, _TFRECORD_SUFFIXES)):
+    matching = sorted(f for f in files if f.lower().endswith(suffixes))
+    if matching:
+      suffix = next(s for s in suffixes if matching[0].lower().endswith(s))
+      return DataSource(kind, path, '*' + suffix)
+  listing = folder.list_image_folder(path)
+  if not listing.labels:
+    raise UserError(f'--data {path}: no class folders, CSV or TFRecord files in it {_KNOWN}')
+  if not listing.images:
+    raise UserError(f'--data {path}: no images (.jpg, .jpeg, .png) in its class folders')
+  classes = sorted({listing.labels[f.label] for f in listing.images})
+  if len(classes) < 2:
+    raise UserError(f'--data {path}: only one class folder with images ({classes[0]!r}); '
+                    'a classifier needs at least two')
+  return DataSource(cfg.IMAGES, path, '')
+
+
+def check_output(path: str) -> str:
+  """Creates the output folder if needed and proves it writable; returns its absolute path."""
+  path = os.path.abspath(path)
+  if os.path.exists(path) and not os.path.isdir(path):
+    raise UserError(f'--output {path}: exists and is not a folder')
+  created = not os.path.exists(path)
+  try:
+    os.makedirs(path, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path, prefix='.write-test-'):
+      pass
+  except OSError as e:
+    if created and os.path.isdir(path):
+      shutil.rmtree(path, ignore_errors=True)
+    raise UserError(f'--output {path}: not writable ({e.strerror or e})') from None
+  return path
+
+
+def write_digits(dest: str) -> str:
+  """scikit-learn's 1,797 labelled 8×8 digits as <dest>/<digit>/<index>.png (grayscale).
+
+  Written once, into a temporary folder renamed at the end, so an interrupted first run
+  never leaves a partial tree (and file mtimes stay put, which keeps ExampleGen cached).
+  """
+  if os.path.isdir(dest):
+    return dest
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import PIL.Image  # pylint: disable=g-import-not-at-top
+  from sklearn.datasets import load_digits  # pylint: disable=g-import-not-at-top
+  digits = load_digits()
+  os.makedirs(os.path.dirname(dest), exist_ok=True)
+  staging = tempfile.mkdtemp(prefix='.digits-', dir=os.path.dirname(dest))
+  try:
+    for index, (pixels, target) in enumerate(zip(digits.images, digits.target)):
+      class_dir = os.path.join(staging, str(target))
+      os.makedirs(class_dir, exist_ok=True)
+      gray = np.round(pixels * (255.0 / 16.0)).astype(np.uint8)  # 0..16 → 0..255
+      PIL.Image.fromarray(gray, 'L').save(os.path.join(class_dir, f'{index:04d}.png'))
+    os.rename(staging, dest)
+  finally:
+    shutil.rmtree(staging, ignore_errors=True)
+  return dest

@@ -1,0 +1,145 @@
+"""Reads one pipeline run back from ML Metadata and prints what an ML engineer asks first."""
+import dataclasses
+import json
+import os
+from typing import Dict, List, Optional
+
+from ml_metadata.metadata_store import metadata_store
+from ml_metadata.proto import metadata_store_pb2
+
+_EXECUTION = metadata_store_pb2.Execution
+
+
+@dataclasses.dataclass
+class NodeRun:
+  node_id: str
+  state: str                                   # COMPLETE, CACHED, FAILED, ...
+  outputs: Dict[str, metadata_store_pb2.Artifact]
+
+
+def open_store(metadata_path: str) -> metadata_store.MetadataStore:
+  connection = metadata_store_pb2.ConnectionConfig()
+  connection.sqlite.filename_uri = metadata_path
+  connection.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
+  return metadata_store.MetadataStore(connection)
+
+
+def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[str, NodeRun]:
+  """The executions of the newest pipeline run, keyed by component id."""
+  pipeline = store.get_context_by_type_and_name('pipeline', pipeline_name)
+  if pipeline is None:
+    return {}
+  runs = [c for c in store.get_children_contexts_by_context(pipeline.id)
+          if c.type == 'pipeline_run'] or [
+              c for c in store.get_contexts_by_type('pipeline_run')]
+  if not runs:
+    return {}
+  run = max(runs, key=lambda c: c.create_time_since_epoch)
+  nodes = {}
+  for execution in store.get_executions_by_context(run.id):
+    node_id = next((c.name.split('.', 1)[1] for c in store.get_contexts_by_execution(execution.id)
+                    if c.type == 'node'), execution.type)
+    outputs = {}
+    events = [e for e in store.get_events_by_execution_ids([execution.id])
+              if e.type in (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)]
+    artifacts = {a.id: a for a in store.get_artifacts_by_id([e.artifact_id for e in events])}
+    for event in events:
+      key = event.path.steps[0].key if event.path.steps else str(event.artifact_id)
+      outputs[key] = artifacts[event.artifact_id]
+    nodes[node_id] = NodeRun(node_id, _EXECUTION.State.Name(execution.last_known_state), outputs)
+  return nodes
+
+
+def _custom(artifact: metadata_store_pb2.Artifact, key: str):
+  value = artifact.custom_properties.get(key)
+  if value is None:
+    return None
+  return getattr(value, value.WhichOneof('value'))
+
+
+def _split_counts(statistics: metadata_store_pb2.Artifact) -> Dict[str, int]:
+  from tensorflow_metadata.proto.v0 import statistics_pb2  # pylint: disable=g-import-not-at-top
+  from tfx.dsl.io import fileio  # pylint: disable=g-import-not-at-top
+  counts = {}
+  for path in sorted(fileio.glob(os.path.join(statistics.uri, 'Split-*', 'FeatureStats.pb'))):
+    stats = statistics_pb2.DatasetFeatureStatisticsList()
+    with fileio.open(path, 'rb') as f:
+      stats.ParseFromString(f.read())
+    split = os.path.basename(os.path.dirname(path))[len('Split-'):]
+    counts[split] = sum(d.num_examples for d in stats.datasets)
+  return dict(sorted(counts.items(), key=lambda item: (item[0] != 'train', item[0])))
+
+
+def _accuracy(evaluation: metadata_store_pb2.Artifact) -> Optional[float]:
+  import tensorflow_model_analysis as tfma  # pylint: disable=g-import-not-at-top
+  for metrics in tfma.load_metrics(evaluation.uri):
+    if metrics.slice_key.single_slice_keys:
+      continue
+    for key_and_value in metrics.metric_keys_and_values:
+      if key_and_value.key.name == 'sparse_categorical_accuracy':
+        return key_and_value.value.double_value.value
+  return None
+
+
+def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
+  """A plain dict (also written as JSON) of the run's outcome."""
+  from components.anomaly_gate import executor as gate  # pylint: disable=g-import-not-at-top
+  summary = {
+      'wall_seconds': round(wall_seconds, 1),
+      'components': {n.node_id: n.state for n in nodes.values()},
+      'executed': sorted(n.node_id for n in nodes.values() if n.state == 'COMPLETE'),
+      'cached': sorted(n.node_id for n in nodes.values() if n.state == 'CACHED'),
+  }
+  for node in nodes.values():
+    out = node.outputs
+    if 'statistics' in out:
+      summary['examples_per_split'] = _split_counts(out['statistics'])
+    if 'examples' in out and _custom(out['examples'], 'num_excluded') is not None:
+      summary['excluded_files'] = _custom(out['examples'], 'num_excluded')
+      summary['excluded_report'] = os.path.join(out['examples'].uri, 'excluded_files.csv')
+      summary['examples_uri'] = out['examples'].uri
+    elif 'examples' in out:
+      summary['examples_uri'] = out['examples'].uri
+    if 'schema' in out:
+      summary['schema_uri'] = out['schema'].uri
+    if 'anomalies' in out:
+      summary['anomalies'] = gate.describe_anomalies(out['anomalies'].uri)
+    if 'evaluation' in out:
+      summary['eval_accuracy'] = _accuracy(out['evaluation'])
+    if 'blessing' in out:
+      summary['blessed'] = bool(_custom(out['blessing'], 'blessed'))
+    if 'pushed_model' in out:
+      pushed = bool(_custom(out['pushed_model'], 'pushed'))
+      summary['pushed_to'] = _custom(out['pushed_model'], 'pushed_destination') if pushed else None
+  return summary
+
+
+def render(summary: dict) -> List[str]:
+  """Human-readable lines of the summary."""
+  lines = ['── summary ──']
+  counts = summary.get('examples_per_split')
+  if counts:
+    lines.append('examples:   ' + ', '.join(f'{split} {n}' for split, n in counts.items()))
+  if 'excluded_files' in summary:
+    lines.append(f'excluded:   {summary["excluded_files"]} file(s)'
+                 + (f' (see {summary["excluded_report"]})' if summary['excluded_files'] else ''))
+  if 'anomalies' in summary:
+    lines.append(f'anomalies:  {len(summary["anomalies"])}'
+                 + ''.join(f'\n  - {a}' for a in summary['anomalies']))
+  if summary.get('eval_accuracy') is not None:
+    lines.append(f'eval accuracy: {summary["eval_accuracy"]:.4f}')
+  if 'blessed' in summary:
+    lines.append(f'blessed:    {"yes" if summary["blessed"] else "no"}')
+  if 'pushed_to' in summary:
+    lines.append(f'pushed to:  {summary["pushed_to"] or "not pushed"}')
+  total = len(summary['components'])
+  lines.append(f'components: {len(summary["executed"])} executed, {len(summary["cached"])} cached'
+               f' of {total}' + (' (all cached: nothing re-ran)' if total and
+                                 len(summary['cached']) == total else ''))
+  lines.append(f'wall time:  {summary["wall_seconds"]:.1f} s')
+  return lines
+
+
+def write(summary: dict, path: str) -> None:
+  with open(path, 'w') as f:
+    json.dump(summary, f, indent=2)

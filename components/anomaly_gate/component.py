@@ -1,0 +1,15 @@
+"""AnomalyGate: fails the run before training when ExampleValidator found anomalies.
+
+ExampleValidator records anomalies but never stops a pipeline by itself; the Trainer is made
+to depend on this gate, so a failing gate means no model is trained on bad data.
+"""
+from tfx import v1 as tfx
+
+from components.anomaly_gate import executor
+
+
+@tfx.dsl.components.component
+def AnomalyGate(anomalies: tfx.dsl.components.InputArtifact[
+    tfx.types.standard_artifacts.ExampleAnomalies]) -> None:
+  """Passes clean data on; raises executor.AnomaliesFound otherwise."""
+  executor.check(anomalies.uri)

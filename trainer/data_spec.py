@@ -1,0 +1,91 @@
+"""What the Trainer needs to know about its data, gathered before the graph is built."""
+import dataclasses
+import json
+import os
+from typing import Dict, List, Optional
+
+import tensorflow as tf
+from tensorflow_metadata.proto.v0 import schema_pb2
+
+from components.image_example_gen import executor as image_executor
+
+IMAGE = 'image'
+TABULAR = 'tabular'
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageSpec:
+  """The model's input: every image is decoded and brought to height×width×channels."""
+  height: int
+  width: int
+  channels: int
+  labels: List[str]
+  encoding: str
+  uniform: bool  # every stored image already has the model's input shape
+
+  @property
+  def num_classes(self) -> int:
+    return len(self.labels)
+
+
+@dataclasses.dataclass(frozen=True)
+class TabularSpec:
+  """Columns of a tabular data set, split by how the model treats them."""
+  label_key: str
+  label_threshold: Optional[float]  # set: a float label becomes the binary (label > threshold)
+  num_classes: int
+  numeric: List[str]
+  categorical: List[str]
+
+  def parse_spec(self) -> Dict[str, tf.io.FixedLenFeature]:
+    """Missing values parse as 0 / '' so that optional columns never break a batch."""
+    spec = {key: tf.io.FixedLenFeature([], tf.float32, default_value=0.0) for key in self.numeric}
+    spec.update({key: tf.io.FixedLenFeature([], tf.string, default_value='')
+                 for key in self.categorical})
+    label_dtype = tf.float32 if self.label_threshold is not None else tf.int64
+    spec[self.label_key] = tf.io.FixedLenFeature([], label_dtype, default_value=0)
+    return spec
+
+
+def examples_root(file_pattern: str) -> str:
+  """`<examples uri>/Split-train/*` → `<examples uri>`."""
+  return os.path.dirname(os.path.dirname(file_pattern))
+
+
+def image_spec(examples_uri: str, config: dict) -> ImageSpec:
+  """Reads image_meta.json beside the shards; config may override size and channels."""
+  with tf.io.gfile.GFile(os.path.join(examples_uri, image_executor.META_FILE)) as f:
+    meta = json.load(f)
+  stored_height, stored_width = meta['most_common_size']
+  height = config.get('image_height') or stored_height
+  width = config.get('image_width') or stored_width
+  # Grayscale data stays one channel; anything with colour becomes RGB (alpha is dropped).
+  channels = config.get('image_channels') or (1 if meta['channels_seen'] == [1] else 3)
+  uniform = (meta['uniform_size'] and [stored_height, stored_width] == [height, width]
+             and meta['channels_seen'] == [channels])
+  return ImageSpec(height, width, channels, meta['labels'], meta['encoding'], uniform)
+
+
+def tabular_spec(schema: schema_pb2.Schema, config: dict, max_label: int) -> TabularSpec:
+  """Splits the schema's scalar features into numeric and categorical inputs."""
+  label_key = config['label_key']
+  numeric, categorical, label_type = [], [], None
+  for feature in schema.feature:
+    if feature.name == label_key:
+      label_type = feature.type
+    elif feature.type in (schema_pb2.INT, schema_pb2.FLOAT):
+      numeric.append(feature.name)
+    elif feature.type == schema_pb2.BYTES:
+      categorical.append(feature.name)
+  if label_type is None:
+    raise ValueError(f'label column {label_key!r} is not in the data')
+  if label_type == schema_pb2.FLOAT:
+    return TabularSpec(label_key, config.get('label_threshold', 0.0), 2, numeric, categorical)
+  return TabularSpec(label_key, None, max_label + 1, numeric, categorical)
+
+
+def read_schema(path: str) -> schema_pb2.Schema:
+  from tfx.utils import io_utils  # pylint: disable=g-import-not-at-top
+  return io_utils.parse_pbtxt_file(path, schema_pb2.Schema())
+
+

@@ -1,0 +1,63 @@
+"""Keras models: a small CNN for images, a small MLP for tabular columns."""
+import math
+from typing import Dict
+
+import keras
+import tensorflow as tf
+
+from trainer.data_spec import ImageSpec, TabularSpec
+
+HASH_BINS = 64  # buckets per categorical column (no vocabulary pass needed)
+
+
+def build_image_model(spec: ImageSpec, learning_rate: float = 1e-3) -> keras.Model:
+  """uint8 images in, class probabilities out; normalisation happens here, not on the host.
+
+  Strided convolutions halve the resolution until it is 8 pixels or less, so the same
+  builder serves 8×8 digits (no downsampling) and 224×224 photos (5 halvings); the final
+  ≤8×8 feature map is flattened, keeping where things are (digits need that).
+  """
+  inputs = keras.Input(shape=(spec.height, spec.width, spec.channels), dtype='uint8',
+                       name='image')
+  x = keras.layers.Rescaling(1.0 / 255)(inputs)
+  filters = 32
+  x = keras.layers.Conv2D(filters, 3, padding='same', activation='relu')(x)
+  for _ in range(max(0, math.ceil(math.log2(max(spec.height, spec.width) / 8)))):
+    filters = min(filters * 2, 128)
+    x = keras.layers.Conv2D(filters, 3, strides=2, padding='same', activation='relu')(x)
+  x = keras.layers.Conv2D(64, 3, padding='same', activation='relu')(x)
+  x = keras.layers.Flatten()(x)
+  x = keras.layers.Dropout(0.3)(x)
+  x = keras.layers.Dense(128, activation='relu')(x)
+  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities')(x)
+  return _compiled(keras.Model(inputs, outputs), learning_rate)
+
+
+def build_tabular_model(spec: TabularSpec, numeric_sample: Dict[str, tf.Tensor],
+                        learning_rate: float = 1e-3) -> keras.Model:
+  """Normalised numeric columns + hashed one-hot categorical columns → MLP.
+
+  `numeric_sample` (a few thousand training rows) sets the normalisation statistics.
+  """
+  inputs, encoded = {}, []
+  for key in spec.numeric:
+    inputs[key] = keras.Input(shape=(), dtype='float32', name=key)
+    norm = keras.layers.Normalization(axis=None)
+    norm.adapt(numeric_sample[key])
+    encoded.append(keras.layers.Reshape((1,))(norm(inputs[key])))
+  for key in spec.categorical:
+    inputs[key] = keras.Input(shape=(), dtype='string', name=key)
+    encoded.append(keras.layers.Hashing(HASH_BINS, output_mode='one_hot')(
+        keras.layers.Reshape((1,))(inputs[key])))
+  x = keras.layers.Concatenate()(encoded) if len(encoded) > 1 else encoded[0]
+  for units in (64, 32):
+    x = keras.layers.Dense(units, activation='relu')(x)
+  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities')(x)
+  return _compiled(keras.Model(inputs, outputs), learning_rate)
+
+
+def _compiled(model: keras.Model, learning_rate: float) -> keras.Model:
+  model.compile(optimizer=keras.optimizers.Adam(learning_rate),
+                loss='sparse_categorical_crossentropy',
+                metrics=['sparse_categorical_accuracy'])
+  return model

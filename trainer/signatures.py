@@ -1,0 +1,68 @@
+"""Serving signatures saved with the model.
+
+- serving_default(examples): serialized tf.Examples as written by the project's ExampleGen
+  (or CSV/TFRecord columns): what the Evaluator and batch scoring call.
+- predict_image_bytes(image_bytes): JPEG/PNG bytes straight from a client (image models only).
+- transform_features(examples): the label the model is scored against (TFMA's preprocessing
+  function), so that a float column such as `tips` is compared as `tips > threshold`.
+Every prediction returns class probabilities, the top class id and its name.
+"""
+from typing import Callable, Dict, List
+
+import keras
+import tensorflow as tf
+
+from components.image_example_gen import record
+from trainer import input_pipeline
+from trainer.data_spec import ImageSpec, TabularSpec
+
+EVAL_LABEL_KEY = 'eval_label'
+_EXAMPLES = tf.TensorSpec([None], tf.string, name='examples')
+
+
+def _predictions(model: keras.Model, inputs, class_names: List[str]) -> Dict[str, tf.Tensor]:
+  probabilities = model(inputs, training=False)
+  class_ids = tf.argmax(probabilities, axis=-1)
+  return {'probabilities': probabilities, 'class_ids': class_ids,
+          'class_names': tf.gather(tf.constant(class_names), class_ids)}
+
+
+def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]:
+  image_fields = {k: v for k, v in record.parse_spec().items() if k != record.LABEL_KEY}
+
+  @tf.function(input_signature=[_EXAMPLES])
+  def serve_examples(examples):
+    parsed = tf.io.parse_example(examples, image_fields)
+    return _predictions(model, input_pipeline.decode_images(parsed, spec), spec.labels)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name='image_bytes')])
+  def serve_image_bytes(image_bytes):
+    # Client bytes are JPEG/PNG of any size, whatever the training shards held.
+    any_size = ImageSpec(spec.height, spec.width, spec.channels, spec.labels,
+                         record.ENCODED, uniform=False)
+    return _predictions(model, input_pipeline.decode_encoded(image_bytes, any_size), spec.labels)
+
+  @tf.function(input_signature=[_EXAMPLES])
+  def transform_features(examples):
+    label_spec = {record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
+    return {EVAL_LABEL_KEY: tf.io.parse_example(examples, label_spec)[record.LABEL_KEY]}
+
+  return {'serving_default': serve_examples, 'predict_image_bytes': serve_image_bytes,
+          'transform_features': transform_features}
+
+
+def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Callable]:
+  feature_spec = spec.parse_spec()
+  input_spec = {k: v for k, v in feature_spec.items() if k != spec.label_key}
+  class_names = [str(i) for i in range(spec.num_classes)]
+
+  @tf.function(input_signature=[_EXAMPLES])
+  def serve_examples(examples):
+    return _predictions(model, tf.io.parse_example(examples, input_spec), class_names)
+
+  @tf.function(input_signature=[_EXAMPLES])
+  def transform_features(examples):
+    label = tf.io.parse_example(examples, {spec.label_key: feature_spec[spec.label_key]})
+    return {EVAL_LABEL_KEY: input_pipeline.tabular_label(label[spec.label_key], spec)}
+
+  return {'serving_default': serve_examples, 'transform_features': transform_features}
