@@ -1,0 +1,120 @@
+"""The Trainer's input function on real shards: shapes, dtypes, labels, compression, resizing."""
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from components.image_example_gen import record
+from tests.conftest import image_bytes
+from trainer import input_pipeline
+from trainer.data_spec import ImageSpec, TabularSpec
+
+RNG = np.random.default_rng(1)
+
+
+def _write_shards(folder, payload_images, encoding, compression, shards=2):
+  """payload_images: list of (uint8 array, label). Returns the shard paths."""
+  os.makedirs(folder, exist_ok=True)
+  suffix = '.gz' if compression == 'GZIP' else ''
+  paths = [os.path.join(folder, f'data-{i:05d}-of-{shards:05d}{suffix}') for i in range(shards)]
+  writers = [tf.io.TFRecordWriter(p, options=compression or None) for p in paths]
+  for i, (pixels, label) in enumerate(payload_images):
+    mode = 'L' if pixels.ndim == 2 else 'RGB'
+    encoded = record.encode_image(image_bytes(pixels, 'PNG', mode), encoding)
+    writers[i % shards].write(record.make_example(encoded, label, str(label)).SerializeToString())
+  for writer in writers:
+    writer.close()
+  return paths
+
+
+def _images(n, shape):
+  return [(RNG.integers(0, 256, size=shape, dtype=np.uint8), i % 3) for i in range(n)]
+
+
+def _spec(height, width, channels, encoding, uniform):
+  return ImageSpec(height, width, channels, ['0', '1', '2'], encoding, uniform)
+
+
+@pytest.mark.parametrize('encoding', [record.ENCODED, record.RAW])
+@pytest.mark.parametrize('compression', ['', 'GZIP'])
+def test_uniform_images_round_trip_exactly(tmp_path, encoding, compression):
+  images = _images(10, (6, 5, 3))
+  paths = _write_shards(str(tmp_path), images, encoding, compression, shards=1)
+  dataset = input_pipeline.image_dataset(paths, _spec(6, 5, 3, encoding, True), 4, training=False)
+  batches = list(dataset.as_numpy_iterator())
+  assert [b[0].shape for b in batches] == [(4, 6, 5, 3), (4, 6, 5, 3), (2, 6, 5, 3)]
+  assert batches[0][0].dtype == np.uint8 and batches[0][1].dtype == np.int64
+  pixels = np.concatenate([b[0] for b in batches])
+  labels = np.concatenate([b[1] for b in batches])
+  np.testing.assert_array_equal(pixels, np.stack([p for p, _ in images]))
+  np.testing.assert_array_equal(labels, [label for _, label in images])
+
+
+@pytest.mark.parametrize('encoding', [record.ENCODED, record.RAW])
+def test_mixed_sizes_and_modes_come_out_at_one_shape(tmp_path, encoding):
+  images = _images(3, (8, 8)) + _images(3, (16, 12, 3)) + _images(2, (8, 8, 3))
+  paths = _write_shards(str(tmp_path), images, encoding, '', shards=2)
+  for channels in (1, 3):
+    spec = _spec(8, 8, channels, encoding, False)
+    batches = list(input_pipeline.image_dataset(paths, spec, 8, training=False).as_numpy_iterator())
+    assert len(batches) == 1 and batches[0][0].shape == (8, 8, 8, channels)
+    assert sorted(batches[0][1].tolist()) == sorted(label for _, label in images)
+
+
+def test_gray_to_rgb_replicates_the_channel(tmp_path):
+  gray = RNG.integers(0, 256, size=(4, 4), dtype=np.uint8)
+  for encoding in record.ENCODINGS:
+    paths = _write_shards(str(tmp_path / encoding), [(gray, 1)], encoding, '', shards=1)
+    images, _ = next(iter(input_pipeline.image_dataset(
+        paths, _spec(4, 4, 3, encoding, False), 1, training=False)))
+    np.testing.assert_array_equal(images.numpy()[0], np.repeat(gray[..., None], 3, axis=-1))
+
+
+def test_training_mode_shuffles_repeats_and_keeps_full_batches(tmp_path):
+  images = _images(10, (4, 4, 3))
+  paths = _write_shards(str(tmp_path), images, record.ENCODED, '', shards=2)
+  dataset = input_pipeline.image_dataset(paths, _spec(4, 4, 3, record.ENCODED, True), 4,
+                                         training=True)
+  labels = [batch[1] for batch in dataset.take(10).as_numpy_iterator()]
+  assert all(len(b) == 4 for b in labels)  # 40 records from 10: it repeats, never a short batch
+  counts = np.bincount(np.concatenate(labels), minlength=3)
+  assert counts.sum() == 40 and counts.min() > 0
+
+
+def test_mixed_compression_in_one_split_is_refused(tmp_path):
+  plain = _write_shards(str(tmp_path / 'a'), _images(2, (4, 4, 3)), record.ENCODED, '', 1)
+  gz = _write_shards(str(tmp_path / 'b'), _images(2, (4, 4, 3)), record.ENCODED, 'GZIP', 1)
+  with pytest.raises(ValueError, match='mixes'):
+    input_pipeline.serialized_batches(plain + gz, 2, training=False)
+
+
+def test_shuffle_buffer_is_bounded_by_bytes(tmp_path):
+  big = _write_shards(str(tmp_path / 'big'), _images(3, (200, 200, 3)), record.RAW, '', 1)
+  small = _write_shards(str(tmp_path / 'small'), _images(3, (4, 4)), record.RAW, '', 1)
+  assert input_pipeline.shuffle_buffer_size(big) == input_pipeline.SHUFFLE_BUFFER_BYTES // (
+      len(next(iter(tf.data.TFRecordDataset(big))).numpy()))
+  assert input_pipeline.shuffle_buffer_size(small) == input_pipeline.MAX_SHUFFLE_RECORDS
+
+
+def test_tabular_float_label_is_thresholded(tmp_path):
+  path = str(tmp_path / 'rows')
+  rows = [(1.5, 'cash', 0.0), (2.5, 'card', 3.0), (0.5, '', 1.0)]
+  with tf.io.TFRecordWriter(path) as writer:
+    for fare, payment, tips in rows:
+      feature = {'fare': tf.train.Feature(float_list=tf.train.FloatList(value=[fare])),
+                 'tips': tf.train.Feature(float_list=tf.train.FloatList(value=[tips]))}
+      if payment:
+        feature['payment'] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[payment.encode()]))
+      writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+  spec = TabularSpec('tips', 0.0, 2, ['fare'], ['payment'])
+  features, labels = next(iter(input_pipeline.tabular_dataset([path], spec, 3, training=False)))
+  assert labels.numpy().tolist() == [0, 1, 1]
+  assert features['payment'].numpy().tolist() == [b'cash', b'card', b'']  # missing → ''
+  np.testing.assert_allclose(features['fare'].numpy(), [1.5, 2.5, 0.5])
+
+
+def test_max_int_label(tmp_path):
+  paths = _write_shards(str(tmp_path), [(np.zeros((2, 2), np.uint8), n) for n in (4, 9, 2)],
+                        record.ENCODED, '', shards=2)
+  assert input_pipeline.max_int_label(paths, 'label') == 9
