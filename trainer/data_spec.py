@@ -34,16 +34,17 @@ class TabularSpec:
   label_key: str
   label_threshold: Optional[float]  # set: a float label becomes the binary (label > threshold)
   num_classes: int
-  numeric: List[str]
-  categorical: List[str]
+  numeric: List[str]          # INT and FLOAT columns, all fed to the model as float32
+  categorical: List[str]      # BYTES columns, hashed
+  integer: List[str] = dataclasses.field(default_factory=list)  # the INT ones among numeric
 
-  def parse_spec(self) -> Dict[str, tf.io.FixedLenFeature]:
-    """Missing values parse as 0 / '' so that optional columns never break a batch."""
-    spec = {key: tf.io.FixedLenFeature([], tf.float32, default_value=0.0) for key in self.numeric}
-    spec.update({key: tf.io.FixedLenFeature([], tf.string, default_value='')
-                 for key in self.categorical})
+  def parse_spec(self) -> Dict[str, tf.io.RaggedFeature]:
+    """Every column ragged: CSV rows may hold a column with no value at all."""
+    spec = {key: tf.io.RaggedFeature(tf.int64 if key in self.integer else tf.float32)
+            for key in self.numeric}
+    spec.update({key: tf.io.RaggedFeature(tf.string) for key in self.categorical})
     label_dtype = tf.float32 if self.label_threshold is not None else tf.int64
-    spec[self.label_key] = tf.io.FixedLenFeature([], label_dtype, default_value=0)
+    spec[self.label_key] = tf.io.RaggedFeature(label_dtype)
     return spec
 
 
@@ -69,19 +70,22 @@ def image_spec(examples_uri: str, config: dict) -> ImageSpec:
 def tabular_spec(schema: schema_pb2.Schema, config: dict, max_label: int) -> TabularSpec:
   """Splits the schema's scalar features into numeric and categorical inputs."""
   label_key = config['label_key']
-  numeric, categorical, label_type = [], [], None
+  numeric, categorical, integer, label_type = [], [], [], None
   for feature in schema.feature:
     if feature.name == label_key:
       label_type = feature.type
     elif feature.type in (schema_pb2.INT, schema_pb2.FLOAT):
       numeric.append(feature.name)
+      if feature.type == schema_pb2.INT:
+        integer.append(feature.name)
     elif feature.type == schema_pb2.BYTES:
       categorical.append(feature.name)
   if label_type is None:
     raise ValueError(f'label column {label_key!r} is not in the data')
   if label_type == schema_pb2.FLOAT:
-    return TabularSpec(label_key, config.get('label_threshold', 0.0), 2, numeric, categorical)
-  return TabularSpec(label_key, None, max_label + 1, numeric, categorical)
+    return TabularSpec(label_key, config.get('label_threshold', 0.0), 2, numeric, categorical,
+                       integer)
+  return TabularSpec(label_key, None, max_label + 1, numeric, categorical, integer)
 
 
 def read_schema(path: str) -> schema_pb2.Schema:

@@ -16,8 +16,7 @@ Shape of the pipeline, and why (figures from ../shared/NOTES.md, 2 cores, batch 
 - When every stored image already has the model's shape, raw pixels are decoded for the whole
   batch at once (one `decode_raw` + reshape), and JPEG/PNG skip the resize.
 """
-import math
-from typing import Dict, List, Tuple, Union
+from typing import Dict, List, Union
 
 import tensorflow as tf
 
@@ -134,13 +133,32 @@ def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
   return label
 
 
+def _first_or_default(ragged: tf.RaggedTensor) -> tf.Tensor:
+  """[batch, 0 or 1 values] → [batch], padding empty rows with 0 / ''."""
+  default = '' if ragged.dtype == tf.string else tf.zeros([], ragged.dtype)
+  return ragged.to_tensor(default_value=default, shape=[None, 1])[:, 0]
+
+
+def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = True):
+  """A batch of serialized rows → float32 numeric / string categorical columns (+ label).
+
+  A missing or empty value becomes 0 (numeric) or '' (categorical).
+  """
+  parse_spec = spec.parse_spec()
+  if not with_label:
+    del parse_spec[spec.label_key]
+  parsed = {key: _first_or_default(value)
+            for key, value in tf.io.parse_example(serialized, parse_spec).items()}
+  label = parsed.pop(spec.label_key, None)
+  features = {key: tf.cast(value, tf.float32) if key in spec.integer else value
+              for key, value in parsed.items()}
+  return (features, tabular_label(label, spec)) if with_label else features
+
+
 def tabular_dataset(file_patterns: Union[str, List[str]], spec: TabularSpec, batch_size: int,
                     training: bool) -> tf.data.Dataset:
   """(feature dict, int64 labels [B]) from tabular tf.Example shards."""
-  def parse(serialized):
-    parsed = tf.io.parse_example(serialized, spec.parse_spec())
-    label = parsed.pop(spec.label_key)
-    return parsed, tabular_label(label, spec)
+  parse = lambda serialized: parse_tabular(serialized, spec)
   return (serialized_batches(shard_files(file_patterns), batch_size, training)
           .map(parse, num_parallel_calls=AUTOTUNE, deterministic=not training)
           .prefetch(AUTOTUNE))
@@ -152,7 +170,3 @@ def max_int_label(file_patterns: Union[str, List[str]], label_key: str) -> int:
   batches = serialized_batches(shard_files(file_patterns), 4096, training=False).map(
       lambda s: tf.reduce_max(tf.io.parse_example(s, spec)[label_key]))
   return int(batches.reduce(tf.constant(0, tf.int64), tf.maximum))
-
-
-def steps_for(num_records: int, batch_size: int) -> int:
-  return max(1, math.ceil(num_records / batch_size))

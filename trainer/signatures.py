@@ -7,6 +7,7 @@
   function), so that a float column such as `tips` is compared as `tips > threshold`.
 Every prediction returns class probabilities, the top class id and its name.
 """
+import dataclasses
 from typing import Callable, Dict, List
 
 import keras
@@ -52,17 +53,17 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
 
 
 def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Callable]:
-  feature_spec = spec.parse_spec()
-  input_spec = {k: v for k, v in feature_spec.items() if k != spec.label_key}
   class_names = [str(i) for i in range(spec.num_classes)]
+  only_label = dataclasses.replace(spec, numeric=[], categorical=[], integer=[])
 
   @tf.function(input_signature=[_EXAMPLES])
   def serve_examples(examples):
-    return _predictions(model, tf.io.parse_example(examples, input_spec), class_names)
+    features = input_pipeline.parse_tabular(examples, spec, with_label=False)
+    return _predictions(model, features, class_names)
 
   @tf.function(input_signature=[_EXAMPLES])
   def transform_features(examples):
-    label = tf.io.parse_example(examples, {spec.label_key: feature_spec[spec.label_key]})
-    return {EVAL_LABEL_KEY: input_pipeline.tabular_label(label[spec.label_key], spec)}
+    _, label = input_pipeline.parse_tabular(examples, only_label)
+    return {EVAL_LABEL_KEY: label}
 
   return {'serving_default': serve_examples, 'transform_features': transform_features}

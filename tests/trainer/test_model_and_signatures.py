@@ -1,0 +1,71 @@
+"""Models build from the data's shape; saved signatures answer for examples and image bytes."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from components.image_example_gen import record
+from tests.conftest import image_bytes
+from trainer import model, signatures
+from trainer.data_spec import ImageSpec, TabularSpec
+
+
+@pytest.mark.parametrize('size,channels', [((8, 8), 1), ((64, 48), 3)])
+def test_image_model_shapes(size, channels):
+  spec = ImageSpec(size[0], size[1], channels, list('abcd'), record.ENCODED, True)
+  built = model.build_image_model(spec)
+  batch = np.random.default_rng(0).integers(0, 256, size=(2, *size, channels), dtype=np.uint8)
+  probabilities = built(batch).numpy()
+  assert probabilities.shape == (2, 4)
+  np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_image_model_learns_a_separable_toy_problem():
+  rng = np.random.default_rng(0)
+  labels = rng.integers(0, 2, size=256)
+  images = np.where(labels[:, None, None, None] == 1, 200, 30).astype(np.uint8)
+  images = np.clip(images + rng.integers(0, 40, size=(256, 8, 8, 1)), 0, 255).astype(np.uint8)
+  built = model.build_image_model(ImageSpec(8, 8, 1, ['dark', 'light'], record.ENCODED, True))
+  built.fit(images, labels, epochs=5, batch_size=32, verbose=0)
+  assert built.evaluate(images, labels, verbose=0)[1] > 0.95
+
+
+def _saved(tmp_path, built, serving):
+  path = str(tmp_path / 'model')
+  tf.saved_model.save(built, path, signatures=serving)
+  return tf.saved_model.load(path)
+
+
+def test_image_signatures_agree_on_examples_and_image_bytes(tmp_path):
+  spec = ImageSpec(8, 8, 1, ['zero', 'one', 'two'], record.ENCODED, True)
+  built = model.build_image_model(spec)
+  loaded = _saved(tmp_path, built, signatures.image_signatures(built, spec))
+  assert set(loaded.signatures) == {'serving_default', 'predict_image_bytes', 'transform_features'}
+  pixels = np.random.default_rng(3).integers(0, 256, size=(8, 8), dtype=np.uint8)
+  png = image_bytes(pixels, 'PNG', 'L')
+  example = record.make_example(record.encode_image(png), 2, 'two').SerializeToString()
+  from_examples = loaded.signatures['serving_default'](examples=tf.constant([example]))
+  # A client sends a bigger RGB JPEG-free PNG: resized and converted by the signature.
+  big_rgb = image_bytes(np.repeat(np.kron(pixels, np.ones((2, 2), np.uint8))[..., None], 3, -1), 'PNG')
+  from_bytes = loaded.signatures['predict_image_bytes'](image_bytes=tf.constant([png, big_rgb]))
+  expected = built(pixels[None, ..., None]).numpy()
+  np.testing.assert_allclose(from_examples['probabilities'].numpy(), expected, rtol=1e-5)
+  np.testing.assert_allclose(from_bytes['probabilities'].numpy()[:1], expected, rtol=1e-5)
+  assert from_bytes['probabilities'].shape == (2, 3)
+  top = int(np.argmax(expected))
+  assert from_examples['class_names'].numpy().tolist() == [spec.labels[top].encode()]
+  labels = loaded.signatures['transform_features'](examples=tf.constant([example]))
+  assert labels[signatures.EVAL_LABEL_KEY].numpy().tolist() == [2]
+
+
+def test_tabular_model_and_signatures(tmp_path):
+  spec = TabularSpec('tips', 0.0, 2, ['fare'], ['payment'])
+  sample = {'fare': tf.constant([1.0, 2.0, 3.0]), 'payment': tf.constant(['a', 'b', 'c'])}
+  built = model.build_tabular_model(spec, sample)
+  loaded = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
+  example = tf.train.Example(features=tf.train.Features(feature={
+      'fare': tf.train.Feature(float_list=tf.train.FloatList(value=[2.0])),
+      'tips': tf.train.Feature(float_list=tf.train.FloatList(value=[1.5]))})).SerializeToString()
+  out = loaded.signatures['serving_default'](examples=tf.constant([example]))
+  assert out['probabilities'].shape == (1, 2)
+  labels = loaded.signatures['transform_features'](examples=tf.constant([example]))
+  assert labels[signatures.EVAL_LABEL_KEY].numpy().tolist() == [1]
