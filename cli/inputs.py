@@ -33,7 +33,6 @@ def _suffix_kind(name: str):
 
 def resolve_data(path: str) -> DataSource:
   """Decides which ExampleGen reads `path`; raises UserError for anything unusable."""
-  from components.image_example_gen import folder  # pylint: disable=g-import-not-at-top
   if not os.path.exists(path):
     raise UserError(f'--data {path}: no such file or folder')
   path = os.path.abspath(path)
@@ -51,6 +50,7 @@ def resolve_data(path: str) -> DataSource:
     if matching:
       suffix = next(s for s in suffixes if matching[0].lower().endswith(s))
       return DataSource(kind, path, '*' + suffix)
+  from components.image_example_gen import folder  # pylint: disable=g-import-not-at-top
   listing = folder.list_image_folder(path)
   if not listing.labels:
     raise UserError(f'--data {path}: no class folders, CSV or TFRecord files in it {_KNOWN}')

@@ -1,0 +1,70 @@
+"""Bad input: one line on stderr, exit code 2, no traceback, nothing written."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pipeline
+from tests.conftest import image_bytes
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _make(tmp_path, files):
+  """A data folder holding `files`: real 4×4 PNGs for image names, one byte otherwise."""
+  png = image_bytes(np.zeros((4, 4), np.uint8), 'PNG', 'L')
+  for relpath in files:
+    path = tmp_path / 'data' / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(png if relpath.endswith(('.png', '.jpg')) else b'x')
+  (tmp_path / 'data').mkdir(exist_ok=True)
+  return str(tmp_path / 'data')
+
+
+@pytest.mark.parametrize('files,data_arg,message', [
+    ([], 'missing', 'no such file or folder'),
+    ([], '', 'the folder is empty'),
+    (['cats/a.png', 'cats/b.jpg'], '', 'only one class folder'),
+    (['cats/a.txt', 'dogs/b.txt'], '', 'no images'),
+    (['notes.txt'], 'notes.txt', 'unknown file type'),
+    (['notes.txt'], '', 'no class folders, CSV or TFRecord files'),
+])
+def test_bad_data(tmp_path, capsys, files, data_arg, message):
+  root = _make(tmp_path, files)
+  output = tmp_path / 'out'
+  code = pipeline.main(['run', '--data', os.path.join(root, data_arg), '--output', str(output)])
+  err = capsys.readouterr().err
+  assert code == 2
+  assert err.count('\n') == 1 and err.startswith('error: ') and message in err
+  assert not output.exists()
+
+
+def test_unwritable_output(tmp_path, capsys):
+  blocker = tmp_path / 'a-file'
+  blocker.write_text('')
+  code = pipeline.main(['run', '--output', str(blocker / 'out')])
+  err = capsys.readouterr().err
+  assert code == 2 and err.count('\n') == 1 and 'not writable' in err
+  assert not os.path.exists(os.path.join(str(tmp_path), 'a-file', 'out'))
+  code = pipeline.main(['run', '--output', str(blocker)])
+  assert code == 2 and 'not a folder' in capsys.readouterr().err
+
+
+def test_missing_schema_file(tmp_path, capsys):
+  code = pipeline.main(['run', '--schema', str(tmp_path / 'nope.pbtxt'),
+                        '--output', str(tmp_path / 'out')])
+  assert code == 2 and 'no such file' in capsys.readouterr().err
+
+
+def test_command_line_errors_have_no_traceback_and_help_works(tmp_path):
+  bad = subprocess.run([sys.executable, 'pipeline.py', 'run', '--data', str(tmp_path / 'nope')],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+  assert bad.returncode == 2
+  assert bad.stderr.strip().count('\n') == 0 and 'Traceback' not in bad.stderr
+  for command in ([], ['run'], ['schema']):
+    shown = subprocess.run([sys.executable, 'pipeline.py', *command, '--help'], cwd=ROOT,
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and 'usage: pipeline.py' in shown.stdout
+  assert '--data' in shown.stdout and '--out' in shown.stdout

@@ -1,0 +1,121 @@
+"""The whole pipeline, in process: real Beam, real ML Metadata, real training.
+
+Data: 40 scikit-learn digits per class (400 PNGs) plus a corrupt JPEG and a text file.
+"""
+import csv
+import json
+import os
+import shutil
+
+import pytest
+import tensorflow as tf
+
+import pipeline
+from cli import summary
+from tests.conftest import write_digits_subset
+
+TAXI_CSV = os.path.join(os.path.dirname(tf.__file__), '..', 'tfx', 'examples',
+                        'chicago_taxi_pipeline', 'data', 'simple', 'data.csv')
+FAST = ['--train-steps', '150', '--min-accuracy', '0.3']
+
+
+def _run(data, output, *extra):
+  code = pipeline.main(['run', '--data', data, '--output', output, *FAST, *extra])
+  with open(os.path.join(output, 'last_run.json')) as f:
+    return code, json.load(f)
+
+
+def _artifact_count(output):
+  return len(summary.open_store(os.path.join(output, 'metadata.sqlite')).get_artifacts())
+
+
+@pytest.fixture(scope='module')
+def images_with_junk(digits_subset, tmp_path_factory):
+  root = str(tmp_path_factory.mktemp('junk') / 'digits')
+  shutil.copytree(digits_subset, root)
+  with open(os.path.join(root, '3', 'broken.jpg'), 'wb') as f:
+    f.write(b'\xff\xd8\xff\xe0' + b'\x00' * 100)  # a JPEG header and nothing else
+  with open(os.path.join(root, '1', 'notes.txt'), 'w') as f:
+    f.write('not an image')
+  return root
+
+
+@pytest.fixture(scope='module')
+def first_run(images_with_junk, tmp_path_factory):
+  output = str(tmp_path_factory.mktemp('run'))
+  code, result = _run(images_with_junk, output)
+  return code, result, output
+
+
+def test_run_trains_blesses_and_pushes(first_run):
+  code, result, output = first_run
+  assert code == 0, result.get('error')
+  assert sum(result['examples_per_split'].values()) == 400
+  assert set(result['examples_per_split']) == {'train', 'eval'}
+  assert result['eval_accuracy'] > 0.3  # 10 classes: chance is 0.1
+  assert result['blessed'] is True
+  assert os.path.isfile(os.path.join(result['pushed_to'], 'saved_model.pb'))
+  assert result['executed'] == sorted(result['components']) and not result['cached']
+
+
+def test_shards_are_uncompressed_and_readable_by_plain_tf_data(first_run):
+  _, result, _ = first_run
+  for split, count in result['examples_per_split'].items():
+    shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], f'Split-{split}', '*'))
+    assert [os.path.basename(s) for s in shards] == ['data-00000-of-00001']
+    assert sum(1 for _ in tf.data.TFRecordDataset(shards)) == count
+
+
+def test_exclusion_report_and_label_vocabulary(first_run):
+  _, result, _ = first_run
+  assert result['excluded_files'] == 2
+  with open(result['excluded_report']) as f:
+    rows = {row['path']: row['reason'] for row in csv.DictReader(f)}
+  assert set(rows) == {'3/broken.jpg', '1/notes.txt'}
+  assert rows['3/broken.jpg'].startswith('cannot decode image')
+  assert 'not an image file' in rows['1/notes.txt']
+  with open(os.path.join(result['examples_uri'], 'labels.txt')) as f:
+    assert f.read().split() == [str(i) for i in range(10)]
+
+
+def test_second_identical_run_is_fully_cached(first_run, images_with_junk, capsys):
+  _, first, output = first_run
+  before = _artifact_count(output)
+  code, result = _run(images_with_junk, output)
+  assert code == 0
+  assert _artifact_count(output) == before  # nothing new published
+  assert set(result['components'].values()) == {'CACHED'}
+  assert len(result['components']) == len(first['components'])
+  assert 'all cached' in capsys.readouterr().out
+
+
+def test_gzip_and_raw_pixels_run_end_to_end(digits_subset, tmp_path):
+  code, result = _run(digits_subset, str(tmp_path), '--compression', 'gzip', '--encoding', 'raw')
+  assert code == 0, result.get('error')
+  shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], 'Split-train', '*'))
+  assert shards and all(s.endswith('.gz') for s in shards)
+  assert result['eval_accuracy'] > 0.3
+
+
+def test_anomalies_stop_before_training(tmp_path, capsys):
+  data = write_digits_subset(str(tmp_path / 'data'), per_class=8)
+  shutil.copytree(os.path.join(data, '0'), os.path.join(data, 'x'))  # an 11th class: label 10
+  code, result = _run(data, str(tmp_path / 'out'), '--schema', pipeline.DEFAULT_SCHEMA)
+  captured = capsys.readouterr()
+  assert code == pipeline.EXIT_ANOMALIES
+  assert any("feature 'label'" in a for a in result['anomalies'])
+  assert any("feature 'label_name'" in a for a in result['anomalies'])
+  assert "feature 'label'" in captured.out and 'stopped before training' in captured.err
+  assert 'Trainer' not in result['components']
+  store = summary.open_store(str(tmp_path / 'out' / 'metadata.sqlite'))
+  assert not store.get_artifacts_by_type('Model')
+
+
+def test_csv_trains_a_tabular_model(tmp_path):
+  data = tmp_path / 'taxi.csv'
+  with open(TAXI_CSV) as src:
+    data.write_text(''.join(line for _, line in zip(range(2001), src)))
+  code, result = _run(str(data), str(tmp_path / 'out'), '--label', 'tips')
+  assert code == 0, result.get('error')
+  assert sum(result['examples_per_split'].values()) == 2000
+  assert result['eval_accuracy'] > 0.6 and result['blessed']
