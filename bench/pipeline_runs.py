@@ -1,0 +1,52 @@
+"""Wall time of the default job: a cold run (fresh output folder) and a cached re-run.
+
+  .venv/bin/python -m bench.pipeline_runs [--repeats N] [--json OUT]
+
+Each run is a separate `pipeline.py run` process (imports included, as a user sees it),
+cold and cached alternated so that machine noise hits both alike; prints medians and the
+cached/cold ratio measured in this one invocation.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _timed_run(output: str) -> float:
+  started = time.monotonic()
+  subprocess.run([sys.executable, 'pipeline.py', 'run', '--output', output], cwd=ROOT,
+                 check=True, stdout=subprocess.DEVNULL)
+  return time.monotonic() - started
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument('--repeats', type=int, default=2, help='cold/cached pairs (default: 2)')
+  parser.add_argument('--json', help='also write the figures here')
+  args = parser.parse_args()
+  cold, cached = [], []
+  for i in range(args.repeats):
+    with tempfile.TemporaryDirectory() as output:
+      cold.append(_timed_run(output))
+      cached.append(_timed_run(output))
+    print(f'pair {i + 1}/{args.repeats}: cold {cold[-1]:.1f} s, cached {cached[-1]:.1f} s',
+          flush=True)
+  figures = {'cold_s': statistics.median(cold), 'cached_s': statistics.median(cached),
+             'cached_over_cold': statistics.median(cached) / statistics.median(cold),
+             'repeats': args.repeats, 'cores': os.cpu_count()}
+  print(f"median cold {figures['cold_s']:.1f} s, cached {figures['cached_s']:.1f} s "
+        f"(cached/cold = {figures['cached_over_cold']:.2f}) on {figures['cores']} cores")
+  if args.json:
+    with open(args.json, 'w') as f:
+      json.dump(figures, f, indent=2)
+
+
+if __name__ == '__main__':
+  main()
