@@ -42,6 +42,8 @@ def route_logs(log_path: str, progress: ComponentProgress) -> None:
   root = logging.getLogger()
   for handler in list(root.handlers):
     root.removeHandler(handler)
+    if isinstance(handler, (logging.FileHandler, ComponentProgress)):
+      handler.close()  # ours, from an earlier run in this process
   file_handler = logging.FileHandler(log_path)
   file_handler.setFormatter(logging.Formatter('%(asctime)s %(levelname)s %(name)s: %(message)s'))
   root.addHandler(file_handler)

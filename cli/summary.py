@@ -30,8 +30,7 @@ def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[
   if pipeline is None:
     return {}
   runs = [c for c in store.get_children_contexts_by_context(pipeline.id)
-          if c.type == 'pipeline_run'] or [
-              c for c in store.get_contexts_by_type('pipeline_run')]
+          if c.type == 'pipeline_run']
   if not runs:
     return {}
   run = max(runs, key=lambda c: c.create_time_since_epoch)

@@ -9,13 +9,18 @@ import shutil
 
 import pytest
 import tensorflow as tf
+import tfx
+from tensorflow_metadata.proto.v0 import schema_pb2
+from tfx.utils import io_utils
 
 import pipeline
 from cli import summary
 from tests.conftest import write_digits_subset
 
-TAXI_CSV = os.path.join(os.path.dirname(tf.__file__), '..', 'tfx', 'examples',
-                        'chicago_taxi_pipeline', 'data', 'simple', 'data.csv')
+TFX_DIR = os.path.dirname(tfx.__file__)
+TAXI_CSV = os.path.join(TFX_DIR, 'examples', 'chicago_taxi_pipeline', 'data', 'simple', 'data.csv')
+PENGUIN_TRAIN = os.path.join(TFX_DIR, 'components', 'testdata', 'penguin', 'data', 'Split-train',
+                             'data_tfrecord-00000-of-00001.gz')
 FAST = ['--train-steps', '150', '--min-accuracy', '0.3']
 
 
@@ -89,11 +94,16 @@ def test_second_identical_run_is_fully_cached(first_run, images_with_junk, capsy
   assert 'all cached' in capsys.readouterr().out
 
 
-def test_gzip_and_raw_pixels_run_end_to_end(digits_subset, tmp_path):
-  code, result = _run(digits_subset, str(tmp_path), '--compression', 'gzip', '--encoding', 'raw')
+def test_gzip_raw_pixels_and_small_shards_run_end_to_end(digits_subset, tmp_path):
+  # 8×8 gray raw records are ~64 B of pixels: ~320 train images ≈ 20 KB → 2 shards of 0.01 MB.
+  code, result = _run(digits_subset, str(tmp_path), '--compression', 'gzip', '--encoding', 'raw',
+                      '--shard-size-mb', '0.01')
   assert code == 0, result.get('error')
-  shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], 'Split-train', '*'))
-  assert shards and all(s.endswith('.gz') for s in shards)
+  shards = sorted(tf.io.gfile.glob(os.path.join(result['examples_uri'], 'Split-train', '*')))
+  assert [os.path.basename(s) for s in shards] == [
+      'data-00000-of-00002.gz', 'data-00001-of-00002.gz']
+  records = sum(1 for _ in tf.data.TFRecordDataset(shards, compression_type='GZIP'))
+  assert records == result['examples_per_split']['train']
   assert result['eval_accuracy'] > 0.3
 
 
@@ -119,3 +129,23 @@ def test_csv_trains_a_tabular_model(tmp_path):
   assert code == 0, result.get('error')
   assert sum(result['examples_per_split'].values()) == 2000
   assert result['eval_accuracy'] > 0.6 and result['blessed']
+
+
+def test_tfrecord_input_goes_through_import_example_gen(tmp_path):
+  data = tmp_path / 'data'
+  data.mkdir()
+  shutil.copy(PENGUIN_TRAIN, data / 'penguins.tfrecord.gz')
+  code, result = _run(str(data), str(tmp_path / 'out'), '--label', 'species')
+  assert code == 0, result.get('error')
+  assert result['components']['ImportExampleGen'] == 'COMPLETE'
+  assert result['eval_accuracy'] > 0.5  # 3 classes
+
+
+def test_schema_command_writes_an_inferred_schema(digits_subset, tmp_path):
+  out = tmp_path / 'schema' / 'schema.pbtxt'
+  code = pipeline.main(['schema', '--data', digits_subset, '--output', str(tmp_path / 'o'),
+                        '--out', str(out)])
+  assert code == 0
+  schema = io_utils.parse_pbtxt_file(str(out), schema_pb2.Schema())
+  assert {f.name for f in schema.feature} == {
+      'image', 'label', 'label_name', 'height', 'width', 'channels', 'schema_version'}
