@@ -174,6 +174,10 @@ def _parser() -> argparse.ArgumentParser:
 def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
   """Checks --data and --output (raising cli.inputs.UserError) and builds the config."""
   from cli import inputs  # pylint: disable=g-import-not-at-top
+  if not 1 <= args.eval_percent <= 99:
+    raise inputs.UserError(f'--eval-percent {args.eval_percent}: must be between 1 and 99')
+  if args.shard_size_mb <= 0 or getattr(args, 'train_steps', 1) < 1:
+    raise inputs.UserError('--shard-size-mb and --train-steps must be positive')
   schema = getattr(args, 'schema', None)
   if schema and not os.path.isfile(schema):
     raise inputs.UserError(f'--schema {schema}: no such file')

@@ -52,6 +52,15 @@ def test_unwritable_output(tmp_path, capsys):
   assert code == 2 and 'not a folder' in capsys.readouterr().err
 
 
+@pytest.mark.parametrize('option,value', [('--eval-percent', '0'), ('--eval-percent', '100'),
+                                          ('--shard-size-mb', '0'), ('--train-steps', '0')])
+def test_out_of_range_numbers(tmp_path, capsys, option, value):
+  code = pipeline.main(['run', option, value, '--output', str(tmp_path / 'out')])
+  err = capsys.readouterr().err
+  assert code == 2 and err.startswith('error: ') and option in err
+  assert not (tmp_path / 'out').exists()
+
+
 def test_missing_schema_file(tmp_path, capsys):
   code = pipeline.main(['run', '--schema', str(tmp_path / 'nope.pbtxt'),
                         '--output', str(tmp_path / 'out')])

@@ -32,7 +32,7 @@ def describe_anomalies(anomalies_uri: str) -> List[str]:
 
 def _plain(info: anomalies_pb2.AnomalyInfo) -> str:
   if info.short_description and info.description:
-    return f'{info.short_description} ({info.description.rstrip(".")})'
+    return f'{info.short_description} ({info.description.strip().rstrip(". ")})'
   return info.short_description or info.description
 
 
