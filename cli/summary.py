@@ -83,6 +83,7 @@ def _accuracy(evaluation: metadata_store_pb2.Artifact) -> Optional[float]:
 def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
   """A plain dict (also written as JSON) of the run's outcome."""
   from components.anomaly_gate import executor as gate  # pylint: disable=g-import-not-at-top
+  from components.image_example_gen import record  # pylint: disable=g-import-not-at-top
   summary = {
       'wall_seconds': round(wall_seconds, 1),
       'components': {n.node_id: n.state for n in nodes.values()},
@@ -95,7 +96,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       summary['examples_per_split'] = _split_counts(out['statistics'])
     if 'examples' in out and _custom(out['examples'], 'num_excluded') is not None:
       summary['excluded_files'] = _custom(out['examples'], 'num_excluded')
-      summary['excluded_report'] = os.path.join(out['examples'].uri, 'excluded_files.csv')
+      summary['excluded_report'] = os.path.join(out['examples'].uri, record.EXCLUDED_FILE)
       summary['examples_uri'] = out['examples'].uri
     elif 'examples' in out:
       summary['examples_uri'] = out['examples'].uri

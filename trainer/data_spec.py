@@ -7,7 +7,7 @@ from typing import Dict, List, Optional
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 
-from components.image_example_gen import executor as image_executor
+from components.image_example_gen import record
 
 IMAGE = 'image'
 TABULAR = 'tabular'
@@ -55,7 +55,7 @@ def examples_root(file_pattern: str) -> str:
 
 def image_spec(examples_uri: str, config: dict) -> ImageSpec:
   """Reads image_meta.json beside the shards; config may override size and channels."""
-  with tf.io.gfile.GFile(os.path.join(examples_uri, image_executor.META_FILE)) as f:
+  with tf.io.gfile.GFile(os.path.join(examples_uri, record.META_FILE)) as f:
     meta = json.load(f)
   stored_height, stored_width = meta['most_common_size']
   height = config.get('image_height') or stored_height

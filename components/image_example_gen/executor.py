@@ -27,9 +27,6 @@ from components.image_example_gen import folder, record
 
 SPLITS = ('train', 'eval')
 COMPRESSIONS = ('none', 'gzip')
-LABELS_FILE = 'labels.txt'
-EXCLUDED_FILE = 'excluded_files.csv'
-META_FILE = 'image_meta.json'
 _RAW_RATIO_SAMPLE = 32  # files opened to estimate raw-pixel size / file size
 
 
@@ -180,14 +177,14 @@ def _write_side_files(uri: str, listing: folder.FolderListing, counted: List[Tup
       'channels_seen': sorted(channels),
       'excluded': len(excluded),
   }
-  with fileio.open(os.path.join(uri, LABELS_FILE), 'w') as f:
+  with fileio.open(os.path.join(uri, record.LABELS_FILE), 'w') as f:
     f.write(''.join(name + '\n' for name in listing.labels))
   table = io.StringIO()
   writer = csv.writer(table)
   writer.writerow(['path', 'reason'])
   writer.writerows(excluded)
-  with fileio.open(os.path.join(uri, EXCLUDED_FILE), 'w') as f:
+  with fileio.open(os.path.join(uri, record.EXCLUDED_FILE), 'w') as f:
     f.write(table.getvalue())
-  with fileio.open(os.path.join(uri, META_FILE), 'w') as f:
+  with fileio.open(os.path.join(uri, record.META_FILE), 'w') as f:
     f.write(json.dumps(meta, indent=2))
   return dict(meta, excluded=excluded)

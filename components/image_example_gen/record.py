@@ -1,4 +1,5 @@
-"""The tf.train.Example layout written by ImageExampleGen and read by the Trainer.
+"""The tf.train.Example layout written by ImageExampleGen and read by the Trainer,
+and the names of the files written beside the shards.
 
 One record per image:
   image          bytes   encoded JPEG/PNG bytes (default) or raw uint8 pixels, row-major H×W×C
@@ -23,6 +24,11 @@ HEIGHT_KEY = 'height'
 WIDTH_KEY = 'width'
 CHANNELS_KEY = 'channels'
 SCHEMA_VERSION_KEY = 'schema_version'
+
+# Beside Split-*/ in the Examples artifact (see executor.py for their contents).
+LABELS_FILE = 'labels.txt'
+EXCLUDED_FILE = 'excluded_files.csv'
+META_FILE = 'image_meta.json'
 
 ENCODED = 'encoded'
 RAW = 'raw'
