@@ -13,6 +13,7 @@ class PipelineConfig:
   data: str                       # image tree root, CSV file/folder, or TFRecord file/folder
   data_kind: str                  # IMAGES, CSV or TFRECORDS
   output: str                     # metadata, artifacts and the serving model live below
+  pipeline_root: str = ''         # '' : <output>/pipeline_root
   pipeline_name: str = PIPELINE_NAME
   data_pattern: str = '*'         # CSV/TFRecord files under `data` (a file: its name)
   schema: Optional[str] = None    # curated schema.pbtxt; None: SchemaGen infers one
@@ -35,9 +36,8 @@ class PipelineConfig:
   beam_direct_num_workers: int = 0              # 0: one per core
   beam_extra_args: List[str] = dataclasses.field(default_factory=list)
 
-  @property
-  def pipeline_root(self) -> str:
-    return os.path.join(self.output, 'pipeline_root')
+  def __post_init__(self):
+    self.pipeline_root = self.pipeline_root or os.path.join(self.output, 'pipeline_root')
 
   @property
   def metadata_path(self) -> str:
