@@ -1,10 +1,54 @@
-"""The one typed configuration shared by every runner (local today, Kubeflow/Vertex next)."""
+"""The one typed configuration shared by every runner (local, Kubeflow Pipelines, Vertex AI)."""
 import dataclasses
 import os
 from typing import List, Optional
 
 IMAGES, CSV, TFRECORDS = 'images', 'csv', 'tfrecords'
 PIPELINE_NAME = 'tfrecord-pipeline'
+DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
+
+
+@dataclasses.dataclass
+class CloudConfig:
+  """Where the compiled pipeline's steps run on Google Cloud (Kubeflow Pipelines / Vertex AI).
+
+  Every step runs in `image`; Beam components use the DirectRunner inside their step unless
+  `beam_runner` is DataflowRunner, and the Trainer runs in its step unless `vertex_training`.
+  """
+  image: str = 'tfrecord-pipeline:latest'
+  project: str = ''
+  region: str = ''
+  beam_runner: str = DIRECT_RUNNER
+  dataflow_temp_location: str = ''    # gs://… scratch space for Dataflow jobs
+  dataflow_max_workers: int = 0       # 0: Dataflow's autoscaling default
+  dataflow_machine_type: str = ''     # '': Dataflow's default
+  vertex_training: bool = False       # Trainer as a Vertex AI custom job
+  trainer_machine_type: str = 'n1-standard-8'
+  trainer_accelerator_type: str = ''  # e.g. NVIDIA_TESLA_T4; '': CPU only
+  trainer_accelerator_count: int = 0
+
+  @property
+  def dataflow_args(self) -> List[str]:
+    """Beam args of every Beam component when it runs on Dataflow, workers in `image`."""
+    args = ['--runner=DataflowRunner', f'--project={self.project}', f'--region={self.region}',
+            f'--temp_location={self.dataflow_temp_location}',
+            f'--sdk_container_image={self.image}', '--experiments=use_runner_v2']
+    if self.dataflow_max_workers:
+      args.append(f'--max_num_workers={self.dataflow_max_workers}')
+    if self.dataflow_machine_type:
+      args.append(f'--machine_type={self.dataflow_machine_type}')
+    return args
+
+  @property
+  def vertex_training_args(self) -> dict:
+    """The CustomJob spec TFX's Vertex Trainer extension submits: one worker in `image`."""
+    machine = {'machine_type': self.trainer_machine_type}
+    if self.trainer_accelerator_type:
+      machine.update(accelerator_type=self.trainer_accelerator_type,
+                     accelerator_count=self.trainer_accelerator_count or 1)
+    return {'project': self.project,
+            'worker_pool_specs': [{'machine_spec': machine, 'replica_count': 1,
+                                   'container_spec': {'image_uri': self.image}}]}
 
 
 @dataclasses.dataclass
@@ -35,6 +79,7 @@ class PipelineConfig:
   beam_direct_running_mode: str = 'in_memory'   # or 'multi_processing', 'multi_threading'
   beam_direct_num_workers: int = 0              # 0: one per core
   beam_extra_args: List[str] = dataclasses.field(default_factory=list)
+  cloud: Optional[CloudConfig] = None  # set when compiling for Kubeflow / Vertex AI
 
   def __post_init__(self):
     self.pipeline_root = self.pipeline_root or os.path.join(self.output, 'pipeline_root')
@@ -49,6 +94,8 @@ class PipelineConfig:
 
   @property
   def beam_pipeline_args(self) -> List[str]:
+    if self.cloud and self.cloud.beam_runner == DATAFLOW_RUNNER:
+      return self.cloud.dataflow_args + self.beam_extra_args
     # Without a dependency flag TFX builds an sdist of itself for Beam workers before every
     # Beam component (~1.3 s each); the DirectRunner runs this very environment, so we name
     # the local environment instead and skip that build.

@@ -3,6 +3,8 @@
   .venv/bin/python pipeline.py run [--data PATH] [--output DIR] [--train-steps N] ...
   .venv/bin/python pipeline.py schema --data PATH --out schema/NAME/schema.pbtxt
   .venv/bin/python pipeline.py compile --pipeline-root gs://B/root --data gs://B/images [--image IMG]
+  .venv/bin/python pipeline.py submit --target vertex --project P --region R [--dry-run]
+  .venv/bin/python pipeline.py submit --target kubeflow --host http://HOST:PORT [--dry-run]
 
 Without --data, `run` uses the embedded default: scikit-learn's 1,797 8×8 digits written out
 as a class-per-folder PNG tree under <output>/default_data/digits.
@@ -68,22 +70,30 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
     validator = tfx.components.ExampleValidator(
         statistics=statistics_gen.outputs['statistics'], schema=schema_gen.outputs['schema'])
     gate = AnomalyGate(anomalies=validator.outputs['anomalies'])
-    trainer = tfx.components.Trainer(
+    custom_config = {
+        'data_kind': data_spec.IMAGE if config.data_kind == cfg.IMAGES else data_spec.TABULAR,
+        'batch_size': config.batch_size,
+        'learning_rate': config.learning_rate,
+        'image_height': config.image_height,
+        'image_width': config.image_width,
+        'image_channels': config.image_channels,
+        'label_key': config.label,
+        'label_threshold': config.label_threshold,
+    }
+    trainer_class = tfx.components.Trainer
+    if config.cloud and config.cloud.vertex_training:
+      vertex = tfx.extensions.google_cloud_ai_platform
+      trainer_class = vertex.Trainer
+      custom_config.update({vertex.ENABLE_VERTEX_KEY: True,
+                            vertex.VERTEX_REGION_KEY: config.cloud.region,
+                            vertex.TRAINING_ARGS_KEY: config.cloud.vertex_training_args})
+    trainer = trainer_class(
         run_fn='trainer.task.run_fn',
         examples=examples,
         schema=schema_gen.outputs['schema'],
         train_args=tfx.proto.TrainArgs(num_steps=config.train_steps),
         eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps or None),
-        custom_config={
-            'data_kind': data_spec.IMAGE if config.data_kind == cfg.IMAGES else data_spec.TABULAR,
-            'batch_size': config.batch_size,
-            'learning_rate': config.learning_rate,
-            'image_height': config.image_height,
-            'image_width': config.image_width,
-            'image_channels': config.image_channels,
-            'label_key': config.label,
-            'label_threshold': config.label_threshold,
-        })
+        custom_config=custom_config)
     trainer.add_upstream_node(gate)
     accuracy = tfma.MetricConfig(
         class_name='SparseCategoricalAccuracy',
@@ -116,6 +126,7 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
 
 def _parser() -> argparse.ArgumentParser:
   defaults = cfg.PipelineConfig(data='', data_kind='', output='')
+  cloud = cfg.CloudConfig()
   parser = argparse.ArgumentParser(
       prog='pipeline.py', description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   commands = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
@@ -174,43 +185,123 @@ def _parser() -> argparse.ArgumentParser:
       'compile', help='compile the same pipeline for Kubeflow Pipelines v2 / Vertex AI',
       description='Compile create_pipeline(...) with KubeflowV2DagRunner. Offline: nothing is '
       'written to the pipeline root and no credentials are needed (user code is referenced by '
-      'module path and must be in the image).')
+      'module path and must be in the image: kubeflow/Dockerfile).')
   compile_.add_argument('--pipeline-root', required=True, help='e.g. gs://BUCKET/pipeline_root')
   compile_.add_argument('--data', required=True, help='input as the cluster sees it (gs://...)')
   compile_.add_argument('--data-kind', choices=(cfg.IMAGES, cfg.CSV, cfg.TFRECORDS),
                         default=cfg.IMAGES, help='which ExampleGen reads --data (default: %(default)s)')
   compile_.add_argument('--data-pattern', default='*',
                         help='csv/tfrecords: files under --data (default: %(default)s)')
-  compile_.add_argument('--image', default='tfrecord-pipeline:latest',
+  compile_.add_argument('--image', default=cloud.image,
                         help='container image of every step (default: %(default)s)')
   compile_.add_argument('--format', choices=('json', 'yaml'), default='json',
-                        help='json: a full PipelineJob; yaml: the bare pipeline spec')
+                        help='json: a Vertex AI PipelineJob; yaml: the bare KFP pipeline spec')
   compile_.add_argument('--output', default=os.path.join(HERE, 'kubeflow', 'pipeline.json'),
                         help='compiled file (default: kubeflow/pipeline.json)')
-  compile_.add_argument('--schema', help='curated schema.pbtxt path inside the image')
-  compile_.add_argument('--label', default=defaults.label)
+  compile_.add_argument('--pipeline-name', default=cfg.PIPELINE_NAME)
+  compile_.add_argument('--schema', help='curated schema.pbtxt path inside the image, e.g. '
+                        'schema/digits/schema.pbtxt; default: SchemaGen infers one')
+  compile_.add_argument('--label', default=defaults.label, help='tabular label column')
   compile_.add_argument('--train-steps', type=int, default=defaults.train_steps)
   compile_.add_argument('--min-accuracy', type=float, default=defaults.min_accuracy)
   compile_.add_argument('--no-cache', action='store_true', help='compile with caching off')
+  compile_.add_argument('--job-label', action='append', default=[], metavar='KEY=VALUE',
+                        help='label of the Vertex AI PipelineJob (repeatable)')
+  compile_.add_argument('--service-account', default='',
+                        help='service account the Vertex AI PipelineJob runs as')
+  gcp = compile_.add_argument_group('Google Cloud (Dataflow and Vertex AI Training)')
+  gcp.add_argument('--project', default='', help='GCP project of Dataflow / Vertex jobs')
+  gcp.add_argument('--region', default='', help='GCP region of Dataflow / Vertex jobs')
+  gcp.add_argument('--beam-runner', choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER),
+                   default=cloud.beam_runner, help='where Beam components run: inside their '
+                   'step (DirectRunner) or as Dataflow jobs (default: %(default)s)')
+  gcp.add_argument('--temp-location', default='', help='Dataflow: gs:// scratch folder')
+  gcp.add_argument('--max-workers', type=int, default=0, help='Dataflow: worker limit')
+  gcp.add_argument('--dataflow-machine-type', default='', help='Dataflow: worker machine type')
+  gcp.add_argument('--vertex-training', action='store_true',
+                   help='train as a Vertex AI custom job (TFX google_cloud_ai_platform Trainer)')
+  gcp.add_argument('--trainer-machine-type', default=cloud.trainer_machine_type,
+                   help='Vertex training machine (default: %(default)s)')
+  gcp.add_argument('--accelerator-type', default='', help='e.g. NVIDIA_TESLA_T4, NVIDIA_L4')
+  gcp.add_argument('--accelerator-count', type=int, default=0)
+
+  submit = commands.add_parser(
+      'submit', help='submit a compiled pipeline to Vertex AI or a Kubeflow Pipelines cluster',
+      description='Submit a compiled pipeline (pipeline.py compile) to Vertex AI Pipelines '
+      '(google.cloud.aiplatform.PipelineJob) or to a Kubeflow Pipelines cluster (kfp.Client). '
+      'Exit codes: 0 submitted (or --dry-run), 2 bad input, missing credentials, unreachable '
+      'host or a refused request.')
+  submit.add_argument('--target', choices=('vertex', 'kubeflow'), required=True)
+  submit.add_argument('--template', default=os.path.join(HERE, 'kubeflow', 'pipeline.json'),
+                      help='compiled pipeline, .json or .yaml (default: kubeflow/pipeline.json)')
+  submit.add_argument('--pipeline-root', default='',
+                      help='override the compiled pipeline root (gs://... on Vertex)')
+  submit.add_argument('--display-name', default='', help='run name (default: the pipeline name)')
+  submit.add_argument('--job-label', action='append', default=[], metavar='KEY=VALUE',
+                      help='Vertex: label added to the compiled ones (repeatable)')
+  submit.add_argument('--service-account', default='',
+                      help='Vertex: GCP service account; kubeflow: Kubernetes service account')
+  caching = submit.add_mutually_exclusive_group()
+  caching.add_argument('--cache', dest='enable_caching', action='store_const', const=True,
+                       help='turn caching on for every step (default: as compiled)')
+  caching.add_argument('--no-cache', dest='enable_caching', action='store_const', const=False,
+                       help='turn caching off for every step')
+  submit.add_argument('--dry-run', action='store_true',
+                      help='print what would be sent and exit 0, without network')
+  vertex = submit.add_argument_group('--target vertex')
+  vertex.add_argument('--project', default='')
+  vertex.add_argument('--region', default='')
+  vertex.add_argument('--access-token', default=os.environ.get('GOOGLE_OAUTH_ACCESS_TOKEN', ''),
+                      help='OAuth token (e.g. `gcloud auth print-access-token`; env '
+                      'GOOGLE_OAUTH_ACCESS_TOKEN); default: Application Default Credentials')
+  vertex.add_argument('--api-endpoint', default='',
+                      help='Vertex AI endpoint (default: REGION-aiplatform.googleapis.com); an '
+                      'http:// URL is spoken to over REST')
+  kubeflow = submit.add_argument_group('--target kubeflow')
+  kubeflow.add_argument('--host', default='', help='KFP API, e.g. http://localhost:8080')
+  kubeflow.add_argument('--experiment', default='Default', help='(default: %(default)s)')
+  kubeflow.add_argument('--namespace', default='', help='multi-user clusters: the namespace')
+  kubeflow.add_argument('--token', default='', help='bearer token for the KFP API')
   return parser
 
 
 def compile_kubeflow(args: argparse.Namespace) -> str:
   """Compiles for KFP v2 with KubeflowV2DagRunner; returns the written file's path."""
-  from tfx import v1 as tfx  # pylint: disable=g-import-not-at-top
+  from cli import inputs  # pylint: disable=g-import-not-at-top
+  from kubeflow import compiler  # pylint: disable=g-import-not-at-top
+  try:
+    labels = compiler.parse_labels(args.job_label)
+  except ValueError as e:
+    raise inputs.UserError(str(e)) from None
+  cloud = cfg.CloudConfig(
+      image=args.image, project=args.project, region=args.region, beam_runner=args.beam_runner,
+      dataflow_temp_location=args.temp_location, dataflow_max_workers=args.max_workers,
+      dataflow_machine_type=args.dataflow_machine_type, vertex_training=args.vertex_training,
+      trainer_machine_type=args.trainer_machine_type,
+      trainer_accelerator_type=args.accelerator_type,
+      trainer_accelerator_count=args.accelerator_count)
+  needs = {'Dataflow': cloud.beam_runner == cfg.DATAFLOW_RUNNER,
+           'Vertex AI Training': cloud.vertex_training}
+  for service, used in needs.items():
+    if used and not (cloud.project and cloud.region):
+      raise inputs.UserError(f'{service} needs --project and --region')
+  if needs['Dataflow'] and not cloud.dataflow_temp_location.startswith('gs://'):
+    raise inputs.UserError('Dataflow needs --temp-location gs://BUCKET/tmp')
+  if (cloud.trainer_accelerator_count or cloud.trainer_accelerator_type) and not (
+      cloud.vertex_training and cloud.trainer_accelerator_type):
+    raise inputs.UserError('--accelerator-type/--accelerator-count need --vertex-training and '
+                           'an --accelerator-type')
   config = cfg.PipelineConfig(
       data=args.data, data_kind=args.data_kind, data_pattern=args.data_pattern,
-      output=args.pipeline_root, pipeline_root=args.pipeline_root, schema=args.schema,
-      label=args.label, train_steps=args.train_steps, min_accuracy=args.min_accuracy,
-      enable_cache=not args.no_cache)
+      output=args.pipeline_root, pipeline_root=args.pipeline_root,
+      pipeline_name=args.pipeline_name, schema=args.schema, label=args.label,
+      train_steps=args.train_steps, min_accuracy=args.min_accuracy,
+      enable_cache=not args.no_cache, cloud=cloud)
   output = os.path.abspath(args.output)
   if not output.endswith('.' + args.format):
     output = os.path.splitext(output)[0] + '.' + args.format
-  runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
-      config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(default_image=args.image),
-      output_dir=os.path.dirname(output), output_filename=os.path.basename(output))
-  runner.run(create_pipeline(config))
-  return output
+  job = compiler.compile_job(create_pipeline(config), args.image, labels, args.service_account)
+  return compiler.write(job, output, args.format)
 
 
 def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
@@ -283,11 +374,13 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
 def main(argv: Optional[List[str]] = None) -> int:
   args = _parser().parse_args(argv)
   from cli import inputs  # pylint: disable=g-import-not-at-top
-  if args.command == 'compile':
-    os.environ['PYTHONPATH'] = os.pathsep.join(filter(None, [HERE, os.environ.get('PYTHONPATH')]))
-    print(f'compiled {compile_kubeflow(args)}')
-    return 0
   try:
+    if args.command == 'compile':
+      print(f'compiled {compile_kubeflow(args)}')
+      return 0
+    if args.command == 'submit':
+      from kubeflow import submit  # pylint: disable=g-import-not-at-top
+      return submit.main(args)
     config = _config(args)
   except inputs.UserError as e:
     print(f'error: {e}', file=sys.stderr)

@@ -1,0 +1,153 @@
+"""Runs a compiled KFP v2 pipeline on this machine, task by task, as the KFP v2 launcher would.
+
+For each task, in dependency order, it builds the ExecutorInput the launcher sends (the task's
+constant parameters, input artifacts as their producers reported them, output artifact URIs under
+the pipeline root, an output metadata file), puts it in place of the `{{$}}` placeholder and runs
+the task's own container command and arguments (TFX's container entrypoints, ExampleGen's
+`preCacheCheck` driver first) as a subprocess here instead of inside the image: the working
+directory and PYTHONPATH are this checkout, as /pipeline is in kubeflow/Dockerfile's image.
+
+Not reproduced: containers, caching, retries, importer/resolver nodes, runtime parameters.
+
+  .venv/bin/python -m kubeflow.local_launcher --template PIPELINE.json --pipeline-root DIR
+"""
+import argparse
+import graphlib
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Dict, List
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLACEHOLDER = '{{$}}'
+
+
+class LaunchError(Exception):
+  """A task could not be launched or failed; the message is one line."""
+
+
+def task_order(tasks: Dict[str, dict]) -> List[str]:
+  """Task names, producers before consumers (dependentTasks and artifact producers)."""
+  graph = {}
+  for name, task in tasks.items():
+    producers = {a['taskOutputArtifact']['producerTask']
+                 for a in task.get('inputs', {}).get('artifacts', {}).values()
+                 if 'taskOutputArtifact' in a}
+    graph[name] = set(task.get('dependentTasks', [])) | producers
+  return list(graphlib.TopologicalSorter(graph).static_order())
+
+
+def executor_input(name: str, task: dict, component: dict, produced: Dict[str, dict],
+                   task_root: str, run_id: str) -> dict:
+  """The ExecutorInput (as JSON) of one task; `produced[task][key]` are upstream artifacts."""
+  parameters, parameter_values = {}, {}
+  for key, source in task.get('inputs', {}).get('parameters', {}).items():
+    runtime = source.get('runtimeValue')
+    if runtime is None:
+      raise LaunchError(f'{name}: parameter {key} is not a constant; the local launcher only '
+                        'runs pipelines without runtime parameters')
+    if 'constantValue' in runtime:  # pipeline spec 2.0: a kfp Value
+      parameters[key] = runtime['constantValue']
+    else:                           # pipeline spec 2.1: a google.protobuf.Value
+      parameter_values[key] = runtime['constant']
+  artifacts = {}
+  for key, source in task.get('inputs', {}).get('artifacts', {}).items():
+    upstream = source.get('taskOutputArtifact')
+    if upstream is None:
+      raise LaunchError(f'{name}: input {key} does not come from a task')
+    artifacts[key] = {'artifacts': [produced[upstream['producerTask']][upstream['outputArtifactKey']]]}
+  outputs = {
+      key: {'artifacts': [{'name': f'{run_id}/{name}/{key}', 'type': definition['artifactType'],
+                           'uri': f'{task_root}/{key}'}]}
+      for key, definition in component.get('outputDefinitions', {}).get('artifacts', {}).items()}
+  return {'inputs': {'parameters': parameters, 'parameterValues': parameter_values,
+                     'artifacts': artifacts},
+          'outputs': {'artifacts': outputs, 'outputFile': f'{task_root}/executor_output.json'}}
+
+
+def _run(command: List[str], log_path: str, what: str) -> None:
+  """Runs one container command here, `python` being this environment's, logging to log_path."""
+  env = dict(os.environ, PYTHONPATH=HERE,
+             PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get('PATH', '')]))
+  with open(log_path, 'a') as log:
+    log.write(f'$ {" ".join(command)[:2000]}\n')
+    log.flush()
+    code = subprocess.call(command, cwd=HERE, env=env, stdout=log, stderr=subprocess.STDOUT)
+  if code:
+    with open(log_path) as log:
+      last = [line.strip() for line in log if line.strip()][-1:]
+    raise LaunchError(f'{what} exited with {code}: {last[0] if last else ""} (log: {log_path})')
+
+
+def run(job: dict, pipeline_root: str, run_id: str = '', report=print) -> Dict[str, dict]:
+  """Runs every task of `job` (a compiled PipelineJob dict); returns the produced artifacts."""
+  spec = job['pipelineSpec']
+  tasks = spec['root']['dag']['tasks']
+  executors = spec['deploymentSpec']['executors']
+  run_id = run_id or time.strftime('run-%Y%m%d-%H%M%S')
+  log_folder = os.path.join(pipeline_root, run_id, 'logs')
+  os.makedirs(log_folder, exist_ok=True)
+  produced: Dict[str, dict] = {}
+  order = task_order(tasks)
+  for number, name in enumerate(order, 1):
+    task = tasks[name]
+    component = spec['components'][task['componentRef']['name']]
+    container = executors[component['executorLabel']].get('container')
+    if container is None:
+      raise LaunchError(f'{name}: only container tasks run locally (not importers/resolvers)')
+    task_root = os.path.join(pipeline_root, run_id, name)
+    invocation = json.dumps(executor_input(name, task, component, produced, task_root, run_id))
+    unknown = [a for a in container.get('args', []) if '{{$' in a and a != PLACEHOLDER]
+    if unknown:
+      raise LaunchError(f'{name}: unsupported placeholder {unknown[0]}')
+    log_path = os.path.join(log_folder, f'{name}.log')
+    report(f'[{number}/{len(order)}] {name} ...')
+    started = time.monotonic()
+    steps = []
+    driver = container.get('lifecycle', {}).get('preCacheCheck')
+    if driver:
+      steps.append(('driver', driver))
+    steps.append(('executor', container))
+    for what, step in steps:
+      args = [invocation if a == PLACEHOLDER else a for a in step.get('args', [])]
+      _run(list(step['command']) + args, log_path, f'{name} {what}')
+    with open(os.path.join(task_root, 'executor_output.json')) as f:
+      reported = json.load(f).get('artifacts', {})
+    planned = json.loads(invocation)['outputs']['artifacts']
+    produced[name] = {key: {**value['artifacts'][0],
+                            **reported.get(key, {}).get('artifacts', [{}])[0]}
+                      for key, value in planned.items()}
+    report(f'[{number}/{len(order)}] {name} done in {time.monotonic() - started:.1f} s')
+  return produced
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(
+      prog='python -m kubeflow.local_launcher', description=__doc__,
+      formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument('--template', default=os.path.join(HERE, 'kubeflow', 'pipeline.json'),
+                      help='compiled PipelineJob JSON or pipeline spec YAML '
+                      '(default: kubeflow/pipeline.json)')
+  parser.add_argument('--pipeline-root', default='',
+                      help='a local folder (default: the compiled pipeline root)')
+  args = parser.parse_args(argv)
+  from cli.inputs import UserError  # pylint: disable=g-import-not-at-top
+  from kubeflow import submit  # pylint: disable=g-import-not-at-top
+  try:
+    job = submit.load_job(args.template)
+    root = args.pipeline_root or job.get('runtimeConfig', {}).get('gcsOutputDirectory', '')
+    if not root or '://' in root:
+      raise UserError(f'pipeline root {root or "(none)"}: pass a local --pipeline-root (and '
+                      'compile with local --data and --pipeline-root)')
+    run(job, os.path.abspath(root))
+  except (UserError, LaunchError) as e:
+    print(f'error: {e}', file=sys.stderr)
+    return 2
+  print(f'all tasks done; artifacts under {os.path.abspath(root)}')
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())
