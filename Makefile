@@ -1,6 +1,7 @@
 # make run   — set up .venv from requirements.lock (when missing or stale), run the pipeline
 #              on the embedded digits (ARGS="--data PATH ..." to change that)
 # make test  — set up .venv the same way, run the test suite
+# make compile — recompile the committed example kubeflow/pipeline.json (args: kubeflow/example.args)
 # make lock  — re-resolve requirements.in and rewrite requirements.lock
 PYTHON ?= python3.10
 VENV := .venv
@@ -8,7 +9,7 @@ STAMP := $(VENV)/.installed-from-lock
 ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: run test lock bench clean
+.PHONY: run test lock bench compile clean
 
 $(STAMP): requirements.lock .python-version
 	rm -rf $(VENV)
@@ -22,6 +23,9 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest tests $(PYTEST_ARGS)
+
+compile: $(STAMP)
+	$(VENV)/bin/python pipeline.py compile $$(cat kubeflow/example.args)
 
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench.pipeline_runs

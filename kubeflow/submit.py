@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import socket
 import tempfile
 import urllib.parse
@@ -114,9 +115,13 @@ def to_vertex(args: argparse.Namespace, sub: Submission) -> str:
                     'set GOOGLE_APPLICATION_CREDENTIALS or pass --access-token '
                     f'({str(e).splitlines()[0]})') from None
   endpoint = args.api_endpoint or None
-  aiplatform.init(project=args.project, location=args.region, credentials=credentials,
-                  api_endpoint=endpoint,
-                  api_transport='rest' if endpoint and endpoint.startswith('http') else None)
+  try:
+    aiplatform.init(project=args.project, location=args.region, credentials=credentials,
+                    api_endpoint=endpoint,
+                    api_transport='rest' if endpoint and endpoint.startswith('http') else None)
+  except ValueError as e:  # an unknown region, a malformed project
+    raise UserError(f'--project {args.project} --region {args.region}: '
+                    f'{str(e).split(", select from")[0]}') from None
   with tempfile.TemporaryDirectory() as folder:
     # The template as sent: the merged labels and service account of `sub`, caching as asked.
     template = os.path.join(folder, 'pipeline.json')
@@ -133,8 +138,14 @@ def to_vertex(args: argparse.Namespace, sub: Submission) -> str:
       raise UserError(f'Vertex AI refused the pipeline job: {e.code} {reason}') from None
     except (exceptions.RetryError, auth_exceptions.TransportError, OSError) as e:
       raise UserError(f'cannot reach Vertex AI at {endpoint or args.region}: '
-                      f'{str(e).splitlines()[0]}') from None
+                      f'{_network_reason(e)}') from None
   return job.resource_name
+
+
+def _network_reason(error: Exception) -> str:
+  """'Connection refused' out of urllib3's nested retry message; else its first line."""
+  found = re.search(r'\[Errno -?\d+\] ([^\'")]+)', str(error))
+  return found.group(1) if found else str(error).splitlines()[0]
 
 
 def _check_reachable(url: str) -> None:
@@ -168,7 +179,7 @@ def to_kubeflow(args: argparse.Namespace, sub: Submission) -> str:
       raise UserError(f'Kubeflow Pipelines refused the run: {e.status} {e.reason}') from None
     except (urllib3.exceptions.HTTPError, OSError) as e:
       raise UserError(f'cannot reach Kubeflow Pipelines at {args.host}: '
-                      f'{str(e).splitlines()[0]}') from None
+                      f'{_network_reason(e)}') from None
   return result.run_id
 
 

@@ -1,0 +1,158 @@
+"""`pipeline.py compile`: the local pipeline compiled offline for Kubeflow Pipelines v2 / Vertex AI."""
+import json
+import os
+
+import pytest
+
+import pipeline
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+COMPONENTS = {'ImageExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator', 'AnomalyGate',
+              'Trainer', 'Evaluator', 'Pusher'}
+BEAM_STEPS = ('ImageExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator', 'Evaluator')
+IMAGE = 'example.org/tfrp:1'
+
+
+def _compile(tmp_path, *extra, fmt='json'):
+  output = tmp_path / f'pipeline.{fmt}'
+  code = pipeline.main(['compile', '--pipeline-root', str(tmp_path / 'root'), '--data',
+                        'gs://bucket/images', '--image', IMAGE, '--output', str(output),
+                        '--format', fmt, *extra])
+  assert code == 0
+  return output
+
+
+def _executor(spec, task):
+  return spec['deploymentSpec']['executors'][f'{task}_executor']['container']
+
+
+def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsys):
+  output = _compile(tmp_path, '--no-cache')
+  assert str(output) in capsys.readouterr().out
+  job = json.loads(output.read_text())
+  spec = job['pipelineSpec']
+  assert job['runtimeConfig']['gcsOutputDirectory'] == str(tmp_path / 'root')
+  assert not (tmp_path / 'root').exists()  # compiling writes nothing to the pipeline root
+  tasks = spec['root']['dag']['tasks']
+  assert set(tasks) == COMPONENTS
+  assert {e['container']['image'] for e in spec['deploymentSpec']['executors'].values()} == {IMAGE}
+  assert not any(t.get('cachingOptions', {}).get('enableCache') for t in tasks.values())
+  assert 'Trainer' in tasks['Evaluator'].get('dependentTasks', [])
+  assert 'AnomalyGate' in tasks['Trainer'].get('dependentTasks', [])
+  assert tasks['Trainer']['inputs']['parameters']['run_fn']['runtimeValue']['constantValue'] == {
+      'stringValue': 'trainer.task.run_fn'}
+  assert not list(tmp_path.glob('**/*.whl'))  # module path, no module_file wheel
+  # ImageExampleGen is a FileBasedExampleGen: KFP v2 runs TFX's driver (fingerprint, span) first.
+  driver = _executor(spec, 'ImageExampleGen')['lifecycle']['preCacheCheck']
+  assert driver['command'][-1] == 'tfx.orchestration.kubeflow.v2.file_based_example_gen.driver'
+  # Default: Beam runs inside each step, the Trainer in its own step.
+  assert not any('DataflowRunner' in a for a in _executor(spec, 'StatisticsGen')['args'])
+  assert 'tfx.components.trainer.executor.GenericExecutor' in _executor(spec, 'Trainer')['args']
+
+
+def test_dataflow_vertex_training_labels_and_service_account(tmp_path):
+  output = _compile(tmp_path, '--beam-runner', 'DataflowRunner', '--project', 'proj', '--region',
+                    'europe-west4', '--temp-location', 'gs://bucket/tmp', '--max-workers', '8',
+                    '--vertex-training', '--accelerator-type', 'NVIDIA_TESLA_T4',
+                    '--accelerator-count', '2', '--job-label', 'team=vision',
+                    '--service-account', 'runner@proj.iam.gserviceaccount.com',
+                    '--pipeline-name', 'digits-prod')
+  job = json.loads(output.read_text())
+  spec = job['pipelineSpec']
+  assert job['labels']['team'] == 'vision' and job['labels']['tfx_runner'] == 'kubeflow_v2'
+  assert job['serviceAccount'] == 'runner@proj.iam.gserviceaccount.com'
+  assert spec['pipelineInfo']['name'] == 'digits-prod'
+  for task in BEAM_STEPS:
+    args = _executor(spec, task)['args']
+    for flag in ('--runner=DataflowRunner', '--project=proj', '--region=europe-west4',
+                 '--temp_location=gs://bucket/tmp', '--max_num_workers=8',
+                 f'--sdk_container_image={IMAGE}'):
+      assert flag in args, (task, flag)
+  trainer = _executor(spec, 'Trainer')
+  assert ('tfx.extensions.google_cloud_ai_platform.trainer.executor.GenericExecutor'
+          in trainer['args'])
+  custom = json.loads(spec['root']['dag']['tasks']['Trainer']['inputs']['parameters'][
+      'custom_config']['runtimeValue']['constantValue']['stringValue'])
+  assert custom['ai_platform_enable_vertex'] is True
+  assert custom['ai_platform_vertex_region'] == 'europe-west4'
+  pool = custom['ai_platform_training_args']['worker_pool_specs'][0]
+  assert pool['machine_spec'] == {'machine_type': 'n1-standard-8',
+                                  'accelerator_type': 'NVIDIA_TESLA_T4', 'accelerator_count': 2}
+  assert pool['container_spec']['image_uri'] == IMAGE
+  assert custom['batch_size'] == 64  # the run_fn's own settings travel alongside
+
+
+def test_yaml_loads_with_the_kfp_sdk(tmp_path):
+  from kfp import components
+  output = _compile(tmp_path, fmt='yaml')
+  loaded = components.load_component_from_file(str(output))
+  assert loaded.name == 'tfrecord-pipeline'
+  assert set(loaded.pipeline_spec.root.dag.tasks) == COMPONENTS
+  assert loaded.pipeline_spec.deployment_spec['executors']['Trainer_executor']['container'][
+      'image'] == IMAGE
+
+
+def test_json_is_accepted_by_aiplatform_pipeline_job_offline(tmp_path):
+  from google.auth.credentials import AnonymousCredentials
+  from google.cloud import aiplatform
+  output = _compile(tmp_path, '--job-label', 'team=vision')
+  job = aiplatform.PipelineJob(display_name='offline', template_path=str(output),
+                               project='proj', location='us-central1',
+                               credentials=AnonymousCredentials(), enable_caching=False)
+  resource = job._gca_resource  # pylint: disable=protected-access
+  assert resource.runtime_config.gcs_output_directory == str(tmp_path / 'root')
+  assert set(resource.pipeline_spec['root']['dag']['tasks']) == COMPONENTS
+  assert not any(t['cachingOptions'].get('enableCache')
+                 for t in resource.pipeline_spec['root']['dag']['tasks'].values())
+
+
+@pytest.mark.parametrize('extra,message', [
+    (['--beam-runner', 'DataflowRunner'], 'Dataflow needs --project and --region'),
+    (['--beam-runner', 'DataflowRunner', '--project', 'p', '--region', 'r'],
+     'Dataflow needs --temp-location'),
+    (['--vertex-training'], 'Vertex AI Training needs --project and --region'),
+    (['--accelerator-type', 'NVIDIA_TESLA_T4'], 'need --vertex-training'),
+    (['--job-label', 'Team=x'], "--label 'Team=x'"),
+    (['--job-label', 'novalue'], 'want KEY=VALUE'),
+])
+def test_bad_options_exit_2_with_one_line(tmp_path, capsys, extra, message):
+  output = tmp_path / 'p.json'
+  code = pipeline.main(['compile', '--pipeline-root', 'gs://b/r', '--data', 'gs://b/d',
+                        '--output', str(output), *extra])
+  err = capsys.readouterr().err
+  assert code == 2 and err.count('\n') == 1 and err.startswith('error: ') and message in err
+  assert not output.exists()
+
+
+def test_committed_example_is_what_compile_produces_today(tmp_path):
+  with open(os.path.join(ROOT, 'kubeflow', 'example.args')) as f:
+    args = f.read().split()
+  committed = args[args.index('--output') + 1]
+  args[args.index('--output') + 1] = str(tmp_path / 'pipeline.json')
+  assert pipeline.main(['compile', *args]) == 0
+  with open(os.path.join(ROOT, committed)) as f:
+    assert json.load(f) == json.loads((tmp_path / 'pipeline.json').read_text()), (
+        'kubeflow/pipeline.json is stale: run `make compile`')
+
+
+def test_dockerfile_ships_every_module_the_compiled_steps_import():
+  """No container engine here: check the image recipe against what the steps will import."""
+  with open(os.path.join(ROOT, 'kubeflow', 'Dockerfile')) as f:
+    lines = [line.split() for line in f if line.strip() and not line.startswith('#')]
+  import tfx
+  assert ['FROM', f'gcr.io/tfx-oss-public/tfx:{tfx.__version__}'] in lines
+  assert ['ENV', 'PYTHONPATH=/pipeline'] in lines and ['WORKDIR', '/pipeline'] in lines
+  copied = {source.rstrip('/').split('/')[0].replace('.py', '')
+            for line in lines if line[0] == 'COPY' for source in line[1:-1]}
+  with open(os.path.join(ROOT, 'kubeflow', 'pipeline.json')) as f:
+    spec = json.load(f)['pipelineSpec']
+  imported = {'trainer'}  # run_fn
+  for executor in spec['deploymentSpec']['executors'].values():
+    args = executor['container']['args']
+    imported.add(args[args.index('--executor_class_path') + 1].split('.')[0])
+  imported.discard('tfx')
+  assert imported == {'components', 'trainer'}
+  assert imported | {'config', 'cli', 'schema', 'requirements.lock'} <= copied
+  # The curated schema named in the committed example is in the image at that relative path.
+  schema = spec['root']['dag']['tasks']['ImportSchemaGen']['inputs']['parameters']['schema_file']
+  assert schema['runtimeValue']['constantValue']['stringValue'].split('/')[0] in copied

@@ -1,0 +1,88 @@
+"""The compiled KFP v2 spec runs: every task's own container command, in order, on this machine."""
+import glob
+import json
+import os
+
+import pytest
+
+import pipeline
+from cli import inputs
+from kubeflow import local_launcher
+
+
+@pytest.fixture(scope='module')
+def compiled_local(tmp_path_factory):
+  """The default digits and a spec compiled against them with a local pipeline root."""
+  folder = tmp_path_factory.mktemp('kfp')
+  data = inputs.write_digits(str(folder / 'digits'))
+  template = folder / 'pipeline.json'
+  assert pipeline.main(['compile', '--pipeline-root', str(folder / 'root'), '--data', data,
+                        '--schema', 'schema/digits/schema.pbtxt', '--output', str(template)]) == 0
+  return folder, template
+
+
+def test_task_order_puts_producers_first(compiled_local):
+  _, template = compiled_local
+  tasks = json.loads(template.read_text())['pipelineSpec']['root']['dag']['tasks']
+  order = local_launcher.task_order(tasks)
+  assert sorted(order) == sorted(tasks)
+  for name, task in tasks.items():
+    for upstream in task.get('dependentTasks', []):
+      assert order.index(upstream) < order.index(name)
+  assert order.index('AnomalyGate') < order.index('Trainer') < order.index('Pusher')
+
+
+def test_executor_input_carries_parameters_upstream_artifacts_and_output_uris(compiled_local):
+  _, template = compiled_local
+  spec = json.loads(template.read_text())['pipelineSpec']
+  examples = {'name': 'r/ImageExampleGen/examples', 'uri': '/root/r/ImageExampleGen/examples',
+              'type': {'instanceSchema': 'title: tfx.Examples\n'},
+              'metadata': {'split_names': '["train", "eval"]'}}
+  schema = {'name': 'r/ImportSchemaGen/schema', 'uri': '/s', 'type': {'schemaTitle': 'x'}}
+  produced = {'ImageExampleGen': {'examples': examples}, 'ImportSchemaGen': {'schema': schema}}
+  built = local_launcher.executor_input('Trainer', spec['root']['dag']['tasks']['Trainer'],
+                                        spec['components']['Trainer'], produced, '/root/r/Trainer',
+                                        'r')
+  assert built['inputs']['artifacts']['examples']['artifacts'] == [examples]
+  assert built['inputs']['parameters']['run_fn'] == {'stringValue': 'trainer.task.run_fn'}
+  model = built['outputs']['artifacts']['model']['artifacts'][0]
+  assert model['uri'] == '/root/r/Trainer/model' and 'tfx.Model' in model['type']['instanceSchema']
+  assert built['outputs']['outputFile'] == '/root/r/Trainer/executor_output.json'
+
+
+def test_compiled_pipeline_runs_to_a_pushed_model(compiled_local, capsys):
+  folder, template = compiled_local
+  assert local_launcher.main(['--template', str(template)]) == 0
+  out = capsys.readouterr().out
+  assert '[8/8] Pusher done' in out
+  (run,) = glob.glob(str(folder / 'root' / 'run-*'))
+
+  def reported(task, key):
+    with open(os.path.join(run, task, 'executor_output.json')) as f:
+      return json.load(f)['artifacts'][key]['artifacts'][0]
+
+  examples = reported('ImageExampleGen', 'examples')
+  counts = [len(list(glob.glob(os.path.join(examples['uri'], f'Split-{s}', 'data-*'))))
+            for s in ('train', 'eval')]
+  assert counts == [1, 1] and json.loads(examples['metadata']['split_names']) == ['train', 'eval']
+  assert reported('Evaluator', 'blessing')['metadata']['blessed'] == 1
+  pushed = reported('Pusher', 'pushed_model')['metadata']
+  assert pushed['pushed'] == 1
+  assert pushed['pushed_destination'].startswith(str(folder / 'root' / 'serving'))
+  assert os.path.isfile(os.path.join(pushed['pushed_destination'], 'saved_model.pb'))
+
+
+def test_a_failing_task_is_one_line_naming_its_log(tmp_path, capsys):
+  template = tmp_path / 'pipeline.json'
+  assert pipeline.main(['compile', '--pipeline-root', str(tmp_path / 'root'), '--data',
+                        str(tmp_path / 'missing'), '--output', str(template)]) == 0
+  capsys.readouterr()
+  assert local_launcher.main(['--template', str(template)]) == 2
+  err = capsys.readouterr().err
+  assert err.startswith('error: ImageExampleGen ') and err.count('\n') == 1
+  assert os.path.isfile(err.split('(log: ')[1].rstrip(')\n'))
+
+
+def test_remote_pipeline_root_is_refused(capsys):
+  assert local_launcher.main([]) == 2  # the committed example's root is gs://
+  assert 'pass a local --pipeline-root' in capsys.readouterr().err

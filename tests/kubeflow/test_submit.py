@@ -1,0 +1,157 @@
+"""`pipeline.py submit` through the real aiplatform and kfp clients, to fakes on loopback."""
+import json
+import os
+
+import pytest
+
+import pipeline
+from tests.kubeflow import fake_endpoints
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TEMPLATE = os.path.join(ROOT, 'kubeflow', 'pipeline.json')
+TOKEN = 'test-access-token'
+
+
+def _committed_job() -> dict:
+  with open(TEMPLATE) as f:
+    return json.load(f)
+
+
+def _one_line_error(capsys, code: int, message: str) -> None:
+  err = capsys.readouterr().err
+  assert code == 2 and err.startswith('error: ') and err.count('\n') == 1, err
+  assert message in err, err
+
+
+@pytest.fixture
+def vertex(monkeypatch):
+  """A fake Vertex AI (project 'proj') and Cloud Storage (bucket 'bucket') on one port."""
+  with fake_endpoints.FakeEndpoint(fake_endpoints.vertex_and_storage('proj', 'bucket')) as fake:
+    monkeypatch.setenv('STORAGE_EMULATOR_HOST', fake.url)
+    yield fake
+
+
+def _vertex_args(fake, *extra, project='proj'):
+  return ['submit', '--target', 'vertex', '--project', project, '--region', 'us-central1',
+          '--api-endpoint', fake.url, '--access-token', TOKEN, *extra]
+
+
+def test_vertex_receives_the_compiled_job_with_overrides(vertex, capsys):
+  code = pipeline.main(_vertex_args(
+      vertex, '--pipeline-root', 'gs://bucket/root', '--display-name', 'digits-nightly',
+      '--job-label', 'run=nightly', '--no-cache'))
+  out = capsys.readouterr().out
+  assert code == 0 and 'submitted Vertex AI pipeline job projects/proj/locations/us-central1/' in out
+  (create,) = vertex.find('POST', '/pipelineJobs')
+  assert create.path == '/v1/projects/proj/locations/us-central1/pipelineJobs'
+  assert create.headers['authorization'] == f'Bearer {TOKEN}'
+  body = create.json
+  committed = _committed_job()
+  assert body['displayName'] == 'digits-nightly'
+  assert body['runtimeConfig']['gcsOutputDirectory'] == 'gs://bucket/root'
+  assert body['labels'] == {**committed['labels'], 'run': 'nightly'}
+  sent_tasks = body['pipelineSpec']['root']['dag']['tasks']
+  assert set(sent_tasks) == set(committed['pipelineSpec']['root']['dag']['tasks'])
+  assert not any(t['cachingOptions'].get('enableCache') for t in sent_tasks.values())
+  assert body['pipelineSpec']['deploymentSpec'] == committed['pipelineSpec']['deploymentSpec']
+  assert vertex.find('GET', '/storage/v1/b/bucket')  # aiplatform checks the root's bucket first
+
+
+def test_vertex_service_account_from_the_template(vertex, tmp_path):
+  job = _committed_job()
+  job['serviceAccount'] = 'runner@proj.iam.gserviceaccount.com'
+  template = tmp_path / 'job.json'
+  template.write_text(json.dumps(job))
+  assert pipeline.main(_vertex_args(vertex, '--template', str(template),
+                                    '--pipeline-root', 'gs://bucket/r')) == 0
+  (create,) = vertex.find('POST', '/pipelineJobs')
+  assert create.json['serviceAccount'] == 'runner@proj.iam.gserviceaccount.com'
+  assert 'enableCache' in json.dumps(create.json)  # caching left as compiled
+
+
+def test_vertex_refusal_is_one_line(vertex, capsys):
+  code = pipeline.main(_vertex_args(vertex, '--pipeline-root', 'gs://bucket/r',
+                                    project='no-such-project'))
+  _one_line_error(capsys, code, 'Vertex AI refused the pipeline job: 403 Permission denied on '
+                  'project no-such-project')
+
+
+def test_vertex_unreachable_is_one_line(vertex, capsys):
+  code = pipeline.main(['submit', '--target', 'vertex', '--project', 'proj', '--region',
+                        'us-central1', '--pipeline-root', 'gs://bucket/r', '--access-token', TOKEN,
+                        '--api-endpoint', 'http://127.0.0.1:9'])
+  _one_line_error(capsys, code, 'cannot reach Vertex AI at http://127.0.0.1:9: Connection refused')
+
+
+def test_vertex_unknown_region_is_one_line(capsys):
+  code = pipeline.main(['submit', '--target', 'vertex', '--project', 'proj', '--region',
+                        'mars-north1', '--access-token', TOKEN])
+  _one_line_error(capsys, code, 'mars-north1: Unsupported region for Vertex AI')
+
+
+def test_vertex_missing_credentials_is_one_line(monkeypatch, tmp_path, capsys):
+  monkeypatch.delenv('GOOGLE_OAUTH_ACCESS_TOKEN', raising=False)
+  monkeypatch.setenv('GOOGLE_APPLICATION_CREDENTIALS', str(tmp_path / 'missing.json'))
+  code = pipeline.main(['submit', '--target', 'vertex', '--project', 'proj', '--region', 'r'])
+  _one_line_error(capsys, code, 'no Google Cloud credentials')
+
+
+@pytest.fixture
+def kubeflow():
+  with fake_endpoints.FakeEndpoint(fake_endpoints.kubeflow_pipelines()) as fake:
+    yield fake
+
+
+def test_kubeflow_receives_the_pipeline_spec(kubeflow, capsys):
+  code = pipeline.main(['submit', '--target', 'kubeflow', '--host', kubeflow.url,
+                        '--pipeline-root', 'minio://mlpipeline/root', '--experiment', 'digits',
+                        '--display-name', 'digits-run', '--service-account', 'pipeline-runner',
+                        '--no-cache'])
+  assert code == 0 and 'submitted Kubeflow Pipelines run run-1' in capsys.readouterr().out
+  (experiment,) = kubeflow.find('POST', '/apis/v2beta1/experiments')
+  assert experiment.json['display_name'] == 'digits'
+  (run,) = kubeflow.find('POST', '/apis/v2beta1/runs')
+  body = run.json
+  assert body['display_name'] == 'digits-run' and body['experiment_id'] == 'exp-1'
+  assert body['runtime_config']['pipeline_root'] == 'minio://mlpipeline/root'
+  assert body['service_account'] == 'pipeline-runner'
+  committed = _committed_job()['pipelineSpec']
+  assert set(body['pipeline_spec']['root']['dag']['tasks']) == set(committed['root']['dag']['tasks'])
+  assert body['pipeline_spec']['deploymentSpec'] == committed['deploymentSpec']
+  assert not any(t.get('cachingOptions', {}).get('enableCache')
+                 for t in body['pipeline_spec']['root']['dag']['tasks'].values())
+
+
+def test_kubeflow_unreachable_is_one_line(capsys):
+  code = pipeline.main(['submit', '--target', 'kubeflow', '--host', 'http://127.0.0.1:9'])
+  _one_line_error(capsys, code, 'cannot reach Kubeflow Pipelines at http://127.0.0.1:9: '
+                  'Connection refused')
+
+
+@pytest.mark.parametrize('target', ['vertex', 'kubeflow'])
+def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
+  code = pipeline.main(['submit', '--target', target, '--dry-run', '--project', 'proj',
+                        '--region', 'us-central1', '--host', kubeflow.url,
+                        '--api-endpoint', kubeflow.url, '--job-label', 'run=dry'])
+  out = capsys.readouterr().out
+  assert code == 0 and out.startswith('dry run: would submit')
+  assert 'gs://YOUR_BUCKET/tfrecord-pipeline/root' in out and 'tasks:           8' in out
+  assert ('run=dry' in out) == (target == 'vertex')
+  assert kubeflow.requests == []
+
+
+@pytest.mark.parametrize('args,message', [
+    (['--target', 'vertex', '--region', 'r'], 'needs --project and --region'),
+    (['--target', 'kubeflow'], 'needs --host'),
+    (['--target', 'vertex', '--project', 'p', '--region', 'r', '--template', 'missing.json'],
+     'no such file'),
+    (['--target', 'vertex', '--project', 'p', '--region', 'r', '--pipeline-root', '/tmp/x'],
+     'needs a gs:// pipeline root'),
+    (['--target', 'vertex', '--project', 'p', '--region', 'r', '--job-label', 'A=b'],
+     "--label 'A=b'"),
+    (['--target', 'kubeflow', '--host', 'http://h', '--template', 'README.md'],
+     'not a compiled pipeline'),
+])
+def test_bad_input_is_one_line(capsys, args, message):
+  code = pipeline.main(['submit', '--dry-run', *args])
+  _one_line_error(capsys, code, message)
