@@ -75,6 +75,7 @@ class PipelineConfig:
   batch_size: int = 64
   learning_rate: float = 1e-3
   min_accuracy: float = 0.9       # Evaluator blessing threshold
+  max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
   enable_cache: bool = True
   beam_direct_running_mode: str = 'in_memory'   # or 'multi_processing', 'multi_threading'
   beam_direct_num_workers: int = 0              # 0: one per core

@@ -2,6 +2,7 @@
 
   .venv/bin/python pipeline.py run [--data PATH] [--output DIR] [--train-steps N] ...
   .venv/bin/python pipeline.py schema --data PATH --out schema/NAME/schema.pbtxt
+  .venv/bin/python pipeline.py verify PATH... [--repair OUT_DIR]
   .venv/bin/python pipeline.py compile --pipeline-root gs://B/root --data gs://B/images [--image IMG]
   .venv/bin/python pipeline.py submit --target vertex --project P --region R [--dry-run]
   .venv/bin/python pipeline.py submit --target kubeflow --host http://HOST:PORT [--dry-run]
@@ -32,16 +33,20 @@ EXIT_BAD_INPUT = 2
 
 def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
                     schema_only: bool = False):
-  """ExampleGen → StatisticsGen → Schema → ExampleValidator → gate → Trainer → Evaluator → Pusher.
+  """ExampleGen → StatisticsGen → Schema → ExampleValidator → gate → Trainer → Evaluator → Pusher,
+  with ShardCheck (every record's CRC) between ExampleGen and the Trainer.
 
   schema_only: stop after an inferred schema (what `pipeline.py schema` runs).
   """
   # Heavy imports live here so that `--help` and bad-input errors answer at once.
   import tensorflow_model_analysis as tfma  # pylint: disable=g-import-not-at-top
   from tfx import v1 as tfx  # pylint: disable=g-import-not-at-top
+  from tfx.dsl.components.base import executor_spec  # pylint: disable=g-import-not-at-top
   from components.anomaly_gate.component import AnomalyGate  # pylint: disable=g-import-not-at-top
+  from components.shard_check.component import ShardCheck  # pylint: disable=g-import-not-at-top
   from components.image_example_gen.component import ImageExampleGen  # pylint: disable=g-import-not-at-top
   from trainer import data_spec, signatures  # pylint: disable=g-import-not-at-top
+  from trainer import executor as trainer_executor  # pylint: disable=g-import-not-at-top
 
   if config.data_kind == cfg.IMAGES:
     example_gen = ImageExampleGen(
@@ -70,6 +75,7 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
     validator = tfx.components.ExampleValidator(
         statistics=statistics_gen.outputs['statistics'], schema=schema_gen.outputs['schema'])
     gate = AnomalyGate(anomalies=validator.outputs['anomalies'])
+    shard_check = ShardCheck(examples=examples, max_damaged_percent=config.max_damaged_percent)
     custom_config = {
         'data_kind': data_spec.IMAGE if config.data_kind == cfg.IMAGES else data_spec.TABULAR,
         'batch_size': config.batch_size,
@@ -81,20 +87,24 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
         'label_threshold': config.label_threshold,
     }
     trainer_class = tfx.components.Trainer
+    trainer_options = {'custom_executor_spec': executor_spec.ExecutorClassSpec(
+        trainer_executor.Executor)}  # records input damage on the Model artifact
     if config.cloud and config.cloud.vertex_training:
       vertex = tfx.extensions.google_cloud_ai_platform
       trainer_class = vertex.Trainer
       custom_config.update({vertex.ENABLE_VERTEX_KEY: True,
                             vertex.VERTEX_REGION_KEY: config.cloud.region,
                             vertex.TRAINING_ARGS_KEY: config.cloud.vertex_training_args})
+      trainer_options = {}
     trainer = trainer_class(
         run_fn='trainer.task.run_fn',
         examples=examples,
         schema=schema_gen.outputs['schema'],
         train_args=tfx.proto.TrainArgs(num_steps=config.train_steps),
         eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps or None),
-        custom_config=custom_config)
+        custom_config=custom_config, **trainer_options)
     trainer.add_upstream_node(gate)
+    trainer.add_upstream_node(shard_check)
     accuracy = tfma.MetricConfig(
         class_name='SparseCategoricalAccuracy',
         threshold=tfma.MetricThreshold(value_threshold=tfma.GenericValueThreshold(
@@ -113,7 +123,7 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
         model=trainer.outputs['model'], model_blessing=evaluator.outputs['blessing'],
         push_destination=tfx.proto.PushDestination(
             filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)))
-    components += [validator, gate, trainer, evaluator, pusher]
+    components += [validator, gate, shard_check, trainer, evaluator, pusher]
 
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
@@ -173,6 +183,9 @@ def _parser() -> argparse.ArgumentParser:
                    help='model input channels; 0 = 1 for all-grayscale data, else 3')
   run.add_argument('--min-accuracy', type=float, default=defaults.min_accuracy,
                    help='eval accuracy needed to bless and push the model (default: %(default)s)')
+  run.add_argument('--max-damaged-percent', type=float, default=defaults.max_damaged_percent,
+                   help='stop before training when more than this share of the records in the '
+                   'ExampleGen output is damaged (default: %(default)s)')
   run.add_argument('--no-cache', action='store_true', help='re-run every component')
 
   schema = commands.add_parser('schema', help='infer a schema from data, to review and commit',
@@ -180,6 +193,18 @@ def _parser() -> argparse.ArgumentParser:
                                'write the inferred schema for review (e.g. schema/NAME/schema.pbtxt).')
   common(schema)
   schema.add_argument('--out', required=True, help='where to write schema.pbtxt')
+
+  verify = commands.add_parser(
+      'verify', help='check TFRecord shards record by record; salvage the intact records',
+      description='Check every record of TFRecord shards (plain or GZIP) against its CRCs, in '
+      'parallel, and report per shard: good records, corrupt records, truncated tail bytes. '
+      'Exit codes: 0 clean, 1 damage found, 2 bad input.')
+  verify.add_argument('paths', nargs='+', metavar='PATH',
+                      help='shard files, or folders to search (e.g. an Examples artifact)')
+  verify.add_argument('--repair', metavar='OUT_DIR', default='',
+                      help='write salvaged copies of every shard (every intact record and '
+                      'nothing else) under OUT_DIR, keeping relative paths')
+  verify.add_argument('--workers', type=int, default=0, help='parallel scans (default: one per core)')
 
   compile_ = commands.add_parser(
       'compile', help='compile the same pipeline for Kubeflow Pipelines v2 / Vertex AI',
@@ -332,7 +357,7 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
         batch_size=args.batch_size, learning_rate=args.learning_rate,
         image_height=args.image_size[0], image_width=args.image_size[1],
         image_channels=args.image_channels, min_accuracy=args.min_accuracy,
-        enable_cache=not args.no_cache)
+        max_damaged_percent=args.max_damaged_percent, enable_cache=not args.no_cache)
   else:
     config = dataclasses.replace(config, pipeline_name=cfg.PIPELINE_NAME + '-schema')
   return config
@@ -378,6 +403,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == 'compile':
       print(f'compiled {compile_kubeflow(args)}')
       return 0
+    if args.command == 'verify':
+      from cli import verify  # pylint: disable=g-import-not-at-top
+      return verify.run(args.paths, args.repair, args.workers)
     if args.command == 'submit':
       from kubeflow import submit  # pylint: disable=g-import-not-at-top
       return submit.main(args)

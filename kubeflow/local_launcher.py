@@ -102,6 +102,7 @@ def run(job: dict, pipeline_root: str, run_id: str = '', report=print) -> Dict[s
     unknown = [a for a in container.get('args', []) if '{{$' in a and a != PLACEHOLDER]
     if unknown:
       raise LaunchError(f'{name}: unsupported placeholder {unknown[0]}')
+    os.makedirs(task_root, exist_ok=True)  # the launcher prepares outputs' parent folders too
     log_path = os.path.join(log_folder, f'{name}.log')
     report(f'[{number}/{len(order)}] {name} ...')
     started = time.monotonic()

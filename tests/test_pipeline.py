@@ -63,6 +63,21 @@ def test_run_trains_blesses_and_pushes(first_run):
   assert result['executed'] == sorted(result['components']) and not result['cached']
 
 
+def test_shards_are_checked_before_training_and_the_model_records_it(first_run):
+  _, result, output = first_run
+  assert result['components']['ShardCheck'] == 'COMPLETE'
+  store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
+  (model,) = store.get_artifacts_by_type('Model')
+  properties = model.custom_properties
+  assert properties['input_corrupt_records'].int_value == 0
+  assert properties['input_damaged_shards'].int_value == 0
+  assert properties['input_lost_fraction'].double_value == 0.0
+  (model_run,) = store.get_artifacts_by_type('ModelRun')
+  with open(os.path.join(model_run.uri, 'input_damage.json')) as f:
+    damage = json.load(f)
+  assert damage['good'] == sum(result['examples_per_split'].values()) and damage['damaged'] == []
+
+
 def test_shards_are_uncompressed_and_readable_by_plain_tf_data(first_run):
   _, result, _ = first_run
   for split, count in result['examples_per_split'].items():
@@ -148,4 +163,5 @@ def test_schema_command_writes_an_inferred_schema(digits_subset, tmp_path):
   assert code == 0
   schema = io_utils.parse_pbtxt_file(str(out), schema_pb2.Schema())
   assert {f.name for f in schema.feature} == {
-      'image', 'label', 'label_name', 'height', 'width', 'channels', 'schema_version'}
+      'image', 'label', 'label_name', 'image_id', 'height', 'width', 'channels',
+      'schema_version'}

@@ -6,44 +6,54 @@ custom_config keys (set by pipeline.create_pipeline):
   learning_rate    Adam learning rate (default 1e-3)
   image_height, image_width, image_channels   model input; 0 = taken from the data
   label_key, label_threshold                  tabular label column; float labels become > threshold
+
+Damaged shards lose only their damaged records (input_pipeline.ShardGuard); what was lost is
+logged, written to <model_run>/input_damage.json and TensorBoard (`input_damage/*`), and put on
+the Model artifact by trainer.executor.
 """
+import json
 import logging
 import math
+import os
+import shutil
+import tempfile
 
 import keras
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
+from components.shard_check import scan
 from trainer import data_spec, input_pipeline, model, signatures
+from trainer.executor import DAMAGE_FILE
 
 NUMERIC_SAMPLE_ROWS = 4096
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves
 
 
-def _image_setup(fn_args: FnArgs, config: dict, batch_size: int):
+def _image_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
   spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), config)
   logging.info('Image input %dx%dx%d, %d classes, %s records', spec.height, spec.width,
                spec.channels, spec.num_classes, spec.encoding)
-  train = input_pipeline.image_dataset(fn_args.train_files, spec, batch_size, training=True)
-  evaluation = input_pipeline.image_dataset(fn_args.eval_files, spec, batch_size, training=False)
+  train = input_pipeline.image_dataset(fn_args.train_files, spec, batch_size, True, guard)
+  evaluation = input_pipeline.image_dataset(fn_args.eval_files, spec, batch_size, False, guard)
   built = model.build_image_model(spec, config.get('learning_rate', 1e-3))
   return built, train, evaluation, signatures.image_signatures(built, spec)
 
 
-def _tabular_setup(fn_args: FnArgs, config: dict, batch_size: int):
+def _tabular_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
   schema = data_spec.read_schema(fn_args.schema_path)
   label_key = config['label_key']
   label = next((f for f in schema.feature if f.name == label_key), None)
-  max_label = (input_pipeline.max_int_label(fn_args.train_files, label_key)
+  max_label = (input_pipeline.max_int_label(fn_args.train_files, label_key, guard)
                if label is not None and label.type == schema_pb2.INT else 1)
   spec = data_spec.tabular_spec(schema, config, max_label)
   logging.info('Tabular input: %d numeric, %d categorical columns, label %s (%d classes)',
                len(spec.numeric), len(spec.categorical), label_key, spec.num_classes)
-  train = input_pipeline.tabular_dataset(fn_args.train_files, spec, batch_size, training=True)
-  evaluation = input_pipeline.tabular_dataset(fn_args.eval_files, spec, batch_size, training=False)
-  sample = input_pipeline.tabular_dataset(fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS,
-                                          training=False)
+  train = input_pipeline.tabular_dataset(fn_args.train_files, spec, batch_size, True, guard)
+  evaluation = input_pipeline.tabular_dataset(fn_args.eval_files, spec, batch_size, False, guard)
+  sample = input_pipeline.tabular_dataset(fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False,
+                                          guard)
   features, _ = next(iter(sample))
   built = model.build_tabular_model(spec, features, config.get('learning_rate', 1e-3))
   return built, train, evaluation, signatures.tabular_signatures(built, spec)
@@ -54,12 +64,32 @@ def run_fn(fn_args: FnArgs) -> None:
   config = fn_args.custom_config or {}
   batch_size = int(config.get('batch_size', 64))
   setup = _image_setup if config.get('data_kind') == data_spec.IMAGE else _tabular_setup
-  built, train, evaluation, serving = setup(fn_args, config, batch_size)
-
-  epochs = max(1, min(MAX_EPOCHS, fn_args.train_steps))
-  eval_steps = fn_args.eval_steps or None  # None: the whole eval split
-  built.fit(train, epochs=epochs, steps_per_epoch=math.ceil(fn_args.train_steps / epochs),
-            validation_data=evaluation, validation_steps=eval_steps, verbose=2,
-            callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir)])
+  salvage_dir = tempfile.mkdtemp(prefix='salvaged-shards-')
+  try:
+    guard = input_pipeline.ShardGuard(salvage_dir)
+    built, train, evaluation, serving = setup(fn_args, config, batch_size, guard)
+    _record_damage(guard.reports, fn_args.model_run_dir)
+    epochs = max(1, min(MAX_EPOCHS, fn_args.train_steps))
+    eval_steps = fn_args.eval_steps or None  # None: the whole eval split
+    built.fit(train, epochs=epochs, steps_per_epoch=math.ceil(fn_args.train_steps / epochs),
+              validation_data=evaluation, validation_steps=eval_steps, verbose=2,
+              callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir)])
+  finally:
+    shutil.rmtree(salvage_dir, ignore_errors=True)
   tf.saved_model.save(built, fn_args.serving_model_dir, signatures=serving)
   logging.info('Saved model with signatures %s to %s', sorted(serving), fn_args.serving_model_dir)
+
+
+def _record_damage(reports, model_run_dir: str) -> None:
+  """input_damage.json (totals and damaged shards) and TensorBoard scalars input_damage/*."""
+  totals = scan.totals(reports)
+  logging.info('Input shards: %(shards)d scanned, %(damaged_shards)d damaged, %(good)d records '
+               'read, %(corrupt)d corrupt skipped, %(lost_bytes)d bytes lost, '
+               '%(truncated_bytes)d truncated tail bytes', totals)
+  damage = dict(totals, damaged=[r.summary() for r in reports if not r.clean])
+  tf.io.gfile.makedirs(model_run_dir)
+  with tf.io.gfile.GFile(os.path.join(model_run_dir, DAMAGE_FILE), 'w') as f:
+    json.dump(damage, f, indent=1)
+  with tf.summary.create_file_writer(os.path.join(model_run_dir, 'input_damage')).as_default():
+    for key in ('corrupt', 'lost_bytes', 'truncated_bytes', 'damaged_shards', 'lost_fraction'):
+      tf.summary.scalar(f'input_damage/{key}', totals[key], step=0)

@@ -73,7 +73,8 @@ class _EncodeImage(beam.DoFn):
       yield beam.pvalue.TaggedOutput(self.EXCLUDED, (image_file.relpath, str(e)))
       return
     split = 'eval' if folder.is_eval(image_file.relpath, self._eval_percent) else 'train'
-    example = record.make_example(image, image_file.label, self._labels[image_file.label])
+    example = record.make_example(image, image_file.label, self._labels[image_file.label],
+                                  image_file.relpath)
     yield split, example.SerializeToString(), (image.height, image.width, image.channels)
 
 

@@ -75,13 +75,15 @@ def test_truncated_png_is_rejected():
 
 def test_example_round_trips_through_parse_example():
   encoded = record.encode_image(image_bytes(np.zeros((2, 3), np.uint8), 'PNG', 'L'))
-  serialized = record.make_example(encoded, 7, 'seven').SerializeToString()
+  serialized = record.make_example(encoded, 7, 'seven', '7/a.png').SerializeToString()
   spec = dict(record.parse_spec(),
               label_name=tf.io.FixedLenFeature([], tf.string),
+              image_id=tf.io.FixedLenFeature([], tf.string),
               schema_version=tf.io.FixedLenFeature([], tf.int64))
   parsed = tf.io.parse_example([serialized], spec)
   assert parsed['label'].numpy().tolist() == [7]
   assert parsed['label_name'].numpy().tolist() == [b'seven']
+  assert parsed['image_id'].numpy().tolist() == [b'7/a.png']
   assert parsed['schema_version'].numpy().tolist() == [record.SCHEMA_VERSION]
   assert [parsed[k].numpy()[0] for k in ('height', 'width', 'channels')] == [2, 3, 1]
   assert parsed['image'].numpy()[0] == encoded.payload

@@ -8,7 +8,7 @@ import pipeline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COMPONENTS = {'ImageExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator', 'AnomalyGate',
-              'Trainer', 'Evaluator', 'Pusher'}
+              'ShardCheck', 'Trainer', 'Evaluator', 'Pusher'}
 BEAM_STEPS = ('ImageExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator', 'Evaluator')
 IMAGE = 'example.org/tfrp:1'
 
@@ -38,7 +38,7 @@ def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsy
   assert {e['container']['image'] for e in spec['deploymentSpec']['executors'].values()} == {IMAGE}
   assert not any(t.get('cachingOptions', {}).get('enableCache') for t in tasks.values())
   assert 'Trainer' in tasks['Evaluator'].get('dependentTasks', [])
-  assert 'AnomalyGate' in tasks['Trainer'].get('dependentTasks', [])
+  assert {'AnomalyGate', 'ShardCheck'} <= set(tasks['Trainer'].get('dependentTasks', []))
   assert tasks['Trainer']['inputs']['parameters']['run_fn']['runtimeValue']['constantValue'] == {
       'stringValue': 'trainer.task.run_fn'}
   assert not list(tmp_path.glob('**/*.whl'))  # module path, no module_file wheel
@@ -47,7 +47,7 @@ def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsy
   assert driver['command'][-1] == 'tfx.orchestration.kubeflow.v2.file_based_example_gen.driver'
   # Default: Beam runs inside each step, the Trainer in its own step.
   assert not any('DataflowRunner' in a for a in _executor(spec, 'StatisticsGen')['args'])
-  assert 'tfx.components.trainer.executor.GenericExecutor' in _executor(spec, 'Trainer')['args']
+  assert 'trainer.executor.Executor' in _executor(spec, 'Trainer')['args']
 
 
 def test_dataflow_vertex_training_labels_and_service_account(tmp_path):

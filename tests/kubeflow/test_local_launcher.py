@@ -54,7 +54,7 @@ def test_compiled_pipeline_runs_to_a_pushed_model(compiled_local, capsys):
   folder, template = compiled_local
   assert local_launcher.main(['--template', str(template)]) == 0
   out = capsys.readouterr().out
-  assert '[8/8] Pusher done' in out
+  assert '[9/9] Pusher done' in out
   (run,) = glob.glob(str(folder / 'root' / 'run-*'))
 
   def reported(task, key):

@@ -135,7 +135,7 @@ def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
                         '--api-endpoint', kubeflow.url, '--job-label', 'run=dry'])
   out = capsys.readouterr().out
   assert code == 0 and out.startswith('dry run: would submit')
-  assert 'gs://YOUR_BUCKET/tfrecord-pipeline/root' in out and 'tasks:           8' in out
+  assert 'gs://YOUR_BUCKET/tfrecord-pipeline/root' in out and 'tasks:           9' in out
   assert ('run=dry' in out) == (target == 'vertex')
   assert kubeflow.requests == []
 

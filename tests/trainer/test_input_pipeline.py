@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from components.image_example_gen import record
+from tests import shards
 from tests.conftest import image_bytes
 from trainer import input_pipeline
 from trainer.data_spec import ImageSpec, TabularSpec
@@ -22,7 +23,8 @@ def _write_shards(folder, payload_images, encoding, compression, shards=2):
   for i, (pixels, label) in enumerate(payload_images):
     mode = 'L' if pixels.ndim == 2 else 'RGB'
     encoded = record.encode_image(image_bytes(pixels, 'PNG', mode), encoding)
-    writers[i % shards].write(record.make_example(encoded, label, str(label)).SerializeToString())
+    example = record.make_example(encoded, label, str(label), f'{label}/{i}.png')
+    writers[i % shards].write(example.SerializeToString())
   for writer in writers:
     writer.close()
   return paths
@@ -118,3 +120,55 @@ def test_max_int_label(tmp_path):
   paths = _write_shards(str(tmp_path), [(np.zeros((2, 2), np.uint8), n) for n in (4, 9, 2)],
                         record.ENCODED, '', shards=2)
   assert input_pipeline.max_int_label(paths, 'label') == 9
+
+
+def _labels_read(files, guard, spec):
+  dataset = input_pipeline.image_dataset(files, spec, 64, training=False, guard=guard)
+  return [int(label) for _, labels in dataset for label in labels.numpy()]
+
+
+@pytest.mark.parametrize('where', ['payload', 'length header'])
+def test_damaged_record_is_the_only_one_lost(tmp_path, where):
+  """The acceptance case: 500 records, the 11th damaged → 499 through the input function."""
+  records = shards.digit_records()
+  path = shards.write_shard(str(tmp_path / 'data-00000-of-00001'), records)
+  start = shards.record_offset(open(path, 'rb').read(), shards.DAMAGED_INDEX)
+  shards.damage(path, start + (20 if where == 'payload' else 3))
+  guard = input_pipeline.ShardGuard(str(tmp_path / 'salvage'))
+  spec = ImageSpec(16, 16, 1, [str(i) for i in range(10)], record.ENCODED, uniform=False)
+  labels = _labels_read(path, guard, spec)
+  expected = [i % 10 for i in range(shards.RECORDS) if i != shards.DAMAGED_INDEX]
+  assert labels == expected
+  (report,) = guard.reports
+  assert (report.good, report.corrupt, report.path) == (shards.RECORDS - 1, 1, path)
+  assert report.salvaged_to.startswith(str(tmp_path / 'salvage'))
+  # A second dataset over the same shard reuses the scan.
+  assert _labels_read(path, guard, spec) == expected and len(guard.reports) == 1
+
+
+def test_clean_shards_are_read_in_place(tmp_path):
+  paths = _write_shards(str(tmp_path), _images(6, (4, 4)), record.ENCODED, '')
+  guard = input_pipeline.ShardGuard(str(tmp_path / 'salvage'))
+  assert guard(paths) == paths and all(r.clean and not r.salvaged_to for r in guard.reports)
+  assert not os.path.exists(tmp_path / 'salvage')
+
+
+def test_shards_of_both_schema_versions_train_together(tmp_path):
+  """Version 1 records (no image_id, schema_version 1) read alongside current ones."""
+  images = _images(6, (4, 4))
+  current = _write_shards(str(tmp_path / 'v2'), images, record.ENCODED, '', shards=1)
+  old = str(tmp_path / 'v1.tfrecord')
+  with tf.io.TFRecordWriter(old) as writer:
+    for pixels, label in images:
+      encoded = record.encode_image(image_bytes(pixels, 'PNG', 'L'))
+      example = record.make_example(encoded, label, str(label), 'unused')
+      del example.features.feature[record.IMAGE_ID_KEY]
+      example.features.feature[record.SCHEMA_VERSION_KEY].int64_list.value[:] = [1]
+      writer.write(example.SerializeToString())
+  versions = {int(tf.train.Example.FromString(r.numpy()).features.feature[
+      record.SCHEMA_VERSION_KEY].int64_list.value[0]) for r in tf.data.TFRecordDataset([old] + current)}
+  assert versions == set(record.READABLE_VERSIONS)
+  dataset = input_pipeline.image_dataset([old] + current, _spec(4, 4, 1, record.ENCODED, True), 4,
+                                         training=False)
+  labels = [int(l) for _, batch in dataset for l in batch.numpy()]
+  assert sorted(labels) == sorted([label for _, label in images] * 2)

@@ -42,7 +42,7 @@ def test_image_signatures_agree_on_examples_and_image_bytes(tmp_path):
   assert set(loaded.signatures) == {'serving_default', 'predict_image_bytes', 'transform_features'}
   pixels = np.random.default_rng(3).integers(0, 256, size=(8, 8), dtype=np.uint8)
   png = image_bytes(pixels, 'PNG', 'L')
-  example = record.make_example(record.encode_image(png), 2, 'two').SerializeToString()
+  example = record.make_example(record.encode_image(png), 2, 'two', '2/a.png').SerializeToString()
   from_examples = loaded.signatures['serving_default'](examples=tf.constant([example]))
   # A client sends a bigger RGB JPEG-free PNG: resized and converted by the signature.
   big_rgb = image_bytes(np.repeat(np.kron(pixels, np.ones((2, 2), np.uint8))[..., None], 3, -1), 'PNG')
