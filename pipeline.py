@@ -41,12 +41,11 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
   # Heavy imports live here so that `--help` and bad-input errors answer at once.
   import tensorflow_model_analysis as tfma  # pylint: disable=g-import-not-at-top
   from tfx import v1 as tfx  # pylint: disable=g-import-not-at-top
-  from tfx.dsl.components.base import executor_spec  # pylint: disable=g-import-not-at-top
   from components.anomaly_gate.component import AnomalyGate  # pylint: disable=g-import-not-at-top
+  from components.recording_trainer.component import RecordingTrainer  # pylint: disable=g-import-not-at-top
   from components.shard_check.component import ShardCheck  # pylint: disable=g-import-not-at-top
   from components.image_example_gen.component import ImageExampleGen  # pylint: disable=g-import-not-at-top
   from trainer import data_spec, signatures  # pylint: disable=g-import-not-at-top
-  from trainer import executor as trainer_executor  # pylint: disable=g-import-not-at-top
 
   if config.data_kind == cfg.IMAGES:
     example_gen = ImageExampleGen(
@@ -86,23 +85,20 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
         'label_key': config.label,
         'label_threshold': config.label_threshold,
     }
-    trainer_class = tfx.components.Trainer
-    trainer_options = {'custom_executor_spec': executor_spec.ExecutorClassSpec(
-        trainer_executor.Executor)}  # records input damage on the Model artifact
+    trainer_class = RecordingTrainer  # records input damage on the Model artifact
     if config.cloud and config.cloud.vertex_training:
       vertex = tfx.extensions.google_cloud_ai_platform
       trainer_class = vertex.Trainer
       custom_config.update({vertex.ENABLE_VERTEX_KEY: True,
                             vertex.VERTEX_REGION_KEY: config.cloud.region,
                             vertex.TRAINING_ARGS_KEY: config.cloud.vertex_training_args})
-      trainer_options = {}
     trainer = trainer_class(
         run_fn='trainer.task.run_fn',
         examples=examples,
         schema=schema_gen.outputs['schema'],
         train_args=tfx.proto.TrainArgs(num_steps=config.train_steps),
         eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps or None),
-        custom_config=custom_config, **trainer_options)
+        custom_config=custom_config).with_id('Trainer')
     trainer.add_upstream_node(gate)
     trainer.add_upstream_node(shard_check)
     accuracy = tfma.MetricConfig(
@@ -371,6 +367,10 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
   from cli import progress, summary  # pylint: disable=g-import-not-at-top
   from components.anomaly_gate import executor as gate  # pylint: disable=g-import-not-at-top
 
+  from cli import recovery  # pylint: disable=g-import-not-at-top
+  for interrupted in recovery.cancel_interrupted(config.metadata_path, config.pipeline_root):
+    print(f'an earlier run was interrupted in {interrupted}: marked CANCELED, its partial '
+          'outputs removed', flush=True)
   pipeline = create_pipeline(
       config, tfx.orchestration.metadata.sqlite_metadata_connection_config(config.metadata_path),
       schema_only=schema_only)

@@ -24,6 +24,12 @@ def open_store(metadata_path: str) -> metadata_store.MetadataStore:
   return metadata_store.MetadataStore(connection)
 
 
+def node_id(store: metadata_store.MetadataStore, execution: metadata_store_pb2.Execution) -> str:
+  """The pipeline node an execution ran (its 'node' context is named '<pipeline>.<node id>')."""
+  return next((c.name.split('.', 1)[1] for c in store.get_contexts_by_execution(execution.id)
+               if c.type == 'node'), execution.type.rsplit('.', 1)[-1])
+
+
 def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[str, NodeRun]:
   """The executions of the newest pipeline run, keyed by component id."""
   pipeline = store.get_context_by_type_and_name('pipeline', pipeline_name)
@@ -36,8 +42,7 @@ def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[
   run = max(runs, key=lambda c: c.create_time_since_epoch)
   nodes = {}
   for execution in store.get_executions_by_context(run.id):
-    node_id = next((c.name.split('.', 1)[1] for c in store.get_contexts_by_execution(execution.id)
-                    if c.type == 'node'), execution.type)
+    node = node_id(store, execution)
     outputs = {}
     events = [e for e in store.get_events_by_execution_ids([execution.id])
               if e.type in (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)]
@@ -45,7 +50,7 @@ def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[
     for event in events:
       key = event.path.steps[0].key if event.path.steps else str(event.artifact_id)
       outputs[key] = artifacts[event.artifact_id]
-    nodes[node_id] = NodeRun(node_id, _EXECUTION.State.Name(execution.last_known_state), outputs)
+    nodes[node] = NodeRun(node, _EXECUTION.State.Name(execution.last_known_state), outputs)
   return nodes
 
 

@@ -9,7 +9,7 @@ custom_config keys (set by pipeline.create_pipeline):
 
 Damaged shards lose only their damaged records (input_pipeline.ShardGuard); what was lost is
 logged, written to <model_run>/input_damage.json and TensorBoard (`input_damage/*`), and put on
-the Model artifact by trainer.executor.
+the Model artifact by components/recording_trainer.
 """
 import json
 import logging
@@ -23,9 +23,9 @@ import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
+from components.recording_trainer.executor import DAMAGE_FILE
 from components.shard_check import scan
 from trainer import data_spec, input_pipeline, model, signatures
-from trainer.executor import DAMAGE_FILE
 
 NUMERIC_SAMPLE_ROWS = 4096
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves

@@ -178,14 +178,20 @@ def _write_side_files(uri: str, listing: folder.FolderListing, counted: List[Tup
       'channels_seen': sorted(channels),
       'excluded': len(excluded),
   }
-  with fileio.open(os.path.join(uri, record.LABELS_FILE), 'w') as f:
-    f.write(''.join(name + '\n' for name in listing.labels))
   table = io.StringIO()
   writer = csv.writer(table)
   writer.writerow(['path', 'reason'])
   writer.writerows(excluded)
-  with fileio.open(os.path.join(uri, record.EXCLUDED_FILE), 'w') as f:
-    f.write(table.getvalue())
-  with fileio.open(os.path.join(uri, record.META_FILE), 'w') as f:
-    f.write(json.dumps(meta, indent=2))
+  _publish(os.path.join(uri, record.LABELS_FILE), ''.join(name + '\n' for name in listing.labels))
+  _publish(os.path.join(uri, record.EXCLUDED_FILE), table.getvalue())
+  # Last: the Trainer reads image_meta.json first, so it also marks the artifact as complete.
+  _publish(os.path.join(uri, record.META_FILE), json.dumps(meta, indent=2))
   return dict(meta, excluded=excluded)
+
+
+def _publish(path: str, text: str) -> None:
+  """Writes under a temporary name, then renames: a reader sees all of the file or none."""
+  temporary = f'{path}.tmp-{os.getpid()}'
+  with fileio.open(temporary, 'w') as f:
+    f.write(text)
+  fileio.rename(temporary, path, overwrite=True)

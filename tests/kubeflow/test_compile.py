@@ -47,7 +47,7 @@ def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsy
   assert driver['command'][-1] == 'tfx.orchestration.kubeflow.v2.file_based_example_gen.driver'
   # Default: Beam runs inside each step, the Trainer in its own step.
   assert not any('DataflowRunner' in a for a in _executor(spec, 'StatisticsGen')['args'])
-  assert 'trainer.executor.Executor' in _executor(spec, 'Trainer')['args']
+  assert 'components.recording_trainer.executor.Executor' in _executor(spec, 'Trainer')['args']
 
 
 def test_dataflow_vertex_training_labels_and_service_account(tmp_path):

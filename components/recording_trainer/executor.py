@@ -1,6 +1,6 @@
 """The stock Trainer executor, plus what the input pipeline lost, recorded on the Model artifact.
 
-run_fn writes <model_run>/input_damage.json (trainer.task); this copies its totals to custom
+run_fn writes <model_run>/input_damage.json (trainer/task.py); this copies its totals to custom
 properties of the Model (`input_corrupt_records`, `input_lost_bytes`, `input_truncated_bytes`,
 `input_damaged_shards`, `input_lost_fraction`), so ML Metadata says which models were trained on
 salvaged data.

@@ -1,0 +1,102 @@
+"""Runs killed with SIGKILL mid-component, then started again with the same command."""
+import collections
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from ml_metadata.proto import metadata_store_pb2
+
+from cli import inputs, summary
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIVE = metadata_store_pb2.Artifact.LIVE
+
+
+def _command(data, output):
+  return [sys.executable, os.path.join(ROOT, 'pipeline.py'), 'run', '--data', data,
+          '--output', output, '--train-steps', '600']
+
+
+def _run_killed_when(command, started_pattern: str, timeout: float = 240) -> None:
+  """Runs `command` and SIGKILLs its process group as soon as `started_pattern` globs."""
+  process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+  deadline = time.monotonic() + timeout
+  try:
+    while not glob.glob(started_pattern):
+      assert process.poll() is None, 'the run ended before it could be interrupted'
+      assert time.monotonic() < deadline, 'the component never started'
+      time.sleep(0.02)
+    os.killpg(process.pid, signal.SIGKILL)
+  finally:
+    process.wait()
+
+
+def _live_counts(output):
+  store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
+  types = {t.id: t.name for t in store.get_artifact_types()}
+  return collections.Counter(types[a.type_id] for a in store.get_artifacts() if a.state == LIVE)
+
+
+def _executions(output):
+  store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
+  return [(summary.node_id(store, e), metadata_store_pb2.Execution.State.Name(e.last_known_state))
+          for e in store.get_executions()]
+
+
+@pytest.fixture(scope='module')
+def data(tmp_path_factory):
+  return inputs.write_digits(str(tmp_path_factory.mktemp('interrupted') / 'digits'))
+
+
+@pytest.fixture(scope='module')
+def uninterrupted(data, tmp_path_factory):
+  output = str(tmp_path_factory.mktemp('reference'))
+  subprocess.run(_command(data, output), cwd=ROOT, check=True, capture_output=True)
+  return _live_counts(output)
+
+
+def test_killed_trainer_reruns_alone_and_leaves_no_trace(data, uninterrupted, tmp_path):
+  output = str(tmp_path / 'out')
+  # Training has started once Keras' TensorBoard callback has written its first event file.
+  _run_killed_when(_command(data, output),
+                   os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*', 'train',
+                                'events.*'))
+  assert ('Trainer', 'RUNNING') in _executions(output)
+  assert _live_counts(output)['Model'] == 0  # the dead attempt published nothing
+  killed_run = glob.glob(os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*'))
+  assert len(killed_run) == 1
+
+  again = subprocess.run(_command(data, output), cwd=ROOT, capture_output=True, text=True)
+  assert again.returncode == 0, again.stderr[-2000:]
+  assert 'an earlier run was interrupted in Trainer' in again.stdout
+  assert 'components: 3 executed, 6 cached of 9' in again.stdout  # Trainer, Evaluator, Pusher
+  assert _live_counts(output) == uninterrupted
+  states = _executions(output)
+  assert ('Trainer', 'CANCELED') in states and ('Trainer', 'COMPLETE') in states
+  assert not any(os.path.exists(folder) for folder in killed_run)  # partial outputs removed
+
+
+def test_killed_example_gen_leaves_nothing_later_components_pick_up(data, uninterrupted,
+                                                                    tmp_path):
+  output = str(tmp_path / 'out')
+  # The executor's scratch folder exists from the moment ImageExampleGen's executor starts.
+  _run_killed_when(_command(data, output),
+                   os.path.join(output, 'pipeline_root', 'ImageExampleGen', '.system',
+                                'executor_execution', '*', '.temp'))
+  assert _executions(output) == [('ImageExampleGen', 'RUNNING')]
+  assert _live_counts(output) == {}
+  half_written = glob.glob(os.path.join(output, 'pipeline_root', 'ImageExampleGen', '*', '1'))
+  half_written += glob.glob(os.path.join(output, 'pipeline_root', 'ImageExampleGen', '.system',
+                                         'executor_execution', '1'))
+  assert len(half_written) == 2  # examples/1 and the executor's scratch folder
+
+  again = subprocess.run(_command(data, output), cwd=ROOT, capture_output=True, text=True)
+  assert again.returncode == 0, again.stderr[-2000:]
+  assert 'examples:   train 1423, eval 374' in again.stdout
+  assert _live_counts(output) == uninterrupted
+  assert not any(os.path.exists(folder) for folder in half_written)
