@@ -42,7 +42,7 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
   import tensorflow_model_analysis as tfma  # pylint: disable=g-import-not-at-top
   from tfx import v1 as tfx  # pylint: disable=g-import-not-at-top
   from components.anomaly_gate.component import AnomalyGate  # pylint: disable=g-import-not-at-top
-  from components.recording_trainer.component import RecordingTrainer  # pylint: disable=g-import-not-at-top
+  from components.recording_trainer import component as recording  # pylint: disable=g-import-not-at-top
   from components.shard_check.component import ShardCheck  # pylint: disable=g-import-not-at-top
   from components.image_example_gen.component import ImageExampleGen  # pylint: disable=g-import-not-at-top
   from trainer import data_spec, signatures  # pylint: disable=g-import-not-at-top
@@ -85,7 +85,7 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
         'label_key': config.label,
         'label_threshold': config.label_threshold,
     }
-    trainer_class = RecordingTrainer  # records input damage on the Model artifact
+    trainer_class = recording.RecordingTrainer  # records input damage on the Model artifact
     if config.cloud and config.cloud.vertex_training:
       vertex = tfx.extensions.google_cloud_ai_platform
       trainer_class = vertex.Trainer
@@ -200,7 +200,8 @@ def _parser() -> argparse.ArgumentParser:
   verify.add_argument('--repair', metavar='OUT_DIR', default='',
                       help='write salvaged copies of every shard (every intact record and '
                       'nothing else) under OUT_DIR, keeping relative paths')
-  verify.add_argument('--workers', type=int, default=0, help='parallel scans (default: one per core)')
+  verify.add_argument('--workers', type=int, default=0,
+                      help='parallel scans (default: one per core)')
 
   compile_ = commands.add_parser(
       'compile', help='compile the same pipeline for Kubeflow Pipelines v2 / Vertex AI',

@@ -7,13 +7,14 @@ cold and cached alternated so that machine noise hits both alike; prints medians
 cached/cold ratio measured in this one invocation.
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from bench import figures as figures_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -43,9 +44,7 @@ def main() -> None:
              'repeats': args.repeats, 'cores': os.cpu_count()}
   print(f"median cold {figures['cold_s']:.1f} s, cached {figures['cached_s']:.1f} s "
         f"(cached/cold = {figures['cached_over_cold']:.2f}) on {figures['cores']} cores")
-  if args.json:
-    with open(args.json, 'w') as f:
-      json.dump(figures, f, indent=2)
+  figures_file.save(figures, args.json)
 
 
 if __name__ == '__main__':

@@ -57,7 +57,8 @@ def executor_input(name: str, task: dict, component: dict, produced: Dict[str, d
     upstream = source.get('taskOutputArtifact')
     if upstream is None:
       raise LaunchError(f'{name}: input {key} does not come from a task')
-    artifacts[key] = {'artifacts': [produced[upstream['producerTask']][upstream['outputArtifactKey']]]}
+    producer = produced[upstream['producerTask']]
+    artifacts[key] = {'artifacts': [producer[upstream['outputArtifactKey']]]}
   outputs = {
       key: {'artifacts': [{'name': f'{run_id}/{name}/{key}', 'type': definition['artifactType'],
                            'uri': f'{task_root}/{key}'}]}

@@ -93,7 +93,8 @@ def describe(args: argparse.Namespace, sub: Submission) -> List[str]:
            f'  caching:         {caching}',
            f'  service account: {sub.service_account or "(the default)"}']
   if args.target == VERTEX:
-    lines.append('  labels:          ' + ', '.join(f'{k}={v}' for k, v in sorted(sub.labels.items())))
+    labels = ', '.join(f'{k}={v}' for k, v in sorted(sub.labels.items()))
+    lines.append(f'  labels:          {labels}')
   return lines
 
 

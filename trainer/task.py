@@ -71,9 +71,13 @@ def run_fn(fn_args: FnArgs) -> None:
     _record_damage(guard.reports, fn_args.model_run_dir)
     epochs = max(1, min(MAX_EPOCHS, fn_args.train_steps))
     eval_steps = fn_args.eval_steps or None  # None: the whole eval split
+    # Epoch metrics go to the log (the terminal shows one line per component), and TensorBoard.
+    log_epoch = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: logging.info(
+        'epoch %d/%d: %s', epoch + 1, epochs,
+        ', '.join(f'{k} {v:.4f}' for k, v in sorted((logs or {}).items()))))
     built.fit(train, epochs=epochs, steps_per_epoch=math.ceil(fn_args.train_steps / epochs),
-              validation_data=evaluation, validation_steps=eval_steps, verbose=2,
-              callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir)])
+              validation_data=evaluation, validation_steps=eval_steps, verbose=0,
+              callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir), log_epoch])
   finally:
     shutil.rmtree(salvage_dir, ignore_errors=True)
   tf.saved_model.save(built, fn_args.serving_model_dir, signatures=serving)

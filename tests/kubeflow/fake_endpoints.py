@@ -73,8 +73,9 @@ def vertex_and_storage(project: str, bucket: str) -> Callable[[Request], Optiona
     prefix = f'/v1/projects/{project}/locations/'
     if request.method == 'POST' and request.path.endswith('/pipelineJobs'):
       if not request.path.startswith(prefix):
+        project_asked = request.path.split('/')[3]
         return 403, {'error': {'code': 403, 'status': 'PERMISSION_DENIED',
-                               'message': f'Permission denied on project {request.path.split("/")[3]}'}}
+                               'message': f'Permission denied on project {project_asked}'}}
       job_id = request.query.get('pipelineJobId', 'job-1')
       return 200, {**request.json, 'name': request.path[len('/v1/'):] + '/' + job_id,
                    'state': 'PIPELINE_STATE_PENDING'}

@@ -1,4 +1,4 @@
-"""`pipeline.py compile`: the local pipeline compiled offline for Kubeflow Pipelines v2 / Vertex AI."""
+"""`pipeline.py compile`: the local pipeline compiled offline for Kubeflow Pipelines v2 / Vertex."""
 import json
 import os
 

@@ -41,7 +41,8 @@ def test_vertex_receives_the_compiled_job_with_overrides(vertex, capsys):
       vertex, '--pipeline-root', 'gs://bucket/root', '--display-name', 'digits-nightly',
       '--job-label', 'run=nightly', '--no-cache'))
   out = capsys.readouterr().out
-  assert code == 0 and 'submitted Vertex AI pipeline job projects/proj/locations/us-central1/' in out
+  assert code == 0
+  assert 'submitted Vertex AI pipeline job projects/proj/locations/us-central1/' in out
   (create,) = vertex.find('POST', '/pipelineJobs')
   assert create.path == '/v1/projects/proj/locations/us-central1/pipelineJobs'
   assert create.headers['authorization'] == f'Bearer {TOKEN}'
@@ -116,10 +117,10 @@ def test_kubeflow_receives_the_pipeline_spec(kubeflow, capsys):
   assert body['runtime_config']['pipeline_root'] == 'minio://mlpipeline/root'
   assert body['service_account'] == 'pipeline-runner'
   committed = _committed_job()['pipelineSpec']
-  assert set(body['pipeline_spec']['root']['dag']['tasks']) == set(committed['root']['dag']['tasks'])
+  sent_tasks = body['pipeline_spec']['root']['dag']['tasks']
+  assert set(sent_tasks) == set(committed['root']['dag']['tasks'])
   assert body['pipeline_spec']['deploymentSpec'] == committed['deploymentSpec']
-  assert not any(t.get('cachingOptions', {}).get('enableCache')
-                 for t in body['pipeline_spec']['root']['dag']['tasks'].values())
+  assert not any(t.get('cachingOptions', {}).get('enableCache') for t in sent_tasks.values())
 
 
 def test_kubeflow_unreachable_is_one_line(capsys):

@@ -165,8 +165,9 @@ def test_shards_of_both_schema_versions_train_together(tmp_path):
       del example.features.feature[record.IMAGE_ID_KEY]
       example.features.feature[record.SCHEMA_VERSION_KEY].int64_list.value[:] = [1]
       writer.write(example.SerializeToString())
-  versions = {int(tf.train.Example.FromString(r.numpy()).features.feature[
-      record.SCHEMA_VERSION_KEY].int64_list.value[0]) for r in tf.data.TFRecordDataset([old] + current)}
+  versions = {tf.train.Example.FromString(r.numpy()).features.feature[
+      record.SCHEMA_VERSION_KEY].int64_list.value[0]
+                for r in tf.data.TFRecordDataset([old] + current)}
   assert versions == set(record.READABLE_VERSIONS)
   dataset = input_pipeline.image_dataset([old] + current, _spec(4, 4, 1, record.ENCODED, True), 4,
                                          training=False)

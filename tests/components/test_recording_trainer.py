@@ -1,0 +1,55 @@
+"""RecordingTrainer's executor: a real (short) training run on a damaged split."""
+import json
+import os
+
+from tfx.types import standard_artifacts
+
+from components.image_example_gen import record
+from components.recording_trainer import executor
+from tests import shards
+
+
+def _artifact(kind, uri):
+  artifact = kind()
+  artifact.uri = str(uri)
+  return artifact
+
+
+def test_damage_in_the_training_data_is_recorded_on_the_model(tmp_path):
+  records = shards.digit_records(200)
+  examples = _artifact(standard_artifacts.Examples, tmp_path / 'examples')
+  examples.split_names = json.dumps(['train', 'eval'])
+  for split in ('train', 'eval'):
+    os.makedirs(tmp_path / 'examples' / f'Split-{split}')
+  train = shards.write_shard(str(tmp_path / 'examples' / 'Split-train' / 'data-00000-of-00001'),
+                             records)
+  shards.write_shard(str(tmp_path / 'examples' / 'Split-eval' / 'data-00000-of-00001'),
+                     records[:50])
+  start = shards.record_offset(open(train, 'rb').read(), shards.DAMAGED_INDEX)
+  shards.damage(train, start + 25)
+  (tmp_path / 'examples' / record.META_FILE).write_text(json.dumps({
+      'most_common_size': [16, 16], 'uniform_size': False, 'channels_seen': [1],
+      'labels': [str(i) for i in range(10)], 'encoding': record.ENCODED}))
+  model = _artifact(standard_artifacts.Model, tmp_path / 'model')
+  model_run = _artifact(standard_artifacts.ModelRun, tmp_path / 'model_run')
+  schema = _artifact(standard_artifacts.Schema, tmp_path / 'schema')
+  os.makedirs(tmp_path / 'schema')
+  (tmp_path / 'schema' / 'schema.pbtxt').write_text('')  # image runs do not read it
+
+  executor.Executor().Do(
+      {'examples': [examples], 'schema': [schema]},
+      {'model': [model], 'model_run': [model_run]},
+      {'run_fn': 'trainer.task.run_fn', 'train_args': json.dumps({'num_steps': 20}),
+       'eval_args': json.dumps({'num_steps': 2}),
+       'custom_config': json.dumps({'data_kind': 'image', 'batch_size': 16})})
+
+  assert model.get_int_custom_property('input_corrupt_records') == 1
+  assert model.get_int_custom_property('input_damaged_shards') == 1
+  assert model.get_int_custom_property('input_lost_bytes') == 16 + len(
+      records[shards.DAMAGED_INDEX])
+  assert abs(model.get_float_custom_property('input_lost_fraction') - 1 / 250) < 1e-9
+  with open(tmp_path / 'model_run' / executor.DAMAGE_FILE) as f:
+    damage = json.load(f)
+  assert damage['good'] == 249 and [d['path'] for d in damage['damaged']] == [train]
+  assert os.path.isfile(tmp_path / 'model' / 'Format-Serving' / 'saved_model.pb')
+  assert os.listdir(tmp_path / 'model_run' / 'input_damage')  # TensorBoard scalars
