@@ -21,13 +21,13 @@ def _command(data, output):
           '--output', output, '--train-steps', '600']
 
 
-def _run_killed_when(command, started_pattern: str, timeout: float = 240) -> None:
-  """Runs `command` and SIGKILLs its process group as soon as `started_pattern` globs."""
+def _run_killed_when(command, *started_patterns: str, timeout: float = 240) -> None:
+  """Runs `command` and SIGKILLs its process group as soon as every pattern globs."""
   process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
   deadline = time.monotonic() + timeout
   try:
-    while not glob.glob(started_pattern):
+    while not all(glob.glob(pattern) for pattern in started_patterns):
       assert process.poll() is None, 'the run ended before it could be interrupted'
       assert time.monotonic() < deadline, 'the component never started'
       time.sleep(0.02)
@@ -84,10 +84,11 @@ def test_killed_trainer_reruns_alone_and_leaves_no_trace(data, uninterrupted, tm
 def test_killed_example_gen_leaves_nothing_later_components_pick_up(data, uninterrupted,
                                                                     tmp_path):
   output = str(tmp_path / 'out')
-  # The executor's scratch folder exists from the moment ImageExampleGen's executor starts.
+  # Killed once its executor has started (scratch folder) and made its output folder.
   _run_killed_when(_command(data, output),
                    os.path.join(output, 'pipeline_root', 'ImageExampleGen', '.system',
-                                'executor_execution', '*', '.temp'))
+                                'executor_execution', '*', '.temp'),
+                   os.path.join(output, 'pipeline_root', 'ImageExampleGen', 'examples', '*'))
   assert _executions(output) == [('ImageExampleGen', 'RUNNING')]
   assert _live_counts(output) == {}
   half_written = glob.glob(os.path.join(output, 'pipeline_root', 'ImageExampleGen', '*', '1'))
