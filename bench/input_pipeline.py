@@ -3,9 +3,9 @@
   .venv/bin/python -m bench.input_pipeline [--quick] [--json OUT] [--plot OUT.png]
 
 One process. For each data set (bench/input_data.py: jpeg, raw, tabular) every pipeline of
-bench/recipes.py is opened once, then measured several times interleaved with the others (a short
-untimed drain, then a timed window of batches); medians are reported as examples/s and MB/s, with
-ratios to the ceiling and to each baseline. Then the input-stall fraction of the project's
+bench/recipes.py is opened once, then measured several times interleaved with the others (settle,
+untimed pull, timed window: see rate()); medians are reported as examples/s and MB/s, with ratios
+to the ceiling and to each baseline. Then the input-stall fraction of the project's
 pipeline: a simulated accelerator takes each batch and sleeps for a fixed step time set to 50%,
 80% and 100% of the ceiling's rate; the stall fraction is the share of wall time spent in next().
 """
@@ -22,15 +22,23 @@ from components.image_example_gen import record  # pylint: disable=wrong-import-
 
 BASELINES = ('seed_000', 'seed_004', 'tfx_stock')
 DEMANDS = (0.5, 0.8, 1.0)
-FULL = dict(jpeg=6000, raw=3000, tabular_copies=10, repeats=5, window_s=1.5, drain=4,
+FULL = dict(jpeg=6000, raw=3000, tabular_copies=10, repeats=5, window_s=2.0, settle_s=0.5,
             stall_s=4.0)
-QUICK = dict(jpeg=1200, raw=500, tabular_copies=2, repeats=3, window_s=0.4, drain=2,
-             stall_s=1.0)
+QUICK = dict(jpeg=1200, raw=500, tabular_copies=2, repeats=2, window_s=0.3, settle_s=0.15,
+             stall_s=0.5)
 
 
-def rate(batches, window_s: float, drain: int) -> float:
-  """Examples/s over a timed window, after `drain` untimed batches (buffers filled meanwhile)."""
-  for _ in range(drain):
+def rate(batches, window_s: float, settle_s: float) -> float:
+  """Examples/s over a timed window.
+
+  Every pipeline stays open between its windows, so first it waits `settle_s` (the previous
+  pipeline's background threads finish refilling their buffers instead of stealing CPU from
+  this window), then pulls untimed for `settle_s` (this pipeline's own full prefetch buffers
+  would otherwise inflate the rate), then times.
+  """
+  time.sleep(settle_s)
+  started = time.monotonic()
+  while time.monotonic() - started < settle_s:
     next(batches)
   count, started = 0, time.monotonic()
   while time.monotonic() - started < window_s:
@@ -58,10 +66,10 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
   samples = {name: [] for name in names}
   try:
     for name, batches in iterators.items():  # warm-up: shuffle buffers, tracing, first reads
-      rate(batches, 0.2, settings['drain'])
+      rate(batches, 0.2, settings['settle_s'])
     for repeat in range(settings['repeats']):
       for name, batches in iterators.items():
-        samples[name].append(rate(batches, settings['window_s'], settings['drain']))
+        samples[name].append(rate(batches, settings['window_s'], settings['settle_s']))
       print(f'  {data.name} round {repeat + 1}/{settings["repeats"]}: ' + ', '.join(
           f'{n} {samples[n][-1]:,.0f}' for n in names), flush=True)
     medians = {name: statistics.median(values) for name, values in samples.items()}
@@ -73,6 +81,7 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
     result.update({n: medians[n] for n in names if not n.startswith('ceiling')})
     result['ceiling_variants'] = {n: medians[n] for n in ceiling_names}
     for demand in DEMANDS:
+      time.sleep(settings['settle_s'])
       step = recipes.BATCH / (demand * result['ceiling'])
       result[f'stall_{round(demand * 100)}'] = stall_fraction(iterators['project'], step,
                                                               settings['stall_s'])
@@ -104,7 +113,7 @@ def table(datasets: dict) -> list:
 def main(argv=None) -> dict:
   parser = argparse.ArgumentParser(prog='python -m bench.input_pipeline', description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument('--quick', action='store_true', help='small data, short windows (~1 min)')
+  parser.add_argument('--quick', action='store_true', help='small data, short windows (~1 minute; for tests, not for figures)')
   parser.add_argument('--json', help='write the figures here')
   parser.add_argument('--plot', help='draw the bar chart here (PNG)')
   args = parser.parse_args(argv)

@@ -1,8 +1,9 @@
 """The input pipelines the benchmark compares, each an endless iterator of batches of 64.
 
 ceiling    what the hardware delivers with nothing else to do: JPEG decode of in-memory bytes on
-           all cores (per image or per batch, whichever is faster); a bare parallel TFRecord read
-           for raw pixels; read → batch → parse_example → prefetch for tabular data.
+           all cores (per image or per batch); a bare TFRecord read for raw pixels; read → batch
+           → parse_example → prefetch for tabular data (reads sequential or parallel). The
+           fastest variant is the data set's ceiling.
 seed_000   ../shared/seeds/000_*: map(parse_single_example + decode_image + resize + normalise
            to float, AUTOTUNE) → shuffle(10,000) → batch(64) → prefetch(AUTOTUNE).
 seed_004   ../shared/seeds/004_*: TF1 queue runners in graph mode (string_input_producer →
@@ -47,12 +48,16 @@ def ceilings(data: DataSet) -> dict:
         'ceiling_decode_per_batch': payloads.batch(BATCH).map(per_batch, AUTOTUNE,
                                                               deterministic=False)
                                     .prefetch(AUTOTUNE)}
-  read = tf.data.TFRecordDataset(data.files, num_parallel_reads=len(data.files)).repeat()
+  reads = {'sequential': tf.data.TFRecordDataset(data.files).repeat(),
+           'parallel': tf.data.TFRecordDataset(data.files,
+                                               num_parallel_reads=len(data.files)).repeat()}
   if data.name == 'raw':
-    return {'ceiling_read': read.batch(BATCH).prefetch(AUTOTUNE)}
+    return {f'ceiling_read_{kind}': read.batch(BATCH).prefetch(AUTOTUNE)
+            for kind, read in reads.items()}
   spec = data.spec.parse_spec()
-  return {'ceiling_read_parse': read.batch(BATCH).map(
-      lambda s: tf.io.parse_example(s, spec), AUTOTUNE).prefetch(AUTOTUNE)}
+  return {f'ceiling_read_parse_{kind}': read.batch(BATCH).map(
+      lambda s: tf.io.parse_example(s, spec), AUTOTUNE).prefetch(AUTOTUNE)
+          for kind, read in reads.items()}
 
 
 def seed_000(data: DataSet) -> tf.data.Dataset:

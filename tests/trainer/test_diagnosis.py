@@ -1,0 +1,42 @@
+"""The Trainer's input check on a pipeline far slower than the model."""
+import logging
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from trainer import diagnosis
+
+
+def _model():
+  model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+  model.compile(optimizer='adam',
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+  return model
+
+
+def _dataset(delay_s: float) -> tf.data.Dataset:
+  def slow(x, y):
+    time.sleep(delay_s)
+    return x, y
+  base = tf.data.Dataset.from_tensors((np.ones((8, 4), np.float32), np.zeros(8, np.int64)))
+  return base.repeat().map(lambda x, y: tf.numpy_function(slow, [x, y], (tf.float32, tf.int64)))
+
+
+def test_a_starved_model_is_reported_input_bound_with_the_hint(caplog):
+  with caplog.at_level(logging.INFO):
+    stall = diagnosis.check_input(_model(), _dataset(0.05), 8, 'the first thing to try')
+  assert stall > diagnosis.INPUT_BOUND  # 50 ms per batch against a ~1 ms step
+  (line,) = [r for r in caplog.records if 'input check' in r.getMessage()]
+  assert line.levelno == logging.WARNING
+  assert 'training is input-bound' in line.getMessage()
+  assert 'First thing to try: the first thing to try' in line.getMessage()
+
+
+def test_step_time_does_not_change_the_weights():
+  model = _model()
+  before = [w.numpy().copy() for w in model.weights]
+  x, y = np.ones((8, 4), np.float32), np.zeros(8, np.int64)
+  assert diagnosis.step_seconds(model, tf.constant(x), tf.constant(y)) > 0
+  assert all((a == b.numpy()).all() for a, b in zip(before, model.weights))

@@ -1,0 +1,65 @@
+"""Before training: can the input pipeline keep up with this model on this machine?
+
+A short warm-up measures the input pipeline alone (examples/s) and one training step of the model
+(forward + backward on a real batch, weights not updated), then replays the pipeline against a
+consumer that takes each batch for exactly that step time and counts the share of wall time spent
+waiting in next() — the TF profiler's definition of input-bound is more than 5% of step time.
+The consumer sleeps instead of computing, so on a CPU-only machine, where the model and the input
+pipeline share the cores, real training can wait more than measured here.
+"""
+import logging
+import time
+
+import tensorflow as tf
+
+INPUT_BOUND = 0.05
+MEASURE_SECONDS = 0.5
+
+
+def _pull(iterator, seconds: float, step_seconds: float = 0.0):
+  """(batches pulled, seconds waiting in next(), wall seconds) over `seconds`."""
+  batches, waited, started = 0, 0.0, time.monotonic()
+  while time.monotonic() - started < seconds:
+    before = time.monotonic()
+    next(iterator)
+    waited += time.monotonic() - before
+    batches += 1
+    if step_seconds:
+      time.sleep(step_seconds)
+  return batches, waited, time.monotonic() - started
+
+
+def step_seconds(model, features, labels) -> float:
+  """Median time of 5 forward + backward passes on one batch (after a tracing run)."""
+  @tf.function
+  def step():
+    with tf.GradientTape() as tape:
+      loss = model.compute_loss(x=features, y=labels, y_pred=model(features, training=True))
+    return tape.gradient(loss, model.trainable_variables)
+  step()
+  times = []
+  for _ in range(5):
+    started = time.monotonic()
+    tf.nest.map_structure(lambda t: t.numpy() if t is not None else t, step())
+    times.append(time.monotonic() - started)
+  return sorted(times)[len(times) // 2]
+
+
+def check_input(model, dataset: tf.data.Dataset, batch_size: int, hint: str) -> float:
+  """Logs the diagnosis line (a warning when input-bound); returns the stall fraction."""
+  iterator = iter(dataset)
+  features, labels = next(iterator)  # also fills the pipeline's buffers
+  batches, _, wall = _pull(iterator, MEASURE_SECONDS)
+  input_rate = batches * batch_size / wall
+  step = step_seconds(model, features, labels)
+  _, waited, wall = _pull(iterator, MEASURE_SECONDS, step)
+  stall = waited / wall
+  facts = (f'input pipeline alone {input_rate:,.0f} examples/s; one training step '
+           f'{step * 1000:.1f} ms ({batch_size / step:,.0f} examples/s); at that pace training '
+           f'waited for input {stall:.1%} of the time')
+  if stall > INPUT_BOUND:
+    logging.warning('input check: training is input-bound: %s (more than %.0f%%). First thing '
+                    'to try: %s', facts, INPUT_BOUND * 100, hint)
+  else:
+    logging.info('input check: not input-bound: %s', facts)
+  return stall
