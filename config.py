@@ -74,6 +74,7 @@ class PipelineConfig:
   eval_steps: int = 0             # 0: the whole eval split
   batch_size: int = 64
   learning_rate: float = 1e-3
+  augment: bool = False           # images: random flips and shifts while training
   min_accuracy: float = 0.9       # Evaluator blessing threshold
   max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
   enable_cache: bool = True

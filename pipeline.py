@@ -79,6 +79,7 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
         'data_kind': data_spec.IMAGE if config.data_kind == cfg.IMAGES else data_spec.TABULAR,
         'batch_size': config.batch_size,
         'learning_rate': config.learning_rate,
+        'augment': config.augment,
         'image_height': config.image_height,
         'image_width': config.image_width,
         'image_channels': config.image_channels,
@@ -173,6 +174,9 @@ def _parser() -> argparse.ArgumentParser:
                    help='validation steps during training; 0 = the whole eval split')
   run.add_argument('--batch-size', type=int, default=defaults.batch_size)
   run.add_argument('--learning-rate', type=float, default=defaults.learning_rate)
+  run.add_argument('--augment', action='store_true',
+                   help='images: random left-right flips and shifts of up to 1/8 while training '
+                   '(off by default: digits and text are not mirror-invariant)')
   run.add_argument('--image-size', type=int, nargs=2, metavar=('HEIGHT', 'WIDTH'), default=(0, 0),
                    help='model input size; default: the most common size in the data')
   run.add_argument('--image-channels', type=int, choices=(0, 1, 3), default=0,
@@ -351,7 +355,7 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
   if args.command == 'run':
     config = dataclasses.replace(
         config, train_steps=args.train_steps, eval_steps=args.eval_steps,
-        batch_size=args.batch_size, learning_rate=args.learning_rate,
+        batch_size=args.batch_size, learning_rate=args.learning_rate, augment=args.augment,
         image_height=args.image_size[0], image_width=args.image_size[1],
         image_channels=args.image_channels, min_accuracy=args.min_accuracy,
         max_damaged_percent=args.max_damaged_percent, enable_cache=not args.no_cache)

@@ -165,3 +165,11 @@ def test_schema_command_writes_an_inferred_schema(digits_subset, tmp_path):
   assert {f.name for f in schema.feature} == {
       'image', 'label', 'label_name', 'image_id', 'height', 'width', 'channels',
       'schema_version'}
+
+
+def test_augment_reaches_the_trainer_config(tmp_path):
+  import config as cfg
+  built = pipeline.create_pipeline(cfg.PipelineConfig(
+      data=str(tmp_path), data_kind=cfg.IMAGES, output=str(tmp_path), augment=True))
+  (trainer,) = [c for c in built.components if c.id == 'Trainer']
+  assert json.loads(trainer.exec_properties['custom_config'])['augment'] is True

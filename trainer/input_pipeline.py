@@ -171,12 +171,31 @@ def _readable(file_patterns: Union[str, List[str]], guard: Optional[ShardGuard])
   return readable
 
 
+def augment_images(images: tf.Tensor) -> tf.Tensor:
+  """Each image of a uint8 batch mirrored left-right with p=0.5 and shifted by up to 1/8 of
+  its size (mirrored edges). For training only; labels are unchanged."""
+  height, width = images.shape[1], images.shape[2]
+  pad_h, pad_w = max(1, height // 8), max(1, width // 8)
+  padded = tf.pad(tf.image.random_flip_left_right(images),
+                  [[0, 0], [pad_h, pad_h], [pad_w, pad_w], [0, 0]], mode='SYMMETRIC')
+  shape = [height, width, images.shape[3]]
+  return tf.map_fn(lambda image: tf.image.random_crop(image, shape), padded,
+                   fn_output_signature=tf.TensorSpec(shape, tf.uint8))
+
+
 def image_dataset(file_patterns: Union[str, List[str]], spec: ImageSpec, batch_size: int,
-                  training: bool, guard: Optional[ShardGuard] = None) -> tf.data.Dataset:
-  """(uint8 images [B, H, W, C], int64 labels [B]) from the project's image shards."""
+                  training: bool, guard: Optional[ShardGuard] = None,
+                  augment: bool = False) -> tf.data.Dataset:
+  """(uint8 images [B, H, W, C], int64 labels [B]) from the project's image shards.
+
+  augment: random flips and shifts (augment_images), applied only when training.
+  """
   def parse_and_decode(serialized):
     parsed = tf.io.parse_example(serialized, record.parse_spec())
-    return decode_images(parsed, spec), parsed[record.LABEL_KEY]
+    images = decode_images(parsed, spec)
+    if augment and training:
+      images = augment_images(images)
+    return images, parsed[record.LABEL_KEY]
   return (serialized_batches(_readable(file_patterns, guard), batch_size, training)
           .map(parse_and_decode, num_parallel_calls=AUTOTUNE, deterministic=not training)
           .prefetch(AUTOTUNE))

@@ -6,6 +6,7 @@ custom_config keys (set by pipeline.create_pipeline):
   learning_rate    Adam learning rate (default 1e-3)
   image_height, image_width, image_channels   model input; 0 = taken from the data
   label_key, label_threshold                  tabular label column; float labels become > threshold
+  augment          images: random flips and shifts while training (off by default)
 
 Damaged shards lose only their damaged records (input_pipeline.ShardGuard); what was lost is
 logged, written to <model_run>/input_damage.json and TensorBoard (`input_damage/*`), and put on
@@ -36,7 +37,8 @@ def _image_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
   spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), config)
   logging.info('Image input %dx%dx%d, %d classes, %s records', spec.height, spec.width,
                spec.channels, spec.num_classes, spec.encoding)
-  train = input_pipeline.image_dataset(fn_args.train_files, spec, batch_size, True, guard)
+  train = input_pipeline.image_dataset(fn_args.train_files, spec, batch_size, True, guard,
+                                       augment=bool(config.get('augment')))
   evaluation = input_pipeline.image_dataset(fn_args.eval_files, spec, batch_size, False, guard)
   built = model.build_image_model(spec, config.get('learning_rate', 1e-3))
   if spec.encoding == record.RAW:

@@ -173,3 +173,29 @@ def test_shards_of_both_schema_versions_train_together(tmp_path):
                                          training=False)
   labels = [int(l) for _, batch in dataset for l in batch.numpy()]
   assert sorted(labels) == sorted([label for _, label in images] * 2)
+
+
+def test_augmentation_moves_pixels_only_while_training(tmp_path):
+  images = [(RNG.integers(0, 256, size=(16, 16), dtype=np.uint8), i % 3) for i in range(32)]
+  paths = _write_shards(str(tmp_path), images, record.RAW, '', shards=1)
+  spec = _spec(16, 16, 1, record.RAW, True)
+  evaluation = input_pipeline.image_dataset(paths, spec, 32, training=False, augment=True)
+  batch, _ = next(iter(evaluation))
+  originals = {pixels.tobytes(): label for pixels, label in images}
+  assert all(img[..., 0].tobytes() in originals for img in batch.numpy())  # untouched for eval
+  training = input_pipeline.image_dataset(paths, spec, 32, training=True, augment=True)
+  batch, labels = next(iter(training))
+  assert batch.shape == (32, 16, 16, 1) and batch.dtype == tf.uint8
+  moved = [img for img in batch.numpy() if img[..., 0].tobytes() not in originals]
+  assert len(moved) > 16  # a shift of 0 in both axes and no flip is rare (1 in 2 × 5 × 5)
+  for image, label in zip(batch.numpy(), labels.numpy()):
+    # Every augmented image is a crop of its (possibly mirrored) original, edge padded.
+    candidates = [p for p, l in images if l == label]
+    assert any(_is_shifted(image[..., 0], p) or _is_shifted(image[..., 0], p[:, ::-1])
+               for p in candidates)
+
+
+def _is_shifted(image, original, pad=2):
+  padded = np.pad(original, pad, mode='symmetric')
+  return any((padded[y:y + 16, x:x + 16] == image).all()
+             for y in range(2 * pad + 1) for x in range(2 * pad + 1))
