@@ -3,6 +3,7 @@
   .venv/bin/python pipeline.py run [--data PATH] [--output DIR] [--train-steps N] ...
   .venv/bin/python pipeline.py schema --data PATH --out schema/NAME/schema.pbtxt
   .venv/bin/python pipeline.py verify PATH... [--repair OUT_DIR]
+  .venv/bin/python pipeline.py lineage [--output DIR] [--model output/serving/VERSION]
   .venv/bin/python pipeline.py compile --pipeline-root gs://B/root --data gs://B/images [--image IMG]
   .venv/bin/python pipeline.py submit --target vertex --project P --region R [--dry-run]
   .venv/bin/python pipeline.py submit --target kubeflow --host http://HOST:PORT [--dry-run]
@@ -207,6 +208,16 @@ def _parser() -> argparse.ArgumentParser:
   verify.add_argument('--workers', type=int, default=0,
                       help='parallel scans (default: one per core)')
 
+  lineage = commands.add_parser(
+      'lineage', help='data versions and models in ML Metadata, and which data trained which model',
+      description='Read <output>/metadata.sqlite and list every data version (Examples artifact: '
+      'span, version, fingerprint, counts) and every model (trained on, evaluated on, accuracy, '
+      'blessed, pushed to). With --model PATH: which data trained the model pushed to PATH.')
+  lineage.add_argument('--output', default='output', help='the run folder (default: %(default)s)')
+  lineage.add_argument('--model', default='', metavar='PATH',
+                       help='a pushed model folder (e.g. output/serving/<version>)')
+  lineage.add_argument('--json', default='', metavar='OUT', help='also write the answer as JSON')
+
   compile_ = commands.add_parser(
       'compile', help='compile the same pipeline for Kubeflow Pipelines v2 / Vertex AI',
       description='Compile create_pipeline(...) with KubeflowV2DagRunner. Offline: nothing is '
@@ -408,6 +419,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == 'compile':
       print(f'compiled {compile_kubeflow(args)}')
       return 0
+    if args.command == 'lineage':
+      from cli import lineage as lineage_report  # pylint: disable=g-import-not-at-top
+      return lineage_report.run(args.output, args.model, args.json)
     if args.command == 'verify':
       from cli import verify  # pylint: disable=g-import-not-at-top
       return verify.run(args.paths, args.repair, args.workers)

@@ -74,7 +74,7 @@ def _split_counts(statistics: metadata_store_pb2.Artifact) -> Dict[str, int]:
   return dict(sorted(counts.items(), key=lambda item: (item[0] != 'train', item[0])))
 
 
-def _accuracy(evaluation: metadata_store_pb2.Artifact) -> Optional[float]:
+def accuracy(evaluation: metadata_store_pb2.Artifact) -> Optional[float]:
   import tensorflow_model_analysis as tfma  # pylint: disable=g-import-not-at-top
   for metrics in tfma.load_metrics(evaluation.uri):
     if metrics.slice_key.single_slice_keys:
@@ -110,7 +110,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
     if 'anomalies' in out:
       summary['anomalies'] = gate.describe_anomalies(out['anomalies'].uri)
     if 'evaluation' in out:
-      summary['eval_accuracy'] = _accuracy(out['evaluation'])
+      summary['eval_accuracy'] = accuracy(out['evaluation'])
     if 'blessing' in out:
       summary['blessed'] = bool(_custom(out['blessing'], 'blessed'))
     if 'pushed_model' in out:

@@ -173,3 +173,32 @@ def test_augment_reaches_the_trainer_config(tmp_path):
       data=str(tmp_path), data_kind=cfg.IMAGES, output=str(tmp_path), augment=True))
   (trainer,) = [c for c in built.components if c.id == 'Trainer']
   assert json.loads(trainer.exec_properties['custom_config'])['augment'] is True
+
+
+def test_lineage_names_the_data_that_trained_the_pushed_model(first_run, images_with_junk,
+                                                             tmp_path, capsys):
+  _, result, output = first_run
+  answer_file = tmp_path / 'lineage.json'
+  assert pipeline.main(['lineage', '--output', output, '--model', result['pushed_to'],
+                        '--json', str(answer_file)]) == 0
+  assert f'from {images_with_junk}' in capsys.readouterr().out
+  report = json.loads(answer_file.read_text())
+  (version,) = report['data_versions']  # the cached re-run reused it: still one
+  (model,) = report['models']
+  assert report['answer']['trained_on'] == version and model['trained_on'] == version['examples_id']
+  assert version['uri'] == result['examples_uri'] and version['input_base'] == images_with_junk
+  assert version['split_counts'] == result['examples_per_split']
+  assert version['fingerprint'].startswith('split:images,num_files:')
+  (evaluation,) = model['evaluations']
+  assert evaluation['evaluated_on'] == version['examples_id'] and evaluation['blessed'] is True
+  assert evaluation['accuracy'] == pytest.approx(result['eval_accuracy'])
+  assert model['pushed_to'] == [result['pushed_to']]
+
+
+def test_lineage_bad_input_is_one_line(first_run, tmp_path, capsys):
+  _, _, output = first_run
+  assert pipeline.main(['lineage', '--output', output, '--model', str(tmp_path)]) == 2
+  assert 'no model in this output folder' in capsys.readouterr().err
+  assert pipeline.main(['lineage', '--output', str(tmp_path)]) == 2
+  err = capsys.readouterr().err
+  assert err.startswith('error: ') and err.count('\n') == 1 and 'no metadata.sqlite' in err
