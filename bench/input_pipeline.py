@@ -14,8 +14,10 @@ import os
 import statistics
 import tempfile
 import time
+import warnings
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
 
 from bench import chart, figures as figures_file, input_data, recipes  # pylint: disable=wrong-import-position
 from components.image_example_gen import record  # pylint: disable=wrong-import-position

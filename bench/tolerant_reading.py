@@ -18,8 +18,10 @@ import os
 import statistics
 import tempfile
 import time
+import warnings
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
 
 import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
 import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position

@@ -9,7 +9,7 @@ import datetime
 import json
 import logging
 import os
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 from ml_metadata.proto import metadata_store_pb2
 
