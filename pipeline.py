@@ -51,7 +51,8 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
   if config.data_kind == cfg.IMAGES:
     example_gen = ImageExampleGen(
         input_base=config.data, encoding=config.encoding, compression=config.compression,
-        eval_percent=config.eval_percent, shard_size_mb=config.shard_size_mb)
+        eval_percent=config.eval_percent, shard_size_mb=config.shard_size_mb,
+        spans='{SPAN}' in config.data_pattern, span=config.span)
   else:
     input_config = tfx.proto.Input(splits=[
         tfx.proto.Input.Split(name='single_split', pattern=config.data_pattern)])
@@ -156,6 +157,9 @@ def _parser() -> argparse.ArgumentParser:
                      help='images: shard compression (default: %(default)s; GZIP reads 4-8x slower)')
     sub.add_argument('--shard-size-mb', type=float, default=defaults.shard_size_mb,
                      help='images: target shard size (default: %(default)s)')
+    sub.add_argument('--span', type=int, default=0,
+                     help='images laid out as <data>/span-<N>/<class>/...: the data version to '
+                     'read (default: the latest span)')
     sub.add_argument('--beam-mode', choices=('in_memory', 'multi_processing', 'multi_threading'),
                      default=defaults.beam_direct_running_mode,
                      help='Beam DirectRunner running mode (default: %(default)s)')
@@ -356,8 +360,13 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
   if source is None:
     source = inputs.resolve_data(inputs.write_digits(os.path.join(output, 'default_data', 'digits')))
     schema = schema or DEFAULT_SCHEMA
+  if args.span and args.span not in source.spans:
+    raise inputs.UserError(f'--span {args.span}: ' + (
+        f'no span-{args.span} folder (spans: {", ".join(map(str, source.spans))})'
+        if source.spans else 'the data has no span-<N> folders'))
   config = cfg.PipelineConfig(
       data=source.root, data_kind=source.kind, data_pattern=source.pattern, output=output,
+      span=args.span,
       schema=os.path.abspath(schema) if schema else None, label=args.label,
       label_threshold=args.label_threshold, encoding=args.encoding,
       compression=args.compression, eval_percent=args.eval_percent,

@@ -14,7 +14,11 @@ class UserError(Exception):
 class DataSource(NamedTuple):
   kind: str      # cfg.IMAGES, cfg.CSV or cfg.TFRECORDS
   root: str      # folder handed to the ExampleGen as input_base
-  pattern: str   # files under root (for images: unused)
+  pattern: str   # files under root (images: SPAN_PATTERN for span folders, else unused)
+  spans: tuple = ()  # images: the span numbers found (span-<N> folders)
+
+
+SPAN_PATTERN = 'span-{SPAN}/*/*'
 
 
 _CSV_SUFFIXES = ('.csv',)
@@ -50,6 +54,17 @@ def resolve_data(path: str) -> DataSource:
     if matching:
       suffix = next(s for s in suffixes if matching[0].lower().endswith(s))
       return DataSource(kind, path, '*' + suffix)
+  spans = sorted(int(e[len('span-'):]) for e in entries
+                 if e.startswith('span-') and e[len('span-'):].isdigit())
+  if spans and len(spans) == len(entries):  # data versions: <path>/span-<N>/<class>/<file>
+    check_image_tree(os.path.join(path, f'span-{spans[-1]}'))
+    return DataSource(cfg.IMAGES, path, SPAN_PATTERN, tuple(spans))
+  check_image_tree(path)
+  return DataSource(cfg.IMAGES, path, '')
+
+
+def check_image_tree(path: str) -> None:
+  """Raises UserError unless `path` holds at least two class folders with images."""
   from components.image_example_gen import folder  # pylint: disable=g-import-not-at-top
   listing = folder.list_image_folder(path)
   if not listing.labels:
@@ -60,7 +75,6 @@ def resolve_data(path: str) -> DataSource:
   if len(classes) < 2:
     raise UserError(f'--data {path}: only one class folder with images ({classes[0]!r}); '
                     'a classifier needs at least two')
-  return DataSource(cfg.IMAGES, path, '')
 
 
 def check_output(path: str) -> str:

@@ -105,6 +105,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       summary['examples_uri'] = out['examples'].uri
     elif 'examples' in out:
       summary['examples_uri'] = out['examples'].uri
+    if 'examples' in out and _custom(out['examples'], 'span'):
+      summary['span'] = _custom(out['examples'], 'span')
     if 'schema' in out:
       summary['schema_uri'] = out['schema'].uri
     if 'anomalies' in out:
@@ -122,6 +124,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
 def render(summary: dict) -> List[str]:
   """Human-readable lines of the summary."""
   lines = ['── summary ──']
+  if summary.get('span'):
+    lines.append(f'data:       span {summary["span"]}')
   counts = summary.get('examples_per_split')
   if counts:
     lines.append('examples:   ' + ', '.join(f'{split} {n}' for split, n in counts.items()))

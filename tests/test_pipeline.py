@@ -202,3 +202,25 @@ def test_lineage_bad_input_is_one_line(first_run, tmp_path, capsys):
   assert pipeline.main(['lineage', '--output', str(tmp_path)]) == 2
   err = capsys.readouterr().err
   assert err.startswith('error: ') and err.count('\n') == 1 and 'no metadata.sqlite' in err
+
+
+def test_span_folders_latest_by_default_or_pinned_and_traced(tmp_path, capsys):
+  data = tmp_path / 'versions'
+  write_digits_subset(str(data / 'span-1'), per_class=6)
+  write_digits_subset(str(data / 'span-2'), per_class=9)
+  output = str(tmp_path / 'out')
+  code, latest = _run(str(data), output)
+  assert code == 0, latest.get('error')
+  assert latest['span'] == 2 and sum(latest['examples_per_split'].values()) == 90
+  code, pinned = _run(str(data), output, '--span', '1')
+  assert code == 0, pinned.get('error')
+  assert pinned['span'] == 1 and sum(pinned['examples_per_split'].values()) == 60
+  capsys.readouterr()
+  answer_file = tmp_path / 'lineage.json'
+  assert pipeline.main(['lineage', '--output', output, '--json', str(answer_file)]) == 0
+  report = json.loads(answer_file.read_text())
+  span_of = {v['examples_id']: v['span'] for v in report['data_versions']}
+  assert sorted(span_of.values()) == [1, 2]
+  assert sorted(span_of[m['trained_on']] for m in report['models']) == [1, 2]
+  assert pipeline.main(['run', '--data', str(data), '--output', output, '--span', '3']) == 2
+  assert 'no span-3 folder (spans: 1, 2)' in capsys.readouterr().err

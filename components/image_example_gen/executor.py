@@ -22,6 +22,7 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
+from tfx.utils import proto_utils
 
 from components.image_example_gen import folder, record
 
@@ -85,13 +86,23 @@ def _facts(item: Tuple[str, bytes, Tuple[int, int, int]]) -> Iterator[Tuple]:
   yield ('channels', channels)
 
 
+def images_root(exec_properties: Dict[str, Any]) -> str:
+  """The class-folder tree to read: input_base, or its span folder the driver resolved
+  (input_config's pattern '<span folder>/*/*' after {SPAN} substitution)."""
+  input_config = example_gen_pb2.Input()
+  proto_utils.json_to_proto(exec_properties['input_config'], input_config)
+  span_folder = os.path.dirname(os.path.dirname(input_config.splits[0].pattern))
+  base = exec_properties['input_base']
+  return os.path.join(base, span_folder) if span_folder else base
+
+
 class Executor(base_beam_executor.BaseBeamExecutor):
   """Writes the image tree at `input_base` as train/eval TFRecord shards."""
 
   def Do(self, input_dict: Dict[str, List[Any]], output_dict: Dict[str, List[Any]],
          exec_properties: Dict[str, Any]) -> None:
     examples = artifact_utils.get_single_instance(output_dict['examples'])
-    input_base = exec_properties['input_base']
+    input_base = images_root(exec_properties)
     encoding = exec_properties['encoding']
     compression = exec_properties['compression']
     eval_percent = exec_properties['eval_percent']
