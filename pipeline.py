@@ -43,6 +43,7 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
   import tensorflow_model_analysis as tfma  # pylint: disable=g-import-not-at-top
   from tfx import v1 as tfx  # pylint: disable=g-import-not-at-top
   from components.anomaly_gate.component import AnomalyGate  # pylint: disable=g-import-not-at-top
+  from components.drift_check.component import DriftCheck  # pylint: disable=g-import-not-at-top
   from components.recording_trainer import component as recording  # pylint: disable=g-import-not-at-top
   from components.shard_check.component import ShardCheck  # pylint: disable=g-import-not-at-top
   from components.image_example_gen.component import ImageExampleGen  # pylint: disable=g-import-not-at-top
@@ -104,6 +105,18 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
         custom_config=custom_config).with_id('Trainer')
     trainer.add_upstream_node(gate)
     trainer.add_upstream_node(shard_check)
+    if '{SPAN}' in config.data_pattern:  # data versions: compare with the previous one
+      previous = tfx.dsl.Resolver(
+          strategy_class=tfx.dsl.experimental.LatestArtifactStrategy,
+          statistics=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ExampleStatistics,
+                                     producer_component_id=statistics_gen.id,
+                                     output_key='statistics')).with_id('previous_statistics')
+      statistics_gen.add_upstream_node(previous)  # resolve before this run's statistics exist
+      drift = DriftCheck(statistics=statistics_gen.outputs['statistics'],
+                         schema=schema_gen.outputs['schema'],
+                         previous_statistics=previous.outputs['statistics'])
+      trainer.add_upstream_node(drift)
+      components += [previous, drift]
     accuracy = tfma.MetricConfig(
         class_name='SparseCategoricalAccuracy',
         threshold=tfma.MetricThreshold(value_threshold=tfma.GenericValueThreshold(

@@ -224,3 +224,29 @@ def test_span_folders_latest_by_default_or_pinned_and_traced(tmp_path, capsys):
   assert sorted(span_of[m['trained_on']] for m in report['models']) == [1, 2]
   assert pipeline.main(['run', '--data', str(data), '--output', output, '--span', '3']) == 2
   assert 'no span-3 folder (spans: 1, 2)' in capsys.readouterr().err
+
+
+def test_a_drifted_new_span_stops_before_training(tmp_path, capsys):
+  schema = tmp_path / 'schema.pbtxt'
+  curated = open(pipeline.DEFAULT_SCHEMA).read()
+  schema.write_text(curated.replace(
+      'name: "label_name"\n  type: BYTES\n',
+      'name: "label_name"\n  type: BYTES\n  drift_comparator { infinity_norm { threshold: 0.1 } }\n',
+      1))
+  data, output = tmp_path / 'versions', str(tmp_path / 'out')
+  write_digits_subset(str(data / 'span-1'), per_class=8)
+  code, first = _run(str(data), output, '--schema', str(schema))
+  assert code == 0, first.get('error')
+  assert first['components']['DriftCheck'] == 'COMPLETE'  # nothing before it to compare with
+  # Span 2 has only digits 0-2: label_name's distribution moves by L-inf 0.23 > 0.1.
+  write_digits_subset(str(data / 'span-2'), per_class=8)
+  for digit in range(3, 10):
+    shutil.rmtree(data / 'span-2' / str(digit))
+  capsys.readouterr()
+  code, second = _run(str(data), output, '--schema', str(schema))
+  err = capsys.readouterr().err
+  assert code == 1 and second['span'] == 2
+  assert 'data drift against the previous data version' in err and "'label_name'" in err
+  assert second['components']['DriftCheck'] == 'FAILED' and 'Trainer' not in second['executed']
+  store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
+  assert len(store.get_artifacts_by_type('Model')) == 1  # only span 1's

@@ -24,13 +24,13 @@ def describe_anomalies(anomalies_uri: str) -> List[str]:
       anomalies.ParseFromString(f.read())
     split = os.path.basename(split_dir.rstrip('/'))[len('Split-'):]
     for feature, info in sorted(anomalies.anomaly_info.items()):
-      lines.append(f"{split}: feature '{feature}': {_plain(info)}")
+      lines.append(f"{split}: feature '{feature}': {plain_words(info)}")
     if anomalies.HasField('dataset_anomaly_info'):
-      lines.append(f'{split}: data set: {_plain(anomalies.dataset_anomaly_info)}')
+      lines.append(f'{split}: data set: {plain_words(anomalies.dataset_anomaly_info)}')
   return lines
 
 
-def _plain(info: anomalies_pb2.AnomalyInfo) -> str:
+def plain_words(info: anomalies_pb2.AnomalyInfo) -> str:
   if info.short_description and info.description:
     return f'{info.short_description} ({info.description.strip().rstrip(". ")})'
   return info.short_description or info.description
