@@ -37,5 +37,5 @@ def check(statistics_uri: str, previous_uri: Optional[str], schema_uri: str) -> 
   """Raises DriftFound listing every drifting feature."""
   drift = describe_drift(statistics_uri, previous_uri, schema_uri)
   if drift:
-    raise DriftFound(f'data drift against the previous data version, training stopped: '
+    raise DriftFound('data drift against the previous data version, training stopped: '
                      + '; '.join(drift))
