@@ -59,9 +59,9 @@ class PipelineConfig:
   output: str                     # metadata, artifacts and the serving model live below
   pipeline_root: str = ''         # '' : <output>/pipeline_root
   pipeline_name: str = PIPELINE_NAME
-  data_pattern: str = '*'         # CSV/TFRecord files under `data` (a file: its name);
-                                  # images: 'span-{SPAN}/*/*' when laid out by data version
-  span: int = 0                   # with span folders: the span to read; 0 = the latest
+  data_pattern: str = '*'         # files under `data` (a file: its name; images: '*/*');
+                                  # data versions: 'span-{SPAN}[/version-{VERSION}]/…'
+  span: int = 0                   # with {SPAN}: the span to read; 0 = the latest
   schema: Optional[str] = None    # curated schema.pbtxt; None: SchemaGen infers one
   label: str = 'label'            # tabular label column
   label_threshold: float = 0.0    # float labels train as (label > threshold)

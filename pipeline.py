@@ -46,14 +46,14 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
   from components.drift_check.component import DriftCheck  # pylint: disable=g-import-not-at-top
   from components.recording_trainer import component as recording  # pylint: disable=g-import-not-at-top
   from components.shard_check.component import ShardCheck  # pylint: disable=g-import-not-at-top
-  from components.image_example_gen.component import ImageExampleGen  # pylint: disable=g-import-not-at-top
+  from components.image_example_gen.component import ImageExampleGen, span_range  # pylint: disable=g-import-not-at-top
   from trainer import data_spec, signatures  # pylint: disable=g-import-not-at-top
 
   if config.data_kind == cfg.IMAGES:
     example_gen = ImageExampleGen(
         input_base=config.data, encoding=config.encoding, compression=config.compression,
         eval_percent=config.eval_percent, shard_size_mb=config.shard_size_mb,
-        spans='{SPAN}' in config.data_pattern, span=config.span)
+        pattern=config.data_pattern, span=config.span)
   else:
     input_config = tfx.proto.Input(splits=[
         tfx.proto.Input.Split(name='single_split', pattern=config.data_pattern)])
@@ -63,7 +63,8 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
     example_gen_class = (tfx.components.CsvExampleGen if config.data_kind == cfg.CSV
                          else tfx.components.ImportExampleGen)
     example_gen = example_gen_class(input_base=config.data, input_config=input_config,
-                                    output_config=output_config)
+                                    output_config=output_config,
+                                    range_config=span_range(config.span))
   examples = example_gen.outputs['examples']
   statistics_gen = tfx.components.StatisticsGen(examples=examples)
   if config.schema and not schema_only:
@@ -171,8 +172,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument('--shard-size-mb', type=float, default=defaults.shard_size_mb,
                      help='images: target shard size (default: %(default)s)')
     sub.add_argument('--span', type=int, default=0,
-                     help='images laid out as <data>/span-<N>/<class>/...: the data version to '
-                     'read (default: the latest span)')
+                     help='data laid out by version, <data>/span-<N>/[version-<M>/]<class '
+                     'folders, CSV or TFRecord files>: the span to read (default: the latest '
+                     'span; within a span the latest version is read)')
     sub.add_argument('--beam-mode', choices=('in_memory', 'multi_processing', 'multi_threading'),
                      default=defaults.beam_direct_running_mode,
                      help='Beam DirectRunner running mode (default: %(default)s)')
@@ -244,8 +246,12 @@ def _parser() -> argparse.ArgumentParser:
   compile_.add_argument('--data', required=True, help='input as the cluster sees it (gs://...)')
   compile_.add_argument('--data-kind', choices=(cfg.IMAGES, cfg.CSV, cfg.TFRECORDS),
                         default=cfg.IMAGES, help='which ExampleGen reads --data (default: %(default)s)')
-  compile_.add_argument('--data-pattern', default='*',
-                        help='csv/tfrecords: files under --data (default: %(default)s)')
+  compile_.add_argument('--data-pattern', default='',
+                        help='files under --data (default: */* for images, * otherwise); data '
+                        'versions: e.g. span-{SPAN}/*.csv, span-{SPAN}/version-{VERSION}/*/*')
+  compile_.add_argument('--span', type=int, default=0,
+                        help='with {SPAN} in --data-pattern: pin that span (default: the latest '
+                        'at run time)')
   compile_.add_argument('--image', default=cloud.image,
                         help='container image of every step (default: %(default)s)')
   compile_.add_argument('--format', choices=('json', 'yaml'), default='json',
@@ -346,7 +352,8 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
     raise inputs.UserError('--accelerator-type/--accelerator-count need --vertex-training and '
                            'an --accelerator-type')
   config = cfg.PipelineConfig(
-      data=args.data, data_kind=args.data_kind, data_pattern=args.data_pattern,
+      data=args.data, data_kind=args.data_kind, span=args.span, data_pattern=args.data_pattern
+      or (inputs.CLASS_FOLDERS if args.data_kind == cfg.IMAGES else '*'),
       output=args.pipeline_root, pipeline_root=args.pipeline_root,
       pipeline_name=args.pipeline_name, schema=args.schema, label=args.label,
       train_steps=args.train_steps, min_accuracy=args.min_accuracy,
@@ -424,12 +431,19 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
   except Exception as e:  # pylint: disable=broad-except
     logging.exception('pipeline run failed')
     error = e
-  result = summary.build(summary.latest_run(summary.open_store(config.metadata_path),
-                                            config.pipeline_name), time.monotonic() - started)
+  nodes = summary.latest_run(summary.open_store(config.metadata_path), config.pipeline_name)
+  result = summary.build(nodes, time.monotonic() - started)
   result['log'] = log_path
   if error is not None:
     result['error'] = str(error).splitlines()[0] if str(error) else type(error).__name__
     result['anomalies_stop'] = isinstance(error, gate.AnomaliesFound) or bool(result.get('anomalies'))
+  if not schema_only:
+    from cli import report  # pylint: disable=g-import-not-at-top
+    try:
+      result['report'] = report.write(nodes, result, config)
+    except Exception:  # pylint: disable=broad-except
+      logging.exception('run report not written')  # the run's outcome stands without it
+      result['report'] = None
   summary.write(result, os.path.join(config.output, 'last_run.json'))
   return result
 

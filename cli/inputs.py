@@ -14,12 +14,14 @@ class UserError(Exception):
 class DataSource(NamedTuple):
   kind: str      # cfg.IMAGES, cfg.CSV or cfg.TFRECORDS
   root: str      # folder handed to the ExampleGen as input_base
-  pattern: str   # files under root (images: SPAN_PATTERN for span folders, else unused)
-  spans: tuple = ()  # images: the span numbers found (span-<N> folders)
+  pattern: str   # files under root, with {SPAN} / {VERSION} for data versions
+  spans: tuple = ()  # the span numbers found (span-<N> folders)
 
 
-SPAN_PATTERN = 'span-{SPAN}/*/*'
-
+# Data versions: <root>/span-<N>/… or <root>/span-<N>/version-<M>/…, the newest read by default.
+SPAN_FOLDER = 'span-{SPAN}'
+VERSION_FOLDER = 'version-{VERSION}'
+CLASS_FOLDERS = '*/*'  # images: <class>/<file>
 
 _CSV_SUFFIXES = ('.csv',)
 _TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz')
@@ -35,6 +37,29 @@ def _suffix_kind(name: str):
   return None
 
 
+def _numbered(path: str, prefix: str) -> list:
+  """Sorted N of <path>/<prefix>N folders when they are all the folder holds, else []."""
+  entries = [e for e in os.listdir(path) if not e.startswith('.')]
+  numbers = sorted(int(e[len(prefix):]) for e in entries
+                   if e.startswith(prefix) and e[len(prefix):].isdigit()
+                   and os.path.isdir(os.path.join(path, e)))
+  return numbers if numbers and len(numbers) == len(entries) else []
+
+
+def _folder_contents(path: str):
+  """(kind, file pattern relative to `path`) of a folder of CSV, TFRecord or class folders."""
+  entries = [e for e in os.listdir(path) if not e.startswith('.')]
+  if not entries:
+    raise UserError(f'--data {path}: the folder is empty')
+  files = [e for e in entries if os.path.isfile(os.path.join(path, e))]
+  for kind, suffixes in ((cfg.CSV, _CSV_SUFFIXES), (cfg.TFRECORDS, _TFRECORD_SUFFIXES)):
+    matching = sorted(f for f in files if f.lower().endswith(suffixes))
+    if matching:
+      return kind, '*' + next(s for s in suffixes if matching[0].lower().endswith(s))
+  check_image_tree(path)
+  return cfg.IMAGES, CLASS_FOLDERS
+
+
 def resolve_data(path: str) -> DataSource:
   """Decides which ExampleGen reads `path`; raises UserError for anything unusable."""
   if not os.path.exists(path):
@@ -45,22 +70,16 @@ def resolve_data(path: str) -> DataSource:
     if kind is None:
       raise UserError(f'--data {path}: unknown file type {_KNOWN}')
     return DataSource(kind, os.path.dirname(path), os.path.basename(path))
-  entries = [e for e in os.listdir(path) if not e.startswith('.')]
-  if not entries:
-    raise UserError(f'--data {path}: the folder is empty')
-  files = [e for e in entries if os.path.isfile(os.path.join(path, e))]
-  for kind, suffixes in ((cfg.CSV, _CSV_SUFFIXES), (cfg.TFRECORDS, _TFRECORD_SUFFIXES)):
-    matching = sorted(f for f in files if f.lower().endswith(suffixes))
-    if matching:
-      suffix = next(s for s in suffixes if matching[0].lower().endswith(s))
-      return DataSource(kind, path, '*' + suffix)
-  spans = sorted(int(e[len('span-'):]) for e in entries
-                 if e.startswith('span-') and e[len('span-'):].isdigit())
-  if spans and len(spans) == len(entries):  # data versions: <path>/span-<N>/<class>/<file>
-    check_image_tree(os.path.join(path, f'span-{spans[-1]}'))
-    return DataSource(cfg.IMAGES, path, SPAN_PATTERN, tuple(spans))
-  check_image_tree(path)
-  return DataSource(cfg.IMAGES, path, '')
+  spans = _numbered(path, 'span-')
+  if not spans:
+    kind, files = _folder_contents(path)
+    return DataSource(kind, path, files)
+  latest = os.path.join(path, f'span-{spans[-1]}')
+  versions = _numbered(latest, 'version-')
+  folders = f'{SPAN_FOLDER}/{VERSION_FOLDER}' if versions else SPAN_FOLDER
+  kind, files = _folder_contents(
+      os.path.join(latest, f'version-{versions[-1]}') if versions else latest)
+  return DataSource(kind, path, f'{folders}/{files}', tuple(spans))
 
 
 def check_image_tree(path: str) -> None:

@@ -14,6 +14,7 @@ from typing import List, Optional
 from ml_metadata.proto import metadata_store_pb2
 
 from cli import summary
+from cli.summary import property_value
 from cli.inputs import UserError
 
 _LIVE = metadata_store_pb2.Artifact.LIVE
@@ -24,14 +25,6 @@ _OUTPUTS = (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_O
 def _when(artifact) -> str:
   return datetime.datetime.fromtimestamp(artifact.create_time_since_epoch / 1000).isoformat(
       sep=' ', timespec='seconds')
-
-
-def _property(item, key: str):
-  for properties in (item.properties, item.custom_properties):
-    value = properties.get(key)
-    if value is not None:
-      return getattr(value, value.WhichOneof('value'))
-  return None
 
 
 class _Graph:
@@ -79,16 +72,16 @@ def trace(metadata_path: str) -> dict:
     versions.append({
         'examples_id': examples.id, 'uri': examples.uri, 'created': _when(examples),
         'producer': summary.node_id(graph.store, producer) if producer else None,
-        'input_base': _property(producer, 'input_base') if producer else None,
-        'span': _property(examples, 'span'), 'version': _property(examples, 'version'),
-        'fingerprint': _property(producer, 'input_fingerprint') if producer else None,
-        'split_counts': json.loads(_property(examples, 'split_counts') or 'null')})
+        'input_base': property_value(producer, 'input_base') if producer else None,
+        'span': property_value(examples, 'span'), 'version': property_value(examples, 'version'),
+        'fingerprint': property_value(producer, 'input_fingerprint') if producer else None,
+        'split_counts': json.loads(property_value(examples, 'split_counts') or 'null')})
   models = []
   for model in graph.of_kind('Model'):
     entry = {'model_id': model.id, 'uri': model.uri, 'created': _when(model),
              'trained_on': graph.consumer_input(model.id, 'examples'),
              'input_damage': {k: v for k, v in (
-                 (key, _property(model, key)) for key in (
+                 (key, property_value(model, key)) for key in (
                      'input_corrupt_records', 'input_lost_fraction')) if v is not None}}
     evaluations = []
     for execution in graph.consumers[model.id]:
@@ -99,11 +92,11 @@ def trace(metadata_path: str) -> dict:
       evaluation = graph.artifacts.get(outputs.get('evaluation'))
       evaluations.append({'evaluated_on': graph.inputs[execution].get('examples'),
                           'accuracy': summary.accuracy(evaluation) if evaluation else None,
-                          'blessed': bool(_property(blessing, 'blessed'))})
+                          'blessed': bool(property_value(blessing, 'blessed'))})
     entry['evaluations'] = list({json.dumps(e, sort_keys=True): e for e in evaluations}.values())
     pushes = [graph.artifacts[i] for i in graph.consumer_outputs(model.id, 'pushed_model')]
-    entry['pushed_to'] = sorted({_property(p, 'pushed_destination') for p in pushes
-                                 if _property(p, 'pushed')})
+    entry['pushed_to'] = sorted({property_value(p, 'pushed_destination') for p in pushes
+                                 if property_value(p, 'pushed')})
     models.append(entry)
   return {'data_versions': versions, 'models': models}
 

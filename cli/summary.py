@@ -54,11 +54,13 @@ def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[
   return nodes
 
 
-def _custom(artifact: metadata_store_pb2.Artifact, key: str):
-  value = artifact.custom_properties.get(key)
-  if value is None:
-    return None
-  return getattr(value, value.WhichOneof('value'))
+def property_value(item, key: str):
+  """An artifact's or execution's property or custom property `key`, or None."""
+  for properties in (item.properties, item.custom_properties):
+    value = properties.get(key)
+    if value is not None:
+      return getattr(value, value.WhichOneof('value'))
+  return None
 
 
 def _split_counts(statistics: metadata_store_pb2.Artifact) -> Dict[str, int]:
@@ -99,14 +101,14 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
     out = node.outputs
     if 'statistics' in out:
       summary['examples_per_split'] = _split_counts(out['statistics'])
-    if 'examples' in out and _custom(out['examples'], 'num_excluded') is not None:
-      summary['excluded_files'] = _custom(out['examples'], 'num_excluded')
+    if 'examples' in out and property_value(out['examples'], 'num_excluded') is not None:
+      summary['excluded_files'] = property_value(out['examples'], 'num_excluded')
       summary['excluded_report'] = os.path.join(out['examples'].uri, record.EXCLUDED_FILE)
       summary['examples_uri'] = out['examples'].uri
     elif 'examples' in out:
       summary['examples_uri'] = out['examples'].uri
-    if 'examples' in out and _custom(out['examples'], 'span'):
-      summary['span'] = _custom(out['examples'], 'span')
+    if 'examples' in out and property_value(out['examples'], 'span'):
+      summary['span'] = property_value(out['examples'], 'span')
     if 'schema' in out:
       summary['schema_uri'] = out['schema'].uri
     if 'anomalies' in out:
@@ -114,10 +116,11 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
     if 'evaluation' in out:
       summary['eval_accuracy'] = accuracy(out['evaluation'])
     if 'blessing' in out:
-      summary['blessed'] = bool(_custom(out['blessing'], 'blessed'))
+      summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
     if 'pushed_model' in out:
-      pushed = bool(_custom(out['pushed_model'], 'pushed'))
-      summary['pushed_to'] = _custom(out['pushed_model'], 'pushed_destination') if pushed else None
+      pushed = bool(property_value(out['pushed_model'], 'pushed'))
+      summary['pushed_to'] = (property_value(out['pushed_model'], 'pushed_destination')
+                              if pushed else None)
   return summary
 
 
@@ -146,6 +149,8 @@ def render(summary: dict) -> List[str]:
                f' of {total}' + (' (all cached: nothing re-ran)' if total and
                                  len(summary['cached']) == total else ''))
   lines.append(f'wall time:  {summary["wall_seconds"]:.1f} s')
+  if 'report' in summary:
+    lines.append(f'report:     {summary["report"] or "not written (see the log)"}')
   return lines
 
 

@@ -1,6 +1,8 @@
 """Shared fixtures: small real data sets written to temporary folders."""
 import io
+import json
 import os
+import shutil
 
 import numpy as np
 import PIL.Image
@@ -34,3 +36,34 @@ def image_bytes(array: np.ndarray, fmt: str, mode: str = None) -> bytes:
 def digits_subset(tmp_path_factory) -> str:
   """40 digits per class (400 images), shared by the tests that only read it."""
   return write_digits_subset(str(tmp_path_factory.mktemp('digits')), per_class=40)
+
+
+FAST = ['--train-steps', '150', '--min-accuracy', '0.3']
+
+
+def run_pipeline(data: str, output: str, *extra: str):
+  """`pipeline.py run` in process with few training steps: (exit code, last_run.json)."""
+  import pipeline  # pylint: disable=g-import-not-at-top
+  code = pipeline.main(['run', '--data', data, '--output', output, *FAST, *extra])
+  with open(os.path.join(output, 'last_run.json')) as f:
+    return code, json.load(f)
+
+
+@pytest.fixture(scope='session')
+def images_with_junk(digits_subset, tmp_path_factory) -> str:
+  """The digits subset plus a corrupt JPEG and a text file (both excluded by ExampleGen)."""
+  root = str(tmp_path_factory.mktemp('junk') / 'digits')
+  shutil.copytree(digits_subset, root)
+  with open(os.path.join(root, '3', 'broken.jpg'), 'wb') as f:
+    f.write(b'\xff\xd8\xff\xe0' + b'\x00' * 100)  # a JPEG header and nothing else
+  with open(os.path.join(root, '1', 'notes.txt'), 'w') as f:
+    f.write('not an image')
+  return root
+
+
+@pytest.fixture(scope='session')
+def first_run(images_with_junk, tmp_path_factory):
+  """One whole pipeline run on images_with_junk: (exit code, summary, output folder)."""
+  output = str(tmp_path_factory.mktemp('run'))
+  code, result = run_pipeline(images_with_junk, output)
+  return code, result, output

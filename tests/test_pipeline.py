@@ -5,6 +5,7 @@ Data: 40 scikit-learn digits per class (400 PNGs) plus a corrupt JPEG and a text
 import csv
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -14,42 +15,17 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.utils import io_utils
 
 import pipeline
-from cli import summary
-from tests.conftest import write_digits_subset
+from cli import lineage, summary
+from tests.conftest import run_pipeline, write_digits_subset
 
 TFX_DIR = os.path.dirname(tfx.__file__)
 TAXI_CSV = os.path.join(TFX_DIR, 'examples', 'chicago_taxi_pipeline', 'data', 'simple', 'data.csv')
 PENGUIN_TRAIN = os.path.join(TFX_DIR, 'components', 'testdata', 'penguin', 'data', 'Split-train',
                              'data_tfrecord-00000-of-00001.gz')
-FAST = ['--train-steps', '150', '--min-accuracy', '0.3']
-
-
-def _run(data, output, *extra):
-  code = pipeline.main(['run', '--data', data, '--output', output, *FAST, *extra])
-  with open(os.path.join(output, 'last_run.json')) as f:
-    return code, json.load(f)
 
 
 def _artifact_count(output):
   return len(summary.open_store(os.path.join(output, 'metadata.sqlite')).get_artifacts())
-
-
-@pytest.fixture(scope='module')
-def images_with_junk(digits_subset, tmp_path_factory):
-  root = str(tmp_path_factory.mktemp('junk') / 'digits')
-  shutil.copytree(digits_subset, root)
-  with open(os.path.join(root, '3', 'broken.jpg'), 'wb') as f:
-    f.write(b'\xff\xd8\xff\xe0' + b'\x00' * 100)  # a JPEG header and nothing else
-  with open(os.path.join(root, '1', 'notes.txt'), 'w') as f:
-    f.write('not an image')
-  return root
-
-
-@pytest.fixture(scope='module')
-def first_run(images_with_junk, tmp_path_factory):
-  output = str(tmp_path_factory.mktemp('run'))
-  code, result = _run(images_with_junk, output)
-  return code, result, output
 
 
 def test_run_trains_blesses_and_pushes(first_run):
@@ -101,7 +77,7 @@ def test_exclusion_report_and_label_vocabulary(first_run):
 def test_second_identical_run_is_fully_cached(first_run, images_with_junk, capsys):
   _, first, output = first_run
   before = _artifact_count(output)
-  code, result = _run(images_with_junk, output)
+  code, result = run_pipeline(images_with_junk, output)
   assert code == 0
   assert _artifact_count(output) == before  # nothing new published
   assert set(result['components'].values()) == {'CACHED'}
@@ -111,7 +87,7 @@ def test_second_identical_run_is_fully_cached(first_run, images_with_junk, capsy
 
 def test_gzip_raw_pixels_and_small_shards_run_end_to_end(digits_subset, tmp_path):
   # 8×8 gray raw records are ~64 B of pixels: ~320 train images ≈ 20 KB → 2 shards of 0.01 MB.
-  code, result = _run(digits_subset, str(tmp_path), '--compression', 'gzip', '--encoding', 'raw',
+  code, result = run_pipeline(digits_subset, str(tmp_path), '--compression', 'gzip', '--encoding', 'raw',
                       '--shard-size-mb', '0.01')
   assert code == 0, result.get('error')
   shards = sorted(tf.io.gfile.glob(os.path.join(result['examples_uri'], 'Split-train', '*')))
@@ -125,7 +101,7 @@ def test_gzip_raw_pixels_and_small_shards_run_end_to_end(digits_subset, tmp_path
 def test_anomalies_stop_before_training(tmp_path, capsys):
   data = write_digits_subset(str(tmp_path / 'data'), per_class=8)
   shutil.copytree(os.path.join(data, '0'), os.path.join(data, 'x'))  # an 11th class: label 10
-  code, result = _run(data, str(tmp_path / 'out'), '--schema', pipeline.DEFAULT_SCHEMA)
+  code, result = run_pipeline(data, str(tmp_path / 'out'), '--schema', pipeline.DEFAULT_SCHEMA)
   captured = capsys.readouterr()
   assert code == pipeline.EXIT_ANOMALIES
   assert any("feature 'label'" in a for a in result['anomalies'])
@@ -140,17 +116,36 @@ def test_csv_trains_a_tabular_model(tmp_path):
   data = tmp_path / 'taxi.csv'
   with open(TAXI_CSV) as src:
     data.write_text(''.join(line for _, line in zip(range(2001), src)))
-  code, result = _run(str(data), str(tmp_path / 'out'), '--label', 'tips')
+  code, result = run_pipeline(str(data), str(tmp_path / 'out'), '--label', 'tips')
   assert code == 0, result.get('error')
   assert sum(result['examples_per_split'].values()) == 2000
   assert result['eval_accuracy'] > 0.6 and result['blessed']
+
+
+def test_csv_spans_and_versions_latest_by_default_or_pinned(tmp_path):
+  with open(TAXI_CSV) as src:
+    header, *rows = [line for _, line in zip(range(1501), src)]
+  data, output = tmp_path / 'taxi', str(tmp_path / 'out')
+  for span, version, chunk in ((1, 1, rows[:600]), (2, 1, rows[600:900]), (2, 2, rows[600:])):
+    folder = data / f'span-{span}' / f'version-{version}'
+    folder.mkdir(parents=True)
+    (folder / 'trips.csv').write_text(header + ''.join(chunk))
+  code, latest = run_pipeline(str(data), output, '--label', 'tips')
+  assert code == 0, latest.get('error')
+  assert latest['span'] == 2 and sum(latest['examples_per_split'].values()) == 900
+  code, pinned = run_pipeline(str(data), output, '--label', 'tips', '--span', '1')
+  assert code == 0, pinned.get('error')
+  assert pinned['span'] == 1 and sum(pinned['examples_per_split'].values()) == 600
+  versions = {(v['span'], v['version']) for v in lineage.trace(
+      os.path.join(output, 'metadata.sqlite'))['data_versions']}
+  assert versions == {(2, 2), (1, 1)}
 
 
 def test_tfrecord_input_goes_through_import_example_gen(tmp_path):
   data = tmp_path / 'data'
   data.mkdir()
   shutil.copy(PENGUIN_TRAIN, data / 'penguins.tfrecord.gz')
-  code, result = _run(str(data), str(tmp_path / 'out'), '--label', 'species')
+  code, result = run_pipeline(str(data), str(tmp_path / 'out'), '--label', 'species')
   assert code == 0, result.get('error')
   assert result['components']['ImportExampleGen'] == 'COMPLETE'
   assert result['eval_accuracy'] > 0.5  # 3 classes
@@ -209,10 +204,10 @@ def test_span_folders_latest_by_default_or_pinned_and_traced(tmp_path, capsys):
   write_digits_subset(str(data / 'span-1'), per_class=6)
   write_digits_subset(str(data / 'span-2'), per_class=9)
   output = str(tmp_path / 'out')
-  code, latest = _run(str(data), output)
+  code, latest = run_pipeline(str(data), output)
   assert code == 0, latest.get('error')
   assert latest['span'] == 2 and sum(latest['examples_per_split'].values()) == 90
-  code, pinned = _run(str(data), output, '--span', '1')
+  code, pinned = run_pipeline(str(data), output, '--span', '1')
   assert code == 0, pinned.get('error')
   assert pinned['span'] == 1 and sum(pinned['examples_per_split'].values()) == 60
   capsys.readouterr()
@@ -235,7 +230,7 @@ def test_a_drifted_new_span_stops_before_training(tmp_path, capsys):
       1))
   data, output = tmp_path / 'versions', str(tmp_path / 'out')
   write_digits_subset(str(data / 'span-1'), per_class=8)
-  code, first = _run(str(data), output, '--schema', str(schema))
+  code, first = run_pipeline(str(data), output, '--schema', str(schema))
   assert code == 0, first.get('error')
   assert first['components']['DriftCheck'] == 'COMPLETE'  # nothing before it to compare with
   # Span 2 has only digits 0-2: label_name's distribution moves by L-inf 0.23 > 0.1.
@@ -243,10 +238,16 @@ def test_a_drifted_new_span_stops_before_training(tmp_path, capsys):
   for digit in range(3, 10):
     shutil.rmtree(data / 'span-2' / str(digit))
   capsys.readouterr()
-  code, second = _run(str(data), output, '--schema', str(schema))
+  code, second = run_pipeline(str(data), output, '--schema', str(schema))
   err = capsys.readouterr().err
   assert code == 1 and second['span'] == 2
   assert 'data drift against the previous data version' in err and "'label_name'" in err
   assert second['components']['DriftCheck'] == 'FAILED' and 'Trainer' not in second['executed']
   store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
   assert len(store.get_artifacts_by_type('Model')) == 1  # only span 1's
+  with open(second['report'], encoding='utf-8') as f:
+    page = f.read()
+  section = lambda name: re.search(f'<section id="{name}">(.*?)</section>', page).group(1)
+  assert 'data drift against the previous data version' in section('anomalies')
+  assert 'class="absent"' in section('training') and 'class="absent"' in section('evaluation')
+  assert 'span</th>' in section('lineage') and '<img' in section('examples')

@@ -45,8 +45,8 @@ def step_seconds(model, features, labels) -> float:
   return sorted(times)[len(times) // 2]
 
 
-def check_input(model, dataset: tf.data.Dataset, batch_size: int, hint: str) -> float:
-  """Logs the diagnosis line (a warning when input-bound); returns the stall fraction."""
+def check_input(model, dataset: tf.data.Dataset, batch_size: int, hint: str) -> dict:
+  """Logs the diagnosis line (a warning when input-bound); returns the measured figures."""
   iterator = iter(dataset)
   features, labels = next(iterator)  # also fills the pipeline's buffers
   batches, _, wall = _pull(iterator, MEASURE_SECONDS)
@@ -62,4 +62,5 @@ def check_input(model, dataset: tf.data.Dataset, batch_size: int, hint: str) -> 
                     'to try: %s', facts, INPUT_BOUND * 100, hint)
   else:
     logging.info('input check: not input-bound: %s', facts)
-  return stall
+  return {'input_examples_per_second': input_rate, 'step_seconds': step,
+          'stall_fraction': stall, 'input_bound': stall > INPUT_BOUND, 'hint': hint}

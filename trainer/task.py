@@ -10,7 +10,8 @@ custom_config keys (set by pipeline.create_pipeline):
 
 Damaged shards lose only their damaged records (input_pipeline.ShardGuard); what was lost is
 logged, written to <model_run>/input_damage.json and TensorBoard (`input_damage/*`), and put on
-the Model artifact by components/recording_trainer.
+the Model artifact by components/recording_trainer. The per-epoch history and the input check
+go to <model_run>/training.json for the run report (cli/report.py).
 """
 import json
 import logging
@@ -25,7 +26,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from components.image_example_gen import record
-from components.recording_trainer.executor import DAMAGE_FILE
+from components.recording_trainer.executor import DAMAGE_FILE, TRAINING_FILE
 from components.shard_check import scan
 from trainer import data_spec, diagnosis, input_pipeline, model, signatures
 
@@ -80,16 +81,20 @@ def run_fn(fn_args: FnArgs) -> None:
     guard = input_pipeline.ShardGuard(salvage_dir)
     built, train, evaluation, serving, hint = setup(fn_args, config, batch_size, guard)
     _record_damage(guard.reports, fn_args.model_run_dir)
-    diagnosis.check_input(built, train, batch_size, hint)
+    input_check = diagnosis.check_input(built, train, batch_size, hint)
     epochs = max(1, min(MAX_EPOCHS, fn_args.train_steps))
     eval_steps = fn_args.eval_steps or None  # None: the whole eval split
     # Epoch metrics go to the log (the terminal shows one line per component), and TensorBoard.
     log_epoch = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: logging.info(
         'epoch %d/%d: %s', epoch + 1, epochs,
         ', '.join(f'{k} {v:.4f}' for k, v in sorted((logs or {}).items()))))
-    built.fit(train, epochs=epochs, steps_per_epoch=math.ceil(fn_args.train_steps / epochs),
+    history = built.fit(train, epochs=epochs, steps_per_epoch=math.ceil(fn_args.train_steps / epochs),
               validation_data=evaluation, validation_steps=eval_steps, verbose=0,
               callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir), log_epoch])
+    _write_json(fn_args.model_run_dir, TRAINING_FILE, {
+        'batch_size': batch_size, 'epochs': epochs, 'train_steps': fn_args.train_steps,
+        'history': {k: [float(v) for v in values] for k, values in history.history.items()},
+        'input_check': input_check})
   finally:
     shutil.rmtree(salvage_dir, ignore_errors=True)
   tf.saved_model.save(built, fn_args.serving_model_dir, signatures=serving)
@@ -102,10 +107,14 @@ def _record_damage(reports, model_run_dir: str) -> None:
   logging.info('Input shards: %(shards)d scanned, %(damaged_shards)d damaged, %(good)d records '
                'read, %(corrupt)d corrupt skipped, %(lost_bytes)d bytes lost, '
                '%(truncated_bytes)d truncated tail bytes', totals)
-  damage = dict(totals, damaged=[r.summary() for r in reports if not r.clean])
-  tf.io.gfile.makedirs(model_run_dir)
-  with tf.io.gfile.GFile(os.path.join(model_run_dir, DAMAGE_FILE), 'w') as f:
-    json.dump(damage, f, indent=1)
+  _write_json(model_run_dir, DAMAGE_FILE,
+              dict(totals, damaged=[r.summary() for r in reports if not r.clean]))
   with tf.summary.create_file_writer(os.path.join(model_run_dir, 'input_damage')).as_default():
     for key in ('corrupt', 'lost_bytes', 'truncated_bytes', 'damaged_shards', 'lost_fraction'):
       tf.summary.scalar(f'input_damage/{key}', totals[key], step=0)
+
+
+def _write_json(model_run_dir: str, name: str, content: dict) -> None:
+  tf.io.gfile.makedirs(model_run_dir)
+  with tf.io.gfile.GFile(os.path.join(model_run_dir, name), 'w') as f:
+    json.dump(content, f, indent=1)

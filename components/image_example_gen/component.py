@@ -14,9 +14,16 @@ from tfx.types import channel, component_spec, standard_artifacts, standard_comp
 from components.image_example_gen import executor
 
 # Files are matched one level below the root: <root>/<class>/<file or sub-folder>; with data
-# versions, one level lower: <root>/span-<N>/<class>/<file> (the driver resolves {SPAN}).
+# versions, below the version's folder: <root>/span-<N>[/version-<M>]/<class>/<file>.
 CLASS_FOLDER_PATTERN = '*/*'
-SPAN_FOLDER_PATTERN = 'span-{SPAN}/*/*'
+
+
+def span_range(span: int):
+  """A RangeConfig that pins one span (any ExampleGen), or None (the latest) for 0."""
+  if not span:
+    return None
+  return range_config_pb2.RangeConfig(static_range=range_config_pb2.StaticRange(
+      start_span_number=span, end_span_number=span))
 
 
 class ImageExampleGenSpec(component_spec.ComponentSpec):
@@ -40,30 +47,27 @@ class ImageExampleGen(FileBasedExampleGen):
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
   def __init__(self, input_base: str, encoding: str = 'encoded', compression: str = 'none',
-               eval_percent: int = 20, shard_size_mb: float = 256.0, spans: bool = False,
-               span: int = 0):
+               eval_percent: int = 20, shard_size_mb: float = 256.0,
+               pattern: str = CLASS_FOLDER_PATTERN, span: int = 0):
     """Args:
       input_base: root of the tree; each sub-folder's name is a class label.
       encoding: 'encoded' keeps the JPEG/PNG bytes, 'raw' stores uint8 pixels.
       compression: 'none' (default: image payloads are already compressed) or 'gzip'.
       eval_percent: share of images (by path hash) in the eval split.
       shard_size_mb: target size of one shard; small data gives one shard per split.
-      spans: the tree is laid out by data version, <input_base>/span-<N>/<class>/...
-      span: with spans, read span N; 0 = the latest.
+      pattern: '<class>/<file>' under input_base: '*/*', or with data versions
+        'span-{SPAN}/*/*' or 'span-{SPAN}/version-{VERSION}/*/*' (the driver resolves them).
+      span: with {SPAN} in the pattern, read span N; 0 = the latest.
     """
     input_config = example_gen_pb2.Input(splits=[example_gen_pb2.Input.Split(
-        name='images', pattern=SPAN_FOLDER_PATTERN if spans else CLASS_FOLDER_PATTERN)])
-    range_config = None
-    if spans and span:
-      range_config = range_config_pb2.RangeConfig(static_range=range_config_pb2.StaticRange(
-          start_span_number=span, end_span_number=span))
+        name='images', pattern=pattern)])
     spec = ImageExampleGenSpec(
         input_base=input_base,
         input_config=input_config,
         output_config=utils.make_default_output_config(input_config),
         output_data_format=example_gen_pb2.FORMAT_TF_EXAMPLE,
         output_file_format=example_gen_pb2.FORMAT_TFRECORDS_GZIP,
-        range_config=range_config,
+        range_config=span_range(span),
         encoding=encoding,
         compression=compression,
         eval_percent=eval_percent,

@@ -13,6 +13,7 @@ from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
 
 DAMAGE_FILE = 'input_damage.json'
+TRAINING_FILE = 'training.json'  # run_fn: per-epoch history and the input check (cli/report.py)
 INT_PROPERTIES = {'corrupt': 'input_corrupt_records', 'lost_bytes': 'input_lost_bytes',
                   'truncated_bytes': 'input_truncated_bytes',
                   'damaged_shards': 'input_damaged_shards'}

@@ -156,3 +156,16 @@ def test_dockerfile_ships_every_module_the_compiled_steps_import():
   # The curated schema named in the committed example is in the image at that relative path.
   schema = spec['root']['dag']['tasks']['ImportSchemaGen']['inputs']['parameters']['schema_file']
   assert schema['runtimeValue']['constantValue']['stringValue'].split('/')[0] in copied
+
+
+def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
+  output = _compile(tmp_path, '--data-kind', 'csv', '--data-pattern', 'span-{SPAN}/*.csv',
+                    '--span', '2')
+  tasks = json.loads(output.read_text())['pipelineSpec']['root']['dag']['tasks']
+  assert {'CsvExampleGen', 'previous_statistics', 'DriftCheck'} <= set(tasks)
+  parameters = tasks['CsvExampleGen']['inputs']['parameters']
+  constant = lambda key: json.loads(parameters[key]['runtimeValue']['constantValue']['stringValue'])
+  assert constant('input_config')['splits'][0]['pattern'] == 'span-{SPAN}/*.csv'
+  assert constant('range_config')['static_range'] == {'start_span_number': 2,
+                                                      'end_span_number': 2}
+  assert 'DriftCheck' in tasks['Trainer'].get('dependentTasks', [])

@@ -26,8 +26,9 @@ def _dataset(delay_s: float) -> tf.data.Dataset:
 
 def test_a_starved_model_is_reported_input_bound_with_the_hint(caplog):
   with caplog.at_level(logging.INFO):
-    stall = diagnosis.check_input(_model(), _dataset(0.05), 8, 'the first thing to try')
-  assert stall > diagnosis.INPUT_BOUND  # 50 ms per batch against a ~1 ms step
+    check = diagnosis.check_input(_model(), _dataset(0.05), 8, 'the first thing to try')
+  assert check['stall_fraction'] > diagnosis.INPUT_BOUND  # 50 ms per batch against a ~1 ms step
+  assert check['input_bound'] and check['input_examples_per_second'] < 8 / 0.05
   (line,) = [r for r in caplog.records if 'input check' in r.getMessage()]
   assert line.levelno == logging.WARNING
   assert 'training is input-bound' in line.getMessage()

@@ -1,0 +1,378 @@
+"""The run report: one self-contained HTML page (<output>/report.html) written at the end of
+`pipeline.py run`, for people rather than logs.
+
+Everything comes from what the run left behind: ML Metadata (which artifacts this run used or
+produced), StatisticsGen's statistics, ExampleValidator's anomalies, the exclusion report,
+<model_run>/training.json (per-epoch history and the Trainer's input check), TFMA's metrics and
+the lineage (cli/lineage.py). Charts are PNGs drawn with matplotlib and embedded as data: URIs;
+there are no scripts, fonts or links to fetch, so the file opens offline and can be mailed.
+A section whose artifacts the run did not produce (it stopped earlier) says so.
+"""
+import base64
+import csv
+import html
+import io
+import json
+import os
+import time
+from typing import Dict, List, Optional, Sequence
+
+from cli import lineage, summary
+from components.image_example_gen import record
+from components.recording_trainer.executor import DAMAGE_FILE, TRAINING_FILE
+
+REPORT_FILE = 'report.html'
+EXCLUDED_ROWS_SHOWN = 200
+TOP_VALUES_UP_TO = 50  # a string feature with more distinct values is not categorical
+SECTIONS = (('run', 'Run'), ('examples', 'Examples and labels'), ('features', 'Feature statistics'),
+            ('anomalies', 'Anomalies and drift'), ('excluded', 'Excluded files'),
+            ('training', 'Training'), ('evaluation', 'Evaluation'),
+            ('input', 'Input pipeline'), ('lineage', 'Lineage'))
+_STYLE = """
+body{font-family:sans-serif;max-width:70em;margin:1em auto;padding:0 1em;color:#222}
+h1{font-size:1.5em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;font-size:.9em} td,th{border:1px solid #ddd;padding:.2em .5em}
+th{background:#f4f4f4;text-align:left} td.n{text-align:right;font-variant-numeric:tabular-nums}
+.absent{color:#777;font-style:italic} .bad{color:#b00020} .good{color:#1b7a1b}
+nav a{margin-right:1em} img{max-width:100%;border:1px solid #eee}
+code{background:#f4f4f4;padding:0 .2em}
+"""
+
+
+def _e(value) -> str:
+  return html.escape(str(value))
+
+
+def _number(value) -> str:
+  if isinstance(value, float):
+    return f'{value:,.4g}' if abs(value) < 1e5 else f'{value:,.0f}'
+  return f'{value:,}' if isinstance(value, int) else _e(value)
+
+
+def _table(header: Sequence[str], rows: List[Sequence]) -> str:
+  head = ''.join(f'<th>{_e(h)}</th>' for h in header)
+  body = ''.join(
+      '<tr>' + ''.join(f'<td class="n">{_number(c)}</td>' if isinstance(c, (int, float))
+                       and not isinstance(c, bool) else f'<td>{_e(c)}</td>' for c in row) + '</tr>'
+      for row in rows)
+  return f'<table><tr>{head}</tr>{body}</table>'
+
+
+def _absent(what: str) -> str:
+  return f'<p class="absent">{_e(what)}</p>'
+
+
+def _png(figure) -> str:
+  """An <img> with the figure embedded as a PNG data: URI."""
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  buffer = io.BytesIO()
+  figure.savefig(buffer, format='png', dpi=100, bbox_inches='tight')
+  plt.close(figure)
+  alt = figure.get_label()
+  return (f'<p><img alt="{_e(alt)}" src="data:image/png;base64,'
+          f'{base64.b64encode(buffer.getvalue()).decode("ascii")}"></p>')
+
+
+def _pyplot():
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use('Agg')
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  return plt
+
+
+# ── what the run left behind ─────────────────────────────────────────────────────────────
+
+def _output(nodes: Dict[str, summary.NodeRun], key: str):
+  return next((n.outputs[key] for n in nodes.values() if key in n.outputs), None)
+
+
+def _statistics(nodes) -> Dict[str, object]:
+  """Split name → DatasetFeatureStatistics of this run's StatisticsGen output."""
+  import tensorflow_data_validation as tfdv  # pylint: disable=g-import-not-at-top
+  from tfx.dsl.io import fileio  # pylint: disable=g-import-not-at-top
+  statistics = _output(nodes, 'statistics')
+  if statistics is None:
+    return {}
+  found = {}
+  for path in sorted(fileio.glob(os.path.join(statistics.uri, 'Split-*', 'FeatureStats.pb'))):
+    split = os.path.basename(os.path.dirname(path))[len('Split-'):]
+    found[split] = tfdv.load_stats_binary(path).datasets[0]
+  return dict(sorted(found.items(), key=lambda item: (item[0] != 'train', item[0])))
+
+
+def _feature(dataset, name: str):
+  return next((f for f in dataset.features if '.'.join(f.path.step) == name), None)
+
+
+def _label_counts(statistics: Dict[str, object], label_keys: Sequence[str]):
+  """(feature, {split: [(value, count)]}, exact) from the first label feature with statistics.
+
+  String labels (and the image ExampleGen's `label_name`) have exact per-value counts; a numeric
+  label only has StatisticsGen's histogram buckets, marked approximate.
+  """
+  for key in label_keys:
+    per_split = {}
+    exact = True
+    for split, dataset in statistics.items():
+      feature = _feature(dataset, key)
+      if feature is None:
+        break
+      if feature.HasField('string_stats'):
+        buckets = feature.string_stats.rank_histogram.buckets
+        per_split[split] = sorted((b.label, b.sample_count) for b in buckets)
+      else:
+        exact = False
+        histogram = next(iter(feature.num_stats.histograms), None)
+        per_split[split] = [(f'{b.low_value:g}–{b.high_value:g}', b.sample_count)
+                            for b in (histogram.buckets if histogram else [])]
+    if per_split:
+      return key, per_split, exact
+  return None, {}, True
+
+
+def _feature_rows(dataset) -> List[list]:
+  from tensorflow_metadata.proto.v0 import statistics_pb2  # pylint: disable=g-import-not-at-top
+  rows = []
+  for feature in dataset.features:
+    kind = statistics_pb2.FeatureNameStatistics.Type.Name(feature.type)
+    name = '.'.join(feature.path.step) or feature.name
+    if feature.HasField('num_stats'):
+      s = feature.num_stats
+      rows.append([name, kind, s.common_stats.num_non_missing, s.common_stats.num_missing,
+                   float(s.mean), float(s.std_dev), float(s.min), float(s.max), ''])
+    elif feature.HasField('string_stats'):
+      s = feature.string_stats
+      top = (', '.join(f'{v.value[:20]} ({v.frequency:g})' for v in s.top_values[:3])
+             if s.unique <= TOP_VALUES_UP_TO else f'{s.unique:,} distinct values')
+      rows.append([name, kind, s.common_stats.num_non_missing, s.common_stats.num_missing,
+                   '', '', '', '', f'avg length {s.avg_length:.1f}; {top}'])
+    elif feature.HasField('bytes_stats'):
+      s = feature.bytes_stats
+      rows.append([name, kind, s.common_stats.num_non_missing, s.common_stats.num_missing,
+                   '', '', float(s.min_num_bytes), float(s.max_num_bytes),
+                   f'{s.unique:,} distinct; avg {s.avg_num_bytes:,.0f} bytes'])
+  return rows
+
+
+def _excluded(result: dict) -> Optional[List[dict]]:
+  path = result.get('excluded_report')
+  if not path or not os.path.isfile(path):
+    return None
+  with open(path, newline='') as f:
+    return list(csv.DictReader(f))
+
+
+def _model_run_file(nodes, name: str) -> Optional[dict]:
+  from tfx.dsl.io import fileio  # pylint: disable=g-import-not-at-top
+  model_run = _output(nodes, 'model_run')
+  path = os.path.join(model_run.uri, name) if model_run is not None else ''
+  if not path or not fileio.exists(path):
+    return None
+  with fileio.open(path, 'r') as f:
+    return json.load(f)
+
+
+def _metrics(nodes) -> Dict[str, float]:
+  import tensorflow_model_analysis as tfma  # pylint: disable=g-import-not-at-top
+  evaluation = _output(nodes, 'evaluation')
+  if evaluation is None:
+    return {}
+  metrics = {}
+  for for_slice in tfma.load_metrics(evaluation.uri):
+    if for_slice.slice_key.single_slice_keys:
+      continue
+    for key_and_value in for_slice.metric_keys_and_values:
+      if key_and_value.value.HasField('double_value'):
+        metrics[key_and_value.key.name] = key_and_value.value.double_value.value
+  return metrics
+
+
+# ── sections ─────────────────────────────────────────────────────────────────────────────
+
+def _run_section(result: dict, config) -> str:
+  rows = [['pipeline', config.pipeline_name], ['data', f'{config.data_kind}: {config.data}'],
+          ['output', os.path.abspath(config.output)], ['wall time', f'{result["wall_seconds"]} s'],
+          ['run log', result.get('log', '')]]
+  if result.get('span'):
+    rows.insert(2, ['data version', f'span {result["span"]}'])
+  outcome = (f'<p class="bad">Stopped: {_e(result["error"])}</p>' if 'error' in result else
+             '<p class="good">Completed.</p>')
+  states = [[node, state] for node, state in sorted(result['components'].items())]
+  return (outcome + _table(['', ''], rows) + '<h3>Components</h3>'
+          + _table(['component', 'state'], states))
+
+
+def _examples_section(result: dict, statistics: dict, label_keys: Sequence[str]) -> str:
+  counts = result.get('examples_per_split')
+  if not counts:
+    return _absent('No statistics: the run stopped before StatisticsGen.')
+  parts = [_table(['split', 'examples'], [[k, v] for k, v in counts.items()])]
+  key, per_split, exact = _label_counts(statistics, label_keys)
+  if not per_split:
+    return parts[0] + _absent('No label feature in the statistics.')
+  plt = _pyplot()
+  labels = [value for value, _ in next(iter(per_split.values()))]
+  figure, axes = plt.subplots(figsize=(8, 3), num=f'label distribution ({key})')
+  width = 0.8 / len(per_split)
+  for index, (split, pairs) in enumerate(per_split.items()):
+    by_value = dict(pairs)
+    axes.bar([i + index * width for i in range(len(labels))],
+             [by_value.get(v, 0) for v in labels], width, label=split)
+  axes.set_xticks([i + width * (len(per_split) - 1) / 2 for i in range(len(labels))])
+  axes.set_xticklabels(labels, rotation=45 if len(labels) > 12 else 0, ha='right' if
+                       len(labels) > 12 else 'center', fontsize=8)
+  axes.set_ylabel('examples')
+  axes.set_title(f'{key} per split' + ('' if exact else ' (StatisticsGen histogram buckets)'))
+  axes.legend()
+  rows = [[value] + [dict(pairs).get(value, 0) for pairs in per_split.values()]
+          for value in labels]
+  return ''.join(parts) + _png(figure) + _table([key] + list(per_split), rows)
+
+
+def _features_section(statistics: dict) -> str:
+  if not statistics:
+    return _absent('No statistics: the run stopped before StatisticsGen.')
+  header = ['feature', 'type', 'present', 'missing', 'mean', 'std dev', 'min', 'max', 'values']
+  return ''.join(f'<h3>{_e(split)}</h3>' + _table(header, _feature_rows(dataset))
+                 for split, dataset in statistics.items())
+
+
+def _anomalies_section(result: dict) -> str:
+  parts = []
+  if 'anomalies' in result:
+    parts.append('<ul>' + ''.join(f'<li class="bad">{_e(a)}</li>' for a in result['anomalies'])
+                 + '</ul>' if result['anomalies'] else
+                 '<p class="good">None: every split matches the schema.</p>')
+  else:
+    parts.append(_absent('Not validated: the run stopped before ExampleValidator.'))
+  if 'drift' in result.get('error', ''):
+    parts.append(f'<p class="bad">{_e(result["error"])}</p>')
+  elif result.get('span'):
+    parts.append('<p>Drift: compared with the previous data version, none above the schema\'s '
+                 'thresholds (or no previous version).</p>')
+  return ''.join(parts)
+
+
+def _excluded_section(result: dict) -> str:
+  rows = _excluded(result)
+  if rows is None:
+    return _absent('No exclusion report (only the image ExampleGen writes one).')
+  if not rows:
+    return '<p class="good">No file was excluded.</p>'
+  shown = rows[:EXCLUDED_ROWS_SHOWN]
+  more = (f'<p>… and {len(rows) - len(shown):,} more in <code>{_e(result["excluded_report"])}'
+          '</code></p>' if len(rows) > len(shown) else '')
+  return (f'<p>{len(rows):,} file(s) left out, listed in '
+          f'<code>{_e(result["excluded_report"])}</code>:</p>'
+          + _table(['path', 'reason'], [[r['path'], r['reason']] for r in shown]) + more)
+
+
+def _training_section(training: Optional[dict], nodes) -> str:
+  if training is None:
+    return _absent('No training: the run stopped before the Trainer.')
+  history = training['history']
+  metrics = [k for k in history if not k.startswith('val_')][:3]
+  plt = _pyplot()
+  figure, axes = plt.subplots(1, len(metrics), figsize=(4 * len(metrics), 3),
+                              num='training curves', squeeze=False)
+  for axis, metric in zip(axes[0], metrics):
+    epochs = range(1, len(history[metric]) + 1)
+    axis.plot(epochs, history[metric], marker='o', label='train')
+    if f'val_{metric}' in history:
+      axis.plot(epochs, history[f'val_{metric}'], marker='o', label='eval')
+    axis.set_title(metric)
+    axis.set_xlabel('epoch')
+    axis.legend()
+  rows = [[epoch + 1] + [history[k][epoch] for k in history]
+          for epoch in range(len(history[metrics[0]]))]
+  model_run = _output(nodes, 'model_run')
+  return (f'<p>{training["train_steps"]:,} steps of batch {training["batch_size"]} in '
+          f'{training["epochs"]} epochs.</p>' + _png(figure)
+          + _table(['epoch'] + list(history), rows)
+          + f'<p>TensorBoard: <code>.venv/bin/tensorboard --logdir {_e(model_run.uri)}</code></p>')
+
+
+def _evaluation_section(metrics: Dict[str, float], result: dict, config) -> str:
+  if not metrics:
+    return _absent('No evaluation: the run stopped before the Evaluator.')
+  blessed = result.get('blessed')
+  verdict = (f'<p class="good">Blessed (accuracy ≥ {config.min_accuracy}); pushed to '
+             f'<code>{_e(result.get("pushed_to") or "-")}</code>.</p>' if blessed else
+             f'<p class="bad">Not blessed: accuracy below {config.min_accuracy}; not pushed.</p>')
+  return _table(['metric (eval split)', 'value'], sorted(metrics.items())) + verdict
+
+
+def _input_section(training: Optional[dict], damage: Optional[dict]) -> str:
+  if training is None:
+    return _absent('No input check: the run stopped before the Trainer.')
+  check = training['input_check']
+  verdict = ('<p class="bad">Training was input-bound: first thing to try: '
+             f'{_e(check["hint"])}.</p>' if check['input_bound'] else
+             '<p class="good">Not input-bound.</p>')
+  rows = [['input pipeline alone', f'{check["input_examples_per_second"]:,.0f} examples/s'],
+          ['one training step', f'{check["step_seconds"] * 1000:.1f} ms '
+           f'({training["batch_size"] / check["step_seconds"]:,.0f} examples/s)'],
+          ['time waiting for input at that pace', f'{check["stall_fraction"]:.1%}']]
+  if damage is not None:
+    rows.append(['damaged records skipped', f'{damage["corrupt"]:,} in '
+                 f'{damage["damaged_shards"]} of {damage["shards"]} shard(s)'])
+  return verdict + _table(['', ''], rows)
+
+
+def _lineage_section(config, nodes) -> str:
+  examples = next((n.outputs['examples'] for n in nodes.values()
+                   if n.node_id.endswith('ExampleGen') and 'examples' in n.outputs), None)
+  if examples is None:
+    return _absent('No examples were produced.')
+  trace = lineage.trace(config.metadata_path)
+  data = [v for v in trace['data_versions'] if v['examples_id'] == examples.id]
+  rows = [[f'examples #{v["examples_id"]}', v['created'], v['span'], v['version'] or '-',
+           ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items()),
+           v['input_base'], str(v['fingerprint'])[:60]] for v in data]
+  parts = [_table(['data', 'created', 'span', 'version', 'counts', 'from', 'fingerprint'], rows)]
+  model = _output(nodes, 'model')
+  for entry in (m for m in trace['models'] if model is not None and m['model_id'] == model.id):
+    evaluated = '; '.join(f'examples #{e["evaluated_on"]}'
+                          f'{" (blessed)" if e["blessed"] else ""}' for e in entry['evaluations'])
+    parts.append(_table(['model', 'created', 'trained on', 'evaluated on', 'pushed to'], [[
+        f'model #{entry["model_id"]}', entry['created'], f'examples #{entry["trained_on"]}',
+        evaluated or '-', ', '.join(entry['pushed_to']) or '-']]))
+  command = f'.venv/bin/python pipeline.py lineage --output {config.output}'
+  parts.append(f'<p>All data versions and models of this output folder: <code>{_e(command)}'
+               '</code></p>')
+  return ''.join(parts)
+
+
+def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
+  """The whole page."""
+  statistics = _statistics(nodes)
+  training = _model_run_file(nodes, TRAINING_FILE)
+  bodies = {
+      'run': _run_section(result, config),
+      'examples': _examples_section(result, statistics,
+                                    [record.LABEL_NAME_KEY, config.label, record.LABEL_KEY]),
+      'features': _features_section(statistics),
+      'anomalies': _anomalies_section(result),
+      'excluded': _excluded_section(result),
+      'training': _training_section(training, nodes),
+      'evaluation': _evaluation_section(_metrics(nodes), result, config),
+      'input': _input_section(training, _model_run_file(nodes, DAMAGE_FILE)),
+      'lineage': _lineage_section(config, nodes),
+  }
+  title = f'{config.pipeline_name} run, {time.strftime("%Y-%m-%d %H:%M")}'
+  nav = ''.join(f'<a href="#{key}">{_e(name)}</a>' for key, name in SECTIONS)
+  sections = ''.join(f'<section id="{key}"><h2>{_e(name)}</h2>{bodies[key]}</section>'
+                     for key, name in SECTIONS)
+  return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}'
+          f'</title><style>{_STYLE}</style></head><body><h1>{_e(title)}</h1><nav>{nav}</nav>'
+          f'{sections}</body></html>')
+
+
+def write(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
+  """Writes <output>/report.html atomically; returns its path."""
+  path = os.path.join(config.output, REPORT_FILE)
+  partial = path + '.partial'
+  with open(partial, 'w', encoding='utf-8') as f:
+    f.write(render(nodes, result, config))
+  os.replace(partial, path)
+  return path

@@ -1,0 +1,79 @@
+"""The run report (cli/report.py), rendered by headless Chromium from a real pipeline run.
+
+A full-page screenshot is written for humans to test-artifacts/report.png (TEST_ARTIFACTS
+changes the folder).
+"""
+import os
+
+import pytest
+
+from cli import report
+from tests import browser
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARTIFACTS = os.environ.get('TEST_ARTIFACTS', os.path.join(HERE, '..', '..', 'test-artifacts'))
+PAGE_FACTS = '''({
+  sections: [...document.querySelectorAll('section')].map(s => ({
+      id: s.id, heading: s.querySelector('h2').textContent, text: s.innerText})),
+  images: [...document.images].map(i => ({
+      alt: i.alt, complete: i.complete, width: i.naturalWidth, height: i.naturalHeight,
+      section: i.closest('section').id})),
+  absent: [...document.querySelectorAll('.absent')].map(e => e.textContent),
+})'''
+
+
+@pytest.fixture(scope='module')
+def rendered(first_run):
+  chromium, why_not = browser.chromium_path()
+  if chromium is None:
+    pytest.skip(why_not)
+  code, result, output = first_run
+  assert code == 0, result.get('error')
+  path = os.path.join(output, report.REPORT_FILE)
+  os.makedirs(ARTIFACTS, exist_ok=True)
+  with browser.Page(chromium) as page:
+    page.open('file://' + os.path.abspath(path))
+    facts = page.evaluate(PAGE_FACTS)
+    facts['requested'] = page.requested_urls()
+    page.screenshot(os.path.join(ARTIFACTS, 'report.png'))
+  return facts, result, path
+
+
+def test_the_run_summary_names_the_report(first_run):
+  _, result, output = first_run
+  assert result['report'] == os.path.join(output, report.REPORT_FILE)
+
+
+def test_every_section_is_rendered_with_content(rendered):
+  facts, _, _ = rendered
+  assert [(s['id'], s['heading']) for s in facts['sections']] == list(report.SECTIONS)
+  assert facts['absent'] == []  # no section says "the run stopped before this"
+  assert all(len(s['text']) > len(s['heading']) + 20 for s in facts['sections']), facts['sections']
+
+
+def test_each_chart_loaded_with_a_real_size(rendered):
+  facts, _, _ = rendered
+  charts = {i['section']: i for i in facts['images']}
+  assert set(charts) == {'examples', 'training'}  # label distribution, training curves
+  for chart in facts['images']:
+    assert chart['complete'] and chart['width'] > 200 and chart['height'] > 100, chart
+
+
+def test_the_page_fetches_nothing_but_itself(rendered):
+  facts, _, path = rendered
+  fetched = [u for u in facts['requested'] if not u.startswith('data:')]
+  assert fetched == ['file://' + os.path.abspath(path)]
+
+
+def test_the_sections_show_this_runs_figures(rendered):
+  facts, result, _ = rendered
+  text = {s['id']: s['text'] for s in facts['sections']}
+  assert all(f'{n:,}' in text['examples'] for n in result['examples_per_split'].values())
+  assert '3/broken.jpg' in text['excluded'] and '1/notes.txt' in text['excluded']
+  assert 'None: every split matches the schema' in text['anomalies']
+  assert 'sparse_categorical_accuracy' in text['training'] and 'tensorboard --logdir' in text[
+      'training']
+  assert f'{result["eval_accuracy"]:.4g}' in text['evaluation'] and 'Blessed' in text['evaluation']
+  assert 'examples/s' in text['input'] and 'training step' in text['input']
+  assert result['pushed_to'] in text['lineage'] and 'model #' in text['lineage']
+  assert 'label_name' in text['features'] and 'image_id' in text['features']
