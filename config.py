@@ -1,9 +1,11 @@
 """The one typed configuration shared by every runner (local, Kubeflow Pipelines, Vertex AI)."""
 import dataclasses
 import os
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 IMAGES, CSV, TFRECORDS = 'images', 'csv', 'tfrecords'
+TEXT = 'text'              # a CSV with a free-text column, converted to SequenceExamples
+SEQUENCES = 'sequences'    # TFRecords of SequenceExamples
 PIPELINE_NAME = 'tfrecord-pipeline'
 DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
 
@@ -55,15 +57,18 @@ class CloudConfig:
 class PipelineConfig:
   """Everything create_pipeline needs; paths may be local or remote (gs://)."""
   data: str                       # image tree root, CSV file/folder, or TFRecord file/folder
-  data_kind: str                  # IMAGES, CSV or TFRECORDS
+  data_kind: str                  # IMAGES, CSV, TFRECORDS, TEXT or SEQUENCES
   output: str                     # metadata, artifacts and the serving model live below
   pipeline_root: str = ''         # '' : <output>/pipeline_root
   pipeline_name: str = PIPELINE_NAME
   data_pattern: str = '*'         # files under `data` (a file: its name; images: '*/*');
                                   # data versions: 'span-{SPAN}[/version-{VERSION}]/…'
   span: int = 0                   # with {SPAN}: the span to read; 0 = the latest
+  data_splits: Tuple[Tuple[str, str], ...] = ()  # TFRecords already split: (name, pattern)
   schema: Optional[str] = None    # curated schema.pbtxt; None: SchemaGen infers one
-  label: str = 'label'            # tabular label column
+  label: str = 'label'            # tabular label column (text: the CSV's label column)
+  text_column: str = ''           # TEXT: the CSV column holding the text
+  tokens_key: str = ''            # SEQUENCES: the feature list holding tokens; '' = the first
   label_threshold: float = 0.0    # float labels train as (label > threshold)
   encoding: str = 'encoded'       # images: 'encoded' (JPEG/PNG bytes) or 'raw' (uint8 pixels)
   compression: str = 'none'       # images: 'none' or 'gzip'

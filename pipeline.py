@@ -28,6 +28,7 @@ import config as cfg  # pylint: disable=g-import-not-at-top,wrong-import-positio
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCHEMA = os.path.join(HERE, 'schema', 'digits', 'schema.pbtxt')
+TEXT_SCHEMA = os.path.join(HERE, 'schema', 'text', 'schema.pbtxt')  # the text route's layout
 EXIT_ANOMALIES = 1
 EXIT_BAD_INPUT = 2
 
@@ -46,25 +47,43 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
   from components.drift_check.component import DriftCheck  # pylint: disable=g-import-not-at-top
   from components.recording_trainer import component as recording  # pylint: disable=g-import-not-at-top
   from components.shard_check.component import ShardCheck  # pylint: disable=g-import-not-at-top
-  from components.image_example_gen.component import ImageExampleGen, span_range  # pylint: disable=g-import-not-at-top
+  from tfx.proto import example_gen_pb2  # pylint: disable=g-import-not-at-top
+  from components.file_based import span_range  # pylint: disable=g-import-not-at-top
+  from components.image_example_gen.component import ImageExampleGen  # pylint: disable=g-import-not-at-top
+  from components.label_check.component import LabelCheck  # pylint: disable=g-import-not-at-top
+  from components.text_example_gen import text  # pylint: disable=g-import-not-at-top
+  from components.text_example_gen.component import TextExampleGen  # pylint: disable=g-import-not-at-top
   from trainer import data_spec, signatures  # pylint: disable=g-import-not-at-top
 
-  if config.data_kind == cfg.IMAGES:
+  if config.data_kind == cfg.TEXT:
+    example_gen = TextExampleGen(
+        input_base=config.data, pattern=config.data_pattern, label_column=config.label,
+        text_column=config.text_column, eval_percent=config.eval_percent,
+        shard_size_mb=config.shard_size_mb, span=config.span)
+  elif config.data_kind == cfg.IMAGES:
     example_gen = ImageExampleGen(
         input_base=config.data, encoding=config.encoding, compression=config.compression,
         eval_percent=config.eval_percent, shard_size_mb=config.shard_size_mb,
         pattern=config.data_pattern, span=config.span)
   else:
-    input_config = tfx.proto.Input(splits=[
-        tfx.proto.Input.Split(name='single_split', pattern=config.data_pattern)])
-    output_config = tfx.proto.Output(split_config=tfx.proto.SplitConfig(splits=[
-        tfx.proto.SplitConfig.Split(name='train', hash_buckets=100 - config.eval_percent),
-        tfx.proto.SplitConfig.Split(name='eval', hash_buckets=config.eval_percent)]))
-    example_gen_class = (tfx.components.CsvExampleGen if config.data_kind == cfg.CSV
-                         else tfx.components.ImportExampleGen)
-    example_gen = example_gen_class(input_base=config.data, input_config=input_config,
-                                    output_config=output_config,
-                                    range_config=span_range(config.span))
+    if config.data_splits:  # already split (Split-<name> folders): kept as they are
+      input_config = tfx.proto.Input(splits=[tfx.proto.Input.Split(name=name, pattern=pattern)
+                                             for name, pattern in config.data_splits])
+      output_config = tfx.proto.Output()
+    else:
+      input_config = tfx.proto.Input(splits=[
+          tfx.proto.Input.Split(name='single_split', pattern=config.data_pattern)])
+      output_config = tfx.proto.Output(split_config=tfx.proto.SplitConfig(splits=[
+          tfx.proto.SplitConfig.Split(name='train', hash_buckets=100 - config.eval_percent),
+          tfx.proto.SplitConfig.Split(name='eval', hash_buckets=config.eval_percent)]))
+    files = dict(input_base=config.data, input_config=input_config, output_config=output_config,
+                 range_config=span_range(config.span))
+    if config.data_kind == cfg.CSV:
+      example_gen = tfx.components.CsvExampleGen(**files)
+    else:
+      example_gen = tfx.components.ImportExampleGen(**files, payload_format=(
+          example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE if config.data_kind == cfg.SEQUENCES
+          else example_gen_pb2.FORMAT_TF_EXAMPLE))
   examples = example_gen.outputs['examples']
   statistics_gen = tfx.components.StatisticsGen(examples=examples)
   if config.schema and not schema_only:
@@ -80,14 +99,16 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
     gate = AnomalyGate(anomalies=validator.outputs['anomalies'])
     shard_check = ShardCheck(examples=examples, max_damaged_percent=config.max_damaged_percent)
     custom_config = {
-        'data_kind': data_spec.IMAGE if config.data_kind == cfg.IMAGES else data_spec.TABULAR,
+        'data_kind': {cfg.IMAGES: data_spec.IMAGE, cfg.TEXT: data_spec.SEQUENCE,
+                      cfg.SEQUENCES: data_spec.SEQUENCE}.get(config.data_kind, data_spec.TABULAR),
+        'tokens_key': config.tokens_key,
         'batch_size': config.batch_size,
         'learning_rate': config.learning_rate,
         'augment': config.augment,
         'image_height': config.image_height,
         'image_width': config.image_width,
         'image_channels': config.image_channels,
-        'label_key': config.label,
+        'label_key': text.LABEL_KEY if config.data_kind == cfg.TEXT else config.label,
         'label_threshold': config.label_threshold,
     }
     trainer_class = recording.RecordingTrainer  # records input damage on the Model artifact
@@ -106,6 +127,10 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
         custom_config=custom_config).with_id('Trainer')
     trainer.add_upstream_node(gate)
     trainer.add_upstream_node(shard_check)
+    if config.data_kind in (cfg.CSV, cfg.TFRECORDS, cfg.SEQUENCES):  # the label is a user's guess
+      label_check = LabelCheck(schema=schema_gen.outputs['schema'], label=config.label)
+      trainer.add_upstream_node(label_check)
+      components.append(label_check)
     if '{SPAN}' in config.data_pattern:  # data versions: compare with the previous one
       previous = tfx.dsl.Resolver(
           strategy_class=tfx.dsl.experimental.LatestArtifactStrategy,
@@ -148,6 +173,7 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
 
 
 def _parser() -> argparse.ArgumentParser:
+  from cli import inputs  # pylint: disable=g-import-not-at-top
   defaults = cfg.PipelineConfig(data='', data_kind='', output='')
   cloud = cfg.CloudConfig()
   parser = argparse.ArgumentParser(
@@ -160,8 +186,16 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument('--output', default='output',
                      help='folder for metadata, artifacts, serving model and logs (default: %(default)s)')
     sub.add_argument('--label', default=defaults.label,
-                     help='tabular data: the label column (default: %(default)s); a float column '
-                     'trains as (value > --label-threshold)')
+                     help='CSV/TFRecord data: the label column or context feature (default: '
+                     '%(default)s); a float column trains as (value > --label-threshold)')
+    sub.add_argument('--text-column', default='', metavar='COLUMN',
+                     help='CSV: convert COLUMN (free text) and the label into SequenceExamples of '
+                     'token ids (vocabulary from the train split). Default: detected, when the '
+                     'only column besides the label has >= %d words per row on median' %
+                     inputs.MIN_TEXT_WORDS)
+    sub.add_argument('--tokens-key', default='', metavar='KEY',
+                     help='SequenceExample TFRecords: the feature list holding the tokens '
+                     '(default: the first)')
     sub.add_argument('--label-threshold', type=float, default=defaults.label_threshold)
     sub.add_argument('--eval-percent', type=int, default=defaults.eval_percent,
                      help='share of examples in the eval split, by path/row hash (default: %(default)s)')
@@ -380,13 +414,24 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
   if source is None:
     source = inputs.resolve_data(inputs.write_digits(os.path.join(output, 'default_data', 'digits')))
     schema = schema or DEFAULT_SCHEMA
+  kind, text_column = source.kind, ''
+  if kind == cfg.CSV:
+    text_column = inputs.text_column(inputs.sample_file(source), args.label, args.text_column)
+    kind = cfg.TEXT if text_column else cfg.CSV
+  elif args.text_column:
+    raise inputs.UserError('--text-column: only CSV data has columns')
+  elif kind == cfg.TFRECORDS and inputs.holds_sequence_examples(inputs.sample_file(source)):
+    kind = cfg.SEQUENCES
+  if kind == cfg.TEXT:
+    schema = schema or TEXT_SCHEMA
   if args.span and args.span not in source.spans:
     raise inputs.UserError(f'--span {args.span}: ' + (
         f'no span-{args.span} folder (spans: {", ".join(map(str, source.spans))})'
         if source.spans else 'the data has no span-<N> folders'))
   config = cfg.PipelineConfig(
-      data=source.root, data_kind=source.kind, data_pattern=source.pattern, output=output,
-      span=args.span,
+      data=source.root, data_kind=kind, data_pattern=source.pattern, output=output,
+      span=args.span, data_splits=source.splits, text_column=text_column,
+      tokens_key=args.tokens_key,
       schema=os.path.abspath(schema) if schema else None, label=args.label,
       label_threshold=args.label_threshold, encoding=args.encoding,
       compression=args.compression, eval_percent=args.eval_percent,

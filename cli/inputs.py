@@ -16,6 +16,7 @@ class DataSource(NamedTuple):
   root: str      # folder handed to the ExampleGen as input_base
   pattern: str   # files under root, with {SPAN} / {VERSION} for data versions
   spans: tuple = ()  # the span numbers found (span-<N> folders)
+  splits: tuple = ()  # TFRecords already split: ((name, pattern), …) from Split-<name> folders
 
 
 # Data versions: <root>/span-<N>/… or <root>/span-<N>/version-<M>/…, the newest read by default.
@@ -25,16 +26,41 @@ CLASS_FOLDERS = '*/*'  # images: <class>/<file>
 
 _CSV_SUFFIXES = ('.csv',)
 _TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz')
-_KNOWN = '(expected a folder of class folders, .csv, .tfrecord or .tfrecord.gz)'
+_KNOWN = ('(expected a folder of class folders, .csv, .tfrecord or .tfrecord.gz, or Split-* '
+          'folders of TFRecords)')
 
 
-def _suffix_kind(name: str):
-  lowered = name.lower()
+def _suffix_kind(path: str):
+  lowered = path.lower()
   if lowered.endswith(_CSV_SUFFIXES):
     return cfg.CSV
-  if lowered.endswith(_TFRECORD_SUFFIXES):
+  if lowered.endswith(_TFRECORD_SUFFIXES) or (lowered.endswith('.gz') and _gzip_tfrecord(path)):
     return cfg.TFRECORDS
   return None
+
+
+def _gzip_tfrecord(path: str) -> bool:
+  """Whether a .gz file (TFX names shards `data_tfrecord-….gz`) reads as GZIP TFRecords."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  try:
+    for _ in tf.data.TFRecordDataset(path, compression_type='GZIP').take(1):
+      pass
+    return True
+  except (tf.errors.DataLossError, tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError):
+    return False
+
+
+def _split_folders(path: str) -> tuple:
+  """((name, 'Split-<name>/*'), …) when `path` is laid out like a TFX Examples artifact."""
+  entries = [e for e in os.listdir(path) if not e.startswith('.')]
+  names = sorted(e[len('Split-'):] for e in entries
+                 if e.startswith('Split-') and os.path.isdir(os.path.join(path, e)))
+  if not names or len(names) != len(entries):
+    return ()
+  if not {'train', 'eval'} <= set(names):
+    raise UserError(f'--data {path}: Split-* folders need at least Split-train and Split-eval '
+                    f'(found {", ".join(names)})')
+  return tuple((name, f'Split-{name}/*') for name in names)
 
 
 def _numbered(path: str, prefix: str) -> list:
@@ -51,11 +77,14 @@ def _folder_contents(path: str):
   entries = [e for e in os.listdir(path) if not e.startswith('.')]
   if not entries:
     raise UserError(f'--data {path}: the folder is empty')
-  files = [e for e in entries if os.path.isfile(os.path.join(path, e))]
+  files = sorted(e for e in entries if os.path.isfile(os.path.join(path, e)))
   for kind, suffixes in ((cfg.CSV, _CSV_SUFFIXES), (cfg.TFRECORDS, _TFRECORD_SUFFIXES)):
-    matching = sorted(f for f in files if f.lower().endswith(suffixes))
+    matching = [f for f in files if f.lower().endswith(suffixes)]
     if matching:
       return kind, '*' + next(s for s in suffixes if matching[0].lower().endswith(s))
+  gzipped = [f for f in files if f.lower().endswith('.gz')]
+  if gzipped and _gzip_tfrecord(os.path.join(path, gzipped[0])):
+    return cfg.TFRECORDS, '*.gz'
   check_image_tree(path)
   return cfg.IMAGES, CLASS_FOLDERS
 
@@ -67,9 +96,15 @@ def resolve_data(path: str) -> DataSource:
   path = os.path.abspath(path)
   if os.path.isfile(path):
     kind = _suffix_kind(path)
+    if kind is None and path.lower().endswith('.txt'):
+      raise UserError(f'--data {path}: a .txt file is not read; if it is CSV (a header row, then '
+                      'comma-separated rows), give it a .csv name')
     if kind is None:
       raise UserError(f'--data {path}: unknown file type {_KNOWN}')
     return DataSource(kind, os.path.dirname(path), os.path.basename(path))
+  splits = _split_folders(path)
+  if splits:
+    return DataSource(cfg.TFRECORDS, path, splits[0][1], splits=splits)
   spans = _numbered(path, 'span-')
   if not spans:
     kind, files = _folder_contents(path)
@@ -80,6 +115,51 @@ def resolve_data(path: str) -> DataSource:
   kind, files = _folder_contents(
       os.path.join(latest, f'version-{versions[-1]}') if versions else latest)
   return DataSource(kind, path, f'{folders}/{files}', tuple(spans))
+
+
+MIN_TEXT_WORDS = 5  # median words per row above which a string column is free text
+_SNIFF_ROWS = 200
+
+
+def sample_file(source: DataSource) -> str:
+  """One data file of the newest version (to look at its header or first record)."""
+  import glob  # pylint: disable=g-import-not-at-top
+  pattern = source.pattern.replace('{SPAN}', '*').replace('{VERSION}', '*')
+  files = sorted(glob.glob(os.path.join(source.root, pattern)))
+  if not files:
+    raise UserError(f'--data {source.root}: no files match {source.pattern}')
+  return files[-1]
+
+
+def text_column(csv_path: str, label: str, chosen: str = '') -> str:
+  """The CSV's free-text column ('' for tabular data): `chosen`, or detected as the only column
+  besides the label, holding at least MIN_TEXT_WORDS words per row on median."""
+  import csv  # pylint: disable=g-import-not-at-top
+  import statistics  # pylint: disable=g-import-not-at-top
+  with open(csv_path, newline='', encoding='utf-8', errors='replace') as f:
+    reader = csv.DictReader(f)
+    columns = reader.fieldnames or []
+    rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
+  for name, what in ((label, '--label'), (chosen, '--text-column')):
+    if name and name not in columns:
+      raise UserError(f'{what} {name}: no such column in {csv_path} (columns: '
+                      f'{", ".join(columns)})')
+  if chosen:
+    return chosen
+  others = [c for c in columns if c != label]
+  if len(others) != 1 or not rows:
+    return ''
+  words = statistics.median(len((row[others[0]] or '').split()) for row in rows)
+  return others[0] if words >= MIN_TEXT_WORDS else ''
+
+
+def holds_sequence_examples(tfrecord_path: str) -> bool:
+  """Whether the file's first record is a SequenceExample with feature lists."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  compression = 'GZIP' if tfrecord_path.endswith('.gz') else ''
+  for record in tf.data.TFRecordDataset(tfrecord_path, compression_type=compression).take(1):
+    return bool(tf.train.SequenceExample.FromString(record.numpy()).feature_lists.feature_list)
+  return False
 
 
 def check_image_tree(path: str) -> None:

@@ -8,9 +8,11 @@ import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 
 from components.image_example_gen import record
+from components.label_check.executor import SEQUENCE_STRUCT
 
 IMAGE = 'image'
 TABULAR = 'tabular'
+SEQUENCE = 'sequence'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,6 +48,21 @@ class TabularSpec:
     label_dtype = tf.float32 if self.label_threshold is not None else tf.int64
     spec[self.label_key] = tf.io.RaggedFeature(label_dtype)
     return spec
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceSpec:
+  """A SequenceExample data set: one token feature list and an int label in the context."""
+  label_key: str
+  tokens_key: str
+  token_dtype: tf.dtypes.DType
+  labels: List[str]
+  vocabulary_size: int      # ids are < vocabulary_size (0: padding)
+  hashed: bool              # stored values are hashed into ids (imported data, no vocabulary)
+
+  @property
+  def num_classes(self) -> int:
+    return len(self.labels)
 
 
 def examples_root(file_pattern: str) -> str:
@@ -93,3 +110,33 @@ def read_schema(path: str) -> schema_pb2.Schema:
   return io_utils.parse_pbtxt_file(path, schema_pb2.Schema())
 
 
+
+
+def _lines(path: str) -> List[str]:
+  with tf.io.gfile.GFile(path) as f:
+    return f.read().split('\n')[:-1]
+
+
+def sequence_spec(examples_uri: str, schema: schema_pb2.Schema, config: dict,
+                  max_label: int) -> SequenceSpec:
+  """The text route's vocabulary and labels when they are there; else the schema's first
+  feature list (or config['tokens_key']), hashed, with labels 0..max_label."""
+  from components.text_example_gen import text  # pylint: disable=g-import-not-at-top
+  from trainer import sequence_pipeline  # pylint: disable=g-import-not-at-top
+  vocabulary = os.path.join(examples_uri, text.VOCABULARY_FILE)
+  if tf.io.gfile.exists(vocabulary):
+    return SequenceSpec(text.LABEL_KEY, text.TOKENS_KEY, tf.int64,
+                        _lines(os.path.join(examples_uri, text.LABELS_FILE)),
+                        len(_lines(vocabulary)), hashed=False)
+  lists = next((f.struct_domain.feature for f in schema.feature if f.name == SEQUENCE_STRUCT), [])
+  wanted = config.get('tokens_key')
+  chosen = next((f for f in lists if f.name == wanted or not wanted), None)
+  if chosen is None:
+    raise ValueError(f'no feature list {wanted!r} in the data' if wanted else
+                     'the data has no feature lists (not SequenceExamples?)')
+  dtype = {schema_pb2.INT: tf.int64, schema_pb2.BYTES: tf.string}.get(chosen.type)
+  if dtype is None:
+    raise ValueError(f'feature list {chosen.name!r} holds floats, not tokens')
+  return SequenceSpec(config['label_key'], chosen.name, dtype,
+                      [str(i) for i in range(max_label + 1)],
+                      sequence_pipeline.HASH_BUCKETS + sequence_pipeline.FIRST_ID, hashed=True)

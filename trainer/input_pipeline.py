@@ -163,7 +163,7 @@ def decode_images(parsed: Dict[str, tf.Tensor], spec: ImageSpec) -> tf.Tensor:
   return decode_encoded(parsed[record.IMAGE_KEY], spec)
 
 
-def _readable(file_patterns: Union[str, List[str]], guard: Optional[ShardGuard]) -> List[str]:
+def readable_files(file_patterns: Union[str, List[str]], guard: Optional[ShardGuard]) -> List[str]:
   files = shard_files(file_patterns)
   readable = guard(files) if guard else files
   if not readable:
@@ -196,7 +196,7 @@ def image_dataset(file_patterns: Union[str, List[str]], spec: ImageSpec, batch_s
     if augment and training:
       images = augment_images(images)
     return images, parsed[record.LABEL_KEY]
-  return (serialized_batches(_readable(file_patterns, guard), batch_size, training)
+  return (serialized_batches(readable_files(file_patterns, guard), batch_size, training)
           .map(parse_and_decode, num_parallel_calls=AUTOTUNE, deterministic=not training)
           .prefetch(AUTOTUNE))
 
@@ -208,7 +208,7 @@ def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
   return label
 
 
-def _first_or_default(ragged: tf.RaggedTensor) -> tf.Tensor:
+def first_or_default(ragged: tf.RaggedTensor) -> tf.Tensor:
   """[batch, 0 or 1 values] → [batch], padding empty rows with 0 / ''."""
   default = '' if ragged.dtype == tf.string else tf.zeros([], ragged.dtype)
   return ragged.to_tensor(default_value=default, shape=[None, 1])[:, 0]
@@ -222,7 +222,7 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
   parse_spec = spec.parse_spec()
   if not with_label:
     del parse_spec[spec.label_key]
-  parsed = {key: _first_or_default(value)
+  parsed = {key: first_or_default(value)
             for key, value in tf.io.parse_example(serialized, parse_spec).items()}
   label = parsed.pop(spec.label_key, None)
   features = {key: tf.cast(value, tf.float32) if key in spec.integer else value
@@ -234,7 +234,7 @@ def tabular_dataset(file_patterns: Union[str, List[str]], spec: TabularSpec, bat
                     training: bool, guard: Optional[ShardGuard] = None) -> tf.data.Dataset:
   """(feature dict, int64 labels [B]) from tabular tf.Example shards."""
   parse = lambda serialized: parse_tabular(serialized, spec)
-  return (serialized_batches(_readable(file_patterns, guard), batch_size, training)
+  return (serialized_batches(readable_files(file_patterns, guard), batch_size, training)
           .map(parse, num_parallel_calls=AUTOTUNE, deterministic=not training)
           .prefetch(AUTOTUNE))
 
@@ -242,7 +242,7 @@ def tabular_dataset(file_patterns: Union[str, List[str]], spec: TabularSpec, bat
 def max_int_label(file_patterns: Union[str, List[str]], label_key: str,
                   guard: Optional[ShardGuard] = None) -> int:
   """Largest value of an int64 label column (one vectorised pass over the split)."""
-  spec = {label_key: tf.io.FixedLenFeature([], tf.int64, default_value=0)}
-  batches = serialized_batches(_readable(file_patterns, guard), 4096, training=False).map(
-      lambda s: tf.reduce_max(tf.io.parse_example(s, spec)[label_key]))
+  spec = {label_key: tf.io.RaggedFeature(tf.int64)}  # a record may hold no value at all
+  batches = serialized_batches(readable_files(file_patterns, guard), 4096, training=False).map(
+      lambda s: tf.reduce_max(tf.io.parse_example(s, spec)[label_key].flat_values))
   return int(batches.reduce(tf.constant(0, tf.int64), tf.maximum))

@@ -1,11 +1,12 @@
-"""Keras models: a small CNN for images, a small MLP for tabular columns."""
+"""Keras models: a small CNN for images, a small MLP for tabular columns, embedding + masked
+mean pooling for token sequences."""
 import math
 from typing import Dict
 
 import keras
 import tensorflow as tf
 
-from trainer.data_spec import ImageSpec, TabularSpec
+from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
 HASH_BINS = 64  # buckets per categorical column (no vocabulary pass needed)
 
@@ -54,6 +55,31 @@ def build_tabular_model(spec: TabularSpec, numeric_sample: Dict[str, tf.Tensor],
     x = keras.layers.Dense(units, activation='relu')(x)
   outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities')(x)
   return _compiled(keras.Model(inputs, outputs), learning_rate)
+
+
+class MaskedMean(keras.layers.Layer):
+  """Mean of the embeddings of the non-padding positions (id 0 is padding); 0 for an empty
+  sequence instead of 0/0."""
+
+  def call(self, embedded, ids):
+    mask = keras.ops.expand_dims(keras.ops.cast(ids > 0, embedded.dtype), -1)
+    total = keras.ops.sum(embedded * mask, axis=1)
+    return total / keras.ops.maximum(keras.ops.sum(mask, axis=1), 1.0)
+
+
+def build_sequence_model(spec: SequenceSpec, learning_rate: float = 1e-3,
+                         embedding_dim: int = 32) -> keras.Model:
+  """Token ids [B, T] (0-padded, any T) → embedding → masked mean → MLP → class probabilities.
+
+  Averaging is order-blind but cheap and length-independent: enough for "which words occur"
+  (sentiment, topic); a recurrent layer would be the next step for order-dependent labels.
+  """
+  ids = keras.Input(shape=(None,), dtype='int64', name='tokens')
+  embedded = keras.layers.Embedding(spec.vocabulary_size, embedding_dim)(ids)
+  x = MaskedMean()(embedded, ids)
+  x = keras.layers.Dense(32, activation='relu')(x)
+  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities')(x)
+  return _compiled(keras.Model(ids, outputs), learning_rate)
 
 
 def _compiled(model: keras.Model, learning_rate: float) -> keras.Model:

@@ -1,7 +1,8 @@
 """Serving signatures saved with the model.
 
 - serving_default(examples): serialized tf.Examples as written by the project's ExampleGen
-  (or CSV/TFRecord columns): what the Evaluator and batch scoring call.
+  (or CSV/TFRecord columns; SequenceExamples for sequence models): what the Evaluator and batch
+  scoring call.
 - predict_image_bytes(image_bytes): JPEG/PNG bytes straight from a client (image models only).
 - transform_features(examples): the label the model is scored against (TFMA's preprocessing
   function), so that a float column such as `tips` is compared as `tips > threshold`.
@@ -14,8 +15,8 @@ import keras
 import tensorflow as tf
 
 from components.image_example_gen import record
-from trainer import input_pipeline
-from trainer.data_spec import ImageSpec, TabularSpec
+from trainer import input_pipeline, sequence_pipeline
+from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
 EVAL_LABEL_KEY = 'eval_label'
 _EXAMPLES = tf.TensorSpec([None], tf.string, name='examples')
@@ -65,5 +66,20 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
   def transform_features(examples):
     _, label = input_pipeline.parse_tabular(examples, only_label)
     return {EVAL_LABEL_KEY: label}
+
+  return {'serving_default': serve_examples, 'transform_features': transform_features}
+
+
+def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Callable]:
+
+  @tf.function(input_signature=[_EXAMPLES])
+  def serve_examples(examples):
+    tokens = sequence_pipeline.parse_sequences(examples, spec, with_label=False)
+    return _predictions(model, tokens.to_tensor(), spec.labels)
+
+  @tf.function(input_signature=[_EXAMPLES])
+  def transform_features(examples):
+    _, labels = sequence_pipeline.parse_sequences(examples, spec)
+    return {EVAL_LABEL_KEY: labels}
 
   return {'serving_default': serve_examples, 'transform_features': transform_features}

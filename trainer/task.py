@@ -1,7 +1,9 @@
 """TFX Trainer entry point, referenced as `run_fn='trainer.task.run_fn'`.
 
 custom_config keys (set by pipeline.create_pipeline):
-  data_kind        'image' or 'tabular'
+  data_kind        'image', 'tabular' or 'sequence'
+  tokens_key       sequence: the feature list holding the tokens (default: the text route's, or
+                   the schema's first)
   batch_size       per-step batch (default 64)
   learning_rate    Adam learning rate (default 1e-3)
   image_height, image_width, image_channels   model input; 0 = taken from the data
@@ -28,7 +30,8 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from components.image_example_gen import record
 from components.recording_trainer.executor import DAMAGE_FILE, TRAINING_FILE
 from components.shard_check import scan
-from trainer import data_spec, diagnosis, input_pipeline, model, signatures
+from trainer import (data_spec, diagnosis, input_pipeline, model, sequence_pipeline,
+                     signatures)
 
 NUMERIC_SAMPLE_ROWS = 4096
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves
@@ -52,11 +55,16 @@ def _image_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
   return built, train, evaluation, signatures.image_signatures(built, spec), hint
 
 
+def _both_splits(fn_args: FnArgs):
+  """Label ids are counted over train and eval: an eval label unseen in train must still fit."""
+  return list(fn_args.train_files) + list(fn_args.eval_files)
+
+
 def _tabular_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
   schema = data_spec.read_schema(fn_args.schema_path)
   label_key = config['label_key']
   label = next((f for f in schema.feature if f.name == label_key), None)
-  max_label = (input_pipeline.max_int_label(fn_args.train_files, label_key, guard)
+  max_label = (input_pipeline.max_int_label(_both_splits(fn_args), label_key, guard)
                if label is not None and label.type == schema_pb2.INT else 1)
   spec = data_spec.tabular_spec(schema, config, max_label)
   logging.info('Tabular input: %d numeric, %d categorical columns, label %s (%d classes)',
@@ -71,11 +79,31 @@ def _tabular_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
   return built, train, evaluation, signatures.tabular_signatures(built, spec), hint
 
 
+def _sequence_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
+  schema = data_spec.read_schema(fn_args.schema_path)
+  max_label = input_pipeline.max_int_label(_both_splits(fn_args), config['label_key'], guard)
+  spec = data_spec.sequence_spec(data_spec.examples_root(fn_args.train_files[0]), schema, config,
+                                 max_label)
+  logging.info('Sequence input: feature list %s (%s%s), label %s (%d classes)', spec.tokens_key,
+               spec.token_dtype.name, ', hashed' if spec.hashed else '', spec.label_key,
+               spec.num_classes)
+  train = sequence_pipeline.sequence_dataset(fn_args.train_files, spec, batch_size, True, guard)
+  evaluation = sequence_pipeline.sequence_dataset(fn_args.eval_files, spec, batch_size, False,
+                                                  guard)
+  built = model.build_sequence_model(spec, config.get('learning_rate', 1e-3))
+  hint = 'a larger --batch-size, or more CPU cores for the Trainer'
+  return built, train, evaluation, signatures.sequence_signatures(built, spec), hint
+
+
+_SETUP = {data_spec.IMAGE: _image_setup, data_spec.TABULAR: _tabular_setup,
+          data_spec.SEQUENCE: _sequence_setup}
+
+
 def run_fn(fn_args: FnArgs) -> None:
   """Trains for fn_args.train_steps, evaluates, saves a SavedModel with its signatures."""
   config = fn_args.custom_config or {}
   batch_size = int(config.get('batch_size', 64))
-  setup = _image_setup if config.get('data_kind') == data_spec.IMAGE else _tabular_setup
+  setup = _SETUP[config.get('data_kind', data_spec.TABULAR)]
   salvage_dir = tempfile.mkdtemp(prefix='salvaged-shards-')
   try:
     guard = input_pipeline.ShardGuard(salvage_dir)

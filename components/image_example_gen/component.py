@@ -5,12 +5,12 @@ files' fingerprint of sizes and mtimes, span and version) decides caching exactl
 CsvExampleGen/ImportExampleGen, both under LocalDagRunner and on Kubeflow Pipelines v2, whose
 compiler attaches the driver only to FileBasedExampleGen subclasses.
 """
-from tfx.components.example_gen import utils
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import base_beam_component, executor_spec
-from tfx.proto import example_gen_pb2, range_config_pb2
-from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
+from tfx.proto import example_gen_pb2
+from tfx.types import component_spec, standard_artifacts
 
+from components import file_based
 from components.image_example_gen import executor
 
 # Files are matched one level below the root: <root>/<class>/<file or sub-folder>; with data
@@ -18,24 +18,11 @@ from components.image_example_gen import executor
 CLASS_FOLDER_PATTERN = '*/*'
 
 
-def span_range(span: int):
-  """A RangeConfig that pins one span (any ExampleGen), or None (the latest) for 0."""
-  if not span:
-    return None
-  return range_config_pb2.RangeConfig(static_range=range_config_pb2.StaticRange(
-      start_span_number=span, end_span_number=span))
-
-
 class ImageExampleGenSpec(component_spec.ComponentSpec):
   """FileBasedExampleGen's parameters plus the image options."""
 
-  PARAMETERS = dict(
-      standard_component_specs.FileBasedExampleGenSpec.PARAMETERS,
-      encoding=component_spec.ExecutionParameter(type=str),
-      compression=component_spec.ExecutionParameter(type=str),
-      eval_percent=component_spec.ExecutionParameter(type=int),
-      shard_size_mb=component_spec.ExecutionParameter(type=float),
-  )
+  PARAMETERS = file_based.spec_parameters(encoding=str, compression=str, eval_percent=int,
+                                          shard_size_mb=float)
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
 
@@ -59,19 +46,10 @@ class ImageExampleGen(FileBasedExampleGen):
         'span-{SPAN}/*/*' or 'span-{SPAN}/version-{VERSION}/*/*' (the driver resolves them).
       span: with {SPAN} in the pattern, read span N; 0 = the latest.
     """
-    input_config = example_gen_pb2.Input(splits=[example_gen_pb2.Input.Split(
-        name='images', pattern=pattern)])
     spec = ImageExampleGenSpec(
-        input_base=input_base,
-        input_config=input_config,
-        output_config=utils.make_default_output_config(input_config),
-        output_data_format=example_gen_pb2.FORMAT_TF_EXAMPLE,
-        output_file_format=example_gen_pb2.FORMAT_TFRECORDS_GZIP,
-        range_config=span_range(span),
-        encoding=encoding,
-        compression=compression,
-        eval_percent=eval_percent,
-        shard_size_mb=float(shard_size_mb),
-        examples=channel.Channel(type=standard_artifacts.Examples))
+        **file_based.spec_arguments(input_base, 'images', pattern, span,
+                                    example_gen_pb2.FORMAT_TF_EXAMPLE),
+        encoding=encoding, compression=compression, eval_percent=eval_percent,
+        shard_size_mb=float(shard_size_mb))
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the image options.
     base_beam_component.BaseBeamComponent.__init__(self, spec=spec)  # pylint: disable=non-parent-init-called

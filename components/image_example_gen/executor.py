@@ -24,6 +24,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
+from components import file_based
 from components.image_example_gen import folder, record
 
 SPLITS = ('train', 'eval')
@@ -117,7 +118,6 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                 for split in SPLITS}
     shards = {split: shard_count(estimated_record_bytes(input_base, files, encoding), shard_size_mb)
               for split, files in by_split.items()}
-    suffix = '.gz' if compression == 'gzip' else ''
     examples.split_names = standard_artifact_utils.encode_split_names(list(SPLITS))
     facts_prefix = os.path.join(self._get_tmp_dir(), 'facts')
 
@@ -127,17 +127,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                  | 'Encode' >> beam.ParDo(_EncodeImage(input_base, listing.labels, encoding, eval_percent))
                  .with_outputs(_EncodeImage.EXCLUDED, main='records'))
       records = encoded.records
-      for split in SPLITS:
-        _ = (records
-             | f'Select[{split}]' >> beam.Filter(lambda item, s=split: item[0] == s)
-             | f'Payload[{split}]' >> beam.Map(lambda item: item[1])
-             | f'Write[{split}]' >> beam.io.WriteToTFRecord(
-                 os.path.join(standard_artifact_utils.get_split_uri([examples], split), 'data'),
-                 file_name_suffix=suffix,
-                 num_shards=shards[split],
-                 shard_name_template='-SSSSS-of-NNNNN',
-                 compression_type=(beam.io.filesystem.CompressionTypes.GZIP if compression == 'gzip'
-                                   else beam.io.filesystem.CompressionTypes.UNCOMPRESSED)))
+      file_based.write_splits(records, examples, shards, gzip=compression == 'gzip')
       excluded = encoded[_EncodeImage.EXCLUDED] | 'Excluded' >> beam.Map(lambda e: ('excluded',) + e)
       _ = ((records | 'Facts' >> beam.FlatMap(_facts), excluded)
            | 'AllFacts' >> beam.Flatten()
@@ -193,14 +183,14 @@ def _write_side_files(uri: str, listing: folder.FolderListing, counted: List[Tup
   writer = csv.writer(table)
   writer.writerow(['path', 'reason'])
   writer.writerows(excluded)
-  _publish(os.path.join(uri, record.LABELS_FILE), ''.join(name + '\n' for name in listing.labels))
-  _publish(os.path.join(uri, record.EXCLUDED_FILE), table.getvalue())
+  publish(os.path.join(uri, record.LABELS_FILE), ''.join(name + '\n' for name in listing.labels))
+  publish(os.path.join(uri, record.EXCLUDED_FILE), table.getvalue())
   # Last: the Trainer reads image_meta.json first, so it also marks the artifact as complete.
-  _publish(os.path.join(uri, record.META_FILE), json.dumps(meta, indent=2))
+  publish(os.path.join(uri, record.META_FILE), json.dumps(meta, indent=2))
   return dict(meta, excluded=excluded)
 
 
-def _publish(path: str, text: str) -> None:
+def publish(path: str, text: str) -> None:
   """Writes under a temporary name, then renames: a reader sees all of the file or none."""
   temporary = f'{path}.tmp-{os.getpid()}'
   with fileio.open(temporary, 'w') as f:

@@ -17,9 +17,9 @@ def _touch(path):
 def test_flat_folders_of_each_kind(tmp_path, digits_subset):
   _touch(str(tmp_path / 'csv' / 'part.csv'))
   _touch(str(tmp_path / 'tfr' / 'part.tfrecord.gz'))
-  assert inputs.resolve_data(str(tmp_path / 'csv')) == (cfg.CSV, str(tmp_path / 'csv'), '*.csv', ())
+  assert inputs.resolve_data(str(tmp_path / 'csv')) == (cfg.CSV, str(tmp_path / 'csv'), '*.csv', (), ())
   assert inputs.resolve_data(str(tmp_path / 'tfr')).pattern == '*.tfrecord.gz'
-  assert inputs.resolve_data(digits_subset) == (cfg.IMAGES, digits_subset, '*/*', ())
+  assert inputs.resolve_data(digits_subset) == (cfg.IMAGES, digits_subset, '*/*', (), ())
 
 
 def test_spans_and_versions_of_each_kind(tmp_path):
@@ -28,11 +28,11 @@ def test_spans_and_versions_of_each_kind(tmp_path):
     _touch(str(tmp_path / 'tfr' / f'span-{span}' / 'part.tfrecord'))
     write_digits_subset(str(tmp_path / 'img' / f'span-{span}' / f'version-{version}'), 1)
   assert inputs.resolve_data(str(tmp_path / 'csv')) == (
-      cfg.CSV, str(tmp_path / 'csv'), 'span-{SPAN}/version-{VERSION}/*.csv', (1, 2))
+      cfg.CSV, str(tmp_path / 'csv'), 'span-{SPAN}/version-{VERSION}/*.csv', (1, 2), ())
   assert inputs.resolve_data(str(tmp_path / 'tfr')) == (
-      cfg.TFRECORDS, str(tmp_path / 'tfr'), 'span-{SPAN}/*.tfrecord', (1, 2))
+      cfg.TFRECORDS, str(tmp_path / 'tfr'), 'span-{SPAN}/*.tfrecord', (1, 2), ())
   assert inputs.resolve_data(str(tmp_path / 'img')) == (
-      cfg.IMAGES, str(tmp_path / 'img'), 'span-{SPAN}/version-{VERSION}/*/*', (1, 2))
+      cfg.IMAGES, str(tmp_path / 'img'), 'span-{SPAN}/version-{VERSION}/*/*', (1, 2), ())
 
 
 def test_the_image_executor_reads_the_resolved_version_folder():
@@ -53,3 +53,61 @@ def test_an_empty_latest_span_is_a_one_line_error(tmp_path):
   os.makedirs(tmp_path / 'span-2')
   with pytest.raises(inputs.UserError, match='span-2: the folder is empty'):
     inputs.resolve_data(str(tmp_path))
+
+
+TFX_DIR = os.path.dirname(__import__('tfx').__file__)
+SEQUENCE_TESTDATA = os.path.join(TFX_DIR, 'components', 'testdata', 'tfrecord_sequence')
+IMDB = os.path.join(TFX_DIR, 'examples', 'imdb', 'data', 'imdb_small_with_labels.txt')
+
+
+def _csv(path, header, rows):
+  with open(path, 'w') as f:
+    f.write(','.join(header) + '\n' + ''.join(','.join(row) + '\n' for row in rows))
+  return str(path)
+
+
+def test_a_csv_whose_only_other_column_is_free_text_takes_the_text_route(tmp_path):
+  reviews = _csv(tmp_path / 'r.csv', ['label', 'review'],
+                 [('1', 'a fine film with a good cast'), ('0', 'dull and far too long')] * 5)
+  assert inputs.text_column(reviews, 'label') == 'review'
+  codes = _csv(tmp_path / 'c.csv', ['label', 'city'], [('1', 'Paris'), ('0', 'New York')] * 5)
+  assert inputs.text_column(codes, 'label') == ''  # short strings: a categorical column
+  assert inputs.text_column(codes, 'label', chosen='city') == 'city'
+  wide = _csv(tmp_path / 'w.csv', ['label', 'a', 'b'], [('1', 'x y z w v u', 'p q r s t u')] * 5)
+  assert inputs.text_column(wide, 'label') == ''  # tabular: more than one other column
+  with pytest.raises(inputs.UserError, match='--label sentiment: no such column .* label, review'):
+    inputs.text_column(reviews, 'sentiment')
+
+
+def test_the_imdb_txt_gets_a_one_line_hint_and_its_csv_copy_is_text(tmp_path):
+  with pytest.raises(inputs.UserError, match='give it a .csv name'):
+    inputs.resolve_data(IMDB)
+  copy = tmp_path / 'imdb.csv'
+  copy.write_bytes(open(IMDB, 'rb').read())
+  source = inputs.resolve_data(str(copy))
+  assert source.kind == cfg.CSV
+  assert inputs.text_column(inputs.sample_file(source), 'label') == 'text'
+
+
+def test_split_folders_of_gzip_sequence_examples_are_recognised():
+  source = inputs.resolve_data(SEQUENCE_TESTDATA)
+  assert source.kind == cfg.TFRECORDS
+  assert source.splits == (('eval', 'Split-eval/*'), ('train', 'Split-train/*'))
+  assert inputs.holds_sequence_examples(inputs.sample_file(source))
+  single = inputs.resolve_data(os.path.join(SEQUENCE_TESTDATA, 'Split-eval',
+                                            'data_tfrecord_eval.gz'))
+  assert single.kind == cfg.TFRECORDS and single.pattern == 'data_tfrecord_eval.gz'
+
+
+def test_split_folders_need_train_and_eval(tmp_path):
+  (tmp_path / 'Split-train').mkdir()
+  with pytest.raises(inputs.UserError, match='need at least Split-train and Split-eval'):
+    inputs.resolve_data(str(tmp_path))
+
+
+def test_tf_examples_are_not_sequence_examples(tmp_path):
+  import tensorflow as tf
+  path = str(tmp_path / 'x.tfrecord')
+  with tf.io.TFRecordWriter(path) as writer:
+    writer.write(tf.train.Example().SerializeToString())
+  assert not inputs.holds_sequence_examples(path)

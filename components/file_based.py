@@ -1,0 +1,54 @@
+"""What the project's FileBasedExampleGen subclasses (image_example_gen, text_example_gen) share:
+their spec's parameters and arguments, span pinning, and writing split shards on Beam."""
+import os
+from typing import Dict
+
+import apache_beam as beam
+from tfx.components.example_gen import utils
+from tfx.proto import example_gen_pb2, range_config_pb2
+from tfx.types import channel, component_spec, standard_artifact_utils, standard_artifacts
+from tfx.types import standard_component_specs
+
+
+def span_range(span: int):
+  """A RangeConfig that pins one span (any ExampleGen), or None (the latest) for 0."""
+  if not span:
+    return None
+  return range_config_pb2.RangeConfig(static_range=range_config_pb2.StaticRange(
+      start_span_number=span, end_span_number=span))
+
+
+def spec_parameters(**extra_types) -> Dict[str, component_spec.ExecutionParameter]:
+  """FileBasedExampleGen's parameters plus the component's own (name=type)."""
+  return dict(standard_component_specs.FileBasedExampleGenSpec.PARAMETERS,
+              **{name: component_spec.ExecutionParameter(type=kind)
+                 for name, kind in extra_types.items()})
+
+
+def spec_arguments(input_base: str, split_name: str, pattern: str, span: int,
+                   payload_format: int) -> dict:
+  """The FileBasedExampleGen part of the spec: one input split matched by `pattern` (TFX's
+  driver resolves {SPAN}/{VERSION} in it and fingerprints the files)."""
+  input_config = example_gen_pb2.Input(splits=[example_gen_pb2.Input.Split(
+      name=split_name, pattern=pattern)])
+  return dict(input_base=input_base, input_config=input_config,
+              output_config=utils.make_default_output_config(input_config),
+              output_data_format=payload_format,
+              output_file_format=example_gen_pb2.FORMAT_TFRECORDS_GZIP,
+              range_config=span_range(span),
+              examples=channel.Channel(type=standard_artifacts.Examples))
+
+
+def write_splits(records, examples, shards: Dict[str, int], gzip: bool = False) -> None:
+  """(split, serialized record) pairs → `<examples>/Split-<split>/data-SSSSS-of-NNNNN[.gz]`."""
+  for split, count in shards.items():
+    _ = (records
+         | f'Select[{split}]' >> beam.Filter(lambda item, s=split: item[0] == s)
+         | f'Payload[{split}]' >> beam.Map(lambda item: item[1])
+         | f'Write[{split}]' >> beam.io.WriteToTFRecord(
+             os.path.join(standard_artifact_utils.get_split_uri([examples], split), 'data'),
+             file_name_suffix='.gz' if gzip else '',
+             num_shards=count,
+             shard_name_template='-SSSSS-of-NNNNN',
+             compression_type=(beam.io.filesystem.CompressionTypes.GZIP if gzip
+                               else beam.io.filesystem.CompressionTypes.UNCOMPRESSED)))

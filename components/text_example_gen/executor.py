@@ -1,0 +1,160 @@
+"""TextExampleGen executor: CSV rows (a label and a free-text column) → SequenceExample shards.
+
+Output layout under the Examples artifact's URI:
+  Split-train/data-00000-of-0000N   TFRecord shards of SequenceExamples (text.py)
+  Split-eval/...
+  vocabulary.txt     line i holds the word of token id i (built on the train split only)
+  labels.txt         line i holds the name of label id i
+  text_meta.json     columns, counts per split, vocabulary size, longest text
+
+One Beam pipeline: rows are read per file in parallel, split by a hash of <file>:<row>, the
+vocabulary is counted on the train rows and handed to the encoder as a side input.
+"""
+import csv
+import io
+import json
+import os
+from typing import Any, Dict, Iterator, List, Tuple
+
+import apache_beam as beam
+from tfx.components.util import examples_utils
+from tfx.dsl.components.base import base_beam_executor
+from tfx.dsl.io import fileio
+from tfx.proto import example_gen_pb2
+from tfx.types import artifact_utils, standard_artifact_utils
+from tfx.utils import proto_utils
+
+from components import file_based
+from components.image_example_gen import folder
+from components.image_example_gen.executor import SPLITS, publish, shard_count
+from components.text_example_gen import text
+
+_Row = Tuple[str, str, List[str]]  # (split, label name, tokens)
+
+
+def input_files(exec_properties: Dict[str, Any]) -> List[str]:
+  """The CSV files the driver resolved (input_config's pattern after {SPAN}/{VERSION})."""
+  input_config = example_gen_pb2.Input()
+  proto_utils.json_to_proto(exec_properties['input_config'], input_config)
+  pattern = os.path.join(exec_properties['input_base'], input_config.splits[0].pattern)
+  return sorted(fileio.glob(pattern))
+
+
+def _read_rows(path: str, label_column: str, text_column: str,
+               eval_percent: int) -> Iterator[_Row]:
+  """Rows of one CSV file; quoted fields may span lines, so the file is read whole."""
+  with fileio.open(path, 'r') as f:
+    reader = csv.DictReader(io.StringIO(f.read()))
+    for number, row in enumerate(reader, start=2):
+      key = f'{os.path.basename(path)}:{number}'
+      split = 'eval' if folder.is_eval(key, eval_percent) else 'train'
+      yield split, row[label_column].strip(), text.tokenize(row[text_column] or '')
+
+
+class _Encode(beam.DoFn):
+  """(split, label, tokens) → (split, serialized SequenceExample), ids from the side inputs."""
+
+  def __init__(self):
+    self._ids = None
+    self._label_ids = None
+
+  def process(self, row: _Row, words: List[str],
+              labels: List[str]) -> Iterator[Tuple[str, bytes]]:
+    if self._ids is None:
+      self._ids = {word: i for i, word in enumerate(words)}
+      self._label_ids = {name: i for i, name in enumerate(labels)}
+    split, label_name, tokens = row
+    oov = self._ids[text.OUT_OF_VOCABULARY]
+    example = text.make_sequence_example([self._ids.get(t, oov) for t in tokens],
+                                         self._label_ids[label_name], label_name)
+    yield split, example.SerializeToString()
+
+
+class Executor(base_beam_executor.BaseBeamExecutor):
+  """Writes the CSV rows under `input_base` as train/eval SequenceExample shards."""
+
+  def Do(self, input_dict: Dict[str, List[Any]], output_dict: Dict[str, List[Any]],
+         exec_properties: Dict[str, Any]) -> None:
+    examples = artifact_utils.get_single_instance(output_dict['examples'])
+    files = input_files(exec_properties)
+    if not files:
+      raise ValueError(f'no CSV files match {exec_properties["input_config"]}')
+    label_column = exec_properties['label_column']
+    text_column = exec_properties['text_column']
+    total_bytes = sum(fileio.stat(path).length for path in files)
+    examples.split_names = standard_artifact_utils.encode_split_names(list(SPLITS))
+    scratch = self._get_tmp_dir()
+
+    with self._make_beam_pipeline() as pipeline:
+      rows = (pipeline
+              | 'ListFiles' >> beam.Create(files)
+              | 'ReadRows' >> beam.FlatMap(_read_rows, label_column, text_column,
+                                          exec_properties['eval_percent'])
+              | 'Spread' >> beam.Reshuffle())
+      words = (rows
+               | 'TrainOnly' >> beam.Filter(lambda row: row[0] == 'train')
+               | 'Words' >> beam.FlatMap(lambda row: row[2])
+               | 'CountWords' >> beam.combiners.Count.PerElement()
+               | 'AllCounts' >> beam.combiners.ToList()
+               | 'Vocabulary' >> beam.Map(text.vocabulary, exec_properties['max_vocabulary'],
+                                          exec_properties['min_count']))
+      labels = (rows
+                | 'LabelNames' >> beam.Map(lambda row: row[1])
+                | 'Distinct' >> beam.Distinct()
+                | 'AllLabels' >> beam.combiners.ToList()
+                | 'LabelOrder' >> beam.Map(text.label_order))
+      encoded = rows | 'Encode' >> beam.ParDo(_Encode(), beam.pvalue.AsSingleton(words),
+                                              beam.pvalue.AsSingleton(labels))
+      file_based.write_splits(encoded, examples, {
+          split: shard_count(total_bytes, exec_properties['shard_size_mb']) for split in SPLITS})
+      facts = (rows
+               | 'Facts' >> beam.Map(lambda row: (row[0], len(row[2])))
+               | 'PerSplit' >> beam.CombinePerKey(_LengthFacts())
+               | 'AllFacts' >> beam.combiners.ToDict())
+      for name, collection in (('vocabulary', words), ('labels', labels), ('facts', facts)):
+        _ = (collection
+             | f'Json[{name}]' >> beam.Map(json.dumps)
+             | f'Save[{name}]' >> beam.io.WriteToText(os.path.join(scratch, name), num_shards=1,
+                                                     shard_name_template=''))
+
+    saved = {}
+    for name in ('vocabulary', 'labels', 'facts'):
+      with fileio.open(os.path.join(scratch, name), 'r') as f:
+        saved[name] = json.loads(f.read())
+    meta = {'label_column': label_column, 'text_column': text_column,
+            'split_counts': {split: saved['facts'].get(split, {}).get('count', 0)
+                             for split in SPLITS},
+            'vocabulary_size': len(saved['vocabulary']), 'labels': saved['labels'],
+            'longest_text': max((f['longest'] for f in saved['facts'].values()), default=0),
+            'empty_texts': sum(f['empty'] for f in saved['facts'].values())}
+    publish(os.path.join(examples.uri, text.VOCABULARY_FILE),
+            ''.join(word + '\n' for word in saved['vocabulary']))
+    publish(os.path.join(examples.uri, text.LABELS_FILE),
+            ''.join(name + '\n' for name in saved['labels']))
+    publish(os.path.join(examples.uri, text.META_FILE), json.dumps(meta, indent=2))
+
+    examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE)
+    examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
+    examples.set_string_custom_property('split_counts', json.dumps(meta['split_counts']))
+    examples.set_string_custom_property('label_vocabulary', json.dumps(saved['labels']))
+    examples.set_int_custom_property('vocabulary_size', meta['vocabulary_size'])
+
+
+class _LengthFacts(beam.CombineFn):
+  """Token counts of one split → {'count', 'longest', 'empty'}."""
+
+  def create_accumulator(self):
+    return {'count': 0, 'longest': 0, 'empty': 0}
+
+  def add_input(self, facts, length):
+    return {'count': facts['count'] + 1, 'longest': max(facts['longest'], length),
+            'empty': facts['empty'] + (length == 0)}
+
+  def merge_accumulators(self, accumulators):
+    accumulators = list(accumulators)
+    return {'count': sum(a['count'] for a in accumulators),
+            'longest': max(a['longest'] for a in accumulators),
+            'empty': sum(a['empty'] for a in accumulators)}
+
+  def extract_output(self, facts):
+    return facts

@@ -1,0 +1,88 @@
+"""TextExampleGen: text CSV rows → SequenceExamples, vocabulary built on the train split."""
+import csv
+import json
+import os
+
+import tensorflow as tf
+from tfx.dsl.components.base import base_beam_executor
+from tfx.types import standard_artifacts
+
+from components.text_example_gen import executor, text
+
+ROWS = [('pos', 'A good, GOOD film.<br />Loved it'), ('neg', 'bad film'), ('neg', ''),
+        ('pos', "good acting; it's good")] * 25 + [('neg', 'zebra')]
+
+
+def _convert(tmp_path, rows=ROWS, min_count=2, max_vocabulary=100):
+  data = tmp_path / 'data'
+  data.mkdir()
+  with open(data / 'reviews.csv', 'w', newline='') as f:
+    writer = csv.writer(f)
+    writer.writerow(['sentiment', 'review'])
+    writer.writerows(rows)
+  examples = standard_artifacts.Examples()
+  examples.uri = str(tmp_path / 'examples')
+  context = base_beam_executor.BaseBeamExecutor.Context(tmp_dir=str(tmp_path / 'tmp'), unique_id='1')
+  executor.Executor(context).Do({}, {'examples': [examples]}, {
+      'input_base': str(data), 'input_config': json.dumps(
+          {'splits': [{'name': 'rows', 'pattern': '*.csv'}]}),
+      'label_column': 'sentiment', 'text_column': 'review', 'eval_percent': 20,
+      'shard_size_mb': 256.0, 'max_vocabulary': max_vocabulary, 'min_count': min_count})
+  return examples
+
+
+def _records(examples, split):
+  files = tf.io.gfile.glob(os.path.join(examples.uri, f'Split-{split}', '*'))
+  return [tf.train.SequenceExample.FromString(r.numpy()) for r in tf.data.TFRecordDataset(files)]
+
+
+def test_tokenize_drops_markup_and_punctuation_and_lowercases():
+  assert text.tokenize("A good, GOOD film.<br />It's 10/10") == [
+      'a', 'good', 'good', 'film', "it's", '10', '10']
+
+
+def test_every_row_becomes_a_sequence_example_with_ids_from_the_vocabulary(tmp_path):
+  examples = _convert(tmp_path)
+  with open(os.path.join(examples.uri, text.VOCABULARY_FILE)) as f:
+    words = f.read().split('\n')[:-1]
+  assert words[:2] == list(text.RESERVED) and words[2] == 'good'  # the most frequent word
+  assert 'zebra' not in words  # seen once: out of vocabulary
+  with open(os.path.join(examples.uri, text.LABELS_FILE)) as f:
+    assert f.read().split() == ['neg', 'pos']
+  records = _records(examples, 'train') + _records(examples, 'eval')
+  assert len(records) == len(ROWS)
+  decoded = set()
+  for record in records:
+    context = record.context.feature
+    ids = [step.int64_list.value[0]
+           for step in record.feature_lists.feature_list[text.TOKENS_KEY].feature]
+    assert context[text.LENGTH_KEY].int64_list.value[0] == len(ids)
+    name = context[text.LABEL_NAME_KEY].bytes_list.value[0].decode()
+    assert context[text.LABEL_KEY].int64_list.value[0] == ['neg', 'pos'].index(name)
+    decoded.add((name, ' '.join(words[i] for i in ids)))
+  assert decoded == {('pos', 'a good good film loved it'), ('neg', 'bad film'), ('neg', ''),
+                     ('pos', "good acting it's good"), ('neg', '<oov>')}
+  with open(os.path.join(examples.uri, text.META_FILE)) as f:
+    meta = json.load(f)
+  assert sum(meta['split_counts'].values()) == len(ROWS) and meta['empty_texts'] == 25
+  assert meta['longest_text'] == 6 and meta['split_counts']['eval'] > 0
+
+
+def test_the_vocabulary_comes_from_the_train_split_only(tmp_path):
+  rows = [('a', f'word{i} common') for i in range(200)]
+  examples = _convert(tmp_path, rows, min_count=1, max_vocabulary=1000)
+  with open(os.path.join(examples.uri, text.VOCABULARY_FILE)) as f:
+    vocabulary = set(f.read().split())
+  eval_records = _records(examples, 'eval')
+  assert eval_records  # ~20% of 200 rows
+  for record in eval_records:
+    first = record.feature_lists.feature_list[text.TOKENS_KEY].feature[0].int64_list.value[0]
+    assert first == 1  # wordN of an eval row was never seen in train: <oov>
+  assert len(vocabulary) == 2 + 1 + len(_records(examples, 'train'))
+
+
+def test_the_vocabulary_keeps_the_most_frequent_words():
+  counts = [('rare', 2), ('common', 9), ('b', 5), ('a', 5), ('once', 1)]
+  assert text.vocabulary(counts, size=3, min_count=2) == ['<pad>', '<oov>', 'common', 'a', 'b']
+  assert text.label_order(['10', '9', '-1']) == ['-1', '9', '10']
+  assert text.label_order(['pos', 'neg']) == ['neg', 'pos']

@@ -1,0 +1,91 @@
+"""The whole pipeline on sequence data: text CSV → SequenceExamples (TextExampleGen), and
+SequenceExample TFRecords through ImportExampleGen. Real Beam, ML Metadata, training."""
+import csv
+import os
+
+import numpy as np
+import tensorflow_data_validation as tfdv
+import tfx
+
+import pipeline
+from cli import summary
+from tests.conftest import run_pipeline
+
+TFX_DIR = os.path.dirname(tfx.__file__)
+IMDB = os.path.join(TFX_DIR, 'examples', 'imdb', 'data', 'imdb_small_with_labels.txt')
+SEQUENCE_TESTDATA = os.path.join(TFX_DIR, 'components', 'testdata', 'tfrecord_sequence')
+POSITIVE, NEGATIVE = ('good', 'great', 'fine'), ('bad', 'poor', 'awful')
+
+
+def write_learnable_texts(path, rows: int, seed: int = 0) -> str:
+  """Texts of 1-200 words: filler words plus sentiment words; the label says which kind
+  outnumbers the other, so it is decided by content, at any length."""
+  rng = np.random.default_rng(seed)
+  fillers = [f'w{i}' for i in range(300)]
+  with open(path, 'w', newline='') as f:
+    writer = csv.writer(f)
+    writer.writerow(['label', 'text'])
+    for _ in range(rows):
+      length, label = int(rng.integers(1, 201)), int(rng.integers(0, 2))
+      minor = int(rng.integers(0, length // 10 + 1))
+      major = min(length - minor, minor + 1 + length // 20)
+      words = list(rng.choice(fillers, length - major - minor))
+      words += list(rng.choice(POSITIVE if label else NEGATIVE, major))
+      words += list(rng.choice(NEGATIVE if label else POSITIVE, minor))
+      rng.shuffle(words)
+      writer.writerow([label, ' '.join(words)])
+  return str(path)
+
+
+def test_a_learnable_text_set_is_learned_through_the_whole_pipeline(tmp_path):
+  data = write_learnable_texts(tmp_path / 'texts.csv', rows=3000)
+  output = str(tmp_path / 'out')
+  code, result = run_pipeline(data, output, '--train-steps', '400', '--min-accuracy', '0.8')
+  assert code == 0, result.get('error')
+  assert result['eval_accuracy'] > 0.8 and result['blessed']  # chance is 0.5
+  assert sum(result['examples_per_split'].values()) == 3000
+  statistics = tfdv.load_stats_binary(os.path.join(
+      summary.latest_run(summary.open_store(os.path.join(output, 'metadata.sqlite')),
+                         'tfrecord-pipeline')['StatisticsGen'].outputs['statistics'].uri,
+      'Split-train', 'FeatureStats.pb'))
+  paths = {'.'.join(f.path.step) for f in statistics.datasets[0].features}
+  assert {'label', 'length', '##SEQUENCE##.tokens'} <= paths  # the feature list has statistics
+
+
+def test_empty_and_over_long_texts_are_anomalies_that_stop_training(tmp_path):
+  data = tmp_path / 'broken.csv'
+  write_learnable_texts(data, rows=300)
+  with open(data, 'a', newline='') as f:
+    csv.writer(f).writerows([['1', ''], ['0', ' '.join(['long'] * 6000)]])
+  code, result = run_pipeline(str(data), str(tmp_path / 'out'))
+  assert code == pipeline.EXIT_ANOMALIES
+  anomalies = ' '.join(result['anomalies'])
+  assert "feature 'length'" in anomalies and 'small value: 0' in anomalies, anomalies
+  assert 'large value: 6000' in anomalies
+  assert "'##SEQUENCE##.tokens'" in anomalies and 'fewer values than expected' in anomalies
+  assert 'Trainer' not in result['components']
+
+
+def test_the_imdb_csv_runs_end_to_end(tmp_path):
+  data = tmp_path / 'imdb.csv'  # the .txt original gets a one-line hint (tests/cli)
+  data.write_bytes(open(IMDB, 'rb').read())
+  code, result = run_pipeline(str(data), str(tmp_path / 'out'), '--min-accuracy', '0')
+  assert code == 0, result.get('error')
+  assert sum(result['examples_per_split'].values()) == 100
+  assert os.path.isfile(os.path.join(result['pushed_to'], 'saved_model.pb'))
+  assert os.path.isfile(os.path.join(result['examples_uri'], 'vocabulary.txt'))
+
+
+def test_sequence_tfrecords_without_a_label_stop_before_training_naming_it(tmp_path, capsys):
+  code, result = run_pipeline(SEQUENCE_TESTDATA, str(tmp_path / 'out'))
+  err = capsys.readouterr().err
+  assert code == 1
+  assert result['examples_per_split'] == {'train': 10500, 'eval': 4500}  # the files' own splits
+  for node in ('ImportExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator'):
+    assert result['components'][node] == 'COMPLETE'
+  assert result['components']['LabelCheck'] == 'FAILED' and 'Trainer' not in result['components']
+  (line,) = [l for l in err.splitlines() if l.startswith('error:')]
+  assert "no label 'label' in the data" in line and 'feature lists' in line and ': s)' in line
+  schema = tfdv.load_schema_text(os.path.join(result['schema_uri'], 'schema.pbtxt'))
+  (lists,) = [f for f in schema.feature if f.name == '##SEQUENCE##']
+  assert [f.name for f in lists.struct_domain.feature] == ['s']
