@@ -399,6 +399,22 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
   return compiler.write(job, output, args.format)
 
 
+def _data_kind(source, args: argparse.Namespace):
+  """(data kind, text column): CSV with a free-text column is TEXT, TFRecords of
+  SequenceExamples are SEQUENCES (both become sequence models)."""
+  from cli import inputs  # pylint: disable=g-import-not-at-top
+  if args.text_column and (source is None or source.kind != cfg.CSV):
+    raise inputs.UserError('--text-column: only CSV data has columns')
+  if source is None:
+    return None, ''
+  if source.kind == cfg.CSV:
+    text_column = inputs.text_column(inputs.sample_file(source), args.label, args.text_column)
+    return (cfg.TEXT if text_column else cfg.CSV), text_column
+  if source.kind == cfg.TFRECORDS and inputs.holds_sequence_examples(inputs.sample_file(source)):
+    return cfg.SEQUENCES, ''
+  return source.kind, ''
+
+
 def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
   """Checks --data and --output (raising cli.inputs.UserError) and builds the config."""
   from cli import inputs  # pylint: disable=g-import-not-at-top
@@ -410,18 +426,11 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
   if schema and not os.path.isfile(schema):
     raise inputs.UserError(f'--schema {schema}: no such file')
   source = inputs.resolve_data(args.data) if args.data else None
+  kind, text_column = _data_kind(source, args)
   output = inputs.check_output(args.output)
   if source is None:
     source = inputs.resolve_data(inputs.write_digits(os.path.join(output, 'default_data', 'digits')))
-    schema = schema or DEFAULT_SCHEMA
-  kind, text_column = source.kind, ''
-  if kind == cfg.CSV:
-    text_column = inputs.text_column(inputs.sample_file(source), args.label, args.text_column)
-    kind = cfg.TEXT if text_column else cfg.CSV
-  elif args.text_column:
-    raise inputs.UserError('--text-column: only CSV data has columns')
-  elif kind == cfg.TFRECORDS and inputs.holds_sequence_examples(inputs.sample_file(source)):
-    kind = cfg.SEQUENCES
+    kind, schema = cfg.IMAGES, schema or DEFAULT_SCHEMA
   if kind == cfg.TEXT:
     schema = schema or TEXT_SCHEMA
   if args.span and args.span not in source.spans:

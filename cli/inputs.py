@@ -44,10 +44,10 @@ def _gzip_tfrecord(path: str) -> bool:
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   try:
     for _ in tf.data.TFRecordDataset(path, compression_type='GZIP').take(1):
-      pass
-    return True
+      return True  # at least one intact record
   except (tf.errors.DataLossError, tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError):
-    return False
+    pass
+  return False
 
 
 def _split_folders(path: str) -> tuple:

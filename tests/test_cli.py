@@ -28,10 +28,14 @@ def _make(tmp_path, files):
     ([], '', 'the folder is empty'),
     (['cats/a.png', 'cats/b.jpg'], '', 'only one class folder'),
     (['cats/a.txt', 'dogs/b.txt'], '', 'no images'),
-    (['notes.txt'], 'notes.txt', 'unknown file type'),
+    (['notes.dat'], 'notes.dat', 'unknown file type'),
+    (['notes.txt'], 'notes.txt', 'a .txt file is not read; if it is CSV'),
+    (['data.gz'], 'data.gz', 'unknown file type'),  # gzip, but not TFRecords inside
+    (['Split-train/a.tfrecord'], '', 'need at least Split-train and Split-eval'),
     (['notes.txt'], '', 'no class folders, CSV or TFRecord files'),
 ])
 def test_bad_data(tmp_path, capsys, files, data_arg, message):
+  """Exit 2 with one line, before anything is written."""
   root = _make(tmp_path, files)
   output = tmp_path / 'out'
   code = pipeline.main(['run', '--data', os.path.join(root, data_arg), '--output', str(output)])
@@ -77,3 +81,17 @@ def test_command_line_errors_have_no_traceback_and_help_works(tmp_path):
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0 and 'usage: pipeline.py' in shown.stdout
   assert '--data' in shown.stdout and '--out' in shown.stdout
+
+
+@pytest.mark.parametrize('extra,message', [
+    (['--label', 'price'], '--label price: no such column in'),
+    (['--text-column', 'comment'], '--text-column comment: no such column in'),
+])
+def test_csv_columns_are_checked_before_anything_runs(tmp_path, capsys, extra, message):
+  data = tmp_path / 'rows.csv'
+  data.write_text('label,city\n1,Paris\n0,Rome\n')
+  output = tmp_path / 'out'
+  assert pipeline.main(['run', '--data', str(data), '--output', str(output), *extra]) == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and message in err and 'columns: label, city' in err
+  assert not output.exists()
