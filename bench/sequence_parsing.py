@@ -7,7 +7,7 @@ Writes N SequenceExamples in the text route's layout (token ids, lengths uniform
   project      trainer/sequence_pipeline.sequence_dataset, exactly as the Trainer calls it
                (vectorised parse of 32-batch windows, batches cut within length buckets);
   per_record   a `parse_single_sequence_example` map (AUTOTUNE) + `bucket_by_sequence_length`
-               with the same buckets: the same batches, parsed one record at a time;
+               with the same buckets: what one would write by the book, one record at a time;
   per_record_padded   the per-record map + `padded_batch` (no buckets: pads to each batch's
                longest);
   pad_max      vectorised parse, every batch padded to the data set's maximum length.
@@ -99,14 +99,14 @@ def one_pass(dataset: tf.data.Dataset):
   return time.monotonic() - started, examples, tokens, positions
 
 
-def main() -> None:
+def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument('--quick', action='store_true', help='8,000 records, 3 rounds')
   parser.add_argument('--records', type=int, default=0, help='default 60,000 (quick: 8,000)')
   parser.add_argument('--repeats', type=int, default=0, help='rounds (default 5, quick: 3)')
   parser.add_argument('--json', help='also write the figures here')
-  args = parser.parse_args()
+  args = parser.parse_args(argv)
   records = args.records or (8_000 if args.quick else 60_000)
   repeats = args.repeats or (3 if args.quick else 5)
   times = {name: [] for name in PIPELINES}

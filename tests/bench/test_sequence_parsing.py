@@ -1,0 +1,37 @@
+"""`bench.sequence_parsing`: every pipeline reads every record; the figures agree (no speed test)."""
+import json
+
+import pytest
+
+from bench import sequence_parsing
+
+
+@pytest.fixture(scope='module')
+def figures(tmp_path_factory):
+  path = tmp_path_factory.mktemp('bench') / 'figures.json'
+  sequence_parsing.main(['--records', '3000', '--repeats', '1', '--json', str(path)])
+  with open(path) as f:
+    return json.load(f)
+
+
+def test_every_pipeline_reads_every_record_once(figures):
+  assert set(figures['pipelines']) == set(sequence_parsing.PIPELINES)
+  for name, pipeline in figures['pipelines'].items():
+    assert pipeline['examples'] == 3000, name
+    assert pipeline['examples_per_s'] > 0
+
+
+def test_buckets_pad_less_than_padding_to_the_longest(figures):
+  pipelines = figures['pipelines']
+  for bucketed in ('project', 'per_record'):  # the same length buckets
+    assert pipelines[bucketed]['padding_share'] < pipelines['per_record_padded']['padding_share']
+  assert pipelines['per_record_padded']['padding_share'] <= pipelines['pad_max']['padding_share']
+
+
+def test_ratios_agree_with_the_rates(figures):
+  pipelines = figures['pipelines']
+  for name, ratio in figures['ratios'].items():
+    baseline = name[len('project_over_'):]
+    assert ratio == pytest.approx(
+        pipelines['project']['examples_per_s'] / pipelines[baseline]['examples_per_s'])
+  assert figures['target']['met'] == (figures['ratios']['project_over_per_record'] >= 3.0)
