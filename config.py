@@ -82,6 +82,9 @@ class PipelineConfig:
   batch_size: int = 64
   learning_rate: float = 1e-3
   augment: bool = False           # images: random flips and shifts while training
+  mixed_precision: str = 'auto'   # auto (GPU mixed_float16, TPU mixed_bfloat16, CPU float32)
+  xla: str = 'auto'               # auto (on with GPU/TPU), on, off
+  tpu: str = ''                   # TPU name/address for TPUStrategy ('' : $TPU_NAME or none)
   min_accuracy: float = 0.9       # Evaluator blessing threshold
   max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
   enable_cache: bool = True

@@ -105,6 +105,9 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
         'batch_size': config.batch_size,
         'learning_rate': config.learning_rate,
         'augment': config.augment,
+        'mixed_precision': config.mixed_precision,
+        'xla': {'on': True, 'off': False}.get(config.xla, 'auto'),
+        'tpu': config.tpu,
         'image_height': config.image_height,
         'image_width': config.image_width,
         'image_channels': config.image_channels,
@@ -228,6 +231,15 @@ def _parser() -> argparse.ArgumentParser:
                    help='validation steps during training; 0 = the whole eval split')
   run.add_argument('--batch-size', type=int, default=defaults.batch_size)
   run.add_argument('--learning-rate', type=float, default=defaults.learning_rate)
+  run.add_argument('--mixed-precision', default=defaults.mixed_precision,
+                   choices=('auto', 'float32', 'mixed_float16', 'mixed_bfloat16'),
+                   help='Keras dtype policy (default auto: mixed_float16 on GPUs, mixed_bfloat16 '
+                   'on TPUs, float32 on CPUs)')
+  run.add_argument('--xla', default=defaults.xla, choices=('auto', 'on', 'off'),
+                   help='XLA-compile the train step (default auto: on with GPUs/TPUs)')
+  run.add_argument('--tpu', default=defaults.tpu,
+                   help='train with TPUStrategy on this TPU (default: $TPU_NAME if set). Several '
+                   'workers: set TF_CONFIG (MultiWorkerMirroredStrategy); GPUs are found alone')
   run.add_argument('--augment', action='store_true',
                    help='images: random left-right flips and shifts of up to 1/8 while training '
                    '(off by default: digits and text are not mirror-invariant)')
@@ -450,6 +462,7 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
     config = dataclasses.replace(
         config, train_steps=args.train_steps, eval_steps=args.eval_steps,
         batch_size=args.batch_size, learning_rate=args.learning_rate, augment=args.augment,
+        mixed_precision=args.mixed_precision, xla=args.xla, tpu=args.tpu,
         image_height=args.image_size[0], image_width=args.image_size[1],
         image_channels=args.image_channels, min_accuracy=args.min_accuracy,
         max_damaged_percent=args.max_damaged_percent, enable_cache=not args.no_cache)

@@ -306,6 +306,9 @@ def _input_section(training: Optional[dict], damage: Optional[dict]) -> str:
   if training is None:
     return _absent('No input check: the run stopped before the Trainer.')
   check = training['input_check']
+  if check is None:
+    return _absent(f'No input check: skipped under distributed training '
+                   f'({training.get("distribution")}).')
   verdict = ('<p class="bad">Training was input-bound: first thing to try: '
              f'{_e(check["hint"])}.</p>' if check['input_bound'] else
              '<p class="good">Not input-bound.</p>')

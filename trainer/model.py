@@ -11,7 +11,8 @@ from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 HASH_BINS = 64  # buckets per categorical column (no vocabulary pass needed)
 
 
-def build_image_model(spec: ImageSpec, learning_rate: float = 1e-3) -> keras.Model:
+def build_image_model(spec: ImageSpec, learning_rate: float = 1e-3,
+                      jit_compile: bool = False) -> keras.Model:
   """uint8 images in, class probabilities out; normalisation happens here, not on the host.
 
   Strided convolutions halve the resolution until it is 8 pixels or less, so the same
@@ -30,12 +31,13 @@ def build_image_model(spec: ImageSpec, learning_rate: float = 1e-3) -> keras.Mod
   x = keras.layers.Flatten()(x)
   x = keras.layers.Dropout(0.3)(x)
   x = keras.layers.Dense(128, activation='relu')(x)
-  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities')(x)
-  return _compiled(keras.Model(inputs, outputs), learning_rate)
+  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities',
+                               dtype='float32')(x)
+  return _compiled(keras.Model(inputs, outputs), learning_rate, jit_compile)
 
 
 def build_tabular_model(spec: TabularSpec, numeric_sample: Dict[str, tf.Tensor],
-                        learning_rate: float = 1e-3) -> keras.Model:
+                        learning_rate: float = 1e-3, jit_compile: bool = False) -> keras.Model:
   """Normalised numeric columns + hashed one-hot categorical columns → MLP.
 
   `numeric_sample` (a few thousand training rows) sets the normalisation statistics.
@@ -53,8 +55,9 @@ def build_tabular_model(spec: TabularSpec, numeric_sample: Dict[str, tf.Tensor],
   x = keras.layers.Concatenate()(encoded) if len(encoded) > 1 else encoded[0]
   for units in (64, 32):
     x = keras.layers.Dense(units, activation='relu')(x)
-  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities')(x)
-  return _compiled(keras.Model(inputs, outputs), learning_rate)
+  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities',
+                               dtype='float32')(x)
+  return _compiled(keras.Model(inputs, outputs), learning_rate, jit_compile)
 
 
 class MaskedMean(keras.layers.Layer):
@@ -68,7 +71,7 @@ class MaskedMean(keras.layers.Layer):
 
 
 def build_sequence_model(spec: SequenceSpec, learning_rate: float = 1e-3,
-                         embedding_dim: int = 32) -> keras.Model:
+                         jit_compile: bool = False, embedding_dim: int = 32) -> keras.Model:
   """Token ids [B, T] (0-padded, any T) → embedding → masked mean → MLP → class probabilities.
 
   Averaging is order-blind but cheap and length-independent: enough for "which words occur"
@@ -78,12 +81,13 @@ def build_sequence_model(spec: SequenceSpec, learning_rate: float = 1e-3,
   embedded = keras.layers.Embedding(spec.vocabulary_size, embedding_dim)(ids)
   x = MaskedMean()(embedded, ids)
   x = keras.layers.Dense(32, activation='relu')(x)
-  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities')(x)
-  return _compiled(keras.Model(ids, outputs), learning_rate)
+  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities',
+                               dtype='float32')(x)
+  return _compiled(keras.Model(ids, outputs), learning_rate, jit_compile)
 
 
-def _compiled(model: keras.Model, learning_rate: float) -> keras.Model:
-  model.compile(optimizer=keras.optimizers.Adam(learning_rate),
+def _compiled(model: keras.Model, learning_rate: float, jit_compile: bool) -> keras.Model:
+  model.compile(optimizer=keras.optimizers.Adam(learning_rate), jit_compile=jit_compile,
                 loss='sparse_categorical_crossentropy',
                 metrics=['sparse_categorical_accuracy'])
   return model

@@ -30,21 +30,21 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from components.image_example_gen import record
 from components.recording_trainer.executor import DAMAGE_FILE, TRAINING_FILE
 from components.shard_check import scan
-from trainer import (data_spec, diagnosis, input_pipeline, model, sequence_pipeline,
-                     signatures)
+from trainer import (data_spec, diagnosis, distribution, input_pipeline, model,
+                     multi_worker, sequence_pipeline, signatures)
 
 NUMERIC_SAMPLE_ROWS = 4096
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves
 
 
-def _image_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
+def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard):
   spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), config)
   logging.info('Image input %dx%dx%d, %d classes, %s records', spec.height, spec.width,
                spec.channels, spec.num_classes, spec.encoding)
-  train = input_pipeline.image_dataset(fn_args.train_files, spec, batch_size, True, guard,
+  train = input_pipeline.image_dataset(train_files, spec, batch_size, True, guard,
                                        augment=bool(config.get('augment')))
   evaluation = input_pipeline.image_dataset(fn_args.eval_files, spec, batch_size, False, guard)
-  built = model.build_image_model(spec, config.get('learning_rate', 1e-3))
+  built = model.build_image_model(spec, config.get('learning_rate', 1e-3), config['jit_compile'])
   if spec.encoding == record.RAW:
     hint = 'faster storage for the shards, or more CPU cores for the Trainer'
   else:
@@ -60,7 +60,7 @@ def _both_splits(fn_args: FnArgs):
   return list(fn_args.train_files) + list(fn_args.eval_files)
 
 
-def _tabular_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
+def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard):
   schema = data_spec.read_schema(fn_args.schema_path)
   label_key = config['label_key']
   label = next((f for f in schema.feature if f.name == label_key), None)
@@ -69,17 +69,18 @@ def _tabular_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
   spec = data_spec.tabular_spec(schema, config, max_label)
   logging.info('Tabular input: %d numeric, %d categorical columns, label %s (%d classes)',
                len(spec.numeric), len(spec.categorical), label_key, spec.num_classes)
-  train = input_pipeline.tabular_dataset(fn_args.train_files, spec, batch_size, True, guard)
+  train = input_pipeline.tabular_dataset(train_files, spec, batch_size, True, guard)
   evaluation = input_pipeline.tabular_dataset(fn_args.eval_files, spec, batch_size, False, guard)
   sample = input_pipeline.tabular_dataset(fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False,
                                           guard)
   features, _ = next(iter(sample))
-  built = model.build_tabular_model(spec, features, config.get('learning_rate', 1e-3))
+  built = model.build_tabular_model(spec, features, config.get('learning_rate', 1e-3),
+                                    config['jit_compile'])
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
   return built, train, evaluation, signatures.tabular_signatures(built, spec), hint
 
 
-def _sequence_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
+def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard):
   schema = data_spec.read_schema(fn_args.schema_path)
   max_label = input_pipeline.max_int_label(_both_splits(fn_args), config['label_key'], guard)
   spec = data_spec.sequence_spec(data_spec.examples_root(fn_args.train_files[0]), schema, config,
@@ -87,10 +88,11 @@ def _sequence_setup(fn_args: FnArgs, config: dict, batch_size: int, guard):
   logging.info('Sequence input: feature list %s (%s%s), label %s (%d classes)', spec.tokens_key,
                spec.token_dtype.name, ', hashed' if spec.hashed else '', spec.label_key,
                spec.num_classes)
-  train = sequence_pipeline.sequence_dataset(fn_args.train_files, spec, batch_size, True, guard)
+  train = sequence_pipeline.sequence_dataset(train_files, spec, batch_size, True, guard)
   evaluation = sequence_pipeline.sequence_dataset(fn_args.eval_files, spec, batch_size, False,
                                                   guard)
-  built = model.build_sequence_model(spec, config.get('learning_rate', 1e-3))
+  built = model.build_sequence_model(spec, config.get('learning_rate', 1e-3),
+                                     config['jit_compile'])
   hint = 'a larger --batch-size, or more CPU cores for the Trainer'
   return built, train, evaluation, signatures.sequence_signatures(built, spec), hint
 
@@ -101,32 +103,51 @@ _SETUP = {data_spec.IMAGE: _image_setup, data_spec.TABULAR: _tabular_setup,
 
 def run_fn(fn_args: FnArgs) -> None:
   """Trains for fn_args.train_steps, evaluates, saves a SavedModel with its signatures."""
-  config = fn_args.custom_config or {}
-  batch_size = int(config.get('batch_size', 64))
+  plan = distribution.plan(fn_args.custom_config or {})
+  config = dict(fn_args.custom_config or {}, jit_compile=plan.jit_compile)
+  keras.mixed_precision.set_global_policy(plan.mixed_precision)
+  batch_size = plan.global_batch(int(config.get('batch_size', 64)))
   setup = _SETUP[config.get('data_kind', data_spec.TABULAR)]
-  salvage_dir = tempfile.mkdtemp(prefix='salvaged-shards-')
+  scratch = tempfile.mkdtemp(prefix='trainer-scratch-')  # salvaged shards, non-chief output
+  model_run_dir = distribution.chief_or_scratch(fn_args.model_run_dir, plan, scratch)
   try:
-    guard = input_pipeline.ShardGuard(salvage_dir)
-    built, train, evaluation, serving, hint = setup(fn_args, config, batch_size, guard)
-    _record_damage(guard.reports, fn_args.model_run_dir)
-    input_check = diagnosis.check_input(built, train, batch_size, hint)
+    guard = input_pipeline.ShardGuard(os.path.join(scratch, 'salvaged'))
+    train_files = plan.worker_shards(input_pipeline.shard_files(fn_args.train_files))
+    with plan.strategy.scope():
+      built, train, evaluation, serving, hint = setup(fn_args, train_files, config, batch_size,
+                                                      guard)
+    _record_damage(guard.reports, model_run_dir)
+    if plan.num_workers > 1:
+      train = distribution.without_auto_shard(train)
+    if plan.strategy.num_replicas_in_sync == 1 and plan.num_workers == 1:
+      input_check = diagnosis.check_input(built, train, batch_size, hint)
+    else:  # the warm-up step runs outside the strategy; measure on one device instead
+      input_check = None
+      logging.info('input check: skipped under %s', distribution.strategy_name(plan.strategy))
     epochs = max(1, min(MAX_EPOCHS, fn_args.train_steps))
     eval_steps = fn_args.eval_steps or None  # None: the whole eval split
     # Epoch metrics go to the log (the terminal shows one line per component), and TensorBoard.
     log_epoch = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: logging.info(
         'epoch %d/%d: %s', epoch + 1, epochs,
         ', '.join(f'{k} {v:.4f}' for k, v in sorted((logs or {}).items()))))
-    history = built.fit(train, epochs=epochs, steps_per_epoch=math.ceil(fn_args.train_steps / epochs),
-              validation_data=evaluation, validation_steps=eval_steps, verbose=0,
-              callbacks=[keras.callbacks.TensorBoard(log_dir=fn_args.model_run_dir), log_epoch])
-    _write_json(fn_args.model_run_dir, TRAINING_FILE, {
+    steps_per_epoch = math.ceil(fn_args.train_steps / epochs)
+    if plan.num_workers > 1:
+      history = multi_worker.fit(built, train, plan, epochs, steps_per_epoch, batch_size)
+    else:
+      history = built.fit(
+          train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=evaluation,
+          validation_steps=eval_steps, verbose=0,
+          callbacks=[keras.callbacks.TensorBoard(log_dir=model_run_dir), log_epoch]).history
+    _write_json(model_run_dir, TRAINING_FILE, {
         'batch_size': batch_size, 'epochs': epochs, 'train_steps': fn_args.train_steps,
-        'history': {k: [float(v) for v in values] for k, values in history.history.items()},
-        'input_check': input_check})
+        'history': {k: [float(v) for v in values] for k, values in history.items()},
+        'input_check': input_check, 'distribution': plan.reason,
+        'replicas': plan.strategy.num_replicas_in_sync})
+    serving_dir = distribution.chief_or_scratch(fn_args.serving_model_dir, plan, scratch)
+    tf.saved_model.save(built, serving_dir, signatures=serving)
+    logging.info('Saved model with signatures %s to %s', sorted(serving), serving_dir)
   finally:
-    shutil.rmtree(salvage_dir, ignore_errors=True)
-  tf.saved_model.save(built, fn_args.serving_model_dir, signatures=serving)
-  logging.info('Saved model with signatures %s to %s', sorted(serving), fn_args.serving_model_dir)
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _record_damage(reports, model_run_dir: str) -> None:
