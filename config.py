@@ -8,6 +8,10 @@ TEXT = 'text'              # a CSV with a free-text column, converted to Sequenc
 SEQUENCES = 'sequences'    # TFRecords of SequenceExamples
 PIPELINE_NAME = 'tfrecord-pipeline'
 DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
+FLINK_RUNNER, SPARK_RUNNER = 'FlinkRunner', 'SparkRunner'
+# What each runner needs besides --runner (passed with --beam-arg); see README: Scaling out.
+RUNNER_NEEDS = {DATAFLOW_RUNNER: ('--project', '--region', '--temp_location'),
+                FLINK_RUNNER: ('--flink_master',), SPARK_RUNNER: ('--spark_master_url',)}
 
 
 @dataclasses.dataclass
@@ -88,9 +92,10 @@ class PipelineConfig:
   min_accuracy: float = 0.9       # Evaluator blessing threshold
   max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
   enable_cache: bool = True
-  beam_direct_running_mode: str = 'in_memory'   # or 'multi_processing', 'multi_threading'
+  beam_runner: str = DIRECT_RUNNER              # local runs: or Dataflow/Flink/Spark
+  beam_direct_running_mode: str = 'multi_processing'  # or 'in_memory', 'multi_threading'
   beam_direct_num_workers: int = 0              # 0: one per core
-  beam_extra_args: List[str] = dataclasses.field(default_factory=list)
+  beam_extra_args: List[str] = dataclasses.field(default_factory=list)  # passed to Beam as is
   cloud: Optional[CloudConfig] = None  # set when compiling for Kubeflow / Vertex AI
 
   def __post_init__(self):
@@ -108,10 +113,12 @@ class PipelineConfig:
   def beam_pipeline_args(self) -> List[str]:
     if self.cloud and self.cloud.beam_runner == DATAFLOW_RUNNER:
       return self.cloud.dataflow_args + self.beam_extra_args
+    if self.beam_runner != DIRECT_RUNNER:
+      return [f'--runner={self.beam_runner}'] + self.beam_extra_args
     # Without a dependency flag TFX builds an sdist of itself for Beam workers before every
     # Beam component (~1.3 s each); the DirectRunner runs this very environment, so we name
     # the local environment instead and skip that build.
     local = [f'--direct_running_mode={self.beam_direct_running_mode}',
-             f'--direct_num_workers={self.beam_direct_num_workers}',
+             f'--direct_num_workers={self.beam_direct_num_workers}',  # 0: Beam uses every core
              '--sdk_container_image=local-environment']
     return local + self.beam_extra_args

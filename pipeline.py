@@ -212,11 +212,20 @@ def _parser() -> argparse.ArgumentParser:
                      help='data laid out by version, <data>/span-<N>/[version-<M>/]<class '
                      'folders, CSV or TFRecord files>: the span to read (default: the latest '
                      'span; within a span the latest version is read)')
+    sub.add_argument('--beam-runner', default=defaults.beam_runner,
+                     choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER, cfg.FLINK_RUNNER,
+                              cfg.SPARK_RUNNER),
+                     help='Beam runner of the data components (default: %(default)s); the others '
+                     'need --beam-arg flags (README: Scaling out)')
+    sub.add_argument('--beam-arg', action='append', default=[], metavar='ARG',
+                     help='passed to Beam as is, e.g. --beam-arg=--flink_master=host:8081 '
+                     '(repeatable)')
     sub.add_argument('--beam-mode', choices=('in_memory', 'multi_processing', 'multi_threading'),
                      default=defaults.beam_direct_running_mode,
-                     help='Beam DirectRunner running mode (default: %(default)s)')
+                     help='DirectRunner running mode (default: %(default)s; in_memory is faster '
+                     'for small data: no worker processes to start)')
     sub.add_argument('--beam-workers', type=int, default=defaults.beam_direct_num_workers,
-                     help='Beam DirectRunner workers; 0 = one per core (default: %(default)s)')
+                     help='DirectRunner worker processes; 0 = one per core (default: %(default)s)')
 
   run = commands.add_parser('run', help='run the whole pipeline locally (LocalDagRunner)',
                             description='Run the whole pipeline locally with LocalDagRunner and '
@@ -321,6 +330,8 @@ def _parser() -> argparse.ArgumentParser:
   gcp.add_argument('--beam-runner', choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER),
                    default=cloud.beam_runner, help='where Beam components run: inside their '
                    'step (DirectRunner) or as Dataflow jobs (default: %(default)s)')
+  gcp.add_argument('--beam-arg', action='append', default=[], metavar='ARG',
+                   help='passed to every Beam component as is (repeatable)')
   gcp.add_argument('--temp-location', default='', help='Dataflow: gs:// scratch folder')
   gcp.add_argument('--max-workers', type=int, default=0, help='Dataflow: worker limit')
   gcp.add_argument('--dataflow-machine-type', default='', help='Dataflow: worker machine type')
@@ -403,7 +414,7 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
       output=args.pipeline_root, pipeline_root=args.pipeline_root,
       pipeline_name=args.pipeline_name, schema=args.schema, label=args.label,
       train_steps=args.train_steps, min_accuracy=args.min_accuracy,
-      enable_cache=not args.no_cache, cloud=cloud)
+      enable_cache=not args.no_cache, beam_extra_args=args.beam_arg, cloud=cloud)
   output = os.path.abspath(args.output)
   if not output.endswith('.' + args.format):
     output = os.path.splitext(output)[0] + '.' + args.format
@@ -432,6 +443,11 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
   from cli import inputs  # pylint: disable=g-import-not-at-top
   if not 1 <= args.eval_percent <= 99:
     raise inputs.UserError(f'--eval-percent {args.eval_percent}: must be between 1 and 99')
+  missing = [flag for flag in cfg.RUNNER_NEEDS.get(args.beam_runner, ())
+             if not any(arg.startswith(flag + '=') for arg in args.beam_arg)]
+  if missing:
+    raise inputs.UserError(f'--beam-runner {args.beam_runner} needs ' + ' '.join(
+        f'--beam-arg={flag}=…' for flag in missing))
   if args.shard_size_mb <= 0 or getattr(args, 'train_steps', 1) < 1:
     raise inputs.UserError('--shard-size-mb and --train-steps must be positive')
   schema = getattr(args, 'schema', None)
@@ -456,8 +472,9 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
       schema=os.path.abspath(schema) if schema else None, label=args.label,
       label_threshold=args.label_threshold, encoding=args.encoding,
       compression=args.compression, eval_percent=args.eval_percent,
-      shard_size_mb=args.shard_size_mb, beam_direct_running_mode=args.beam_mode,
-      beam_direct_num_workers=args.beam_workers)
+      shard_size_mb=args.shard_size_mb, beam_runner=args.beam_runner,
+      beam_direct_running_mode=args.beam_mode, beam_direct_num_workers=args.beam_workers,
+      beam_extra_args=args.beam_arg)
   if args.command == 'run':
     config = dataclasses.replace(
         config, train_steps=args.train_steps, eval_steps=args.eval_steps,

@@ -38,7 +38,9 @@ def digits_subset(tmp_path_factory) -> str:
   return write_digits_subset(str(tmp_path_factory.mktemp('digits')), per_class=40)
 
 
-FAST = ['--train-steps', '150', '--min-accuracy', '0.3']
+# in_memory: Beam's worker processes (the default, multi_processing) cost ~6 s per Beam component
+# to start; tests/test_beam_modes.py and the SIGKILL tests run the default mode.
+FAST = ['--train-steps', '150', '--min-accuracy', '0.3', '--beam-mode', 'in_memory']
 
 
 def run_pipeline(data: str, output: str, *extra: str):

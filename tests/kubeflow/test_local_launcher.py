@@ -17,7 +17,10 @@ def compiled_local(tmp_path_factory):
   data = inputs.write_digits(str(folder / 'digits'))
   template = folder / 'pipeline.json'
   assert pipeline.main(['compile', '--pipeline-root', str(folder / 'root'), '--data', data,
-                        '--schema', 'schema/digits/schema.pbtxt', '--output', str(template)]) == 0
+                        '--schema', 'schema/digits/schema.pbtxt', '--output', str(template),
+                        # Beam in one process here (worker processes cost ~6 s per Beam task);
+                        # the later flag wins over the compiled default.
+                        '--beam-arg=--direct_running_mode=in_memory']) == 0
   return folder, template
 
 
