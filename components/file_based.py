@@ -1,12 +1,10 @@
 """What the project's FileBasedExampleGen subclasses (image_example_gen, text_example_gen) share:
-their spec's parameters and arguments, span pinning, and writing split shards on Beam."""
-import os
+their spec's parameters and arguments, and span pinning."""
 from typing import Dict
 
-import apache_beam as beam
 from tfx.components.example_gen import utils
 from tfx.proto import example_gen_pb2, range_config_pb2
-from tfx.types import channel, component_spec, standard_artifact_utils, standard_artifacts
+from tfx.types import channel, component_spec, standard_artifacts
 from tfx.types import standard_component_specs
 
 
@@ -37,18 +35,3 @@ def spec_arguments(input_base: str, split_name: str, pattern: str, span: int,
               output_file_format=example_gen_pb2.FORMAT_TFRECORDS_GZIP,
               range_config=span_range(span),
               examples=channel.Channel(type=standard_artifacts.Examples))
-
-
-def write_splits(records, examples, shards: Dict[str, int], gzip: bool = False) -> None:
-  """(split, serialized record) pairs → `<examples>/Split-<split>/data-SSSSS-of-NNNNN[.gz]`."""
-  for split, count in shards.items():
-    _ = (records
-         | f'Select[{split}]' >> beam.Filter(lambda item, s=split: item[0] == s)
-         | f'Payload[{split}]' >> beam.Map(lambda item: item[1])
-         | f'Write[{split}]' >> beam.io.WriteToTFRecord(
-             os.path.join(standard_artifact_utils.get_split_uri([examples], split), 'data'),
-             file_name_suffix='.gz' if gzip else '',
-             num_shards=count,
-             shard_name_template='-SSSSS-of-NNNNN',
-             compression_type=(beam.io.filesystem.CompressionTypes.GZIP if gzip
-                               else beam.io.filesystem.CompressionTypes.UNCOMPRESSED)))

@@ -24,7 +24,6 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import file_based
 from components.image_example_gen import folder
 from components.image_example_gen.executor import SPLITS, publish, shard_count
 from components.text_example_gen import text
@@ -105,7 +104,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                 | 'LabelOrder' >> beam.Map(text.label_order))
       encoded = rows | 'Encode' >> beam.ParDo(_Encode(), beam.pvalue.AsSingleton(words),
                                               beam.pvalue.AsSingleton(labels))
-      file_based.write_splits(encoded, examples, {
+      _write_splits(encoded, examples, {
           split: shard_count(total_bytes, exec_properties['shard_size_mb']) for split in SPLITS})
       facts = (rows
                | 'Facts' >> beam.Map(lambda row: (row[0], len(row[2])))
@@ -138,6 +137,21 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_string_custom_property('split_counts', json.dumps(meta['split_counts']))
     examples.set_string_custom_property('label_vocabulary', json.dumps(saved['labels']))
     examples.set_int_custom_property('vocabulary_size', meta['vocabulary_size'])
+
+
+def _write_splits(records, examples, shards: Dict[str, int], gzip: bool = False) -> None:
+  """(split, serialized record) pairs → `<examples>/Split-<split>/data-SSSSS-of-NNNNN[.gz]`."""
+  for split, count in shards.items():
+    _ = (records
+         | f'Select[{split}]' >> beam.Filter(lambda item, s=split: item[0] == s)
+         | f'Payload[{split}]' >> beam.Map(lambda item: item[1])
+         | f'Write[{split}]' >> beam.io.WriteToTFRecord(
+             os.path.join(standard_artifact_utils.get_split_uri([examples], split), 'data'),
+             file_name_suffix='.gz' if gzip else '',
+             num_shards=count,
+             shard_name_template='-SSSSS-of-NNNNN',
+             compression_type=(beam.io.filesystem.CompressionTypes.GZIP if gzip
+                               else beam.io.filesystem.CompressionTypes.UNCOMPRESSED)))
 
 
 class _LengthFacts(beam.CombineFn):

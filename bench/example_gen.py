@@ -1,0 +1,170 @@
+"""ImageExampleGen throughput and memory: the seed's TFRecordWriter loop vs the project's
+ExampleGen on Beam with 1 and 2 worker processes.
+
+  .venv/bin/python -m bench.example_gen [--quick] [--images N] [--repeats N] [--json OUT]
+
+Writes N realistic 224x224 JPEGs (random crops of scikit-learn's china.jpg / flower.jpg, ~15 KB)
+into 10 class folders, then, interleaved, `--repeats` times:
+  seed      the loop of seed article 000 in this process: read the file's bytes, build a
+            tf.train.Example (image bytes + label), TFRecordWriter.write — one core, no checks;
+  workers1  ImageExampleGen's executor, DirectRunner multi_processing with 1 worker process;
+  workers2  the same with 2 worker processes.
+Each ExampleGen run is a fresh process (its own imports excluded from the timing, its Beam
+workers' start-up included) on N/4 and on N images: end-to-end images/s on N, and marginal
+images/s = (N - N/4) / (seconds on N - seconds on N/4), which cancels the fixed start-up (each
+worker process imports TensorFlow) and is what more data costs. Peak memory is the largest total
+resident memory of the run's process and its workers (sampled every 50 ms); growth is the
+2-worker run on N against N/4.
+Prints medians and ratios from this one invocation.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLASSES = 10
+TARGETS = {'workers2_over_workers1': 1.6, 'per_core_over_seed': 0.8, 'memory_4n_over_n': 1.2}
+
+
+def write_images(folder: str, count: int) -> str:
+  from bench import input_data  # pylint: disable=g-import-not-at-top
+  crops = input_data._photo_crops(min(count, 2000))  # pylint: disable=protected-access
+  for i in range(count):
+    class_dir = os.path.join(folder, f'class{i % CLASSES}')
+    os.makedirs(class_dir, exist_ok=True)
+    with open(os.path.join(class_dir, f'{i:06d}.jpg'), 'wb') as f:
+      f.write(crops[i % len(crops)])
+  return folder
+
+
+def seed_loop(folder: str, out: str) -> float:
+  """Seconds of seed 000's writer loop over every image under `folder`."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  classes = sorted(os.listdir(folder))
+  dataset = [(os.path.join(folder, c, name), label) for label, c in enumerate(classes)
+             for name in sorted(os.listdir(os.path.join(folder, c)))]
+  started = time.monotonic()
+  with tf.io.TFRecordWriter(out) as writer:
+    for path, label in dataset:
+      with open(path, 'rb') as f:
+        image_raw = f.read()
+      feature = {'image': tf.train.Feature(bytes_list=tf.train.BytesList(value=[image_raw])),
+                 'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[label]))}
+      writer.write(tf.train.Example(features=tf.train.Features(feature=feature))
+                   .SerializeToString())
+  return time.monotonic() - started
+
+
+def run_example_gen(folder: str, out: str, workers: int) -> float:
+  """In this (child) process: ImageExampleGen's executor over `folder`; returns seconds."""
+  from tfx.dsl.components.base import base_beam_executor  # pylint: disable=g-import-not-at-top
+  from tfx.types import standard_artifacts  # pylint: disable=g-import-not-at-top
+  from components.image_example_gen import executor  # pylint: disable=g-import-not-at-top
+  examples = standard_artifacts.Examples()
+  examples.uri = out
+  context = base_beam_executor.BaseBeamExecutor.Context(
+      beam_pipeline_args=['--direct_running_mode=multi_processing',
+                          f'--direct_num_workers={workers}'],
+      tmp_dir=os.path.join(out, '.tmp'), unique_id='1')
+  started = time.monotonic()
+  executor.Executor(context).Do({}, {'examples': [examples]}, {
+      'input_base': folder, 'encoding': 'encoded', 'compression': 'none', 'eval_percent': 20,
+      'shard_size_mb': 16.0,  # >= 4 shards at N/4 too: both workers busy in every run
+      'input_config': json.dumps({'splits': [{'name': 'images', 'pattern': '*/*'}]})})
+  return time.monotonic() - started
+
+
+def measured_child(folder: str, out: str, workers: int):
+  """(seconds, peak MB of the whole process tree) of one ExampleGen run in a fresh process."""
+  import psutil  # pylint: disable=g-import-not-at-top
+  child = subprocess.Popen(
+      [sys.executable, '-m', 'bench.example_gen', '--child', folder, out, str(workers)],
+      cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+      env=dict(os.environ, PYTHONPATH=ROOT))
+  process, peak = psutil.Process(child.pid), 0
+  while child.poll() is None:
+    try:
+      tree = [process] + process.children(recursive=True)
+      peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+    except psutil.Error:
+      pass
+    time.sleep(0.05)
+  output = child.stdout.read()
+  if child.returncode != 0:
+    raise RuntimeError(f'ExampleGen child failed ({child.returncode})')
+  return json.loads(output.strip().splitlines()[-1])['seconds'], peak / 1e6
+
+
+def main(argv=None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument('--quick', action='store_true', help='2,000 images, 1 round')
+  parser.add_argument('--images', type=int, default=0, help='default 20,000 (quick: 2,000)')
+  parser.add_argument('--repeats', type=int, default=0, help='rounds (default 2, quick: 1)')
+  parser.add_argument('--json', help='also write the figures here')
+  parser.add_argument('--child', nargs=3, metavar=('DATA', 'OUT', 'WORKERS'),
+                      help=argparse.SUPPRESS)
+  args = parser.parse_args(argv)
+  if args.child:
+    print(json.dumps({'seconds': run_example_gen(args.child[0], args.child[1],
+                                                 int(args.child[2]))}))
+    return
+  from bench import figures as figures_file  # pylint: disable=g-import-not-at-top
+  images = args.images or (2_000 if args.quick else 20_000)
+  repeats = args.repeats or (1 if args.quick else 2)
+  seed_times, runs = [], {}  # runs[(workers, images)] = [(seconds, peak MB), ...]
+  sizes = (images // 4, images)
+  with tempfile.TemporaryDirectory() as scratch:
+    folders = {n: write_images(os.path.join(scratch, f'images{n}'), n) for n in sizes}
+    seed_loop(folders[images], os.path.join(scratch, 'warm.tfrecord'))  # page cache, imports
+    for round_number in range(repeats):
+      seed_times.append(seed_loop(folders[images], os.path.join(scratch, f'seed{round_number}')))
+      for workers in (1, 2):
+        for n in sizes:
+          runs.setdefault((workers, n), []).append(measured_child(
+              folders[n], os.path.join(scratch, f'eg{workers}-{n}-{round_number}'), workers))
+      print(f'round {round_number + 1}/{repeats}: seed {seed_times[-1]:.1f} s, ' + ', '.join(
+          f'{w} worker(s) {n:,} images {values[-1][0]:.1f} s'
+          for (w, n), values in runs.items()), flush=True)
+  seconds = {key: statistics.median(s for s, _ in values) for key, values in runs.items()}
+  peaks = {key: statistics.median(m for _, m in values) for key, values in runs.items()}
+  rates = {'seed': images / statistics.median(seed_times)}
+  for workers in (1, 2):
+    # End to end (worker start-up included: each worker process imports TensorFlow, ~5 s), and
+    # marginal: the extra images of the larger run over the extra seconds they took.
+    rates[f'workers{workers}'] = images / seconds[(workers, images)]
+    rates[f'workers{workers}_marginal'] = (images - sizes[0]) / max(
+        seconds[(workers, images)] - seconds[(workers, sizes[0])], 1e-9)
+  ratios = {'workers2_over_workers1': rates['workers2_marginal'] / rates['workers1_marginal'],
+            'workers2_over_workers1_end_to_end': rates['workers2'] / rates['workers1'],
+            'per_core_over_seed': rates['workers2_marginal'] / 2 / rates['seed'],
+            'memory_4n_over_n': peaks[(2, images)] / peaks[(2, sizes[0])]}
+  figures = {'images': images, 'cores': os.cpu_count(), 'repeats': repeats,
+             'images_per_s': rates, 'seconds': {f'{w}w_{n}': v for (w, n), v in seconds.items()},
+             'peak_mb': {f'{w}w_{n}': v for (w, n), v in peaks.items()}, 'ratios': ratios,
+             'targets': {k: {'target': t, 'met': (ratios[k] <= t) if k.startswith('memory')
+                             else (ratios[k] >= t)} for k, t in TARGETS.items()}}
+  print(f'{images:,} JPEGs (224x224), {os.cpu_count()} cores, median of {repeats}:')
+  for name, rate in rates.items():
+    print(f'  {name:18s} {rate:>8,.0f} images/s')
+  print(f"  peak memory (2 workers): {peaks[(2, sizes[0])]:,.0f} MB at {sizes[0]:,} images, "
+        f"{peaks[(2, images)]:,.0f} MB at {images:,}")
+  for name, ratio in ratios.items():
+    target = figures['targets'].get(name)
+    print(f'  {name} = {ratio:.2f}' + (f" (target {'<=' if name.startswith('memory') else '>='} "
+                                       f"{target['target']}: "
+                                       f"{'met' if target['met'] else 'NOT met'})" if target else ''))
+  figures_file.save(figures, args.json)
+
+
+if __name__ == '__main__':
+  main()

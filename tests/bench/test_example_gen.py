@@ -1,0 +1,32 @@
+"""`bench.example_gen` on a few hundred images: the figures are complete and consistent (no
+speed test)."""
+import json
+
+import pytest
+
+from bench import example_gen
+
+
+@pytest.fixture(scope='module')
+def figures(tmp_path_factory):
+  path = tmp_path_factory.mktemp('bench') / 'figures.json'
+  example_gen.main(['--images', '400', '--repeats', '1', '--json', str(path)])
+  with open(path) as f:
+    return json.load(f)
+
+
+def test_every_run_has_a_rate_and_a_peak_memory(figures):
+  for name in ('seed', 'workers1', 'workers2', 'workers1_marginal', 'workers2_marginal'):
+    assert figures['images_per_s'][name] > 0, name
+  assert set(figures['peak_mb']) == {'1w_100', '1w_400', '2w_100', '2w_400'}
+  assert all(mb > 100 for mb in figures['peak_mb'].values())  # TensorFlow alone is more
+
+
+def test_ratios_follow_from_the_rates_and_targets_from_the_ratios(figures):
+  rates, ratios = figures['images_per_s'], figures['ratios']
+  assert ratios['workers2_over_workers1'] == pytest.approx(
+      rates['workers2_marginal'] / rates['workers1_marginal'])
+  assert ratios['per_core_over_seed'] == pytest.approx(rates['workers2_marginal'] / 2 / rates['seed'])
+  assert ratios['memory_4n_over_n'] == pytest.approx(
+      figures['peak_mb']['2w_400'] / figures['peak_mb']['2w_100'])
+  assert figures['targets']['memory_4n_over_n']['met'] == (ratios['memory_4n_over_n'] <= 1.2)
