@@ -3,8 +3,9 @@
   .venv/bin/python -m bench.pipeline_runs [--repeats N] [--json OUT]
 
 Each run is a separate `pipeline.py run` process (imports included, as a user sees it),
-cold and cached alternated so that machine noise hits both alike; prints medians and the
-cached/cold ratio measured in this one invocation.
+cold and cached alternated so that machine noise hits both alike, plus a cold run with Beam
+in one process (`--beam-mode in_memory`) to show what the default's worker processes cost on
+this small data; prints medians and ratios measured in this one invocation.
 """
 import argparse
 import os
@@ -19,9 +20,9 @@ from bench import figures as figures_file
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _timed_run(output: str) -> float:
+def _timed_run(output: str, *extra: str) -> float:
   started = time.monotonic()
-  subprocess.run([sys.executable, 'pipeline.py', 'run', '--output', output], cwd=ROOT,
+  subprocess.run([sys.executable, 'pipeline.py', 'run', '--output', output, *extra], cwd=ROOT,
                  check=True, stdout=subprocess.DEVNULL)
   return time.monotonic() - started
 
@@ -32,18 +33,24 @@ def main() -> None:
   parser.add_argument('--repeats', type=int, default=2, help='cold/cached pairs (default: 2)')
   parser.add_argument('--json', help='also write the figures here')
   args = parser.parse_args()
-  cold, cached = [], []
+  cold, cached, in_memory = [], [], []
   for i in range(args.repeats):
     with tempfile.TemporaryDirectory() as output:
       cold.append(_timed_run(output))
       cached.append(_timed_run(output))
-    print(f'pair {i + 1}/{args.repeats}: cold {cold[-1]:.1f} s, cached {cached[-1]:.1f} s',
-          flush=True)
+    with tempfile.TemporaryDirectory() as output:
+      in_memory.append(_timed_run(output, '--beam-mode', 'in_memory'))
+    print(f'round {i + 1}/{args.repeats}: cold {cold[-1]:.1f} s, cached {cached[-1]:.1f} s, '
+          f'cold in_memory {in_memory[-1]:.1f} s', flush=True)
   figures = {'cold_s': statistics.median(cold), 'cached_s': statistics.median(cached),
+             'cold_in_memory_s': statistics.median(in_memory),
              'cached_over_cold': statistics.median(cached) / statistics.median(cold),
+             'in_memory_over_cold': statistics.median(in_memory) / statistics.median(cold),
              'repeats': args.repeats, 'cores': os.cpu_count()}
   print(f"median cold {figures['cold_s']:.1f} s, cached {figures['cached_s']:.1f} s "
-        f"(cached/cold = {figures['cached_over_cold']:.2f}) on {figures['cores']} cores")
+        f"(cached/cold = {figures['cached_over_cold']:.2f}), cold with in_memory Beam "
+        f"{figures['cold_in_memory_s']:.1f} s ({figures['in_memory_over_cold']:.2f}) on "
+        f"{figures['cores']} cores")
   figures_file.save(figures, args.json)
 
 
