@@ -7,8 +7,10 @@ gradients of every replica before applying them), so the loop only has to run on
 replica and scale each replica's loss by the global batch.
 
 Validation is left to the Evaluator component (it runs once, after training, on the eval split).
+Each worker writes TensorBoard scalars to its own log folder (the chief's is the model run's).
 """
 import logging
+import os
 from typing import Dict, List
 
 import keras
@@ -20,9 +22,10 @@ _SUM = tf.distribute.ReduceOp.SUM
 
 
 def fit(model: keras.Model, dataset: tf.data.Dataset, plan: Plan, epochs: int,
-        steps_per_epoch: int, global_batch: int) -> Dict[str, List[float]]:
+        steps_per_epoch: int, global_batch: int, log_dir: str) -> Dict[str, List[float]]:
   """Trains `model` (built and compiled in plan.strategy's scope); returns the per-epoch
-  history, as Keras' History would: loss and sparse_categorical_accuracy."""
+  history, as Keras' History would (loss, sparse_categorical_accuracy), and writes it to
+  TensorBoard under <log_dir>/train with Keras' names (epoch_loss, …)."""
   strategy = plan.strategy
   with strategy.scope():
     model.optimizer.build(model.trainable_variables)
@@ -44,6 +47,7 @@ def fit(model: keras.Model, dataset: tf.data.Dataset, plan: Plan, epochs: int,
     return [strategy.reduce(_SUM, value, axis=None) for value in results]
 
   history = {'loss': [], 'sparse_categorical_accuracy': []}
+  writer = tf.summary.create_file_writer(os.path.join(log_dir, 'train'))
   for epoch in range(epochs):
     loss = hits = seen = 0.0
     for _ in range(steps_per_epoch):
@@ -51,6 +55,9 @@ def fit(model: keras.Model, dataset: tf.data.Dataset, plan: Plan, epochs: int,
       loss, hits, seen = loss + float(step_loss), hits + float(step_hits), seen + float(step_seen)
     history['loss'].append(loss / steps_per_epoch)
     history['sparse_categorical_accuracy'].append(hits / max(seen, 1.0))
+    with writer.as_default():
+      for name, values in history.items():
+        tf.summary.scalar(f'epoch_{name}', values[-1], step=epoch)
     logging.info('epoch %d/%d (worker %d of %d): loss %.4f, sparse_categorical_accuracy %.4f',
                  epoch + 1, epochs, plan.worker_index, plan.num_workers, history['loss'][-1],
                  history['sparse_categorical_accuracy'][-1])

@@ -132,7 +132,8 @@ def run_fn(fn_args: FnArgs) -> None:
         ', '.join(f'{k} {v:.4f}' for k, v in sorted((logs or {}).items()))))
     steps_per_epoch = math.ceil(fn_args.train_steps / epochs)
     if plan.num_workers > 1:
-      history = multi_worker.fit(built, train, plan, epochs, steps_per_epoch, batch_size)
+      history = multi_worker.fit(built, train, plan, epochs, steps_per_epoch, batch_size,
+                                 model_run_dir)
     else:
       history = built.fit(
           train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=evaluation,

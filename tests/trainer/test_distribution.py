@@ -132,4 +132,10 @@ def test_two_workers_train_together_on_disjoint_shards_and_only_the_chief_saves(
   assert shares == [all_shards[0::2], all_shards[1::2]]  # disjoint, together all of them
   assert os.path.isfile(os.path.join(out, 'serving', 'saved_model.pb'))
   assert sorted(os.listdir(out)) == ['model_run', 'serving']  # the other worker wrote elsewhere
+  curves = [e for e in tf.compat.v1.train.summary_iterator(
+      glob.glob(os.path.join(out, 'model_run', 'train', 'events.out.tfevents.*'))[0])
+            for v in e.summary.value if v.tag == 'epoch_loss']
+  assert len(curves) == 6  # TensorBoard curves from the chief
+  with open(os.path.join(out, 'model_run', 'training.json')) as f:
+    assert len(json.load(f)['history']['loss']) == 6
   assert 'worker-1' in re.search(r'Saved model with signatures .* to (.*)', logs[1]).group(1)
