@@ -73,6 +73,19 @@ def test_truncated_png_is_rejected():
     record.encode_image(data[: len(data) // 2])
 
 
+@pytest.mark.parametrize('mode,channels', [('RGB', 3), ('L', 1)])
+def test_a_jpeg_kept_as_is_is_checked_at_reduced_scale_but_fully_read(mode, channels):
+  pixels = RNG.integers(0, 256, size=(96, 80, channels), dtype=np.uint8)
+  data = image_bytes(pixels if channels == 3 else pixels[..., 0], 'JPEG', mode)
+  encoded = record.encode_image(data)
+  assert (encoded.payload, encoded.height, encoded.width, encoded.channels) == (
+      data, 96, 80, channels)  # the original size, not the 1/8 decode's
+  with pytest.raises(ValueError, match='cannot decode'):
+    record.encode_image(data[: len(data) // 2])  # truncated: caught at 1/8 scale too
+  raw = record.encode_image(data, record.RAW)  # raw pixels: decoded at full size
+  assert (raw.height, raw.width, len(raw.payload)) == (96, 80, 96 * 80 * channels)
+
+
 def test_example_round_trips_through_parse_example():
   encoded = record.encode_image(image_bytes(np.zeros((2, 3), np.uint8), 'PNG', 'L'))
   serialized = record.make_example(encoded, 7, 'seven', '7/a.png').SerializeToString()
