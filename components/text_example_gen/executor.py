@@ -11,7 +11,6 @@ One Beam pipeline: rows are read per file in parallel, split by a hash of <file>
 vocabulary is counted on the train rows and handed to the encoder as a side input.
 """
 import csv
-import io
 import json
 import os
 from typing import Any, Dict, Iterator, List, Tuple
@@ -41,10 +40,9 @@ def input_files(exec_properties: Dict[str, Any]) -> List[str]:
 
 def _read_rows(path: str, label_column: str, text_column: str,
                eval_percent: int) -> Iterator[_Row]:
-  """Rows of one CSV file; quoted fields may span lines, so the file is read whole."""
+  """Rows of one CSV file, streamed (the csv module joins quoted fields that span lines)."""
   with fileio.open(path, 'r') as f:
-    reader = csv.DictReader(io.StringIO(f.read()))
-    for number, row in enumerate(reader, start=2):
+    for number, row in enumerate(csv.DictReader(f), start=2):
       key = f'{os.path.basename(path)}:{number}'
       split = 'eval' if folder.is_eval(key, eval_percent) else 'train'
       yield split, row[label_column].strip(), text.tokenize(row[text_column] or '')

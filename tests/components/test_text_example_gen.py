@@ -86,3 +86,14 @@ def test_the_vocabulary_keeps_the_most_frequent_words():
   assert text.vocabulary(counts, size=3, min_count=2) == ['<pad>', '<oov>', 'common', 'a', 'b']
   assert text.label_order(['10', '9', '-1']) == ['-1', '9', '10']
   assert text.label_order(['pos', 'neg']) == ['neg', 'pos']
+
+
+def test_a_quoted_text_spanning_lines_is_one_row(tmp_path):
+  path = tmp_path / 'multi.csv'
+  with open(path, 'w', newline='') as f:
+    writer = csv.writer(f)
+    writer.writerow(['label', 'text'])
+    writer.writerows([['1', 'first line\nsecond, "quoted" line'], ['0', 'plain']])
+  rows = list(executor._read_rows(str(path), 'label', 'text', eval_percent=0))
+  assert rows == [('train', '1', ['first', 'line', 'second', 'quoted', 'line']),
+                  ('train', '0', ['plain'])]
