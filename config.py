@@ -7,6 +7,7 @@ IMAGES, CSV, TFRECORDS = 'images', 'csv', 'tfrecords'
 TEXT = 'text'              # a CSV with a free-text column, converted to SequenceExamples
 SEQUENCES = 'sequences'    # TFRecords of SequenceExamples
 PIPELINE_NAME = 'tfrecord-pipeline'
+REMOTE_PREFIXES = ('gs://', 's3://')  # object storage (components/object_storage.py)
 DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
 FLINK_RUNNER, SPARK_RUNNER = 'FlinkRunner', 'SparkRunner'
 # What each runner needs besides --runner (passed with --beam-arg); see README: Scaling out.
@@ -62,7 +63,8 @@ class PipelineConfig:
   """Everything create_pipeline needs; paths may be local or remote (gs://)."""
   data: str                       # image tree root, CSV file/folder, or TFRecord file/folder
   data_kind: str                  # IMAGES, CSV, TFRECORDS, TEXT or SEQUENCES
-  output: str                     # metadata, artifacts and the serving model live below
+  output: str                     # artifacts and the serving model live below (local, gs://, s3://)
+  local_dir: str = ''             # metadata.sqlite, logs, run report; '' : `output` (local)
   pipeline_root: str = ''         # '' : <output>/pipeline_root
   pipeline_name: str = PIPELINE_NAME
   data_pattern: str = '*'         # files under `data` (a file: its name; images: '*/*');
@@ -100,10 +102,15 @@ class PipelineConfig:
 
   def __post_init__(self):
     self.pipeline_root = self.pipeline_root or os.path.join(self.output, 'pipeline_root')
+    self.local_dir = self.local_dir or self.output
 
   @property
   def metadata_path(self) -> str:
-    return os.path.join(self.output, 'metadata.sqlite')
+    return os.path.join(self.local_dir, 'metadata.sqlite')
+
+  @property
+  def uses_s3(self) -> bool:
+    return any(path.startswith('s3://') for path in (self.data, self.output))
 
   @property
   def serving_dir(self) -> str:
@@ -114,11 +121,23 @@ class PipelineConfig:
     if self.cloud and self.cloud.beam_runner == DATAFLOW_RUNNER:
       return self.cloud.dataflow_args + self.beam_extra_args
     if self.beam_runner != DIRECT_RUNNER:
-      return [f'--runner={self.beam_runner}'] + self.beam_extra_args
+      return [f'--runner={self.beam_runner}'] + self.s3_beam_args + self.beam_extra_args
     # Without a dependency flag TFX builds an sdist of itself for Beam workers before every
     # Beam component (~1.3 s each); the DirectRunner runs this very environment, so we name
     # the local environment instead and skip that build.
     local = [f'--direct_running_mode={self.beam_direct_running_mode}',
              f'--direct_num_workers={self.beam_direct_num_workers}',  # 0: Beam uses every core
              '--sdk_container_image=local-environment']
-    return local + self.beam_extra_args
+    return local + self.s3_beam_args + self.beam_extra_args
+
+  @property
+  def s3_beam_args(self) -> List[str]:
+    if not self.uses_s3:
+      return []
+    from components import object_storage  # pylint: disable=g-import-not-at-top
+    return object_storage.beam_args()
+
+
+def is_remote(path: str) -> bool:
+  """gs://, s3://: read and written through tf.io.gfile and Beam's file systems, not os."""
+  return path.startswith(REMOTE_PREFIXES)

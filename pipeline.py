@@ -187,7 +187,13 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument('--data', help='a class-per-folder image tree, a CSV file or folder, or '
                      'TFRecord file(s) (*.tfrecord, *.tfrecord.gz); default: embedded digits')
     sub.add_argument('--output', default='output',
-                     help='folder for metadata, artifacts, serving model and logs (default: %(default)s)')
+                     help='folder for metadata, artifacts, serving model and logs (default: '
+                     '%(default)s); gs:// or s3:// for artifacts and the serving model in object '
+                     'storage (README: Object storage)')
+    sub.add_argument('--local-dir', default='', metavar='DIR',
+                     help='with a gs:// or s3:// --output: the local folder for ML Metadata '
+                     '(metadata.sqlite), logs and the run report (default: '
+                     'output/remote/<scheme>/<bucket>/<path>)')
     sub.add_argument('--label', default=defaults.label,
                      help='CSV/TFRecord data: the label column or context feature (default: '
                      '%(default)s); a float column trains as (value > --label-threshold)')
@@ -453,11 +459,17 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
   schema = getattr(args, 'schema', None)
   if schema and not os.path.isfile(schema):
     raise inputs.UserError(f'--schema {schema}: no such file')
+  if any(path.startswith('s3://') for path in (args.data or '', args.output)):
+    from components import object_storage  # pylint: disable=g-import-not-at-top,unused-import
   source = inputs.resolve_data(args.data) if args.data else None
   kind, text_column = _data_kind(source, args)
   output = inputs.check_output(args.output)
+  local_dir = output
+  if cfg.is_remote(output):
+    local_dir = inputs.check_output(args.local_dir or inputs.local_state_dir(output))
   if source is None:
-    source = inputs.resolve_data(inputs.write_digits(os.path.join(output, 'default_data', 'digits')))
+    source = inputs.resolve_data(
+        inputs.write_digits(os.path.join(local_dir, 'default_data', 'digits')))
     kind, schema = cfg.IMAGES, schema or DEFAULT_SCHEMA
   if kind == cfg.TEXT:
     schema = schema or TEXT_SCHEMA
@@ -467,7 +479,7 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
         if source.spans else 'the data has no span-<N> folders'))
   config = cfg.PipelineConfig(
       data=source.root, data_kind=kind, data_pattern=source.pattern, output=output,
-      span=args.span, data_splits=source.splits, text_column=text_column,
+      local_dir=local_dir, span=args.span, data_splits=source.splits, text_column=text_column,
       tokens_key=args.tokens_key,
       schema=os.path.abspath(schema) if schema else None, label=args.label,
       label_threshold=args.label_threshold, encoding=args.encoding,
@@ -503,8 +515,8 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
   pipeline = create_pipeline(
       config, tfx.orchestration.metadata.sqlite_metadata_connection_config(config.metadata_path),
       schema_only=schema_only)
-  os.makedirs(os.path.join(config.output, 'logs'), exist_ok=True)
-  log_path = os.path.join(config.output, 'logs', time.strftime('run-%Y%m%d-%H%M%S.log'))
+  os.makedirs(os.path.join(config.local_dir, 'logs'), exist_ok=True)
+  log_path = os.path.join(config.local_dir, 'logs', time.strftime('run-%Y%m%d-%H%M%S.log'))
   progress.route_logs(log_path, progress.ComponentProgress([c.id for c in pipeline.components]))
   print(f'pipeline {config.pipeline_name}: {config.data_kind} from {config.data}; '
         f'log: {log_path}', flush=True)
@@ -528,7 +540,7 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
     except Exception:  # pylint: disable=broad-except
       logging.exception('run report not written')  # the run's outcome stands without it
       result['report'] = None
-  summary.write(result, os.path.join(config.output, 'last_run.json'))
+  summary.write(result, os.path.join(config.local_dir, 'last_run.json'))
   return result
 
 
@@ -563,13 +575,21 @@ def main(argv: Optional[List[str]] = None) -> int:
       print(f'error: {result["error"]} (full log: {result["log"]})', file=sys.stderr)
     return EXIT_ANOMALIES
   if args.command == 'schema':
-    import shutil  # pylint: disable=g-import-not-at-top
-    schema_dir = result['schema_uri']
+    from tfx.dsl.io import fileio  # pylint: disable=g-import-not-at-top
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    shutil.copyfile(os.path.join(schema_dir, 'schema.pbtxt'), args.out)
+    fileio.copy(os.path.join(result['schema_uri'], 'schema.pbtxt'), args.out, overwrite=True)
     print(f'schema written to {args.out}')
   return 0
 
 
+def _exit(code: int) -> None:
+  if 'tensorflow_io' in sys.modules:  # its S3 client aborts the interpreter's normal shutdown
+    logging.shutdown()                 # ("pure virtual method called"): leave without it
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # pylint: disable=protected-access
+  sys.exit(code)
+
+
 if __name__ == '__main__':
-  sys.exit(main())
+  _exit(main())

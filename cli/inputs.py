@@ -30,6 +30,30 @@ _KNOWN = ('(expected a folder of class folders, .csv, .tfrecord or .tfrecord.gz,
           'folders of TFRecords)')
 
 
+def _gfile():
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  return tf.io.gfile
+
+
+def _exists(path: str) -> bool:
+  return _gfile().exists(path) if cfg.is_remote(path) else os.path.exists(path)
+
+
+def _isdir(path: str) -> bool:
+  return _gfile().isdir(path) if cfg.is_remote(path) else os.path.isdir(path)
+
+
+def _isfile(path: str) -> bool:
+  return _exists(path) and not _isdir(path)
+
+
+def _visible(path: str) -> list:
+  """The folder's entries, hidden ones left out (object stores list folders with a '/')."""
+  names = ([e.rstrip('/') for e in _gfile().listdir(path)] if cfg.is_remote(path)
+           else os.listdir(path))
+  return [e for e in names if not e.startswith('.')]
+
+
 def _suffix_kind(path: str):
   lowered = path.lower()
   if lowered.endswith(_CSV_SUFFIXES):
@@ -52,9 +76,9 @@ def _gzip_tfrecord(path: str) -> bool:
 
 def _split_folders(path: str) -> tuple:
   """((name, 'Split-<name>/*'), …) when `path` is laid out like a TFX Examples artifact."""
-  entries = [e for e in os.listdir(path) if not e.startswith('.')]
+  entries = _visible(path)
   names = sorted(e[len('Split-'):] for e in entries
-                 if e.startswith('Split-') and os.path.isdir(os.path.join(path, e)))
+                 if e.startswith('Split-') and _isdir(os.path.join(path, e)))
   if not names or len(names) != len(entries):
     return ()
   if not {'train', 'eval'} <= set(names):
@@ -65,19 +89,19 @@ def _split_folders(path: str) -> tuple:
 
 def _numbered(path: str, prefix: str) -> list:
   """Sorted N of <path>/<prefix>N folders when they are all the folder holds, else []."""
-  entries = [e for e in os.listdir(path) if not e.startswith('.')]
+  entries = _visible(path)
   numbers = sorted(int(e[len(prefix):]) for e in entries
                    if e.startswith(prefix) and e[len(prefix):].isdigit()
-                   and os.path.isdir(os.path.join(path, e)))
+                   and _isdir(os.path.join(path, e)))
   return numbers if numbers and len(numbers) == len(entries) else []
 
 
 def _folder_contents(path: str):
   """(kind, file pattern relative to `path`) of a folder of CSV, TFRecord or class folders."""
-  entries = [e for e in os.listdir(path) if not e.startswith('.')]
+  entries = _visible(path)
   if not entries:
     raise UserError(f'--data {path}: the folder is empty')
-  files = sorted(e for e in entries if os.path.isfile(os.path.join(path, e)))
+  files = sorted(e for e in entries if _isfile(os.path.join(path, e)))
   for kind, suffixes in ((cfg.CSV, _CSV_SUFFIXES), (cfg.TFRECORDS, _TFRECORD_SUFFIXES)):
     matching = [f for f in files if f.lower().endswith(suffixes)]
     if matching:
@@ -91,10 +115,10 @@ def _folder_contents(path: str):
 
 def resolve_data(path: str) -> DataSource:
   """Decides which ExampleGen reads `path`; raises UserError for anything unusable."""
-  if not os.path.exists(path):
+  if not _exists(path):
     raise UserError(f'--data {path}: no such file or folder')
-  path = os.path.abspath(path)
-  if os.path.isfile(path):
+  path = path.rstrip('/') if cfg.is_remote(path) else os.path.abspath(path)
+  if _isfile(path):
     kind = _suffix_kind(path)
     if kind is None and path.lower().endswith('.txt'):
       raise UserError(f'--data {path}: a .txt file is not read; if it is CSV (a header row, then '
@@ -124,8 +148,9 @@ _SNIFF_ROWS = 200
 def sample_file(source: DataSource) -> str:
   """One data file of the newest version (to look at its header or first record)."""
   import glob  # pylint: disable=g-import-not-at-top
-  pattern = source.pattern.replace('{SPAN}', '*').replace('{VERSION}', '*')
-  files = sorted(glob.glob(os.path.join(source.root, pattern)))
+  pattern = os.path.join(source.root,
+                         source.pattern.replace('{SPAN}', '*').replace('{VERSION}', '*'))
+  files = sorted(_gfile().glob(pattern) if cfg.is_remote(pattern) else glob.glob(pattern))
   if not files:
     raise UserError(f'--data {source.root}: no files match {source.pattern}')
   return files[-1]
@@ -136,7 +161,8 @@ def text_column(csv_path: str, label: str, chosen: str = '') -> str:
   besides the label, holding at least MIN_TEXT_WORDS words per row on median."""
   import csv  # pylint: disable=g-import-not-at-top
   import statistics  # pylint: disable=g-import-not-at-top
-  with open(csv_path, newline='', encoding='utf-8', errors='replace') as f:
+  with (_gfile().GFile(csv_path, 'r') if cfg.is_remote(csv_path) else
+        open(csv_path, newline='', encoding='utf-8', errors='replace')) as f:
     reader = csv.DictReader(f)
     columns = reader.fieldnames or []
     rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
@@ -178,6 +204,8 @@ def check_image_tree(path: str) -> None:
 
 def check_output(path: str) -> str:
   """Creates the output folder if needed and proves it writable; returns its absolute path."""
+  if cfg.is_remote(path):
+    return _check_remote_output(path.rstrip('/'))
   path = os.path.abspath(path)
   if os.path.exists(path) and not os.path.isdir(path):
     raise UserError(f'--output {path}: exists and is not a folder')
@@ -191,6 +219,27 @@ def check_output(path: str) -> str:
       shutil.rmtree(path, ignore_errors=True)
     raise UserError(f'--output {path}: not writable ({e.strerror or e})') from None
   return path
+
+
+def _check_remote_output(path: str) -> str:
+  """Writes and deletes a marker object under a gs:// or s3:// output to prove access."""
+  probe = f'{path}/.write-test-{os.getpid()}'
+  try:
+    _gfile().makedirs(path)
+    with _gfile().GFile(probe, 'w') as f:
+      f.write('ok')
+    _gfile().remove(probe)
+  except Exception as e:  # pylint: disable=broad-except  # errors differ per store and plugin
+    raise UserError(f'--output {path}: not writable ({str(e).splitlines()[0] if str(e) else e!r})'
+                    ) from None
+  return path
+
+
+def local_state_dir(output: str) -> str:
+  """Where metadata.sqlite, logs and the run report go for a gs:// or s3:// --output:
+  ML Metadata's SQLite store needs a local file (output/remote/<scheme>/<bucket>/<path>)."""
+  scheme, rest = output.split('://', 1)
+  return os.path.abspath(os.path.join('output', 'remote', scheme, *rest.strip('/').split('/')))
 
 
 def write_digits(dest: str) -> str:

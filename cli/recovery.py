@@ -6,13 +6,12 @@ returns, so nothing downstream can pick them up). The next run marks such execut
 removes their folders: `pipeline_root/<component>/<output>/<execution id>/` and the executor's
 scratch space `pipeline_root/<component>/.system/executor_execution/<execution id>/`.
 """
-import glob
 import os
-import shutil
 from typing import List
 
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
+from tfx.dsl.io import fileio
 
 from cli import summary
 
@@ -34,10 +33,10 @@ def cancel_interrupted(metadata_path: str, pipeline_root: str) -> List[str]:
   cancelled = []
   for execution in stale:
     execution.last_known_state = _CANCELED
-    for folder in (glob.glob(os.path.join(pipeline_root, '*', '*', str(execution.id))) +
-                   glob.glob(os.path.join(pipeline_root, '*', '.system', 'executor_execution',
-                                          str(execution.id)))):
-      shutil.rmtree(folder, ignore_errors=True)
+    for folder in (fileio.glob(os.path.join(pipeline_root, '*', '*', str(execution.id))) +
+                   fileio.glob(os.path.join(pipeline_root, '*', '.system', 'executor_execution',
+                                            str(execution.id)))):
+      fileio.rmtree(folder)
     cancelled.append(f'{summary.node_id(store, execution)} (execution {execution.id})')
   if stale:
     store.put_executions(stale)

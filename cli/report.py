@@ -155,11 +155,12 @@ def _feature_rows(dataset) -> List[list]:
 
 
 def _excluded(result: dict) -> Optional[List[dict]]:
+  from tfx.dsl.io import fileio  # pylint: disable=g-import-not-at-top
   path = result.get('excluded_report')
-  if not path or not os.path.isfile(path):
+  if not path or not fileio.exists(path):
     return None
-  with open(path, newline='') as f:
-    return list(csv.DictReader(f))
+  with fileio.open(path, 'r') as f:
+    return list(csv.DictReader(io.StringIO(f.read())))
 
 
 def _model_run_file(nodes, name: str) -> Optional[dict]:
@@ -191,7 +192,7 @@ def _metrics(nodes) -> Dict[str, float]:
 
 def _run_section(result: dict, config) -> str:
   rows = [['pipeline', config.pipeline_name], ['data', f'{config.data_kind}: {config.data}'],
-          ['output', os.path.abspath(config.output)], ['wall time', f'{result["wall_seconds"]} s'],
+          ['output', config.output], ['wall time', f'{result["wall_seconds"]} s'],
           ['run log', result.get('log', '')]]
   if result.get('span'):
     rows.insert(2, ['data version', f'span {result["span"]}'])
@@ -340,7 +341,7 @@ def _lineage_section(config, nodes) -> str:
     parts.append(_table(['model', 'created', 'trained on', 'evaluated on', 'pushed to'], [[
         f'model #{entry["model_id"]}', entry['created'], f'examples #{entry["trained_on"]}',
         evaluated or '-', ', '.join(entry['pushed_to']) or '-']]))
-  command = f'.venv/bin/python pipeline.py lineage --output {config.output}'
+  command = f'.venv/bin/python pipeline.py lineage --output {config.local_dir}'
   parts.append(f'<p>All data versions and models of this output folder: <code>{_e(command)}'
                '</code></p>')
   return ''.join(parts)
@@ -373,7 +374,7 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
 
 def write(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
   """Writes <output>/report.html atomically; returns its path."""
-  path = os.path.join(config.output, REPORT_FILE)
+  path = os.path.join(config.local_dir, REPORT_FILE)
   partial = path + '.partial'
   with open(partial, 'w', encoding='utf-8') as f:
     f.write(render(nodes, result, config))

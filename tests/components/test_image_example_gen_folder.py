@@ -13,14 +13,15 @@ def _touch(root, relpath, data=b'x'):
 
 def test_labels_are_sorted_folder_names_and_files_any_case(tmp_path):
   root = str(tmp_path)
-  for relpath in ('zebra/a.JPG', 'ant/b.png', 'ant/sub/c.jpeg', 'mole/d.PnG', 'mole/notes.txt',
+  _touch(root, 'zebra/a.JPG', b'abc')
+  for relpath in ('ant/b.png', 'ant/sub/c.jpeg', 'mole/d.PnG', 'mole/notes.txt',
                   'README.md'):
     _touch(root, relpath)
   listing = folder.list_image_folder(root)
   assert listing.labels == ['ant', 'mole', 'zebra']
   assert sorted(listing.images) == sorted([
-      folder.ImageFile('ant/b.png', 0), folder.ImageFile('ant/sub/c.jpeg', 0),
-      folder.ImageFile('mole/d.PnG', 1), folder.ImageFile('zebra/a.JPG', 2)])
+      folder.ImageFile('ant/b.png', 0, 1), folder.ImageFile('ant/sub/c.jpeg', 0, 1),
+      folder.ImageFile('mole/d.PnG', 1, 1), folder.ImageFile('zebra/a.JPG', 2, 3)])
   assert dict(listing.others) == {
       'README.md': 'not inside a class folder',
       'mole/notes.txt': 'not an image file (expected .jpg, .jpeg or .png)'}

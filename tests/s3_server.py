@@ -1,0 +1,55 @@
+"""An S3-compatible server on loopback for tests: moto in server mode, in its own process.
+
+(moto's in-process ThreadedMotoServer deadlocks once TensorFlow I/O's S3 client writes from
+the same process: the server needs the GIL that the writing thread holds.)
+"""
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from typing import Dict, Iterator
+
+import pytest
+
+_STARTUP_SECONDS = 30
+
+
+def _free_port() -> int:
+  with socket.socket() as s:
+    s.bind(('127.0.0.1', 0))
+    return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def loopback_s3(log_path: str) -> Iterator[Dict[str, str]]:
+  """Starts the server; yields the AWS_* environment that points clients at it."""
+  port = _free_port()
+  with open(log_path, 'w') as log:
+    server = subprocess.Popen([sys.executable, '-m', 'moto.server', '-H', '127.0.0.1',
+                               '-p', str(port)], stdout=log, stderr=subprocess.STDOUT)
+  try:
+    deadline = time.monotonic() + _STARTUP_SECONDS
+    while True:
+      with contextlib.suppress(OSError), socket.create_connection(('127.0.0.1', port), 0.5):
+        break
+      if server.poll() is not None or time.monotonic() > deadline:
+        pytest.fail(f'moto server did not start (log: {log_path})')
+      time.sleep(0.2)
+    yield {'AWS_ENDPOINT_URL': f'http://127.0.0.1:{port}', 'AWS_ACCESS_KEY_ID': 'test',
+           'AWS_SECRET_ACCESS_KEY': 'test', 'AWS_REGION': 'us-east-1'}
+  finally:
+    server.terminate()
+    server.wait(timeout=30)
+
+
+def upload_folder(client, local_root: str, bucket: str, prefix: str) -> int:
+  """Copies every file below `local_root` to s3://bucket/prefix/…; returns the count."""
+  count = 0
+  for folder, _, files in os.walk(local_root):
+    for name in files:
+      path = os.path.join(folder, name)
+      client.upload_file(path, bucket, f'{prefix}/{os.path.relpath(path, local_root)}')
+      count += 1
+  return count
