@@ -116,6 +116,24 @@ def test_tabular_float_label_is_thresholded(tmp_path):
   np.testing.assert_allclose(features['fare'].numpy(), [1.5, 2.5, 0.5])
 
 
+def test_tabular_batches_are_cut_from_larger_parses_without_losing_order(tmp_path):
+  """Eval: every row once, in order, batches of the asked size (the last one short); training:
+  full batches only. Rows are parsed several batches at a time, then cut apart."""
+  path = str(tmp_path / 'rows')
+  rows = 5 * input_pipeline.TABULAR_BATCHES_PER_PARSE + 3  # more than one parse, plus a rest
+  with tf.io.TFRecordWriter(path) as writer:
+    for i in range(rows):
+      feature = {'x': tf.train.Feature(float_list=tf.train.FloatList(value=[float(i)])),
+                 'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2]))}
+      writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+  spec = TabularSpec('label', None, 2, ['x'], [])
+  batches = list(input_pipeline.tabular_dataset([path], spec, 5, training=False))
+  assert [len(labels) for _, labels in batches] == [5] * (rows // 5) + [rows % 5]
+  assert np.concatenate([f['x'].numpy() for f, _ in batches]).tolist() == list(map(float, range(rows)))
+  training = input_pipeline.tabular_dataset([path], spec, 5, training=True).take(7)
+  assert [len(labels) for _, labels in training] == [5] * 7
+
+
 def test_max_int_label(tmp_path):
   paths = _write_shards(str(tmp_path), [(np.zeros((2, 2), np.uint8), n) for n in (4, 9, 2)],
                         record.ENCODED, '', shards=2)
