@@ -459,8 +459,13 @@ def _config(args: argparse.Namespace) -> cfg.PipelineConfig:
   schema = getattr(args, 'schema', None)
   if schema and not os.path.isfile(schema):
     raise inputs.UserError(f'--schema {schema}: no such file')
-  if any(path.startswith('s3://') for path in (args.data or '', args.output)):
-    from components import object_storage  # pylint: disable=g-import-not-at-top,unused-import
+  for flag, path in (('--data', args.data or ''), ('--output', args.output)):
+    if path.startswith('s3://'):
+      from components import object_storage  # pylint: disable=g-import-not-at-top
+      try:
+        object_storage.check_bucket(path)
+      except ValueError as e:
+        raise inputs.UserError(f'{flag} {path}: {e}') from None
   source = inputs.resolve_data(args.data) if args.data else None
   kind, text_column = _data_kind(source, args)
   output = inputs.check_output(args.output)

@@ -98,6 +98,28 @@ class ListingS3Filesystem(tensorflow_gfile.TensorflowFilesystem):
     return super().stat(path)
 
 
+def check_bucket(path: str) -> None:
+  """Raises ValueError (one line) unless the bucket of an s3:// path answers: in seconds, where
+  TensorFlow I/O's client retries an unreachable endpoint for minutes (2.5 measured)."""
+  import boto3  # pylint: disable=g-import-not-at-top
+  from botocore import config, exceptions  # pylint: disable=g-import-not-at-top
+  bucket = path[len('s3://'):].split('/', 1)[0]
+  client = boto3.client('s3', config=config.Config(connect_timeout=5, read_timeout=20,
+                                                   retries={'max_attempts': 2}))
+  try:
+    client.head_bucket(Bucket=bucket)
+  except exceptions.NoCredentialsError:
+    raise ValueError('no AWS credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)'
+                     ) from None
+  except exceptions.EndpointConnectionError as e:
+    raise ValueError(f'cannot reach S3 ({e})') from None
+  except exceptions.ClientError as e:
+    code = e.response.get('Error', {}).get('Code', '')
+    reason = {'404': 'no such bucket', 'NoSuchBucket': 'no such bucket',
+              '403': 'access denied'}.get(code, str(e))
+    raise ValueError(f'bucket {bucket}: {reason}') from None
+
+
 def _configure_beam() -> None:
   """Beam's S3 file system, used outside a pipeline too (listing image folders), needs its
   options set before the first pipeline sets them."""

@@ -16,7 +16,7 @@ import pytest
 _STARTUP_SECONDS = 30
 
 
-def _free_port() -> int:
+def free_port() -> int:
   with socket.socket() as s:
     s.bind(('127.0.0.1', 0))
     return s.getsockname()[1]
@@ -25,7 +25,7 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def loopback_s3(log_path: str) -> Iterator[Dict[str, str]]:
   """Starts the server; yields the AWS_* environment that points clients at it."""
-  port = _free_port()
+  port = free_port()
   with open(log_path, 'w') as log:
     server = subprocess.Popen([sys.executable, '-m', 'moto.server', '-H', '127.0.0.1',
                                '-p', str(port)], stdout=log, stderr=subprocess.STDOUT)

@@ -114,3 +114,21 @@ def test_listing_glob_finds_what_tensorflow_io_finds(s3):
   assert found['s3://data/tree/*/*'][0] == ['s3://data/tree/a/x.png', 's3://data/tree/a/y.jpg',
                                              's3://data/tree/b/sub']
   assert found['stat'] == [5, 5]
+
+
+@pytest.mark.parametrize('where, message', [
+    ('bucket', 'error: --output s3://no-such-bucket/run: bucket no-such-bucket: no such bucket'),
+    ('endpoint', 'error: --output s3://no-such-bucket/run: cannot reach S3 (Could not connect '
+                 'to the endpoint URL: "http://127.0.0.1:{port}/no-such-bucket")'),
+])
+def test_unusable_s3_is_one_line_at_once(s3, where, message):
+  """A missing bucket or an unreachable endpoint: exit 2 in one line, without the minutes of
+  retries TensorFlow I/O's client would spend first."""
+  _, env = s3
+  if where == 'endpoint':
+    port = s3_server.free_port()  # nothing listens there
+    env = dict(env, AWS_ENDPOINT_URL=f'http://127.0.0.1:{port}')
+    message = message.format(port=port)
+  done = _pipeline(env, 'run', '--output', 's3://no-such-bucket/run')
+  assert done.returncode == 2
+  assert done.stderr.strip() == message
