@@ -7,6 +7,10 @@ IMAGES, CSV, TFRECORDS = 'images', 'csv', 'tfrecords'
 TEXT = 'text'              # a CSV with a free-text column, converted to SequenceExamples
 SEQUENCES = 'sequences'    # TFRecords of SequenceExamples
 PIPELINE_NAME = 'tfrecord-pipeline'
+HERE = os.path.dirname(os.path.abspath(__file__))
+DIGITS_SCHEMA = os.path.join(HERE, 'schema', 'digits', 'schema.pbtxt')  # the embedded data's
+TEXT_SCHEMA = os.path.join(HERE, 'schema', 'text', 'schema.pbtxt')      # the text route's layout
+COMPILED_EXAMPLE = os.path.join(HERE, 'kubeflow', 'pipeline.json')     # make compile writes it
 REMOTE_PREFIXES = ('gs://', 's3://')  # object storage (components/object_storage.py)
 DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
 FLINK_RUNNER, SPARK_RUNNER = 'FlinkRunner', 'SparkRunner'
@@ -134,7 +138,7 @@ class PipelineConfig:
   def s3_beam_args(self) -> List[str]:
     if not self.uses_s3:
       return []
-    from components import object_storage  # pylint: disable=g-import-not-at-top
+    from components import object_storage
     return object_storage.beam_args()
 
 

@@ -19,8 +19,9 @@ import tensorflow as tf
 import tfx
 from tensorflow_metadata.proto.v0 import schema_pb2
 
-from components.image_example_gen import record
+from components.image_example_gen import encode
 from trainer.data_spec import ImageSpec, TabularSpec
+from contracts import image_record
 
 SIDE = 224
 SHARDS = 4
@@ -83,7 +84,7 @@ def _megabytes(paths: List[str]) -> float:
 
 def _image_schema() -> schema_pb2.Schema:
   schema = schema_pb2.Schema()
-  for name, kind in ((record.IMAGE_KEY, schema_pb2.BYTES), (record.LABEL_KEY, schema_pb2.INT)):
+  for name, kind in ((image_record.IMAGE_KEY, schema_pb2.BYTES), (image_record.LABEL_KEY, schema_pb2.INT)):
     feature = schema.feature.add(name=name, type=kind)
     feature.shape.dim.add(size=1)
     feature.presence.min_fraction = 1.0
@@ -92,16 +93,16 @@ def _image_schema() -> schema_pb2.Schema:
 
 def images(folder: str, count: int, encoding: str) -> DataSet:
   jpegs = _photo_crops(min(count, DISTINCT_IMAGES))
-  encoded = [record.encode_image(data, encoding) for data in jpegs]
+  encoded = [encode.encode_image(data, encoding) for data in jpegs]
 
   def examples():
     for i in range(count):
-      yield record.make_example(encoded[i % len(encoded)], i % 10, str(i % 10),
+      yield image_record.make_example(encoded[i % len(encoded)], i % 10, str(i % 10),
                                 f'{i}.jpg').SerializeToString()
   paths = _write(os.path.join(folder, encoding), examples())
-  name = 'jpeg' if encoding == record.ENCODED else 'raw'
+  name = 'jpeg' if encoding == image_record.ENCODED else 'raw'
   spec = ImageSpec(SIDE, SIDE, 3, [str(i) for i in range(10)], encoding, uniform=True)
-  payloads = np.array(jpegs, dtype=object) if encoding == record.ENCODED else None
+  payloads = np.array(jpegs, dtype=object) if encoding == image_record.ENCODED else None
   return DataSet(name, paths, count, _megabytes(paths), spec, _image_schema(), payloads)
 
 

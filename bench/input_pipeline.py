@@ -20,7 +20,7 @@ os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
 
 from bench import chart, figures as figures_file, input_data, recipes  # pylint: disable=wrong-import-position
-from components.image_example_gen import record  # pylint: disable=wrong-import-position
+from contracts import image_record
 
 BASELINES = ('seed_000', 'seed_004', 'tfx_stock')
 DEMANDS = (0.5, 0.8, 1.0)
@@ -124,8 +124,8 @@ def main(argv=None) -> dict:
   report = {'cores': os.cpu_count(), 'quick': args.quick, 'batch': recipes.BATCH,
             'datasets': {}}
   with tempfile.TemporaryDirectory() as folder:
-    makers = [lambda: input_data.images(folder, settings['jpeg'], record.ENCODED),
-              lambda: input_data.images(folder, settings['raw'], record.RAW),
+    makers = [lambda: input_data.images(folder, settings['jpeg'], image_record.ENCODED),
+              lambda: input_data.images(folder, settings['raw'], image_record.RAW),
               lambda: input_data.tabular(folder, settings['tabular_copies'])]
     for make in makers:
       data = make()

@@ -20,17 +20,17 @@ import tensorflow as tf
 from tfx_bsl.public import tfxio
 
 from bench.input_data import SIDE, DataSet
-from components.image_example_gen import record
 from trainer import input_pipeline
+from contracts import image_record
 
 BATCH = 64
 AUTOTUNE = tf.data.AUTOTUNE
-_IMAGE_FEATURES = {record.IMAGE_KEY: tf.io.FixedLenFeature([], tf.string),
-                   record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
+_IMAGE_FEATURES = {image_record.IMAGE_KEY: tf.io.FixedLenFeature([], tf.string),
+                   image_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
 
 
 def _decode_one(payload: tf.Tensor, encoding: str) -> tf.Tensor:
-  if encoding == record.ENCODED:
+  if encoding == image_record.ENCODED:
     return tf.io.decode_jpeg(payload, channels=3)
   return tf.reshape(tf.io.decode_raw(payload, tf.uint8), [SIDE, SIDE, 3])
 
@@ -70,11 +70,11 @@ def seed_000(data: DataSet) -> tf.data.Dataset:
     def parse(serialized):
       parsed = tf.io.parse_single_example(serialized, _IMAGE_FEATURES)
       if data.name == 'jpeg':
-        image = tf.io.decode_image(parsed[record.IMAGE_KEY], channels=3, expand_animations=False)
+        image = tf.io.decode_image(parsed[image_record.IMAGE_KEY], channels=3, expand_animations=False)
       else:
-        image = _decode_one(parsed[record.IMAGE_KEY], record.RAW)
+        image = _decode_one(parsed[image_record.IMAGE_KEY], image_record.RAW)
       image = tf.image.resize(image, [SIDE, SIDE])
-      return (tf.cast(image, tf.float32) - 127.5) / 127.5, parsed[record.LABEL_KEY]
+      return (tf.cast(image, tf.float32) - 127.5) / 127.5, parsed[image_record.LABEL_KEY]
   return (tf.data.TFRecordDataset(data.files).repeat().map(parse, num_parallel_calls=AUTOTUNE)
           .shuffle(10_000).batch(BATCH).prefetch(AUTOTUNE))
 
@@ -88,10 +88,10 @@ class QueueRunnerBatches:
       queue = tf.compat.v1.train.string_input_producer(data.files, shuffle=True)
       _, serialized = tf.compat.v1.TFRecordReader().read(queue)
       parsed = tf.io.parse_single_example(serialized, _IMAGE_FEATURES)
-      image = _decode_one(parsed[record.IMAGE_KEY], data.spec.encoding)
+      image = _decode_one(parsed[image_record.IMAGE_KEY], data.spec.encoding)
       image.set_shape([SIDE, SIDE, 3])
       self._batch = tf.compat.v1.train.shuffle_batch(
-          [image, parsed[record.LABEL_KEY]], batch_size=BATCH, capacity=1000 + 3 * BATCH,
+          [image, parsed[image_record.LABEL_KEY]], batch_size=BATCH, capacity=1000 + 3 * BATCH,
           min_after_dequeue=1000, num_threads=os.cpu_count() or 1)
       self._session = tf.compat.v1.Session(graph=self._graph)
       self._coordinator = tf.compat.v1.train.Coordinator()
@@ -110,7 +110,7 @@ class QueueRunnerBatches:
 
 
 def tfx_stock(data: DataSet) -> tf.data.Dataset:
-  label = 'tips' if data.name == 'tabular' else record.LABEL_KEY
+  label = 'tips' if data.name == 'tabular' else image_record.LABEL_KEY
   dataset = tfxio.TFExampleRecord(
       file_pattern=data.files, schema=data.schema, telemetry_descriptors=['bench']
   ).TensorFlowDataset(tfxio.TensorFlowDatasetOptions(batch_size=BATCH, label_key=label))
@@ -119,7 +119,7 @@ def tfx_stock(data: DataSet) -> tf.data.Dataset:
   encoding = data.spec.encoding
 
   def decode(features, labels):
-    payloads = tf.reshape(features[record.IMAGE_KEY], [-1])
+    payloads = tf.reshape(features[image_record.IMAGE_KEY], [-1])
     images = tf.map_fn(lambda p: _decode_one(p, encoding), payloads,
                        fn_output_signature=tf.TensorSpec([SIDE, SIDE, 3], tf.uint8))
     return images, labels

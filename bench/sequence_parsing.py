@@ -29,14 +29,14 @@ import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
 import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 from bench import figures as figures_file  # pylint: disable=wrong-import-position
-from components.text_example_gen import text  # pylint: disable=wrong-import-position
 from trainer import sequence_pipeline  # pylint: disable=wrong-import-position
 from trainer.data_spec import SequenceSpec  # pylint: disable=wrong-import-position
+from contracts import text_record
 
 BATCH = 64
 MAX_LENGTH = 200
 SHARDS = 4
-SPEC = SequenceSpec(text.LABEL_KEY, text.TOKENS_KEY, tf.int64, ['0', '1'], 10_000, hashed=False)
+SPEC = SequenceSpec(text_record.LABEL_KEY, text_record.TOKENS_KEY, tf.int64, ['0', '1'], 10_000, hashed=False)
 TARGET = 3.0  # project ≥ 3× per_record
 
 
@@ -48,7 +48,7 @@ def write_shards(folder: str, records: int) -> list:
     ids = rng.integers(2, SPEC.vocabulary_size, int(rng.integers(1, MAX_LENGTH + 1)))
     label = int(rng.integers(0, 2))
     writers[i % SHARDS].write(
-        text.make_sequence_example(ids.tolist(), label, str(label)).SerializeToString())
+        text_record.make_sequence_example(ids.tolist(), label, str(label)).SerializeToString())
   for writer in writers:
     writer.close()
   return paths
@@ -56,9 +56,9 @@ def write_shards(folder: str, records: int) -> list:
 
 def _parse_one(serialized):
   context, sequences = tf.io.parse_single_sequence_example(
-      serialized, context_features={text.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)},
-      sequence_features={text.TOKENS_KEY: tf.io.FixedLenSequenceFeature([], tf.int64)})
-  return sequences[text.TOKENS_KEY], context[text.LABEL_KEY]
+      serialized, context_features={text_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)},
+      sequence_features={text_record.TOKENS_KEY: tf.io.FixedLenSequenceFeature([], tf.int64)})
+  return sequences[text_record.TOKENS_KEY], context[text_record.LABEL_KEY]
 
 
 def _per_record(paths, bucketed: bool) -> tf.data.Dataset:

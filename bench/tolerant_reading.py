@@ -27,10 +27,10 @@ import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
 import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 from bench import figures as figures_file  # pylint: disable=wrong-import-position
-from components.image_example_gen import record  # pylint: disable=wrong-import-position
 from components.shard_check import scan  # pylint: disable=wrong-import-position
 from trainer import input_pipeline  # pylint: disable=wrong-import-position
 from trainer.data_spec import ImageSpec  # pylint: disable=wrong-import-position
+from contracts import image_record
 
 
 def write_shards(folder: str, records: int, shards: int) -> list:
@@ -40,9 +40,9 @@ def write_shards(folder: str, records: int, shards: int) -> list:
   payloads = [tf.io.encode_png(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).numpy()
               for _ in range(256)]
   for i in range(records):
-    image = record.EncodedImage(payloads[i % len(payloads)], 32, 32, 3)
+    image = image_record.EncodedImage(payloads[i % len(payloads)], 32, 32, 3)
     writers[i % shards].write(
-        record.make_example(image, i % 10, str(i % 10), f'{i}.png').SerializeToString())
+        image_record.make_example(image, i % 10, str(i % 10), f'{i}.png').SerializeToString())
   for writer in writers:
     writer.close()
   return paths
@@ -82,7 +82,7 @@ def main() -> None:
   parser.add_argument('--repeats', type=int, default=5, help='alternated pairs (default: 5)')
   parser.add_argument('--json', help='also write the figures here')
   args = parser.parse_args()
-  spec = ImageSpec(32, 32, 3, [str(i) for i in range(10)], record.ENCODED, uniform=True)
+  spec = ImageSpec(32, 32, 3, [str(i) for i in range(10)], image_record.ENCODED, uniform=True)
   figures = {'records': args.records, 'shards': args.shards, 'epochs': args.epochs,
              'cores': os.cpu_count(), 'repeats': args.repeats}
   with tempfile.TemporaryDirectory() as folder:

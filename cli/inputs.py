@@ -5,10 +5,8 @@ import tempfile
 from typing import NamedTuple
 
 import config as cfg
-
-
-class UserError(Exception):
-  """Bad input: reported as one line, exit code 2, no traceback."""
+from contracts import atomic
+from contracts.errors import UserError
 
 
 class DataSource(NamedTuple):
@@ -254,15 +252,10 @@ def write_digits(dest: str) -> str:
   import PIL.Image  # pylint: disable=g-import-not-at-top
   from sklearn.datasets import load_digits  # pylint: disable=g-import-not-at-top
   digits = load_digits()
-  os.makedirs(os.path.dirname(dest), exist_ok=True)
-  staging = tempfile.mkdtemp(prefix='.digits-', dir=os.path.dirname(dest))
-  try:
+  with atomic.folder_atomically(dest) as staging:
     for index, (pixels, target) in enumerate(zip(digits.images, digits.target)):
       class_dir = os.path.join(staging, str(target))
       os.makedirs(class_dir, exist_ok=True)
       gray = np.round(pixels * (255.0 / 16.0)).astype(np.uint8)  # 0..16 → 0..255
       PIL.Image.fromarray(gray, 'L').save(os.path.join(class_dir, f'{index:04d}.png'))
-    os.rename(staging, dest)
-  finally:
-    shutil.rmtree(staging, ignore_errors=True)
   return dest

@@ -1,146 +1,36 @@
-"""`pipeline.py lineage`: every data version and every model in an output folder's ML Metadata,
-and which data trained, evaluated and was pushed with which model.
-
-Read-only; from the events that link executions to their input and output artifacts. A cached
-execution links the same artifacts again, so each model appears once, with its first producer.
-"""
-import collections
-import datetime
+"""`pipeline.py lineage`: data versions and models in an output folder's ML Metadata, and which
+data trained which model (metadata/lineage.py reads them)."""
+import argparse
 import json
 import logging
 import os
-from typing import List, Optional
 
-from ml_metadata.proto import metadata_store_pb2
+from contracts.errors import EXIT_OK, UserError
 
-from cli import summary
-from cli.summary import property_value
-from cli.inputs import UserError
-
-_LIVE = metadata_store_pb2.Artifact.LIVE
-_INPUT = metadata_store_pb2.Event.INPUT
-_OUTPUTS = (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)
+HELP = 'data versions and models in ML Metadata, and which data trained which model'
+DESCRIPTION = ('Read <output>/metadata.sqlite and list every data version (Examples artifact: '
+               'span, version, fingerprint, counts) and every model (trained on, evaluated on, '
+               'accuracy, blessed, pushed to). With --model PATH: which data trained the model '
+               'pushed to PATH.')
 
 
-def _when(artifact) -> str:
-  return datetime.datetime.fromtimestamp(artifact.create_time_since_epoch / 1000).isoformat(
-      sep=' ', timespec='seconds')
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+  parser.add_argument('--output', default='output', help='the run folder (default: %(default)s)')
+  parser.add_argument('--model', default='', metavar='PATH',
+                      help='a pushed model folder (e.g. output/serving/<version>)')
+  parser.add_argument('--json', default='', metavar='OUT', help='also write the answer as JSON')
 
 
-class _Graph:
-  """Artifacts, executions and which execution used or produced which artifact, by key."""
-
-  def __init__(self, metadata_path: str):
-    self.store = summary.open_store(metadata_path)
-    types = {t.id: t.name for t in self.store.get_artifact_types()}
-    self.artifacts = {a.id: a for a in self.store.get_artifacts() if a.state == _LIVE}
-    self.kind = {a.id: types[a.type_id] for a in self.artifacts.values()}
-    self.executions = {e.id: e for e in self.store.get_executions()}
-    self.inputs = collections.defaultdict(dict)    # execution id → key → artifact id
-    self.outputs = collections.defaultdict(dict)
-    self.consumers = collections.defaultdict(list)  # artifact id → execution ids
-    self.producer = {}
-    for event in sorted(self.store.get_events_by_artifact_ids(list(self.artifacts)),
-                        key=lambda e: e.execution_id):
-      key = event.path.steps[0].key if event.path.steps else ''
-      if event.type == _INPUT:
-        self.inputs[event.execution_id][key] = event.artifact_id
-        self.consumers[event.artifact_id].append(event.execution_id)
-      elif event.type in _OUTPUTS:
-        self.outputs[event.execution_id][key] = event.artifact_id
-        self.producer.setdefault(event.artifact_id, event.execution_id)
-
-  def of_kind(self, kind: str) -> List[metadata_store_pb2.Artifact]:
-    return sorted((a for i, a in self.artifacts.items() if self.kind[i] == kind),
-                  key=lambda a: a.id)
-
-  def consumer_outputs(self, artifact_id: int, key: str) -> List[int]:
-    return sorted({self.outputs[e][key] for e in self.consumers[artifact_id]
-                   if key in self.outputs[e]})
-
-  def consumer_input(self, artifact_id: int, key: str) -> Optional[int]:
-    execution = self.producer.get(artifact_id)
-    return self.inputs[execution].get(key) if execution is not None else None
-
-
-def trace(metadata_path: str) -> dict:
-  """{'data_versions': [...], 'models': [...]} as plain JSON-able dicts."""
-  graph = _Graph(metadata_path)
-  versions = []
-  for examples in graph.of_kind('Examples'):
-    producer = graph.executions.get(graph.producer.get(examples.id))
-    versions.append({
-        'examples_id': examples.id, 'uri': examples.uri, 'created': _when(examples),
-        'producer': summary.node_id(graph.store, producer) if producer else None,
-        'input_base': property_value(producer, 'input_base') if producer else None,
-        'span': property_value(examples, 'span'), 'version': property_value(examples, 'version'),
-        'fingerprint': property_value(producer, 'input_fingerprint') if producer else None,
-        'split_counts': json.loads(property_value(examples, 'split_counts') or 'null')})
-  models = []
-  for model in graph.of_kind('Model'):
-    entry = {'model_id': model.id, 'uri': model.uri, 'created': _when(model),
-             'trained_on': graph.consumer_input(model.id, 'examples'),
-             'input_damage': {k: v for k, v in (
-                 (key, property_value(model, key)) for key in (
-                     'input_corrupt_records', 'input_lost_fraction')) if v is not None}}
-    evaluations = []
-    for execution in graph.consumers[model.id]:
-      outputs = graph.outputs[execution]
-      if 'blessing' not in outputs:
-        continue
-      blessing = graph.artifacts[outputs['blessing']]
-      evaluation = graph.artifacts.get(outputs.get('evaluation'))
-      evaluations.append({'evaluated_on': graph.inputs[execution].get('examples'),
-                          'accuracy': summary.accuracy(evaluation) if evaluation else None,
-                          'blessed': bool(property_value(blessing, 'blessed'))})
-    entry['evaluations'] = list({json.dumps(e, sort_keys=True): e for e in evaluations}.values())
-    pushes = [graph.artifacts[i] for i in graph.consumer_outputs(model.id, 'pushed_model')]
-    entry['pushed_to'] = sorted({property_value(p, 'pushed_destination') for p in pushes
-                                 if property_value(p, 'pushed')})
-    models.append(entry)
-  return {'data_versions': versions, 'models': models}
-
-
-def which_data(report: dict, model_path: str) -> dict:
-  """The model pushed to (or stored at) `model_path` and the data version that trained it."""
-  path = os.path.abspath(model_path).rstrip('/')
-  for model in report['models']:
-    if path in [p.rstrip('/') for p in model['pushed_to']] or path.startswith(model['uri']):
-      data = next((v for v in report['data_versions']
-                   if v['examples_id'] == model['trained_on']), None)
-      return {'model': model, 'trained_on': data}
-  raise UserError(f'--model {model_path}: no model in this output folder was pushed to or stored '
-                  'at that path')
-
-
-def render(report: dict) -> List[str]:
-  lines = ['data versions:']
-  for v in report['data_versions']:
-    counts = ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items())
-    lines.append(f"  examples #{v['examples_id']}  {v['created']}  span {v['span']} version "
-                 f"{v['version'] if v['version'] is not None else '-'}  {counts or '?'}  "
-                 f"from {v['input_base']}  fingerprint {str(v['fingerprint'])[:60]}")
-  lines.append('models:')
-  for m in report['models']:
-    evaluated = '; '.join(
-        f"evaluated on #{e['evaluated_on']}: accuracy "
-        f"{e['accuracy']:.4f}" if e['accuracy'] is not None else 'accuracy ?'
-        for e in m['evaluations']) or 'not evaluated'
-    blessed = any(e['blessed'] for e in m['evaluations'])
-    lines.append(f"  model #{m['model_id']}  {m['created']}  trained on #{m['trained_on']}; "
-                 f"{evaluated}; {'blessed' if blessed else 'not blessed'}; "
-                 f"pushed to {', '.join(m['pushed_to']) or 'nowhere'}")
-  return lines
-
-
-def run(output: str, model_path: str = '', json_path: str = '') -> int:
+def main(args: argparse.Namespace) -> int:
+  output, model_path, json_path = args.output, args.model, args.json
   logging.getLogger('tensorflow').setLevel(logging.ERROR)  # TFMA's deprecation notes
-  metadata = os.path.join(output, 'metadata.sqlite')
-  if not os.path.isfile(metadata):
+  store_path = os.path.join(output, 'metadata.sqlite')
+  if not os.path.isfile(store_path):
     raise UserError(f'{output}: no metadata.sqlite (run the pipeline there first)')
-  report = trace(metadata)
+  from metadata import lineage
+  report = lineage.trace(store_path)
   if model_path:
-    answer = which_data(report, model_path)
+    answer = lineage.which_data(report, model_path)
     data = answer['trained_on'] or {}
     print(f"model #{answer['model']['model_id']} ({answer['model']['uri']}) was trained on "
           f"examples #{data.get('examples_id')} ({data.get('uri')}), made by "
@@ -148,8 +38,8 @@ def run(output: str, model_path: str = '', json_path: str = '') -> int:
           f"fingerprint {str(data.get('fingerprint'))[:80]})")
     report = dict(report, answer=answer)
   else:
-    print('\n'.join(render(report)))
+    print('\n'.join(lineage.render(report)))
   if json_path:
     with open(json_path, 'w') as f:
       json.dump(report, f, indent=2)
-  return 0
+  return EXIT_OK

@@ -1,7 +1,10 @@
 """Turns TFX's log lines into one progress line per component; the full log goes to a file."""
+import contextlib
 import logging
+import os
 import sys
 import time
+from typing import Iterator
 import warnings
 
 
@@ -56,8 +59,26 @@ def route_logs(log_path: str, progress: ComponentProgress) -> None:
   logging.captureWarnings(True)
   warnings.simplefilter('default')
   try:
-    from absl import logging as absl_logging  # pylint: disable=g-import-not-at-top
+    from absl import logging as absl_logging
     absl_logging.use_python_logging(quiet=True)
     absl_logging.set_verbosity(absl_logging.INFO)
   except ImportError:
     pass
+
+
+@contextlib.contextmanager
+def stderr_to(log_path: str) -> Iterator[None]:
+  """Sends file descriptor 2 to `log_path` while the block runs: what libraries print there
+  (TensorFlow's C++ logging, warnings at import, Beam's worker processes, which inherit it)
+  goes to the run log instead of the terminal."""
+  sys.stderr.flush()
+  saved = os.dup(2)
+  log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+  os.dup2(log, 2)
+  os.close(log)
+  try:
+    yield
+  finally:
+    sys.stderr.flush()
+    os.dup2(saved, 2)
+    os.close(saved)

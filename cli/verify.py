@@ -2,13 +2,18 @@
 
 Exit codes: 0 every shard clean, 1 damage found (and salvaged with --repair), 2 bad input.
 """
+import argparse
 import os
 import sys
 from typing import List
 
-from cli.inputs import UserError
+from contracts.errors import UserError
 from components.shard_check import scan
 
+HELP = 'check TFRecord shards record by record; salvage the intact records'
+DESCRIPTION = ('Check every record of TFRecord shards (plain or GZIP) against its CRCs, in '
+               'parallel, and report per shard: good records, corrupt records, truncated tail '
+               'bytes. Exit codes: 0 clean, 1 damage found, 2 bad input.')
 SHARD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz', '.gz')
 
 
@@ -43,6 +48,20 @@ def describe(report: scan.ShardReport) -> str:
   if report.gzip_damaged:
     parts.append('GZIP stream damaged: records after the damage are unreadable')
   return f'{report.path}: DAMAGED: ' + ', '.join(parts)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+  parser.add_argument('paths', nargs='+', metavar='PATH',
+                      help='shard files, or folders to search (e.g. an Examples artifact)')
+  parser.add_argument('--repair', metavar='OUT_DIR', default='',
+                      help='write salvaged copies of every shard (every intact record and '
+                      'nothing else) under OUT_DIR, keeping relative paths')
+  parser.add_argument('--workers', type=int, default=0,
+                      help='parallel scans (default: one per core)')
+
+
+def main(args: argparse.Namespace) -> int:
+  return run(args.paths, args.repair, args.workers)
 
 
 def run(paths: List[str], repair_dir: str = '', workers: int = 0) -> int:

@@ -34,7 +34,6 @@ def _enable_s3() -> None:
       os.environ.setdefault('S3_VERIFY_SSL', '0')
   with warnings.catch_warnings():  # its Google Cloud imports warn about this Python version
     warnings.simplefilter('ignore', FutureWarning)
-    import tensorflow_io  # pylint: disable=g-import-not-at-top,unused-import  # registers s3://
 
 
 def beam_args() -> List[str]:

@@ -6,12 +6,12 @@ nothing to the pipeline root and needs no credentials. JSON is a whole Vertex AI
 `kfp.Client` and `kfp.components.load_component_from_file` read.
 """
 import json
-import os
 import re
-import tempfile
 from typing import Dict, Iterable, Optional
 
 import yaml
+
+from contracts import atomic
 
 # Vertex AI / GCP label rules: lowercase letters, digits, '_' and '-'; keys start with a letter.
 _LABEL_KEY = re.compile(r'^[a-z][a-z0-9_-]{0,62}$')
@@ -50,10 +50,4 @@ def write(job: dict, output: str, fmt: str) -> str:
   else:
     text = ('# Kubeflow Pipelines v2 pipeline spec compiled from create_pipeline(...) by '
             'pipeline.py compile\n' + yaml.safe_dump(job['pipelineSpec'], sort_keys=True))
-  folder = os.path.dirname(os.path.abspath(output))
-  os.makedirs(folder, exist_ok=True)
-  with tempfile.NamedTemporaryFile('w', dir=folder, prefix='.compile-', delete=False) as f:
-    f.write(text)
-  os.chmod(f.name, 0o644)
-  os.replace(f.name, output)
-  return output
+  return atomic.write(output, text)

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 
 import yaml
 
-from cli.inputs import UserError
+from contracts.errors import UserError
 from kubeflow import compiler
 
 VERTEX, KUBEFLOW = 'vertex', 'kubeflow'

@@ -45,8 +45,8 @@ FAST = ['--train-steps', '150', '--min-accuracy', '0.3', '--beam-mode', 'in_memo
 
 def run_pipeline(data: str, output: str, *extra: str):
   """`pipeline.py run` in process with few training steps: (exit code, last_run.json)."""
-  import pipeline  # pylint: disable=g-import-not-at-top
-  code = pipeline.main(['run', '--data', data, '--output', output, *FAST, *extra])
+  from cli import main as cli_main
+  code = cli_main.main(['run', '--data', data, '--output', output, *FAST, *extra])
   with open(os.path.join(output, 'last_run.json')) as f:
     return code, json.load(f)
 

@@ -4,8 +4,9 @@ import struct
 import numpy as np
 import tensorflow as tf
 
-from components.image_example_gen import record
+from components.image_example_gen import encode
 from tests.conftest import image_bytes
+from contracts import image_record
 
 RNG = np.random.default_rng(4)
 RECORDS = 500
@@ -18,8 +19,8 @@ def digit_records(count: int = RECORDS):
   for i in range(count):
     side = int(RNG.integers(8, 25))
     pixels = RNG.integers(0, 256, size=(side, side), dtype=np.uint8)
-    encoded = record.encode_image(image_bytes(pixels, 'PNG', 'L'))
-    out.append(record.make_example(encoded, i % 10, str(i % 10), f'{i % 10}/{i}.png')
+    encoded = encode.encode_image(image_bytes(pixels, 'PNG', 'L'))
+    out.append(image_record.make_example(encoded, i % 10, str(i % 10), f'{i % 10}/{i}.png')
                .SerializeToString())
   return out
 

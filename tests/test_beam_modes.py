@@ -8,12 +8,12 @@ import tensorflow as tf
 import tensorflow_data_validation as tfdv
 
 import config as cfg
-import pipeline
-from cli import summary
+from cli import main as cli_main
+from metadata import summary
 
 
 def _run_schema(data, output, mode):
-  code = pipeline.main(['schema', '--data', data, '--output', output, '--out',
+  code = cli_main.main(['schema', '--data', data, '--output', output, '--out',
                         os.path.join(output, 'schema.pbtxt'), '--beam-mode', mode,
                         '--beam-workers', '2'])
   assert code == 0
@@ -84,6 +84,6 @@ def test_other_runners_get_their_flags_and_nothing_of_the_direct_runner():
     ('DataflowRunner', '--beam-arg=--project=… --beam-arg=--region=… --beam-arg=--temp_location=…'),
     ('SparkRunner', '--beam-arg=--spark_master_url=…')])
 def test_a_runner_without_its_flags_is_a_one_line_error(tmp_path, capsys, runner, needs):
-  assert pipeline.main(['run', '--output', str(tmp_path / 'out'), '--beam-runner', runner]) == 2
+  assert cli_main.main(['run', '--output', str(tmp_path / 'out'), '--beam-runner', runner]) == 2
   assert capsys.readouterr().err == f'error: --beam-runner {runner} needs {needs}\n'
   assert not (tmp_path / 'out').exists()

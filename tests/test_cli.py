@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-import pipeline
+from cli import main as cli_main
 from tests.conftest import image_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,7 +38,7 @@ def test_bad_data(tmp_path, capsys, files, data_arg, message):
   """Exit 2 with one line, before anything is written."""
   root = _make(tmp_path, files)
   output = tmp_path / 'out'
-  code = pipeline.main(['run', '--data', os.path.join(root, data_arg), '--output', str(output)])
+  code = cli_main.main(['run', '--data', os.path.join(root, data_arg), '--output', str(output)])
   err = capsys.readouterr().err
   assert code == 2
   assert err.count('\n') == 1 and err.startswith('error: ') and message in err
@@ -48,25 +48,25 @@ def test_bad_data(tmp_path, capsys, files, data_arg, message):
 def test_unwritable_output(tmp_path, capsys):
   blocker = tmp_path / 'a-file'
   blocker.write_text('')
-  code = pipeline.main(['run', '--output', str(blocker / 'out')])
+  code = cli_main.main(['run', '--output', str(blocker / 'out')])
   err = capsys.readouterr().err
   assert code == 2 and err.count('\n') == 1 and 'not writable' in err
   assert not os.path.exists(os.path.join(str(tmp_path), 'a-file', 'out'))
-  code = pipeline.main(['run', '--output', str(blocker)])
+  code = cli_main.main(['run', '--output', str(blocker)])
   assert code == 2 and 'not a folder' in capsys.readouterr().err
 
 
 @pytest.mark.parametrize('option,value', [('--eval-percent', '0'), ('--eval-percent', '100'),
                                           ('--shard-size-mb', '0'), ('--train-steps', '0')])
 def test_out_of_range_numbers(tmp_path, capsys, option, value):
-  code = pipeline.main(['run', option, value, '--output', str(tmp_path / 'out')])
+  code = cli_main.main(['run', option, value, '--output', str(tmp_path / 'out')])
   err = capsys.readouterr().err
   assert code == 2 and err.startswith('error: ') and option in err
   assert not (tmp_path / 'out').exists()
 
 
 def test_missing_schema_file(tmp_path, capsys):
-  code = pipeline.main(['run', '--schema', str(tmp_path / 'nope.pbtxt'),
+  code = cli_main.main(['run', '--schema', str(tmp_path / 'nope.pbtxt'),
                         '--output', str(tmp_path / 'out')])
   assert code == 2 and 'no such file' in capsys.readouterr().err
 
@@ -91,7 +91,7 @@ def test_csv_columns_are_checked_before_anything_runs(tmp_path, capsys, extra, m
   data = tmp_path / 'rows.csv'
   data.write_text('label,city\n1,Paris\n0,Rome\n')
   output = tmp_path / 'out'
-  assert pipeline.main(['run', '--data', str(data), '--output', str(output), *extra]) == 2
+  assert cli_main.main(['run', '--data', str(data), '--output', str(output), *extra]) == 2
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and message in err and 'columns: label, city' in err
   assert not output.exists()

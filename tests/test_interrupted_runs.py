@@ -10,7 +10,8 @@ import time
 import pytest
 from ml_metadata.proto import metadata_store_pb2
 
-from cli import inputs, summary
+from cli import inputs
+from metadata import summary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIVE = metadata_store_pb2.Artifact.LIVE

@@ -14,8 +14,11 @@ import tfx
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.utils import io_utils
 
+from cli import main as cli_main
+import config as cfg
+from contracts.errors import EXIT_FAILED
 import pipeline
-from cli import lineage, summary
+from metadata import lineage, summary
 from tests.conftest import run_pipeline, write_digits_subset
 
 TFX_DIR = os.path.dirname(tfx.__file__)
@@ -101,9 +104,9 @@ def test_gzip_raw_pixels_and_small_shards_run_end_to_end(digits_subset, tmp_path
 def test_anomalies_stop_before_training(tmp_path, capsys):
   data = write_digits_subset(str(tmp_path / 'data'), per_class=8)
   shutil.copytree(os.path.join(data, '0'), os.path.join(data, 'x'))  # an 11th class: label 10
-  code, result = run_pipeline(data, str(tmp_path / 'out'), '--schema', pipeline.DEFAULT_SCHEMA)
+  code, result = run_pipeline(data, str(tmp_path / 'out'), '--schema', cfg.DIGITS_SCHEMA)
   captured = capsys.readouterr()
-  assert code == pipeline.EXIT_ANOMALIES
+  assert code == EXIT_FAILED
   assert any("feature 'label'" in a for a in result['anomalies'])
   assert any("feature 'label_name'" in a for a in result['anomalies'])
   assert "feature 'label'" in captured.out and 'stopped before training' in captured.err
@@ -153,7 +156,7 @@ def test_tfrecord_input_goes_through_import_example_gen(tmp_path):
 
 def test_schema_command_writes_an_inferred_schema(digits_subset, tmp_path):
   out = tmp_path / 'schema' / 'schema.pbtxt'
-  code = pipeline.main(['schema', '--data', digits_subset, '--output', str(tmp_path / 'o'),
+  code = cli_main.main(['schema', '--data', digits_subset, '--output', str(tmp_path / 'o'),
                         '--out', str(out)])
   assert code == 0
   schema = io_utils.parse_pbtxt_file(str(out), schema_pb2.Schema())
@@ -163,7 +166,6 @@ def test_schema_command_writes_an_inferred_schema(digits_subset, tmp_path):
 
 
 def test_augment_reaches_the_trainer_config(tmp_path):
-  import config as cfg
   built = pipeline.create_pipeline(cfg.PipelineConfig(
       data=str(tmp_path), data_kind=cfg.IMAGES, output=str(tmp_path), augment=True))
   (trainer,) = [c for c in built.components if c.id == 'Trainer']
@@ -174,7 +176,7 @@ def test_lineage_names_the_data_that_trained_the_pushed_model(first_run, images_
                                                              tmp_path, capsys):
   _, result, output = first_run
   answer_file = tmp_path / 'lineage.json'
-  assert pipeline.main(['lineage', '--output', output, '--model', result['pushed_to'],
+  assert cli_main.main(['lineage', '--output', output, '--model', result['pushed_to'],
                         '--json', str(answer_file)]) == 0
   assert f'from {images_with_junk}' in capsys.readouterr().out
   report = json.loads(answer_file.read_text())
@@ -192,9 +194,9 @@ def test_lineage_names_the_data_that_trained_the_pushed_model(first_run, images_
 
 def test_lineage_bad_input_is_one_line(first_run, tmp_path, capsys):
   _, _, output = first_run
-  assert pipeline.main(['lineage', '--output', output, '--model', str(tmp_path)]) == 2
+  assert cli_main.main(['lineage', '--output', output, '--model', str(tmp_path)]) == 2
   assert 'no model in this output folder' in capsys.readouterr().err
-  assert pipeline.main(['lineage', '--output', str(tmp_path)]) == 2
+  assert cli_main.main(['lineage', '--output', str(tmp_path)]) == 2
   err = capsys.readouterr().err
   assert err.startswith('error: ') and err.count('\n') == 1 and 'no metadata.sqlite' in err
 
@@ -212,18 +214,18 @@ def test_span_folders_latest_by_default_or_pinned_and_traced(tmp_path, capsys):
   assert pinned['span'] == 1 and sum(pinned['examples_per_split'].values()) == 60
   capsys.readouterr()
   answer_file = tmp_path / 'lineage.json'
-  assert pipeline.main(['lineage', '--output', output, '--json', str(answer_file)]) == 0
+  assert cli_main.main(['lineage', '--output', output, '--json', str(answer_file)]) == 0
   report = json.loads(answer_file.read_text())
   span_of = {v['examples_id']: v['span'] for v in report['data_versions']}
   assert sorted(span_of.values()) == [1, 2]
   assert sorted(span_of[m['trained_on']] for m in report['models']) == [1, 2]
-  assert pipeline.main(['run', '--data', str(data), '--output', output, '--span', '3']) == 2
+  assert cli_main.main(['run', '--data', str(data), '--output', output, '--span', '3']) == 2
   assert 'no span-3 folder (spans: 1, 2)' in capsys.readouterr().err
 
 
 def test_a_drifted_new_span_stops_before_training(tmp_path, capsys):
   schema = tmp_path / 'schema.pbtxt'
-  curated = open(pipeline.DEFAULT_SCHEMA).read()
+  curated = open(cfg.DIGITS_SCHEMA).read()
   schema.write_text(curated.replace(
       'name: "label_name"\n  type: BYTES\n',
       'name: "label_name"\n  type: BYTES\n  drift_comparator { infinity_norm { threshold: 0.1 } }\n',

@@ -7,8 +7,8 @@ import numpy as np
 import tensorflow_data_validation as tfdv
 import tfx
 
-import pipeline
-from cli import summary
+from contracts.errors import EXIT_FAILED
+from metadata import summary
 from tests.conftest import run_pipeline
 
 TFX_DIR = os.path.dirname(tfx.__file__)
@@ -58,7 +58,7 @@ def test_empty_and_over_long_texts_are_anomalies_that_stop_training(tmp_path):
   with open(data, 'a', newline='') as f:
     csv.writer(f).writerows([['1', ''], ['0', ' '.join(['long'] * 6000)]])
   code, result = run_pipeline(str(data), str(tmp_path / 'out'))
-  assert code == pipeline.EXIT_ANOMALIES
+  assert code == EXIT_FAILED
   anomalies = ' '.join(result['anomalies'])
   assert "feature 'length'" in anomalies and 'small value: 0' in anomalies, anomalies
   assert 'large value: 6000' in anomalies

@@ -6,13 +6,15 @@ from typing import Dict, List, Optional
 
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
+from contracts import artifacts, text_record
 
-from components.image_example_gen import record
-from components.label_check.executor import SEQUENCE_STRUCT
 
 IMAGE = 'image'
 TABULAR = 'tabular'
 SEQUENCE = 'sequence'
+# Imported SequenceExamples' token values are hashed into HASH_BUCKETS ids from FIRST_ID on.
+HASH_BUCKETS = 20_000
+FIRST_ID = 2  # 0: padding, 1: unknown
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +74,7 @@ def examples_root(file_pattern: str) -> str:
 
 def image_spec(examples_uri: str, config: dict) -> ImageSpec:
   """Reads image_meta.json beside the shards; config may override size and channels."""
-  with tf.io.gfile.GFile(os.path.join(examples_uri, record.META_FILE)) as f:
+  with tf.io.gfile.GFile(os.path.join(examples_uri, artifacts.IMAGE_META_FILE)) as f:
     meta = json.load(f)
   stored_height, stored_width = meta['most_common_size']
   height = config.get('image_height') or stored_height
@@ -106,7 +108,7 @@ def tabular_spec(schema: schema_pb2.Schema, config: dict, max_label: int) -> Tab
 
 
 def read_schema(path: str) -> schema_pb2.Schema:
-  from tfx.utils import io_utils  # pylint: disable=g-import-not-at-top
+  from tfx.utils import io_utils
   return io_utils.parse_pbtxt_file(path, schema_pb2.Schema())
 
 
@@ -121,14 +123,12 @@ def sequence_spec(examples_uri: str, schema: schema_pb2.Schema, config: dict,
                   max_label: int) -> SequenceSpec:
   """The text route's vocabulary and labels when they are there; else the schema's first
   feature list (or config['tokens_key']), hashed, with labels 0..max_label."""
-  from components.text_example_gen import text  # pylint: disable=g-import-not-at-top
-  from trainer import sequence_pipeline  # pylint: disable=g-import-not-at-top
-  vocabulary = os.path.join(examples_uri, text.VOCABULARY_FILE)
+  vocabulary = os.path.join(examples_uri, artifacts.VOCABULARY_FILE)
   if tf.io.gfile.exists(vocabulary):
-    return SequenceSpec(text.LABEL_KEY, text.TOKENS_KEY, tf.int64,
-                        _lines(os.path.join(examples_uri, text.LABELS_FILE)),
+    return SequenceSpec(text_record.LABEL_KEY, text_record.TOKENS_KEY, tf.int64,
+                        _lines(os.path.join(examples_uri, artifacts.LABELS_FILE)),
                         len(_lines(vocabulary)), hashed=False)
-  lists = next((f.struct_domain.feature for f in schema.feature if f.name == SEQUENCE_STRUCT), [])
+  lists = next((f.struct_domain.feature for f in schema.feature if f.name == artifacts.SEQUENCE_STRUCT), [])
   wanted = config.get('tokens_key')
   chosen = next((f for f in lists if f.name == wanted or not wanted), None)
   if chosen is None:
@@ -139,4 +139,4 @@ def sequence_spec(examples_uri: str, schema: schema_pb2.Schema, config: dict,
     raise ValueError(f'feature list {chosen.name!r} holds floats, not tokens')
   return SequenceSpec(config['label_key'], chosen.name, dtype,
                       [str(i) for i in range(max_label + 1)],
-                      sequence_pipeline.HASH_BUCKETS + sequence_pipeline.FIRST_ID, hashed=True)
+                      HASH_BUCKETS + FIRST_ID, hashed=True)

@@ -35,9 +35,9 @@ from typing import Dict, List, Optional, Union
 
 import tensorflow as tf
 
-from components.image_example_gen import record
 from components.shard_check import scan
 from trainer.data_spec import ImageSpec, TabularSpec
+from contracts import image_record
 
 AUTOTUNE = tf.data.AUTOTUNE
 SHUFFLE_BUFFER_BYTES = 64 * 1024 * 1024
@@ -135,7 +135,7 @@ def decode_encoded(payloads: tf.Tensor, spec: ImageSpec) -> tf.Tensor:
 
 
 def _to_channels(image: tf.Tensor, stored: tf.Tensor, wanted: int) -> tf.Tensor:
-  """Raw pixels are stored with 1 or 3 channels (see record.encode_image)."""
+  """Raw pixels are stored with 1 or 3 channels (see encode.encode_image)."""
   if wanted == 3:
     return tf.cond(stored == 1, lambda: tf.tile(image, [1, 1, 3]), lambda: image)
   gray = lambda: tf.cast(tf.round(tf.reduce_sum(
@@ -147,21 +147,21 @@ def decode_raw(parsed: Dict[str, tf.Tensor], spec: ImageSpec) -> tf.Tensor:
   """A batch of raw uint8 pixel records → uint8 [batch, height, width, channels]."""
   shape = [spec.height, spec.width, spec.channels]
   if spec.uniform:
-    return tf.reshape(tf.io.decode_raw(parsed[record.IMAGE_KEY], tf.uint8), [-1] + shape)
+    return tf.reshape(tf.io.decode_raw(parsed[image_record.IMAGE_KEY], tf.uint8), [-1] + shape)
 
   def one(fields):
     payload, height, width, channels = fields
     image = tf.reshape(tf.io.decode_raw(payload, tf.uint8), tf.stack([height, width, channels]))
     return _fit(_to_channels(image, channels, spec.channels), spec)
-  fields = tuple(parsed[key] for key in (record.IMAGE_KEY, record.HEIGHT_KEY,
-                                         record.WIDTH_KEY, record.CHANNELS_KEY))
+  fields = tuple(parsed[key] for key in (image_record.IMAGE_KEY, image_record.HEIGHT_KEY,
+                                         image_record.WIDTH_KEY, image_record.CHANNELS_KEY))
   return tf.map_fn(one, fields, fn_output_signature=tf.TensorSpec(shape, tf.uint8))
 
 
 def decode_images(parsed: Dict[str, tf.Tensor], spec: ImageSpec) -> tf.Tensor:
-  if spec.encoding == record.RAW:
+  if spec.encoding == image_record.RAW:
     return decode_raw(parsed, spec)
-  return decode_encoded(parsed[record.IMAGE_KEY], spec)
+  return decode_encoded(parsed[image_record.IMAGE_KEY], spec)
 
 
 def readable_files(file_patterns: Union[str, List[str]], guard: Optional[ShardGuard]) -> List[str]:
@@ -192,11 +192,11 @@ def image_dataset(file_patterns: Union[str, List[str]], spec: ImageSpec, batch_s
   augment: random flips and shifts (augment_images), applied only when training.
   """
   def parse_and_decode(serialized):
-    parsed = tf.io.parse_example(serialized, record.parse_spec())
+    parsed = tf.io.parse_example(serialized, image_record.parse_spec())
     images = decode_images(parsed, spec)
     if augment and training:
       images = augment_images(images)
-    return images, parsed[record.LABEL_KEY]
+    return images, parsed[image_record.LABEL_KEY]
   return (serialized_batches(readable_files(file_patterns, guard), batch_size, training)
           .map(parse_and_decode, num_parallel_calls=AUTOTUNE, deterministic=not training)
           .prefetch(AUTOTUNE))

@@ -22,14 +22,12 @@ from typing import List, Optional, Union
 import tensorflow as tf
 
 from trainer import input_pipeline
-from trainer.data_spec import SequenceSpec
+from trainer.data_spec import FIRST_ID, HASH_BUCKETS, SequenceSpec
 
 AUTOTUNE = tf.data.AUTOTUNE
 WINDOW_BATCHES = 32  # records parsed and bucketed together: 32 batches' worth
 BUCKET_BOUNDARIES = (16, 32, 64, 128, 256, 512)
 MAX_LENGTH = 1024
-HASH_BUCKETS = 20_000
-FIRST_ID = 2  # 0: padding, 1: unknown
 
 
 def token_ids(values: tf.Tensor, spec: SequenceSpec) -> tf.Tensor:

@@ -14,9 +14,9 @@ from typing import Callable, Dict, List
 import keras
 import tensorflow as tf
 
-from components.image_example_gen import record
 from trainer import input_pipeline, sequence_pipeline
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
+from contracts import image_record
 
 EVAL_LABEL_KEY = 'eval_label'
 _EXAMPLES = tf.TensorSpec([None], tf.string, name='examples')
@@ -30,7 +30,7 @@ def _predictions(model: keras.Model, inputs, class_names: List[str]) -> Dict[str
 
 
 def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]:
-  image_fields = {k: v for k, v in record.parse_spec().items() if k != record.LABEL_KEY}
+  image_fields = {k: v for k, v in image_record.parse_spec().items() if k != image_record.LABEL_KEY}
 
   @tf.function(input_signature=[_EXAMPLES])
   def serve_examples(examples):
@@ -41,13 +41,13 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
   def serve_image_bytes(image_bytes):
     # Client bytes are JPEG/PNG of any size, whatever the training shards held.
     any_size = ImageSpec(spec.height, spec.width, spec.channels, spec.labels,
-                         record.ENCODED, uniform=False)
+                         image_record.ENCODED, uniform=False)
     return _predictions(model, input_pipeline.decode_encoded(image_bytes, any_size), spec.labels)
 
   @tf.function(input_signature=[_EXAMPLES])
   def transform_features(examples):
-    label_spec = {record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
-    return {EVAL_LABEL_KEY: tf.io.parse_example(examples, label_spec)[record.LABEL_KEY]}
+    label_spec = {image_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
+    return {EVAL_LABEL_KEY: tf.io.parse_example(examples, label_spec)[image_record.LABEL_KEY]}
 
   return {'serving_default': serve_examples, 'predict_image_bytes': serve_image_bytes,
           'transform_features': transform_features}

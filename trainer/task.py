@@ -27,11 +27,10 @@ import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from components.image_example_gen import record
-from components.recording_trainer.executor import DAMAGE_FILE, TRAINING_FILE
 from components.shard_check import scan
 from trainer import (data_spec, diagnosis, distribution, input_pipeline, model,
                      multi_worker, sequence_pipeline, signatures)
+from contracts import artifacts, image_record
 
 NUMERIC_SAMPLE_ROWS = 4096
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves
@@ -45,7 +44,7 @@ def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, gu
                                        augment=bool(config.get('augment')))
   evaluation = input_pipeline.image_dataset(fn_args.eval_files, spec, batch_size, False, guard)
   built = model.build_image_model(spec, config.get('learning_rate', 1e-3), config['jit_compile'])
-  if spec.encoding == record.RAW:
+  if spec.encoding == image_record.RAW:
     hint = 'faster storage for the shards, or more CPU cores for the Trainer'
   else:
     hint = ('store raw pixels (pipeline.py run --encoding raw) so that the Trainer does not '
@@ -139,7 +138,7 @@ def run_fn(fn_args: FnArgs) -> None:
           train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=evaluation,
           validation_steps=eval_steps, verbose=0,
           callbacks=[keras.callbacks.TensorBoard(log_dir=model_run_dir), log_epoch]).history
-    _write_json(model_run_dir, TRAINING_FILE, {
+    _write_json(model_run_dir, artifacts.TRAINING_FILE, {
         'batch_size': batch_size, 'epochs': epochs, 'train_steps': fn_args.train_steps,
         'history': {k: [float(v) for v in values] for k, values in history.items()},
         'input_check': input_check, 'distribution': plan.reason,
@@ -157,7 +156,7 @@ def _record_damage(reports, model_run_dir: str) -> None:
   logging.info('Input shards: %(shards)d scanned, %(damaged_shards)d damaged, %(good)d records '
                'read, %(corrupt)d corrupt skipped, %(lost_bytes)d bytes lost, '
                '%(truncated_bytes)d truncated tail bytes', totals)
-  _write_json(model_run_dir, DAMAGE_FILE,
+  _write_json(model_run_dir, artifacts.DAMAGE_FILE,
               dict(totals, damaged=[r.summary() for r in reports if not r.clean]))
   with tf.summary.create_file_writer(os.path.join(model_run_dir, 'input_damage')).as_default():
     for key in ('corrupt', 'lost_bytes', 'truncated_bytes', 'damaged_shards', 'lost_fraction'):

@@ -11,5 +11,5 @@ from components.anomaly_gate import executor
 @tfx.dsl.components.component
 def AnomalyGate(anomalies: tfx.dsl.components.InputArtifact[
     tfx.types.standard_artifacts.ExampleAnomalies]) -> None:
-  """Passes clean data on; raises executor.AnomaliesFound otherwise."""
+  """Passes clean data on; raises AnomaliesFound otherwise."""
   executor.check(anomalies.uri)

@@ -6,7 +6,7 @@ from typing import List, Optional
 import tensorflow_data_validation as tfdv
 from tensorflow_metadata.proto.v0 import anomalies_pb2
 
-from components.anomaly_gate.executor import plain_words
+from contracts.anomalies import plain_words
 
 SPLIT = 'train'
 _DRIFT = {anomalies_pb2.AnomalyInfo.COMPARATOR_L_INFTY_HIGH,

@@ -31,9 +31,10 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components.image_example_gen import folder, record
+from components.image_example_gen import encode, folder
+from contracts import artifacts, atomic, image_record, splits
 
-SPLITS = ('train', 'eval')
+splits.SPLITS = ('train', 'eval')
 COMPRESSIONS = ('none', 'gzip')
 _RAW_RATIO_SAMPLE = 32  # files opened to estimate raw-pixel size / file size
 # At least one shard per this many images, so that Beam workers (one shard each at a time) and
@@ -45,7 +46,7 @@ def estimated_record_bytes(input_base: str, images: List[folder.ImageFile],
                            encoding: str) -> int:
   """Bytes the records of `images` will take: file sizes, scaled for raw pixels."""
   total = sum(f.size for f in images)
-  if encoding == record.ENCODED or not images:
+  if encoding == image_record.ENCODED or not images:
     return total
   sample = images[::max(1, len(images) // _RAW_RATIO_SAMPLE)][:_RAW_RATIO_SAMPLE]
   raw = stored = 0
@@ -58,10 +59,6 @@ def estimated_record_bytes(input_base: str, images: List[folder.ImageFile],
     except Exception:  # an unreadable file: excluded later, ignored for the estimate
       continue
   return int(total * (raw / stored if stored else 1.0))
-
-
-def shard_count(total_bytes: int, shard_size_mb: float) -> int:
-  return max(1, math.ceil(total_bytes / (shard_size_mb * 1024 * 1024)))
 
 
 class _WriteShard(beam.DoFn):
@@ -80,26 +77,26 @@ class _WriteShard(beam.DoFn):
     self._gzip = compression == 'gzip'
 
   def _path(self, split: str, index: int) -> str:
-    return os.path.join(self._uri, f'Split-{split}',
-                        f'data-{index:05d}-of-{self._shards:05d}' + ('.gz' if self._gzip else ''))
+    return artifacts.shard_path(self._uri, split, index, self._shards, self._gzip)
 
   def process(self, shard: Tuple[int, List[Tuple[str, int, int]]]) -> Iterator[Tuple[tuple, int]]:
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
     index, files = shard
     image_files = [folder.ImageFile(*fields) for fields in files]
     facts = collections.Counter()
-    partial = {split: f'{self._path(split, index)}.partial-{uuid.uuid4().hex}' for split in SPLITS}
+    partial = {split: f'{self._path(split, index)}.partial-{uuid.uuid4().hex}'
+               for split in splits.SPLITS}
     options = tf.io.TFRecordOptions(compression_type='GZIP' if self._gzip else '')
     writers = {split: tf.io.TFRecordWriter(path, options) for split, path in partial.items()}
     try:
       for image_file, data in _read_in_order(self._input_base, image_files):
         try:
-          image = record.encode_image(data, self._encoding)
+          image = encode.encode_image(data, self._encoding)
         except ValueError as e:
           facts[('excluded', image_file.relpath, str(e))] += 1
           continue
-        split = 'eval' if folder.is_eval(image_file.relpath, self._eval_percent) else 'train'
-        writers[split].write(record.make_example(
+        split = splits.split_of(image_file.relpath, self._eval_percent)
+        writers[split].write(image_record.make_example(
             image, image_file.label, self._labels[image_file.label],
             image_file.relpath).SerializeToString())
         facts[('split', split)] += 1
@@ -164,21 +161,21 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     compression = exec_properties['compression']
     eval_percent = exec_properties['eval_percent']
     shard_size_mb = exec_properties['shard_size_mb']
-    if encoding not in record.ENCODINGS or compression not in COMPRESSIONS:
+    if encoding not in image_record.ENCODINGS or compression not in COMPRESSIONS:
       raise ValueError(f'bad encoding {encoding!r} or compression {compression!r}')
 
     listing = folder.list_image_folder(input_base)
     if not listing.images:  # also a missing folder: a listing finds no files there
       raise ValueError(f'{input_base}: no images (.jpg, .jpeg, .png) in class folders')
     # A hash order mixes the classes inside every shard and is stable across runs.
-    images = sorted(listing.images, key=lambda f: folder.path_hash(f.relpath))
-    train = [f for f in images if not folder.is_eval(f.relpath, eval_percent)]
-    shards = max(shard_count(estimated_record_bytes(input_base, train, encoding), shard_size_mb),
+    images = sorted(listing.images, key=lambda f: splits.path_hash(f.relpath))
+    train = [f for f in images if not splits.is_eval(f.relpath, eval_percent)]
+    shards = max(artifacts.shard_count(estimated_record_bytes(input_base, train, encoding), shard_size_mb),
                  math.ceil(len(images) / IMAGES_PER_SHARD))
-    examples.split_names = standard_artifact_utils.encode_split_names(list(SPLITS))
+    examples.split_names = standard_artifact_utils.encode_split_names(list(splits.SPLITS))
     facts_prefix = os.path.join(self._get_tmp_dir(), 'facts')
 
-    for split in SPLITS:
+    for split in splits.SPLITS:
       fileio.makedirs(os.path.join(examples.uri, f'Split-{split}'))
     with self._make_beam_pipeline() as pipeline:
       _ = (pipeline
@@ -206,13 +203,13 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_string_custom_property('compression', compression)
     examples.set_string_custom_property('split_counts', json.dumps(meta['split_counts']))
     examples.set_int_custom_property('num_excluded', len(meta['excluded']))
-    examples.set_int_custom_property('schema_version', record.SCHEMA_VERSION)
+    examples.set_int_custom_property('schema_version', image_record.SCHEMA_VERSION)
 
 
 def _write_side_files(uri: str, listing: folder.FolderListing, counted: List[Tuple[tuple, int]],
                       encoding: str, compression: str) -> Dict[str, Any]:
   """Writes labels.txt, excluded_files.csv and image_meta.json; returns the meta."""
-  split_counts = {split: 0 for split in SPLITS}
+  split_counts = {split: 0 for split in splits.SPLITS}
   sizes, channels = collections.Counter(), collections.Counter()
   excluded = sorted(listing.others)
   for fact, n in counted:
@@ -228,7 +225,7 @@ def _write_side_files(uri: str, listing: folder.FolderListing, counted: List[Tup
   excluded.sort()
   (height, width), _ = sizes.most_common(1)[0] if sizes else ((0, 0), 0)
   meta = {
-      'schema_version': record.SCHEMA_VERSION,
+      'schema_version': image_record.SCHEMA_VERSION,
       'encoding': encoding,
       'compression': compression,
       'labels': listing.labels,
@@ -242,16 +239,8 @@ def _write_side_files(uri: str, listing: folder.FolderListing, counted: List[Tup
   writer = csv.writer(table)
   writer.writerow(['path', 'reason'])
   writer.writerows(excluded)
-  publish(os.path.join(uri, record.LABELS_FILE), ''.join(name + '\n' for name in listing.labels))
-  publish(os.path.join(uri, record.EXCLUDED_FILE), table.getvalue())
+  atomic.write(os.path.join(uri, artifacts.LABELS_FILE), ''.join(name + '\n' for name in listing.labels))
+  atomic.write(os.path.join(uri, artifacts.EXCLUDED_FILE), table.getvalue())
   # Last: the Trainer reads image_meta.json first, so it also marks the artifact as complete.
-  publish(os.path.join(uri, record.META_FILE), json.dumps(meta, indent=2))
+  atomic.write(os.path.join(uri, artifacts.IMAGE_META_FILE), json.dumps(meta, indent=2))
   return dict(meta, excluded=excluded)
-
-
-def publish(path: str, text: str) -> None:
-  """Writes under a temporary name, then renames: a reader sees all of the file or none."""
-  temporary = f'{path}.tmp-{os.getpid()}'
-  with fileio.open(temporary, 'w') as f:
-    f.write(text)
-  fileio.rename(temporary, path, overwrite=True)

@@ -1,11 +1,11 @@
 """Listing of a class-per-folder image tree: labels, image files, other files."""
-import hashlib
 import os
 from typing import List, NamedTuple, Tuple
 
 from apache_beam.io.filesystems import FileSystems
 
-from components.image_example_gen.record import IMAGE_EXTENSIONS
+IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png')  # what ImageExampleGen reads
+
 
 
 class ImageFile(NamedTuple):
@@ -42,13 +42,3 @@ def list_image_folder(root: str) -> FolderListing:
     else:
       others.append((relpath, 'not an image file (expected .jpg, .jpeg or .png)'))
   return FolderListing(labels, images, others)
-
-
-def path_hash(relpath: str) -> int:
-  """A stable 64-bit hash of a relative path (the same on every machine and run)."""
-  return int.from_bytes(hashlib.md5(relpath.encode('utf-8')).digest()[:8], 'big')
-
-
-def is_eval(relpath: str, eval_percent: int) -> bool:
-  """Deterministic split: the path's hash decides, so re-runs keep their split."""
-  return path_hash(relpath) % 100 < eval_percent

@@ -2,8 +2,9 @@
 from typing import List
 
 from tensorflow_metadata.proto.v0 import schema_pb2
+from contracts import artifacts
 
-SEQUENCE_STRUCT = '##SEQUENCE##'  # TFDV's schema feature that holds a SequenceExample's lists
+artifacts.SEQUENCE_STRUCT = '##SEQUENCE##'  # TFDV's schema feature that holds a SequenceExample's lists
 
 
 class LabelMissing(RuntimeError):
@@ -16,10 +17,10 @@ def _names(features) -> List[str]:
 
 def check(schema: schema_pb2.Schema, label: str) -> None:
   """Raises LabelMissing naming the label and the features the data does have."""
-  top_level = [f for f in schema.feature if f.name != SEQUENCE_STRUCT]
+  top_level = [f for f in schema.feature if f.name != artifacts.SEQUENCE_STRUCT]
   if label in _names(top_level):
     return
-  lists = [f for f in schema.feature if f.name == SEQUENCE_STRUCT]
+  lists = [f for f in schema.feature if f.name == artifacts.SEQUENCE_STRUCT]
   have = ', '.join(_names(top_level)) or 'none'
   if lists:
     have = (f'context features: {have}; feature lists (not usable as a label): '

@@ -11,9 +11,10 @@ import os
 from tfx.components.trainer import executor as trainer_executor
 from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
+from contracts import artifacts
 
-DAMAGE_FILE = 'input_damage.json'
-TRAINING_FILE = 'training.json'  # run_fn: per-epoch history and the input check (cli/report.py)
+artifacts.DAMAGE_FILE = 'input_damage.json'
+artifacts.TRAINING_FILE = 'training.json'  # run_fn: per-epoch history and the input check (cli/report.py)
 INT_PROPERTIES = {'corrupt': 'input_corrupt_records', 'lost_bytes': 'input_lost_bytes',
                   'truncated_bytes': 'input_truncated_bytes',
                   'damaged_shards': 'input_damaged_shards'}
@@ -27,7 +28,7 @@ class Executor(trainer_executor.GenericExecutor):
     model = artifact_utils.get_single_instance(output_dict[standard_component_specs.MODEL_KEY])
     model_run = artifact_utils.get_single_instance(
         output_dict[standard_component_specs.MODEL_RUN_KEY])
-    path = os.path.join(model_run.uri, DAMAGE_FILE)
+    path = os.path.join(model_run.uri, artifacts.DAMAGE_FILE)
     if not fileio.exists(path):
       return
     with fileio.open(path, 'r') as f:

@@ -19,12 +19,13 @@ import gzip
 import multiprocessing
 import os
 import struct
-import tempfile
 import zlib
 from concurrent import futures
 from typing import BinaryIO, List, Optional, Tuple
 
 import google_crc32c
+
+from contracts import atomic
 import numpy as np
 
 HEADER, FOOTER = 12, 4
@@ -202,13 +203,7 @@ def write_salvaged(report: ShardReport, data: Optional[bytes], destination: str)
   payload = _intact_records(report, data)
   if report.gzip:
     payload = gzip.compress(payload, compresslevel=6, mtime=0) if payload else b''
-  folder = os.path.dirname(os.path.abspath(destination))
-  os.makedirs(folder, exist_ok=True)
-  with tempfile.NamedTemporaryFile('wb', dir=folder, prefix='.salvage-', delete=False) as f:
-    f.write(payload)
-  os.chmod(f.name, 0o644)
-  os.replace(f.name, destination)
-  return destination
+  return atomic.write(destination, payload)
 
 
 def check(path: str, salvage_to: str = '', salvage_clean: bool = False) -> ShardReport:

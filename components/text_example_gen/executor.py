@@ -23,9 +23,8 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components.image_example_gen import folder
-from components.image_example_gen.executor import SPLITS, publish, shard_count
 from components.text_example_gen import text
+from contracts import artifacts, atomic, splits, text_record
 
 _Row = Tuple[str, str, List[str]]  # (split, label name, tokens)
 
@@ -44,7 +43,7 @@ def _read_rows(path: str, label_column: str, text_column: str,
   with fileio.open(path, 'r') as f:
     for number, row in enumerate(csv.DictReader(f), start=2):
       key = f'{os.path.basename(path)}:{number}'
-      split = 'eval' if folder.is_eval(key, eval_percent) else 'train'
+      split = splits.split_of(key, eval_percent)
       yield split, row[label_column].strip(), text.tokenize(row[text_column] or '')
 
 
@@ -61,8 +60,8 @@ class _Encode(beam.DoFn):
       self._ids = {word: i for i, word in enumerate(words)}
       self._label_ids = {name: i for i, name in enumerate(labels)}
     split, label_name, tokens = row
-    oov = self._ids[text.OUT_OF_VOCABULARY]
-    example = text.make_sequence_example([self._ids.get(t, oov) for t in tokens],
+    oov = self._ids[text_record.OUT_OF_VOCABULARY]
+    example = text_record.make_sequence_example([self._ids.get(t, oov) for t in tokens],
                                          self._label_ids[label_name], label_name)
     yield split, example.SerializeToString()
 
@@ -79,7 +78,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     label_column = exec_properties['label_column']
     text_column = exec_properties['text_column']
     total_bytes = sum(fileio.stat(path).length for path in files)
-    examples.split_names = standard_artifact_utils.encode_split_names(list(SPLITS))
+    examples.split_names = standard_artifact_utils.encode_split_names(list(splits.SPLITS))
     scratch = self._get_tmp_dir()
 
     with self._make_beam_pipeline() as pipeline:
@@ -103,7 +102,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       encoded = rows | 'Encode' >> beam.ParDo(_Encode(), beam.pvalue.AsSingleton(words),
                                               beam.pvalue.AsSingleton(labels))
       _write_splits(encoded, examples, {
-          split: shard_count(total_bytes, exec_properties['shard_size_mb']) for split in SPLITS})
+          split: artifacts.shard_count(total_bytes, exec_properties['shard_size_mb']) for split in splits.SPLITS})
       facts = (rows
                | 'Facts' >> beam.Map(lambda row: (row[0], len(row[2])))
                | 'PerSplit' >> beam.CombinePerKey(_LengthFacts())
@@ -120,15 +119,15 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         saved[name] = json.loads(f.read())
     meta = {'label_column': label_column, 'text_column': text_column,
             'split_counts': {split: saved['facts'].get(split, {}).get('count', 0)
-                             for split in SPLITS},
+                             for split in splits.SPLITS},
             'vocabulary_size': len(saved['vocabulary']), 'labels': saved['labels'],
             'longest_text': max((f['longest'] for f in saved['facts'].values()), default=0),
             'empty_texts': sum(f['empty'] for f in saved['facts'].values())}
-    publish(os.path.join(examples.uri, text.VOCABULARY_FILE),
+    atomic.write(os.path.join(examples.uri, artifacts.VOCABULARY_FILE),
             ''.join(word + '\n' for word in saved['vocabulary']))
-    publish(os.path.join(examples.uri, text.LABELS_FILE),
+    atomic.write(os.path.join(examples.uri, artifacts.LABELS_FILE),
             ''.join(name + '\n' for name in saved['labels']))
-    publish(os.path.join(examples.uri, text.META_FILE), json.dumps(meta, indent=2))
+    atomic.write(os.path.join(examples.uri, artifacts.TEXT_META_FILE), json.dumps(meta, indent=2))
 
     examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE)
     examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix

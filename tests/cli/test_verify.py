@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-import pipeline
+from cli import main as cli_main
 from tests import shards
 
 
@@ -27,7 +27,7 @@ def damaged_folder(tmp_path):
 
 def test_reports_every_shard_and_exits_1_on_damage(damaged_folder, capsys):
   folder, _ = damaged_folder
-  assert pipeline.main(['verify', str(folder), '--workers', '2']) == 1
+  assert cli_main.main(['verify', str(folder), '--workers', '2']) == 1
   out = capsys.readouterr().out
   assert 'verifying 3 shard(s) with 2 worker(s)' in out
   assert 'Split-eval/data-00000-of-00001: ok, 500 records' in out
@@ -40,13 +40,13 @@ def test_reports_every_shard_and_exits_1_on_damage(damaged_folder, capsys):
 def test_repair_writes_every_intact_record_and_nothing_else(damaged_folder, tmp_path, capsys):
   folder, records = damaged_folder
   repaired = tmp_path / 'repaired'
-  assert pipeline.main(['verify', str(folder), '--repair', str(repaired)]) == 1
+  assert cli_main.main(['verify', str(folder), '--repair', str(repaired)]) == 1
   damaged = shards.read_all(str(repaired / 'Split-train' / 'data-00000-of-00002'))
   assert damaged == records[:shards.DAMAGED_INDEX] + records[shards.DAMAGED_INDEX + 1:]
   assert shards.read_all(str(repaired / 'Split-train' / 'data-00001-of-00002')) == records[:99]
   assert shards.read_all(str(repaired / 'Split-eval' / 'data-00000-of-00001')) == records
   capsys.readouterr()
-  assert pipeline.main(['verify', str(repaired)]) == 0
+  assert cli_main.main(['verify', str(repaired)]) == 0
   assert 'total: 3 shard(s), 0 damaged; 1098 good records' in capsys.readouterr().out
 
 
@@ -56,16 +56,16 @@ def test_repair_writes_every_intact_record_and_nothing_else(damaged_folder, tmp_
 ])
 def test_bad_input_is_one_line(tmp_path, capsys, make, message):
   (tmp_path / 'readme.txt').write_text('x')
-  assert pipeline.main(['verify', *make(tmp_path)]) == 2
+  assert cli_main.main(['verify', *make(tmp_path)]) == 2
   err = capsys.readouterr().err
   assert err.startswith('error: ') and err.count('\n') == 1 and message in err
 
 
 def test_repair_into_a_used_folder_is_refused(damaged_folder, tmp_path, capsys):
   folder, _ = damaged_folder
-  assert pipeline.main(['verify', str(folder), '--repair', str(folder / 'Split-train')]) == 2
+  assert cli_main.main(['verify', str(folder), '--repair', str(folder / 'Split-train')]) == 2
   assert 'must not contain the shards' in capsys.readouterr().err
   (tmp_path / 'used').mkdir()
   (tmp_path / 'used' / 'x').write_text('')
-  assert pipeline.main(['verify', str(folder), '--repair', str(tmp_path / 'used')]) == 2
+  assert cli_main.main(['verify', str(folder), '--repair', str(tmp_path / 'used')]) == 2
   assert 'not empty' in capsys.readouterr().err

@@ -2,6 +2,7 @@
 import os
 
 from components.image_example_gen import folder
+from contracts import splits
 
 
 def _touch(root, relpath, data=b'x'):
@@ -29,8 +30,8 @@ def test_labels_are_sorted_folder_names_and_files_any_case(tmp_path):
 
 def test_split_is_deterministic_and_near_the_ratio():
   paths = [f'class{i % 7}/img{i}.png' for i in range(5000)]
-  first = [folder.is_eval(p, 20) for p in paths]
-  assert first == [folder.is_eval(p, 20) for p in paths]
+  first = [splits.is_eval(p, 20) for p in paths]
+  assert first == [splits.is_eval(p, 20) for p in paths]
   assert 0.18 < sum(first) / len(paths) < 0.22
-  assert not any(folder.is_eval(p, 0) for p in paths)
-  assert all(folder.is_eval(p, 100) for p in paths)
+  assert not any(splits.is_eval(p, 0) for p in paths)
+  assert all(splits.is_eval(p, 100) for p in paths)

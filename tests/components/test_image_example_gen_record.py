@@ -6,8 +6,9 @@ import PIL.Image
 import pytest
 import tensorflow as tf
 
-from components.image_example_gen import record
+from components.image_example_gen import encode
 from tests.conftest import image_bytes
+from contracts import image_record
 
 RNG = np.random.default_rng(0)
 
@@ -20,7 +21,7 @@ def _decoded(payload: bytes) -> np.ndarray:
 def test_png_kept_as_is_with_its_channels(mode, channels):
   pixels = RNG.integers(0, 256, size=(5, 7, channels) if channels > 1 else (5, 7), dtype=np.uint8)
   data = image_bytes(pixels, 'PNG', mode)
-  encoded = record.encode_image(data)
+  encoded = encode.encode_image(data)
   assert encoded.payload == data
   assert (encoded.height, encoded.width, encoded.channels) == (5, 7, channels)
 
@@ -30,7 +31,7 @@ def test_palette_png_is_converted_and_decodes_to_the_same_pixels():
   image = PIL.Image.fromarray(rgb, 'RGB').convert('P')
   buffer = io.BytesIO()
   image.save(buffer, format='PNG')
-  encoded = record.encode_image(buffer.getvalue())
+  encoded = encode.encode_image(buffer.getvalue())
   assert encoded.channels == 3
   np.testing.assert_array_equal(_decoded(encoded.payload), np.asarray(image.convert('RGB')))
 
@@ -39,7 +40,7 @@ def test_cmyk_jpeg_is_stored_as_rgb_png():
   cmyk = PIL.Image.new('CMYK', (9, 4), (0, 255, 255, 0))  # red
   buffer = io.BytesIO()
   cmyk.save(buffer, format='JPEG')
-  encoded = record.encode_image(buffer.getvalue())
+  encoded = encode.encode_image(buffer.getvalue())
   assert (encoded.height, encoded.width, encoded.channels) == (4, 9, 3)
   decoded = _decoded(encoded.payload)
   assert decoded.shape == (4, 9, 3) and decoded[..., 0].min() > 200 and decoded[..., 2].max() < 60
@@ -48,14 +49,14 @@ def test_cmyk_jpeg_is_stored_as_rgb_png():
 def test_sixteen_bit_grayscale_png_scales_to_8_bits():
   wide = (np.arange(12, dtype=np.uint16).reshape(3, 4) * 5000)
   data = image_bytes(wide, 'PNG', 'I;16')
-  encoded = record.encode_image(data)
+  encoded = encode.encode_image(data)
   assert encoded.channels == 1
   assert _decoded(encoded.payload).max() >= 250
 
 
 def test_raw_encoding_stores_pixels_row_major():
   rgba = RNG.integers(0, 256, size=(3, 5, 4), dtype=np.uint8)
-  encoded = record.encode_image(image_bytes(rgba, 'PNG', 'RGBA'), record.RAW)
+  encoded = encode.encode_image(image_bytes(rgba, 'PNG', 'RGBA'), image_record.RAW)
   assert (encoded.height, encoded.width, encoded.channels) == (3, 5, 3)
   pixels = np.frombuffer(encoded.payload, np.uint8).reshape(3, 5, 3)
   np.testing.assert_array_equal(pixels, rgba[..., :3])
@@ -64,32 +65,32 @@ def test_raw_encoding_stores_pixels_row_major():
 @pytest.mark.parametrize('data', [b'', b'hello', b'\xff\xd8\xff\xe0' + b'\x00' * 50])
 def test_undecodable_bytes_raise_value_error(data):
   with pytest.raises(ValueError, match='cannot decode'):
-    record.encode_image(data)
+    encode.encode_image(data)
 
 
 def test_truncated_png_is_rejected():
   data = image_bytes(RNG.integers(0, 256, size=(64, 64, 3), dtype=np.uint8), 'PNG')
   with pytest.raises(ValueError):
-    record.encode_image(data[: len(data) // 2])
+    encode.encode_image(data[: len(data) // 2])
 
 
 @pytest.mark.parametrize('mode,channels', [('RGB', 3), ('L', 1)])
 def test_a_jpeg_kept_as_is_is_checked_at_reduced_scale_but_fully_read(mode, channels):
   pixels = RNG.integers(0, 256, size=(96, 80, channels), dtype=np.uint8)
   data = image_bytes(pixels if channels == 3 else pixels[..., 0], 'JPEG', mode)
-  encoded = record.encode_image(data)
+  encoded = encode.encode_image(data)
   assert (encoded.payload, encoded.height, encoded.width, encoded.channels) == (
       data, 96, 80, channels)  # the original size, not the 1/8 decode's
   with pytest.raises(ValueError, match='cannot decode'):
-    record.encode_image(data[: len(data) // 2])  # truncated: caught at 1/8 scale too
-  raw = record.encode_image(data, record.RAW)  # raw pixels: decoded at full size
+    encode.encode_image(data[: len(data) // 2])  # truncated: caught at 1/8 scale too
+  raw = encode.encode_image(data, image_record.RAW)  # raw pixels: decoded at full size
   assert (raw.height, raw.width, len(raw.payload)) == (96, 80, 96 * 80 * channels)
 
 
 def test_example_round_trips_through_parse_example():
-  encoded = record.encode_image(image_bytes(np.zeros((2, 3), np.uint8), 'PNG', 'L'))
-  serialized = record.make_example(encoded, 7, 'seven', '7/a.png').SerializeToString()
-  spec = dict(record.parse_spec(),
+  encoded = encode.encode_image(image_bytes(np.zeros((2, 3), np.uint8), 'PNG', 'L'))
+  serialized = image_record.make_example(encoded, 7, 'seven', '7/a.png').SerializeToString()
+  spec = dict(image_record.parse_spec(),
               label_name=tf.io.FixedLenFeature([], tf.string),
               image_id=tf.io.FixedLenFeature([], tf.string),
               schema_version=tf.io.FixedLenFeature([], tf.int64))
@@ -97,6 +98,6 @@ def test_example_round_trips_through_parse_example():
   assert parsed['label'].numpy().tolist() == [7]
   assert parsed['label_name'].numpy().tolist() == [b'seven']
   assert parsed['image_id'].numpy().tolist() == [b'7/a.png']
-  assert parsed['schema_version'].numpy().tolist() == [record.SCHEMA_VERSION]
+  assert parsed['schema_version'].numpy().tolist() == [image_record.SCHEMA_VERSION]
   assert [parsed[k].numpy()[0] for k in ('height', 'width', 'channels')] == [2, 3, 1]
   assert parsed['image'].numpy()[0] == encoded.payload

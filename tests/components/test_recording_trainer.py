@@ -4,9 +4,9 @@ import os
 
 from tfx.types import standard_artifacts
 
-from components.image_example_gen import record
 from components.recording_trainer import executor
 from tests import shards
+from contracts import artifacts, image_record
 
 
 def _artifact(kind, uri):
@@ -27,9 +27,9 @@ def test_damage_in_the_training_data_is_recorded_on_the_model(tmp_path):
                      records[:50])
   start = shards.record_offset(open(train, 'rb').read(), shards.DAMAGED_INDEX)
   shards.damage(train, start + 25)
-  (tmp_path / 'examples' / record.META_FILE).write_text(json.dumps({
+  (tmp_path / 'examples' / artifacts.IMAGE_META_FILE).write_text(json.dumps({
       'most_common_size': [16, 16], 'uniform_size': False, 'channels_seen': [1],
-      'labels': [str(i) for i in range(10)], 'encoding': record.ENCODED}))
+      'labels': [str(i) for i in range(10)], 'encoding': image_record.ENCODED}))
   model = _artifact(standard_artifacts.Model, tmp_path / 'model')
   model_run = _artifact(standard_artifacts.ModelRun, tmp_path / 'model_run')
   schema = _artifact(standard_artifacts.Schema, tmp_path / 'schema')
@@ -48,7 +48,7 @@ def test_damage_in_the_training_data_is_recorded_on_the_model(tmp_path):
   assert model.get_int_custom_property('input_lost_bytes') == 16 + len(
       records[shards.DAMAGED_INDEX])
   assert abs(model.get_float_custom_property('input_lost_fraction') - 1 / 250) < 1e-9
-  with open(tmp_path / 'model_run' / executor.DAMAGE_FILE) as f:
+  with open(tmp_path / 'model_run' / artifacts.DAMAGE_FILE) as f:
     damage = json.load(f)
   assert damage['good'] == 249 and [d['path'] for d in damage['damaged']] == [train]
   assert os.path.isfile(tmp_path / 'model' / 'Format-Serving' / 'saved_model.pb')

@@ -8,6 +8,7 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.types import standard_artifacts
 
 from components.text_example_gen import executor, text
+from contracts import artifacts, text_record
 
 ROWS = [('pos', 'A good, GOOD film.<br />Loved it'), ('neg', 'bad film'), ('neg', ''),
         ('pos', "good acting; it's good")] * 25 + [('neg', 'zebra')]
@@ -43,11 +44,11 @@ def test_tokenize_drops_markup_and_punctuation_and_lowercases():
 
 def test_every_row_becomes_a_sequence_example_with_ids_from_the_vocabulary(tmp_path):
   examples = _convert(tmp_path)
-  with open(os.path.join(examples.uri, text.VOCABULARY_FILE)) as f:
+  with open(os.path.join(examples.uri, artifacts.VOCABULARY_FILE)) as f:
     words = f.read().split('\n')[:-1]
-  assert words[:2] == list(text.RESERVED) and words[2] == 'good'  # the most frequent word
+  assert words[:2] == list(text_record.RESERVED) and words[2] == 'good'  # the most frequent word
   assert 'zebra' not in words  # seen once: out of vocabulary
-  with open(os.path.join(examples.uri, text.LABELS_FILE)) as f:
+  with open(os.path.join(examples.uri, artifacts.LABELS_FILE)) as f:
     assert f.read().split() == ['neg', 'pos']
   records = _records(examples, 'train') + _records(examples, 'eval')
   assert len(records) == len(ROWS)
@@ -55,14 +56,14 @@ def test_every_row_becomes_a_sequence_example_with_ids_from_the_vocabulary(tmp_p
   for record in records:
     context = record.context.feature
     ids = [step.int64_list.value[0]
-           for step in record.feature_lists.feature_list[text.TOKENS_KEY].feature]
-    assert context[text.LENGTH_KEY].int64_list.value[0] == len(ids)
-    name = context[text.LABEL_NAME_KEY].bytes_list.value[0].decode()
-    assert context[text.LABEL_KEY].int64_list.value[0] == ['neg', 'pos'].index(name)
+           for step in record.feature_lists.feature_list[text_record.TOKENS_KEY].feature]
+    assert context[text_record.LENGTH_KEY].int64_list.value[0] == len(ids)
+    name = context[text_record.LABEL_NAME_KEY].bytes_list.value[0].decode()
+    assert context[text_record.LABEL_KEY].int64_list.value[0] == ['neg', 'pos'].index(name)
     decoded.add((name, ' '.join(words[i] for i in ids)))
   assert decoded == {('pos', 'a good good film loved it'), ('neg', 'bad film'), ('neg', ''),
                      ('pos', "good acting it's good"), ('neg', '<oov>')}
-  with open(os.path.join(examples.uri, text.META_FILE)) as f:
+  with open(os.path.join(examples.uri, artifacts.TEXT_META_FILE)) as f:
     meta = json.load(f)
   assert sum(meta['split_counts'].values()) == len(ROWS) and meta['empty_texts'] == 25
   assert meta['longest_text'] == 6 and meta['split_counts']['eval'] > 0
@@ -71,12 +72,12 @@ def test_every_row_becomes_a_sequence_example_with_ids_from_the_vocabulary(tmp_p
 def test_the_vocabulary_comes_from_the_train_split_only(tmp_path):
   rows = [('a', f'word{i} common') for i in range(200)]
   examples = _convert(tmp_path, rows, min_count=1, max_vocabulary=1000)
-  with open(os.path.join(examples.uri, text.VOCABULARY_FILE)) as f:
+  with open(os.path.join(examples.uri, artifacts.VOCABULARY_FILE)) as f:
     vocabulary = set(f.read().split())
   eval_records = _records(examples, 'eval')
   assert eval_records  # ~20% of 200 rows
   for record in eval_records:
-    first = record.feature_lists.feature_list[text.TOKENS_KEY].feature[0].int64_list.value[0]
+    first = record.feature_lists.feature_list[text_record.TOKENS_KEY].feature[0].int64_list.value[0]
     assert first == 1  # wordN of an eval row was never seen in train: <oov>
   assert len(vocabulary) == 2 + 1 + len(_records(examples, 'train'))
 

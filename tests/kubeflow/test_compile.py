@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-import pipeline
+from cli import main as cli_main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COMPONENTS = {'ImageExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator', 'AnomalyGate',
@@ -15,7 +15,7 @@ IMAGE = 'example.org/tfrp:1'
 
 def _compile(tmp_path, *extra, fmt='json'):
   output = tmp_path / f'pipeline.{fmt}'
-  code = pipeline.main(['compile', '--pipeline-root', str(tmp_path / 'root'), '--data',
+  code = cli_main.main(['compile', '--pipeline-root', str(tmp_path / 'root'), '--data',
                         'gs://bucket/images', '--image', IMAGE, '--output', str(output),
                         '--format', fmt, *extra])
   assert code == 0
@@ -117,7 +117,7 @@ def test_json_is_accepted_by_aiplatform_pipeline_job_offline(tmp_path):
 ])
 def test_bad_options_exit_2_with_one_line(tmp_path, capsys, extra, message):
   output = tmp_path / 'p.json'
-  code = pipeline.main(['compile', '--pipeline-root', 'gs://b/r', '--data', 'gs://b/d',
+  code = cli_main.main(['compile', '--pipeline-root', 'gs://b/r', '--data', 'gs://b/d',
                         '--output', str(output), *extra])
   err = capsys.readouterr().err
   assert code == 2 and err.count('\n') == 1 and err.startswith('error: ') and message in err
@@ -129,7 +129,7 @@ def test_committed_example_is_what_compile_produces_today(tmp_path):
     args = f.read().split()
   committed = args[args.index('--output') + 1]
   args[args.index('--output') + 1] = str(tmp_path / 'pipeline.json')
-  assert pipeline.main(['compile', *args]) == 0
+  assert cli_main.main(['compile', *args]) == 0
   with open(os.path.join(ROOT, committed)) as f:
     assert json.load(f) == json.loads((tmp_path / 'pipeline.json').read_text()), (
         'kubeflow/pipeline.json is stale: run `make compile`')

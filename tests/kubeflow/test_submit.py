@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-import pipeline
+from cli import main as cli_main
 from tests.kubeflow import fake_endpoints
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -37,7 +37,7 @@ def _vertex_args(fake, *extra, project='proj'):
 
 
 def test_vertex_receives_the_compiled_job_with_overrides(vertex, capsys):
-  code = pipeline.main(_vertex_args(
+  code = cli_main.main(_vertex_args(
       vertex, '--pipeline-root', 'gs://bucket/root', '--display-name', 'digits-nightly',
       '--job-label', 'run=nightly', '--no-cache'))
   out = capsys.readouterr().out
@@ -63,7 +63,7 @@ def test_vertex_service_account_from_the_template(vertex, tmp_path):
   job['serviceAccount'] = 'runner@proj.iam.gserviceaccount.com'
   template = tmp_path / 'job.json'
   template.write_text(json.dumps(job))
-  assert pipeline.main(_vertex_args(vertex, '--template', str(template),
+  assert cli_main.main(_vertex_args(vertex, '--template', str(template),
                                     '--pipeline-root', 'gs://bucket/r')) == 0
   (create,) = vertex.find('POST', '/pipelineJobs')
   assert create.json['serviceAccount'] == 'runner@proj.iam.gserviceaccount.com'
@@ -71,21 +71,21 @@ def test_vertex_service_account_from_the_template(vertex, tmp_path):
 
 
 def test_vertex_refusal_is_one_line(vertex, capsys):
-  code = pipeline.main(_vertex_args(vertex, '--pipeline-root', 'gs://bucket/r',
+  code = cli_main.main(_vertex_args(vertex, '--pipeline-root', 'gs://bucket/r',
                                     project='no-such-project'))
   _one_line_error(capsys, code, 'Vertex AI refused the pipeline job: 403 Permission denied on '
                   'project no-such-project')
 
 
 def test_vertex_unreachable_is_one_line(vertex, capsys):
-  code = pipeline.main(['submit', '--target', 'vertex', '--project', 'proj', '--region',
+  code = cli_main.main(['submit', '--target', 'vertex', '--project', 'proj', '--region',
                         'us-central1', '--pipeline-root', 'gs://bucket/r', '--access-token', TOKEN,
                         '--api-endpoint', 'http://127.0.0.1:9'])
   _one_line_error(capsys, code, 'cannot reach Vertex AI at http://127.0.0.1:9: Connection refused')
 
 
 def test_vertex_unknown_region_is_one_line(capsys):
-  code = pipeline.main(['submit', '--target', 'vertex', '--project', 'proj', '--region',
+  code = cli_main.main(['submit', '--target', 'vertex', '--project', 'proj', '--region',
                         'mars-north1', '--access-token', TOKEN])
   _one_line_error(capsys, code, 'mars-north1: Unsupported region for Vertex AI')
 
@@ -93,7 +93,7 @@ def test_vertex_unknown_region_is_one_line(capsys):
 def test_vertex_missing_credentials_is_one_line(monkeypatch, tmp_path, capsys):
   monkeypatch.delenv('GOOGLE_OAUTH_ACCESS_TOKEN', raising=False)
   monkeypatch.setenv('GOOGLE_APPLICATION_CREDENTIALS', str(tmp_path / 'missing.json'))
-  code = pipeline.main(['submit', '--target', 'vertex', '--project', 'proj', '--region', 'r'])
+  code = cli_main.main(['submit', '--target', 'vertex', '--project', 'proj', '--region', 'r'])
   _one_line_error(capsys, code, 'no Google Cloud credentials')
 
 
@@ -104,7 +104,7 @@ def kubeflow():
 
 
 def test_kubeflow_receives_the_pipeline_spec(kubeflow, capsys):
-  code = pipeline.main(['submit', '--target', 'kubeflow', '--host', kubeflow.url,
+  code = cli_main.main(['submit', '--target', 'kubeflow', '--host', kubeflow.url,
                         '--pipeline-root', 'minio://mlpipeline/root', '--experiment', 'digits',
                         '--display-name', 'digits-run', '--service-account', 'pipeline-runner',
                         '--no-cache'])
@@ -124,14 +124,14 @@ def test_kubeflow_receives_the_pipeline_spec(kubeflow, capsys):
 
 
 def test_kubeflow_unreachable_is_one_line(capsys):
-  code = pipeline.main(['submit', '--target', 'kubeflow', '--host', 'http://127.0.0.1:9'])
+  code = cli_main.main(['submit', '--target', 'kubeflow', '--host', 'http://127.0.0.1:9'])
   _one_line_error(capsys, code, 'cannot reach Kubeflow Pipelines at http://127.0.0.1:9: '
                   'Connection refused')
 
 
 @pytest.mark.parametrize('target', ['vertex', 'kubeflow'])
 def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
-  code = pipeline.main(['submit', '--target', target, '--dry-run', '--project', 'proj',
+  code = cli_main.main(['submit', '--target', target, '--dry-run', '--project', 'proj',
                         '--region', 'us-central1', '--host', kubeflow.url,
                         '--api-endpoint', kubeflow.url, '--job-label', 'run=dry'])
   out = capsys.readouterr().out
@@ -154,5 +154,5 @@ def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
      'not a compiled pipeline'),
 ])
 def test_bad_input_is_one_line(capsys, args, message):
-  code = pipeline.main(['submit', '--dry-run', *args])
+  code = cli_main.main(['submit', '--dry-run', *args])
   _one_line_error(capsys, code, message)

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.image_example_gen import record
+from components.image_example_gen import encode
+from contracts import artifacts, image_record
 from trainer import distribution
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -65,16 +66,16 @@ def _write_examples(root: str) -> None:
         label = i % 2
         pixels = np.full((8, 8), 200 if label else 30, np.uint8) + rng.integers(0, 20, (8, 8),
                                                                               dtype=np.uint8)
-        image = record.encode_image(tf.io.encode_png(pixels[..., None]).numpy())
-        writer.write(record.make_example(image, label, str(label), f'{i}.png').SerializeToString())
+        image = encode.encode_image(tf.io.encode_png(pixels[..., None]).numpy())
+        writer.write(image_record.make_example(image, label, str(label), f'{i}.png').SerializeToString())
   os.makedirs(os.path.join(root, 'Split-train'))
   os.makedirs(os.path.join(root, 'Split-eval'))
   for i in range(SHARDS):
     shard(os.path.join(root, 'Split-train', f'data-{i:05d}-of-{SHARDS:05d}'), 64)
   shard(os.path.join(root, 'Split-eval', 'data-00000-of-00001'), 32)
-  with open(os.path.join(root, record.META_FILE), 'w') as f:
+  with open(os.path.join(root, artifacts.IMAGE_META_FILE), 'w') as f:
     json.dump({'most_common_size': [8, 8], 'channels_seen': [1], 'labels': ['0', '1'],
-               'encoding': record.ENCODED, 'uniform_size': True}, f)
+               'encoding': image_record.ENCODED, 'uniform_size': True}, f)
 
 
 WORKER = '''
@@ -82,6 +83,7 @@ import logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 from tfx.components.trainer.fn_args_utils import FnArgs
 from trainer import task
+from contracts import artifacts, image_record
 root, out = sys.argv[1:3]
 task.run_fn(FnArgs(
     train_files=[root + '/Split-train/*'], eval_files=[root + '/Split-eval/*'], train_steps=6,

@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.image_example_gen import record
+from components.image_example_gen import encode
 from tests import shards
 from tests.conftest import image_bytes
 from trainer import input_pipeline
 from trainer.data_spec import ImageSpec, TabularSpec
+from contracts import image_record
 
 RNG = np.random.default_rng(1)
 
@@ -22,8 +23,8 @@ def _write_shards(folder, payload_images, encoding, compression, shards=2):
   writers = [tf.io.TFRecordWriter(p, options=compression or None) for p in paths]
   for i, (pixels, label) in enumerate(payload_images):
     mode = 'L' if pixels.ndim == 2 else 'RGB'
-    encoded = record.encode_image(image_bytes(pixels, 'PNG', mode), encoding)
-    example = record.make_example(encoded, label, str(label), f'{label}/{i}.png')
+    encoded = encode.encode_image(image_bytes(pixels, 'PNG', mode), encoding)
+    example = image_record.make_example(encoded, label, str(label), f'{label}/{i}.png')
     writers[i % shards].write(example.SerializeToString())
   for writer in writers:
     writer.close()
@@ -38,7 +39,7 @@ def _spec(height, width, channels, encoding, uniform):
   return ImageSpec(height, width, channels, ['0', '1', '2'], encoding, uniform)
 
 
-@pytest.mark.parametrize('encoding', [record.ENCODED, record.RAW])
+@pytest.mark.parametrize('encoding', [image_record.ENCODED, image_record.RAW])
 @pytest.mark.parametrize('compression', ['', 'GZIP'])
 def test_uniform_images_round_trip_exactly(tmp_path, encoding, compression):
   images = _images(10, (6, 5, 3))
@@ -53,7 +54,7 @@ def test_uniform_images_round_trip_exactly(tmp_path, encoding, compression):
   np.testing.assert_array_equal(labels, [label for _, label in images])
 
 
-@pytest.mark.parametrize('encoding', [record.ENCODED, record.RAW])
+@pytest.mark.parametrize('encoding', [image_record.ENCODED, image_record.RAW])
 def test_mixed_sizes_and_modes_come_out_at_one_shape(tmp_path, encoding):
   images = _images(3, (8, 8)) + _images(3, (16, 12, 3)) + _images(2, (8, 8, 3))
   paths = _write_shards(str(tmp_path), images, encoding, '', shards=2)
@@ -66,7 +67,7 @@ def test_mixed_sizes_and_modes_come_out_at_one_shape(tmp_path, encoding):
 
 def test_gray_to_rgb_replicates_the_channel(tmp_path):
   gray = RNG.integers(0, 256, size=(4, 4), dtype=np.uint8)
-  for encoding in record.ENCODINGS:
+  for encoding in image_record.ENCODINGS:
     paths = _write_shards(str(tmp_path / encoding), [(gray, 1)], encoding, '', shards=1)
     images, _ = next(iter(input_pipeline.image_dataset(
         paths, _spec(4, 4, 3, encoding, False), 1, training=False)))
@@ -75,8 +76,8 @@ def test_gray_to_rgb_replicates_the_channel(tmp_path):
 
 def test_training_mode_shuffles_repeats_and_keeps_full_batches(tmp_path):
   images = _images(10, (4, 4, 3))
-  paths = _write_shards(str(tmp_path), images, record.ENCODED, '', shards=2)
-  dataset = input_pipeline.image_dataset(paths, _spec(4, 4, 3, record.ENCODED, True), 4,
+  paths = _write_shards(str(tmp_path), images, image_record.ENCODED, '', shards=2)
+  dataset = input_pipeline.image_dataset(paths, _spec(4, 4, 3, image_record.ENCODED, True), 4,
                                          training=True)
   labels = [batch[1] for batch in dataset.take(10).as_numpy_iterator()]
   assert all(len(b) == 4 for b in labels)  # 40 records from 10: it repeats, never a short batch
@@ -85,15 +86,15 @@ def test_training_mode_shuffles_repeats_and_keeps_full_batches(tmp_path):
 
 
 def test_mixed_compression_in_one_split_is_refused(tmp_path):
-  plain = _write_shards(str(tmp_path / 'a'), _images(2, (4, 4, 3)), record.ENCODED, '', 1)
-  gz = _write_shards(str(tmp_path / 'b'), _images(2, (4, 4, 3)), record.ENCODED, 'GZIP', 1)
+  plain = _write_shards(str(tmp_path / 'a'), _images(2, (4, 4, 3)), image_record.ENCODED, '', 1)
+  gz = _write_shards(str(tmp_path / 'b'), _images(2, (4, 4, 3)), image_record.ENCODED, 'GZIP', 1)
   with pytest.raises(ValueError, match='mixes'):
     input_pipeline.serialized_batches(plain + gz, 2, training=False)
 
 
 def test_shuffle_buffer_is_bounded_by_bytes(tmp_path):
-  big = _write_shards(str(tmp_path / 'big'), _images(3, (200, 200, 3)), record.RAW, '', 1)
-  small = _write_shards(str(tmp_path / 'small'), _images(3, (4, 4)), record.RAW, '', 1)
+  big = _write_shards(str(tmp_path / 'big'), _images(3, (200, 200, 3)), image_record.RAW, '', 1)
+  small = _write_shards(str(tmp_path / 'small'), _images(3, (4, 4)), image_record.RAW, '', 1)
   assert input_pipeline.shuffle_buffer_size(big) == input_pipeline.SHUFFLE_BUFFER_BYTES // (
       len(next(iter(tf.data.TFRecordDataset(big))).numpy()))
   assert input_pipeline.shuffle_buffer_size(small) == input_pipeline.MAX_SHUFFLE_RECORDS
@@ -136,7 +137,7 @@ def test_tabular_batches_are_cut_from_larger_parses_without_losing_order(tmp_pat
 
 def test_max_int_label(tmp_path):
   paths = _write_shards(str(tmp_path), [(np.zeros((2, 2), np.uint8), n) for n in (4, 9, 2)],
-                        record.ENCODED, '', shards=2)
+                        image_record.ENCODED, '', shards=2)
   assert input_pipeline.max_int_label(paths, 'label') == 9
 
 
@@ -153,7 +154,7 @@ def test_damaged_record_is_the_only_one_lost(tmp_path, where):
   start = shards.record_offset(open(path, 'rb').read(), shards.DAMAGED_INDEX)
   shards.damage(path, start + (20 if where == 'payload' else 3))
   guard = input_pipeline.ShardGuard(str(tmp_path / 'salvage'))
-  spec = ImageSpec(16, 16, 1, [str(i) for i in range(10)], record.ENCODED, uniform=False)
+  spec = ImageSpec(16, 16, 1, [str(i) for i in range(10)], image_record.ENCODED, uniform=False)
   labels = _labels_read(path, guard, spec)
   expected = [i % 10 for i in range(shards.RECORDS) if i != shards.DAMAGED_INDEX]
   assert labels == expected
@@ -165,7 +166,7 @@ def test_damaged_record_is_the_only_one_lost(tmp_path, where):
 
 
 def test_clean_shards_are_read_in_place(tmp_path):
-  paths = _write_shards(str(tmp_path), _images(6, (4, 4)), record.ENCODED, '')
+  paths = _write_shards(str(tmp_path), _images(6, (4, 4)), image_record.ENCODED, '')
   guard = input_pipeline.ShardGuard(str(tmp_path / 'salvage'))
   assert guard(paths) == paths and all(r.clean and not r.salvaged_to for r in guard.reports)
   assert not os.path.exists(tmp_path / 'salvage')
@@ -174,20 +175,20 @@ def test_clean_shards_are_read_in_place(tmp_path):
 def test_shards_of_both_schema_versions_train_together(tmp_path):
   """Version 1 records (no image_id, schema_version 1) read alongside current ones."""
   images = _images(6, (4, 4))
-  current = _write_shards(str(tmp_path / 'v2'), images, record.ENCODED, '', shards=1)
+  current = _write_shards(str(tmp_path / 'v2'), images, image_record.ENCODED, '', shards=1)
   old = str(tmp_path / 'v1.tfrecord')
   with tf.io.TFRecordWriter(old) as writer:
     for pixels, label in images:
-      encoded = record.encode_image(image_bytes(pixels, 'PNG', 'L'))
-      example = record.make_example(encoded, label, str(label), 'unused')
-      del example.features.feature[record.IMAGE_ID_KEY]
-      example.features.feature[record.SCHEMA_VERSION_KEY].int64_list.value[:] = [1]
+      encoded = encode.encode_image(image_bytes(pixels, 'PNG', 'L'))
+      example = image_record.make_example(encoded, label, str(label), 'unused')
+      del example.features.feature[image_record.IMAGE_ID_KEY]
+      example.features.feature[image_record.SCHEMA_VERSION_KEY].int64_list.value[:] = [1]
       writer.write(example.SerializeToString())
   versions = {tf.train.Example.FromString(r.numpy()).features.feature[
-      record.SCHEMA_VERSION_KEY].int64_list.value[0]
+      image_record.SCHEMA_VERSION_KEY].int64_list.value[0]
                 for r in tf.data.TFRecordDataset([old] + current)}
-  assert versions == set(record.READABLE_VERSIONS)
-  dataset = input_pipeline.image_dataset([old] + current, _spec(4, 4, 1, record.ENCODED, True), 4,
+  assert versions == set(image_record.READABLE_VERSIONS)
+  dataset = input_pipeline.image_dataset([old] + current, _spec(4, 4, 1, image_record.ENCODED, True), 4,
                                          training=False)
   labels = [int(l) for _, batch in dataset for l in batch.numpy()]
   assert sorted(labels) == sorted([label for _, label in images] * 2)
@@ -195,8 +196,8 @@ def test_shards_of_both_schema_versions_train_together(tmp_path):
 
 def test_augmentation_moves_pixels_only_while_training(tmp_path):
   images = [(RNG.integers(0, 256, size=(16, 16), dtype=np.uint8), i % 3) for i in range(32)]
-  paths = _write_shards(str(tmp_path), images, record.RAW, '', shards=1)
-  spec = _spec(16, 16, 1, record.RAW, True)
+  paths = _write_shards(str(tmp_path), images, image_record.RAW, '', shards=1)
+  spec = _spec(16, 16, 1, image_record.RAW, True)
   evaluation = input_pipeline.image_dataset(paths, spec, 32, training=False, augment=True)
   batch, _ = next(iter(evaluation))
   originals = {pixels.tobytes(): label for pixels, label in images}

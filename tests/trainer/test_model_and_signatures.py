@@ -3,15 +3,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.image_example_gen import record
+from components.image_example_gen import encode
 from tests.conftest import image_bytes
 from trainer import model, signatures
 from trainer.data_spec import ImageSpec, TabularSpec
+from contracts import image_record
 
 
 @pytest.mark.parametrize('size,channels', [((8, 8), 1), ((64, 48), 3)])
 def test_image_model_shapes(size, channels):
-  spec = ImageSpec(size[0], size[1], channels, list('abcd'), record.ENCODED, True)
+  spec = ImageSpec(size[0], size[1], channels, list('abcd'), image_record.ENCODED, True)
   built = model.build_image_model(spec)
   batch = np.random.default_rng(0).integers(0, 256, size=(2, *size, channels), dtype=np.uint8)
   probabilities = built(batch).numpy()
@@ -24,7 +25,7 @@ def test_image_model_learns_a_separable_toy_problem():
   labels = rng.integers(0, 2, size=256)
   images = np.where(labels[:, None, None, None] == 1, 200, 30).astype(np.uint8)
   images = np.clip(images + rng.integers(0, 40, size=(256, 8, 8, 1)), 0, 255).astype(np.uint8)
-  built = model.build_image_model(ImageSpec(8, 8, 1, ['dark', 'light'], record.ENCODED, True))
+  built = model.build_image_model(ImageSpec(8, 8, 1, ['dark', 'light'], image_record.ENCODED, True))
   built.fit(images, labels, epochs=5, batch_size=32, verbose=0)
   assert built.evaluate(images, labels, verbose=0)[1] > 0.95
 
@@ -36,13 +37,13 @@ def _saved(tmp_path, built, serving):
 
 
 def test_image_signatures_agree_on_examples_and_image_bytes(tmp_path):
-  spec = ImageSpec(8, 8, 1, ['zero', 'one', 'two'], record.ENCODED, True)
+  spec = ImageSpec(8, 8, 1, ['zero', 'one', 'two'], image_record.ENCODED, True)
   built = model.build_image_model(spec)
   loaded = _saved(tmp_path, built, signatures.image_signatures(built, spec))
   assert set(loaded.signatures) == {'serving_default', 'predict_image_bytes', 'transform_features'}
   pixels = np.random.default_rng(3).integers(0, 256, size=(8, 8), dtype=np.uint8)
   png = image_bytes(pixels, 'PNG', 'L')
-  example = record.make_example(record.encode_image(png), 2, 'two', '2/a.png').SerializeToString()
+  example = image_record.make_example(encode.encode_image(png), 2, 'two', '2/a.png').SerializeToString()
   from_examples = loaded.signatures['serving_default'](examples=tf.constant([example]))
   # A client sends a bigger RGB JPEG-free PNG: resized and converted by the signature.
   big_rgb = image_bytes(np.repeat(np.kron(pixels, np.ones((2, 2), np.uint8))[..., None], 3, -1), 'PNG')

@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.text_example_gen import text
-from trainer import model, sequence_pipeline, signatures
+from trainer import data_spec, model, sequence_pipeline, signatures
 from trainer.data_spec import SequenceSpec
+from contracts import text_record
 
-SPEC = SequenceSpec(text.LABEL_KEY, text.TOKENS_KEY, tf.int64, ['a', 'b'], 1000, hashed=False)
+SPEC = SequenceSpec(text_record.LABEL_KEY, text_record.TOKENS_KEY, tf.int64, ['a', 'b'], 1000, hashed=False)
 
 
 def _sequences(count, seed=0, max_length=200):
@@ -23,7 +23,7 @@ def shard(tmp_path_factory):
   sequences = _sequences(1500)
   with tf.io.TFRecordWriter(path) as writer:
     for ids, label in sequences:
-      writer.write(text.make_sequence_example(ids, label, 'ab'[label]).SerializeToString())
+      writer.write(text_record.make_sequence_example(ids, label, 'ab'[label]).SerializeToString())
   return path, sequences
 
 
@@ -50,7 +50,7 @@ def test_training_batches_are_full_mostly_and_repeat(shard):
 
 
 def test_imported_byte_tokens_are_hashed_above_the_reserved_ids():
-  spec = SequenceSpec('y', 'words', tf.string, ['0', '1'], sequence_pipeline.HASH_BUCKETS + 2,
+  spec = SequenceSpec('y', 'words', tf.string, ['0', '1'], data_spec.HASH_BUCKETS + 2,
                       hashed=True)
   example = tf.train.SequenceExample()
   example.context.feature['y'].int64_list.value.append(1)
@@ -72,7 +72,7 @@ def test_the_model_trains_on_bucketed_batches_and_serves_sequence_examples(shard
   built.fit(sequence_pipeline.sequence_dataset([path], SPEC, 32, training=True), epochs=1,
             steps_per_epoch=5, verbose=0)
   serve = signatures.sequence_signatures(built, SPEC)
-  serialized = [text.make_sequence_example(ids, label, 'x').SerializeToString()
+  serialized = [text_record.make_sequence_example(ids, label, 'x').SerializeToString()
                 for ids, label in sequences[:4]]  # includes the empty one
   predictions = serve['serving_default'](tf.constant(serialized))
   assert predictions['probabilities'].shape == (4, 2)

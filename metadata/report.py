@@ -17,9 +17,8 @@ import os
 import time
 from typing import Dict, List, Optional, Sequence
 
-from cli import lineage, summary
-from components.image_example_gen import record
-from components.recording_trainer.executor import DAMAGE_FILE, TRAINING_FILE
+from metadata import lineage, summary
+from contracts import artifacts, atomic, image_record
 
 REPORT_FILE = 'report.html'
 EXCLUDED_ROWS_SHOWN = 200
@@ -350,17 +349,17 @@ def _lineage_section(config, nodes) -> str:
 def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
   """The whole page."""
   statistics = _statistics(nodes)
-  training = _model_run_file(nodes, TRAINING_FILE)
+  training = _model_run_file(nodes, artifacts.TRAINING_FILE)
   bodies = {
       'run': _run_section(result, config),
       'examples': _examples_section(result, statistics,
-                                    [record.LABEL_NAME_KEY, config.label, record.LABEL_KEY]),
+                                    [image_record.LABEL_NAME_KEY, config.label, image_record.LABEL_KEY]),
       'features': _features_section(statistics),
       'anomalies': _anomalies_section(result),
       'excluded': _excluded_section(result),
       'training': _training_section(training, nodes),
       'evaluation': _evaluation_section(_metrics(nodes), result, config),
-      'input': _input_section(training, _model_run_file(nodes, DAMAGE_FILE)),
+      'input': _input_section(training, _model_run_file(nodes, artifacts.DAMAGE_FILE)),
       'lineage': _lineage_section(config, nodes),
   }
   title = f'{config.pipeline_name} run, {time.strftime("%Y-%m-%d %H:%M")}'
@@ -375,8 +374,4 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
 def write(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
   """Writes <output>/report.html atomically; returns its path."""
   path = os.path.join(config.local_dir, REPORT_FILE)
-  partial = path + '.partial'
-  with open(partial, 'w', encoding='utf-8') as f:
-    f.write(render(nodes, result, config))
-  os.replace(partial, path)
-  return path
+  return atomic.write(path, render(nodes, result, config))

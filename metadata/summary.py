@@ -6,6 +6,7 @@ from typing import Dict, List, Optional
 
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
+from contracts import anomalies, artifacts
 
 _EXECUTION = metadata_store_pb2.Execution
 
@@ -89,8 +90,6 @@ def accuracy(evaluation: metadata_store_pb2.Artifact) -> Optional[float]:
 
 def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
   """A plain dict (also written as JSON) of the run's outcome."""
-  from components.anomaly_gate import executor as gate  # pylint: disable=g-import-not-at-top
-  from components.image_example_gen import record  # pylint: disable=g-import-not-at-top
   summary = {
       'wall_seconds': round(wall_seconds, 1),
       'components': {n.node_id: n.state for n in nodes.values()},
@@ -103,7 +102,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       summary['examples_per_split'] = _split_counts(out['statistics'])
     if 'examples' in out and property_value(out['examples'], 'num_excluded') is not None:
       summary['excluded_files'] = property_value(out['examples'], 'num_excluded')
-      summary['excluded_report'] = os.path.join(out['examples'].uri, record.EXCLUDED_FILE)
+      summary['excluded_report'] = os.path.join(out['examples'].uri, artifacts.EXCLUDED_FILE)
       summary['examples_uri'] = out['examples'].uri
     elif 'examples' in out:
       summary['examples_uri'] = out['examples'].uri
@@ -112,7 +111,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
     if 'schema' in out:
       summary['schema_uri'] = out['schema'].uri
     if 'anomalies' in out:
-      summary['anomalies'] = gate.describe_anomalies(out['anomalies'].uri)
+      summary['anomalies'] = anomalies.describe_anomalies(out['anomalies'].uri)
     if 'evaluation' in out:
       summary['eval_accuracy'] = accuracy(out['evaluation'])
     if 'blessing' in out:

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from cli import report
+from metadata import report
 from tests import browser
 
 HERE = os.path.dirname(os.path.abspath(__file__))

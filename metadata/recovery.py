@@ -13,7 +13,7 @@ from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 from tfx.dsl.io import fileio
 
-from cli import summary
+from metadata import summary
 
 _RUNNING = metadata_store_pb2.Execution.RUNNING
 _CANCELED = metadata_store_pb2.Execution.CANCELED

@@ -1,0 +1,69 @@
+"""TFRecord pipeline: images, CSV or TFRecords → validated, sharded TFRecords → a trained,
+evaluated and pushed model, locally or compiled for Kubeflow Pipelines / Vertex AI.
+
+  .venv/bin/python pipeline.py run [--data PATH] [--output DIR] [--train-steps N] ...
+  .venv/bin/python pipeline.py schema --data PATH --out schema/NAME/schema.pbtxt
+  .venv/bin/python pipeline.py verify PATH... [--repair OUT_DIR]
+  .venv/bin/python pipeline.py lineage [--output DIR] [--model output/serving/VERSION]
+  .venv/bin/python pipeline.py compile --pipeline-root gs://B/root --data gs://B/images [--image IMG]
+  .venv/bin/python pipeline.py submit --target vertex --project P --region R [--dry-run]
+  .venv/bin/python pipeline.py submit --target kubeflow --host http://HOST:PORT [--dry-run]
+
+Without --data, `run` uses the embedded default: scikit-learn's 1,797 8×8 digits written out
+as a class-per-folder PNG tree under <output>/default_data/digits.
+
+One sub-command per module of cli/, each owning its flags and its code. Command modules import TensorFlow and TFX only when they run, so that `--help` and bad-input
+errors answer at once.
+"""
+import argparse
+import logging
+import os
+import sys
+from typing import List, Optional
+import warnings
+
+from cli import compile as compile_command
+from cli import lineage, run, schema, submit, verify
+from contracts.errors import EXIT_BAD_INPUT, UserError
+
+COMMANDS = {'run': run, 'schema': schema, 'verify': verify, 'lineage': lineage,
+            'compile': compile_command, 'submit': submit}
+
+
+def parser() -> argparse.ArgumentParser:
+  top = argparse.ArgumentParser(prog='pipeline.py', description=__doc__.split('\n\nOne sub-command')[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+  commands = top.add_subparsers(dest='command', required=True, metavar='COMMAND')
+  for name, module in COMMANDS.items():
+    module.add_arguments(commands.add_parser(name, help=module.HELP,
+                                             description=module.DESCRIPTION))
+  return top
+
+
+def quiet_start_up() -> None:
+  """Library chatter while data and options are checked, before the run log exists (cli/run.py
+  sends the rest to the log): TensorFlow's C++ info lines, Google client FutureWarnings."""
+  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '1')
+  warnings.filterwarnings('ignore', category=FutureWarning)
+  warnings.filterwarnings('ignore', category=DeprecationWarning)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  args = parser().parse_args(argv)
+  quiet_start_up()
+  try:
+    return COMMANDS[args.command].main(args)
+  except UserError as e:
+    print(f'error: {e}', file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def exit_with(code: int) -> None:
+  """Exits with `code`; after TensorFlow I/O's S3 client was used, without the interpreter's
+  teardown, which that client aborts ("pure virtual method called")."""
+  if 'tensorflow_io' in sys.modules:
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+  sys.exit(code)

@@ -1,0 +1,90 @@
+"""`pipeline.py run`: the whole pipeline locally with LocalDagRunner and SQLite ML Metadata."""
+import argparse
+import logging
+import os
+import sys
+import time
+
+import config as cfg
+from cli import options
+from contracts.errors import EXIT_FAILED, EXIT_OK
+
+HELP = 'run the whole pipeline locally (LocalDagRunner)'
+DESCRIPTION = ('Run the whole pipeline locally with LocalDagRunner and SQLite ML Metadata in '
+               '<output>/metadata.sqlite. Exit codes: 0 done, 1 data anomalies or a failed '
+               'component, 2 bad input.')
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+  options.add(parser, *options.DATA, *options.OUTPUT, *options.BEAM, *options.TRAINING)
+
+
+def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
+  """Runs the pipeline with LocalDagRunner; returns the summary (with 'error' on failure)."""
+  # Beam workers and the Trainer import user code (trainer.task) by module path.
+  os.environ['PYTHONPATH'] = os.pathsep.join(filter(None, [cfg.HERE, os.environ.get('PYTHONPATH')]))
+  os.makedirs(os.path.join(config.local_dir, 'logs'), exist_ok=True)
+  log_path = os.path.join(config.local_dir, 'logs', time.strftime('run-%Y%m%d-%H%M%S.log'))
+  from cli import progress
+  with progress.stderr_to(log_path):
+    result = _run(config, schema_only, log_path)
+  result['log'] = log_path
+  from metadata import summary
+  summary.write(result, os.path.join(config.local_dir, 'last_run.json'))
+  return result
+
+
+def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
+  from tfx import v1 as tfx
+
+  from cli import progress
+  from contracts.anomalies import AnomaliesFound
+  from metadata import recovery, report, summary
+  import pipeline
+
+  for interrupted in recovery.cancel_interrupted(config.metadata_path, config.pipeline_root):
+    print(f'an earlier run was interrupted in {interrupted}: marked CANCELED, its partial '
+          'outputs removed', flush=True)
+  dag = pipeline.create_pipeline(
+      config, tfx.orchestration.metadata.sqlite_metadata_connection_config(config.metadata_path),
+      schema_only=schema_only)
+  progress.route_logs(log_path, progress.ComponentProgress([c.id for c in dag.components]))
+  print(f'pipeline {config.pipeline_name}: {config.data_kind} from {config.data}; '
+        f'log: {log_path}', flush=True)
+  started = time.monotonic()
+  error = None
+  try:
+    tfx.orchestration.LocalDagRunner().run(dag)
+  except Exception as e:  # any component's failure: reported in the summary, logged in full
+    logging.exception('pipeline run failed')
+    error = e
+  nodes = summary.latest_run(summary.open_store(config.metadata_path), config.pipeline_name)
+  result = summary.build(nodes, time.monotonic() - started)
+  result['log'] = log_path
+  if error is not None:
+    result['error'] = str(error).splitlines()[0] if str(error) else type(error).__name__
+    result['anomalies_stop'] = isinstance(error, AnomaliesFound) or bool(result.get('anomalies'))
+  if not schema_only:
+    try:
+      result['report'] = report.write(nodes, result, config)
+    except Exception:  # the run's outcome stands without its report
+      logging.exception('run report not written')
+      result['report'] = None
+  return result
+
+def finish(result: dict) -> int:
+  """Prints the summary (and the error, if any); returns the exit code."""
+  from metadata import summary
+  print('\n'.join(summary.render(result)))
+  if 'error' not in result:
+    return EXIT_OK
+  if result['anomalies_stop']:
+    print('stopped before training: the data does not match its schema (anomalies above)',
+          file=sys.stderr)
+  else:
+    print(f'error: {result["error"]} (full log: {result["log"]})', file=sys.stderr)
+  return EXIT_FAILED
+
+
+def main(args: argparse.Namespace) -> int:
+  return finish(run_local(options.build_config(args)))

@@ -1,0 +1,6 @@
+"""What several parts of the project agree on: record layouts, artifact file names, splits,
+errors and atomic writing.
+
+Imported by components, the Trainer, the commands and the ML Metadata readers; imports no other
+module of the project (docs/architecture.md; tests/test_architecture.py keeps both true).
+"""

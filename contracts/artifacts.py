@@ -1,0 +1,36 @@
+"""Names of the files the project writes inside TFX artifacts, and how shards are named.
+
+Examples artifact (ImageExampleGen, TextExampleGen):
+  Split-<split>/data-00000-of-0000N[.gz]   TFRecord shards
+  labels.txt            the label vocabulary: line i holds the name of label id i
+  excluded_files.csv    images: path,reason of every file that was not turned into a record
+  image_meta.json       images: encoding, compression, counts, most common size, channels
+  vocabulary.txt        text: line i holds the word of token id i
+  text_meta.json        text: columns, counts, vocabulary size, labels
+ModelRun artifact (trainer/task.py):
+  input_damage.json     what the input pipeline lost to damaged shards
+  training.json         per-epoch history and the input check (the run report reads it)
+"""
+import math
+import os
+
+LABELS_FILE = 'labels.txt'
+EXCLUDED_FILE = 'excluded_files.csv'
+IMAGE_META_FILE = 'image_meta.json'
+TEXT_META_FILE = 'text_meta.json'
+VOCABULARY_FILE = 'vocabulary.txt'
+DAMAGE_FILE = 'input_damage.json'
+TRAINING_FILE = 'training.json'
+
+# TFDV's schema feature that holds a SequenceExample's feature lists.
+SEQUENCE_STRUCT = '##SEQUENCE##'
+
+
+def shard_path(uri: str, split: str, index: int, count: int, gzip: bool = False) -> str:
+  return os.path.join(uri, f'Split-{split}',
+                      f'data-{index:05d}-of-{count:05d}' + ('.gz' if gzip else ''))
+
+
+def shard_count(total_bytes: int, shard_size_mb: float) -> int:
+  """Shards needed to keep each near `shard_size_mb`."""
+  return max(1, math.ceil(total_bytes / (shard_size_mb * 1024 * 1024)))
