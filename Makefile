@@ -1,6 +1,8 @@
 # make run   — set up .venv from requirements.lock (when missing or stale), run the pipeline
 #              on the embedded digits (ARGS="--data PATH ..." to change that)
-# make test  — set up .venv the same way, run the test suite
+# make test  — set up .venv the same way, run the whole test suite
+# make test-fast — the same without the end-to-end tests marked `slow` (the inner loop)
+# make lint  — ruff: lint and format check (pyproject.toml); make format rewrites the files
 # make compile — recompile the committed example kubeflow/pipeline.json (args: kubeflow/example.args)
 # make lock  — re-resolve requirements.in and rewrite requirements.lock
 PYTHON ?= python3.10
@@ -8,8 +10,11 @@ VENV := .venv
 STAMP := $(VENV)/.installed-from-lock
 ARGS ?=
 PYTEST_ARGS ?=
+# Two pytest workers: pipeline runs are mostly one busy core (Beam in_memory, imports, TFMA).
+TEST_WORKERS ?= 2
+PYTEST := $(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
-.PHONY: run test lock bench compile clean
+.PHONY: run test test-fast lint format lock bench compile clean
 
 $(STAMP): requirements.lock .python-version
 	rm -rf $(VENV)
@@ -22,7 +27,18 @@ run: $(STAMP)
 	$(VENV)/bin/python pipeline.py run $(ARGS)
 
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest tests $(PYTEST_ARGS)
+	$(PYTEST) tests $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	$(PYTEST) tests -m 'not slow' $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
 
 compile: $(STAMP)
 	$(VENV)/bin/python pipeline.py compile $$(cat kubeflow/example.args)

@@ -36,8 +36,8 @@ TARGETS = {'workers2_over_workers1': 1.6, 'per_core_over_seed': 0.8, 'memory_4n_
 
 
 def write_images(folder: str, count: int) -> str:
-  from bench import input_data  # pylint: disable=g-import-not-at-top
-  crops = input_data._photo_crops(min(count, 2000))  # pylint: disable=protected-access
+  from bench import input_data
+  crops = input_data._photo_crops(min(count, 2000))
   for i in range(count):
     class_dir = os.path.join(folder, f'class{i % CLASSES}')
     os.makedirs(class_dir, exist_ok=True)
@@ -48,7 +48,7 @@ def write_images(folder: str, count: int) -> str:
 
 def seed_loop(folder: str, out: str) -> float:
   """Seconds of seed 000's writer loop over every image under `folder`."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   classes = sorted(os.listdir(folder))
   dataset = [(os.path.join(folder, c, name), label) for label, c in enumerate(classes)
              for name in sorted(os.listdir(os.path.join(folder, c)))]
@@ -66,9 +66,10 @@ def seed_loop(folder: str, out: str) -> float:
 
 def run_example_gen(folder: str, out: str, workers: int) -> float:
   """In this (child) process: ImageExampleGen's executor over `folder`; returns seconds."""
-  from tfx.dsl.components.base import base_beam_executor  # pylint: disable=g-import-not-at-top
-  from tfx.types import standard_artifacts  # pylint: disable=g-import-not-at-top
-  from components.image_example_gen import executor  # pylint: disable=g-import-not-at-top
+  from tfx.dsl.components.base import base_beam_executor
+  from tfx.types import standard_artifacts
+
+  from components.image_example_gen import executor
   examples = standard_artifacts.Examples()
   examples.uri = out
   context = base_beam_executor.BaseBeamExecutor.Context(
@@ -85,7 +86,7 @@ def run_example_gen(folder: str, out: str, workers: int) -> float:
 
 def measured_child(folder: str, out: str, workers: int):
   """(seconds, peak MB of the whole process tree) of one ExampleGen run in a fresh process."""
-  import psutil  # pylint: disable=g-import-not-at-top
+  import psutil
   child = subprocess.Popen(
       [sys.executable, '-m', 'bench.example_gen', '--child', folder, out, str(workers)],
       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -118,7 +119,7 @@ def main(argv=None) -> None:
     print(json.dumps({'seconds': run_example_gen(args.child[0], args.child[1],
                                                  int(args.child[2]))}))
     return
-  from bench import figures as figures_file  # pylint: disable=g-import-not-at-top
+  from bench import figures as figures_file
   images = args.images or (2_000 if args.quick else 20_000)
   repeats = args.repeats or (1 if args.quick else 2)
   seed_times, runs = [], {}  # runs[(workers, images)] = [(seconds, peak MB), ...]

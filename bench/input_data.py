@@ -16,12 +16,12 @@ import numpy as np
 import PIL.Image
 import sklearn.datasets
 import tensorflow as tf
-import tfx
 from tensorflow_metadata.proto.v0 import schema_pb2
+import tfx
 
 from components.image_example_gen import encode
-from trainer.data_spec import ImageSpec, TabularSpec
 from contracts import image_record
+from trainer.data_spec import ImageSpec, TabularSpec
 
 SIDE = 224
 SHARDS = 4

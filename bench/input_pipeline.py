@@ -19,7 +19,8 @@ import warnings
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
 
-from bench import chart, figures as figures_file, input_data, recipes  # pylint: disable=wrong-import-position
+from bench import chart, input_data, recipes
+from bench import figures as figures_file
 from contracts import image_record
 
 BASELINES = ('seed_000', 'seed_004', 'tfx_stock')
@@ -67,7 +68,7 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
   iterators = {name: recipes.batches(name, data, f'{salvage_dir}/{data.name}') for name in names}
   samples = {name: [] for name in names}
   try:
-    for name, batches in iterators.items():  # warm-up: shuffle buffers, tracing, first reads
+    for batches in iterators.values():  # warm-up: shuffle buffers, tracing, first reads
       rate(batches, 0.2, settings['settle_s'])
     for repeat in range(settings['repeats']):
       for name, batches in iterators.items():

@@ -20,8 +20,8 @@ import tensorflow as tf
 from tfx_bsl.public import tfxio
 
 from bench.input_data import SIDE, DataSet
-from trainer import input_pipeline
 from contracts import image_record
+from trainer import input_pipeline
 
 BATCH = 64
 AUTOTUNE = tf.data.AUTOTUNE

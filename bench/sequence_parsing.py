@@ -25,13 +25,13 @@ import warnings
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
 
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
-import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+import numpy as np
+import tensorflow as tf
 
-from bench import figures as figures_file  # pylint: disable=wrong-import-position
-from trainer import sequence_pipeline  # pylint: disable=wrong-import-position
-from trainer.data_spec import SequenceSpec  # pylint: disable=wrong-import-position
+from bench import figures as figures_file
 from contracts import text_record
+from trainer import sequence_pipeline
+from trainer.data_spec import SequenceSpec
 
 BATCH = 64
 MAX_LENGTH = 200

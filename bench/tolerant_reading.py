@@ -23,14 +23,14 @@ import warnings
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
 
-import numpy as np  # pylint: disable=g-import-not-at-top,wrong-import-position
-import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+import numpy as np
+import tensorflow as tf
 
-from bench import figures as figures_file  # pylint: disable=wrong-import-position
-from components.shard_check import scan  # pylint: disable=wrong-import-position
-from trainer import input_pipeline  # pylint: disable=wrong-import-position
-from trainer.data_spec import ImageSpec  # pylint: disable=wrong-import-position
+from bench import figures as figures_file
+from components.shard_check import scan
 from contracts import image_record
+from trainer import input_pipeline
+from trainer.data_spec import ImageSpec
 
 
 def write_shards(folder: str, records: int, shards: int) -> list:

@@ -3,8 +3,8 @@ and Vertex AI with KubeflowV2DagRunner (kubeflow/compiler.py)."""
 import argparse
 import os
 
-import config as cfg
 from cli import inputs, options
+import config as cfg
 from contracts.errors import EXIT_OK, UserError
 
 HELP = 'compile the same pipeline for Kubeflow Pipelines v2 / Vertex AI'

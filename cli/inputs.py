@@ -29,7 +29,7 @@ _KNOWN = ('(expected a folder of class folders, .csv, .tfrecord or .tfrecord.gz,
 
 
 def _gfile():
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   return tf.io.gfile
 
 
@@ -63,7 +63,7 @@ def _suffix_kind(path: str):
 
 def _gzip_tfrecord(path: str) -> bool:
   """Whether a .gz file (TFX names shards `data_tfrecord-….gz`) reads as GZIP TFRecords."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   try:
     for _ in tf.data.TFRecordDataset(path, compression_type='GZIP').take(1):
       return True  # at least one intact record
@@ -145,7 +145,7 @@ _SNIFF_ROWS = 200
 
 def sample_file(source: DataSource) -> str:
   """One data file of the newest version (to look at its header or first record)."""
-  import glob  # pylint: disable=g-import-not-at-top
+  import glob
   pattern = os.path.join(source.root,
                          source.pattern.replace('{SPAN}', '*').replace('{VERSION}', '*'))
   files = sorted(_gfile().glob(pattern) if cfg.is_remote(pattern) else glob.glob(pattern))
@@ -157,8 +157,8 @@ def sample_file(source: DataSource) -> str:
 def text_column(csv_path: str, label: str, chosen: str = '') -> str:
   """The CSV's free-text column ('' for tabular data): `chosen`, or detected as the only column
   besides the label, holding at least MIN_TEXT_WORDS words per row on median."""
-  import csv  # pylint: disable=g-import-not-at-top
-  import statistics  # pylint: disable=g-import-not-at-top
+  import csv
+  import statistics
   with (_gfile().GFile(csv_path, 'r') if cfg.is_remote(csv_path) else
         open(csv_path, newline='', encoding='utf-8', errors='replace')) as f:
     reader = csv.DictReader(f)
@@ -179,7 +179,7 @@ def text_column(csv_path: str, label: str, chosen: str = '') -> str:
 
 def holds_sequence_examples(tfrecord_path: str) -> bool:
   """Whether the file's first record is a SequenceExample with feature lists."""
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   compression = 'GZIP' if tfrecord_path.endswith('.gz') else ''
   for record in tf.data.TFRecordDataset(tfrecord_path, compression_type=compression).take(1):
     return bool(tf.train.SequenceExample.FromString(record.numpy()).feature_lists.feature_list)
@@ -188,7 +188,7 @@ def holds_sequence_examples(tfrecord_path: str) -> bool:
 
 def check_image_tree(path: str) -> None:
   """Raises UserError unless `path` holds at least two class folders with images."""
-  from components.image_example_gen import folder  # pylint: disable=g-import-not-at-top
+  from components.image_example_gen import folder
   listing = folder.list_image_folder(path)
   if not listing.labels:
     raise UserError(f'--data {path}: no class folders, CSV or TFRecord files in it {_KNOWN}')
@@ -227,7 +227,7 @@ def _check_remote_output(path: str) -> str:
     with _gfile().GFile(probe, 'w') as f:
       f.write('ok')
     _gfile().remove(probe)
-  except Exception as e:  # pylint: disable=broad-except  # errors differ per store and plugin
+  except Exception as e:  # errors differ per store and plugin
     raise UserError(f'--output {path}: not writable ({str(e).splitlines()[0] if str(e) else e!r})'
                     ) from None
   return path
@@ -248,9 +248,9 @@ def write_digits(dest: str) -> str:
   """
   if os.path.isdir(dest):
     return dest
-  import numpy as np  # pylint: disable=g-import-not-at-top
-  import PIL.Image  # pylint: disable=g-import-not-at-top
-  from sklearn.datasets import load_digits  # pylint: disable=g-import-not-at-top
+  import numpy as np
+  import PIL.Image
+  from sklearn.datasets import load_digits
   digits = load_digits()
   with atomic.folder_atomically(dest) as staging:
     for index, (pixels, target) in enumerate(zip(digits.images, digits.target)):

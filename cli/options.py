@@ -7,8 +7,8 @@ import argparse
 import dataclasses
 import os
 
-import config as cfg
 from cli import inputs
+import config as cfg
 from contracts.errors import UserError
 
 _DEFAULTS = cfg.PipelineConfig(data='', data_kind='', output='')

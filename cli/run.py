@@ -5,8 +5,8 @@ import os
 import sys
 import time
 
-import config as cfg
 from cli import options
+import config as cfg
 from contracts.errors import EXIT_FAILED, EXIT_OK
 
 HELP = 'run the whole pipeline locally (LocalDagRunner)'

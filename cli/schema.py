@@ -4,8 +4,8 @@ import argparse
 import dataclasses
 import os
 
-import config as cfg
 from cli import options
+import config as cfg
 from contracts.errors import EXIT_OK
 
 HELP = 'infer a schema from data, to review and commit'

@@ -7,8 +7,8 @@ import os
 import sys
 from typing import List
 
-from contracts.errors import UserError
 from components.shard_check import scan
+from contracts.errors import UserError
 
 HELP = 'check TFRecord shards record by record; salvage the intact records'
 DESCRIPTION = ('Check every record of TFRecord shards (plain or GZIP) against its CRCs, in '

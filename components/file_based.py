@@ -4,8 +4,7 @@ from typing import Dict
 
 from tfx.components.example_gen import utils
 from tfx.proto import example_gen_pb2, range_config_pb2
-from tfx.types import channel, component_spec, standard_artifacts
-from tfx.types import standard_component_specs
+from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
 
 
 def span_range(span: int):

@@ -16,8 +16,8 @@ import os
 import re
 import sys
 import time
-import warnings
 from typing import Dict, List, NamedTuple, Tuple
+import warnings
 
 from tfx.dsl.io import filesystem_registry
 from tfx.dsl.io.plugins import tensorflow_gfile
@@ -34,6 +34,7 @@ def _enable_s3() -> None:
       os.environ.setdefault('S3_VERIFY_SSL', '0')
   with warnings.catch_warnings():  # its Google Cloud imports warn about this Python version
     warnings.simplefilter('ignore', FutureWarning)
+    import tensorflow_io  # noqa: F401  (importing it registers s3:// with TensorFlow)
 
 
 def beam_args() -> List[str]:
@@ -69,8 +70,8 @@ class ListingS3Filesystem(tensorflow_gfile.TensorflowFilesystem):
 
   @classmethod
   def glob(cls, pattern: str) -> List[str]:
-    from apache_beam.io.filesystem import FileSystem  # pylint: disable=g-import-not-at-top
-    from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
+    from apache_beam.io.filesystem import FileSystem
+    from apache_beam.io.filesystems import FileSystems
     static = re.split(r'[*?[]', pattern, maxsplit=1)[0]
     if static == pattern:
       return [pattern] if cls.exists(pattern) else []
@@ -100,8 +101,8 @@ class ListingS3Filesystem(tensorflow_gfile.TensorflowFilesystem):
 def check_bucket(path: str) -> None:
   """Raises ValueError (one line) unless the bucket of an s3:// path answers: in seconds, where
   TensorFlow I/O's client retries an unreachable endpoint for minutes (2.5 measured)."""
-  import boto3  # pylint: disable=g-import-not-at-top
-  from botocore import config, exceptions  # pylint: disable=g-import-not-at-top
+  import boto3
+  from botocore import config, exceptions
   bucket = path[len('s3://'):].split('/', 1)[0]
   client = boto3.client('s3', config=config.Config(connect_timeout=5, read_timeout=20,
                                                    retries={'max_attempts': 2}))
@@ -122,8 +123,8 @@ def check_bucket(path: str) -> None:
 def _configure_beam() -> None:
   """Beam's S3 file system, used outside a pipeline too (listing image folders), needs its
   options set before the first pipeline sets them."""
-  from apache_beam.io.filesystems import FileSystems  # pylint: disable=g-import-not-at-top
-  from apache_beam.options.pipeline_options import PipelineOptions  # pylint: disable=g-import-not-at-top
+  from apache_beam.io.filesystems import FileSystems
+  from apache_beam.options.pipeline_options import PipelineOptions
   FileSystems.set_options(PipelineOptions(beam_args()))
 
 
@@ -146,7 +147,7 @@ def _skip_native_teardown_in_beam_worker() -> None:
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(1 if failed else 0)  # pylint: disable=protected-access
+    os._exit(1 if failed else 0)
 
   sys.excepthook = record
   atexit.register(leave)

@@ -33,7 +33,7 @@ def parse_labels(pairs: Iterable[str]) -> Dict[str, str]:
 def compile_job(tfx_pipeline, image: str, labels: Optional[Dict[str, str]] = None,
                 service_account: str = '') -> dict:
   """The PipelineJob dict for `tfx_pipeline`, every step in `image`."""
-  from tfx import v1 as tfx  # pylint: disable=g-import-not-at-top
+  from tfx import v1 as tfx
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
       config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(default_image=image))
   job = runner.run(tfx_pipeline, write_out=False)

@@ -135,8 +135,8 @@ def main(argv=None) -> int:
   parser.add_argument('--pipeline-root', default='',
                       help='a local folder (default: the compiled pipeline root)')
   args = parser.parse_args(argv)
-  from contracts.errors import UserError  # pylint: disable=g-import-not-at-top
-  from kubeflow import submit  # pylint: disable=g-import-not-at-top
+  from contracts.errors import UserError
+  from kubeflow import submit
   try:
     job = submit.load_job(args.template)
     root = args.pipeline_root or job.get('runtimeConfig', {}).get('gcsOutputDirectory', '')

@@ -12,8 +12,8 @@ import os
 import re
 import socket
 import tempfile
-import urllib.parse
 from typing import Dict, List, Optional
+import urllib.parse
 
 import yaml
 
@@ -47,7 +47,8 @@ def load_job(template: str) -> dict:
     with open(template) as f:
       doc = json.load(f) if template.endswith('.json') else yaml.safe_load(f)
   except (ValueError, yaml.YAMLError) as e:
-    raise UserError(f'--template {template}: not a compiled pipeline ({str(e).splitlines()[0]})')
+    raise UserError(f'--template {template}: not a compiled pipeline ({str(e).splitlines()[0]})'
+                    ) from None
   if not isinstance(doc, dict) or 'root' not in doc.get('pipelineSpec', doc):
     raise UserError(f'--template {template}: not a compiled pipeline (no pipeline spec)')
   return doc if 'pipelineSpec' in doc else {'pipelineSpec': doc, 'runtimeConfig': {}}
@@ -100,11 +101,11 @@ def describe(args: argparse.Namespace, sub: Submission) -> List[str]:
 
 def to_vertex(args: argparse.Namespace, sub: Submission) -> str:
   """Creates the PipelineJob on Vertex AI; returns its resource name."""
-  import google.auth  # pylint: disable=g-import-not-at-top
-  from google.api_core import exceptions  # pylint: disable=g-import-not-at-top
-  from google.auth import exceptions as auth_exceptions  # pylint: disable=g-import-not-at-top
-  from google.cloud import aiplatform  # pylint: disable=g-import-not-at-top
-  from google.oauth2 import credentials as oauth2  # pylint: disable=g-import-not-at-top
+  from google.api_core import exceptions
+  import google.auth
+  from google.auth import exceptions as auth_exceptions
+  from google.cloud import aiplatform
+  from google.oauth2 import credentials as oauth2
   try:
     if args.access_token:
       credentials = oauth2.Credentials(args.access_token)
@@ -162,9 +163,9 @@ def _check_reachable(url: str) -> None:
 def to_kubeflow(args: argparse.Namespace, sub: Submission) -> str:
   """Creates a run on a Kubeflow Pipelines cluster; returns its run id."""
   _check_reachable(args.host)
-  import kfp  # pylint: disable=g-import-not-at-top
-  import kfp_server_api  # pylint: disable=g-import-not-at-top
-  import urllib3  # pylint: disable=g-import-not-at-top
+  import kfp
+  import kfp_server_api
+  import urllib3
   with tempfile.TemporaryDirectory() as folder:
     package = os.path.join(folder, 'pipeline.yaml')  # kfp.Client reads the bare spec as YAML
     with open(package, 'w') as f:

@@ -12,9 +12,9 @@ from typing import List, Optional
 
 from ml_metadata.proto import metadata_store_pb2
 
+from contracts.errors import UserError
 from metadata import summary
 from metadata.summary import property_value
-from contracts.errors import UserError
 
 _LIVE = metadata_store_pb2.Artifact.LIVE
 _INPUT = metadata_store_pb2.Event.INPUT

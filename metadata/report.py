@@ -17,8 +17,8 @@ import os
 import time
 from typing import Dict, List, Optional, Sequence
 
-from metadata import lineage, summary
 from contracts import artifacts, atomic, image_record
+from metadata import lineage, summary
 
 REPORT_FILE = 'report.html'
 EXCLUDED_ROWS_SHOWN = 200
@@ -63,7 +63,7 @@ def _absent(what: str) -> str:
 
 def _png(figure) -> str:
   """An <img> with the figure embedded as a PNG data: URI."""
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
   buffer = io.BytesIO()
   figure.savefig(buffer, format='png', dpi=100, bbox_inches='tight')
   plt.close(figure)
@@ -73,9 +73,9 @@ def _png(figure) -> str:
 
 
 def _pyplot():
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
   matplotlib.use('Agg')
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
   return plt
 
 
@@ -87,8 +87,8 @@ def _output(nodes: Dict[str, summary.NodeRun], key: str):
 
 def _statistics(nodes) -> Dict[str, object]:
   """Split name → DatasetFeatureStatistics of this run's StatisticsGen output."""
-  import tensorflow_data_validation as tfdv  # pylint: disable=g-import-not-at-top
-  from tfx.dsl.io import fileio  # pylint: disable=g-import-not-at-top
+  import tensorflow_data_validation as tfdv
+  from tfx.dsl.io import fileio
   statistics = _output(nodes, 'statistics')
   if statistics is None:
     return {}
@@ -130,7 +130,7 @@ def _label_counts(statistics: Dict[str, object], label_keys: Sequence[str]):
 
 
 def _feature_rows(dataset) -> List[list]:
-  from tensorflow_metadata.proto.v0 import statistics_pb2  # pylint: disable=g-import-not-at-top
+  from tensorflow_metadata.proto.v0 import statistics_pb2
   rows = []
   for feature in dataset.features:
     kind = statistics_pb2.FeatureNameStatistics.Type.Name(feature.type)
@@ -154,7 +154,7 @@ def _feature_rows(dataset) -> List[list]:
 
 
 def _excluded(result: dict) -> Optional[List[dict]]:
-  from tfx.dsl.io import fileio  # pylint: disable=g-import-not-at-top
+  from tfx.dsl.io import fileio
   path = result.get('excluded_report')
   if not path or not fileio.exists(path):
     return None
@@ -163,7 +163,7 @@ def _excluded(result: dict) -> Optional[List[dict]]:
 
 
 def _model_run_file(nodes, name: str) -> Optional[dict]:
-  from tfx.dsl.io import fileio  # pylint: disable=g-import-not-at-top
+  from tfx.dsl.io import fileio
   model_run = _output(nodes, 'model_run')
   path = os.path.join(model_run.uri, name) if model_run is not None else ''
   if not path or not fileio.exists(path):
@@ -173,7 +173,7 @@ def _model_run_file(nodes, name: str) -> Optional[dict]:
 
 
 def _metrics(nodes) -> Dict[str, float]:
-  import tensorflow_model_analysis as tfma  # pylint: disable=g-import-not-at-top
+  import tensorflow_model_analysis as tfma
   evaluation = _output(nodes, 'evaluation')
   if evaluation is None:
     return {}

@@ -6,6 +6,7 @@ from typing import Dict, List, Optional
 
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
+
 from contracts import anomalies, artifacts
 
 _EXECUTION = metadata_store_pb2.Execution
@@ -65,8 +66,8 @@ def property_value(item, key: str):
 
 
 def _split_counts(statistics: metadata_store_pb2.Artifact) -> Dict[str, int]:
-  from tensorflow_metadata.proto.v0 import statistics_pb2  # pylint: disable=g-import-not-at-top
-  from tfx.dsl.io import fileio  # pylint: disable=g-import-not-at-top
+  from tensorflow_metadata.proto.v0 import statistics_pb2
+  from tfx.dsl.io import fileio
   counts = {}
   for path in sorted(fileio.glob(os.path.join(statistics.uri, 'Split-*', 'FeatureStats.pb'))):
     stats = statistics_pb2.DatasetFeatureStatisticsList()
@@ -78,7 +79,7 @@ def _split_counts(statistics: metadata_store_pb2.Artifact) -> Dict[str, int]:
 
 
 def accuracy(evaluation: metadata_store_pb2.Artifact) -> Optional[float]:
-  import tensorflow_model_analysis as tfma  # pylint: disable=g-import-not-at-top
+  import tensorflow_model_analysis as tfma
   for metrics in tfma.load_metrics(evaluation.uri):
     if metrics.slice_key.single_slice_keys:
       continue

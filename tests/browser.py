@@ -10,8 +10,8 @@ import shutil
 import subprocess
 import tempfile
 import time
-import urllib.request
 from typing import Optional, Tuple
+import urllib.request
 
 APT_INSTALL = ['apt-get', 'install', '-y', '-q', '--no-install-recommends', 'chromium']
 
@@ -48,7 +48,7 @@ class Page:
     self._socket = self._connect()
 
   def _connect(self):
-    import websocket  # pylint: disable=g-import-not-at-top
+    import websocket
     port_file = os.path.join(self._profile, 'DevToolsActivePort')
     deadline = time.monotonic() + 30
     while not (os.path.exists(port_file) and open(port_file).read().strip()):
@@ -101,7 +101,7 @@ class Page:
 
   def screenshot(self, path: str) -> None:
     """The whole page (not only the window) as a PNG."""
-    import base64  # pylint: disable=g-import-not-at-top
+    import base64
     size = self.call('Page.getLayoutMetrics')['cssContentSize']
     self.call('Emulation.setDeviceMetricsOverride', width=int(size['width']),
               height=int(size['height']), deviceScaleFactor=1, mobile=False)

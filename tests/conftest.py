@@ -3,12 +3,15 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import PIL.Image
 import pytest
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def write_digits_subset(dest: str, per_class: int) -> str:
@@ -64,8 +67,30 @@ def images_with_junk(digits_subset, tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope='session')
+def default_run(tmp_path_factory):
+  """`pipeline.py run` as a user types it, in its own process: the embedded digits, every
+  default (Beam worker processes included). (completed process, output folder)."""
+  output = str(tmp_path_factory.mktemp('default_run'))
+  done = subprocess.run([sys.executable, os.path.join(ROOT, 'pipeline.py'), 'run', '--output',
+                         output], cwd=ROOT, capture_output=True, text=True, timeout=600)
+  return done, output
+
+
+@pytest.fixture(scope='session')
 def first_run(images_with_junk, tmp_path_factory):
   """One whole pipeline run on images_with_junk: (exit code, summary, output folder)."""
   output = str(tmp_path_factory.mktemp('run'))
   code, result = run_pipeline(images_with_junk, output)
   return code, result, output
+
+
+SHARED_RUNS = ('first_run', 'default_run')
+
+
+def pytest_collection_modifyitems(items):
+  """Tests that share a session-wide pipeline run go to the same pytest-xdist worker
+  (`--dist loadgroup`), so that each run happens once."""
+  for item in items:
+    for name in SHARED_RUNS:
+      if name in getattr(item, 'fixturenames', ()):
+        item.add_marker(pytest.mark.xdist_group(name))

@@ -5,8 +5,8 @@ import numpy as np
 import tensorflow as tf
 
 from components.image_example_gen import encode
-from tests.conftest import image_bytes
 from contracts import image_record
+from tests.conftest import image_bytes
 
 RNG = np.random.default_rng(4)
 RECORDS = 500

@@ -7,9 +7,11 @@ import pytest
 import tensorflow as tf
 import tensorflow_data_validation as tfdv
 
-import config as cfg
 from cli import main as cli_main
+import config as cfg
 from metadata import summary
+
+pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
 
 def _run_schema(data, output, mode):

@@ -7,11 +7,13 @@ import subprocess
 import sys
 import time
 
-import pytest
 from ml_metadata.proto import metadata_store_pb2
+import pytest
 
 from cli import inputs
 from metadata import summary
+
+pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIVE = metadata_store_pb2.Artifact.LIVE
@@ -19,7 +21,7 @@ LIVE = metadata_store_pb2.Artifact.LIVE
 
 def _command(data, output):
   return [sys.executable, os.path.join(ROOT, 'pipeline.py'), 'run', '--data', data,
-          '--output', output, '--train-steps', '600']
+          '--output', output, '--train-steps', '200']
 
 
 def _run_killed_when(command, *started_patterns: str, timeout: float = 240) -> None:
@@ -55,9 +57,10 @@ def data(tmp_path_factory):
 
 
 @pytest.fixture(scope='module')
-def uninterrupted(data, tmp_path_factory):
-  output = str(tmp_path_factory.mktemp('reference'))
-  subprocess.run(_command(data, output), cwd=ROOT, check=True, capture_output=True)
+def uninterrupted(default_run):
+  """What an uninterrupted run of the same data and defaults leaves live."""
+  done, output = default_run
+  assert done.returncode == 0, done.stderr[-2000:]
   return _live_counts(output)
 
 

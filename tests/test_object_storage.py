@@ -10,13 +10,15 @@ import pytest
 
 from tests import s3_server
 
+pytestmark = pytest.mark.slow  # whole pipeline runs against a loopback S3 server
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope='module')
 def s3(tmp_path_factory):
   with s3_server.loopback_s3(str(tmp_path_factory.mktemp('moto') / 'server.log')) as env:
-    import boto3  # pylint: disable=g-import-not-at-top
+    import boto3
     client = boto3.client('s3', endpoint_url=env['AWS_ENDPOINT_URL'],
                           aws_access_key_id='test', aws_secret_access_key='test',
                           region_name=env['AWS_REGION'])
@@ -56,7 +58,7 @@ def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
   assert {k.rsplit('/', 2)[1] for k in shards} == {'Split-train', 'Split-eval'}
   assert all(size > 0 for size in shards.values()) and not any('.partial' in k for k in keys)
   # The train shard, fetched from the server, holds exactly the records the run counted.
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf
   train_shard = next(k for k in shards if '/Split-train/' in k)
   local_shard = str(tmp_path / 'train.tfrecord')
   client.download_file('runs', train_shard, local_shard)
@@ -85,6 +87,7 @@ import json, sys
 from components import object_storage
 import tensorflow as tf
 from tfx.dsl.io import fileio
+
 out = {}
 for pattern in sys.argv[1:]:
   out[pattern] = [fileio.glob(pattern), tf.io.gfile.glob(pattern)]

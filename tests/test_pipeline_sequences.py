@@ -4,12 +4,15 @@ import csv
 import os
 
 import numpy as np
+import pytest
 import tensorflow_data_validation as tfdv
 import tfx
 
 from contracts.errors import EXIT_FAILED
 from metadata import summary
 from tests.conftest import run_pipeline
+
+pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
 TFX_DIR = os.path.dirname(tfx.__file__)
 IMDB = os.path.join(TFX_DIR, 'examples', 'imdb', 'data', 'imdb_small_with_labels.txt')
@@ -84,7 +87,7 @@ def test_sequence_tfrecords_without_a_label_stop_before_training_naming_it(tmp_p
   for node in ('ImportExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator'):
     assert result['components'][node] == 'COMPLETE'
   assert result['components']['LabelCheck'] == 'FAILED' and 'Trainer' not in result['components']
-  (line,) = [l for l in err.splitlines() if l.startswith('error:')]
+  (line,) = [row for row in err.splitlines() if row.startswith('error:')]
   assert "no label 'label' in the data" in line and 'feature lists' in line and ': s)' in line
   schema = tfdv.load_schema_text(os.path.join(result['schema_uri'], 'schema.pbtxt'))
   (lists,) = [f for f in schema.feature if f.name == '##SEQUENCE##']

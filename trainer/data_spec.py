@@ -6,8 +6,8 @@ from typing import Dict, List, Optional
 
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
-from contracts import artifacts, text_record
 
+from contracts import artifacts, text_record
 
 IMAGE = 'image'
 TABULAR = 'tabular'

@@ -36,8 +36,8 @@ from typing import Dict, List, Optional, Union
 import tensorflow as tf
 
 from components.shard_check import scan
-from trainer.data_spec import ImageSpec, TabularSpec
 from contracts import image_record
+from trainer.data_spec import ImageSpec, TabularSpec
 
 AUTOTUNE = tf.data.AUTOTUNE
 SHUFFLE_BUFFER_BYTES = 64 * 1024 * 1024

@@ -14,9 +14,9 @@ from typing import Callable, Dict, List
 import keras
 import tensorflow as tf
 
+from contracts import image_record
 from trainer import input_pipeline, sequence_pipeline
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
-from contracts import image_record
 
 EVAL_LABEL_KEY = 'eval_label'
 _EXAMPLES = tf.TensorSpec([None], tf.string, name='examples')

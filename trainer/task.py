@@ -28,9 +28,17 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from components.shard_check import scan
-from trainer import (data_spec, diagnosis, distribution, input_pipeline, model,
-                     multi_worker, sequence_pipeline, signatures)
 from contracts import artifacts, image_record
+from trainer import (
+  data_spec,
+  diagnosis,
+  distribution,
+  input_pipeline,
+  model,
+  multi_worker,
+  sequence_pipeline,
+  signatures,
+)
 
 NUMERIC_SAMPLE_ROWS = 4096
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves

@@ -52,4 +52,4 @@ class ImageExampleGen(FileBasedExampleGen):
         encoding=encoding, compression=compression, eval_percent=eval_percent,
         shard_size_mb=float(shard_size_mb))
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the image options.
-    base_beam_component.BaseBeamComponent.__init__(self, spec=spec)  # pylint: disable=non-parent-init-called
+    base_beam_component.BaseBeamComponent.__init__(self, spec=spec)

@@ -19,8 +19,8 @@ import io
 import json
 import math
 import os
-import uuid
 from typing import Any, Dict, Iterator, List, Tuple
+import uuid
 
 import apache_beam as beam
 import PIL.Image
@@ -80,7 +80,7 @@ class _WriteShard(beam.DoFn):
     return artifacts.shard_path(self._uri, split, index, self._shards, self._gzip)
 
   def process(self, shard: Tuple[int, List[Tuple[str, int, int]]]) -> Iterator[Tuple[tuple, int]]:
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    import tensorflow as tf
     index, files = shard
     image_files = [folder.ImageFile(*fields) for fields in files]
     facts = collections.Counter()

@@ -2,6 +2,7 @@
 from typing import List
 
 from tensorflow_metadata.proto.v0 import schema_pb2
+
 from contracts import artifacts
 
 artifacts.SEQUENCE_STRUCT = '##SEQUENCE##'  # TFDV's schema feature that holds a SequenceExample's lists

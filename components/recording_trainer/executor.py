@@ -11,6 +11,7 @@ import os
 from tfx.components.trainer import executor as trainer_executor
 from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
+
 from contracts import artifacts
 
 artifacts.DAMAGE_FILE = 'input_damage.json'

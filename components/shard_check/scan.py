@@ -14,19 +14,19 @@ A record is `length (uint64 LE) | masked CRC32C(length) | data | masked CRC32C(d
   after it.
 Stock `TFRecordDataset(...).ignore_errors()` instead ends a shard at its first bad record.
 """
+from concurrent import futures
 import dataclasses
 import gzip
 import multiprocessing
 import os
 import struct
-import zlib
-from concurrent import futures
 from typing import BinaryIO, List, Optional, Tuple
+import zlib
 
 import google_crc32c
+import numpy as np
 
 from contracts import atomic
-import numpy as np
 
 HEADER, FOOTER = 12, 4
 _LENGTH = struct.Struct('<QI')
@@ -172,7 +172,7 @@ def _gunzip(raw: bytes) -> Tuple[bytes, bool]:
 def _open(path: str) -> BinaryIO:
   """Local paths with open(); gs://, s3://, … through tf.io.gfile."""
   if '://' in path:
-    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    import tensorflow as tf
     return tf.io.gfile.GFile(path, 'rb')
   return open(path, 'rb', buffering=1 << 20)
 

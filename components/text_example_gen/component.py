@@ -50,4 +50,4 @@ class TextExampleGen(FileBasedExampleGen):
         label_column=label_column, text_column=text_column, eval_percent=eval_percent,
         shard_size_mb=float(shard_size_mb), max_vocabulary=max_vocabulary, min_count=min_count)
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the text options.
-    base_beam_component.BaseBeamComponent.__init__(self, spec=spec)  # pylint: disable=non-parent-init-called
+    base_beam_component.BaseBeamComponent.__init__(self, spec=spec)

@@ -6,6 +6,8 @@ import pytest
 
 from bench import example_gen
 
+pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
+
 
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):

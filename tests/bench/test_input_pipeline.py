@@ -6,6 +6,8 @@ import pytest
 
 from bench import input_pipeline
 
+pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
+
 PIPELINES = ('ceiling', 'seed_000', 'seed_004', 'tfx_stock', 'project')
 
 

@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-import config as cfg
 from cli import inputs
+import config as cfg
 from tests.conftest import write_digits_subset
 
 

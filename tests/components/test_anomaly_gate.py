@@ -1,9 +1,9 @@
 """Plain-words anomaly messages from real TFDV validation output."""
 import os
 
+from google.protobuf import text_format
 import pytest
 import tensorflow_data_validation as tfdv
-from google.protobuf import text_format
 from tensorflow_metadata.proto.v0 import schema_pb2, statistics_pb2
 
 from components.anomaly_gate import executor

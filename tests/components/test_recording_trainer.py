@@ -5,8 +5,8 @@ import os
 from tfx.types import standard_artifacts
 
 from components.recording_trainer import executor
-from tests import shards
 from contracts import artifacts, image_record
+from tests import shards
 
 
 def _artifact(kind, uri):

@@ -8,8 +8,15 @@ import pytest
 import tensorflow as tf
 
 from components.shard_check import executor, scan
-from tests.shards import (DAMAGED_INDEX, RECORDS, damage, digit_records, read_all, record_offset,
-                          write_shard)
+from tests.shards import (
+  DAMAGED_INDEX,
+  RECORDS,
+  damage,
+  digit_records,
+  read_all,
+  record_offset,
+  write_shard,
+)
 
 RNG = np.random.default_rng(5)
 

@@ -6,8 +6,8 @@ They record every request (method, path, query, JSON body) and answer just enoug
 import http.server
 import json
 import threading
-import urllib.parse
 from typing import Callable, List, Optional, Tuple
+import urllib.parse
 
 Reply = Tuple[int, dict]
 

@@ -99,7 +99,7 @@ def test_json_is_accepted_by_aiplatform_pipeline_job_offline(tmp_path):
   job = aiplatform.PipelineJob(display_name='offline', template_path=str(output),
                                project='proj', location='us-central1',
                                credentials=AnonymousCredentials(), enable_caching=False)
-  resource = job._gca_resource  # pylint: disable=protected-access
+  resource = job._gca_resource
   assert resource.runtime_config.gcs_output_directory == str(tmp_path / 'root')
   assert set(resource.pipeline_spec['root']['dag']['tasks']) == COMPONENTS
   assert not any(t['cachingOptions'].get('enableCache')

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from cli import main as cli_main
 from cli import inputs
+from cli import main as cli_main
 from kubeflow import local_launcher
 
 
@@ -18,6 +18,7 @@ def compiled_local(tmp_path_factory):
   template = folder / 'pipeline.json'
   assert cli_main.main(['compile', '--pipeline-root', str(folder / 'root'), '--data', data,
                         '--schema', 'schema/digits/schema.pbtxt', '--output', str(template),
+                        '--train-steps', '200',
                         # Beam in one process here (worker processes cost ~6 s per Beam task);
                         # the later flag wins over the compiled default.
                         '--beam-arg=--direct_running_mode=in_memory']) == 0
@@ -53,6 +54,7 @@ def test_executor_input_carries_parameters_upstream_artifacts_and_output_uris(co
   assert built['outputs']['outputFile'] == '/root/r/Trainer/executor_output.json'
 
 
+@pytest.mark.slow
 def test_compiled_pipeline_runs_to_a_pushed_model(compiled_local, capsys):
   folder, template = compiled_local
   assert local_launcher.main(['--template', str(template)]) == 0
@@ -75,6 +77,7 @@ def test_compiled_pipeline_runs_to_a_pushed_model(compiled_local, capsys):
   assert os.path.isfile(os.path.join(pushed['pushed_destination'], 'saved_model.pb'))
 
 
+@pytest.mark.slow
 def test_a_failing_task_is_one_line_naming_its_log(tmp_path, capsys):
   template = tmp_path / 'pipeline.json'
   assert cli_main.main(['compile', '--pipeline-root', str(tmp_path / 'root'), '--data',

@@ -10,6 +10,8 @@ import pytest
 from metadata import report
 from tests import browser
 
+pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARTIFACTS = os.environ.get('TEST_ARTIFACTS', os.path.join(HERE, '..', '..', 'test-artifacts'))
 PAGE_FACTS = '''({

@@ -102,6 +102,7 @@ def _free_ports(count):
   return ports
 
 
+@pytest.mark.slow
 def test_two_workers_train_together_on_disjoint_shards_and_only_the_chief_saves(tmp_path):
   examples, out = str(tmp_path / 'examples'), str(tmp_path / 'out')
   _write_examples(examples)

@@ -6,11 +6,11 @@ import pytest
 import tensorflow as tf
 
 from components.image_example_gen import encode
+from contracts import image_record
 from tests import shards
 from tests.conftest import image_bytes
 from trainer import input_pipeline
 from trainer.data_spec import ImageSpec, TabularSpec
-from contracts import image_record
 
 RNG = np.random.default_rng(1)
 
@@ -190,7 +190,7 @@ def test_shards_of_both_schema_versions_train_together(tmp_path):
   assert versions == set(image_record.READABLE_VERSIONS)
   dataset = input_pipeline.image_dataset([old] + current, _spec(4, 4, 1, image_record.ENCODED, True), 4,
                                          training=False)
-  labels = [int(l) for _, batch in dataset for l in batch.numpy()]
+  labels = [int(label) for _, batch in dataset for label in batch.numpy()]
   assert sorted(labels) == sorted([label for _, label in images] * 2)
 
 
@@ -209,7 +209,7 @@ def test_augmentation_moves_pixels_only_while_training(tmp_path):
   assert len(moved) > 16  # a shift of 0 in both axes and no flip is rare (1 in 2 × 5 × 5)
   for image, label in zip(batch.numpy(), labels.numpy()):
     # Every augmented image is a crop of its (possibly mirrored) original, edge padded.
-    candidates = [p for p, l in images if l == label]
+    candidates = [p for p, image_label in images if image_label == label]
     assert any(_is_shifted(image[..., 0], p) or _is_shifted(image[..., 0], p[:, ::-1])
                for p in candidates)
 

@@ -4,10 +4,10 @@ import pytest
 import tensorflow as tf
 
 from components.image_example_gen import encode
+from contracts import image_record
 from tests.conftest import image_bytes
 from trainer import model, signatures
 from trainer.data_spec import ImageSpec, TabularSpec
-from contracts import image_record
 
 
 @pytest.mark.parametrize('size,channels', [((8, 8), 1), ((64, 48), 3)])

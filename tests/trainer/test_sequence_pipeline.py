@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from contracts import text_record
 from trainer import data_spec, model, sequence_pipeline, signatures
 from trainer.data_spec import SequenceSpec
-from contracts import text_record
 
 SPEC = SequenceSpec(text_record.LABEL_KEY, text_record.TOKENS_KEY, tf.int64, ['a', 'b'], 1000, hashed=False)
 

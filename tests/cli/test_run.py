@@ -1,0 +1,22 @@
+"""What a user sees from `pipeline.py run`: the project's own lines, library noise in the log."""
+import re
+
+import pytest
+
+pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
+
+
+def test_a_default_run_prints_only_the_projects_lines(default_run):
+  done, output = default_run
+  assert done.returncode == 0, done.stderr[-2000:]
+  lines = (done.stdout + done.stderr).splitlines()
+  noise = [line for line in lines if re.search(r'Warning|warnings\.warn|^\d{4}-\d\d-\d\d ', line)]
+  assert not noise, noise[:5]
+  assert done.stderr == ''
+  assert lines[0].startswith('pipeline tfrecord-pipeline: images from ')
+  assert all(re.match(r'\[\d/9\] \w+ (running…|done in [\d.]+ s \((executed|cached)\))$', line)
+             for line in lines[1:19])
+  assert lines[19] == '── summary ──' and lines[-1].startswith('report:')
+  (log,) = re.findall(r'log: (\S+)', lines[0])
+  with open(log) as f:
+    assert 'Warning' in f.read()  # the library noise went to the run log instead

@@ -1,0 +1,139 @@
+"""The import rules of docs/architecture.md, checked on the source with `ast` (no imports run)."""
+import ast
+import os
+import re
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = ('cli', 'components', 'contracts', 'kubeflow', 'metadata', 'trainer')
+TOP_MODULES = ('pipeline', 'config')
+PROJECT = PACKAGES + TOP_MODULES
+# Who may import whom (first name of the importing module → first names it may import).
+ALLOWED = {
+    'contracts': {'contracts'},
+    'components': {'components', 'contracts'},
+    'trainer': {'trainer', 'contracts', 'components'},  # components.shard_check.scan only
+    'metadata': {'metadata', 'contracts'},
+    'kubeflow': {'kubeflow', 'contracts'},
+    'config': {'components'},  # components.object_storage: Beam's S3 flags
+    'pipeline': {'components', 'config', 'contracts', 'trainer'},
+    'cli': set(PROJECT),
+}
+
+
+def _is_main_guard(node: ast.AST) -> bool:
+  """`if __name__ == '__main__':` — a script's entry, not an import of the module."""
+  return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+          and isinstance(node.test.left, ast.Name) and node.test.left.id == '__name__')
+
+
+def _imports(tree: ast.AST, module: str):
+  """Every project module imported anywhere in `tree` (function bodies included)."""
+  found = set()
+  stack = [tree]
+  while stack:
+    node = stack.pop()
+    if _is_main_guard(node):
+      continue
+    stack.extend(ast.iter_child_nodes(node))
+    if isinstance(node, ast.Import):
+      names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+      names = [f'{node.module}.{alias.name}' for alias in node.names]
+    else:
+      continue
+    found.update(name for name in names if name.split('.')[0] in PROJECT)
+  return found
+
+
+def _modules():
+  """{module name: set of imported project names} for every project source file."""
+  graph = {}
+  for top in TOP_MODULES:
+    with open(os.path.join(ROOT, f'{top}.py')) as f:
+      graph[top] = _imports(ast.parse(f.read()), top)
+  for package in PACKAGES:
+    for folder, _, files in os.walk(os.path.join(ROOT, package)):
+      for name in files:
+        if name.endswith('.py'):
+          path = os.path.join(folder, name)
+          module = os.path.relpath(path, ROOT)[:-3].replace(os.sep, '.')
+          module = module[:-len('.__init__')] if module.endswith('.__init__') else module
+          with open(path) as f:
+            graph[module] = _imports(ast.parse(f.read()), module)
+  return graph
+
+
+@pytest.fixture(scope='module')
+def graph():
+  return _modules()
+
+
+def _resolve(name: str, graph: dict) -> str:
+  """`pkg.mod.attr` → the longest prefix that is a module of the project."""
+  parts = name.split('.')
+  for end in range(len(parts), 0, -1):
+    if '.'.join(parts[:end]) in graph:
+      return '.'.join(parts[:end])
+  return name
+
+
+def test_layers_import_only_what_docs_architecture_allows(graph):
+  broken = [f'{module} imports {name}' for module, names in graph.items() for name in names
+            if name.split('.')[0] not in ALLOWED[module.split('.')[0]]]
+  assert not broken
+
+
+def test_no_component_imports_another_components_executor_or_package(graph):
+  broken = []
+  for module, names in graph.items():
+    for name in map(lambda n: _resolve(n, graph), names):
+      parts = name.split('.')
+      if parts[0] != 'components' or len(parts) < 3:
+        continue  # components.file_based / components.object_storage: shared by design
+      owner = parts[1]
+      importer = module.split('.')
+      same_component = importer[0] == 'components' and importer[1:2] == [owner]
+      if parts[2] == 'executor' and not same_component:
+        broken.append(f'{module} imports {name}')
+      if importer[0] == 'components' and not same_component:
+        broken.append(f'{module} imports {name}')
+  assert not broken
+
+
+def test_trainer_uses_components_only_for_the_shard_scan(graph):
+  used = {_resolve(name, graph) for module, names in graph.items() if module.startswith('trainer')
+          for name in names if name.startswith('components')}
+  assert used <= {'components.shard_check.scan'}
+
+
+def test_no_import_cycles(graph):
+  edges = {module: {_resolve(name, graph) for name in names} & set(graph)
+           for module, names in graph.items()}
+  for module in edges:  # a package's __init__ is not an edge back to its own modules
+    edges[module].discard(module)
+  state, cycles = {}, []
+
+  def visit(module, path):
+    state[module] = 'open'
+    for target in sorted(edges[module]):
+      if state.get(target) == 'open':
+        cycles.append(' → '.join(path[path.index(target):] + [target]))
+      elif target not in state:
+        visit(target, path + [target])
+    state[module] = 'done'
+
+  for module in sorted(edges):
+    if module not in state:
+      visit(module, [module])
+  assert not cycles
+
+
+def test_every_folder_is_in_docs_architecture():
+  with open(os.path.join(ROOT, 'docs', 'architecture.md')) as f:
+    doc = f.read()
+  for package in PACKAGES + ('schema', 'tests', 'bench', 'docs'):
+    assert re.search(rf'`{package}/`', doc), f'{package}/ is not described'
+  for module in TOP_MODULES:
+    assert f'`{module}.py`' in doc
