@@ -14,7 +14,7 @@ COMPILED_EXAMPLE = os.path.join(HERE, 'kubeflow', 'pipeline.json')     # make co
 REMOTE_PREFIXES = ('gs://', 's3://')  # object storage (components/object_storage.py)
 DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
 FLINK_RUNNER, SPARK_RUNNER = 'FlinkRunner', 'SparkRunner'
-# What each runner needs besides --runner (passed with --beam-arg); see README: Scaling out.
+# What each runner needs besides --runner (passed with --beam-arg); see docs/operations.md: Scaling out.
 RUNNER_NEEDS = {DATAFLOW_RUNNER: ('--project', '--region', '--temp_location'),
                 FLINK_RUNNER: ('--flink_master',), SPARK_RUNNER: ('--spark_master_url',)}
 

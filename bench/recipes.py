@@ -4,9 +4,9 @@ ceiling    what the hardware delivers with nothing else to do: JPEG decode of in
            all cores (per image or per batch); a bare TFRecord read for raw pixels; read → batch
            → parse_example → prefetch for tabular data (reads sequential or parallel). The
            fastest variant is the data set's ceiling.
-seed_000   ../shared/seeds/000_*: map(parse_single_example + decode_image + resize + normalise
+seed_000   the 000 seed article's recipe: map(parse_single_example + decode_image + resize + normalise
            to float, AUTOTUNE) → shuffle(10,000) → batch(64) → prefetch(AUTOTUNE).
-seed_004   ../shared/seeds/004_*: TF1 queue runners in graph mode (string_input_producer →
+seed_004   the 004 seed article's recipe: TF1 queue runners in graph mode (string_input_producer →
            TFRecordReader → parse_single_example → decode to uint8 → shuffle_batch, one thread
            per core, min_after_dequeue 1,000).
 tfx_stock  TFX's reader (tfx_bsl TFExampleRecord.TensorFlowDataset, what

@@ -42,8 +42,9 @@ def parser() -> argparse.ArgumentParser:
 
 def quiet_start_up() -> None:
   """Library chatter while data and options are checked, before the run log exists (cli/run.py
-  sends the rest to the log): TensorFlow's C++ info lines, Google client FutureWarnings."""
-  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '1')
+  sends the rest to the log): TensorFlow's C++ start-up lines (CUDA probes, also in Beam's
+  worker processes, which inherit the setting), Google client FutureWarnings."""
+  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
   warnings.filterwarnings('ignore', category=FutureWarning)
   warnings.filterwarnings('ignore', category=DeprecationWarning)
 

@@ -13,7 +13,7 @@ Shape of the pipeline, and why (2 cores, batch 64; figures from ../shared/NOTES.
 - JPEG decode is mapped over whole batches (tf.map_fn inside one map call, batches in parallel):
   10.3k img/s against 7.6k for a per-image parallel map on the same in-memory bytes
   (docs/input_pipeline.json, ceiling_variants). The whole function: 0.81–0.92× that decode
-  ceiling across runs (README: Input pipeline throughput).
+  ceiling across runs (docs/benchmarks.md: Input pipeline).
 - Batch-then-parse is 11× faster than `parse_single_example` per record (319k vs 28k rec/s on
   small Examples): one parser call per batch instead of one per record.
 - Parallelism is over whole batches, not records: per-record parallel maps cost more than they

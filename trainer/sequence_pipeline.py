@@ -6,7 +6,7 @@
   shuffle batches (training) → prefetch.
 
 - Parsing a batch in one call is what makes it fast: see `python -m bench.sequence_parsing`
-  (figures in the README) against a per-record `parse_single_sequence_example` map.
+  (figures in docs/benchmarks.md) against a per-record `parse_single_sequence_example` map.
 - Buckets (BUCKET_BOUNDARIES) double in width, so padding wastes at most about half of a batch
   for any length mix; padding everything to the longest sequence instead wastes most of the
   compute on short texts (the benchmark counts padded positions too).
