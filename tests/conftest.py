@@ -88,9 +88,13 @@ SHARED_RUNS = ('first_run', 'default_run')
 
 
 def pytest_collection_modifyitems(items):
-  """Tests that share a session-wide pipeline run go to the same pytest-xdist worker
-  (`--dist loadgroup`), so that each run happens once."""
+  """Tests that share a pipeline run (a session fixture of SHARED_RUNS, or any module-scoped
+  fixture) go to the same pytest-xdist worker (`--dist loadgroup`), so each run happens once."""
   for item in items:
-    for name in SHARED_RUNS:
-      if name in getattr(item, 'fixturenames', ()):
-        item.add_marker(pytest.mark.xdist_group(name))
+    names = getattr(item, 'fixturenames', ())
+    shared = [name for name in SHARED_RUNS if name in names]
+    definitions = getattr(getattr(item, '_fixtureinfo', None), 'name2fixturedefs', {})
+    if shared:
+      item.add_marker(pytest.mark.xdist_group(shared[0]))
+    elif any(defs[-1].scope == 'module' for defs in definitions.values()):
+      item.add_marker(pytest.mark.xdist_group(item.nodeid.split('::')[0]))
