@@ -25,6 +25,7 @@ from tfx import v1 as tfx
 from tfx.proto import example_gen_pb2
 
 from components.anomaly_gate.component import AnomalyGate
+from components.curated_schema_gen.component import CuratedSchemaGen
 from components.drift_check.component import DriftCheck
 from components.file_based import span_range
 from components.image_example_gen.component import ImageExampleGen
@@ -33,7 +34,7 @@ from components.recording_trainer.component import RecordingTrainer
 from components.shard_check.component import ShardCheck
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
-from contracts import splits, text_record
+from contracts import fingerprint, splits, text_record
 from trainer import data_spec, signatures
 
 
@@ -45,7 +46,10 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
   examples = example_gen.outputs['examples']
   statistics_gen = tfx.components.StatisticsGen(examples=examples)
   if config.schema and not schema_only:
-    schema_gen = tfx.components.ImportSchemaGen(schema_file=config.schema)
+    schema_gen = CuratedSchemaGen(
+        schema_file=config.schema,
+        code_fingerprint=fingerprint.of(data_files=_existing([config.schema]))
+    ).with_id('ImportSchemaGen')
   else:
     schema_gen = tfx.components.SchemaGen(
         statistics=statistics_gen.outputs['statistics'], infer_feature_shape=True)
@@ -71,12 +75,14 @@ def example_gen_for(config: cfg.PipelineConfig):
     return TextExampleGen(
         input_base=config.data, pattern=config.data_pattern, label_column=config.label,
         text_column=config.text_column, eval_percent=config.eval_percent,
-        shard_size_mb=config.shard_size_mb, span=config.span)
+        shard_size_mb=config.shard_size_mb, span=config.span,
+        code_fingerprint=fingerprint.of('components.text_example_gen.executor'))
   if config.data_kind == cfg.IMAGES:
     return ImageExampleGen(
         input_base=config.data, encoding=config.encoding, compression=config.compression,
         eval_percent=config.eval_percent, shard_size_mb=config.shard_size_mb,
-        pattern=config.data_pattern, span=config.span)
+        pattern=config.data_pattern, span=config.span,
+        code_fingerprint=fingerprint.of('components.image_example_gen.executor'))
   if config.data_splits:  # already split (Split-<name> folders): kept as they are
     input_config = tfx.proto.Input(splits=[tfx.proto.Input.Split(name=name, pattern=pattern)
                                            for name, pattern in config.data_splits])
@@ -102,10 +108,14 @@ def validation(config: cfg.PipelineConfig, examples, statistics_gen,
   Returns (components, the gates among them that the Trainer waits for)."""
   validator = tfx.components.ExampleValidator(
       statistics=statistics_gen.outputs['statistics'], schema=schema_gen.outputs['schema'])
-  gates = [AnomalyGate(anomalies=validator.outputs['anomalies']),
-           ShardCheck(examples=examples, max_damaged_percent=config.max_damaged_percent)]
+  gates = [AnomalyGate(anomalies=validator.outputs['anomalies'],
+                       code_fingerprint=fingerprint.of('components.anomaly_gate.component')),
+           ShardCheck(examples=examples, max_damaged_percent=config.max_damaged_percent,
+                      code_fingerprint=fingerprint.of('components.shard_check.component'))]
   if config.data_kind in (cfg.CSV, cfg.TFRECORDS, cfg.SEQUENCES):  # the label is a user's guess
-    gates.append(LabelCheck(schema=schema_gen.outputs['schema'], label=config.label))
+    gates.append(LabelCheck(
+        schema=schema_gen.outputs['schema'], label=config.label,
+        code_fingerprint=fingerprint.of('components.label_check.component')))
   resolvers = []
   if '{SPAN}' in config.data_pattern:  # data versions: compare with the previous one
     previous = tfx.dsl.Resolver(
@@ -117,7 +127,8 @@ def validation(config: cfg.PipelineConfig, examples, statistics_gen,
     resolvers.append(previous)
     gates.append(DriftCheck(statistics=statistics_gen.outputs['statistics'],
                             schema=schema_gen.outputs['schema'],
-                            previous_statistics=previous.outputs['statistics']))
+                            previous_statistics=previous.outputs['statistics'],
+                            code_fingerprint=fingerprint.of('components.drift_check.component')))
   return [validator] + resolvers + gates, gates
 
 
@@ -138,6 +149,8 @@ def trainer_config(config: cfg.PipelineConfig) -> dict:
       'image_channels': config.image_channels,
       'label_key': text_record.LABEL_KEY if config.data_kind == cfg.TEXT else config.label,
       'label_threshold': config.label_threshold,
+      # run_fn's code: TFX does not fingerprint code referenced by module path.
+      'code_fingerprint': fingerprint.of('trainer.task', 'components.recording_trainer.executor'),
   }
 
 
@@ -182,3 +195,7 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer) -> List:
           filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)))
   return [evaluator, pusher]
 
+
+def _existing(paths: List[str]) -> List[str]:
+  """Paths that exist here (a compiled pipeline may name a file that exists only in its image)."""
+  return [path for path in paths if os.path.isfile(path)]

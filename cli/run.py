@@ -58,8 +58,10 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
   except Exception as e:  # any component's failure: reported in the summary, logged in full
     logging.exception('pipeline run failed')
     error = e
-  nodes = summary.latest_run(summary.open_store(config.metadata_path), config.pipeline_name)
+  store = summary.open_store(config.metadata_path)
+  nodes = summary.latest_run(store, config.pipeline_name)
   result = summary.build(nodes, time.monotonic() - started)
+  result['why_executed'] = summary.why_executed(store, config.pipeline_name, nodes)
   result['log'] = log_path
   if error is not None:
     result['error'] = str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -16,8 +16,10 @@ def span_range(span: int):
 
 
 def spec_parameters(**extra_types) -> Dict[str, component_spec.ExecutionParameter]:
-  """FileBasedExampleGen's parameters plus the component's own (name=type)."""
+  """FileBasedExampleGen's parameters, the code fingerprint (contracts/fingerprint.py) and the
+  component's own (name=type)."""
   return dict(standard_component_specs.FileBasedExampleGenSpec.PARAMETERS,
+              code_fingerprint=component_spec.ExecutionParameter(type=str),
               **{name: component_spec.ExecutionParameter(type=kind)
                  for name, kind in extra_types.items()})
 

@@ -38,11 +38,14 @@ def _enable_s3() -> None:
 
 
 def beam_args() -> List[str]:
-  """Beam pipeline args that give its S3 file system the same endpoint and credentials."""
+  """Beam pipeline args that give its S3 file system the same endpoint and region.
+
+  Never credentials: pipeline args are recorded (ML Metadata, compiled specs, logs). Beam's S3
+  client is boto3, which reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN from
+  each worker's own environment when no key is passed.
+  """
   args = [f'--beam_plugins={__name__}']
   for flag, variable in (('--s3_endpoint_url', 'AWS_ENDPOINT_URL'),
-                         ('--s3_access_key_id', 'AWS_ACCESS_KEY_ID'),
-                         ('--s3_secret_access_key', 'AWS_SECRET_ACCESS_KEY'),
                          ('--s3_region_name', 'AWS_REGION')):
     if os.environ.get(variable):
       args.append(f'{flag}={os.environ[variable]}')

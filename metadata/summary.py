@@ -7,7 +7,7 @@ from typing import Dict, List, Optional
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
-from contracts import anomalies, artifacts
+from contracts import anomalies, artifacts, fingerprint
 
 _EXECUTION = metadata_store_pb2.Execution
 
@@ -17,6 +17,7 @@ class NodeRun:
   node_id: str
   state: str                                   # COMPLETE, CACHED, FAILED, ...
   outputs: Dict[str, metadata_store_pb2.Artifact]
+  execution: Optional[metadata_store_pb2.Execution] = None
 
 
 def open_store(metadata_path: str) -> metadata_store.MetadataStore:
@@ -52,8 +53,83 @@ def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[
     for event in events:
       key = event.path.steps[0].key if event.path.steps else str(event.artifact_id)
       outputs[key] = artifacts[event.artifact_id]
-    nodes[node] = NodeRun(node, _EXECUTION.State.Name(execution.last_known_state), outputs)
+    nodes[node] = NodeRun(node, _EXECUTION.State.Name(execution.last_known_state), outputs,
+                          execution)
   return nodes
+
+
+_SAME_ANYWAY = ('input_fingerprint', 'code_fingerprint', 'span', 'version')  # handled apart
+
+
+def _flat(name: str, value) -> Dict[str, object]:
+  """An execution property as {name: value}, JSON objects flattened to their leaves."""
+  if isinstance(value, str) and value.startswith('{'):
+    try:
+      parsed = json.loads(value)
+    except ValueError:
+      return {name: value}
+    return {key: leaf for part, inner in parsed.items()
+            for key, leaf in _flat(part, inner).items()} if isinstance(parsed, dict) else {name: value}
+  if isinstance(value, dict):
+    return {key: leaf for part, inner in value.items() for key, leaf in _flat(part, inner).items()}
+  return {name: value}
+
+
+def _execution_facts(store, execution) -> dict:
+  """(options, code fingerprint, input fingerprint, input artifact ids) of an execution."""
+  properties = {name: property_value(execution, name) for name in execution.custom_properties}
+  code = properties.pop('code_fingerprint', None)
+  if str(properties.get('custom_config', '')).startswith('{'):  # the Trainer carries it there
+    custom_config = json.loads(properties['custom_config'])
+    code = custom_config.pop('code_fingerprint', code)
+    properties['custom_config'] = custom_config
+  options = {}
+  for name, value in properties.items():
+    options.update(_flat(name, value))
+  inputs = sorted(e.artifact_id for e in store.get_events_by_execution_ids([execution.id])
+                  if e.type == metadata_store_pb2.Event.INPUT)
+  return {'code': fingerprint.digests(code), 'data': options.pop('input_fingerprint', None),
+          'inputs': inputs, 'options': {k: v for k, v in options.items() if k not in _SAME_ANYWAY}}
+
+
+def _reason(before: dict, now: dict) -> str:
+  """Why an execution ran instead of reusing `before`'s result, in a few words."""
+  reasons = []
+  changed = sorted(path for path in set(before['code']) | set(now['code'])
+                   if before['code'].get(path) != now['code'].get(path))
+  if fingerprint.ENVIRONMENT_FILE in changed:
+    reasons.append(f'environment changed since the cached run ({fingerprint.ENVIRONMENT_FILE})')
+  elif changed:
+    reasons.append(f'code changed since the cached run ({", ".join(changed)})')
+  options = [f'{key} {before["options"].get(key)} → {now["options"].get(key)}'
+             for key in sorted(set(before['options']) | set(now['options']))
+             if before['options'].get(key) != now['options'].get(key)]
+  if options:
+    reasons.append(f'options changed ({", ".join(options)})')
+  if before['data'] != now['data']:
+    reasons.append('input data changed')
+  elif before['inputs'] != now['inputs']:
+    reasons.append('new inputs from upstream')
+  return '; '.join(reasons) or 'nothing it depends on changed (caching off, or the earlier ' \
+                               'result is gone)'
+
+
+def why_executed(store: metadata_store.MetadataStore, pipeline_name: str,
+                 nodes: Dict[str, 'NodeRun']) -> Dict[str, str]:
+  """For each component this run executed: why the cache had nothing for it, compared with that
+  component's newest earlier execution (none: a first run, left out)."""
+  reasons = {}
+  for node in nodes.values():
+    if node.state != 'COMPLETE' or node.execution is None:
+      continue
+    context = store.get_context_by_type_and_name('node', f'{pipeline_name}.{node.node_id}')
+    earlier = [e for e in store.get_executions_by_context(context.id)
+               if e.id < node.execution.id and e.last_known_state in (_EXECUTION.COMPLETE,
+                                                                      _EXECUTION.CACHED)]
+    if earlier:
+      reasons[node.node_id] = _reason(_execution_facts(store, max(earlier, key=lambda e: e.id)),
+                                      _execution_facts(store, node.execution))
+  return reasons
 
 
 def property_value(item, key: str):
@@ -148,6 +224,8 @@ def render(summary: dict) -> List[str]:
   lines.append(f'components: {len(summary["executed"])} executed, {len(summary["cached"])} cached'
                f' of {total}' + (' (all cached: nothing re-ran)' if total and
                                  len(summary['cached']) == total else ''))
+  for node, reason in sorted(summary.get('why_executed', {}).items()):
+    lines.append(f'  {node} executed: {reason}')
   lines.append(f'wall time:  {summary["wall_seconds"]:.1f} s')
   if 'report' in summary:
     lines.append(f'report:     {summary["report"] or "not written (see the log)"}')

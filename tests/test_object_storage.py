@@ -15,16 +15,38 @@ pytestmark = pytest.mark.slow  # whole pipeline runs against a loopback S3 serve
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# Credentials the runs get, which must never be written anywhere (the server accepts any).
+SENTINELS = {'AWS_ACCESS_KEY_ID': 'SENTINELKEYID7731', 'AWS_SECRET_ACCESS_KEY': 'SENTINELSECRET7732',
+             'AWS_SESSION_TOKEN': 'SENTINELTOKEN7733', 'GOOGLE_OAUTH_ACCESS_TOKEN': 'SENTINELOAUTH7734'}
+
+
 @pytest.fixture(scope='module')
 def s3(tmp_path_factory):
   with s3_server.loopback_s3(str(tmp_path_factory.mktemp('moto') / 'server.log')) as env:
+    env.update(SENTINELS)
     import boto3
     client = boto3.client('s3', endpoint_url=env['AWS_ENDPOINT_URL'],
-                          aws_access_key_id='test', aws_secret_access_key='test',
-                          region_name=env['AWS_REGION'])
+                          aws_access_key_id=env['AWS_ACCESS_KEY_ID'],
+                          aws_secret_access_key=env['AWS_SECRET_ACCESS_KEY'],
+                          aws_session_token=env['AWS_SESSION_TOKEN'], region_name=env['AWS_REGION'])
     client.create_bucket(Bucket='data')
     client.create_bucket(Bucket='runs')
     yield client, dict(os.environ, **env)
+
+
+def _sentinels_in(data: bytes) -> list:
+  return [name for name, value in SENTINELS.items() if value.encode() in data]
+
+
+def _files_with_sentinels(folder) -> dict:
+  found = {}
+  for root, _, names in os.walk(folder):
+    for name in names:
+      with open(os.path.join(root, name), 'rb') as f:
+        hits = _sentinels_in(f.read())
+      if hits:
+        found[os.path.join(root, name)] = hits
+  return found
 
 
 def _pipeline(env, *args):
@@ -73,6 +95,26 @@ def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
   assert any('/variables/variables.data' in k for k in model_keys)
   # Nothing of the run landed in the working folder's default output.
   assert not os.path.exists(os.path.join(ROOT, 'output', 'remote', 's3', 'runs', 'first'))
+  # No credential in anything written (metadata, logs, report, artifacts) or printed.
+  assert not _files_with_sentinels(local)
+  for key in keys:
+    assert not _sentinels_in(client.get_object(Bucket='runs', Key=key)['Body'].read()), key
+  assert not _sentinels_in((done.stdout + done.stderr).encode())
+
+
+def test_compile_and_submit_write_and_print_no_credentials(s3, tmp_path):
+  _, env = s3
+  spec = tmp_path / 'spec' / 'pipeline.json'
+  done = _pipeline(env, 'compile', '--data', 's3://data/digits', '--pipeline-root',
+                   's3://runs/root', '--output', str(spec))
+  assert done.returncode == 0, done.stderr[-2000:]
+  with open(spec) as f:
+    assert '--s3_endpoint_url=' in f.read()  # Beam's S3 flags are there, without keys
+  dry = _pipeline(env, 'submit', '--target', 'vertex', '--project', 'p', '--region',
+                  'us-central1', '--template', str(spec), '--dry-run')
+  assert dry.returncode == 0, dry.stderr[-2000:]
+  assert not _files_with_sentinels(tmp_path)
+  assert not _sentinels_in((done.stdout + done.stderr + dry.stdout + dry.stderr).encode())
 
 
 def test_missing_s3_data_is_one_line(s3):

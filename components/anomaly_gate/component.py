@@ -10,6 +10,7 @@ from components.anomaly_gate import executor
 
 @tfx.dsl.components.component
 def AnomalyGate(anomalies: tfx.dsl.components.InputArtifact[
-    tfx.types.standard_artifacts.ExampleAnomalies]) -> None:
-  """Passes clean data on; raises AnomaliesFound otherwise."""
+    tfx.types.standard_artifacts.ExampleAnomalies],
+                code_fingerprint: tfx.dsl.components.Parameter[str] = '') -> None:
+  """Passes clean data on; raises AnomaliesFound otherwise (code_fingerprint: the cache key's)."""
   executor.check(anomalies.uri)

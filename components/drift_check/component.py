@@ -16,7 +16,9 @@ def DriftCheck(
     statistics: tfx.dsl.components.InputArtifact[_Statistics],
     schema: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Schema],
     previous_statistics: tfx.dsl.components.InputArtifact[_Statistics] = None,
+    code_fingerprint: tfx.dsl.components.Parameter[str] = '',
 ) -> None:
-  """Raises executor.DriftFound when the schema's drift comparators fire."""
+  """Raises executor.DriftFound when the schema's drift comparators fire (code_fingerprint: only
+  for the cache key, contracts/fingerprint.py)."""
   executor.check(statistics.uri, previous_statistics.uri if previous_statistics else None,
                  schema.uri)

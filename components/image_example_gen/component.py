@@ -35,7 +35,7 @@ class ImageExampleGen(FileBasedExampleGen):
 
   def __init__(self, input_base: str, encoding: str = 'encoded', compression: str = 'none',
                eval_percent: int = 20, shard_size_mb: float = 256.0,
-               pattern: str = CLASS_FOLDER_PATTERN, span: int = 0):
+               pattern: str = CLASS_FOLDER_PATTERN, span: int = 0, code_fingerprint: str = ''):
     """Args:
       input_base: root of the tree; each sub-folder's name is a class label.
       encoding: 'encoded' keeps the JPEG/PNG bytes, 'raw' stores uint8 pixels.
@@ -45,11 +45,12 @@ class ImageExampleGen(FileBasedExampleGen):
       pattern: '<class>/<file>' under input_base: '*/*', or with data versions
         'span-{SPAN}/*/*' or 'span-{SPAN}/version-{VERSION}/*/*' (the driver resolves them).
       span: with {SPAN} in the pattern, read span N; 0 = the latest.
+      code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
     """
     spec = ImageExampleGenSpec(
         **file_based.spec_arguments(input_base, 'images', pattern, span,
                                     example_gen_pb2.FORMAT_TF_EXAMPLE),
         encoding=encoding, compression=compression, eval_percent=eval_percent,
-        shard_size_mb=float(shard_size_mb))
+        shard_size_mb=float(shard_size_mb), code_fingerprint=code_fingerprint)
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the image options.
     base_beam_component.BaseBeamComponent.__init__(self, spec=spec)

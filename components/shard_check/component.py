@@ -12,7 +12,9 @@ from components.shard_check import executor
 def ShardCheck(
     examples: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Examples],
     max_damaged_percent: tfx.dsl.components.Parameter[float] = 1.0,
+    code_fingerprint: tfx.dsl.components.Parameter[str] = '',
 ) -> tfx.dsl.components.OutputDict(records=int, damaged_records=int):
-  """Counts intact and damaged records; raises executor.DamagedShards above the threshold."""
+  """Counts intact and damaged records; raises executor.DamagedShards above the threshold
+  (code_fingerprint: only for the cache key, contracts/fingerprint.py)."""
   totals = executor.check(examples.uri, max_damaged_percent)
   return {'records': totals['good'], 'damaged_records': totals['corrupt']}

@@ -34,7 +34,8 @@ class TextExampleGen(FileBasedExampleGen):
 
   def __init__(self, input_base: str, pattern: str, label_column: str, text_column: str,
                eval_percent: int = 20, shard_size_mb: float = 256.0,
-               max_vocabulary: int = MAX_VOCABULARY, min_count: int = MIN_COUNT, span: int = 0):
+               max_vocabulary: int = MAX_VOCABULARY, min_count: int = MIN_COUNT, span: int = 0,
+               code_fingerprint: str = ''):
     """Args:
       input_base: folder of the CSV files.
       pattern: the files under input_base ('*.csv', 'reviews.csv', 'span-{SPAN}/*.csv').
@@ -43,11 +44,13 @@ class TextExampleGen(FileBasedExampleGen):
       shard_size_mb: target size of one shard; small data gives one shard per split.
       max_vocabulary, min_count: the vocabulary keeps the most frequent train-split words.
       span: with {SPAN} in the pattern, read span N; 0 = the latest.
+      code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
     """
     spec = TextExampleGenSpec(
         **file_based.spec_arguments(input_base, 'rows', pattern, span,
                                     example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE),
         label_column=label_column, text_column=text_column, eval_percent=eval_percent,
-        shard_size_mb=float(shard_size_mb), max_vocabulary=max_vocabulary, min_count=min_count)
+        shard_size_mb=float(shard_size_mb), max_vocabulary=max_vocabulary, min_count=min_count,
+        code_fingerprint=code_fingerprint)
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the text options.
     base_beam_component.BaseBeamComponent.__init__(self, spec=spec)

@@ -1,6 +1,7 @@
 """`pipeline.py compile`: the local pipeline compiled offline for Kubeflow Pipelines v2 / Vertex."""
 import json
 import os
+import re
 
 import pytest
 
@@ -124,15 +125,37 @@ def test_bad_options_exit_2_with_one_line(tmp_path, capsys, extra, message):
   assert not output.exists()
 
 
+# A file's digest inside a code fingerprint, in the compiled JSON (escaped once or twice).
+_DIGEST = re.compile(r'(\.(?:py|lock|pbtxt)\\*":\\*")[0-9a-f]{16}')
+
+
 def test_committed_example_is_what_compile_produces_today(tmp_path):
+  """Code fingerprints aside: they change with every edit (kubeflow/README.md)."""
   with open(os.path.join(ROOT, 'kubeflow', 'example.args')) as f:
     args = f.read().split()
   committed = args[args.index('--output') + 1]
   args[args.index('--output') + 1] = str(tmp_path / 'pipeline.json')
   assert cli_main.main(['compile', *args]) == 0
   with open(os.path.join(ROOT, committed)) as f:
-    assert json.load(f) == json.loads((tmp_path / 'pipeline.json').read_text()), (
-        'kubeflow/pipeline.json is stale: run `make compile`')
+    committed_text = f.read()
+  fresh_text = (tmp_path / 'pipeline.json').read_text()
+  assert _DIGEST.search(fresh_text), 'the compiled spec carries no code fingerprint'
+  assert json.loads(_DIGEST.sub(r'\1', committed_text)) == json.loads(
+      _DIGEST.sub(r'\1', fresh_text)), 'kubeflow/pipeline.json is stale: run `make compile`'
+
+
+def test_compiled_steps_carry_the_code_fingerprints_of_a_local_run(tmp_path):
+  """Kubeflow's and Vertex's caches key on the same fingerprints as a local run."""
+  spec = tmp_path / 'pipeline.json'
+  assert cli_main.main(['compile', '--pipeline-root', 'gs://b/root', '--data', 'gs://b/images',
+                        '--schema', 'schema/digits/schema.pbtxt', '--output', str(spec)]) == 0
+  tasks = json.loads(spec.read_text())['pipelineSpec']['root']['dag']['tasks']
+  for task in ('ImageExampleGen', 'ImportSchemaGen', 'AnomalyGate', 'ShardCheck'):
+    value = tasks[task]['inputs']['parameters']['code_fingerprint']['runtimeValue']['constantValue']['stringValue']
+    assert 'requirements.lock' in json.loads(value)
+  custom_config = json.loads(
+      tasks['Trainer']['inputs']['parameters']['custom_config']['runtimeValue']['constantValue']['stringValue'])
+  assert 'trainer/model.py' in json.loads(custom_config['code_fingerprint'])
 
 
 def test_dockerfile_ships_every_module_the_compiled_steps_import():
