@@ -3,10 +3,13 @@ import dataclasses
 import os
 from typing import List, Optional, Tuple
 
+from contracts.trainer_options import TrainerOptions
+
 IMAGES, CSV, TFRECORDS = 'images', 'csv', 'tfrecords'
 TEXT = 'text'              # a CSV with a free-text column, converted to SequenceExamples
 SEQUENCES = 'sequences'    # TFRecords of SequenceExamples
 PIPELINE_NAME = 'tfrecord-pipeline'
+_TRAINER = TrainerOptions()  # the training defaults' one source
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIGITS_SCHEMA = os.path.join(HERE, 'schema', 'digits', 'schema.pbtxt')  # the embedded data's
 TEXT_SCHEMA = os.path.join(HERE, 'schema', 'text', 'schema.pbtxt')      # the text route's layout
@@ -76,25 +79,25 @@ class PipelineConfig:
   span: int = 0                   # with {SPAN}: the span to read; 0 = the latest
   data_splits: Tuple[Tuple[str, str], ...] = ()  # TFRecords already split: (name, pattern)
   schema: Optional[str] = None    # curated schema.pbtxt; None: SchemaGen infers one
-  label: str = 'label'            # tabular label column (text: the CSV's label column)
+  label: str = _TRAINER.label_key            # tabular label column (text: the CSV's label column)
   text_column: str = ''           # TEXT: the CSV column holding the text
   tokens_key: str = ''            # SEQUENCES: the feature list holding tokens; '' = the first
-  label_threshold: float = 0.0    # float labels train as (label > threshold)
+  label_threshold: float = _TRAINER.label_threshold    # float labels train as (label > threshold)
   encoding: str = 'encoded'       # images: 'encoded' (JPEG/PNG bytes) or 'raw' (uint8 pixels)
   compression: str = 'none'       # images: 'none' or 'gzip'
   eval_percent: int = 20
   shard_size_mb: float = 256.0
-  image_height: int = 0           # 0: the most common size in the data
-  image_width: int = 0
-  image_channels: int = 0         # 0: 1 for all-grayscale data, else 3
+  image_height: int = _TRAINER.image_height           # 0: the most common size in the data
+  image_width: int = _TRAINER.image_width
+  image_channels: int = _TRAINER.image_channels         # 0: 1 for all-grayscale data, else 3
   train_steps: int = 600
   eval_steps: int = 0             # 0: the whole eval split
-  batch_size: int = 64
-  learning_rate: float = 1e-3
-  augment: bool = False           # images: random flips and shifts while training
-  mixed_precision: str = 'auto'   # auto (GPU mixed_float16, TPU mixed_bfloat16, CPU float32)
-  xla: str = 'auto'               # auto (on with GPU/TPU), on, off
-  tpu: str = ''                   # TPU name/address for TPUStrategy ('' : $TPU_NAME or none)
+  batch_size: int = _TRAINER.batch_size
+  learning_rate: float = _TRAINER.learning_rate
+  augment: bool = _TRAINER.augment           # images: random flips and shifts while training
+  mixed_precision: str = _TRAINER.mixed_precision   # auto (GPU mixed_float16, TPU mixed_bfloat16, CPU float32)
+  xla: str = _TRAINER.xla               # auto (on with GPU/TPU), on, off
+  tpu: str = _TRAINER.tpu                   # TPU name/address for TPUStrategy ('' : $TPU_NAME or none)
   min_accuracy: float = 0.9       # Evaluator blessing threshold
   max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
   enable_cache: bool = True

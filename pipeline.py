@@ -34,8 +34,9 @@ from components.recording_trainer.component import RecordingTrainer
 from components.shard_check.component import ShardCheck
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
-from contracts import fingerprint, splits, text_record
-from trainer import data_spec, signatures
+from contracts import fingerprint, splits, text_record, trainer_options
+from contracts.trainer_options import TrainerOptions
+from trainer import signatures
 
 
 def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
@@ -133,25 +134,20 @@ def validation(config: cfg.PipelineConfig, examples, statistics_gen,
 
 
 def trainer_config(config: cfg.PipelineConfig) -> dict:
-  """The Trainer's custom_config: what trainer/task.py's run_fn reads."""
-  return {
-      'data_kind': {cfg.IMAGES: data_spec.IMAGE, cfg.TEXT: data_spec.SEQUENCE,
-                    cfg.SEQUENCES: data_spec.SEQUENCE}.get(config.data_kind, data_spec.TABULAR),
-      'tokens_key': config.tokens_key,
-      'batch_size': config.batch_size,
-      'learning_rate': config.learning_rate,
-      'augment': config.augment,
-      'mixed_precision': config.mixed_precision,
-      'xla': {'on': True, 'off': False}.get(config.xla, 'auto'),
-      'tpu': config.tpu,
-      'image_height': config.image_height,
-      'image_width': config.image_width,
-      'image_channels': config.image_channels,
-      'label_key': text_record.LABEL_KEY if config.data_kind == cfg.TEXT else config.label,
-      'label_threshold': config.label_threshold,
+  """The Trainer's custom_config (contracts/trainer_options.py): what run_fn reads."""
+  return TrainerOptions(
+      data_kind={cfg.IMAGES: trainer_options.IMAGE, cfg.TEXT: trainer_options.SEQUENCE,
+                 cfg.SEQUENCES: trainer_options.SEQUENCE}.get(config.data_kind,
+                                                              trainer_options.TABULAR),
+      label_key=text_record.LABEL_KEY if config.data_kind == cfg.TEXT else config.label,
+      label_threshold=config.label_threshold, tokens_key=config.tokens_key,
+      batch_size=config.batch_size, learning_rate=config.learning_rate, augment=config.augment,
+      image_height=config.image_height, image_width=config.image_width,
+      image_channels=config.image_channels, mixed_precision=config.mixed_precision,
+      xla={'on': True, 'off': False}.get(config.xla, trainer_options.AUTO), tpu=config.tpu,
       # run_fn's code: TFX does not fingerprint code referenced by module path.
-      'code_fingerprint': fingerprint.of('trainer.task', 'components.recording_trainer.executor'),
-  }
+      code_fingerprint=fingerprint.of('trainer.task', 'components.recording_trainer.executor'),
+  ).to_custom_config()
 
 
 def training(config: cfg.PipelineConfig, examples, schema_gen):

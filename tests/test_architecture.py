@@ -16,7 +16,7 @@ ALLOWED = {
     'trainer': {'trainer', 'contracts', 'components'},  # components.shard_check.scan only
     'metadata': {'metadata', 'contracts'},
     'kubeflow': {'kubeflow', 'contracts'},
-    'config': {'components'},  # components.object_storage: Beam's S3 flags
+    'config': {'components', 'contracts'},  # object_storage: Beam's S3 flags; trainer defaults
     'pipeline': {'components', 'config', 'contracts', 'trainer'},
     'cli': set(PROJECT),
 }

@@ -9,9 +9,6 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 
 from contracts import artifacts, text_record
 
-IMAGE = 'image'
-TABULAR = 'tabular'
-SEQUENCE = 'sequence'
 # Imported SequenceExamples' token values are hashed into HASH_BUCKETS ids from FIRST_ID on.
 HASH_BUCKETS = 20_000
 FIRST_ID = 2  # 0: padding, 1: unknown
@@ -102,7 +99,7 @@ def tabular_spec(schema: schema_pb2.Schema, config: dict, max_label: int) -> Tab
   if label_type is None:
     raise ValueError(f'label column {label_key!r} is not in the data')
   if label_type == schema_pb2.FLOAT:
-    return TabularSpec(label_key, config.get('label_threshold', 0.0), 2, numeric, categorical,
+    return TabularSpec(label_key, config['label_threshold'], 2, numeric, categorical,
                        integer)
   return TabularSpec(label_key, None, max_label + 1, numeric, categorical, integer)
 

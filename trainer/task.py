@@ -1,19 +1,12 @@
 """TFX Trainer entry point, referenced as `run_fn='trainer.task.run_fn'`.
 
-custom_config keys (set by pipeline.create_pipeline):
-  data_kind        'image', 'tabular' or 'sequence'
-  tokens_key       sequence: the feature list holding the tokens (default: the text route's, or
-                   the schema's first)
-  batch_size       per-step batch (default 64)
-  learning_rate    Adam learning rate (default 1e-3)
-  image_height, image_width, image_channels   model input; 0 = taken from the data
-  label_key, label_threshold                  tabular label column; float labels become > threshold
-  augment          images: random flips and shifts while training (off by default)
+custom_config is a contracts.trainer_options.TrainerOptions (its fields and defaults), written by
+pipeline.trainer_config.
 
 Damaged shards lose only their damaged records (input_pipeline.ShardGuard); what was lost is
 logged, written to <model_run>/input_damage.json and TensorBoard (`input_damage/*`), and put on
 the Model artifact by components/recording_trainer. The per-epoch history and the input check
-go to <model_run>/training.json for the run report (cli/report.py).
+go to <model_run>/training.json for the run report (metadata/report.py).
 """
 import json
 import logging
@@ -28,7 +21,8 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from components.shard_check import scan
-from contracts import artifacts, image_record
+from contracts import artifacts, image_record, trainer_options
+from contracts.trainer_options import TrainerOptions
 from trainer import (
   data_spec,
   diagnosis,
@@ -49,9 +43,9 @@ def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, gu
   logging.info('Image input %dx%dx%d, %d classes, %s records', spec.height, spec.width,
                spec.channels, spec.num_classes, spec.encoding)
   train = input_pipeline.image_dataset(train_files, spec, batch_size, True, guard,
-                                       augment=bool(config.get('augment')))
+                                       augment=config['augment'])
   evaluation = input_pipeline.image_dataset(fn_args.eval_files, spec, batch_size, False, guard)
-  built = model.build_image_model(spec, config.get('learning_rate', 1e-3), config['jit_compile'])
+  built = model.build_image_model(spec, config['learning_rate'], config['jit_compile'])
   if spec.encoding == image_record.RAW:
     hint = 'faster storage for the shards, or more CPU cores for the Trainer'
   else:
@@ -81,7 +75,7 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
   sample = input_pipeline.tabular_dataset(fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False,
                                           guard)
   features, _ = next(iter(sample))
-  built = model.build_tabular_model(spec, features, config.get('learning_rate', 1e-3),
+  built = model.build_tabular_model(spec, features, config['learning_rate'],
                                     config['jit_compile'])
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
   return built, train, evaluation, signatures.tabular_signatures(built, spec), hint
@@ -98,23 +92,24 @@ def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int,
   train = sequence_pipeline.sequence_dataset(train_files, spec, batch_size, True, guard)
   evaluation = sequence_pipeline.sequence_dataset(fn_args.eval_files, spec, batch_size, False,
                                                   guard)
-  built = model.build_sequence_model(spec, config.get('learning_rate', 1e-3),
+  built = model.build_sequence_model(spec, config['learning_rate'],
                                      config['jit_compile'])
   hint = 'a larger --batch-size, or more CPU cores for the Trainer'
   return built, train, evaluation, signatures.sequence_signatures(built, spec), hint
 
 
-_SETUP = {data_spec.IMAGE: _image_setup, data_spec.TABULAR: _tabular_setup,
-          data_spec.SEQUENCE: _sequence_setup}
+_SETUP = {trainer_options.IMAGE: _image_setup, trainer_options.TABULAR: _tabular_setup,
+          trainer_options.SEQUENCE: _sequence_setup}
 
 
 def run_fn(fn_args: FnArgs) -> None:
   """Trains for fn_args.train_steps, evaluates, saves a SavedModel with its signatures."""
-  plan = distribution.plan(fn_args.custom_config or {})
-  config = dict(fn_args.custom_config or {}, jit_compile=plan.jit_compile)
+  options = TrainerOptions.from_custom_config(fn_args.custom_config)
+  plan = distribution.plan(options.to_custom_config())
+  config = dict(options.to_custom_config(), jit_compile=plan.jit_compile)
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
-  batch_size = plan.global_batch(int(config.get('batch_size', 64)))
-  setup = _SETUP[config.get('data_kind', data_spec.TABULAR)]
+  batch_size = plan.global_batch(options.batch_size)
+  setup = _SETUP[options.data_kind]
   scratch = tempfile.mkdtemp(prefix='trainer-scratch-')  # salvaged shards, non-chief output
   model_run_dir = distribution.chief_or_scratch(fn_args.model_run_dir, plan, scratch)
   try:
