@@ -13,6 +13,7 @@ _TRAINER = TrainerOptions()  # the training defaults' one source
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIGITS_SCHEMA = os.path.join(HERE, 'schema', 'digits', 'schema.pbtxt')  # the embedded data's
 TEXT_SCHEMA = os.path.join(HERE, 'schema', 'text', 'schema.pbtxt')      # the text route's layout
+TEXT_SCHEMA_IN_IMAGE = 'schema/text/schema.pbtxt'                     # the same, in the image
 COMPILED_EXAMPLE = os.path.join(HERE, 'kubeflow', 'pipeline.json')     # make compile writes it
 REMOTE_PREFIXES = ('gs://', 's3://')  # object storage (components/object_storage.py)
 DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'

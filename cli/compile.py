@@ -16,23 +16,25 @@ DESCRIPTION = ('Compile create_pipeline(...) with KubeflowV2DagRunner. Offline: 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   cloud = cfg.CloudConfig()
   parser.add_argument('--pipeline-root', required=True, help='e.g. gs://BUCKET/pipeline_root')
-  options.add(parser, '--data', data=dict(required=True,
-                                          help='input as the cluster sees it (gs://...)'))
-  parser.add_argument('--data-kind', choices=(cfg.IMAGES, cfg.CSV, cfg.TFRECORDS),
-                      default=cfg.IMAGES, help='which ExampleGen reads --data (default: %(default)s)')
+  options.add(parser, *options.DATA, data=dict(required=True,
+                                               help='input as the cluster sees it (gs://...)'),
+              span=dict(help='with {SPAN} in --data-pattern: pin that span (default: the latest '
+                        'at run time)'))
+  parser.add_argument('--data-kind', choices=(cfg.IMAGES, cfg.CSV, cfg.TFRECORDS, cfg.TEXT,
+                                              cfg.SEQUENCES),
+                      default=cfg.IMAGES, help='which ExampleGen reads --data and which model '
+                      'trains (default: %(default)s; text needs --text-column)')
   parser.add_argument('--data-pattern', default='',
                       help='files under --data (default: */* for images, * otherwise); data '
                       'versions: e.g. span-{SPAN}/*.csv, span-{SPAN}/version-{VERSION}/*/*')
-  options.add(parser, '--span', span=dict(
-      help='with {SPAN} in --data-pattern: pin that span (default: the latest at run time)'))
   parser.add_argument('--image', default=cloud.image,
                       help='container image of every step (default: %(default)s)')
   parser.add_argument('--format', choices=('json', 'yaml'), default='json',
                       help='json: a Vertex AI PipelineJob; yaml: the bare KFP pipeline spec')
-  parser.add_argument('--output', default=cfg.COMPILED_EXAMPLE,
-                      help='compiled file (default: kubeflow/pipeline.json)')
+  parser.add_argument('--out', default=cfg.COMPILED_EXAMPLE,
+                      help='the compiled file (default: kubeflow/pipeline.json)')
   parser.add_argument('--pipeline-name', default=cfg.PIPELINE_NAME)
-  options.add(parser, '--schema', '--label', '--train-steps', '--min-accuracy', '--no-cache',
+  options.add(parser, *options.TRAINING,
               schema=dict(help='curated schema.pbtxt path inside the image, e.g. '
                           'schema/digits/schema.pbtxt; default: SchemaGen infers one'),
               no_cache=dict(help='compile with caching off'))
@@ -82,6 +84,19 @@ def _cloud(args: argparse.Namespace) -> cfg.CloudConfig:
   return cloud
 
 
+def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
+  """The same builder as `run`'s (cli/options.py), for data as the cluster sees it."""
+  options.check_numbers(args)
+  if args.data_kind == cfg.TEXT and not args.text_column:
+    raise UserError('--data-kind text needs --text-column')
+  return options.config_from(
+      args, data=args.data, data_kind=args.data_kind, data_pattern=args.data_pattern
+      or (inputs.CLASS_FOLDERS if args.data_kind == cfg.IMAGES else '*'),
+      output=args.pipeline_root, pipeline_root=args.pipeline_root, schema=args.schema,
+      schema_default=cfg.TEXT_SCHEMA_IN_IMAGE if args.data_kind == cfg.TEXT else None,
+      cloud=_cloud(args))
+
+
 def compile_kubeflow(args: argparse.Namespace) -> str:
   """Compiles for KFP v2 with KubeflowV2DagRunner; returns the written file's path."""
   from kubeflow import compiler
@@ -90,14 +105,8 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
     labels = compiler.parse_labels(args.job_label)
   except ValueError as e:
     raise UserError(str(e)) from None
-  config = cfg.PipelineConfig(
-      data=args.data, data_kind=args.data_kind, span=args.span, data_pattern=args.data_pattern
-      or (inputs.CLASS_FOLDERS if args.data_kind == cfg.IMAGES else '*'),
-      output=args.pipeline_root, pipeline_root=args.pipeline_root,
-      pipeline_name=args.pipeline_name, schema=args.schema, label=args.label,
-      train_steps=args.train_steps, min_accuracy=args.min_accuracy,
-      enable_cache=not args.no_cache, beam_extra_args=args.beam_extra_args, cloud=_cloud(args))
-  output = os.path.abspath(args.output)
+  config = compile_config(args)
+  output = os.path.abspath(args.out)
   if not output.endswith('.' + args.format):
     output = os.path.splitext(output)[0] + '.' + args.format
   job = compiler.compile_job(pipeline.create_pipeline(config), args.image, labels,

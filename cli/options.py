@@ -145,16 +145,19 @@ def _data_kind(source, args: argparse.Namespace):
   return source.kind, ''
 
 
-def _check_numbers(args: argparse.Namespace) -> None:
+def check_numbers(args: argparse.Namespace) -> None:
   if not 1 <= args.eval_percent <= 99:
     raise UserError(f'--eval-percent {args.eval_percent}: must be between 1 and 99')
+  if args.shard_size_mb <= 0 or getattr(args, 'train_steps', 1) < 1:
+    raise UserError('--shard-size-mb and --train-steps must be positive')
+
+
+def _check_runner(args: argparse.Namespace) -> None:
   missing = [flag for flag in cfg.RUNNER_NEEDS.get(args.beam_runner, ())
              if not any(arg.startswith(flag + '=') for arg in args.beam_extra_args)]
   if missing:
     raise UserError(f'--beam-runner {args.beam_runner} needs ' + ' '.join(
         f'--beam-arg={flag}=…' for flag in missing))
-  if args.shard_size_mb <= 0 or getattr(args, 'train_steps', 1) < 1:
-    raise UserError('--shard-size-mb and --train-steps must be positive')
 
 
 def _check_buckets(args: argparse.Namespace) -> None:
@@ -170,7 +173,8 @@ def _check_buckets(args: argparse.Namespace) -> None:
 def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   """Checks --data, --output and the numbers (raising UserError) and builds the config; the
   embedded digits are written out when --data is not given."""
-  _check_numbers(args)
+  check_numbers(args)
+  _check_runner(args)
   schema = getattr(args, 'schema', None)
   if schema and not os.path.isfile(schema):
     raise UserError(f'--schema {schema}: no such file')
@@ -191,14 +195,21 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     raise UserError(f'--span {args.span}: ' + (
         f'no span-{args.span} folder (spans: {", ".join(map(str, source.spans))})'
         if source.spans else 'the data has no span-<N> folders'))
+  return config_from(
+      args, data=source.root, data_kind=kind, data_pattern=source.pattern, output=output,
+      local_dir=local_dir, data_splits=source.splits, text_column=text_column,
+      schema=os.path.abspath(schema) if schema else None)
+
+
+def config_from(args: argparse.Namespace, schema_default=None, **decided) -> cfg.PipelineConfig:
+  """PipelineConfig from the parsed options (each flag's dest is a field), then `decided`."""
   fields = {f.name for f in dataclasses.fields(cfg.PipelineConfig)}
   given = {name: value for name, value in vars(args).items() if name in fields}
   if hasattr(args, 'image_size'):
     given.update(image_height=args.image_size[0], image_width=args.image_size[1])
   if hasattr(args, 'no_cache'):
     given['enable_cache'] = not args.no_cache
-  given.update(
-      data=source.root, data_kind=kind, data_pattern=source.pattern, output=output,
-      local_dir=local_dir, data_splits=source.splits, text_column=text_column,
-      schema=os.path.abspath(schema) if schema else None)
+  given.update(decided)
+  if not given.get('schema') and schema_default:
+    given['schema'] = schema_default
   return cfg.PipelineConfig(**given)

@@ -106,7 +106,7 @@ def test_compile_and_submit_write_and_print_no_credentials(s3, tmp_path):
   _, env = s3
   spec = tmp_path / 'spec' / 'pipeline.json'
   done = _pipeline(env, 'compile', '--data', 's3://data/digits', '--pipeline-root',
-                   's3://runs/root', '--output', str(spec))
+                   's3://runs/root', '--out', str(spec))
   assert done.returncode == 0, done.stderr[-2000:]
   with open(spec) as f:
     assert '--s3_endpoint_url=' in f.read()  # Beam's S3 flags are there, without keys

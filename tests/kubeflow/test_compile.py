@@ -17,7 +17,7 @@ IMAGE = 'example.org/tfrp:1'
 def _compile(tmp_path, *extra, fmt='json'):
   output = tmp_path / f'pipeline.{fmt}'
   code = cli_main.main(['compile', '--pipeline-root', str(tmp_path / 'root'), '--data',
-                        'gs://bucket/images', '--image', IMAGE, '--output', str(output),
+                        'gs://bucket/images', '--image', IMAGE, '--out', str(output),
                         '--format', fmt, *extra])
   assert code == 0
   return output
@@ -119,7 +119,7 @@ def test_json_is_accepted_by_aiplatform_pipeline_job_offline(tmp_path):
 def test_bad_options_exit_2_with_one_line(tmp_path, capsys, extra, message):
   output = tmp_path / 'p.json'
   code = cli_main.main(['compile', '--pipeline-root', 'gs://b/r', '--data', 'gs://b/d',
-                        '--output', str(output), *extra])
+                        '--out', str(output), *extra])
   err = capsys.readouterr().err
   assert code == 2 and err.count('\n') == 1 and err.startswith('error: ') and message in err
   assert not output.exists()
@@ -133,8 +133,8 @@ def test_committed_example_is_what_compile_produces_today(tmp_path):
   """Code fingerprints aside: they change with every edit (kubeflow/README.md)."""
   with open(os.path.join(ROOT, 'kubeflow', 'example.args')) as f:
     args = f.read().split()
-  committed = args[args.index('--output') + 1]
-  args[args.index('--output') + 1] = str(tmp_path / 'pipeline.json')
+  committed = args[args.index('--out') + 1]
+  args[args.index('--out') + 1] = str(tmp_path / 'pipeline.json')
   assert cli_main.main(['compile', *args]) == 0
   with open(os.path.join(ROOT, committed)) as f:
     committed_text = f.read()
@@ -148,7 +148,7 @@ def test_compiled_steps_carry_the_code_fingerprints_of_a_local_run(tmp_path):
   """Kubeflow's and Vertex's caches key on the same fingerprints as a local run."""
   spec = tmp_path / 'pipeline.json'
   assert cli_main.main(['compile', '--pipeline-root', 'gs://b/root', '--data', 'gs://b/images',
-                        '--schema', 'schema/digits/schema.pbtxt', '--output', str(spec)]) == 0
+                        '--schema', 'schema/digits/schema.pbtxt', '--out', str(spec)]) == 0
   tasks = json.loads(spec.read_text())['pipelineSpec']['root']['dag']['tasks']
   for task in ('ImageExampleGen', 'ImportSchemaGen', 'AnomalyGate', 'ShardCheck'):
     value = tasks[task]['inputs']['parameters']['code_fingerprint']['runtimeValue']['constantValue']['stringValue']

@@ -17,7 +17,7 @@ def compiled_local(tmp_path_factory):
   data = inputs.write_digits(str(folder / 'digits'))
   template = folder / 'pipeline.json'
   assert cli_main.main(['compile', '--pipeline-root', str(folder / 'root'), '--data', data,
-                        '--schema', 'schema/digits/schema.pbtxt', '--output', str(template),
+                        '--schema', 'schema/digits/schema.pbtxt', '--out', str(template),
                         '--train-steps', '200',
                         # Beam in one process here (worker processes cost ~6 s per Beam task);
                         # the later flag wins over the compiled default.
@@ -81,7 +81,7 @@ def test_compiled_pipeline_runs_to_a_pushed_model(compiled_local, capsys):
 def test_a_failing_task_is_one_line_naming_its_log(tmp_path, capsys):
   template = tmp_path / 'pipeline.json'
   assert cli_main.main(['compile', '--pipeline-root', str(tmp_path / 'root'), '--data',
-                        str(tmp_path / 'missing'), '--output', str(template)]) == 0
+                        str(tmp_path / 'missing'), '--out', str(template)]) == 0
   capsys.readouterr()
   assert local_launcher.main(['--template', str(template)]) == 2
   err = capsys.readouterr().err

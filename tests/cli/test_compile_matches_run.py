@@ -1,0 +1,64 @@
+"""`compile` builds the very pipeline `run` builds from the same flags, for every data kind."""
+import os
+import shutil
+
+import pytest
+import tfx
+
+from cli import compile as compile_command
+from cli import main as cli_main
+from cli import options
+import config as cfg
+import pipeline
+
+TFX_DIR = os.path.dirname(tfx.__file__)
+TAXI_CSV = os.path.join(TFX_DIR, 'examples', 'chicago_taxi_pipeline', 'data', 'simple', 'data.csv')
+PENGUIN = os.path.join(TFX_DIR, 'components', 'testdata', 'penguin', 'data', 'Split-train',
+                       'data_tfrecord-00000-of-00001.gz')
+SEQUENCES = os.path.join(TFX_DIR, 'components', 'testdata', 'tfrecord_sequence')
+FLAGS = ['--train-steps', '321', '--eval-steps', '7', '--batch-size', '16', '--learning-rate',
+         '0.01', '--eval-percent', '30', '--min-accuracy', '0.5', '--max-damaged-percent', '2',
+         '--augment', '--image-size', '16', '12', '--image-channels', '3', '--shard-size-mb', '3',
+         '--encoding', 'raw', '--compression', 'gzip', '--no-cache']
+
+
+def _data(kind, tmp_path, digits_subset):
+  if kind == cfg.IMAGES:
+    return digits_subset, []
+  if kind == cfg.CSV:
+    return TAXI_CSV, ['--label', 'tips']
+  if kind == cfg.TFRECORDS:
+    shutil.copy(PENGUIN, tmp_path / 'penguins.tfrecord.gz')
+    return str(tmp_path / 'penguins.tfrecord.gz'), ['--label', 'species']
+  if kind == cfg.TEXT:
+    rows = ''.join(f'{i % 2},"word{i} and some more words here"\n' for i in range(20))
+    (tmp_path / 'reviews.csv').write_text('label,review\n' + rows)
+    return str(tmp_path / 'reviews.csv'), []
+  return os.path.join(SEQUENCES, os.listdir(SEQUENCES)[0]), ['--label', 'i']
+
+
+def _properties(built):
+  return {component.id: dict(component.exec_properties) for component in built.components}
+
+
+@pytest.mark.parametrize('kind', [cfg.IMAGES, cfg.CSV, cfg.TFRECORDS, cfg.TEXT, cfg.SEQUENCES])
+def test_compiled_components_are_configured_as_the_local_run_s(kind, tmp_path, digits_subset):
+  data, extra = _data(kind, tmp_path, digits_subset)
+  parser = cli_main.parser()
+  local = options.build_config(parser.parse_args(
+      ['run', '--data', data, '--output', str(tmp_path / 'out'), *FLAGS, *extra]))
+  assert local.data_kind == kind
+  schema = ['--schema', local.schema] if local.schema else []
+  text = ['--text-column', local.text_column] if local.text_column else []
+  compiled = compile_command.compile_config(parser.parse_args(
+      ['compile', '--pipeline-root', str(tmp_path / 'out' / 'pipeline_root'), '--data',
+       local.data, '--data-kind', kind, '--data-pattern', local.data_pattern, *FLAGS, *extra,
+       *schema, *text]))
+  run_side = _properties(pipeline.create_pipeline(local))
+  compile_side = _properties(pipeline.create_pipeline(compiled))
+  assert run_side.keys() == compile_side.keys()
+  for component, properties in run_side.items():
+    if component == 'Pusher':  # the serving folder: <output>/serving locally, the root's remotely
+      properties.pop('push_destination')
+      compile_side[component].pop('push_destination')
+    assert properties == compile_side[component], component
