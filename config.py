@@ -1,4 +1,5 @@
 """The one typed configuration shared by every runner (local, Kubeflow Pipelines, Vertex AI)."""
+
 import dataclasses
 import os
 from typing import List, Optional, Tuple
@@ -6,21 +7,24 @@ from typing import List, Optional, Tuple
 from contracts.trainer_options import TrainerOptions
 
 IMAGES, CSV, TFRECORDS = 'images', 'csv', 'tfrecords'
-TEXT = 'text'              # a CSV with a free-text column, converted to SequenceExamples
-SEQUENCES = 'sequences'    # TFRecords of SequenceExamples
+TEXT = 'text'  # a CSV with a free-text column, converted to SequenceExamples
+SEQUENCES = 'sequences'  # TFRecords of SequenceExamples
 PIPELINE_NAME = 'tfrecord-pipeline'
 _TRAINER = TrainerOptions()  # the training defaults' one source
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIGITS_SCHEMA = os.path.join(HERE, 'schema', 'digits', 'schema.pbtxt')  # the embedded data's
-TEXT_SCHEMA = os.path.join(HERE, 'schema', 'text', 'schema.pbtxt')      # the text route's layout
-TEXT_SCHEMA_IN_IMAGE = 'schema/text/schema.pbtxt'                     # the same, in the image
-COMPILED_EXAMPLE = os.path.join(HERE, 'kubeflow', 'pipeline.json')     # make compile writes it
+TEXT_SCHEMA = os.path.join(HERE, 'schema', 'text', 'schema.pbtxt')  # the text route's layout
+TEXT_SCHEMA_IN_IMAGE = 'schema/text/schema.pbtxt'  # the same, in the image
+COMPILED_EXAMPLE = os.path.join(HERE, 'kubeflow', 'pipeline.json')  # make compile writes it
 REMOTE_PREFIXES = ('gs://', 's3://')  # object storage (components/object_storage.py)
 DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
 FLINK_RUNNER, SPARK_RUNNER = 'FlinkRunner', 'SparkRunner'
 # What each runner needs besides --runner (passed with --beam-arg); see docs/operations.md: Scaling out.
-RUNNER_NEEDS = {DATAFLOW_RUNNER: ('--project', '--region', '--temp_location'),
-                FLINK_RUNNER: ('--flink_master',), SPARK_RUNNER: ('--spark_master_url',)}
+RUNNER_NEEDS = {
+  DATAFLOW_RUNNER: ('--project', '--region', '--temp_location'),
+  FLINK_RUNNER: ('--flink_master',),
+  SPARK_RUNNER: ('--spark_master_url',),
+}
 
 
 @dataclasses.dataclass
@@ -30,14 +34,15 @@ class CloudConfig:
   Every step runs in `image`; Beam components use the DirectRunner inside their step unless
   `beam_runner` is DataflowRunner, and the Trainer runs in its step unless `vertex_training`.
   """
+
   image: str = 'tfrecord-pipeline:latest'
   project: str = ''
   region: str = ''
   beam_runner: str = DIRECT_RUNNER
-  dataflow_temp_location: str = ''    # gs://… scratch space for Dataflow jobs
-  dataflow_max_workers: int = 0       # 0: Dataflow's autoscaling default
-  dataflow_machine_type: str = ''     # '': Dataflow's default
-  vertex_training: bool = False       # Trainer as a Vertex AI custom job
+  dataflow_temp_location: str = ''  # gs://… scratch space for Dataflow jobs
+  dataflow_max_workers: int = 0  # 0: Dataflow's autoscaling default
+  dataflow_machine_type: str = ''  # '': Dataflow's default
+  vertex_training: bool = False  # Trainer as a Vertex AI custom job
   trainer_machine_type: str = 'n1-standard-8'
   trainer_accelerator_type: str = ''  # e.g. NVIDIA_TESLA_T4; '': CPU only
   trainer_accelerator_count: int = 0
@@ -45,9 +50,14 @@ class CloudConfig:
   @property
   def dataflow_args(self) -> List[str]:
     """Beam args of every Beam component when it runs on Dataflow, workers in `image`."""
-    args = ['--runner=DataflowRunner', f'--project={self.project}', f'--region={self.region}',
-            f'--temp_location={self.dataflow_temp_location}',
-            f'--sdk_container_image={self.image}', '--experiments=use_runner_v2']
+    args = [
+      '--runner=DataflowRunner',
+      f'--project={self.project}',
+      f'--region={self.region}',
+      f'--temp_location={self.dataflow_temp_location}',
+      f'--sdk_container_image={self.image}',
+      '--experiments=use_runner_v2',
+    ]
     if self.dataflow_max_workers:
       args.append(f'--max_num_workers={self.dataflow_max_workers}')
     if self.dataflow_machine_type:
@@ -59,52 +69,60 @@ class CloudConfig:
     """The CustomJob spec TFX's Vertex Trainer extension submits: one worker in `image`."""
     machine = {'machine_type': self.trainer_machine_type}
     if self.trainer_accelerator_type:
-      machine.update(accelerator_type=self.trainer_accelerator_type,
-                     accelerator_count=self.trainer_accelerator_count or 1)
-    return {'project': self.project,
-            'worker_pool_specs': [{'machine_spec': machine, 'replica_count': 1,
-                                   'container_spec': {'image_uri': self.image}}]}
+      machine.update(
+        accelerator_type=self.trainer_accelerator_type,
+        accelerator_count=self.trainer_accelerator_count or 1,
+      )
+    return {
+      'project': self.project,
+      'worker_pool_specs': [
+        {'machine_spec': machine, 'replica_count': 1, 'container_spec': {'image_uri': self.image}}
+      ],
+    }
 
 
 @dataclasses.dataclass
 class PipelineConfig:
   """Everything create_pipeline needs; paths may be local or remote (gs://)."""
-  data: str                       # image tree root, CSV file/folder, or TFRecord file/folder
-  data_kind: str                  # IMAGES, CSV, TFRECORDS, TEXT or SEQUENCES
-  output: str                     # artifacts and the serving model live below (local, gs://, s3://)
-  local_dir: str = ''             # metadata.sqlite, logs, run report; '' : `output` (local)
-  pipeline_root: str = ''         # '' : <output>/pipeline_root
+
+  data: str  # image tree root, CSV file/folder, or TFRecord file/folder
+  data_kind: str  # IMAGES, CSV, TFRECORDS, TEXT or SEQUENCES
+  output: str  # artifacts and the serving model live below (local, gs://, s3://)
+  local_dir: str = ''  # metadata.sqlite, logs, run report; '' : `output` (local)
+  pipeline_root: str = ''  # '' : <output>/pipeline_root
   pipeline_name: str = PIPELINE_NAME
-  data_pattern: str = '*'         # files under `data` (a file: its name; images: '*/*');
-                                  # data versions: 'span-{SPAN}[/version-{VERSION}]/…'
-  span: int = 0                   # with {SPAN}: the span to read; 0 = the latest
+  data_pattern: str = '*'  # files under `data` (a file: its name; images: '*/*');
+  # data versions: 'span-{SPAN}[/version-{VERSION}]/…'
+  span: int = 0  # with {SPAN}: the span to read; 0 = the latest
   data_splits: Tuple[Tuple[str, str], ...] = ()  # TFRecords already split: (name, pattern)
-  schema: Optional[str] = None    # curated schema.pbtxt; None: SchemaGen infers one
-  label: str = _TRAINER.label_key            # tabular label column (text: the CSV's label column)
-  text_column: str = ''           # TEXT: the CSV column holding the text
-  tokens_key: str = ''            # SEQUENCES: the feature list holding tokens; '' = the first
-  label_threshold: float = _TRAINER.label_threshold    # float labels train as (label > threshold)
-  encoding: str = 'encoded'       # images: 'encoded' (JPEG/PNG bytes) or 'raw' (uint8 pixels)
-  compression: str = 'none'       # images: 'none' or 'gzip'
+  schema: Optional[str] = None  # curated schema.pbtxt; None: SchemaGen infers one
+  label: str = _TRAINER.label_key  # tabular label column (text: the CSV's label column)
+  text_column: str = ''  # TEXT: the CSV column holding the text
+  tokens_key: str = ''  # SEQUENCES: the feature list holding tokens; '' = the first
+  label_threshold: float = _TRAINER.label_threshold  # float labels train as (label > threshold)
+  encoding: str = 'encoded'  # images: 'encoded' (JPEG/PNG bytes) or 'raw' (uint8 pixels)
+  compression: str = 'none'  # images: 'none' or 'gzip'
   eval_percent: int = 20
   shard_size_mb: float = 256.0
-  image_height: int = _TRAINER.image_height           # 0: the most common size in the data
+  image_height: int = _TRAINER.image_height  # 0: the most common size in the data
   image_width: int = _TRAINER.image_width
-  image_channels: int = _TRAINER.image_channels         # 0: 1 for all-grayscale data, else 3
+  image_channels: int = _TRAINER.image_channels  # 0: 1 for all-grayscale data, else 3
   train_steps: int = 600
-  eval_steps: int = 0             # 0: the whole eval split
+  eval_steps: int = 0  # 0: the whole eval split
   batch_size: int = _TRAINER.batch_size
   learning_rate: float = _TRAINER.learning_rate
-  augment: bool = _TRAINER.augment           # images: random flips and shifts while training
-  mixed_precision: str = _TRAINER.mixed_precision   # auto (GPU mixed_float16, TPU mixed_bfloat16, CPU float32)
-  xla: str = _TRAINER.xla               # auto (on with GPU/TPU), on, off
-  tpu: str = _TRAINER.tpu                   # TPU name/address for TPUStrategy ('' : $TPU_NAME or none)
-  min_accuracy: float = 0.9       # Evaluator blessing threshold
+  augment: bool = _TRAINER.augment  # images: random flips and shifts while training
+  mixed_precision: str = (
+    _TRAINER.mixed_precision
+  )  # auto (GPU mixed_float16, TPU mixed_bfloat16, CPU float32)
+  xla: str = _TRAINER.xla  # auto (on with GPU/TPU), on, off
+  tpu: str = _TRAINER.tpu  # TPU name/address for TPUStrategy ('' : $TPU_NAME or none)
+  min_accuracy: float = 0.9  # Evaluator blessing threshold
   max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
   enable_cache: bool = True
-  beam_runner: str = DIRECT_RUNNER              # local runs: or Dataflow/Flink/Spark
+  beam_runner: str = DIRECT_RUNNER  # local runs: or Dataflow/Flink/Spark
   beam_direct_running_mode: str = 'multi_processing'  # or 'in_memory', 'multi_threading'
-  beam_direct_num_workers: int = 0              # 0: one per core
+  beam_direct_num_workers: int = 0  # 0: one per core
   beam_extra_args: List[str] = dataclasses.field(default_factory=list)  # passed to Beam as is
   cloud: Optional[CloudConfig] = None  # set when compiling for Kubeflow / Vertex AI
 
@@ -133,9 +151,11 @@ class PipelineConfig:
     # Without a dependency flag TFX builds an sdist of itself for Beam workers before every
     # Beam component (~1.3 s each); the DirectRunner runs this very environment, so we name
     # the local environment instead and skip that build.
-    local = [f'--direct_running_mode={self.beam_direct_running_mode}',
-             f'--direct_num_workers={self.beam_direct_num_workers}',  # 0: Beam uses every core
-             '--sdk_container_image=local-environment']
+    local = [
+      f'--direct_running_mode={self.beam_direct_running_mode}',
+      f'--direct_num_workers={self.beam_direct_num_workers}',  # 0: Beam uses every core
+      '--sdk_container_image=local-environment',
+    ]
     return local + self.s3_beam_args + self.beam_extra_args
 
   @property
@@ -143,6 +163,7 @@ class PipelineConfig:
     if not self.uses_s3:
       return []
     from components import object_storage
+
     return object_storage.beam_args()
 
 

@@ -7,6 +7,7 @@
 
 Run as a script, this file is the command line (cli/main.py): `python pipeline.py --help`.
 """
+
 import os
 import sys
 
@@ -39,8 +40,9 @@ from contracts.trainer_options import TrainerOptions
 from trainer import signatures
 
 
-def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
-                    schema_only: bool = False) -> tfx.dsl.Pipeline:
+def create_pipeline(
+  config: cfg.PipelineConfig, metadata_connection_config=None, schema_only: bool = False
+) -> tfx.dsl.Pipeline:
   """The whole DAG for `config`; schema_only: stop after an inferred schema (`pipeline.py
   schema`)."""
   example_gen = example_gen_for(config)
@@ -48,12 +50,13 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
   statistics_gen = tfx.components.StatisticsGen(examples=examples)
   if config.schema and not schema_only:
     schema_gen = CuratedSchemaGen(
-        schema_file=config.schema,
-        code_fingerprint=fingerprint.of(data_files=_existing([config.schema]))
+      schema_file=config.schema,
+      code_fingerprint=fingerprint.of(data_files=_existing([config.schema])),
     ).with_id('ImportSchemaGen')
   else:
     schema_gen = tfx.components.SchemaGen(
-        statistics=statistics_gen.outputs['statistics'], infer_feature_shape=True)
+      statistics=statistics_gen.outputs['statistics'], infer_feature_shape=True
+    )
   components = [example_gen, statistics_gen, schema_gen]
   if not schema_only:
     checks, gates = validation(config, examples, statistics_gen, schema_gen)
@@ -62,91 +65,148 @@ def create_pipeline(config: cfg.PipelineConfig, metadata_connection_config=None,
       trainer.add_upstream_node(gate)
     components += checks + [trainer] + evaluation_and_push(config, examples, trainer)
   return tfx.dsl.Pipeline(
-      pipeline_name=config.pipeline_name,
-      pipeline_root=config.pipeline_root,
-      components=components,
-      enable_cache=config.enable_cache,
-      metadata_connection_config=metadata_connection_config,
-      beam_pipeline_args=config.beam_pipeline_args)
+    pipeline_name=config.pipeline_name,
+    pipeline_root=config.pipeline_root,
+    components=components,
+    enable_cache=config.enable_cache,
+    metadata_connection_config=metadata_connection_config,
+    beam_pipeline_args=config.beam_pipeline_args,
+  )
 
 
 def example_gen_for(config: cfg.PipelineConfig):
   """Data in: the project's ImageExampleGen / TextExampleGen, or TFX's CSV / Import ones."""
   if config.data_kind == cfg.TEXT:
     return TextExampleGen(
-        input_base=config.data, pattern=config.data_pattern, label_column=config.label,
-        text_column=config.text_column, eval_percent=config.eval_percent,
-        shard_size_mb=config.shard_size_mb, span=config.span,
-        code_fingerprint=fingerprint.of('components.text_example_gen.executor'))
+      input_base=config.data,
+      pattern=config.data_pattern,
+      label_column=config.label,
+      text_column=config.text_column,
+      eval_percent=config.eval_percent,
+      shard_size_mb=config.shard_size_mb,
+      span=config.span,
+      code_fingerprint=fingerprint.of('components.text_example_gen.executor'),
+    )
   if config.data_kind == cfg.IMAGES:
     return ImageExampleGen(
-        input_base=config.data, encoding=config.encoding, compression=config.compression,
-        eval_percent=config.eval_percent, shard_size_mb=config.shard_size_mb,
-        pattern=config.data_pattern, span=config.span,
-        code_fingerprint=fingerprint.of('components.image_example_gen.executor'))
+      input_base=config.data,
+      encoding=config.encoding,
+      compression=config.compression,
+      eval_percent=config.eval_percent,
+      shard_size_mb=config.shard_size_mb,
+      pattern=config.data_pattern,
+      span=config.span,
+      code_fingerprint=fingerprint.of('components.image_example_gen.executor'),
+    )
   if config.data_splits:  # already split (Split-<name> folders): kept as they are
-    input_config = tfx.proto.Input(splits=[tfx.proto.Input.Split(name=name, pattern=pattern)
-                                           for name, pattern in config.data_splits])
+    input_config = tfx.proto.Input(
+      splits=[
+        tfx.proto.Input.Split(name=name, pattern=pattern) for name, pattern in config.data_splits
+      ]
+    )
     output_config = tfx.proto.Output()
   else:
-    input_config = tfx.proto.Input(splits=[
-        tfx.proto.Input.Split(name='single_split', pattern=config.data_pattern)])
-    output_config = tfx.proto.Output(split_config=tfx.proto.SplitConfig(splits=[
-        tfx.proto.SplitConfig.Split(name=splits.TRAIN, hash_buckets=100 - config.eval_percent),
-        tfx.proto.SplitConfig.Split(name=splits.EVAL, hash_buckets=config.eval_percent)]))
-  files = dict(input_base=config.data, input_config=input_config, output_config=output_config,
-               range_config=span_range(config.span))
+    input_config = tfx.proto.Input(
+      splits=[tfx.proto.Input.Split(name='single_split', pattern=config.data_pattern)]
+    )
+    output_config = tfx.proto.Output(
+      split_config=tfx.proto.SplitConfig(
+        splits=[
+          tfx.proto.SplitConfig.Split(name=splits.TRAIN, hash_buckets=100 - config.eval_percent),
+          tfx.proto.SplitConfig.Split(name=splits.EVAL, hash_buckets=config.eval_percent),
+        ]
+      )
+    )
+  files = dict(
+    input_base=config.data,
+    input_config=input_config,
+    output_config=output_config,
+    range_config=span_range(config.span),
+  )
   if config.data_kind == cfg.CSV:
     return tfx.components.CsvExampleGen(**files)
-  return tfx.components.ImportExampleGen(**files, payload_format=(
-      example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE if config.data_kind == cfg.SEQUENCES
-      else example_gen_pb2.FORMAT_TF_EXAMPLE))
+  return tfx.components.ImportExampleGen(
+    **files,
+    payload_format=(
+      example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE
+      if config.data_kind == cfg.SEQUENCES
+      else example_gen_pb2.FORMAT_TF_EXAMPLE
+    ),
+  )
 
 
-def validation(config: cfg.PipelineConfig, examples, statistics_gen,
-               schema_gen) -> Tuple[list, list]:
+def validation(
+  config: cfg.PipelineConfig, examples, statistics_gen, schema_gen
+) -> Tuple[list, list]:
   """What must pass before training: schema anomalies, shard CRCs, the label, drift.
   Returns (components, the gates among them that the Trainer waits for)."""
   validator = tfx.components.ExampleValidator(
-      statistics=statistics_gen.outputs['statistics'], schema=schema_gen.outputs['schema'])
-  gates = [AnomalyGate(anomalies=validator.outputs['anomalies'],
-                       code_fingerprint=fingerprint.of('components.anomaly_gate.component')),
-           ShardCheck(examples=examples, max_damaged_percent=config.max_damaged_percent,
-                      code_fingerprint=fingerprint.of('components.shard_check.component'))]
+    statistics=statistics_gen.outputs['statistics'], schema=schema_gen.outputs['schema']
+  )
+  gates = [
+    AnomalyGate(
+      anomalies=validator.outputs['anomalies'],
+      code_fingerprint=fingerprint.of('components.anomaly_gate.component'),
+    ),
+    ShardCheck(
+      examples=examples,
+      max_damaged_percent=config.max_damaged_percent,
+      code_fingerprint=fingerprint.of('components.shard_check.component'),
+    ),
+  ]
   if config.data_kind in (cfg.CSV, cfg.TFRECORDS, cfg.SEQUENCES):  # the label is a user's guess
-    gates.append(LabelCheck(
-        schema=schema_gen.outputs['schema'], label=config.label,
-        code_fingerprint=fingerprint.of('components.label_check.component')))
+    gates.append(
+      LabelCheck(
+        schema=schema_gen.outputs['schema'],
+        label=config.label,
+        code_fingerprint=fingerprint.of('components.label_check.component'),
+      )
+    )
   resolvers = []
   if '{SPAN}' in config.data_pattern:  # data versions: compare with the previous one
     previous = tfx.dsl.Resolver(
-        strategy_class=tfx.dsl.experimental.LatestArtifactStrategy,
-        statistics=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ExampleStatistics,
-                                   producer_component_id=statistics_gen.id,
-                                   output_key='statistics')).with_id('previous_statistics')
+      strategy_class=tfx.dsl.experimental.LatestArtifactStrategy,
+      statistics=tfx.dsl.Channel(
+        type=tfx.types.standard_artifacts.ExampleStatistics,
+        producer_component_id=statistics_gen.id,
+        output_key='statistics',
+      ),
+    ).with_id('previous_statistics')
     statistics_gen.add_upstream_node(previous)  # resolve before this run's statistics exist
     resolvers.append(previous)
-    gates.append(DriftCheck(statistics=statistics_gen.outputs['statistics'],
-                            schema=schema_gen.outputs['schema'],
-                            previous_statistics=previous.outputs['statistics'],
-                            code_fingerprint=fingerprint.of('components.drift_check.component')))
+    gates.append(
+      DriftCheck(
+        statistics=statistics_gen.outputs['statistics'],
+        schema=schema_gen.outputs['schema'],
+        previous_statistics=previous.outputs['statistics'],
+        code_fingerprint=fingerprint.of('components.drift_check.component'),
+      )
+    )
   return [validator] + resolvers + gates, gates
 
 
 def trainer_config(config: cfg.PipelineConfig) -> dict:
   """The Trainer's custom_config (contracts/trainer_options.py): what run_fn reads."""
   return TrainerOptions(
-      data_kind={cfg.IMAGES: trainer_options.IMAGE, cfg.TEXT: trainer_options.SEQUENCE,
-                 cfg.SEQUENCES: trainer_options.SEQUENCE}.get(config.data_kind,
-                                                              trainer_options.TABULAR),
-      label_key=text_record.LABEL_KEY if config.data_kind == cfg.TEXT else config.label,
-      label_threshold=config.label_threshold, tokens_key=config.tokens_key,
-      batch_size=config.batch_size, learning_rate=config.learning_rate, augment=config.augment,
-      image_height=config.image_height, image_width=config.image_width,
-      image_channels=config.image_channels, mixed_precision=config.mixed_precision,
-      xla={'on': True, 'off': False}.get(config.xla, trainer_options.AUTO), tpu=config.tpu,
-      # run_fn's code: TFX does not fingerprint code referenced by module path.
-      code_fingerprint=fingerprint.of('trainer.task', 'components.recording_trainer.executor'),
+    data_kind={
+      cfg.IMAGES: trainer_options.IMAGE,
+      cfg.TEXT: trainer_options.SEQUENCE,
+      cfg.SEQUENCES: trainer_options.SEQUENCE,
+    }.get(config.data_kind, trainer_options.TABULAR),
+    label_key=text_record.LABEL_KEY if config.data_kind == cfg.TEXT else config.label,
+    label_threshold=config.label_threshold,
+    tokens_key=config.tokens_key,
+    batch_size=config.batch_size,
+    learning_rate=config.learning_rate,
+    augment=config.augment,
+    image_height=config.image_height,
+    image_width=config.image_width,
+    image_channels=config.image_channels,
+    mixed_precision=config.mixed_precision,
+    xla={'on': True, 'off': False}.get(config.xla, trainer_options.AUTO),
+    tpu=config.tpu,
+    # run_fn's code: TFX does not fingerprint code referenced by module path.
+    code_fingerprint=fingerprint.of('trainer.task', 'components.recording_trainer.executor'),
   ).to_custom_config()
 
 
@@ -157,38 +217,55 @@ def training(config: cfg.PipelineConfig, examples, schema_gen):
   if config.cloud and config.cloud.vertex_training:
     vertex = tfx.extensions.google_cloud_ai_platform
     trainer_class = vertex.Trainer
-    custom_config.update({vertex.ENABLE_VERTEX_KEY: True,
-                          vertex.VERTEX_REGION_KEY: config.cloud.region,
-                          vertex.TRAINING_ARGS_KEY: config.cloud.vertex_training_args})
+    custom_config.update(
+      {
+        vertex.ENABLE_VERTEX_KEY: True,
+        vertex.VERTEX_REGION_KEY: config.cloud.region,
+        vertex.TRAINING_ARGS_KEY: config.cloud.vertex_training_args,
+      }
+    )
   return trainer_class(
-      run_fn='trainer.task.run_fn',
-      examples=examples,
-      schema=schema_gen.outputs['schema'],
-      train_args=tfx.proto.TrainArgs(num_steps=config.train_steps),
-      eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps or None),
-      custom_config=custom_config).with_id('Trainer')
+    run_fn='trainer.task.run_fn',
+    examples=examples,
+    schema=schema_gen.outputs['schema'],
+    train_args=tfx.proto.TrainArgs(num_steps=config.train_steps),
+    eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps or None),
+    custom_config=custom_config,
+  ).with_id('Trainer')
 
 
 def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer) -> List:
   """Evaluator (blessing: eval accuracy ≥ min_accuracy) and Pusher (blessed models only)."""
   accuracy = tfma.MetricConfig(
-      class_name='SparseCategoricalAccuracy',
-      threshold=tfma.MetricThreshold(value_threshold=tfma.GenericValueThreshold(
-          lower_bound={'value': config.min_accuracy})))
+    class_name='SparseCategoricalAccuracy',
+    threshold=tfma.MetricThreshold(
+      value_threshold=tfma.GenericValueThreshold(lower_bound={'value': config.min_accuracy})
+    ),
+  )
   eval_config = tfma.EvalConfig(
-      model_specs=[tfma.ModelSpec(
-          signature_name='serving_default', prediction_key='probabilities',
-          label_key=signatures.EVAL_LABEL_KEY,
-          preprocessing_function_names=['transform_features'])],
-      slicing_specs=[tfma.SlicingSpec()],
-      metrics_specs=[tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name='ExampleCount'),
-                                               accuracy])])
+    model_specs=[
+      tfma.ModelSpec(
+        signature_name='serving_default',
+        prediction_key='probabilities',
+        label_key=signatures.EVAL_LABEL_KEY,
+        preprocessing_function_names=['transform_features'],
+      )
+    ],
+    slicing_specs=[tfma.SlicingSpec()],
+    metrics_specs=[
+      tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name='ExampleCount'), accuracy])
+    ],
+  )
   evaluator = tfx.components.Evaluator(
-      examples=examples, model=trainer.outputs['model'], eval_config=eval_config)
+    examples=examples, model=trainer.outputs['model'], eval_config=eval_config
+  )
   pusher = tfx.components.Pusher(
-      model=trainer.outputs['model'], model_blessing=evaluator.outputs['blessing'],
-      push_destination=tfx.proto.PushDestination(
-          filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)))
+    model=trainer.outputs['model'],
+    model_blessing=evaluator.outputs['blessing'],
+    push_destination=tfx.proto.PushDestination(
+      filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)
+    ),
+  )
   return [evaluator, pusher]
 
 

@@ -1,4 +1,5 @@
 """A bar chart PNG drawn with Pillow (no plotting library in the lock file)."""
+
 from typing import Dict, List
 
 import PIL.Image
@@ -7,8 +8,14 @@ import PIL.ImageDraw
 COLOURS = ['#4c72b0', '#dd8452', '#55a868', '#c44e52', '#8172b3', '#937860']
 
 
-def bars(groups: Dict[str, Dict[str, float]], labels: Dict[str, Dict[str, str]], series: List[str],
-         title: str, path: str, top: float) -> None:
+def bars(
+  groups: Dict[str, Dict[str, float]],
+  labels: Dict[str, Dict[str, str]],
+  series: List[str],
+  title: str,
+  path: str,
+  top: float,
+) -> None:
   """groups[group][series] = bar height in [0, top]; labels[group][series] = text above it."""
   bar, gap, left, base, height = 34, 40, 60, 420, 340
   width = left + len(groups) * (len(series) * bar + gap) + 20
@@ -30,7 +37,8 @@ def bars(groups: Dict[str, Dict[str, float]], labels: Dict[str, Dict[str, str]],
     draw.text((x - len(series) * bar, base + 8), group, fill='black')
     x += gap
   for i, name in enumerate(series):
-    draw.rectangle([left + i * 110, base + 40, left + i * 110 + 12, base + 52],
-                   fill=COLOURS[i % len(COLOURS)])
+    draw.rectangle(
+      [left + i * 110, base + 40, left + i * 110 + 12, base + 52], fill=COLOURS[i % len(COLOURS)]
+    )
     draw.text((left + i * 110 + 16, base + 40), name, fill='black')
   image.save(path)

@@ -17,6 +17,7 @@ resident memory of the run's process and its workers (sampled every 50 ms); grow
 2-worker run on N against N/4.
 Prints medians and ratios from this one invocation.
 """
+
 import argparse
 import json
 import os
@@ -37,6 +38,7 @@ TARGETS = {'workers2_over_workers1': 1.6, 'per_core_over_seed': 0.8, 'memory_4n_
 
 def write_images(folder: str, count: int) -> str:
   from bench import input_data
+
   crops = input_data._photo_crops(min(count, 2000))
   for i in range(count):
     class_dir = os.path.join(folder, f'class{i % CLASSES}')
@@ -49,18 +51,25 @@ def write_images(folder: str, count: int) -> str:
 def seed_loop(folder: str, out: str) -> float:
   """Seconds of seed 000's writer loop over every image under `folder`."""
   import tensorflow as tf
+
   classes = sorted(os.listdir(folder))
-  dataset = [(os.path.join(folder, c, name), label) for label, c in enumerate(classes)
-             for name in sorted(os.listdir(os.path.join(folder, c)))]
+  dataset = [
+    (os.path.join(folder, c, name), label)
+    for label, c in enumerate(classes)
+    for name in sorted(os.listdir(os.path.join(folder, c)))
+  ]
   started = time.monotonic()
   with tf.io.TFRecordWriter(out) as writer:
     for path, label in dataset:
       with open(path, 'rb') as f:
         image_raw = f.read()
-      feature = {'image': tf.train.Feature(bytes_list=tf.train.BytesList(value=[image_raw])),
-                 'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[label]))}
-      writer.write(tf.train.Example(features=tf.train.Features(feature=feature))
-                   .SerializeToString())
+      feature = {
+        'image': tf.train.Feature(bytes_list=tf.train.BytesList(value=[image_raw])),
+        'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+      }
+      writer.write(
+        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+      )
   return time.monotonic() - started
 
 
@@ -70,27 +79,45 @@ def run_example_gen(folder: str, out: str, workers: int) -> float:
   from tfx.types import standard_artifacts
 
   from components.image_example_gen import executor
+
   examples = standard_artifacts.Examples()
   examples.uri = out
   context = base_beam_executor.BaseBeamExecutor.Context(
-      beam_pipeline_args=['--direct_running_mode=multi_processing',
-                          f'--direct_num_workers={workers}'],
-      tmp_dir=os.path.join(out, '.tmp'), unique_id='1')
+    beam_pipeline_args=[
+      '--direct_running_mode=multi_processing',
+      f'--direct_num_workers={workers}',
+    ],
+    tmp_dir=os.path.join(out, '.tmp'),
+    unique_id='1',
+  )
   started = time.monotonic()
-  executor.Executor(context).Do({}, {'examples': [examples]}, {
-      'input_base': folder, 'encoding': 'encoded', 'compression': 'none', 'eval_percent': 20,
+  executor.Executor(context).Do(
+    {},
+    {'examples': [examples]},
+    {
+      'input_base': folder,
+      'encoding': 'encoded',
+      'compression': 'none',
+      'eval_percent': 20,
       'shard_size_mb': 16.0,  # >= 4 shards at N/4 too: both workers busy in every run
-      'input_config': json.dumps({'splits': [{'name': 'images', 'pattern': '*/*'}]})})
+      'input_config': json.dumps({'splits': [{'name': 'images', 'pattern': '*/*'}]}),
+    },
+  )
   return time.monotonic() - started
 
 
 def measured_child(folder: str, out: str, workers: int):
   """(seconds, peak MB of the whole process tree) of one ExampleGen run in a fresh process."""
   import psutil
+
   child = subprocess.Popen(
-      [sys.executable, '-m', 'bench.example_gen', '--child', folder, out, str(workers)],
-      cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-      env=dict(os.environ, PYTHONPATH=ROOT))
+    [sys.executable, '-m', 'bench.example_gen', '--child', folder, out, str(workers)],
+    cwd=ROOT,
+    stdout=subprocess.PIPE,
+    stderr=subprocess.DEVNULL,
+    text=True,
+    env=dict(os.environ, PYTHONPATH=ROOT),
+  )
   process, peak = psutil.Process(child.pid), 0
   while child.poll() is None:
     try:
@@ -106,20 +133,24 @@ def measured_child(folder: str, out: str, workers: int):
 
 
 def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument('--quick', action='store_true', help='2,000 images, 1 round')
   parser.add_argument('--images', type=int, default=0, help='default 20,000 (quick: 2,000)')
   parser.add_argument('--repeats', type=int, default=0, help='rounds (default 2, quick: 1)')
   parser.add_argument('--json', help='also write the figures here')
-  parser.add_argument('--child', nargs=3, metavar=('DATA', 'OUT', 'WORKERS'),
-                      help=argparse.SUPPRESS)
+  parser.add_argument(
+    '--child', nargs=3, metavar=('DATA', 'OUT', 'WORKERS'), help=argparse.SUPPRESS
+  )
   args = parser.parse_args(argv)
   if args.child:
-    print(json.dumps({'seconds': run_example_gen(args.child[0], args.child[1],
-                                                 int(args.child[2]))}))
+    print(
+      json.dumps({'seconds': run_example_gen(args.child[0], args.child[1], int(args.child[2]))})
+    )
     return
   from bench import figures as figures_file
+
   images = args.images or (2_000 if args.quick else 20_000)
   repeats = args.repeats or (1 if args.quick else 2)
   seed_times, runs = [], {}  # runs[(workers, images)] = [(seconds, peak MB), ...]
@@ -131,11 +162,18 @@ def main(argv=None) -> None:
       seed_times.append(seed_loop(folders[images], os.path.join(scratch, f'seed{round_number}')))
       for workers in (1, 2):
         for n in sizes:
-          runs.setdefault((workers, n), []).append(measured_child(
-              folders[n], os.path.join(scratch, f'eg{workers}-{n}-{round_number}'), workers))
-      print(f'round {round_number + 1}/{repeats}: seed {seed_times[-1]:.1f} s, ' + ', '.join(
-          f'{w} worker(s) {n:,} images {values[-1][0]:.1f} s'
-          for (w, n), values in runs.items()), flush=True)
+          runs.setdefault((workers, n), []).append(
+            measured_child(
+              folders[n], os.path.join(scratch, f'eg{workers}-{n}-{round_number}'), workers
+            )
+          )
+      print(
+        f'round {round_number + 1}/{repeats}: seed {seed_times[-1]:.1f} s, '
+        + ', '.join(
+          f'{w} worker(s) {n:,} images {values[-1][0]:.1f} s' for (w, n), values in runs.items()
+        ),
+        flush=True,
+      )
   seconds = {key: statistics.median(s for s, _ in values) for key, values in runs.items()}
   peaks = {key: statistics.median(m for _, m in values) for key, values in runs.items()}
   rates = {'seed': images / statistics.median(seed_times)}
@@ -144,26 +182,46 @@ def main(argv=None) -> None:
     # marginal: the extra images of the larger run over the extra seconds they took.
     rates[f'workers{workers}'] = images / seconds[(workers, images)]
     rates[f'workers{workers}_marginal'] = (images - sizes[0]) / max(
-        seconds[(workers, images)] - seconds[(workers, sizes[0])], 1e-9)
-  ratios = {'workers2_over_workers1': rates['workers2_marginal'] / rates['workers1_marginal'],
-            'workers2_over_workers1_end_to_end': rates['workers2'] / rates['workers1'],
-            'per_core_over_seed': rates['workers2_marginal'] / 2 / rates['seed'],
-            'memory_4n_over_n': peaks[(2, images)] / peaks[(2, sizes[0])]}
-  figures = {'images': images, 'cores': os.cpu_count(), 'repeats': repeats,
-             'images_per_s': rates, 'seconds': {f'{w}w_{n}': v for (w, n), v in seconds.items()},
-             'peak_mb': {f'{w}w_{n}': v for (w, n), v in peaks.items()}, 'ratios': ratios,
-             'targets': {k: {'target': t, 'met': (ratios[k] <= t) if k.startswith('memory')
-                             else (ratios[k] >= t)} for k, t in TARGETS.items()}}
+      seconds[(workers, images)] - seconds[(workers, sizes[0])], 1e-9
+    )
+  ratios = {
+    'workers2_over_workers1': rates['workers2_marginal'] / rates['workers1_marginal'],
+    'workers2_over_workers1_end_to_end': rates['workers2'] / rates['workers1'],
+    'per_core_over_seed': rates['workers2_marginal'] / 2 / rates['seed'],
+    'memory_4n_over_n': peaks[(2, images)] / peaks[(2, sizes[0])],
+  }
+  figures = {
+    'images': images,
+    'cores': os.cpu_count(),
+    'repeats': repeats,
+    'images_per_s': rates,
+    'seconds': {f'{w}w_{n}': v for (w, n), v in seconds.items()},
+    'peak_mb': {f'{w}w_{n}': v for (w, n), v in peaks.items()},
+    'ratios': ratios,
+    'targets': {
+      k: {'target': t, 'met': (ratios[k] <= t) if k.startswith('memory') else (ratios[k] >= t)}
+      for k, t in TARGETS.items()
+    },
+  }
   print(f'{images:,} JPEGs (224x224), {os.cpu_count()} cores, median of {repeats}:')
   for name, rate in rates.items():
     print(f'  {name:18s} {rate:>8,.0f} images/s')
-  print(f"  peak memory (2 workers): {peaks[(2, sizes[0])]:,.0f} MB at {sizes[0]:,} images, "
-        f"{peaks[(2, images)]:,.0f} MB at {images:,}")
+  print(
+    f'  peak memory (2 workers): {peaks[(2, sizes[0])]:,.0f} MB at {sizes[0]:,} images, '
+    f'{peaks[(2, images)]:,.0f} MB at {images:,}'
+  )
   for name, ratio in ratios.items():
     target = figures['targets'].get(name)
-    print(f'  {name} = {ratio:.2f}' + (f" (target {'<=' if name.startswith('memory') else '>='} "
-                                       f"{target['target']}: "
-                                       f"{'met' if target['met'] else 'NOT met'})" if target else ''))
+    print(
+      f'  {name} = {ratio:.2f}'
+      + (
+        f' (target {"<=" if name.startswith("memory") else ">="} '
+        f'{target["target"]}: '
+        f'{"met" if target["met"] else "NOT met"})'
+        if target
+        else ''
+      )
+    )
   figures_file.save(figures, args.json)
 
 

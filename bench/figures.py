@@ -1,4 +1,5 @@
 """What every benchmark does with its figures besides printing them."""
+
 import json
 from typing import Optional
 

@@ -6,6 +6,7 @@
 - tabular: the Chicago taxi CSV shipped in the tfx wheel (15k rows, 17 columns), as tf.Examples
            the way CsvExampleGen types them (int, float or bytes per column), repeated as needed.
 """
+
 import csv
 import dataclasses
 import io
@@ -27,8 +28,9 @@ SIDE = 224
 SHARDS = 4
 DISTINCT_IMAGES = 400  # cut this many images, then cycle through them
 PHOTOS = os.path.join(os.path.dirname(sklearn.datasets.__file__), 'images')
-TAXI_CSV = os.path.join(os.path.dirname(tfx.__file__), 'examples', 'chicago_taxi_pipeline', 'data',
-                        'simple', 'data.csv')
+TAXI_CSV = os.path.join(
+  os.path.dirname(tfx.__file__), 'examples', 'chicago_taxi_pipeline', 'data', 'simple', 'data.csv'
+)
 TAXI_LABEL = 'tips'
 
 
@@ -39,7 +41,7 @@ class DataSet:
   records: int
   megabytes: float
   spec: Union[ImageSpec, TabularSpec]
-  schema: schema_pb2.Schema            # for TFX's stock reader
+  schema: schema_pb2.Schema  # for TFX's stock reader
   payloads: Optional[np.ndarray] = None  # jpeg: the encoded images, for the decode ceiling
 
   @property
@@ -49,16 +51,19 @@ class DataSet:
 
 def _photo_crops(count: int, seed: int = 0) -> List[bytes]:
   rng = np.random.default_rng(seed)
-  photos = [PIL.Image.open(os.path.join(PHOTOS, name)).convert('RGB')
-            for name in ('china.jpg', 'flower.jpg')]
+  photos = [
+    PIL.Image.open(os.path.join(PHOTOS, name)).convert('RGB')
+    for name in ('china.jpg', 'flower.jpg')
+  ]
   out = []
   for i in range(count):
     photo = photos[i % len(photos)]
     side = int(rng.integers(160, min(photo.size) + 1))
     left = int(rng.integers(0, photo.size[0] - side + 1))
     top = int(rng.integers(0, photo.size[1] - side + 1))
-    image = photo.crop((left, top, left + side, top + side)).resize((SIDE, SIDE),
-                                                                    PIL.Image.BILINEAR)
+    image = photo.crop((left, top, left + side, top + side)).resize(
+      (SIDE, SIDE), PIL.Image.BILINEAR
+    )
     if rng.random() < 0.5:
       image = image.transpose(PIL.Image.FLIP_LEFT_RIGHT)
     buffer = io.BytesIO()
@@ -84,7 +89,10 @@ def _megabytes(paths: List[str]) -> float:
 
 def _image_schema() -> schema_pb2.Schema:
   schema = schema_pb2.Schema()
-  for name, kind in ((image_record.IMAGE_KEY, schema_pb2.BYTES), (image_record.LABEL_KEY, schema_pb2.INT)):
+  for name, kind in (
+    (image_record.IMAGE_KEY, schema_pb2.BYTES),
+    (image_record.LABEL_KEY, schema_pb2.INT),
+  ):
     feature = schema.feature.add(name=name, type=kind)
     feature.shape.dim.add(size=1)
     feature.presence.min_fraction = 1.0
@@ -97,8 +105,10 @@ def images(folder: str, count: int, encoding: str) -> DataSet:
 
   def examples():
     for i in range(count):
-      yield image_record.make_example(encoded[i % len(encoded)], i % 10, str(i % 10),
-                                f'{i}.jpg').SerializeToString()
+      yield image_record.make_example(
+        encoded[i % len(encoded)], i % 10, str(i % 10), f'{i}.jpg'
+      ).SerializeToString()
+
   paths = _write(os.path.join(folder, encoding), examples())
   name = 'jpeg' if encoding == image_record.ENCODED else 'raw'
   spec = ImageSpec(SIDE, SIDE, 3, [str(i) for i in range(10)], encoding, uniform=True)
@@ -132,15 +142,19 @@ def tabular(folder: str, copies: int) -> DataSet:
     for column, kind in kinds.items():
       value = row[column]
       if kind == 'int':
-        feature[column] = tf.train.Feature(int64_list=tf.train.Int64List(
-            value=[int(value)] if value else []))
+        feature[column] = tf.train.Feature(
+          int64_list=tf.train.Int64List(value=[int(value)] if value else [])
+        )
       elif kind == 'float':
-        feature[column] = tf.train.Feature(float_list=tf.train.FloatList(
-            value=[float(value)] if value else []))
+        feature[column] = tf.train.Feature(
+          float_list=tf.train.FloatList(value=[float(value)] if value else [])
+        )
       else:
-        feature[column] = tf.train.Feature(bytes_list=tf.train.BytesList(
-            value=[value.encode()] if value else []))
+        feature[column] = tf.train.Feature(
+          bytes_list=tf.train.BytesList(value=[value.encode()] if value else [])
+        )
     return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
   serialized = [example(row) for row in rows]
   paths = _write(os.path.join(folder, 'tabular'), (s for _ in range(copies) for s in serialized))
   schema = schema_pb2.Schema()
@@ -149,7 +163,11 @@ def tabular(folder: str, copies: int) -> DataSet:
     schema.feature.add(name=column, type=types[kind])
   numeric = [c for c, k in kinds.items() if k in ('int', 'float') and c != TAXI_LABEL]
   spec = TabularSpec(
-      label_key=TAXI_LABEL, label_threshold=0.0, num_classes=2, numeric=numeric,
-      categorical=[c for c, k in kinds.items() if k == 'bytes'],
-      integer=[c for c, k in kinds.items() if k == 'int' and c != TAXI_LABEL])
+    label_key=TAXI_LABEL,
+    label_threshold=0.0,
+    num_classes=2,
+    numeric=numeric,
+    categorical=[c for c, k in kinds.items() if k == 'bytes'],
+    integer=[c for c, k in kinds.items() if k == 'int' and c != TAXI_LABEL],
+  )
   return DataSet('tabular', paths, len(rows) * copies, _megabytes(paths), spec, schema)

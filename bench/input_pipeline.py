@@ -9,6 +9,7 @@ to the ceiling and to each baseline. Then the input-stall fraction of the projec
 pipeline: a simulated accelerator takes each batch and sleeps for a fixed step time set to 50%,
 80% and 100% of the ceiling's rate; the stall fraction is the share of wall time spent in next().
 """
+
 import argparse
 import os
 import statistics
@@ -25,10 +26,12 @@ from contracts import image_record
 
 BASELINES = ('seed_000', 'seed_004', 'tfx_stock')
 DEMANDS = (0.5, 0.8, 1.0)
-FULL = dict(jpeg=6000, raw=3000, tabular_copies=10, repeats=5, window_s=2.0, settle_s=0.5,
-            stall_s=4.0)
-QUICK = dict(jpeg=1200, raw=500, tabular_copies=2, repeats=2, window_s=0.3, settle_s=0.15,
-             stall_s=0.5)
+FULL = dict(
+  jpeg=6000, raw=3000, tabular_copies=10, repeats=5, window_s=2.0, settle_s=0.5, stall_s=4.0
+)
+QUICK = dict(
+  jpeg=1200, raw=500, tabular_copies=2, repeats=2, window_s=0.3, settle_s=0.15, stall_s=0.5
+)
 
 
 def rate(batches, window_s: float, settle_s: float) -> float:
@@ -62,8 +65,9 @@ def stall_fraction(batches, step_s: float, duration_s: float) -> float:
 
 
 def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
-  names = list(recipes.ceilings(data)) + [b for b in BASELINES
-                                          if not (b == 'seed_004' and data.name == 'tabular')]
+  names = list(recipes.ceilings(data)) + [
+    b for b in BASELINES if not (b == 'seed_004' and data.name == 'tabular')
+  ]
   names.append('project')
   iterators = {name: recipes.batches(name, data, f'{salvage_dir}/{data.name}') for name in names}
   samples = {name: [] for name in names}
@@ -73,79 +77,119 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
     for repeat in range(settings['repeats']):
       for name, batches in iterators.items():
         samples[name].append(rate(batches, settings['window_s'], settings['settle_s']))
-      print(f'  {data.name} round {repeat + 1}/{settings["repeats"]}: ' + ', '.join(
-          f'{n} {samples[n][-1]:,.0f}' for n in names), flush=True)
+      print(
+        f'  {data.name} round {repeat + 1}/{settings["repeats"]}: '
+        + ', '.join(f'{n} {samples[n][-1]:,.0f}' for n in names),
+        flush=True,
+      )
     medians = {name: statistics.median(values) for name, values in samples.items()}
     ceiling_names = [n for n in names if n.startswith('ceiling')]
-    result = {'records': data.records, 'megabytes': round(data.megabytes, 1),
-              'bytes_per_record': round(data.bytes_per_record),
-              'ceiling_kind': max(ceiling_names, key=medians.get),
-              'ceiling': max(medians[n] for n in ceiling_names)}
+    result = {
+      'records': data.records,
+      'megabytes': round(data.megabytes, 1),
+      'bytes_per_record': round(data.bytes_per_record),
+      'ceiling_kind': max(ceiling_names, key=medians.get),
+      'ceiling': max(medians[n] for n in ceiling_names),
+    }
     result.update({n: medians[n] for n in names if not n.startswith('ceiling')})
     result['ceiling_variants'] = {n: medians[n] for n in ceiling_names}
     for demand in DEMANDS:
       time.sleep(settings['settle_s'])
       step = recipes.BATCH / (demand * result['ceiling'])
-      result[f'stall_{round(demand * 100)}'] = stall_fraction(iterators['project'], step,
-                                                              settings['stall_s'])
+      result[f'stall_{round(demand * 100)}'] = stall_fraction(
+        iterators['project'], step, settings['stall_s']
+      )
   finally:
     for batches in iterators.values():
       getattr(batches, 'close', lambda: None)()
-  result['mb_per_s'] = {n: result[n] * data.bytes_per_record / 1e6
-                        for n in ('ceiling', 'project') + BASELINES if n in result}
-  result['project_over'] = {n: result['project'] / result[n]
-                            for n in ('ceiling',) + BASELINES if n in result}
+  result['mb_per_s'] = {
+    n: result[n] * data.bytes_per_record / 1e6
+    for n in ('ceiling', 'project') + BASELINES
+    if n in result
+  }
+  result['project_over'] = {
+    n: result['project'] / result[n] for n in ('ceiling',) + BASELINES if n in result
+  }
   return result
 
 
 def table(datasets: dict) -> list:
   columns = ['ceiling'] + list(BASELINES) + ['project']
-  lines = ['| data | ' + ' | '.join(columns) + ' | project / ceiling | project / seed_000 | '
-           'project / seed_004 | project / tfx_stock | stall at 50 / 80 / 100 % |',
-           '|---' * (len(columns) + 6) + '|']
+  lines = [
+    '| data | ' + ' | '.join(columns) + ' | project / ceiling | project / seed_000 | '
+    'project / seed_004 | project / tfx_stock | stall at 50 / 80 / 100 % |',
+    '|---' * (len(columns) + 6) + '|',
+  ]
   for name, r in datasets.items():
     cells = [f'{r[c]:,.0f}' if c in r else '–' for c in columns]
-    ratios = [f'{r["project_over"][c]:.2f}×' if c in r['project_over'] else '–'
-              for c in ('ceiling',) + BASELINES]
+    ratios = [
+      f'{r["project_over"][c]:.2f}×' if c in r['project_over'] else '–'
+      for c in ('ceiling',) + BASELINES
+    ]
     stalls = ' / '.join(f'{r[f"stall_{d}"]:.1%}' for d in (50, 80, 100))
-    lines.append(f'| {name} ({r["bytes_per_record"] / 1000:.1f} KB/rec) | ' + ' | '.join(cells)
-                 + ' | ' + ' | '.join(ratios) + f' | {stalls} |')
+    lines.append(
+      f'| {name} ({r["bytes_per_record"] / 1000:.1f} KB/rec) | '
+      + ' | '.join(cells)
+      + ' | '
+      + ' | '.join(ratios)
+      + f' | {stalls} |'
+    )
   return lines
 
 
 def main(argv=None) -> dict:
-  parser = argparse.ArgumentParser(prog='python -m bench.input_pipeline', description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument('--quick', action='store_true', help='small data, short windows (~1 minute; for tests, not for figures)')
+  parser = argparse.ArgumentParser(
+    prog='python -m bench.input_pipeline',
+    description=__doc__,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+  )
+  parser.add_argument(
+    '--quick',
+    action='store_true',
+    help='small data, short windows (~1 minute; for tests, not for figures)',
+  )
   parser.add_argument('--json', help='write the figures here')
   parser.add_argument('--plot', help='draw the bar chart here (PNG)')
   args = parser.parse_args(argv)
   settings = QUICK if args.quick else FULL
   started = time.monotonic()
-  report = {'cores': os.cpu_count(), 'quick': args.quick, 'batch': recipes.BATCH,
-            'datasets': {}}
+  report = {'cores': os.cpu_count(), 'quick': args.quick, 'batch': recipes.BATCH, 'datasets': {}}
   with tempfile.TemporaryDirectory() as folder:
-    makers = [lambda: input_data.images(folder, settings['jpeg'], image_record.ENCODED),
-              lambda: input_data.images(folder, settings['raw'], image_record.RAW),
-              lambda: input_data.tabular(folder, settings['tabular_copies'])]
+    makers = [
+      lambda: input_data.images(folder, settings['jpeg'], image_record.ENCODED),
+      lambda: input_data.images(folder, settings['raw'], image_record.RAW),
+      lambda: input_data.tabular(folder, settings['tabular_copies']),
+    ]
     for make in makers:
       data = make()
-      print(f'{data.name}: {data.records} records, {data.megabytes:.0f} MB in '
-            f'{len(data.files)} shards', flush=True)
+      print(
+        f'{data.name}: {data.records} records, {data.megabytes:.0f} MB in {len(data.files)} shards',
+        flush=True,
+      )
       report['datasets'][data.name] = measure(data, settings, os.path.join(folder, 'salvage'))
   report['seconds'] = time.monotonic() - started
-  print(f'examples/s, medians of {settings["repeats"]} interleaved rounds, '
-        f'{os.cpu_count()} cores, batch {recipes.BATCH}:')
+  print(
+    f'examples/s, medians of {settings["repeats"]} interleaved rounds, '
+    f'{os.cpu_count()} cores, batch {recipes.BATCH}:'
+  )
   print('\n'.join(table(report['datasets'])))
   figures_file.save(report, args.json)
   if args.plot:
     series = ['ceiling'] + list(BASELINES) + ['project']
-    groups = {n: {s: r[s] / r['ceiling'] for s in series if s in r}
-              for n, r in report['datasets'].items()}
-    labels = {n: {s: f'{r[s] / 1000:.1f}k' for s in series if s in r}
-              for n, r in report['datasets'].items()}
-    chart.bars(groups, labels, series, 'examples/s as a fraction of the ceiling (labels: '
-               f'examples/s), {os.cpu_count()} cores', args.plot, top=1.2)
+    groups = {
+      n: {s: r[s] / r['ceiling'] for s in series if s in r} for n, r in report['datasets'].items()
+    }
+    labels = {
+      n: {s: f'{r[s] / 1000:.1f}k' for s in series if s in r} for n, r in report['datasets'].items()
+    }
+    chart.bars(
+      groups,
+      labels,
+      series,
+      f'examples/s as a fraction of the ceiling (labels: examples/s), {os.cpu_count()} cores',
+      args.plot,
+      top=1.2,
+    )
   return report
 
 

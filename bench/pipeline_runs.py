@@ -7,6 +7,7 @@ cold and cached alternated so that machine noise hits both alike, plus a cold ru
 in one process (`--beam-mode in_memory`) to show what the default's worker processes cost on
 this small data; prints medians and ratios measured in this one invocation.
 """
+
 import argparse
 import os
 import statistics
@@ -22,14 +23,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _timed_run(output: str, *extra: str) -> float:
   started = time.monotonic()
-  subprocess.run([sys.executable, 'pipeline.py', 'run', '--output', output, *extra], cwd=ROOT,
-                 check=True, stdout=subprocess.DEVNULL)
+  subprocess.run(
+    [sys.executable, 'pipeline.py', 'run', '--output', output, *extra],
+    cwd=ROOT,
+    check=True,
+    stdout=subprocess.DEVNULL,
+  )
   return time.monotonic() - started
 
 
 def main() -> None:
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument('--repeats', type=int, default=2, help='cold/cached pairs (default: 2)')
   parser.add_argument('--json', help='also write the figures here')
   args = parser.parse_args()
@@ -40,17 +46,26 @@ def main() -> None:
       cached.append(_timed_run(output))
     with tempfile.TemporaryDirectory() as output:
       in_memory.append(_timed_run(output, '--beam-mode', 'in_memory'))
-    print(f'round {i + 1}/{args.repeats}: cold {cold[-1]:.1f} s, cached {cached[-1]:.1f} s, '
-          f'cold in_memory {in_memory[-1]:.1f} s', flush=True)
-  figures = {'cold_s': statistics.median(cold), 'cached_s': statistics.median(cached),
-             'cold_in_memory_s': statistics.median(in_memory),
-             'cached_over_cold': statistics.median(cached) / statistics.median(cold),
-             'in_memory_over_cold': statistics.median(in_memory) / statistics.median(cold),
-             'repeats': args.repeats, 'cores': os.cpu_count()}
-  print(f"median cold {figures['cold_s']:.1f} s, cached {figures['cached_s']:.1f} s "
-        f"(cached/cold = {figures['cached_over_cold']:.2f}), cold with in_memory Beam "
-        f"{figures['cold_in_memory_s']:.1f} s ({figures['in_memory_over_cold']:.2f}) on "
-        f"{figures['cores']} cores")
+    print(
+      f'round {i + 1}/{args.repeats}: cold {cold[-1]:.1f} s, cached {cached[-1]:.1f} s, '
+      f'cold in_memory {in_memory[-1]:.1f} s',
+      flush=True,
+    )
+  figures = {
+    'cold_s': statistics.median(cold),
+    'cached_s': statistics.median(cached),
+    'cold_in_memory_s': statistics.median(in_memory),
+    'cached_over_cold': statistics.median(cached) / statistics.median(cold),
+    'in_memory_over_cold': statistics.median(in_memory) / statistics.median(cold),
+    'repeats': args.repeats,
+    'cores': os.cpu_count(),
+  }
+  print(
+    f'median cold {figures["cold_s"]:.1f} s, cached {figures["cached_s"]:.1f} s '
+    f'(cached/cold = {figures["cached_over_cold"]:.2f}), cold with in_memory Beam '
+    f'{figures["cold_in_memory_s"]:.1f} s ({figures["in_memory_over_cold"]:.2f}) on '
+    f'{figures["cores"]} cores'
+  )
   figures_file.save(figures, args.json)
 
 

@@ -13,6 +13,7 @@ tfx_stock  TFX's reader (tfx_bsl TFExampleRecord.TensorFlowDataset, what
            DataAccessor.tf_dataset_factory returns) plus the project's decode of the image batch.
 project    trainer.input_pipeline exactly as the Trainer calls it (ShardGuard included).
 """
+
 import os
 from typing import Iterator
 
@@ -25,8 +26,10 @@ from trainer import input_pipeline
 
 BATCH = 64
 AUTOTUNE = tf.data.AUTOTUNE
-_IMAGE_FEATURES = {image_record.IMAGE_KEY: tf.io.FixedLenFeature([], tf.string),
-                   image_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
+_IMAGE_FEATURES = {
+  image_record.IMAGE_KEY: tf.io.FixedLenFeature([], tf.string),
+  image_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64),
+}
 
 
 def _decode_one(payload: tf.Tensor, encoding: str) -> tf.Tensor:
@@ -40,26 +43,33 @@ def ceilings(data: DataSet) -> dict:
   if data.name == 'jpeg':
     payloads = tf.data.Dataset.from_tensor_slices(tf.constant(list(data.payloads))).repeat()
     decode = lambda p: tf.io.decode_jpeg(p, channels=3)
-    per_batch = lambda b: tf.map_fn(decode, b, fn_output_signature=tf.TensorSpec(
-        [SIDE, SIDE, 3], tf.uint8))
+    per_batch = lambda b: tf.map_fn(
+      decode, b, fn_output_signature=tf.TensorSpec([SIDE, SIDE, 3], tf.uint8)
+    )
     return {
-        'ceiling_decode_per_image': payloads.map(decode, AUTOTUNE, deterministic=False)
-                                    .batch(BATCH).prefetch(AUTOTUNE),
-        'ceiling_decode_per_batch': payloads.batch(BATCH).map(per_batch, AUTOTUNE,
-                                                              deterministic=False)
-                                    .prefetch(AUTOTUNE)}
-  reads = {'sequential': tf.data.TFRecordDataset(data.files).repeat(),
-           'parallel': tf.data.TFRecordDataset(data.files,
-                                               num_parallel_reads=len(data.files)).repeat()}
+      'ceiling_decode_per_image': payloads.map(decode, AUTOTUNE, deterministic=False)
+      .batch(BATCH)
+      .prefetch(AUTOTUNE),
+      'ceiling_decode_per_batch': payloads.batch(BATCH)
+      .map(per_batch, AUTOTUNE, deterministic=False)
+      .prefetch(AUTOTUNE),
+    }
+  reads = {
+    'sequential': tf.data.TFRecordDataset(data.files).repeat(),
+    'parallel': tf.data.TFRecordDataset(data.files, num_parallel_reads=len(data.files)).repeat(),
+  }
   if data.name == 'raw':
-    return {f'ceiling_read_{kind}': read.batch(BATCH).prefetch(AUTOTUNE)
-            for kind, read in reads.items()}
+    return {
+      f'ceiling_read_{kind}': read.batch(BATCH).prefetch(AUTOTUNE) for kind, read in reads.items()
+    }
   spec = data.spec.parse_spec()
   # Parsed columns are ragged (cells can be empty); handing RaggedTensors to Python costs more
   # than parsing them, so the ceiling delivers each column's flat values.
   parse = lambda s: {k: v.flat_values for k, v in tf.io.parse_example(s, spec).items()}
-  return {f'ceiling_read_parse_{kind}': read.batch(BATCH).map(parse, AUTOTUNE).prefetch(AUTOTUNE)
-          for kind, read in reads.items()}
+  return {
+    f'ceiling_read_parse_{kind}': read.batch(BATCH).map(parse, AUTOTUNE).prefetch(AUTOTUNE)
+    for kind, read in reads.items()
+  }
 
 
 def seed_000(data: DataSet) -> tf.data.Dataset:
@@ -67,16 +77,26 @@ def seed_000(data: DataSet) -> tf.data.Dataset:
     spec = {k: tf.io.VarLenFeature(v.dtype) for k, v in data.spec.parse_spec().items()}
     parse = lambda s: tf.io.parse_single_example(s, spec)
   else:
+
     def parse(serialized):
       parsed = tf.io.parse_single_example(serialized, _IMAGE_FEATURES)
       if data.name == 'jpeg':
-        image = tf.io.decode_image(parsed[image_record.IMAGE_KEY], channels=3, expand_animations=False)
+        image = tf.io.decode_image(
+          parsed[image_record.IMAGE_KEY], channels=3, expand_animations=False
+        )
       else:
         image = _decode_one(parsed[image_record.IMAGE_KEY], image_record.RAW)
       image = tf.image.resize(image, [SIDE, SIDE])
       return (tf.cast(image, tf.float32) - 127.5) / 127.5, parsed[image_record.LABEL_KEY]
-  return (tf.data.TFRecordDataset(data.files).repeat().map(parse, num_parallel_calls=AUTOTUNE)
-          .shuffle(10_000).batch(BATCH).prefetch(AUTOTUNE))
+
+  return (
+    tf.data.TFRecordDataset(data.files)
+    .repeat()
+    .map(parse, num_parallel_calls=AUTOTUNE)
+    .shuffle(10_000)
+    .batch(BATCH)
+    .prefetch(AUTOTUNE)
+  )
 
 
 class QueueRunnerBatches:
@@ -91,8 +111,12 @@ class QueueRunnerBatches:
       image = _decode_one(parsed[image_record.IMAGE_KEY], data.spec.encoding)
       image.set_shape([SIDE, SIDE, 3])
       self._batch = tf.compat.v1.train.shuffle_batch(
-          [image, parsed[image_record.LABEL_KEY]], batch_size=BATCH, capacity=1000 + 3 * BATCH,
-          min_after_dequeue=1000, num_threads=os.cpu_count() or 1)
+        [image, parsed[image_record.LABEL_KEY]],
+        batch_size=BATCH,
+        capacity=1000 + 3 * BATCH,
+        min_after_dequeue=1000,
+        num_threads=os.cpu_count() or 1,
+      )
       self._session = tf.compat.v1.Session(graph=self._graph)
       self._coordinator = tf.compat.v1.train.Coordinator()
       self._threads = tf.compat.v1.train.start_queue_runners(self._session, self._coordinator)
@@ -112,7 +136,7 @@ class QueueRunnerBatches:
 def tfx_stock(data: DataSet) -> tf.data.Dataset:
   label = 'tips' if data.name == 'tabular' else image_record.LABEL_KEY
   dataset = tfxio.TFExampleRecord(
-      file_pattern=data.files, schema=data.schema, telemetry_descriptors=['bench']
+    file_pattern=data.files, schema=data.schema, telemetry_descriptors=['bench']
   ).TensorFlowDataset(tfxio.TensorFlowDatasetOptions(batch_size=BATCH, label_key=label))
   if data.name == 'tabular':
     return dataset
@@ -120,9 +144,13 @@ def tfx_stock(data: DataSet) -> tf.data.Dataset:
 
   def decode(features, labels):
     payloads = tf.reshape(features[image_record.IMAGE_KEY], [-1])
-    images = tf.map_fn(lambda p: _decode_one(p, encoding), payloads,
-                       fn_output_signature=tf.TensorSpec([SIDE, SIDE, 3], tf.uint8))
+    images = tf.map_fn(
+      lambda p: _decode_one(p, encoding),
+      payloads,
+      fn_output_signature=tf.TensorSpec([SIDE, SIDE, 3], tf.uint8),
+    )
     return images, labels
+
   return dataset.map(decode, AUTOTUNE).prefetch(AUTOTUNE)
 
 

@@ -15,6 +15,7 @@ Each pipeline is built once (as in the Trainer) and warmed up; rounds of one pas
 interleaved and medians reported; besides examples/s, each pipeline's padding share
 (padded positions that hold no token) shows what the model would compute for nothing.
 """
+
 import argparse
 import os
 import statistics
@@ -36,7 +37,9 @@ from trainer.data_spec import SequenceSpec
 BATCH = 64
 MAX_LENGTH = 200
 SHARDS = 4
-SPEC = SequenceSpec(text_record.LABEL_KEY, text_record.TOKENS_KEY, tf.int64, ['0', '1'], 10_000, hashed=False)
+SPEC = SequenceSpec(
+  text_record.LABEL_KEY, text_record.TOKENS_KEY, tf.int64, ['0', '1'], 10_000, hashed=False
+)
 TARGET = 3.0  # project ≥ 3× per_record
 
 
@@ -48,7 +51,8 @@ def write_shards(folder: str, records: int) -> list:
     ids = rng.integers(2, SPEC.vocabulary_size, int(rng.integers(1, MAX_LENGTH + 1)))
     label = int(rng.integers(0, 2))
     writers[i % SHARDS].write(
-        text_record.make_sequence_example(ids.tolist(), label, str(label)).SerializeToString())
+      text_record.make_sequence_example(ids.tolist(), label, str(label)).SerializeToString()
+    )
   for writer in writers:
     writer.close()
   return paths
@@ -56,8 +60,10 @@ def write_shards(folder: str, records: int) -> list:
 
 def _parse_one(serialized):
   context, sequences = tf.io.parse_single_sequence_example(
-      serialized, context_features={text_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)},
-      sequence_features={text_record.TOKENS_KEY: tf.io.FixedLenSequenceFeature([], tf.int64)})
+    serialized,
+    context_features={text_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)},
+    sequence_features={text_record.TOKENS_KEY: tf.io.FixedLenSequenceFeature([], tf.int64)},
+  )
   return sequences[text_record.TOKENS_KEY], context[text_record.LABEL_KEY]
 
 
@@ -66,7 +72,8 @@ def _per_record(paths, bucketed: bool) -> tf.data.Dataset:
   if bucketed:
     boundaries = list(sequence_pipeline.BUCKET_BOUNDARIES)
     batches = records.bucket_by_sequence_length(
-        lambda tokens, label: tf.shape(tokens)[0], boundaries, [BATCH] * (len(boundaries) + 1))
+      lambda tokens, label: tf.shape(tokens)[0], boundaries, [BATCH] * (len(boundaries) + 1)
+    )
   else:
     batches = records.padded_batch(BATCH)
   return batches.prefetch(tf.data.AUTOTUNE)
@@ -76,15 +83,20 @@ def _pad_max(paths) -> tf.data.Dataset:
   def parse(serialized):
     tokens, labels = sequence_pipeline.parse_sequences(serialized, SPEC)
     return tokens.to_tensor(shape=[None, MAX_LENGTH]), labels
-  return (tf.data.TFRecordDataset(paths).batch(BATCH)
-          .map(parse, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
+
+  return (
+    tf.data.TFRecordDataset(paths)
+    .batch(BATCH)
+    .map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+    .prefetch(tf.data.AUTOTUNE)
+  )
 
 
 PIPELINES = {
-    'project': lambda paths: sequence_pipeline.sequence_dataset(paths, SPEC, BATCH, False),
-    'per_record': lambda paths: _per_record(paths, bucketed=True),
-    'per_record_padded': lambda paths: _per_record(paths, bucketed=False),
-    'pad_max': _pad_max,
+  'project': lambda paths: sequence_pipeline.sequence_dataset(paths, SPEC, BATCH, False),
+  'per_record': lambda paths: _per_record(paths, bucketed=True),
+  'per_record_padded': lambda paths: _per_record(paths, bucketed=False),
+  'pad_max': _pad_max,
 }
 
 
@@ -100,8 +112,9 @@ def one_pass(dataset: tf.data.Dataset):
 
 
 def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument('--quick', action='store_true', help='8,000 records, 3 rounds')
   parser.add_argument('--records', type=int, default=0, help='default 60,000 (quick: 8,000)')
   parser.add_argument('--repeats', type=int, default=0, help='rounds (default 5, quick: 3)')
@@ -123,29 +136,51 @@ def main(argv=None) -> None:
         seconds, examples, tokens, positions = one_pass(dataset)
         times[name].append(seconds)
         counts[name] = {'examples': examples, 'tokens': tokens, 'positions': positions}
-      print(f'round {round_number + 1}/{repeats}: ' + ', '.join(
-          f'{name} {times[name][-1]:.2f} s' for name in PIPELINES), flush=True)
-  figures = {'records': records, 'megabytes': round(megabytes, 1), 'cores': os.cpu_count(),
-             'batch': BATCH, 'repeats': repeats, 'pipelines': {}}
+      print(
+        f'round {round_number + 1}/{repeats}: '
+        + ', '.join(f'{name} {times[name][-1]:.2f} s' for name in PIPELINES),
+        flush=True,
+      )
+  figures = {
+    'records': records,
+    'megabytes': round(megabytes, 1),
+    'cores': os.cpu_count(),
+    'batch': BATCH,
+    'repeats': repeats,
+    'pipelines': {},
+  }
   for name in PIPELINES:
     seconds = statistics.median(times[name])
     c = counts[name]
     figures['pipelines'][name] = {
-        'seconds': seconds, 'examples_per_s': c['examples'] / seconds, 'examples': c['examples'],
-        'padding_share': 1 - c['tokens'] / c['positions']}
+      'seconds': seconds,
+      'examples_per_s': c['examples'] / seconds,
+      'examples': c['examples'],
+      'padding_share': 1 - c['tokens'] / c['positions'],
+    }
   project = figures['pipelines']['project']['examples_per_s']
-  figures['ratios'] = {f'project_over_{name}': project / figures['pipelines'][name]['examples_per_s']
-                       for name in PIPELINES if name != 'project'}
-  figures['target'] = {'project_over_per_record': TARGET,
-                       'met': figures['ratios']['project_over_per_record'] >= TARGET}
-  print(f'{records:,} SequenceExamples ({megabytes:.1f} MB, lengths 1-{MAX_LENGTH}), batch '
-        f'{BATCH}, {os.cpu_count()} cores, median of {repeats}:')
+  figures['ratios'] = {
+    f'project_over_{name}': project / figures['pipelines'][name]['examples_per_s']
+    for name in PIPELINES
+    if name != 'project'
+  }
+  figures['target'] = {
+    'project_over_per_record': TARGET,
+    'met': figures['ratios']['project_over_per_record'] >= TARGET,
+  }
+  print(
+    f'{records:,} SequenceExamples ({megabytes:.1f} MB, lengths 1-{MAX_LENGTH}), batch '
+    f'{BATCH}, {os.cpu_count()} cores, median of {repeats}:'
+  )
   for name, f in figures['pipelines'].items():
     ratio = figures['ratios'].get(f'project_over_{name}')
-    print(f"  {name:18s} {f['examples_per_s']:>10,.0f} examples/s  padding {f['padding_share']:5.1%}"
-          + (f'  project is {ratio:.2f}x' if ratio else ''))
-  print(f"target project >= {TARGET}x per_record: "
-        f"{'met' if figures['target']['met'] else 'NOT met'}")
+    print(
+      f'  {name:18s} {f["examples_per_s"]:>10,.0f} examples/s  padding {f["padding_share"]:5.1%}'
+      + (f'  project is {ratio:.2f}x' if ratio else '')
+    )
+  print(
+    f'target project >= {TARGET}x per_record: {"met" if figures["target"]["met"] else "NOT met"}'
+  )
   figures_file.save(figures, args.json)
 
 

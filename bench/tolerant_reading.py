@@ -13,6 +13,7 @@ damaged ones. Two readings:
 Tolerant and unchecked are alternated so that machine noise hits both alike; prints medians and
 throughput ratios tolerant/unchecked measured in this one invocation, and the scan alone.
 """
+
 import argparse
 import os
 import statistics
@@ -37,12 +38,14 @@ def write_shards(folder: str, records: int, shards: int) -> list:
   rng = np.random.default_rng(0)
   paths = [os.path.join(folder, f'data-{i:05d}-of-{shards:05d}') for i in range(shards)]
   writers = [tf.io.TFRecordWriter(p) for p in paths]
-  payloads = [tf.io.encode_png(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).numpy()
-              for _ in range(256)]
+  payloads = [
+    tf.io.encode_png(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).numpy() for _ in range(256)
+  ]
   for i in range(records):
     image = image_record.EncodedImage(payloads[i % len(payloads)], 32, 32, 3)
     writers[i % shards].write(
-        image_record.make_example(image, i % 10, str(i % 10), f'{i}.png').SerializeToString())
+      image_record.make_example(image, i % 10, str(i % 10), f'{i}.png').SerializeToString()
+    )
   for writer in writers:
     writer.close()
   return paths
@@ -65,26 +68,39 @@ def compare(name: str, paths, spec, steps: int, training: bool, repeats: int, sa
   unchecked, tolerant = [], []
   for i in range(repeats):
     unchecked.append(timed_read(paths, spec, steps, training))
-    tolerant.append(timed_read(paths, spec, steps, training,
-                               input_pipeline.ShardGuard(f'{salvage}/{name}{i}')))
-    print(f'{name} {i + 1}/{repeats}: unchecked {unchecked[-1]:.2f} s, tolerant '
-          f'{tolerant[-1]:.2f} s', flush=True)
+    tolerant.append(
+      timed_read(paths, spec, steps, training, input_pipeline.ShardGuard(f'{salvage}/{name}{i}'))
+    )
+    print(
+      f'{name} {i + 1}/{repeats}: unchecked {unchecked[-1]:.2f} s, tolerant {tolerant[-1]:.2f} s',
+      flush=True,
+    )
   return statistics.median(unchecked), statistics.median(tolerant)
 
 
 def main() -> None:
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument('--records', type=int, default=40_000)
   parser.add_argument('--shards', type=int, default=8)
-  parser.add_argument('--epochs', type=int, default=10,
-                      help='training run length in passes over the data (default: 10)')
+  parser.add_argument(
+    '--epochs',
+    type=int,
+    default=10,
+    help='training run length in passes over the data (default: 10)',
+  )
   parser.add_argument('--repeats', type=int, default=5, help='alternated pairs (default: 5)')
   parser.add_argument('--json', help='also write the figures here')
   args = parser.parse_args()
   spec = ImageSpec(32, 32, 3, [str(i) for i in range(10)], image_record.ENCODED, uniform=True)
-  figures = {'records': args.records, 'shards': args.shards, 'epochs': args.epochs,
-             'cores': os.cpu_count(), 'repeats': args.repeats}
+  figures = {
+    'records': args.records,
+    'shards': args.shards,
+    'epochs': args.epochs,
+    'cores': os.cpu_count(),
+    'repeats': args.repeats,
+  }
   with tempfile.TemporaryDirectory() as folder:
     paths = write_shards(folder, args.records, args.shards)
     figures['megabytes'] = round(sum(os.path.getsize(p) for p in paths) / 1e6, 1)
@@ -93,20 +109,29 @@ def main() -> None:
     started = time.monotonic()
     scan.check_all(paths)
     figures['scan_s'] = time.monotonic() - started
-    for name, steps, training in (('training run', args.epochs * args.records // BATCH, True),
-                                  ('one pass', pass_steps, False)):
+    for name, steps, training in (
+      ('training run', args.epochs * args.records // BATCH, True),
+      ('one pass', pass_steps, False),
+    ):
       unchecked, tolerant = compare(name, paths, spec, steps, training, args.repeats, folder)
       key = name.replace(' ', '_')
-      figures[key] = {'unchecked_s': unchecked, 'tolerant_s': tolerant,
-                      'records_per_s_unchecked': steps * BATCH / unchecked,
-                      'tolerant_over_unchecked': unchecked / tolerant}
-  print(f"{args.records} records ({figures['megabytes']} MB) in {args.shards} shards, "
-        f"{os.cpu_count()} cores; scan alone {figures['scan_s']:.2f} s")
+      figures[key] = {
+        'unchecked_s': unchecked,
+        'tolerant_s': tolerant,
+        'records_per_s_unchecked': steps * BATCH / unchecked,
+        'tolerant_over_unchecked': unchecked / tolerant,
+      }
+  print(
+    f'{args.records} records ({figures["megabytes"]} MB) in {args.shards} shards, '
+    f'{os.cpu_count()} cores; scan alone {figures["scan_s"]:.2f} s'
+  )
   for name in ('training_run', 'one_pass'):
     f = figures[name]
-    print(f"{name.replace('_', ' ')}: unchecked {f['unchecked_s']:.2f} s "
-          f"({f['records_per_s_unchecked']:,.0f} rec/s), tolerant {f['tolerant_s']:.2f} s; "
-          f"throughput ratio tolerant/unchecked = {f['tolerant_over_unchecked']:.3f}")
+    print(
+      f'{name.replace("_", " ")}: unchecked {f["unchecked_s"]:.2f} s '
+      f'({f["records_per_s_unchecked"]:,.0f} rec/s), tolerant {f["tolerant_s"]:.2f} s; '
+      f'throughput ratio tolerant/unchecked = {f["tolerant_over_unchecked"]:.3f}'
+    )
   figures_file.save(figures, args.json)
 
 

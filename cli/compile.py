@@ -1,5 +1,6 @@
 """`pipeline.py compile`: the same create_pipeline(...) compiled offline for Kubeflow Pipelines v2
 and Vertex AI with KubeflowV2DagRunner (kubeflow/compiler.py)."""
+
 import argparse
 import os
 
@@ -8,55 +9,97 @@ import config as cfg
 from contracts.errors import EXIT_OK, UserError
 
 HELP = 'compile the same pipeline for Kubeflow Pipelines v2 / Vertex AI'
-DESCRIPTION = ('Compile create_pipeline(...) with KubeflowV2DagRunner. Offline: nothing is '
-               'written to the pipeline root and no credentials are needed (user code is '
-               'referenced by module path and must be in the image: kubeflow/Dockerfile).')
+DESCRIPTION = (
+  'Compile create_pipeline(...) with KubeflowV2DagRunner. Offline: nothing is '
+  'written to the pipeline root and no credentials are needed (user code is '
+  'referenced by module path and must be in the image: kubeflow/Dockerfile).'
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   cloud = cfg.CloudConfig()
   parser.add_argument('--pipeline-root', required=True, help='e.g. gs://BUCKET/pipeline_root')
-  options.add(parser, *options.DATA, data=dict(required=True,
-                                               help='input as the cluster sees it (gs://...)'),
-              span=dict(help='with {SPAN} in --data-pattern: pin that span (default: the latest '
-                        'at run time)'))
-  parser.add_argument('--data-kind', choices=(cfg.IMAGES, cfg.CSV, cfg.TFRECORDS, cfg.TEXT,
-                                              cfg.SEQUENCES),
-                      default=cfg.IMAGES, help='which ExampleGen reads --data and which model '
-                      'trains (default: %(default)s; text needs --text-column)')
-  parser.add_argument('--data-pattern', default='',
-                      help='files under --data (default: */* for images, * otherwise); data '
-                      'versions: e.g. span-{SPAN}/*.csv, span-{SPAN}/version-{VERSION}/*/*')
-  parser.add_argument('--image', default=cloud.image,
-                      help='container image of every step (default: %(default)s)')
-  parser.add_argument('--format', choices=('json', 'yaml'), default='json',
-                      help='json: a Vertex AI PipelineJob; yaml: the bare KFP pipeline spec')
-  parser.add_argument('--out', default=cfg.COMPILED_EXAMPLE,
-                      help='the compiled file (default: kubeflow/pipeline.json)')
+  options.add(
+    parser,
+    *options.DATA,
+    data=dict(required=True, help='input as the cluster sees it (gs://...)'),
+    span=dict(
+      help='with {SPAN} in --data-pattern: pin that span (default: the latest at run time)'
+    ),
+  )
+  parser.add_argument(
+    '--data-kind',
+    choices=(cfg.IMAGES, cfg.CSV, cfg.TFRECORDS, cfg.TEXT, cfg.SEQUENCES),
+    default=cfg.IMAGES,
+    help='which ExampleGen reads --data and which model '
+    'trains (default: %(default)s; text needs --text-column)',
+  )
+  parser.add_argument(
+    '--data-pattern',
+    default='',
+    help='files under --data (default: */* for images, * otherwise); data '
+    'versions: e.g. span-{SPAN}/*.csv, span-{SPAN}/version-{VERSION}/*/*',
+  )
+  parser.add_argument(
+    '--image', default=cloud.image, help='container image of every step (default: %(default)s)'
+  )
+  parser.add_argument(
+    '--format',
+    choices=('json', 'yaml'),
+    default='json',
+    help='json: a Vertex AI PipelineJob; yaml: the bare KFP pipeline spec',
+  )
+  parser.add_argument(
+    '--out',
+    default=cfg.COMPILED_EXAMPLE,
+    help='the compiled file (default: kubeflow/pipeline.json)',
+  )
   parser.add_argument('--pipeline-name', default=cfg.PIPELINE_NAME)
-  options.add(parser, *options.TRAINING,
-              schema=dict(help='curated schema.pbtxt path inside the image, e.g. '
-                          'schema/digits/schema.pbtxt; default: SchemaGen infers one'),
-              no_cache=dict(help='compile with caching off'))
-  parser.add_argument('--job-label', action='append', default=[], metavar='KEY=VALUE',
-                      help='label of the Vertex AI PipelineJob (repeatable)')
-  parser.add_argument('--service-account', default='',
-                      help='service account the Vertex AI PipelineJob runs as')
+  options.add(
+    parser,
+    *options.TRAINING,
+    schema=dict(
+      help='curated schema.pbtxt path inside the image, e.g. '
+      'schema/digits/schema.pbtxt; default: SchemaGen infers one'
+    ),
+    no_cache=dict(help='compile with caching off'),
+  )
+  parser.add_argument(
+    '--job-label',
+    action='append',
+    default=[],
+    metavar='KEY=VALUE',
+    help='label of the Vertex AI PipelineJob (repeatable)',
+  )
+  parser.add_argument(
+    '--service-account', default='', help='service account the Vertex AI PipelineJob runs as'
+  )
   gcp = parser.add_argument_group('Google Cloud (Dataflow and Vertex AI Training)')
   gcp.add_argument('--project', default='', help='GCP project of Dataflow / Vertex jobs')
   gcp.add_argument('--region', default='', help='GCP region of Dataflow / Vertex jobs')
-  gcp.add_argument('--beam-runner', choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER),
-                   default=cloud.beam_runner, help='where Beam components run: inside their '
-                   'step (DirectRunner) or as Dataflow jobs (default: %(default)s)')
-  options.add(gcp, '--beam-arg',
-              beam_arg=dict(help='passed to every Beam component as is (repeatable)'))
+  gcp.add_argument(
+    '--beam-runner',
+    choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER),
+    default=cloud.beam_runner,
+    help='where Beam components run: inside their '
+    'step (DirectRunner) or as Dataflow jobs (default: %(default)s)',
+  )
+  options.add(
+    gcp, '--beam-arg', beam_arg=dict(help='passed to every Beam component as is (repeatable)')
+  )
   gcp.add_argument('--temp-location', default='', help='Dataflow: gs:// scratch folder')
   gcp.add_argument('--max-workers', type=int, default=0, help='Dataflow: worker limit')
   gcp.add_argument('--dataflow-machine-type', default='', help='Dataflow: worker machine type')
-  gcp.add_argument('--vertex-training', action='store_true',
-                   help='train as a Vertex AI custom job (TFX google_cloud_ai_platform Trainer)')
-  gcp.add_argument('--trainer-machine-type', default=cloud.trainer_machine_type,
-                   help='Vertex training machine (default: %(default)s)')
+  gcp.add_argument(
+    '--vertex-training',
+    action='store_true',
+    help='train as a Vertex AI custom job (TFX google_cloud_ai_platform Trainer)',
+  )
+  gcp.add_argument(
+    '--trainer-machine-type',
+    default=cloud.trainer_machine_type,
+    help='Vertex training machine (default: %(default)s)',
+  )
   gcp.add_argument('--accelerator-type', default='', help='e.g. NVIDIA_TESLA_T4, NVIDIA_L4')
   gcp.add_argument('--accelerator-count', type=int, default=0)
 
@@ -64,23 +107,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _cloud(args: argparse.Namespace) -> cfg.CloudConfig:
   """Where the steps run, with the checks that make a bad combination one line."""
   cloud = cfg.CloudConfig(
-      image=args.image, project=args.project, region=args.region, beam_runner=args.beam_runner,
-      dataflow_temp_location=args.temp_location, dataflow_max_workers=args.max_workers,
-      dataflow_machine_type=args.dataflow_machine_type, vertex_training=args.vertex_training,
-      trainer_machine_type=args.trainer_machine_type,
-      trainer_accelerator_type=args.accelerator_type,
-      trainer_accelerator_count=args.accelerator_count)
-  needs = {'Dataflow': cloud.beam_runner == cfg.DATAFLOW_RUNNER,
-           'Vertex AI Training': cloud.vertex_training}
+    image=args.image,
+    project=args.project,
+    region=args.region,
+    beam_runner=args.beam_runner,
+    dataflow_temp_location=args.temp_location,
+    dataflow_max_workers=args.max_workers,
+    dataflow_machine_type=args.dataflow_machine_type,
+    vertex_training=args.vertex_training,
+    trainer_machine_type=args.trainer_machine_type,
+    trainer_accelerator_type=args.accelerator_type,
+    trainer_accelerator_count=args.accelerator_count,
+  )
+  needs = {
+    'Dataflow': cloud.beam_runner == cfg.DATAFLOW_RUNNER,
+    'Vertex AI Training': cloud.vertex_training,
+  }
   for service, used in needs.items():
     if used and not (cloud.project and cloud.region):
       raise UserError(f'{service} needs --project and --region')
   if needs['Dataflow'] and not cloud.dataflow_temp_location.startswith('gs://'):
     raise UserError('Dataflow needs --temp-location gs://BUCKET/tmp')
   if (cloud.trainer_accelerator_count or cloud.trainer_accelerator_type) and not (
-      cloud.vertex_training and cloud.trainer_accelerator_type):
-    raise UserError('--accelerator-type/--accelerator-count need --vertex-training and an '
-                    '--accelerator-type')
+    cloud.vertex_training and cloud.trainer_accelerator_type
+  ):
+    raise UserError(
+      '--accelerator-type/--accelerator-count need --vertex-training and an --accelerator-type'
+    )
   return cloud
 
 
@@ -90,17 +143,24 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   if args.data_kind == cfg.TEXT and not args.text_column:
     raise UserError('--data-kind text needs --text-column')
   return options.config_from(
-      args, data=args.data, data_kind=args.data_kind, data_pattern=args.data_pattern
-      or (inputs.CLASS_FOLDERS if args.data_kind == cfg.IMAGES else '*'),
-      output=args.pipeline_root, pipeline_root=args.pipeline_root, schema=args.schema,
-      schema_default=cfg.TEXT_SCHEMA_IN_IMAGE if args.data_kind == cfg.TEXT else None,
-      cloud=_cloud(args))
+    args,
+    data=args.data,
+    data_kind=args.data_kind,
+    data_pattern=args.data_pattern
+    or (inputs.CLASS_FOLDERS if args.data_kind == cfg.IMAGES else '*'),
+    output=args.pipeline_root,
+    pipeline_root=args.pipeline_root,
+    schema=args.schema,
+    schema_default=cfg.TEXT_SCHEMA_IN_IMAGE if args.data_kind == cfg.TEXT else None,
+    cloud=_cloud(args),
+  )
 
 
 def compile_kubeflow(args: argparse.Namespace) -> str:
   """Compiles for KFP v2 with KubeflowV2DagRunner; returns the written file's path."""
   from kubeflow import compiler
   import pipeline
+
   try:
     labels = compiler.parse_labels(args.job_label)
   except ValueError as e:
@@ -109,8 +169,9 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
   output = os.path.abspath(args.out)
   if not output.endswith('.' + args.format):
     output = os.path.splitext(output)[0] + '.' + args.format
-  job = compiler.compile_job(pipeline.create_pipeline(config), args.image, labels,
-                             args.service_account)
+  job = compiler.compile_job(
+    pipeline.create_pipeline(config), args.image, labels, args.service_account
+  )
   return compiler.write(job, output, args.format)
 
 

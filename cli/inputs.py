@@ -1,4 +1,5 @@
 """Checks --data and --output before anything is written, and lays out the embedded data."""
+
 import os
 import shutil
 import tempfile
@@ -10,9 +11,9 @@ from contracts.errors import UserError
 
 
 class DataSource(NamedTuple):
-  kind: str      # cfg.IMAGES, cfg.CSV or cfg.TFRECORDS
-  root: str      # folder handed to the ExampleGen as input_base
-  pattern: str   # files under root, with {SPAN} / {VERSION} for data versions
+  kind: str  # cfg.IMAGES, cfg.CSV or cfg.TFRECORDS
+  root: str  # folder handed to the ExampleGen as input_base
+  pattern: str  # files under root, with {SPAN} / {VERSION} for data versions
   spans: tuple = ()  # the span numbers found (span-<N> folders)
   splits: tuple = ()  # TFRecords already split: ((name, pattern), …) from Split-<name> folders
 
@@ -24,12 +25,15 @@ CLASS_FOLDERS = '*/*'  # images: <class>/<file>
 
 _CSV_SUFFIXES = ('.csv',)
 _TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz')
-_KNOWN = ('(expected a folder of class folders, .csv, .tfrecord or .tfrecord.gz, or Split-* '
-          'folders of TFRecords)')
+_KNOWN = (
+  '(expected a folder of class folders, .csv, .tfrecord or .tfrecord.gz, or Split-* '
+  'folders of TFRecords)'
+)
 
 
 def _gfile():
   import tensorflow as tf
+
   return tf.io.gfile
 
 
@@ -47,8 +51,9 @@ def _isfile(path: str) -> bool:
 
 def _visible(path: str) -> list:
   """The folder's entries, hidden ones left out (object stores list folders with a '/')."""
-  names = ([e.rstrip('/') for e in _gfile().listdir(path)] if cfg.is_remote(path)
-           else os.listdir(path))
+  names = (
+    [e.rstrip('/') for e in _gfile().listdir(path)] if cfg.is_remote(path) else os.listdir(path)
+  )
   return [e for e in names if not e.startswith('.')]
 
 
@@ -64,6 +69,7 @@ def _suffix_kind(path: str):
 def _gzip_tfrecord(path: str) -> bool:
   """Whether a .gz file (TFX names shards `data_tfrecord-….gz`) reads as GZIP TFRecords."""
   import tensorflow as tf
+
   try:
     for _ in tf.data.TFRecordDataset(path, compression_type='GZIP').take(1):
       return True  # at least one intact record
@@ -75,22 +81,27 @@ def _gzip_tfrecord(path: str) -> bool:
 def _split_folders(path: str) -> tuple:
   """((name, 'Split-<name>/*'), …) when `path` is laid out like a TFX Examples artifact."""
   entries = _visible(path)
-  names = sorted(e[len('Split-'):] for e in entries
-                 if e.startswith('Split-') and _isdir(os.path.join(path, e)))
+  names = sorted(
+    e[len('Split-') :] for e in entries if e.startswith('Split-') and _isdir(os.path.join(path, e))
+  )
   if not names or len(names) != len(entries):
     return ()
   if not {'train', 'eval'} <= set(names):
-    raise UserError(f'--data {path}: Split-* folders need at least Split-train and Split-eval '
-                    f'(found {", ".join(names)})')
+    raise UserError(
+      f'--data {path}: Split-* folders need at least Split-train and Split-eval '
+      f'(found {", ".join(names)})'
+    )
   return tuple((name, f'Split-{name}/*') for name in names)
 
 
 def _numbered(path: str, prefix: str) -> list:
   """Sorted N of <path>/<prefix>N folders when they are all the folder holds, else []."""
   entries = _visible(path)
-  numbers = sorted(int(e[len(prefix):]) for e in entries
-                   if e.startswith(prefix) and e[len(prefix):].isdigit()
-                   and _isdir(os.path.join(path, e)))
+  numbers = sorted(
+    int(e[len(prefix) :])
+    for e in entries
+    if e.startswith(prefix) and e[len(prefix) :].isdigit() and _isdir(os.path.join(path, e))
+  )
   return numbers if numbers and len(numbers) == len(entries) else []
 
 
@@ -119,8 +130,10 @@ def resolve_data(path: str) -> DataSource:
   if _isfile(path):
     kind = _suffix_kind(path)
     if kind is None and path.lower().endswith('.txt'):
-      raise UserError(f'--data {path}: a .txt file is not read; if it is CSV (a header row, then '
-                      'comma-separated rows), give it a .csv name')
+      raise UserError(
+        f'--data {path}: a .txt file is not read; if it is CSV (a header row, then '
+        'comma-separated rows), give it a .csv name'
+      )
     if kind is None:
       raise UserError(f'--data {path}: unknown file type {_KNOWN}')
     return DataSource(kind, os.path.dirname(path), os.path.basename(path))
@@ -135,7 +148,8 @@ def resolve_data(path: str) -> DataSource:
   versions = _numbered(latest, 'version-')
   folders = f'{SPAN_FOLDER}/{VERSION_FOLDER}' if versions else SPAN_FOLDER
   kind, files = _folder_contents(
-      os.path.join(latest, f'version-{versions[-1]}') if versions else latest)
+    os.path.join(latest, f'version-{versions[-1]}') if versions else latest
+  )
   return DataSource(kind, path, f'{folders}/{files}', tuple(spans))
 
 
@@ -146,8 +160,10 @@ _SNIFF_ROWS = 200
 def sample_file(source: DataSource) -> str:
   """One data file of the newest version (to look at its header or first record)."""
   import glob
-  pattern = os.path.join(source.root,
-                         source.pattern.replace('{SPAN}', '*').replace('{VERSION}', '*'))
+
+  pattern = os.path.join(
+    source.root, source.pattern.replace('{SPAN}', '*').replace('{VERSION}', '*')
+  )
   files = sorted(_gfile().glob(pattern) if cfg.is_remote(pattern) else glob.glob(pattern))
   if not files:
     raise UserError(f'--data {source.root}: no files match {source.pattern}')
@@ -159,15 +175,20 @@ def text_column(csv_path: str, label: str, chosen: str = '') -> str:
   besides the label, holding at least MIN_TEXT_WORDS words per row on median."""
   import csv
   import statistics
-  with (_gfile().GFile(csv_path, 'r') if cfg.is_remote(csv_path) else
-        open(csv_path, newline='', encoding='utf-8', errors='replace')) as f:
+
+  with (
+    _gfile().GFile(csv_path, 'r')
+    if cfg.is_remote(csv_path)
+    else open(csv_path, newline='', encoding='utf-8', errors='replace')
+  ) as f:
     reader = csv.DictReader(f)
     columns = reader.fieldnames or []
     rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
   for name, what in ((label, '--label'), (chosen, '--text-column')):
     if name and name not in columns:
-      raise UserError(f'{what} {name}: no such column in {csv_path} (columns: '
-                      f'{", ".join(columns)})')
+      raise UserError(
+        f'{what} {name}: no such column in {csv_path} (columns: {", ".join(columns)})'
+      )
   if chosen:
     return chosen
   others = [c for c in columns if c != label]
@@ -180,6 +201,7 @@ def text_column(csv_path: str, label: str, chosen: str = '') -> str:
 def holds_sequence_examples(tfrecord_path: str) -> bool:
   """Whether the file's first record is a SequenceExample with feature lists."""
   import tensorflow as tf
+
   compression = 'GZIP' if tfrecord_path.endswith('.gz') else ''
   for record in tf.data.TFRecordDataset(tfrecord_path, compression_type=compression).take(1):
     return bool(tf.train.SequenceExample.FromString(record.numpy()).feature_lists.feature_list)
@@ -189,6 +211,7 @@ def holds_sequence_examples(tfrecord_path: str) -> bool:
 def check_image_tree(path: str) -> None:
   """Raises UserError unless `path` holds at least two class folders with images."""
   from components.image_example_gen import folder
+
   listing = folder.list_image_folder(path)
   if not listing.labels:
     raise UserError(f'--data {path}: no class folders, CSV or TFRecord files in it {_KNOWN}')
@@ -196,8 +219,10 @@ def check_image_tree(path: str) -> None:
     raise UserError(f'--data {path}: no images (.jpg, .jpeg, .png) in its class folders')
   classes = sorted({listing.labels[f.label] for f in listing.images})
   if len(classes) < 2:
-    raise UserError(f'--data {path}: only one class folder with images ({classes[0]!r}); '
-                    'a classifier needs at least two')
+    raise UserError(
+      f'--data {path}: only one class folder with images ({classes[0]!r}); '
+      'a classifier needs at least two'
+    )
 
 
 def check_output(path: str) -> str:
@@ -228,8 +253,9 @@ def _check_remote_output(path: str) -> str:
       f.write('ok')
     _gfile().remove(probe)
   except Exception as e:  # errors differ per store and plugin
-    raise UserError(f'--output {path}: not writable ({str(e).splitlines()[0] if str(e) else e!r})'
-                    ) from None
+    raise UserError(
+      f'--output {path}: not writable ({str(e).splitlines()[0] if str(e) else e!r})'
+    ) from None
   return path
 
 
@@ -251,6 +277,7 @@ def write_digits(dest: str) -> str:
   import numpy as np
   import PIL.Image
   from sklearn.datasets import load_digits
+
   digits = load_digits()
   with atomic.folder_atomically(dest) as staging:
     for index, (pixels, target) in enumerate(zip(digits.images, digits.target)):

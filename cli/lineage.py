@@ -1,5 +1,6 @@
 """`pipeline.py lineage`: data versions and models in an output folder's ML Metadata, and which
 data trained which model (metadata/lineage.py reads them)."""
+
 import argparse
 import json
 import logging
@@ -8,16 +9,22 @@ import os
 from contracts.errors import EXIT_OK, UserError
 
 HELP = 'data versions and models in ML Metadata, and which data trained which model'
-DESCRIPTION = ('Read <output>/metadata.sqlite and list every data version (Examples artifact: '
-               'span, version, fingerprint, counts) and every model (trained on, evaluated on, '
-               'accuracy, blessed, pushed to). With --model PATH: which data trained the model '
-               'pushed to PATH.')
+DESCRIPTION = (
+  'Read <output>/metadata.sqlite and list every data version (Examples artifact: '
+  'span, version, fingerprint, counts) and every model (trained on, evaluated on, '
+  'accuracy, blessed, pushed to). With --model PATH: which data trained the model '
+  'pushed to PATH.'
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument('--output', default='output', help='the run folder (default: %(default)s)')
-  parser.add_argument('--model', default='', metavar='PATH',
-                      help='a pushed model folder (e.g. output/serving/<version>)')
+  parser.add_argument(
+    '--model',
+    default='',
+    metavar='PATH',
+    help='a pushed model folder (e.g. output/serving/<version>)',
+  )
   parser.add_argument('--json', default='', metavar='OUT', help='also write the answer as JSON')
 
 
@@ -28,14 +35,17 @@ def main(args: argparse.Namespace) -> int:
   if not os.path.isfile(store_path):
     raise UserError(f'{output}: no metadata.sqlite (run the pipeline there first)')
   from metadata import lineage
+
   report = lineage.trace(store_path)
   if model_path:
     answer = lineage.which_data(report, model_path)
     data = answer['trained_on'] or {}
-    print(f"model #{answer['model']['model_id']} ({answer['model']['uri']}) was trained on "
-          f"examples #{data.get('examples_id')} ({data.get('uri')}), made by "
-          f"{data.get('producer')} from {data.get('input_base')} (span {data.get('span')}, "
-          f"fingerprint {str(data.get('fingerprint'))[:80]})")
+    print(
+      f'model #{answer["model"]["model_id"]} ({answer["model"]["uri"]}) was trained on '
+      f'examples #{data.get("examples_id")} ({data.get("uri")}), made by '
+      f'{data.get("producer")} from {data.get("input_base")} (span {data.get("span")}, '
+      f'fingerprint {str(data.get("fingerprint"))[:80]})'
+    )
     report = dict(report, answer=answer)
   else:
     print('\n'.join(lineage.render(report)))

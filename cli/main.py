@@ -15,6 +15,7 @@ as a class-per-folder PNG tree under <output>/default_data/digits.
 One sub-command per module of cli/, each owning its flags and its code. Command modules import TensorFlow and TFX only when they run, so that `--help` and bad-input
 errors answer at once.
 """
+
 import argparse
 import logging
 import os
@@ -26,17 +27,27 @@ from cli import compile as compile_command
 from cli import lineage, run, schema, submit, verify
 from contracts.errors import EXIT_BAD_INPUT, UserError
 
-COMMANDS = {'run': run, 'schema': schema, 'verify': verify, 'lineage': lineage,
-            'compile': compile_command, 'submit': submit}
+COMMANDS = {
+  'run': run,
+  'schema': schema,
+  'verify': verify,
+  'lineage': lineage,
+  'compile': compile_command,
+  'submit': submit,
+}
 
 
 def parser() -> argparse.ArgumentParser:
-  top = argparse.ArgumentParser(prog='pipeline.py', description=__doc__.split('\n\nOne sub-command')[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+  top = argparse.ArgumentParser(
+    prog='pipeline.py',
+    description=__doc__.split('\n\nOne sub-command')[0],
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+  )
   commands = top.add_subparsers(dest='command', required=True, metavar='COMMAND')
   for name, module in COMMANDS.items():
-    module.add_arguments(commands.add_parser(name, help=module.HELP,
-                                             description=module.DESCRIPTION))
+    module.add_arguments(
+      commands.add_parser(name, help=module.HELP, description=module.DESCRIPTION)
+    )
   return top
 
 

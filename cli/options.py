@@ -3,6 +3,7 @@ builder from parsed options to a PipelineConfig (with the checks that make bad i
 
 Each flag's `dest` is the PipelineConfig field it sets, so the builder copies them by name.
 """
+
 import argparse
 import dataclasses
 import os
@@ -13,115 +14,191 @@ from contracts.errors import UserError
 
 _DEFAULTS = cfg.PipelineConfig(data='', data_kind='', output='')
 
-DATA_HELP = ('a class-per-folder image tree, a CSV file or folder, or TFRecord file(s) '
-             '(*.tfrecord, *.tfrecord.gz); default: embedded digits')
+DATA_HELP = (
+  'a class-per-folder image tree, a CSV file or folder, or TFRecord file(s) '
+  '(*.tfrecord, *.tfrecord.gz); default: embedded digits'
+)
 
 # flag → add_argument keywords; `dest` names the PipelineConfig field it sets.
 OPTIONS = {
-    '--data': dict(dest='data', default='', help=DATA_HELP),
-    '--output': dict(
-        default='output',
-        help='folder for metadata, artifacts, serving model and logs (default: %(default)s); '
-        'gs:// or s3:// for artifacts and the serving model in object storage '
-        '(docs/operations.md: Object storage)'),
-    '--local-dir': dict(
-        default='', metavar='DIR',
-        help='with a gs:// or s3:// --output: the local folder for ML Metadata '
-        '(metadata.sqlite), logs and the run report (default: '
-        'output/remote/<scheme>/<bucket>/<path>)'),
-    '--schema': dict(
-        default=None,
-        help='curated schema.pbtxt (ImportSchemaGen); default for the embedded digits: '
-        'schema/digits/schema.pbtxt, otherwise SchemaGen infers one'),
-    '--label': dict(
-        default=_DEFAULTS.label,
-        help='CSV/TFRecord data: the label column or context feature (default: %(default)s); a '
-        'float column trains as (value > --label-threshold)'),
-    '--text-column': dict(
-        default='', metavar='COLUMN',
-        help='CSV: convert COLUMN (free text) and the label into SequenceExamples of token ids '
-        '(vocabulary from the train split). Default: detected, when the only column besides the '
-        f'label has >= {inputs.MIN_TEXT_WORDS} words per row on median'),
-    '--tokens-key': dict(
-        default=_DEFAULTS.tokens_key, metavar='KEY',
-        help='SequenceExample TFRecords: the feature list holding the tokens (default: the first)'),
-    '--label-threshold': dict(type=float, default=_DEFAULTS.label_threshold),
-    '--eval-percent': dict(
-        type=int, default=_DEFAULTS.eval_percent,
-        help='share of examples in the eval split, by path/row hash (default: %(default)s)'),
-    '--encoding': dict(
-        choices=('encoded', 'raw'), default=_DEFAULTS.encoding,
-        help='images: keep JPEG/PNG bytes or store raw uint8 pixels (default: %(default)s)'),
-    '--compression': dict(
-        choices=('none', 'gzip'), default=_DEFAULTS.compression,
-        help='images: shard compression (default: %(default)s; GZIP reads 4-8x slower)'),
-    '--shard-size-mb': dict(type=float, default=_DEFAULTS.shard_size_mb,
-                            help='images: target shard size (default: %(default)s)'),
-    '--span': dict(
-        type=int, default=_DEFAULTS.span,
-        help='data laid out by version, <data>/span-<N>/[version-<M>/]<class folders, CSV or '
-        'TFRecord files>: the span to read (default: the latest span; within a span the '
-        'latest version is read)'),
-    '--beam-runner': dict(
-        default=_DEFAULTS.beam_runner,
-        choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER, cfg.FLINK_RUNNER, cfg.SPARK_RUNNER),
-        help='Beam runner of the data components (default: %(default)s); the others need '
-        '--beam-arg flags (docs/operations.md: Scaling out)'),
-    '--beam-arg': dict(
-        dest='beam_extra_args', action='append', default=[], metavar='ARG',
-        help='passed to Beam as is, e.g. --beam-arg=--flink_master=host:8081 (repeatable)'),
-    '--beam-mode': dict(
-        dest='beam_direct_running_mode', default=_DEFAULTS.beam_direct_running_mode,
-        choices=('in_memory', 'multi_processing', 'multi_threading'),
-        help='DirectRunner running mode (default: %(default)s; in_memory is faster for small '
-        'data: no worker processes to start)'),
-    '--beam-workers': dict(
-        dest='beam_direct_num_workers', type=int, default=_DEFAULTS.beam_direct_num_workers,
-        help='DirectRunner worker processes; 0 = one per core (default: %(default)s)'),
-    '--train-steps': dict(type=int, default=_DEFAULTS.train_steps,
-                          help='training steps (default: %(default)s)'),
-    '--eval-steps': dict(type=int, default=_DEFAULTS.eval_steps,
-                         help='validation steps during training; 0 = the whole eval split'),
-    '--batch-size': dict(type=int, default=_DEFAULTS.batch_size),
-    '--learning-rate': dict(type=float, default=_DEFAULTS.learning_rate),
-    '--mixed-precision': dict(
-        default=_DEFAULTS.mixed_precision,
-        choices=('auto', 'float32', 'mixed_float16', 'mixed_bfloat16'),
-        help='Keras dtype policy (default auto: mixed_float16 on GPUs, mixed_bfloat16 on TPUs, '
-        'float32 on CPUs)'),
-    '--xla': dict(default=_DEFAULTS.xla, choices=('auto', 'on', 'off'),
-                  help='XLA-compile the train step (default auto: on with GPUs/TPUs)'),
-    '--tpu': dict(
-        default=_DEFAULTS.tpu,
-        help='train with TPUStrategy on this TPU (default: $TPU_NAME if set). Several workers: '
-        'set TF_CONFIG (MultiWorkerMirroredStrategy); GPUs are found alone'),
-    '--augment': dict(
-        action='store_true',
-        help='images: random left-right flips and shifts of up to 1/8 while training (off by '
-        'default: digits and text are not mirror-invariant)'),
-    '--image-size': dict(
-        type=int, nargs=2, metavar=('HEIGHT', 'WIDTH'),
-        default=(_DEFAULTS.image_height, _DEFAULTS.image_width),
-        help='model input size; default: the most common size in the data'),
-    '--image-channels': dict(type=int, choices=(0, 1, 3), default=_DEFAULTS.image_channels,
-                             help='model input channels; 0 = 1 for all-grayscale data, else 3'),
-    '--min-accuracy': dict(
-        type=float, default=_DEFAULTS.min_accuracy,
-        help='eval accuracy needed to bless and push the model (default: %(default)s)'),
-    '--max-damaged-percent': dict(
-        type=float, default=_DEFAULTS.max_damaged_percent,
-        help='stop before training when more than this share of the records in the ExampleGen '
-        'output is damaged (default: %(default)s)'),
-    '--no-cache': dict(action='store_true', help='re-run every component'),
+  '--data': dict(dest='data', default='', help=DATA_HELP),
+  '--output': dict(
+    default='output',
+    help='folder for metadata, artifacts, serving model and logs (default: %(default)s); '
+    'gs:// or s3:// for artifacts and the serving model in object storage '
+    '(docs/operations.md: Object storage)',
+  ),
+  '--local-dir': dict(
+    default='',
+    metavar='DIR',
+    help='with a gs:// or s3:// --output: the local folder for ML Metadata '
+    '(metadata.sqlite), logs and the run report (default: '
+    'output/remote/<scheme>/<bucket>/<path>)',
+  ),
+  '--schema': dict(
+    default=None,
+    help='curated schema.pbtxt (ImportSchemaGen); default for the embedded digits: '
+    'schema/digits/schema.pbtxt, otherwise SchemaGen infers one',
+  ),
+  '--label': dict(
+    default=_DEFAULTS.label,
+    help='CSV/TFRecord data: the label column or context feature (default: %(default)s); a '
+    'float column trains as (value > --label-threshold)',
+  ),
+  '--text-column': dict(
+    default='',
+    metavar='COLUMN',
+    help='CSV: convert COLUMN (free text) and the label into SequenceExamples of token ids '
+    '(vocabulary from the train split). Default: detected, when the only column besides the '
+    f'label has >= {inputs.MIN_TEXT_WORDS} words per row on median',
+  ),
+  '--tokens-key': dict(
+    default=_DEFAULTS.tokens_key,
+    metavar='KEY',
+    help='SequenceExample TFRecords: the feature list holding the tokens (default: the first)',
+  ),
+  '--label-threshold': dict(type=float, default=_DEFAULTS.label_threshold),
+  '--eval-percent': dict(
+    type=int,
+    default=_DEFAULTS.eval_percent,
+    help='share of examples in the eval split, by path/row hash (default: %(default)s)',
+  ),
+  '--encoding': dict(
+    choices=('encoded', 'raw'),
+    default=_DEFAULTS.encoding,
+    help='images: keep JPEG/PNG bytes or store raw uint8 pixels (default: %(default)s)',
+  ),
+  '--compression': dict(
+    choices=('none', 'gzip'),
+    default=_DEFAULTS.compression,
+    help='images: shard compression (default: %(default)s; GZIP reads 4-8x slower)',
+  ),
+  '--shard-size-mb': dict(
+    type=float,
+    default=_DEFAULTS.shard_size_mb,
+    help='images: target shard size (default: %(default)s)',
+  ),
+  '--span': dict(
+    type=int,
+    default=_DEFAULTS.span,
+    help='data laid out by version, <data>/span-<N>/[version-<M>/]<class folders, CSV or '
+    'TFRecord files>: the span to read (default: the latest span; within a span the '
+    'latest version is read)',
+  ),
+  '--beam-runner': dict(
+    default=_DEFAULTS.beam_runner,
+    choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER, cfg.FLINK_RUNNER, cfg.SPARK_RUNNER),
+    help='Beam runner of the data components (default: %(default)s); the others need '
+    '--beam-arg flags (docs/operations.md: Scaling out)',
+  ),
+  '--beam-arg': dict(
+    dest='beam_extra_args',
+    action='append',
+    default=[],
+    metavar='ARG',
+    help='passed to Beam as is, e.g. --beam-arg=--flink_master=host:8081 (repeatable)',
+  ),
+  '--beam-mode': dict(
+    dest='beam_direct_running_mode',
+    default=_DEFAULTS.beam_direct_running_mode,
+    choices=('in_memory', 'multi_processing', 'multi_threading'),
+    help='DirectRunner running mode (default: %(default)s; in_memory is faster for small '
+    'data: no worker processes to start)',
+  ),
+  '--beam-workers': dict(
+    dest='beam_direct_num_workers',
+    type=int,
+    default=_DEFAULTS.beam_direct_num_workers,
+    help='DirectRunner worker processes; 0 = one per core (default: %(default)s)',
+  ),
+  '--train-steps': dict(
+    type=int, default=_DEFAULTS.train_steps, help='training steps (default: %(default)s)'
+  ),
+  '--eval-steps': dict(
+    type=int,
+    default=_DEFAULTS.eval_steps,
+    help='validation steps during training; 0 = the whole eval split',
+  ),
+  '--batch-size': dict(type=int, default=_DEFAULTS.batch_size),
+  '--learning-rate': dict(type=float, default=_DEFAULTS.learning_rate),
+  '--mixed-precision': dict(
+    default=_DEFAULTS.mixed_precision,
+    choices=('auto', 'float32', 'mixed_float16', 'mixed_bfloat16'),
+    help='Keras dtype policy (default auto: mixed_float16 on GPUs, mixed_bfloat16 on TPUs, '
+    'float32 on CPUs)',
+  ),
+  '--xla': dict(
+    default=_DEFAULTS.xla,
+    choices=('auto', 'on', 'off'),
+    help='XLA-compile the train step (default auto: on with GPUs/TPUs)',
+  ),
+  '--tpu': dict(
+    default=_DEFAULTS.tpu,
+    help='train with TPUStrategy on this TPU (default: $TPU_NAME if set). Several workers: '
+    'set TF_CONFIG (MultiWorkerMirroredStrategy); GPUs are found alone',
+  ),
+  '--augment': dict(
+    action='store_true',
+    help='images: random left-right flips and shifts of up to 1/8 while training (off by '
+    'default: digits and text are not mirror-invariant)',
+  ),
+  '--image-size': dict(
+    type=int,
+    nargs=2,
+    metavar=('HEIGHT', 'WIDTH'),
+    default=(_DEFAULTS.image_height, _DEFAULTS.image_width),
+    help='model input size; default: the most common size in the data',
+  ),
+  '--image-channels': dict(
+    type=int,
+    choices=(0, 1, 3),
+    default=_DEFAULTS.image_channels,
+    help='model input channels; 0 = 1 for all-grayscale data, else 3',
+  ),
+  '--min-accuracy': dict(
+    type=float,
+    default=_DEFAULTS.min_accuracy,
+    help='eval accuracy needed to bless and push the model (default: %(default)s)',
+  ),
+  '--max-damaged-percent': dict(
+    type=float,
+    default=_DEFAULTS.max_damaged_percent,
+    help='stop before training when more than this share of the records in the ExampleGen '
+    'output is damaged (default: %(default)s)',
+  ),
+  '--no-cache': dict(action='store_true', help='re-run every component'),
 }
 
-DATA = ('--data', '--label', '--text-column', '--tokens-key', '--label-threshold',
-        '--eval-percent', '--encoding', '--compression', '--shard-size-mb', '--span')
+DATA = (
+  '--data',
+  '--label',
+  '--text-column',
+  '--tokens-key',
+  '--label-threshold',
+  '--eval-percent',
+  '--encoding',
+  '--compression',
+  '--shard-size-mb',
+  '--span',
+)
 OUTPUT = ('--output', '--local-dir')
 BEAM = ('--beam-runner', '--beam-arg', '--beam-mode', '--beam-workers')
-TRAINING = ('--schema', '--train-steps', '--eval-steps', '--batch-size', '--learning-rate',
-            '--mixed-precision', '--xla', '--tpu', '--augment', '--image-size',
-            '--image-channels', '--min-accuracy', '--max-damaged-percent', '--no-cache')
+TRAINING = (
+  '--schema',
+  '--train-steps',
+  '--eval-steps',
+  '--batch-size',
+  '--learning-rate',
+  '--mixed-precision',
+  '--xla',
+  '--tpu',
+  '--augment',
+  '--image-size',
+  '--image-channels',
+  '--min-accuracy',
+  '--max-damaged-percent',
+  '--no-cache',
+)
 
 
 def add(parser: argparse.ArgumentParser, *flags: str, **changes: dict) -> None:
@@ -153,17 +230,23 @@ def check_numbers(args: argparse.Namespace) -> None:
 
 
 def _check_runner(args: argparse.Namespace) -> None:
-  missing = [flag for flag in cfg.RUNNER_NEEDS.get(args.beam_runner, ())
-             if not any(arg.startswith(flag + '=') for arg in args.beam_extra_args)]
+  missing = [
+    flag
+    for flag in cfg.RUNNER_NEEDS.get(args.beam_runner, ())
+    if not any(arg.startswith(flag + '=') for arg in args.beam_extra_args)
+  ]
   if missing:
-    raise UserError(f'--beam-runner {args.beam_runner} needs ' + ' '.join(
-        f'--beam-arg={flag}=…' for flag in missing))
+    raise UserError(
+      f'--beam-runner {args.beam_runner} needs '
+      + ' '.join(f'--beam-arg={flag}=…' for flag in missing)
+    )
 
 
 def _check_buckets(args: argparse.Namespace) -> None:
   for flag, path in (('--data', args.data), ('--output', args.output)):
     if path.startswith('s3://'):
       from components import object_storage
+
       try:
         object_storage.check_bucket(path)
       except ValueError as e:
@@ -187,18 +270,31 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     local_dir = inputs.check_output(args.local_dir or inputs.local_state_dir(output))
   if source is None:
     source = inputs.resolve_data(
-        inputs.write_digits(os.path.join(local_dir, 'default_data', 'digits')))
+      inputs.write_digits(os.path.join(local_dir, 'default_data', 'digits'))
+    )
     kind, schema = cfg.IMAGES, schema or cfg.DIGITS_SCHEMA
   if kind == cfg.TEXT:
     schema = schema or cfg.TEXT_SCHEMA
   if args.span and args.span not in source.spans:
-    raise UserError(f'--span {args.span}: ' + (
+    raise UserError(
+      f'--span {args.span}: '
+      + (
         f'no span-{args.span} folder (spans: {", ".join(map(str, source.spans))})'
-        if source.spans else 'the data has no span-<N> folders'))
+        if source.spans
+        else 'the data has no span-<N> folders'
+      )
+    )
   return config_from(
-      args, data=source.root, data_kind=kind, data_pattern=source.pattern, output=output,
-      local_dir=local_dir, data_splits=source.splits, text_column=text_column,
-      schema=os.path.abspath(schema) if schema else None)
+    args,
+    data=source.root,
+    data_kind=kind,
+    data_pattern=source.pattern,
+    output=output,
+    local_dir=local_dir,
+    data_splits=source.splits,
+    text_column=text_column,
+    schema=os.path.abspath(schema) if schema else None,
+  )
 
 
 def config_from(args: argparse.Namespace, schema_default=None, **decided) -> cfg.PipelineConfig:

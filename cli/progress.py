@@ -1,4 +1,5 @@
 """Turns TFX's log lines into one progress line per component; the full log goes to a file."""
+
 import contextlib
 import logging
 import os
@@ -60,6 +61,7 @@ def route_logs(log_path: str, progress: ComponentProgress) -> None:
   warnings.simplefilter('default')
   try:
     from absl import logging as absl_logging
+
     absl_logging.use_python_logging(quiet=True)
     absl_logging.set_verbosity(absl_logging.INFO)
   except ImportError:

@@ -1,4 +1,5 @@
 """`pipeline.py run`: the whole pipeline locally with LocalDagRunner and SQLite ML Metadata."""
+
 import argparse
 import logging
 import os
@@ -10,9 +11,11 @@ import config as cfg
 from contracts.errors import EXIT_FAILED, EXIT_OK
 
 HELP = 'run the whole pipeline locally (LocalDagRunner)'
-DESCRIPTION = ('Run the whole pipeline locally with LocalDagRunner and SQLite ML Metadata in '
-               '<output>/metadata.sqlite. Exit codes: 0 done, 1 data anomalies or a failed '
-               'component, 2 bad input.')
+DESCRIPTION = (
+  'Run the whole pipeline locally with LocalDagRunner and SQLite ML Metadata in '
+  '<output>/metadata.sqlite. Exit codes: 0 done, 1 data anomalies or a failed '
+  'component, 2 bad input.'
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,10 +29,12 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
   os.makedirs(os.path.join(config.local_dir, 'logs'), exist_ok=True)
   log_path = os.path.join(config.local_dir, 'logs', time.strftime('run-%Y%m%d-%H%M%S.log'))
   from cli import progress
+
   with progress.stderr_to(log_path):
     result = _run(config, schema_only, log_path)
   result['log'] = log_path
   from metadata import summary
+
   summary.write(result, os.path.join(config.local_dir, 'last_run.json'))
   return result
 
@@ -43,14 +48,21 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
   import pipeline
 
   for interrupted in recovery.cancel_interrupted(config.metadata_path, config.pipeline_root):
-    print(f'an earlier run was interrupted in {interrupted}: marked CANCELED, its partial '
-          'outputs removed', flush=True)
+    print(
+      f'an earlier run was interrupted in {interrupted}: marked CANCELED, its partial '
+      'outputs removed',
+      flush=True,
+    )
   dag = pipeline.create_pipeline(
-      config, tfx.orchestration.metadata.sqlite_metadata_connection_config(config.metadata_path),
-      schema_only=schema_only)
+    config,
+    tfx.orchestration.metadata.sqlite_metadata_connection_config(config.metadata_path),
+    schema_only=schema_only,
+  )
   progress.route_logs(log_path, progress.ComponentProgress([c.id for c in dag.components]))
-  print(f'pipeline {config.pipeline_name}: {config.data_kind} from {config.data}; '
-        f'log: {log_path}', flush=True)
+  print(
+    f'pipeline {config.pipeline_name}: {config.data_kind} from {config.data}; log: {log_path}',
+    flush=True,
+  )
   started = time.monotonic()
   error = None
   try:
@@ -74,15 +86,19 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
       result['report'] = None
   return result
 
+
 def finish(result: dict) -> int:
   """Prints the summary (and the error, if any); returns the exit code."""
   from metadata import summary
+
   print('\n'.join(summary.render(result)))
   if 'error' not in result:
     return EXIT_OK
   if result['anomalies_stop']:
-    print('stopped before training: the data does not match its schema (anomalies above)',
-          file=sys.stderr)
+    print(
+      'stopped before training: the data does not match its schema (anomalies above)',
+      file=sys.stderr,
+    )
   else:
     print(f'error: {result["error"]} (full log: {result["log"]})', file=sys.stderr)
   return EXIT_FAILED

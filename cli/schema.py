@@ -1,5 +1,6 @@
 """`pipeline.py schema`: ExampleGen, StatisticsGen and SchemaGen, and the inferred schema written
 out for review (e.g. schema/NAME/schema.pbtxt)."""
+
 import argparse
 import dataclasses
 import os
@@ -9,8 +10,10 @@ import config as cfg
 from contracts.errors import EXIT_OK
 
 HELP = 'infer a schema from data, to review and commit'
-DESCRIPTION = ('Run ExampleGen, StatisticsGen and SchemaGen and write the inferred schema for '
-               'review (e.g. schema/NAME/schema.pbtxt).')
+DESCRIPTION = (
+  'Run ExampleGen, StatisticsGen and SchemaGen and write the inferred schema for '
+  'review (e.g. schema/NAME/schema.pbtxt).'
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,15 +23,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
   from cli import run
-  config = dataclasses.replace(options.build_config(args),
-                               pipeline_name=cfg.PIPELINE_NAME + '-schema')
+
+  config = dataclasses.replace(
+    options.build_config(args), pipeline_name=cfg.PIPELINE_NAME + '-schema'
+  )
   result = run.run_local(config, schema_only=True)
   code = run.finish(result)
   if code != EXIT_OK:
     return code
   from tfx.dsl.io import fileio
+
   os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-  fileio.copy(os.path.join(result['schema_uri'], 'schema.pbtxt'), args.out,
-              overwrite=True)
+  fileio.copy(os.path.join(result['schema_uri'], 'schema.pbtxt'), args.out, overwrite=True)
   print(f'schema written to {args.out}')
   return EXIT_OK

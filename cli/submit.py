@@ -1,44 +1,76 @@
 """`pipeline.py submit`: a compiled pipeline to Vertex AI Pipelines or a Kubeflow Pipelines
 cluster (kubeflow/submit.py speaks to them)."""
+
 import argparse
 import os
 
 import config as cfg
 
 HELP = 'submit a compiled pipeline to Vertex AI or a Kubeflow Pipelines cluster'
-DESCRIPTION = ('Submit a compiled pipeline (pipeline.py compile) to Vertex AI Pipelines '
-               '(google.cloud.aiplatform.PipelineJob) or to a Kubeflow Pipelines cluster '
-               '(kfp.Client). Exit codes: 0 submitted (or --dry-run), 2 bad input, missing '
-               'credentials, unreachable host or a refused request.')
+DESCRIPTION = (
+  'Submit a compiled pipeline (pipeline.py compile) to Vertex AI Pipelines '
+  '(google.cloud.aiplatform.PipelineJob) or to a Kubeflow Pipelines cluster '
+  '(kfp.Client). Exit codes: 0 submitted (or --dry-run), 2 bad input, missing '
+  'credentials, unreachable host or a refused request.'
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument('--target', choices=('vertex', 'kubeflow'), required=True)
-  parser.add_argument('--template', default=cfg.COMPILED_EXAMPLE,
-                      help='compiled pipeline, .json or .yaml (default: kubeflow/pipeline.json)')
-  parser.add_argument('--pipeline-root', default='',
-                      help='override the compiled pipeline root (gs://... on Vertex)')
+  parser.add_argument(
+    '--template',
+    default=cfg.COMPILED_EXAMPLE,
+    help='compiled pipeline, .json or .yaml (default: kubeflow/pipeline.json)',
+  )
+  parser.add_argument(
+    '--pipeline-root', default='', help='override the compiled pipeline root (gs://... on Vertex)'
+  )
   parser.add_argument('--display-name', default='', help='run name (default: the pipeline name)')
-  parser.add_argument('--job-label', action='append', default=[], metavar='KEY=VALUE',
-                      help='Vertex: label added to the compiled ones (repeatable)')
-  parser.add_argument('--service-account', default='',
-                      help='Vertex: GCP service account; kubeflow: Kubernetes service account')
+  parser.add_argument(
+    '--job-label',
+    action='append',
+    default=[],
+    metavar='KEY=VALUE',
+    help='Vertex: label added to the compiled ones (repeatable)',
+  )
+  parser.add_argument(
+    '--service-account',
+    default='',
+    help='Vertex: GCP service account; kubeflow: Kubernetes service account',
+  )
   caching = parser.add_mutually_exclusive_group()
-  caching.add_argument('--cache', dest='enable_caching', action='store_const', const=True,
-                       help='turn caching on for every step (default: as compiled)')
-  caching.add_argument('--no-cache', dest='enable_caching', action='store_const', const=False,
-                       help='turn caching off for every step')
-  parser.add_argument('--dry-run', action='store_true',
-                      help='print what would be sent and exit 0, without network')
+  caching.add_argument(
+    '--cache',
+    dest='enable_caching',
+    action='store_const',
+    const=True,
+    help='turn caching on for every step (default: as compiled)',
+  )
+  caching.add_argument(
+    '--no-cache',
+    dest='enable_caching',
+    action='store_const',
+    const=False,
+    help='turn caching off for every step',
+  )
+  parser.add_argument(
+    '--dry-run', action='store_true', help='print what would be sent and exit 0, without network'
+  )
   vertex = parser.add_argument_group('--target vertex')
   vertex.add_argument('--project', default='')
   vertex.add_argument('--region', default='')
-  vertex.add_argument('--access-token', default=os.environ.get('GOOGLE_OAUTH_ACCESS_TOKEN', ''),
-                      help='OAuth token (e.g. `gcloud auth print-access-token`; env '
-                      'GOOGLE_OAUTH_ACCESS_TOKEN); default: Application Default Credentials')
-  vertex.add_argument('--api-endpoint', default='',
-                      help='Vertex AI endpoint (default: REGION-aiplatform.googleapis.com); an '
-                      'http:// URL is spoken to over REST')
+  vertex.add_argument(
+    '--access-token',
+    default=os.environ.get('GOOGLE_OAUTH_ACCESS_TOKEN', ''),
+    help='OAuth token (e.g. `gcloud auth print-access-token`; env '
+    'GOOGLE_OAUTH_ACCESS_TOKEN); default: Application Default Credentials',
+  )
+  vertex.add_argument(
+    '--api-endpoint',
+    default='',
+    help='Vertex AI endpoint (default: REGION-aiplatform.googleapis.com); an '
+    'http:// URL is spoken to over REST',
+  )
   kubeflow = parser.add_argument_group('--target kubeflow')
   kubeflow.add_argument('--host', default='', help='KFP API, e.g. http://localhost:8080')
   kubeflow.add_argument('--experiment', default='Default', help='(default: %(default)s)')
@@ -48,4 +80,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
   from kubeflow import submit
+
   return submit.main(args)

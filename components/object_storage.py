@@ -10,6 +10,7 @@ The run's process imports it when a path is remote (pipeline.py), and Beam worke
 TensorFlow code inside them (TFMA loading the model, our ExampleGen writing shards) reads
 s3:// too.
 """
+
 import atexit
 import logging
 import os
@@ -45,8 +46,10 @@ def beam_args() -> List[str]:
   each worker's own environment when no key is passed.
   """
   args = [f'--beam_plugins={__name__}']
-  for flag, variable in (('--s3_endpoint_url', 'AWS_ENDPOINT_URL'),
-                         ('--s3_region_name', 'AWS_REGION')):
+  for flag, variable in (
+    ('--s3_endpoint_url', 'AWS_ENDPOINT_URL'),
+    ('--s3_region_name', 'AWS_REGION'),
+  ):
     if os.environ.get(variable):
       args.append(f'{flag}={os.environ[variable]}')
   return args
@@ -75,14 +78,16 @@ class ListingS3Filesystem(tensorflow_gfile.TensorflowFilesystem):
   def glob(cls, pattern: str) -> List[str]:
     from apache_beam.io.filesystem import FileSystem
     from apache_beam.io.filesystems import FileSystems
+
     static = re.split(r'[*?[]', pattern, maxsplit=1)[0]
     if static == pattern:
       return [pattern] if cls.exists(pattern) else []
-    folder = static[:static.rfind('/') + 1]
+    folder = static[: static.rfind('/') + 1]
     matches = re.compile(FileSystem.translate_pattern(pattern))
     now = time.monotonic()
-    cls._listed = {path: seen for path, seen in cls._listed.items()
-                   if now - seen[0] < cls.LISTING_FRESH_SECONDS}
+    cls._listed = {
+      path: seen for path, seen in cls._listed.items() if now - seen[0] < cls.LISTING_FRESH_SECONDS
+    }
     found = set()
     for meta in FileSystems.match([folder + '**'])[0].metadata_list:
       cls._listed[meta.path] = (now, meta.size_in_bytes, meta.last_updated_in_seconds)
@@ -90,7 +95,7 @@ class ListingS3Filesystem(tensorflow_gfile.TensorflowFilesystem):
       while len(path) > len(folder):
         if matches.match(path):
           found.add(path)
-        path = path[:path.rstrip('/').rfind('/')]
+        path = path[: path.rstrip('/').rfind('/')]
     return sorted(found)
 
   @classmethod
@@ -106,20 +111,26 @@ def check_bucket(path: str) -> None:
   TensorFlow I/O's client retries an unreachable endpoint for minutes (2.5 measured)."""
   import boto3
   from botocore import config, exceptions
-  bucket = path[len('s3://'):].split('/', 1)[0]
-  client = boto3.client('s3', config=config.Config(connect_timeout=5, read_timeout=20,
-                                                   retries={'max_attempts': 2}))
+
+  bucket = path[len('s3://') :].split('/', 1)[0]
+  client = boto3.client(
+    's3', config=config.Config(connect_timeout=5, read_timeout=20, retries={'max_attempts': 2})
+  )
   try:
     client.head_bucket(Bucket=bucket)
   except exceptions.NoCredentialsError:
-    raise ValueError('no AWS credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)'
-                     ) from None
+    raise ValueError(
+      'no AWS credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)'
+    ) from None
   except exceptions.EndpointConnectionError as e:
     raise ValueError(f'cannot reach S3 ({e})') from None
   except exceptions.ClientError as e:
     code = e.response.get('Error', {}).get('Code', '')
-    reason = {'404': 'no such bucket', 'NoSuchBucket': 'no such bucket',
-              '403': 'access denied'}.get(code, str(e))
+    reason = {
+      '404': 'no such bucket',
+      'NoSuchBucket': 'no such bucket',
+      '403': 'access denied',
+    }.get(code, str(e))
     raise ValueError(f'bucket {bucket}: {reason}') from None
 
 
@@ -128,6 +139,7 @@ def _configure_beam() -> None:
   options set before the first pipeline sets them."""
   from apache_beam.io.filesystems import FileSystems
   from apache_beam.options.pipeline_options import PipelineOptions
+
   FileSystems.set_options(PipelineOptions(beam_args()))
 
 

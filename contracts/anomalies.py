@@ -1,5 +1,6 @@
 """How the project words data anomalies (ExampleValidator's and DriftCheck's) for people, and the
 error that stops a run on them."""
+
 import os
 from typing import List
 
@@ -21,6 +22,7 @@ def plain_words(info: anomalies_pb2.AnomalyInfo) -> str:
 def describe_anomalies(anomalies_uri: str) -> List[str]:
   """One line per anomaly in an ExampleAnomalies artifact: `split: feature 'x': what is wrong`."""
   from tfx.dsl.io import fileio
+
   lines = []
   for split_dir in sorted(fileio.glob(os.path.join(anomalies_uri, 'Split-*'))):
     path = os.path.join(split_dir, ANOMALIES_FILE)
@@ -29,7 +31,7 @@ def describe_anomalies(anomalies_uri: str) -> List[str]:
     anomalies = anomalies_pb2.Anomalies()
     with fileio.open(path, 'rb') as f:
       anomalies.ParseFromString(f.read())
-    split = os.path.basename(split_dir.rstrip('/'))[len('Split-'):]
+    split = os.path.basename(split_dir.rstrip('/'))[len('Split-') :]
     for feature, info in sorted(anomalies.anomaly_info.items()):
       lines.append(f"{split}: feature '{feature}': {plain_words(info)}")
     if anomalies.HasField('dataset_anomaly_info'):

@@ -11,6 +11,7 @@ ModelRun artifact (trainer/task.py):
   input_damage.json     what the input pipeline lost to damaged shards
   training.json         per-epoch history and the input check (the run report reads it)
 """
+
 import math
 import os
 
@@ -27,8 +28,9 @@ SEQUENCE_STRUCT = '##SEQUENCE##'
 
 
 def shard_path(uri: str, split: str, index: int, count: int, gzip: bool = False) -> str:
-  return os.path.join(uri, f'Split-{split}',
-                      f'data-{index:05d}-of-{count:05d}' + ('.gz' if gzip else ''))
+  return os.path.join(
+    uri, f'Split-{split}', f'data-{index:05d}-of-{count:05d}' + ('.gz' if gzip else '')
+  )
 
 
 def shard_count(total_bytes: int, shard_size_mb: float) -> int:

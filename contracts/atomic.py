@@ -3,6 +3,7 @@
 Local paths use os and a temporary sibling; gs:// and s3:// paths go through TFX's fileio (an
 object store publishes an object only when its upload completes).
 """
+
 import contextlib
 import os
 import shutil
@@ -25,6 +26,7 @@ def open_atomically(path: str, mode: str = 'w') -> Iterator:
   """A file object whose content appears at `path` when the block ends without an error."""
   if path.startswith(REMOTE_PREFIXES):
     from tfx.dsl.io import fileio
+
     temporary = f'{path}.partial-{os.getpid()}'
     try:
       with fileio.open(temporary, mode) as f:
@@ -37,8 +39,9 @@ def open_atomically(path: str, mode: str = 'w') -> Iterator:
   folder = os.path.dirname(os.path.abspath(path))
   os.makedirs(folder, exist_ok=True)
   encoding = None if 'b' in mode else 'utf-8'
-  with tempfile.NamedTemporaryFile(mode, dir=folder, prefix='.partial-', delete=False,
-                                   encoding=encoding) as f:
+  with tempfile.NamedTemporaryFile(
+    mode, dir=folder, prefix='.partial-', delete=False, encoding=encoding
+  ) as f:
     try:
       yield f
     except BaseException:

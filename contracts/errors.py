@@ -1,8 +1,8 @@
 """Errors and exit codes every command shares."""
 
 EXIT_OK = 0
-EXIT_FAILED = 1       # a component failed, the data has anomalies or drifted, damage found
-EXIT_BAD_INPUT = 2    # bad flags, unusable data or output: one line on stderr, no traceback
+EXIT_FAILED = 1  # a component failed, the data has anomalies or drifted, damage found
+EXIT_BAD_INPUT = 2  # bad flags, unusable data or output: one line on stderr, no traceback
 
 
 class UserError(Exception):

@@ -9,6 +9,7 @@ included), the data files it reads (the curated schema) and `requirements.lock` 
 environment). An edit changes the property, so the component and everything that consumes its
 outputs run again; `metadata/summary.py` names the files that changed.
 """
+
 import ast
 import functools
 import hashlib
@@ -18,8 +19,16 @@ from typing import Dict, Iterable, Set
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENVIRONMENT_FILE = 'requirements.lock'
-_PROJECT = ('cli', 'components', 'config', 'contracts', 'kubeflow', 'metadata', 'pipeline',
-            'trainer')
+_PROJECT = (
+  'cli',
+  'components',
+  'config',
+  'contracts',
+  'kubeflow',
+  'metadata',
+  'pipeline',
+  'trainer',
+)
 
 
 def _module_file(name: str) -> str:

@@ -11,6 +11,7 @@ One record per image:
 Versions: 1 had no image_id; 2 adds it (to trace a record back to its file). The Trainer's
 parse_spec reads only features every version has, so shards of both versions train together.
 """
+
 from typing import NamedTuple
 
 import tensorflow as tf
@@ -31,8 +32,10 @@ ENCODED = 'encoded'
 RAW = 'raw'
 ENCODINGS = (ENCODED, RAW)
 
+
 class EncodedImage(NamedTuple):
   """An image ready to be written: payload bytes and the size as stored."""
+
   payload: bytes
   height: int
   width: int
@@ -47,18 +50,19 @@ def _bytes(value: bytes) -> tf.train.Feature:
   return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
 
 
-def make_example(image: EncodedImage, label: int, label_name: str,
-                 image_id: str) -> tf.train.Example:
+def make_example(
+  image: EncodedImage, label: int, label_name: str, image_id: str
+) -> tf.train.Example:
   """Builds the record for one image (current layout)."""
   feature = {
-      IMAGE_KEY: _bytes(image.payload),
-      LABEL_KEY: _int64(label),
-      LABEL_NAME_KEY: _bytes(label_name.encode('utf-8')),
-      IMAGE_ID_KEY: _bytes(image_id.encode('utf-8')),
-      HEIGHT_KEY: _int64(image.height),
-      WIDTH_KEY: _int64(image.width),
-      CHANNELS_KEY: _int64(image.channels),
-      SCHEMA_VERSION_KEY: _int64(SCHEMA_VERSION),
+    IMAGE_KEY: _bytes(image.payload),
+    LABEL_KEY: _int64(label),
+    LABEL_NAME_KEY: _bytes(label_name.encode('utf-8')),
+    IMAGE_ID_KEY: _bytes(image_id.encode('utf-8')),
+    HEIGHT_KEY: _int64(image.height),
+    WIDTH_KEY: _int64(image.width),
+    CHANNELS_KEY: _int64(image.channels),
+    SCHEMA_VERSION_KEY: _int64(SCHEMA_VERSION),
   }
   return tf.train.Example(features=tf.train.Features(feature=feature))
 
@@ -66,9 +70,9 @@ def make_example(image: EncodedImage, label: int, label_name: str,
 def parse_spec() -> dict:
   """Feature spec for tf.io.parse_example over a batch of records of any READABLE_VERSIONS."""
   return {
-      IMAGE_KEY: tf.io.FixedLenFeature([], tf.string),
-      LABEL_KEY: tf.io.FixedLenFeature([], tf.int64),
-      HEIGHT_KEY: tf.io.FixedLenFeature([], tf.int64),
-      WIDTH_KEY: tf.io.FixedLenFeature([], tf.int64),
-      CHANNELS_KEY: tf.io.FixedLenFeature([], tf.int64),
+    IMAGE_KEY: tf.io.FixedLenFeature([], tf.string),
+    LABEL_KEY: tf.io.FixedLenFeature([], tf.int64),
+    HEIGHT_KEY: tf.io.FixedLenFeature([], tf.int64),
+    WIDTH_KEY: tf.io.FixedLenFeature([], tf.int64),
+    CHANNELS_KEY: tf.io.FixedLenFeature([], tf.int64),
   }

@@ -1,4 +1,5 @@
 """The one place that decides splits: names, and which example goes to eval."""
+
 import hashlib
 
 TRAIN, EVAL = 'train', 'eval'

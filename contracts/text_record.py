@@ -9,6 +9,7 @@ tf.train.SequenceExample per CSV row.
 Token ids: 0 is padding (never stored), 1 is a word outside the vocabulary, 2… are the
 vocabulary's words by decreasing train-split frequency.
 """
+
 from typing import Sequence
 
 import tensorflow as tf
@@ -21,8 +22,9 @@ PADDING, OUT_OF_VOCABULARY = '<pad>', '<oov>'
 RESERVED = (PADDING, OUT_OF_VOCABULARY)
 
 
-def make_sequence_example(token_ids: Sequence[int], label: int,
-                          label_name: str) -> tf.train.SequenceExample:
+def make_sequence_example(
+  token_ids: Sequence[int], label: int, label_name: str
+) -> tf.train.SequenceExample:
   example = tf.train.SequenceExample()
   context = example.context.feature
   context[LABEL_KEY].int64_list.value.append(label)

@@ -4,6 +4,7 @@
 `config.PipelineConfig` takes its training defaults from here; `pipeline.trainer_config` writes
 it; `run_fn` reads it with `TrainerOptions.from_custom_config`.
 """
+
 import dataclasses
 from typing import Union
 
@@ -13,20 +14,20 @@ AUTO = 'auto'
 
 @dataclasses.dataclass(frozen=True)
 class TrainerOptions:
-  data_kind: str = TABULAR             # IMAGE, TABULAR or SEQUENCE
-  label_key: str = 'label'             # tabular label column / sequence context feature
-  label_threshold: float = 0.0         # a float label trains as (label > threshold)
-  tokens_key: str = ''                 # sequences: the feature list holding tokens ('' : first)
-  batch_size: int = 64                 # per step, across replicas
-  learning_rate: float = 1e-3          # Adam
-  augment: bool = False                # images: random flips and shifts while training
-  image_height: int = 0                # model input; 0: the most common size in the data
+  data_kind: str = TABULAR  # IMAGE, TABULAR or SEQUENCE
+  label_key: str = 'label'  # tabular label column / sequence context feature
+  label_threshold: float = 0.0  # a float label trains as (label > threshold)
+  tokens_key: str = ''  # sequences: the feature list holding tokens ('' : first)
+  batch_size: int = 64  # per step, across replicas
+  learning_rate: float = 1e-3  # Adam
+  augment: bool = False  # images: random flips and shifts while training
+  image_height: int = 0  # model input; 0: the most common size in the data
   image_width: int = 0
-  image_channels: int = 0              # 0: 1 for all-grayscale data, else 3
-  mixed_precision: str = AUTO          # AUTO, float32, mixed_float16, mixed_bfloat16
-  xla: Union[bool, str] = AUTO         # AUTO (on with GPUs/TPUs), True, False
-  tpu: str = ''                        # TPUStrategy target ('' : $TPU_NAME or none)
-  code_fingerprint: str = ''           # run_fn's code, for TFX's cache key (contracts/fingerprint.py)
+  image_channels: int = 0  # 0: 1 for all-grayscale data, else 3
+  mixed_precision: str = AUTO  # AUTO, float32, mixed_float16, mixed_bfloat16
+  xla: Union[bool, str] = AUTO  # AUTO (on with GPUs/TPUs), True, False
+  tpu: str = ''  # TPUStrategy target ('' : $TPU_NAME or none)
+  code_fingerprint: str = ''  # run_fn's code, for TFX's cache key (contracts/fingerprint.py)
 
   def to_custom_config(self) -> dict:
     return dataclasses.asdict(self)

@@ -5,6 +5,7 @@ nothing to the pipeline root and needs no credentials. JSON is a whole Vertex AI
 (spec, runtime config, labels, service account); YAML is the bare pipeline spec that
 `kfp.Client` and `kfp.components.load_component_from_file` read.
 """
+
 import json
 import re
 from typing import Dict, Iterable, Optional
@@ -24,18 +25,23 @@ def parse_labels(pairs: Iterable[str]) -> Dict[str, str]:
   for pair in pairs:
     key, sep, value = pair.partition('=')
     if not sep or not _LABEL_KEY.match(key) or not _LABEL_VALUE.match(value):
-      raise ValueError(f'--label {pair!r}: want KEY=VALUE in lowercase letters, digits, _ or -, '
-                       'the key starting with a letter, each at most 63 characters')
+      raise ValueError(
+        f'--label {pair!r}: want KEY=VALUE in lowercase letters, digits, _ or -, '
+        'the key starting with a letter, each at most 63 characters'
+      )
     labels[key] = value
   return labels
 
 
-def compile_job(tfx_pipeline, image: str, labels: Optional[Dict[str, str]] = None,
-                service_account: str = '') -> dict:
+def compile_job(
+  tfx_pipeline, image: str, labels: Optional[Dict[str, str]] = None, service_account: str = ''
+) -> dict:
   """The PipelineJob dict for `tfx_pipeline`, every step in `image`."""
   from tfx import v1 as tfx
+
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
-      config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(default_image=image))
+    config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(default_image=image)
+  )
   job = runner.run(tfx_pipeline, write_out=False)
   job['labels'] = {**job.get('labels', {}), **(labels or {})}
   if service_account:
@@ -48,6 +54,8 @@ def write(job: dict, output: str, fmt: str) -> str:
   if fmt == 'json':
     text = json.dumps(job, indent=2, sort_keys=True) + '\n'
   else:
-    text = ('# Kubeflow Pipelines v2 pipeline spec compiled from create_pipeline(...) by '
-            'pipeline.py compile\n' + yaml.safe_dump(job['pipelineSpec'], sort_keys=True))
+    text = (
+      '# Kubeflow Pipelines v2 pipeline spec compiled from create_pipeline(...) by '
+      'pipeline.py compile\n' + yaml.safe_dump(job['pipelineSpec'], sort_keys=True)
+    )
   return atomic.write(output, text)

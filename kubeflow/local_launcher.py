@@ -11,6 +11,7 @@ Not reproduced: containers, caching, retries, importer/resolver nodes, runtime p
 
   .venv/bin/python -m kubeflow.local_launcher --template PIPELINE.json --pipeline-root DIR
 """
+
 import argparse
 import graphlib
 import json
@@ -32,25 +33,30 @@ def task_order(tasks: Dict[str, dict]) -> List[str]:
   """Task names, producers before consumers (dependentTasks and artifact producers)."""
   graph = {}
   for name, task in tasks.items():
-    producers = {a['taskOutputArtifact']['producerTask']
-                 for a in task.get('inputs', {}).get('artifacts', {}).values()
-                 if 'taskOutputArtifact' in a}
+    producers = {
+      a['taskOutputArtifact']['producerTask']
+      for a in task.get('inputs', {}).get('artifacts', {}).values()
+      if 'taskOutputArtifact' in a
+    }
     graph[name] = set(task.get('dependentTasks', [])) | producers
   return list(graphlib.TopologicalSorter(graph).static_order())
 
 
-def executor_input(name: str, task: dict, component: dict, produced: Dict[str, dict],
-                   task_root: str, run_id: str) -> dict:
+def executor_input(
+  name: str, task: dict, component: dict, produced: Dict[str, dict], task_root: str, run_id: str
+) -> dict:
   """The ExecutorInput (as JSON) of one task; `produced[task][key]` are upstream artifacts."""
   parameters, parameter_values = {}, {}
   for key, source in task.get('inputs', {}).get('parameters', {}).items():
     runtime = source.get('runtimeValue')
     if runtime is None:
-      raise LaunchError(f'{name}: parameter {key} is not a constant; the local launcher only '
-                        'runs pipelines without runtime parameters')
+      raise LaunchError(
+        f'{name}: parameter {key} is not a constant; the local launcher only '
+        'runs pipelines without runtime parameters'
+      )
     if 'constantValue' in runtime:  # pipeline spec 2.0: a kfp Value
       parameters[key] = runtime['constantValue']
-    else:                           # pipeline spec 2.1: a google.protobuf.Value
+    else:  # pipeline spec 2.1: a google.protobuf.Value
       parameter_values[key] = runtime['constant']
   artifacts = {}
   for key, source in task.get('inputs', {}).get('artifacts', {}).items():
@@ -60,18 +66,34 @@ def executor_input(name: str, task: dict, component: dict, produced: Dict[str, d
     producer = produced[upstream['producerTask']]
     artifacts[key] = {'artifacts': [producer[upstream['outputArtifactKey']]]}
   outputs = {
-      key: {'artifacts': [{'name': f'{run_id}/{name}/{key}', 'type': definition['artifactType'],
-                           'uri': f'{task_root}/{key}'}]}
-      for key, definition in component.get('outputDefinitions', {}).get('artifacts', {}).items()}
-  return {'inputs': {'parameters': parameters, 'parameterValues': parameter_values,
-                     'artifacts': artifacts},
-          'outputs': {'artifacts': outputs, 'outputFile': f'{task_root}/executor_output.json'}}
+    key: {
+      'artifacts': [
+        {
+          'name': f'{run_id}/{name}/{key}',
+          'type': definition['artifactType'],
+          'uri': f'{task_root}/{key}',
+        }
+      ]
+    }
+    for key, definition in component.get('outputDefinitions', {}).get('artifacts', {}).items()
+  }
+  return {
+    'inputs': {
+      'parameters': parameters,
+      'parameterValues': parameter_values,
+      'artifacts': artifacts,
+    },
+    'outputs': {'artifacts': outputs, 'outputFile': f'{task_root}/executor_output.json'},
+  }
 
 
 def _run(command: List[str], log_path: str, what: str) -> None:
   """Runs one container command here, `python` being this environment's, logging to log_path."""
-  env = dict(os.environ, PYTHONPATH=HERE,
-             PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get('PATH', '')]))
+  env = dict(
+    os.environ,
+    PYTHONPATH=HERE,
+    PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get('PATH', '')]),
+  )
   with open(log_path, 'a') as log:
     log.write(f'$ {" ".join(command)[:2000]}\n')
     log.flush()
@@ -118,31 +140,40 @@ def run(job: dict, pipeline_root: str, run_id: str = '', report=print) -> Dict[s
     with open(os.path.join(task_root, 'executor_output.json')) as f:
       reported = json.load(f).get('artifacts', {})
     planned = json.loads(invocation)['outputs']['artifacts']
-    produced[name] = {key: {**value['artifacts'][0],
-                            **reported.get(key, {}).get('artifacts', [{}])[0]}
-                      for key, value in planned.items()}
+    produced[name] = {
+      key: {**value['artifacts'][0], **reported.get(key, {}).get('artifacts', [{}])[0]}
+      for key, value in planned.items()
+    }
     report(f'[{number}/{len(order)}] {name} done in {time.monotonic() - started:.1f} s')
   return produced
 
 
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(
-      prog='python -m kubeflow.local_launcher', description=__doc__,
-      formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument('--template', default=os.path.join(HERE, 'kubeflow', 'pipeline.json'),
-                      help='compiled PipelineJob JSON or pipeline spec YAML '
-                      '(default: kubeflow/pipeline.json)')
-  parser.add_argument('--pipeline-root', default='',
-                      help='a local folder (default: the compiled pipeline root)')
+    prog='python -m kubeflow.local_launcher',
+    description=__doc__,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+  )
+  parser.add_argument(
+    '--template',
+    default=os.path.join(HERE, 'kubeflow', 'pipeline.json'),
+    help='compiled PipelineJob JSON or pipeline spec YAML (default: kubeflow/pipeline.json)',
+  )
+  parser.add_argument(
+    '--pipeline-root', default='', help='a local folder (default: the compiled pipeline root)'
+  )
   args = parser.parse_args(argv)
   from contracts.errors import UserError
   from kubeflow import submit
+
   try:
     job = submit.load_job(args.template)
     root = args.pipeline_root or job.get('runtimeConfig', {}).get('gcsOutputDirectory', '')
     if not root or '://' in root:
-      raise UserError(f'pipeline root {root or "(none)"}: pass a local --pipeline-root (and '
-                      'compile with local --data and --pipeline-root)')
+      raise UserError(
+        f'pipeline root {root or "(none)"}: pass a local --pipeline-root (and '
+        'compile with local --data and --pipeline-root)'
+      )
     run(job, os.path.abspath(root))
   except (UserError, LaunchError) as e:
     print(f'error: {e}', file=sys.stderr)

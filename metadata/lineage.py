@@ -4,6 +4,7 @@ and which data trained, evaluated and was pushed with which model.
 Read-only; from the events that link executions to their input and output artifacts. A cached
 execution links the same artifacts again, so each model appears once, with its first producer.
 """
+
 import collections
 import datetime
 import json
@@ -23,7 +24,8 @@ _OUTPUTS = (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_O
 
 def _when(artifact) -> str:
   return datetime.datetime.fromtimestamp(artifact.create_time_since_epoch / 1000).isoformat(
-      sep=' ', timespec='seconds')
+    sep=' ', timespec='seconds'
+  )
 
 
 class _Graph:
@@ -35,12 +37,13 @@ class _Graph:
     self.artifacts = {a.id: a for a in self.store.get_artifacts() if a.state == _LIVE}
     self.kind = {a.id: types[a.type_id] for a in self.artifacts.values()}
     self.executions = {e.id: e for e in self.store.get_executions()}
-    self.inputs = collections.defaultdict(dict)    # execution id → key → artifact id
+    self.inputs = collections.defaultdict(dict)  # execution id → key → artifact id
     self.outputs = collections.defaultdict(dict)
     self.consumers = collections.defaultdict(list)  # artifact id → execution ids
     self.producer = {}
-    for event in sorted(self.store.get_events_by_artifact_ids(list(self.artifacts)),
-                        key=lambda e: e.execution_id):
+    for event in sorted(
+      self.store.get_events_by_artifact_ids(list(self.artifacts)), key=lambda e: e.execution_id
+    ):
       key = event.path.steps[0].key if event.path.steps else ''
       if event.type == _INPUT:
         self.inputs[event.execution_id][key] = event.artifact_id
@@ -50,12 +53,14 @@ class _Graph:
         self.producer.setdefault(event.artifact_id, event.execution_id)
 
   def of_kind(self, kind: str) -> List[metadata_store_pb2.Artifact]:
-    return sorted((a for i, a in self.artifacts.items() if self.kind[i] == kind),
-                  key=lambda a: a.id)
+    return sorted(
+      (a for i, a in self.artifacts.items() if self.kind[i] == kind), key=lambda a: a.id
+    )
 
   def consumer_outputs(self, artifact_id: int, key: str) -> List[int]:
-    return sorted({self.outputs[e][key] for e in self.consumers[artifact_id]
-                   if key in self.outputs[e]})
+    return sorted(
+      {self.outputs[e][key] for e in self.consumers[artifact_id] if key in self.outputs[e]}
+    )
 
   def consumer_input(self, artifact_id: int, key: str) -> Optional[int]:
     execution = self.producer.get(artifact_id)
@@ -68,20 +73,35 @@ def trace(metadata_path: str) -> dict:
   versions = []
   for examples in graph.of_kind('Examples'):
     producer = graph.executions.get(graph.producer.get(examples.id))
-    versions.append({
-        'examples_id': examples.id, 'uri': examples.uri, 'created': _when(examples),
+    versions.append(
+      {
+        'examples_id': examples.id,
+        'uri': examples.uri,
+        'created': _when(examples),
         'producer': summary.node_id(graph.store, producer) if producer else None,
         'input_base': property_value(producer, 'input_base') if producer else None,
-        'span': property_value(examples, 'span'), 'version': property_value(examples, 'version'),
+        'span': property_value(examples, 'span'),
+        'version': property_value(examples, 'version'),
         'fingerprint': property_value(producer, 'input_fingerprint') if producer else None,
-        'split_counts': json.loads(property_value(examples, 'split_counts') or 'null')})
+        'split_counts': json.loads(property_value(examples, 'split_counts') or 'null'),
+      }
+    )
   models = []
   for model in graph.of_kind('Model'):
-    entry = {'model_id': model.id, 'uri': model.uri, 'created': _when(model),
-             'trained_on': graph.consumer_input(model.id, 'examples'),
-             'input_damage': {k: v for k, v in (
-                 (key, property_value(model, key)) for key in (
-                     'input_corrupt_records', 'input_lost_fraction')) if v is not None}}
+    entry = {
+      'model_id': model.id,
+      'uri': model.uri,
+      'created': _when(model),
+      'trained_on': graph.consumer_input(model.id, 'examples'),
+      'input_damage': {
+        k: v
+        for k, v in (
+          (key, property_value(model, key))
+          for key in ('input_corrupt_records', 'input_lost_fraction')
+        )
+        if v is not None
+      },
+    }
     evaluations = []
     for execution in graph.consumers[model.id]:
       outputs = graph.outputs[execution]
@@ -89,13 +109,18 @@ def trace(metadata_path: str) -> dict:
         continue
       blessing = graph.artifacts[outputs['blessing']]
       evaluation = graph.artifacts.get(outputs.get('evaluation'))
-      evaluations.append({'evaluated_on': graph.inputs[execution].get('examples'),
-                          'accuracy': summary.accuracy(evaluation) if evaluation else None,
-                          'blessed': bool(property_value(blessing, 'blessed'))})
+      evaluations.append(
+        {
+          'evaluated_on': graph.inputs[execution].get('examples'),
+          'accuracy': summary.accuracy(evaluation) if evaluation else None,
+          'blessed': bool(property_value(blessing, 'blessed')),
+        }
+      )
     entry['evaluations'] = list({json.dumps(e, sort_keys=True): e for e in evaluations}.values())
     pushes = [graph.artifacts[i] for i in graph.consumer_outputs(model.id, 'pushed_model')]
-    entry['pushed_to'] = sorted({property_value(p, 'pushed_destination') for p in pushes
-                                 if property_value(p, 'pushed')})
+    entry['pushed_to'] = sorted(
+      {property_value(p, 'pushed_destination') for p in pushes if property_value(p, 'pushed')}
+    )
     models.append(entry)
   return {'data_versions': versions, 'models': models}
 
@@ -105,28 +130,39 @@ def which_data(report: dict, model_path: str) -> dict:
   path = os.path.abspath(model_path).rstrip('/')
   for model in report['models']:
     if path in [p.rstrip('/') for p in model['pushed_to']] or path.startswith(model['uri']):
-      data = next((v for v in report['data_versions']
-                   if v['examples_id'] == model['trained_on']), None)
+      data = next(
+        (v for v in report['data_versions'] if v['examples_id'] == model['trained_on']), None
+      )
       return {'model': model, 'trained_on': data}
-  raise UserError(f'--model {model_path}: no model in this output folder was pushed to or stored '
-                  'at that path')
+  raise UserError(
+    f'--model {model_path}: no model in this output folder was pushed to or stored at that path'
+  )
 
 
 def render(report: dict) -> List[str]:
   lines = ['data versions:']
   for v in report['data_versions']:
     counts = ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items())
-    lines.append(f"  examples #{v['examples_id']}  {v['created']}  span {v['span']} version "
-                 f"{v['version'] if v['version'] is not None else '-'}  {counts or '?'}  "
-                 f"from {v['input_base']}  fingerprint {str(v['fingerprint'])[:60]}")
+    lines.append(
+      f'  examples #{v["examples_id"]}  {v["created"]}  span {v["span"]} version '
+      f'{v["version"] if v["version"] is not None else "-"}  {counts or "?"}  '
+      f'from {v["input_base"]}  fingerprint {str(v["fingerprint"])[:60]}'
+    )
   lines.append('models:')
   for m in report['models']:
-    evaluated = '; '.join(
-        f"evaluated on #{e['evaluated_on']}: accuracy "
-        f"{e['accuracy']:.4f}" if e['accuracy'] is not None else 'accuracy ?'
-        for e in m['evaluations']) or 'not evaluated'
+    evaluated = (
+      '; '.join(
+        f'evaluated on #{e["evaluated_on"]}: accuracy {e["accuracy"]:.4f}'
+        if e['accuracy'] is not None
+        else 'accuracy ?'
+        for e in m['evaluations']
+      )
+      or 'not evaluated'
+    )
     blessed = any(e['blessed'] for e in m['evaluations'])
-    lines.append(f"  model #{m['model_id']}  {m['created']}  trained on #{m['trained_on']}; "
-                 f"{evaluated}; {'blessed' if blessed else 'not blessed'}; "
-                 f"pushed to {', '.join(m['pushed_to']) or 'nowhere'}")
+    lines.append(
+      f'  model #{m["model_id"]}  {m["created"]}  trained on #{m["trained_on"]}; '
+      f'{evaluated}; {"blessed" if blessed else "not blessed"}; '
+      f'pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
+    )
   return lines

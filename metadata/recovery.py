@@ -6,6 +6,7 @@ returns, so nothing downstream can pick them up). The next run marks such execut
 removes their folders: `pipeline_root/<component>/<output>/<execution id>/` and the executor's
 scratch space `pipeline_root/<component>/.system/executor_execution/<execution id>/`.
 """
+
 import os
 from typing import List
 
@@ -33,12 +34,13 @@ def cancel_interrupted(metadata_path: str, pipeline_root: str) -> List[str]:
   cancelled = []
   for execution in stale:
     execution.last_known_state = _CANCELED
-    for folder in (fileio.glob(os.path.join(pipeline_root, '*', '*', str(execution.id))) +
-                   fileio.glob(os.path.join(pipeline_root, '*', '.system', 'executor_execution',
-                                            str(execution.id)))):
+    for folder in fileio.glob(
+      os.path.join(pipeline_root, '*', '*', str(execution.id))
+    ) + fileio.glob(
+      os.path.join(pipeline_root, '*', '.system', 'executor_execution', str(execution.id))
+    ):
       fileio.rmtree(folder)
     cancelled.append(f'{summary.node_id(store, execution)} (execution {execution.id})')
   if stale:
     store.put_executions(stale)
   return cancelled
-

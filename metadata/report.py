@@ -8,6 +8,7 @@ the lineage (cli/lineage.py). Charts are PNGs drawn with matplotlib and embedded
 there are no scripts, fonts or links to fetch, so the file opens offline and can be mailed.
 A section whose artifacts the run did not produce (it stopped earlier) says so.
 """
+
 import base64
 import csv
 import html
@@ -23,10 +24,17 @@ from metadata import lineage, summary
 REPORT_FILE = 'report.html'
 EXCLUDED_ROWS_SHOWN = 200
 TOP_VALUES_UP_TO = 50  # a string feature with more distinct values is not categorical
-SECTIONS = (('run', 'Run'), ('examples', 'Examples and labels'), ('features', 'Feature statistics'),
-            ('anomalies', 'Anomalies and drift'), ('excluded', 'Excluded files'),
-            ('training', 'Training'), ('evaluation', 'Evaluation'),
-            ('input', 'Input pipeline'), ('lineage', 'Lineage'))
+SECTIONS = (
+  ('run', 'Run'),
+  ('examples', 'Examples and labels'),
+  ('features', 'Feature statistics'),
+  ('anomalies', 'Anomalies and drift'),
+  ('excluded', 'Excluded files'),
+  ('training', 'Training'),
+  ('evaluation', 'Evaluation'),
+  ('input', 'Input pipeline'),
+  ('lineage', 'Lineage'),
+)
 _STYLE = """
 body{font-family:sans-serif;max-width:70em;margin:1em auto;padding:0 1em;color:#222}
 h1{font-size:1.5em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
@@ -51,9 +59,16 @@ def _number(value) -> str:
 def _table(header: Sequence[str], rows: List[Sequence]) -> str:
   head = ''.join(f'<th>{_e(h)}</th>' for h in header)
   body = ''.join(
-      '<tr>' + ''.join(f'<td class="n">{_number(c)}</td>' if isinstance(c, (int, float))
-                       and not isinstance(c, bool) else f'<td>{_e(c)}</td>' for c in row) + '</tr>'
-      for row in rows)
+    '<tr>'
+    + ''.join(
+      f'<td class="n">{_number(c)}</td>'
+      if isinstance(c, (int, float)) and not isinstance(c, bool)
+      else f'<td>{_e(c)}</td>'
+      for c in row
+    )
+    + '</tr>'
+    for row in rows
+  )
   return f'<table><tr>{head}</tr>{body}</table>'
 
 
@@ -64,22 +79,28 @@ def _absent(what: str) -> str:
 def _png(figure) -> str:
   """An <img> with the figure embedded as a PNG data: URI."""
   import matplotlib.pyplot as plt
+
   buffer = io.BytesIO()
   figure.savefig(buffer, format='png', dpi=100, bbox_inches='tight')
   plt.close(figure)
   alt = figure.get_label()
-  return (f'<p><img alt="{_e(alt)}" src="data:image/png;base64,'
-          f'{base64.b64encode(buffer.getvalue()).decode("ascii")}"></p>')
+  return (
+    f'<p><img alt="{_e(alt)}" src="data:image/png;base64,'
+    f'{base64.b64encode(buffer.getvalue()).decode("ascii")}"></p>'
+  )
 
 
 def _pyplot():
   import matplotlib
+
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt
+
   return plt
 
 
 # ── what the run left behind ─────────────────────────────────────────────────────────────
+
 
 def _output(nodes: Dict[str, summary.NodeRun], key: str):
   return next((n.outputs[key] for n in nodes.values() if key in n.outputs), None)
@@ -89,12 +110,13 @@ def _statistics(nodes) -> Dict[str, object]:
   """Split name → DatasetFeatureStatistics of this run's StatisticsGen output."""
   import tensorflow_data_validation as tfdv
   from tfx.dsl.io import fileio
+
   statistics = _output(nodes, 'statistics')
   if statistics is None:
     return {}
   found = {}
   for path in sorted(fileio.glob(os.path.join(statistics.uri, 'Split-*', 'FeatureStats.pb'))):
-    split = os.path.basename(os.path.dirname(path))[len('Split-'):]
+    split = os.path.basename(os.path.dirname(path))[len('Split-') :]
     found[split] = tfdv.load_stats_binary(path).datasets[0]
   return dict(sorted(found.items(), key=lambda item: (item[0] != 'train', item[0])))
 
@@ -122,8 +144,10 @@ def _label_counts(statistics: Dict[str, object], label_keys: Sequence[str]):
       else:
         exact = False
         histogram = next(iter(feature.num_stats.histograms), None)
-        per_split[split] = [(f'{b.low_value:g}–{b.high_value:g}', b.sample_count)
-                            for b in (histogram.buckets if histogram else [])]
+        per_split[split] = [
+          (f'{b.low_value:g}–{b.high_value:g}', b.sample_count)
+          for b in (histogram.buckets if histogram else [])
+        ]
     if per_split:
       return key, per_split, exact
   return None, {}, True
@@ -131,30 +155,67 @@ def _label_counts(statistics: Dict[str, object], label_keys: Sequence[str]):
 
 def _feature_rows(dataset) -> List[list]:
   from tensorflow_metadata.proto.v0 import statistics_pb2
+
   rows = []
   for feature in dataset.features:
     kind = statistics_pb2.FeatureNameStatistics.Type.Name(feature.type)
     name = '.'.join(feature.path.step) or feature.name
     if feature.HasField('num_stats'):
       s = feature.num_stats
-      rows.append([name, kind, s.common_stats.num_non_missing, s.common_stats.num_missing,
-                   float(s.mean), float(s.std_dev), float(s.min), float(s.max), ''])
+      rows.append(
+        [
+          name,
+          kind,
+          s.common_stats.num_non_missing,
+          s.common_stats.num_missing,
+          float(s.mean),
+          float(s.std_dev),
+          float(s.min),
+          float(s.max),
+          '',
+        ]
+      )
     elif feature.HasField('string_stats'):
       s = feature.string_stats
-      top = (', '.join(f'{v.value[:20]} ({v.frequency:g})' for v in s.top_values[:3])
-             if s.unique <= TOP_VALUES_UP_TO else f'{s.unique:,} distinct values')
-      rows.append([name, kind, s.common_stats.num_non_missing, s.common_stats.num_missing,
-                   '', '', '', '', f'avg length {s.avg_length:.1f}; {top}'])
+      top = (
+        ', '.join(f'{v.value[:20]} ({v.frequency:g})' for v in s.top_values[:3])
+        if s.unique <= TOP_VALUES_UP_TO
+        else f'{s.unique:,} distinct values'
+      )
+      rows.append(
+        [
+          name,
+          kind,
+          s.common_stats.num_non_missing,
+          s.common_stats.num_missing,
+          '',
+          '',
+          '',
+          '',
+          f'avg length {s.avg_length:.1f}; {top}',
+        ]
+      )
     elif feature.HasField('bytes_stats'):
       s = feature.bytes_stats
-      rows.append([name, kind, s.common_stats.num_non_missing, s.common_stats.num_missing,
-                   '', '', float(s.min_num_bytes), float(s.max_num_bytes),
-                   f'{s.unique:,} distinct; avg {s.avg_num_bytes:,.0f} bytes'])
+      rows.append(
+        [
+          name,
+          kind,
+          s.common_stats.num_non_missing,
+          s.common_stats.num_missing,
+          '',
+          '',
+          float(s.min_num_bytes),
+          float(s.max_num_bytes),
+          f'{s.unique:,} distinct; avg {s.avg_num_bytes:,.0f} bytes',
+        ]
+      )
   return rows
 
 
 def _excluded(result: dict) -> Optional[List[dict]]:
   from tfx.dsl.io import fileio
+
   path = result.get('excluded_report')
   if not path or not fileio.exists(path):
     return None
@@ -164,6 +225,7 @@ def _excluded(result: dict) -> Optional[List[dict]]:
 
 def _model_run_file(nodes, name: str) -> Optional[dict]:
   from tfx.dsl.io import fileio
+
   model_run = _output(nodes, 'model_run')
   path = os.path.join(model_run.uri, name) if model_run is not None else ''
   if not path or not fileio.exists(path):
@@ -174,6 +236,7 @@ def _model_run_file(nodes, name: str) -> Optional[dict]:
 
 def _metrics(nodes) -> Dict[str, float]:
   import tensorflow_model_analysis as tfma
+
   evaluation = _output(nodes, 'evaluation')
   if evaluation is None:
     return {}
@@ -189,17 +252,29 @@ def _metrics(nodes) -> Dict[str, float]:
 
 # ── sections ─────────────────────────────────────────────────────────────────────────────
 
+
 def _run_section(result: dict, config) -> str:
-  rows = [['pipeline', config.pipeline_name], ['data', f'{config.data_kind}: {config.data}'],
-          ['output', config.output], ['wall time', f'{result["wall_seconds"]} s'],
-          ['run log', result.get('log', '')]]
+  rows = [
+    ['pipeline', config.pipeline_name],
+    ['data', f'{config.data_kind}: {config.data}'],
+    ['output', config.output],
+    ['wall time', f'{result["wall_seconds"]} s'],
+    ['run log', result.get('log', '')],
+  ]
   if result.get('span'):
     rows.insert(2, ['data version', f'span {result["span"]}'])
-  outcome = (f'<p class="bad">Stopped: {_e(result["error"])}</p>' if 'error' in result else
-             '<p class="good">Completed.</p>')
+  outcome = (
+    f'<p class="bad">Stopped: {_e(result["error"])}</p>'
+    if 'error' in result
+    else '<p class="good">Completed.</p>'
+  )
   states = [[node, state] for node, state in sorted(result['components'].items())]
-  return (outcome + _table(['', ''], rows) + '<h3>Components</h3>'
-          + _table(['component', 'state'], states))
+  return (
+    outcome
+    + _table(['', ''], rows)
+    + '<h3>Components</h3>'
+    + _table(['component', 'state'], states)
+  )
 
 
 def _examples_section(result: dict, statistics: dict, label_keys: Sequence[str]) -> str:
@@ -216,16 +291,23 @@ def _examples_section(result: dict, statistics: dict, label_keys: Sequence[str])
   width = 0.8 / len(per_split)
   for index, (split, pairs) in enumerate(per_split.items()):
     by_value = dict(pairs)
-    axes.bar([i + index * width for i in range(len(labels))],
-             [by_value.get(v, 0) for v in labels], width, label=split)
+    axes.bar(
+      [i + index * width for i in range(len(labels))],
+      [by_value.get(v, 0) for v in labels],
+      width,
+      label=split,
+    )
   axes.set_xticks([i + width * (len(per_split) - 1) / 2 for i in range(len(labels))])
-  axes.set_xticklabels(labels, rotation=45 if len(labels) > 12 else 0, ha='right' if
-                       len(labels) > 12 else 'center', fontsize=8)
+  axes.set_xticklabels(
+    labels,
+    rotation=45 if len(labels) > 12 else 0,
+    ha='right' if len(labels) > 12 else 'center',
+    fontsize=8,
+  )
   axes.set_ylabel('examples')
   axes.set_title(f'{key} per split' + ('' if exact else ' (StatisticsGen histogram buckets)'))
   axes.legend()
-  rows = [[value] + [dict(pairs).get(value, 0) for pairs in per_split.values()]
-          for value in labels]
+  rows = [[value] + [dict(pairs).get(value, 0) for pairs in per_split.values()] for value in labels]
   return ''.join(parts) + _png(figure) + _table([key] + list(per_split), rows)
 
 
@@ -233,23 +315,29 @@ def _features_section(statistics: dict) -> str:
   if not statistics:
     return _absent('No statistics: the run stopped before StatisticsGen.')
   header = ['feature', 'type', 'present', 'missing', 'mean', 'std dev', 'min', 'max', 'values']
-  return ''.join(f'<h3>{_e(split)}</h3>' + _table(header, _feature_rows(dataset))
-                 for split, dataset in statistics.items())
+  return ''.join(
+    f'<h3>{_e(split)}</h3>' + _table(header, _feature_rows(dataset))
+    for split, dataset in statistics.items()
+  )
 
 
 def _anomalies_section(result: dict) -> str:
   parts = []
   if 'anomalies' in result:
-    parts.append('<ul>' + ''.join(f'<li class="bad">{_e(a)}</li>' for a in result['anomalies'])
-                 + '</ul>' if result['anomalies'] else
-                 '<p class="good">None: every split matches the schema.</p>')
+    parts.append(
+      '<ul>' + ''.join(f'<li class="bad">{_e(a)}</li>' for a in result['anomalies']) + '</ul>'
+      if result['anomalies']
+      else '<p class="good">None: every split matches the schema.</p>'
+    )
   else:
     parts.append(_absent('Not validated: the run stopped before ExampleValidator.'))
   if 'drift' in result.get('error', ''):
     parts.append(f'<p class="bad">{_e(result["error"])}</p>')
   elif result.get('span'):
-    parts.append('<p>Drift: compared with the previous data version, none above the schema\'s '
-                 'thresholds (or no previous version).</p>')
+    parts.append(
+      "<p>Drift: compared with the previous data version, none above the schema's "
+      'thresholds (or no previous version).</p>'
+    )
   return ''.join(parts)
 
 
@@ -260,11 +348,17 @@ def _excluded_section(result: dict) -> str:
   if not rows:
     return '<p class="good">No file was excluded.</p>'
   shown = rows[:EXCLUDED_ROWS_SHOWN]
-  more = (f'<p>… and {len(rows) - len(shown):,} more in <code>{_e(result["excluded_report"])}'
-          '</code></p>' if len(rows) > len(shown) else '')
-  return (f'<p>{len(rows):,} file(s) left out, listed in '
-          f'<code>{_e(result["excluded_report"])}</code>:</p>'
-          + _table(['path', 'reason'], [[r['path'], r['reason']] for r in shown]) + more)
+  more = (
+    f'<p>… and {len(rows) - len(shown):,} more in <code>{_e(result["excluded_report"])}</code></p>'
+    if len(rows) > len(shown)
+    else ''
+  )
+  return (
+    f'<p>{len(rows):,} file(s) left out, listed in '
+    f'<code>{_e(result["excluded_report"])}</code>:</p>'
+    + _table(['path', 'reason'], [[r['path'], r['reason']] for r in shown])
+    + more
+  )
 
 
 def _training_section(training: Optional[dict], nodes) -> str:
@@ -273,8 +367,9 @@ def _training_section(training: Optional[dict], nodes) -> str:
   history = training['history']
   metrics = [k for k in history if not k.startswith('val_')][:3]
   plt = _pyplot()
-  figure, axes = plt.subplots(1, len(metrics), figsize=(4 * len(metrics), 3),
-                              num='training curves', squeeze=False)
+  figure, axes = plt.subplots(
+    1, len(metrics), figsize=(4 * len(metrics), 3), num='training curves', squeeze=False
+  )
   for axis, metric in zip(axes[0], metrics):
     epochs = range(1, len(history[metric]) + 1)
     axis.plot(epochs, history[metric], marker='o', label='train')
@@ -283,22 +378,29 @@ def _training_section(training: Optional[dict], nodes) -> str:
     axis.set_title(metric)
     axis.set_xlabel('epoch')
     axis.legend()
-  rows = [[epoch + 1] + [history[k][epoch] for k in history]
-          for epoch in range(len(history[metrics[0]]))]
+  rows = [
+    [epoch + 1] + [history[k][epoch] for k in history] for epoch in range(len(history[metrics[0]]))
+  ]
   model_run = _output(nodes, 'model_run')
-  return (f'<p>{training["train_steps"]:,} steps of batch {training["batch_size"]} in '
-          f'{training["epochs"]} epochs.</p>' + _png(figure)
-          + _table(['epoch'] + list(history), rows)
-          + f'<p>TensorBoard: <code>.venv/bin/tensorboard --logdir {_e(model_run.uri)}</code></p>')
+  return (
+    f'<p>{training["train_steps"]:,} steps of batch {training["batch_size"]} in '
+    f'{training["epochs"]} epochs.</p>'
+    + _png(figure)
+    + _table(['epoch'] + list(history), rows)
+    + f'<p>TensorBoard: <code>.venv/bin/tensorboard --logdir {_e(model_run.uri)}</code></p>'
+  )
 
 
 def _evaluation_section(metrics: Dict[str, float], result: dict, config) -> str:
   if not metrics:
     return _absent('No evaluation: the run stopped before the Evaluator.')
   blessed = result.get('blessed')
-  verdict = (f'<p class="good">Blessed (accuracy ≥ {config.min_accuracy}); pushed to '
-             f'<code>{_e(result.get("pushed_to") or "-")}</code>.</p>' if blessed else
-             f'<p class="bad">Not blessed: accuracy below {config.min_accuracy}; not pushed.</p>')
+  verdict = (
+    f'<p class="good">Blessed (accuracy ≥ {config.min_accuracy}); pushed to '
+    f'<code>{_e(result.get("pushed_to") or "-")}</code>.</p>'
+    if blessed
+    else f'<p class="bad">Not blessed: accuracy below {config.min_accuracy}; not pushed.</p>'
+  )
   return _table(['metric (eval split)', 'value'], sorted(metrics.items())) + verdict
 
 
@@ -307,42 +409,83 @@ def _input_section(training: Optional[dict], damage: Optional[dict]) -> str:
     return _absent('No input check: the run stopped before the Trainer.')
   check = training['input_check']
   if check is None:
-    return _absent(f'No input check: skipped under distributed training '
-                   f'({training.get("distribution")}).')
-  verdict = ('<p class="bad">Training was input-bound: first thing to try: '
-             f'{_e(check["hint"])}.</p>' if check['input_bound'] else
-             '<p class="good">Not input-bound.</p>')
-  rows = [['input pipeline alone', f'{check["input_examples_per_second"]:,.0f} examples/s'],
-          ['one training step', f'{check["step_seconds"] * 1000:.1f} ms '
-           f'({training["batch_size"] / check["step_seconds"]:,.0f} examples/s)'],
-          ['time waiting for input at that pace', f'{check["stall_fraction"]:.1%}']]
+    return _absent(
+      f'No input check: skipped under distributed training ({training.get("distribution")}).'
+    )
+  verdict = (
+    f'<p class="bad">Training was input-bound: first thing to try: {_e(check["hint"])}.</p>'
+    if check['input_bound']
+    else '<p class="good">Not input-bound.</p>'
+  )
+  rows = [
+    ['input pipeline alone', f'{check["input_examples_per_second"]:,.0f} examples/s'],
+    [
+      'one training step',
+      f'{check["step_seconds"] * 1000:.1f} ms '
+      f'({training["batch_size"] / check["step_seconds"]:,.0f} examples/s)',
+    ],
+    ['time waiting for input at that pace', f'{check["stall_fraction"]:.1%}'],
+  ]
   if damage is not None:
-    rows.append(['damaged records skipped', f'{damage["corrupt"]:,} in '
-                 f'{damage["damaged_shards"]} of {damage["shards"]} shard(s)'])
+    rows.append(
+      [
+        'damaged records skipped',
+        f'{damage["corrupt"]:,} in {damage["damaged_shards"]} of {damage["shards"]} shard(s)',
+      ]
+    )
   return verdict + _table(['', ''], rows)
 
 
 def _lineage_section(config, nodes) -> str:
-  examples = next((n.outputs['examples'] for n in nodes.values()
-                   if n.node_id.endswith('ExampleGen') and 'examples' in n.outputs), None)
+  examples = next(
+    (
+      n.outputs['examples']
+      for n in nodes.values()
+      if n.node_id.endswith('ExampleGen') and 'examples' in n.outputs
+    ),
+    None,
+  )
   if examples is None:
     return _absent('No examples were produced.')
   trace = lineage.trace(config.metadata_path)
   data = [v for v in trace['data_versions'] if v['examples_id'] == examples.id]
-  rows = [[f'examples #{v["examples_id"]}', v['created'], v['span'], v['version'] or '-',
-           ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items()),
-           v['input_base'], str(v['fingerprint'])[:60]] for v in data]
+  rows = [
+    [
+      f'examples #{v["examples_id"]}',
+      v['created'],
+      v['span'],
+      v['version'] or '-',
+      ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items()),
+      v['input_base'],
+      str(v['fingerprint'])[:60],
+    ]
+    for v in data
+  ]
   parts = [_table(['data', 'created', 'span', 'version', 'counts', 'from', 'fingerprint'], rows)]
   model = _output(nodes, 'model')
   for entry in (m for m in trace['models'] if model is not None and m['model_id'] == model.id):
-    evaluated = '; '.join(f'examples #{e["evaluated_on"]}'
-                          f'{" (blessed)" if e["blessed"] else ""}' for e in entry['evaluations'])
-    parts.append(_table(['model', 'created', 'trained on', 'evaluated on', 'pushed to'], [[
-        f'model #{entry["model_id"]}', entry['created'], f'examples #{entry["trained_on"]}',
-        evaluated or '-', ', '.join(entry['pushed_to']) or '-']]))
+    evaluated = '; '.join(
+      f'examples #{e["evaluated_on"]}{" (blessed)" if e["blessed"] else ""}'
+      for e in entry['evaluations']
+    )
+    parts.append(
+      _table(
+        ['model', 'created', 'trained on', 'evaluated on', 'pushed to'],
+        [
+          [
+            f'model #{entry["model_id"]}',
+            entry['created'],
+            f'examples #{entry["trained_on"]}',
+            evaluated or '-',
+            ', '.join(entry['pushed_to']) or '-',
+          ]
+        ],
+      )
+    )
   command = f'.venv/bin/python pipeline.py lineage --output {config.local_dir}'
-  parts.append(f'<p>All data versions and models of this output folder: <code>{_e(command)}'
-               '</code></p>')
+  parts.append(
+    f'<p>All data versions and models of this output folder: <code>{_e(command)}</code></p>'
+  )
   return ''.join(parts)
 
 
@@ -351,24 +494,28 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
   statistics = _statistics(nodes)
   training = _model_run_file(nodes, artifacts.TRAINING_FILE)
   bodies = {
-      'run': _run_section(result, config),
-      'examples': _examples_section(result, statistics,
-                                    [image_record.LABEL_NAME_KEY, config.label, image_record.LABEL_KEY]),
-      'features': _features_section(statistics),
-      'anomalies': _anomalies_section(result),
-      'excluded': _excluded_section(result),
-      'training': _training_section(training, nodes),
-      'evaluation': _evaluation_section(_metrics(nodes), result, config),
-      'input': _input_section(training, _model_run_file(nodes, artifacts.DAMAGE_FILE)),
-      'lineage': _lineage_section(config, nodes),
+    'run': _run_section(result, config),
+    'examples': _examples_section(
+      result, statistics, [image_record.LABEL_NAME_KEY, config.label, image_record.LABEL_KEY]
+    ),
+    'features': _features_section(statistics),
+    'anomalies': _anomalies_section(result),
+    'excluded': _excluded_section(result),
+    'training': _training_section(training, nodes),
+    'evaluation': _evaluation_section(_metrics(nodes), result, config),
+    'input': _input_section(training, _model_run_file(nodes, artifacts.DAMAGE_FILE)),
+    'lineage': _lineage_section(config, nodes),
   }
   title = f'{config.pipeline_name} run, {time.strftime("%Y-%m-%d %H:%M")}'
   nav = ''.join(f'<a href="#{key}">{_e(name)}</a>' for key, name in SECTIONS)
-  sections = ''.join(f'<section id="{key}"><h2>{_e(name)}</h2>{bodies[key]}</section>'
-                     for key, name in SECTIONS)
-  return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}'
-          f'</title><style>{_STYLE}</style></head><body><h1>{_e(title)}</h1><nav>{nav}</nav>'
-          f'{sections}</body></html>')
+  sections = ''.join(
+    f'<section id="{key}"><h2>{_e(name)}</h2>{bodies[key]}</section>' for key, name in SECTIONS
+  )
+  return (
+    f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}'
+    f'</title><style>{_STYLE}</style></head><body><h1>{_e(title)}</h1><nav>{nav}</nav>'
+    f'{sections}</body></html>'
+  )
 
 
 def write(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:

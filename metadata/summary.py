@@ -1,4 +1,5 @@
 """Reads one pipeline run back from ML Metadata and prints what an ML engineer asks first."""
+
 import dataclasses
 import json
 import os
@@ -15,7 +16,7 @@ _EXECUTION = metadata_store_pb2.Execution
 @dataclasses.dataclass
 class NodeRun:
   node_id: str
-  state: str                                   # COMPLETE, CACHED, FAILED, ...
+  state: str  # COMPLETE, CACHED, FAILED, ...
   outputs: Dict[str, metadata_store_pb2.Artifact]
   execution: Optional[metadata_store_pb2.Execution] = None
 
@@ -29,8 +30,14 @@ def open_store(metadata_path: str) -> metadata_store.MetadataStore:
 
 def node_id(store: metadata_store.MetadataStore, execution: metadata_store_pb2.Execution) -> str:
   """The pipeline node an execution ran (its 'node' context is named '<pipeline>.<node id>')."""
-  return next((c.name.split('.', 1)[1] for c in store.get_contexts_by_execution(execution.id)
-               if c.type == 'node'), execution.type.rsplit('.', 1)[-1])
+  return next(
+    (
+      c.name.split('.', 1)[1]
+      for c in store.get_contexts_by_execution(execution.id)
+      if c.type == 'node'
+    ),
+    execution.type.rsplit('.', 1)[-1],
+  )
 
 
 def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[str, NodeRun]:
@@ -38,8 +45,9 @@ def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[
   pipeline = store.get_context_by_type_and_name('pipeline', pipeline_name)
   if pipeline is None:
     return {}
-  runs = [c for c in store.get_children_contexts_by_context(pipeline.id)
-          if c.type == 'pipeline_run']
+  runs = [
+    c for c in store.get_children_contexts_by_context(pipeline.id) if c.type == 'pipeline_run'
+  ]
   if not runs:
     return {}
   run = max(runs, key=lambda c: c.create_time_since_epoch)
@@ -47,14 +55,18 @@ def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[
   for execution in store.get_executions_by_context(run.id):
     node = node_id(store, execution)
     outputs = {}
-    events = [e for e in store.get_events_by_execution_ids([execution.id])
-              if e.type in (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)]
+    events = [
+      e
+      for e in store.get_events_by_execution_ids([execution.id])
+      if e.type in (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)
+    ]
     artifacts = {a.id: a for a in store.get_artifacts_by_id([e.artifact_id for e in events])}
     for event in events:
       key = event.path.steps[0].key if event.path.steps else str(event.artifact_id)
       outputs[key] = artifacts[event.artifact_id]
-    nodes[node] = NodeRun(node, _EXECUTION.State.Name(execution.last_known_state), outputs,
-                          execution)
+    nodes[node] = NodeRun(
+      node, _EXECUTION.State.Name(execution.last_known_state), outputs, execution
+    )
   return nodes
 
 
@@ -68,8 +80,11 @@ def _flat(name: str, value) -> Dict[str, object]:
       parsed = json.loads(value)
     except ValueError:
       return {name: value}
-    return {key: leaf for part, inner in parsed.items()
-            for key, leaf in _flat(part, inner).items()} if isinstance(parsed, dict) else {name: value}
+    return (
+      {key: leaf for part, inner in parsed.items() for key, leaf in _flat(part, inner).items()}
+      if isinstance(parsed, dict)
+      else {name: value}
+    )
   if isinstance(value, dict):
     return {key: leaf for part, inner in value.items() for key, leaf in _flat(part, inner).items()}
   return {name: value}
@@ -86,36 +101,51 @@ def _execution_facts(store, execution) -> dict:
   options = {}
   for name, value in properties.items():
     options.update(_flat(name, value))
-  inputs = sorted(e.artifact_id for e in store.get_events_by_execution_ids([execution.id])
-                  if e.type == metadata_store_pb2.Event.INPUT)
-  return {'code': fingerprint.digests(code), 'data': options.pop('input_fingerprint', None),
-          'inputs': inputs, 'options': {k: v for k, v in options.items() if k not in _SAME_ANYWAY}}
+  inputs = sorted(
+    e.artifact_id
+    for e in store.get_events_by_execution_ids([execution.id])
+    if e.type == metadata_store_pb2.Event.INPUT
+  )
+  return {
+    'code': fingerprint.digests(code),
+    'data': options.pop('input_fingerprint', None),
+    'inputs': inputs,
+    'options': {k: v for k, v in options.items() if k not in _SAME_ANYWAY},
+  }
 
 
 def _reason(before: dict, now: dict) -> str:
   """Why an execution ran instead of reusing `before`'s result, in a few words."""
   reasons = []
-  changed = sorted(path for path in set(before['code']) | set(now['code'])
-                   if before['code'].get(path) != now['code'].get(path))
+  changed = sorted(
+    path
+    for path in set(before['code']) | set(now['code'])
+    if before['code'].get(path) != now['code'].get(path)
+  )
   if fingerprint.ENVIRONMENT_FILE in changed:
     reasons.append(f'environment changed since the cached run ({fingerprint.ENVIRONMENT_FILE})')
   elif changed:
     reasons.append(f'code changed since the cached run ({", ".join(changed)})')
-  options = [f'{key} {before["options"].get(key)} → {now["options"].get(key)}'
-             for key in sorted(set(before['options']) | set(now['options']))
-             if before['options'].get(key) != now['options'].get(key)]
+  options = [
+    f'{key} {before["options"].get(key)} → {now["options"].get(key)}'
+    for key in sorted(set(before['options']) | set(now['options']))
+    if before['options'].get(key) != now['options'].get(key)
+  ]
   if options:
     reasons.append(f'options changed ({", ".join(options)})')
   if before['data'] != now['data']:
     reasons.append('input data changed')
   elif before['inputs'] != now['inputs']:
     reasons.append('new inputs from upstream')
-  return '; '.join(reasons) or 'nothing it depends on changed (caching off, or the earlier ' \
-                               'result is gone)'
+  return (
+    '; '.join(reasons)
+    or 'nothing it depends on changed (caching off, or the earlier result is gone)'
+  )
 
 
-def why_executed(store: metadata_store.MetadataStore, pipeline_name: str,
-                 nodes: Dict[str, 'NodeRun']) -> Dict[str, str]:
+def why_executed(
+  store: metadata_store.MetadataStore, pipeline_name: str, nodes: Dict[str, 'NodeRun']
+) -> Dict[str, str]:
   """For each component this run executed: why the cache had nothing for it, compared with that
   component's newest earlier execution (none: a first run, left out)."""
   reasons = {}
@@ -123,12 +153,16 @@ def why_executed(store: metadata_store.MetadataStore, pipeline_name: str,
     if node.state != 'COMPLETE' or node.execution is None:
       continue
     context = store.get_context_by_type_and_name('node', f'{pipeline_name}.{node.node_id}')
-    earlier = [e for e in store.get_executions_by_context(context.id)
-               if e.id < node.execution.id and e.last_known_state in (_EXECUTION.COMPLETE,
-                                                                      _EXECUTION.CACHED)]
+    earlier = [
+      e
+      for e in store.get_executions_by_context(context.id)
+      if e.id < node.execution.id and e.last_known_state in (_EXECUTION.COMPLETE, _EXECUTION.CACHED)
+    ]
     if earlier:
-      reasons[node.node_id] = _reason(_execution_facts(store, max(earlier, key=lambda e: e.id)),
-                                      _execution_facts(store, node.execution))
+      reasons[node.node_id] = _reason(
+        _execution_facts(store, max(earlier, key=lambda e: e.id)),
+        _execution_facts(store, node.execution),
+      )
   return reasons
 
 
@@ -144,18 +178,20 @@ def property_value(item, key: str):
 def _split_counts(statistics: metadata_store_pb2.Artifact) -> Dict[str, int]:
   from tensorflow_metadata.proto.v0 import statistics_pb2
   from tfx.dsl.io import fileio
+
   counts = {}
   for path in sorted(fileio.glob(os.path.join(statistics.uri, 'Split-*', 'FeatureStats.pb'))):
     stats = statistics_pb2.DatasetFeatureStatisticsList()
     with fileio.open(path, 'rb') as f:
       stats.ParseFromString(f.read())
-    split = os.path.basename(os.path.dirname(path))[len('Split-'):]
+    split = os.path.basename(os.path.dirname(path))[len('Split-') :]
     counts[split] = sum(d.num_examples for d in stats.datasets)
   return dict(sorted(counts.items(), key=lambda item: (item[0] != 'train', item[0])))
 
 
 def accuracy(evaluation: metadata_store_pb2.Artifact) -> Optional[float]:
   import tensorflow_model_analysis as tfma
+
   for metrics in tfma.load_metrics(evaluation.uri):
     if metrics.slice_key.single_slice_keys:
       continue
@@ -168,10 +204,10 @@ def accuracy(evaluation: metadata_store_pb2.Artifact) -> Optional[float]:
 def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
   """A plain dict (also written as JSON) of the run's outcome."""
   summary = {
-      'wall_seconds': round(wall_seconds, 1),
-      'components': {n.node_id: n.state for n in nodes.values()},
-      'executed': sorted(n.node_id for n in nodes.values() if n.state == 'COMPLETE'),
-      'cached': sorted(n.node_id for n in nodes.values() if n.state == 'CACHED'),
+    'wall_seconds': round(wall_seconds, 1),
+    'components': {n.node_id: n.state for n in nodes.values()},
+    'executed': sorted(n.node_id for n in nodes.values() if n.state == 'COMPLETE'),
+    'cached': sorted(n.node_id for n in nodes.values() if n.state == 'CACHED'),
   }
   for node in nodes.values():
     out = node.outputs
@@ -195,8 +231,9 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
     if 'pushed_model' in out:
       pushed = bool(property_value(out['pushed_model'], 'pushed'))
-      summary['pushed_to'] = (property_value(out['pushed_model'], 'pushed_destination')
-                              if pushed else None)
+      summary['pushed_to'] = (
+        property_value(out['pushed_model'], 'pushed_destination') if pushed else None
+      )
   return summary
 
 
@@ -209,11 +246,15 @@ def render(summary: dict) -> List[str]:
   if counts:
     lines.append('examples:   ' + ', '.join(f'{split} {n}' for split, n in counts.items()))
   if 'excluded_files' in summary:
-    lines.append(f'excluded:   {summary["excluded_files"]} file(s)'
-                 + (f' (see {summary["excluded_report"]})' if summary['excluded_files'] else ''))
+    lines.append(
+      f'excluded:   {summary["excluded_files"]} file(s)'
+      + (f' (see {summary["excluded_report"]})' if summary['excluded_files'] else '')
+    )
   if 'anomalies' in summary:
-    lines.append(f'anomalies:  {len(summary["anomalies"])}'
-                 + ''.join(f'\n  - {a}' for a in summary['anomalies']))
+    lines.append(
+      f'anomalies:  {len(summary["anomalies"])}'
+      + ''.join(f'\n  - {a}' for a in summary['anomalies'])
+    )
   if summary.get('eval_accuracy') is not None:
     lines.append(f'eval accuracy: {summary["eval_accuracy"]:.4f}')
   if 'blessed' in summary:
@@ -221,9 +262,11 @@ def render(summary: dict) -> List[str]:
   if 'pushed_to' in summary:
     lines.append(f'pushed to:  {summary["pushed_to"] or "not pushed"}')
   total = len(summary['components'])
-  lines.append(f'components: {len(summary["executed"])} executed, {len(summary["cached"])} cached'
-               f' of {total}' + (' (all cached: nothing re-ran)' if total and
-                                 len(summary['cached']) == total else ''))
+  lines.append(
+    f'components: {len(summary["executed"])} executed, {len(summary["cached"])} cached'
+    f' of {total}'
+    + (' (all cached: nothing re-ran)' if total and len(summary['cached']) == total else '')
+  )
   for node, reason in sorted(summary.get('why_executed', {}).items()):
     lines.append(f'  {node} executed: {reason}')
   lines.append(f'wall time:  {summary["wall_seconds"]:.1f} s')

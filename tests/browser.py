@@ -3,6 +3,7 @@
 `chromium_path()` installs Debian's `chromium` package when it is missing and this process may
 (root with apt-get); otherwise it returns None with the reason, and the caller skips.
 """
+
 import itertools
 import json
 import os
@@ -29,8 +30,14 @@ def chromium_path() -> Tuple[Optional[str], str]:
     if attempt is APT_INSTALL and done.returncode == 0:
       break
   found = shutil.which('chromium')
-  return (found, '') if found else (None, 'apt-get install chromium failed: '
-                                     + (done.stderr.strip().splitlines() or ['?'])[-1])
+  return (
+    (found, '')
+    if found
+    else (
+      None,
+      'apt-get install chromium failed: ' + (done.stderr.strip().splitlines() or ['?'])[-1],
+    )
+  )
 
 
 class Page:
@@ -39,16 +46,27 @@ class Page:
   def __init__(self, chromium: str, width: int = 1200, height: int = 900):
     self._profile = tempfile.mkdtemp(prefix='chromium-profile-')
     self._process = subprocess.Popen(
-        [chromium, '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run',
-         '--remote-debugging-port=0', f'--user-data-dir={self._profile}',
-         f'--window-size={width},{height}', 'about:blank'],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+      [
+        chromium,
+        '--headless=new',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--remote-debugging-port=0',
+        f'--user-data-dir={self._profile}',
+        f'--window-size={width},{height}',
+        'about:blank',
+      ],
+      stdout=subprocess.DEVNULL,
+      stderr=subprocess.DEVNULL,
+    )
     self._ids = itertools.count(1)
     self.events = []
     self._socket = self._connect()
 
   def _connect(self):
     import websocket
+
     port_file = os.path.join(self._profile, 'DevToolsActivePort')
     deadline = time.monotonic() + 30
     while not (os.path.exists(port_file) and open(port_file).read().strip()):
@@ -58,8 +76,9 @@ class Page:
     port = int(open(port_file).read().split()[0])
     with urllib.request.urlopen(f'http://127.0.0.1:{port}/json') as response:
       target = next(t for t in json.load(response) if t['type'] == 'page')
-    return websocket.create_connection(target['webSocketDebuggerUrl'], timeout=30,
-                                       suppress_origin=True)
+    return websocket.create_connection(
+      target['webSocketDebuggerUrl'], timeout=30, suppress_origin=True
+    )
 
   def call(self, method: str, **params) -> dict:
     """Sends one command and returns its result; events that arrive meanwhile are kept."""
@@ -91,20 +110,30 @@ class Page:
 
   def evaluate(self, expression: str):
     """The JSON value of a JavaScript expression in the page."""
-    result = self.call('Runtime.evaluate', expression=f'JSON.stringify({expression})',
-                       returnByValue=True)
+    result = self.call(
+      'Runtime.evaluate', expression=f'JSON.stringify({expression})', returnByValue=True
+    )
     return json.loads(result['result']['value'])
 
   def requested_urls(self):
-    return [e['params']['request']['url'] for e in self.events
-            if e.get('method') == 'Network.requestWillBeSent']
+    return [
+      e['params']['request']['url']
+      for e in self.events
+      if e.get('method') == 'Network.requestWillBeSent'
+    ]
 
   def screenshot(self, path: str) -> None:
     """The whole page (not only the window) as a PNG."""
     import base64
+
     size = self.call('Page.getLayoutMetrics')['cssContentSize']
-    self.call('Emulation.setDeviceMetricsOverride', width=int(size['width']),
-              height=int(size['height']), deviceScaleFactor=1, mobile=False)
+    self.call(
+      'Emulation.setDeviceMetricsOverride',
+      width=int(size['width']),
+      height=int(size['height']),
+      deviceScaleFactor=1,
+      mobile=False,
+    )
     data = self.call('Page.captureScreenshot', format='png', captureBeyondViewport=True)['data']
     with open(path, 'wb') as f:
       f.write(base64.b64decode(data))

@@ -1,4 +1,5 @@
 """Shared fixtures: small real data sets written to temporary folders."""
+
 import io
 import json
 import os
@@ -17,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def write_digits_subset(dest: str, per_class: int) -> str:
   """The first `per_class` scikit-learn digits of each class as <dest>/<digit>/<i>.png."""
   from sklearn.datasets import load_digits
+
   digits = load_digits()
   seen = {}
   for index, (pixels, target) in enumerate(zip(digits.images, digits.target)):
@@ -49,6 +51,7 @@ FAST = ['--train-steps', '150', '--min-accuracy', '0.3', '--beam-mode', 'in_memo
 def run_pipeline(data: str, output: str, *extra: str):
   """`pipeline.py run` in process with few training steps: (exit code, last_run.json)."""
   from cli import main as cli_main
+
   code = cli_main.main(['run', '--data', data, '--output', output, *FAST, *extra])
   with open(os.path.join(output, 'last_run.json')) as f:
     return code, json.load(f)
@@ -71,8 +74,13 @@ def default_run(tmp_path_factory):
   """`pipeline.py run` as a user types it, in its own process: the embedded digits, every
   default (Beam worker processes included). (completed process, output folder)."""
   output = str(tmp_path_factory.mktemp('default_run'))
-  done = subprocess.run([sys.executable, os.path.join(ROOT, 'pipeline.py'), 'run', '--output',
-                         output], cwd=ROOT, capture_output=True, text=True, timeout=600)
+  done = subprocess.run(
+    [sys.executable, os.path.join(ROOT, 'pipeline.py'), 'run', '--output', output],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+    timeout=600,
+  )
   return done, output
 
 

@@ -3,6 +3,7 @@
 (moto's in-process ThreadedMotoServer deadlocks once TensorFlow I/O's S3 client writes from
 the same process: the server needs the GIL that the writing thread holds.)
 """
+
 import contextlib
 import os
 import socket
@@ -27,8 +28,11 @@ def loopback_s3(log_path: str) -> Iterator[Dict[str, str]]:
   """Starts the server; yields the AWS_* environment that points clients at it."""
   port = free_port()
   with open(log_path, 'w') as log:
-    server = subprocess.Popen([sys.executable, '-m', 'moto.server', '-H', '127.0.0.1',
-                               '-p', str(port)], stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+      [sys.executable, '-m', 'moto.server', '-H', '127.0.0.1', '-p', str(port)],
+      stdout=log,
+      stderr=subprocess.STDOUT,
+    )
   try:
     deadline = time.monotonic() + _STARTUP_SECONDS
     while True:
@@ -37,8 +41,12 @@ def loopback_s3(log_path: str) -> Iterator[Dict[str, str]]:
       if server.poll() is not None or time.monotonic() > deadline:
         pytest.fail(f'moto server did not start (log: {log_path})')
       time.sleep(0.2)
-    yield {'AWS_ENDPOINT_URL': f'http://127.0.0.1:{port}', 'AWS_ACCESS_KEY_ID': 'test',
-           'AWS_SECRET_ACCESS_KEY': 'test', 'AWS_REGION': 'us-east-1'}
+    yield {
+      'AWS_ENDPOINT_URL': f'http://127.0.0.1:{port}',
+      'AWS_ACCESS_KEY_ID': 'test',
+      'AWS_SECRET_ACCESS_KEY': 'test',
+      'AWS_REGION': 'us-east-1',
+    }
   finally:
     server.terminate()
     server.wait(timeout=30)

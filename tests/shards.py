@@ -1,4 +1,5 @@
 """Helpers for tests that write TFRecord shards and damage them on purpose."""
+
 import struct
 
 import numpy as np
@@ -20,8 +21,11 @@ def digit_records(count: int = RECORDS):
     side = int(RNG.integers(8, 25))
     pixels = RNG.integers(0, 256, size=(side, side), dtype=np.uint8)
     encoded = encode.encode_image(image_bytes(pixels, 'PNG', 'L'))
-    out.append(image_record.make_example(encoded, i % 10, str(i % 10), f'{i % 10}/{i}.png')
-               .SerializeToString())
+    out.append(
+      image_record.make_example(
+        encoded, i % 10, str(i % 10), f'{i % 10}/{i}.png'
+      ).SerializeToString()
+    )
   return out
 
 
@@ -47,5 +51,9 @@ def damage(path: str, offset: int) -> None:
 
 
 def read_all(path: str):
-  return [r.numpy() for r in tf.data.TFRecordDataset(path, compression_type=(
-      'GZIP' if path.endswith('.gz') else ''))]
+  return [
+    r.numpy()
+    for r in tf.data.TFRecordDataset(
+      path, compression_type=('GZIP' if path.endswith('.gz') else '')
+    )
+  ]

@@ -1,4 +1,5 @@
 """The import rules of docs/architecture.md, checked on the source with `ast` (no imports run)."""
+
 import ast
 import os
 import re
@@ -11,21 +12,25 @@ TOP_MODULES = ('pipeline', 'config')
 PROJECT = PACKAGES + TOP_MODULES
 # Who may import whom (first name of the importing module → first names it may import).
 ALLOWED = {
-    'contracts': {'contracts'},
-    'components': {'components', 'contracts'},
-    'trainer': {'trainer', 'contracts', 'components'},  # components.shard_check.scan only
-    'metadata': {'metadata', 'contracts'},
-    'kubeflow': {'kubeflow', 'contracts'},
-    'config': {'components', 'contracts'},  # object_storage: Beam's S3 flags; trainer defaults
-    'pipeline': {'components', 'config', 'contracts', 'trainer'},
-    'cli': set(PROJECT),
+  'contracts': {'contracts'},
+  'components': {'components', 'contracts'},
+  'trainer': {'trainer', 'contracts', 'components'},  # components.shard_check.scan only
+  'metadata': {'metadata', 'contracts'},
+  'kubeflow': {'kubeflow', 'contracts'},
+  'config': {'components', 'contracts'},  # object_storage: Beam's S3 flags; trainer defaults
+  'pipeline': {'components', 'config', 'contracts', 'trainer'},
+  'cli': set(PROJECT),
 }
 
 
 def _is_main_guard(node: ast.AST) -> bool:
   """`if __name__ == '__main__':` — a script's entry, not an import of the module."""
-  return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
-          and isinstance(node.test.left, ast.Name) and node.test.left.id == '__name__')
+  return (
+    isinstance(node, ast.If)
+    and isinstance(node.test, ast.Compare)
+    and isinstance(node.test.left, ast.Name)
+    and node.test.left.id == '__name__'
+  )
 
 
 def _imports(tree: ast.AST, module: str):
@@ -59,7 +64,7 @@ def _modules():
         if name.endswith('.py'):
           path = os.path.join(folder, name)
           module = os.path.relpath(path, ROOT)[:-3].replace(os.sep, '.')
-          module = module[:-len('.__init__')] if module.endswith('.__init__') else module
+          module = module[: -len('.__init__')] if module.endswith('.__init__') else module
           with open(path) as f:
             graph[module] = _imports(ast.parse(f.read()), module)
   return graph
@@ -80,8 +85,12 @@ def _resolve(name: str, graph: dict) -> str:
 
 
 def test_layers_import_only_what_docs_architecture_allows(graph):
-  broken = [f'{module} imports {name}' for module, names in graph.items() for name in names
-            if name.split('.')[0] not in ALLOWED[module.split('.')[0]]]
+  broken = [
+    f'{module} imports {name}'
+    for module, names in graph.items()
+    for name in names
+    if name.split('.')[0] not in ALLOWED[module.split('.')[0]]
+  ]
   assert not broken
 
 
@@ -103,14 +112,21 @@ def test_no_component_imports_another_components_executor_or_package(graph):
 
 
 def test_trainer_uses_components_only_for_the_shard_scan(graph):
-  used = {_resolve(name, graph) for module, names in graph.items() if module.startswith('trainer')
-          for name in names if name.startswith('components')}
+  used = {
+    _resolve(name, graph)
+    for module, names in graph.items()
+    if module.startswith('trainer')
+    for name in names
+    if name.startswith('components')
+  }
   assert used <= {'components.shard_check.scan'}
 
 
 def test_no_import_cycles(graph):
-  edges = {module: {_resolve(name, graph) for name in names} & set(graph)
-           for module, names in graph.items()}
+  edges = {
+    module: {_resolve(name, graph) for name in names} & set(graph)
+    for module, names in graph.items()
+  }
   for module in edges:  # a package's __init__ is not an edge back to its own modules
     edges[module].discard(module)
   state, cycles = {}, []
@@ -119,7 +135,7 @@ def test_no_import_cycles(graph):
     state[module] = 'open'
     for target in sorted(edges[module]):
       if state.get(target) == 'open':
-        cycles.append(' → '.join(path[path.index(target):] + [target]))
+        cycles.append(' → '.join(path[path.index(target) :] + [target]))
       elif target not in state:
         visit(target, path + [target])
     state[module] = 'done'

@@ -1,5 +1,6 @@
 """Beam's DirectRunner modes give the same data: in_memory vs multi_processing (2 worker
 processes) on the same images, through ImageExampleGen and StatisticsGen (`pipeline.py schema`)."""
+
 import glob
 import os
 
@@ -15,14 +16,28 @@ pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them
 
 
 def _run_schema(data, output, mode):
-  code = cli_main.main(['schema', '--data', data, '--output', output, '--out',
-                        os.path.join(output, 'schema.pbtxt'), '--beam-mode', mode,
-                        '--beam-workers', '2'])
+  code = cli_main.main(
+    [
+      'schema',
+      '--data',
+      data,
+      '--output',
+      output,
+      '--out',
+      os.path.join(output, 'schema.pbtxt'),
+      '--beam-mode',
+      mode,
+      '--beam-workers',
+      '2',
+    ]
+  )
   assert code == 0
-  nodes = summary.latest_run(summary.open_store(os.path.join(output, 'metadata.sqlite')),
-                             cfg.PIPELINE_NAME + '-schema')
+  nodes = summary.latest_run(
+    summary.open_store(os.path.join(output, 'metadata.sqlite')), cfg.PIPELINE_NAME + '-schema'
+  )
   return nodes['ImageExampleGen'].outputs['examples'].uri, nodes['StatisticsGen'].outputs[
-      'statistics'].uri
+    'statistics'
+  ].uri
 
 
 def _records(examples_uri, split):
@@ -30,33 +45,50 @@ def _records(examples_uri, split):
   order, so the same record may serialize differently in another process."""
   files = glob.glob(os.path.join(examples_uri, f'Split-{split}', '*'))
   return sorted(
-      tuple(sorted((key, value.SerializeToString()) for key, value in
-                   tf.train.Example.FromString(r.numpy()).features.feature.items()))
-      for r in tf.data.TFRecordDataset(files))
+    tuple(
+      sorted(
+        (key, value.SerializeToString())
+        for key, value in tf.train.Example.FromString(r.numpy()).features.feature.items()
+      )
+    )
+    for r in tf.data.TFRecordDataset(files)
+  )
 
 
 def _feature_facts(statistics_uri, split):
   """Exact per-feature figures (the quantile sketches are approximate by design)."""
-  stats = tfdv.load_stats_binary(os.path.join(statistics_uri, f'Split-{split}',
-                                              'FeatureStats.pb')).datasets[0]
+  stats = tfdv.load_stats_binary(
+    os.path.join(statistics_uri, f'Split-{split}', 'FeatureStats.pb')
+  ).datasets[0]
   facts = {'num_examples': stats.num_examples}
   for feature in stats.features:
     name = '.'.join(feature.path.step)
     if feature.HasField('num_stats'):
       s = feature.num_stats
-      facts[name] = (s.common_stats.num_non_missing, s.min, s.max, s.num_zeros,
-                     round(s.mean, 6), round(s.std_dev, 6))
+      facts[name] = (
+        s.common_stats.num_non_missing,
+        s.min,
+        s.max,
+        s.num_zeros,
+        round(s.mean, 6),
+        round(s.std_dev, 6),
+      )
     else:
       s = feature.string_stats
-      facts[name] = (s.common_stats.num_non_missing, s.unique,
-                     sorted((v.value, v.frequency) for v in s.top_values))
+      facts[name] = (
+        s.common_stats.num_non_missing,
+        s.unique,
+        sorted((v.value, v.frequency) for v in s.top_values),
+      )
   return facts
 
 
 @pytest.fixture(scope='module')
 def both_modes(digits_subset, tmp_path_factory):
-  return {mode: _run_schema(digits_subset, str(tmp_path_factory.mktemp(mode)), mode)
-          for mode in ('in_memory', 'multi_processing')}
+  return {
+    mode: _run_schema(digits_subset, str(tmp_path_factory.mktemp(mode)), mode)
+    for mode in ('in_memory', 'multi_processing')
+  }
 
 
 def test_both_modes_write_the_same_multiset_of_records(both_modes):
@@ -74,17 +106,26 @@ def test_both_modes_compute_the_same_statistics(both_modes):
 
 
 def test_other_runners_get_their_flags_and_nothing_of_the_direct_runner():
-  flink = cfg.PipelineConfig(data='', data_kind='', output='', beam_runner=cfg.FLINK_RUNNER,
-                             beam_extra_args=['--flink_master=localhost:8081'])
+  flink = cfg.PipelineConfig(
+    data='',
+    data_kind='',
+    output='',
+    beam_runner=cfg.FLINK_RUNNER,
+    beam_extra_args=['--flink_master=localhost:8081'],
+  )
   assert flink.beam_pipeline_args == ['--runner=FlinkRunner', '--flink_master=localhost:8081']
   local = cfg.PipelineConfig(data='', data_kind='', output='')
   assert '--direct_running_mode=multi_processing' in local.beam_pipeline_args
   assert '--direct_num_workers=0' in local.beam_pipeline_args  # Beam: one per core
 
 
-@pytest.mark.parametrize('runner,needs', [
+@pytest.mark.parametrize(
+  'runner,needs',
+  [
     ('DataflowRunner', '--beam-arg=--project=… --beam-arg=--region=… --beam-arg=--temp_location=…'),
-    ('SparkRunner', '--beam-arg=--spark_master_url=…')])
+    ('SparkRunner', '--beam-arg=--spark_master_url=…'),
+  ],
+)
 def test_a_runner_without_its_flags_is_a_one_line_error(tmp_path, capsys, runner, needs):
   assert cli_main.main(['run', '--output', str(tmp_path / 'out'), '--beam-runner', runner]) == 2
   assert capsys.readouterr().err == f'error: --beam-runner {runner} needs {needs}\n'

@@ -1,4 +1,5 @@
 """Bad input: one line on stderr, exit code 2, no traceback, nothing written."""
+
 import os
 import subprocess
 import sys
@@ -23,7 +24,9 @@ def _make(tmp_path, files):
   return str(tmp_path / 'data')
 
 
-@pytest.mark.parametrize('files,data_arg,message', [
+@pytest.mark.parametrize(
+  'files,data_arg,message',
+  [
     ([], 'missing', 'no such file or folder'),
     ([], '', 'the folder is empty'),
     (['cats/a.png', 'cats/b.jpg'], '', 'only one class folder'),
@@ -33,7 +36,8 @@ def _make(tmp_path, files):
     (['data.gz'], 'data.gz', 'unknown file type'),  # gzip, but not TFRecords inside
     (['Split-train/a.tfrecord'], '', 'need at least Split-train and Split-eval'),
     (['notes.txt'], '', 'no class folders, CSV or TFRecord files'),
-])
+  ],
+)
 def test_bad_data(tmp_path, capsys, files, data_arg, message):
   """Exit 2 with one line, before anything is written."""
   root = _make(tmp_path, files)
@@ -56,8 +60,15 @@ def test_unwritable_output(tmp_path, capsys):
   assert code == 2 and 'not a folder' in capsys.readouterr().err
 
 
-@pytest.mark.parametrize('option,value', [('--eval-percent', '0'), ('--eval-percent', '100'),
-                                          ('--shard-size-mb', '0'), ('--train-steps', '0')])
+@pytest.mark.parametrize(
+  'option,value',
+  [
+    ('--eval-percent', '0'),
+    ('--eval-percent', '100'),
+    ('--shard-size-mb', '0'),
+    ('--train-steps', '0'),
+  ],
+)
 def test_out_of_range_numbers(tmp_path, capsys, option, value):
   code = cli_main.main(['run', option, value, '--output', str(tmp_path / 'out')])
   err = capsys.readouterr().err
@@ -66,27 +77,41 @@ def test_out_of_range_numbers(tmp_path, capsys, option, value):
 
 
 def test_missing_schema_file(tmp_path, capsys):
-  code = cli_main.main(['run', '--schema', str(tmp_path / 'nope.pbtxt'),
-                        '--output', str(tmp_path / 'out')])
+  code = cli_main.main(
+    ['run', '--schema', str(tmp_path / 'nope.pbtxt'), '--output', str(tmp_path / 'out')]
+  )
   assert code == 2 and 'no such file' in capsys.readouterr().err
 
 
 def test_command_line_errors_have_no_traceback_and_help_works(tmp_path):
-  bad = subprocess.run([sys.executable, 'pipeline.py', 'run', '--data', str(tmp_path / 'nope')],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+  bad = subprocess.run(
+    [sys.executable, 'pipeline.py', 'run', '--data', str(tmp_path / 'nope')],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
   assert bad.returncode == 2
   assert bad.stderr.strip().count('\n') == 0 and 'Traceback' not in bad.stderr
   for command in ([], ['run'], ['schema']):
-    shown = subprocess.run([sys.executable, 'pipeline.py', *command, '--help'], cwd=ROOT,
-                           capture_output=True, text=True, timeout=120)
+    shown = subprocess.run(
+      [sys.executable, 'pipeline.py', *command, '--help'],
+      cwd=ROOT,
+      capture_output=True,
+      text=True,
+      timeout=120,
+    )
     assert shown.returncode == 0 and 'usage: pipeline.py' in shown.stdout
   assert '--data' in shown.stdout and '--out' in shown.stdout
 
 
-@pytest.mark.parametrize('extra,message', [
+@pytest.mark.parametrize(
+  'extra,message',
+  [
     (['--label', 'price'], '--label price: no such column in'),
     (['--text-column', 'comment'], '--text-column comment: no such column in'),
-])
+  ],
+)
 def test_csv_columns_are_checked_before_anything_runs(tmp_path, capsys, extra, message):
   data = tmp_path / 'rows.csv'
   data.write_text('label,city\n1,Paris\n0,Rome\n')

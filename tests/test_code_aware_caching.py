@@ -3,6 +3,7 @@
 A copy of the project (its code, schema and lock) in a temporary folder is run, edited and run
 again, as an engineer does in the edit → run loop.
 """
+
 import json
 import os
 import re
@@ -15,8 +16,19 @@ import pytest
 from contracts import fingerprint
 from tests.conftest import ROOT, write_digits_subset
 
-COPIED = ('cli', 'components', 'contracts', 'metadata', 'trainer', 'kubeflow', 'schema',
-          'pipeline.py', 'config.py', 'requirements.lock', 'README.md')
+COPIED = (
+  'cli',
+  'components',
+  'contracts',
+  'metadata',
+  'trainer',
+  'kubeflow',
+  'schema',
+  'pipeline.py',
+  'config.py',
+  'requirements.lock',
+  'README.md',
+)
 
 
 def _append(path: str, line: str) -> None:
@@ -37,9 +49,26 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path):
 
   def run() -> str:
     done = subprocess.run(
-        [sys.executable, 'pipeline.py', 'run', '--data', data, '--output', str(tmp_path / 'out'),
-         '--beam-mode', 'in_memory', '--train-steps', '20', '--min-accuracy', '0'],
-        cwd=project, capture_output=True, text=True, timeout=600)
+      [
+        sys.executable,
+        'pipeline.py',
+        'run',
+        '--data',
+        data,
+        '--output',
+        str(tmp_path / 'out'),
+        '--beam-mode',
+        'in_memory',
+        '--train-steps',
+        '20',
+        '--min-accuracy',
+        '0',
+      ],
+      cwd=project,
+      capture_output=True,
+      text=True,
+      timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
 
@@ -56,15 +85,21 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path):
   _append(project / 'components' / 'image_example_gen' / 'executor.py', '# an edit')
   out = run()
   assert 'components: 9 executed, 0 cached of 9' in out  # ExampleGen and all downstream of it
-  assert ('ImageExampleGen executed: code changed since the cached run '
-          '(components/image_example_gen/executor.py)') in out
+  assert (
+    'ImageExampleGen executed: code changed since the cached run '
+    '(components/image_example_gen/executor.py)'
+  ) in out
 
 
-def test_a_fingerprint_covers_imported_code_the_environment_and_read_files(tmp_path,
-                                                                          monkeypatch):
+def test_a_fingerprint_covers_imported_code_the_environment_and_read_files(tmp_path, monkeypatch):
   files = fingerprint.source_files('trainer.task')
-  assert {'trainer/task.py', 'trainer/model.py', 'trainer/input_pipeline.py',
-          'contracts/image_record.py', 'components/shard_check/scan.py'} <= files
+  assert {
+    'trainer/task.py',
+    'trainer/model.py',
+    'trainer/input_pipeline.py',
+    'contracts/image_record.py',
+    'components/shard_check/scan.py',
+  } <= files
   assert not any(path.startswith(('cli/', 'metadata/')) for path in files)
 
   for name in ('trainer', 'contracts', 'components', 'requirements.lock'):

@@ -1,4 +1,5 @@
 """Runs killed with SIGKILL mid-component, then started again with the same command."""
+
 import collections
 import glob
 import os
@@ -20,14 +21,24 @@ LIVE = metadata_store_pb2.Artifact.LIVE
 
 
 def _command(data, output):
-  return [sys.executable, os.path.join(ROOT, 'pipeline.py'), 'run', '--data', data,
-          '--output', output, '--train-steps', '200']
+  return [
+    sys.executable,
+    os.path.join(ROOT, 'pipeline.py'),
+    'run',
+    '--data',
+    data,
+    '--output',
+    output,
+    '--train-steps',
+    '200',
+  ]
 
 
 def _run_killed_when(command, *started_patterns: str, timeout: float = 240) -> None:
   """Runs `command` and SIGKILLs its process group as soon as every pattern globs."""
-  process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
+  process = subprocess.Popen(
+    command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+  )
   deadline = time.monotonic() + timeout
   try:
     while not all(glob.glob(pattern) for pattern in started_patterns):
@@ -47,8 +58,10 @@ def _live_counts(output):
 
 def _executions(output):
   store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
-  return [(summary.node_id(store, e), metadata_store_pb2.Execution.State.Name(e.last_known_state))
-          for e in store.get_executions()]
+  return [
+    (summary.node_id(store, e), metadata_store_pb2.Execution.State.Name(e.last_known_state))
+    for e in store.get_executions()
+  ]
 
 
 @pytest.fixture(scope='module')
@@ -67,9 +80,10 @@ def uninterrupted(default_run):
 def test_killed_trainer_reruns_alone_and_leaves_no_trace(data, uninterrupted, tmp_path):
   output = str(tmp_path / 'out')
   # Training has started once Keras' TensorBoard callback has written its first event file.
-  _run_killed_when(_command(data, output),
-                   os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*', 'train',
-                                'events.*'))
+  _run_killed_when(
+    _command(data, output),
+    os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*', 'train', 'events.*'),
+  )
   assert ('Trainer', 'RUNNING') in _executions(output)
   assert _live_counts(output)['Model'] == 0  # the dead attempt published nothing
   killed_run = glob.glob(os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*'))
@@ -85,19 +99,22 @@ def test_killed_trainer_reruns_alone_and_leaves_no_trace(data, uninterrupted, tm
   assert not any(os.path.exists(folder) for folder in killed_run)  # partial outputs removed
 
 
-def test_killed_example_gen_leaves_nothing_later_components_pick_up(data, uninterrupted,
-                                                                    tmp_path):
+def test_killed_example_gen_leaves_nothing_later_components_pick_up(data, uninterrupted, tmp_path):
   output = str(tmp_path / 'out')
   # Killed once its executor has started (scratch folder) and made its output folder.
-  _run_killed_when(_command(data, output),
-                   os.path.join(output, 'pipeline_root', 'ImageExampleGen', '.system',
-                                'executor_execution', '*', '.temp'),
-                   os.path.join(output, 'pipeline_root', 'ImageExampleGen', 'examples', '*'))
+  _run_killed_when(
+    _command(data, output),
+    os.path.join(
+      output, 'pipeline_root', 'ImageExampleGen', '.system', 'executor_execution', '*', '.temp'
+    ),
+    os.path.join(output, 'pipeline_root', 'ImageExampleGen', 'examples', '*'),
+  )
   assert _executions(output) == [('ImageExampleGen', 'RUNNING')]
   assert _live_counts(output) == {}
   half_written = glob.glob(os.path.join(output, 'pipeline_root', 'ImageExampleGen', '*', '1'))
-  half_written += glob.glob(os.path.join(output, 'pipeline_root', 'ImageExampleGen', '.system',
-                                         'executor_execution', '1'))
+  half_written += glob.glob(
+    os.path.join(output, 'pipeline_root', 'ImageExampleGen', '.system', 'executor_execution', '1')
+  )
   assert len(half_written) == 2  # examples/1 and the executor's scratch folder
 
   again = subprocess.run(_command(data, output), cwd=ROOT, capture_output=True, text=True)

@@ -2,6 +2,7 @@
 
 Data: 40 scikit-learn digits per class (400 PNGs) plus a corrupt JPEG and a text file.
 """
+
 import csv
 import json
 import os
@@ -25,8 +26,15 @@ pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them
 
 TFX_DIR = os.path.dirname(tfx.__file__)
 TAXI_CSV = os.path.join(TFX_DIR, 'examples', 'chicago_taxi_pipeline', 'data', 'simple', 'data.csv')
-PENGUIN_TRAIN = os.path.join(TFX_DIR, 'components', 'testdata', 'penguin', 'data', 'Split-train',
-                             'data_tfrecord-00000-of-00001.gz')
+PENGUIN_TRAIN = os.path.join(
+  TFX_DIR,
+  'components',
+  'testdata',
+  'penguin',
+  'data',
+  'Split-train',
+  'data_tfrecord-00000-of-00001.gz',
+)
 
 
 def _artifact_count(output):
@@ -92,12 +100,22 @@ def test_second_identical_run_is_fully_cached(first_run, images_with_junk, capsy
 
 def test_gzip_raw_pixels_and_small_shards_run_end_to_end(digits_subset, tmp_path):
   # 8×8 gray raw records are ~64 B of pixels: ~320 train images ≈ 20 KB → 2 shards of 0.01 MB.
-  code, result = run_pipeline(digits_subset, str(tmp_path), '--compression', 'gzip', '--encoding', 'raw',
-                      '--shard-size-mb', '0.01')
+  code, result = run_pipeline(
+    digits_subset,
+    str(tmp_path),
+    '--compression',
+    'gzip',
+    '--encoding',
+    'raw',
+    '--shard-size-mb',
+    '0.01',
+  )
   assert code == 0, result.get('error')
   shards = sorted(tf.io.gfile.glob(os.path.join(result['examples_uri'], 'Split-train', '*')))
   assert [os.path.basename(s) for s in shards] == [
-      'data-00000-of-00002.gz', 'data-00001-of-00002.gz']
+    'data-00000-of-00002.gz',
+    'data-00001-of-00002.gz',
+  ]
   records = sum(1 for _ in tf.data.TFRecordDataset(shards, compression_type='GZIP'))
   assert records == result['examples_per_split']['train']
   assert result['eval_accuracy'] > 0.3
@@ -129,12 +147,15 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_or_a_pinned_one(tmp_pat
   assert code == 0, latest.get('error')
   assert latest['span'] == 2 and sum(latest['examples_per_split'].values()) == 1700
   assert latest['eval_accuracy'] > 0.6 and latest['blessed']
-  code, pinned = run_pipeline(str(data), output, '--label', 'tips', '--span', '1',
-                              '--min-accuracy', '0')
+  code, pinned = run_pipeline(
+    str(data), output, '--label', 'tips', '--span', '1', '--min-accuracy', '0'
+  )
   assert code == 0, pinned.get('error')
   assert pinned['span'] == 1 and sum(pinned['examples_per_split'].values()) == 300
-  versions = {(v['span'], v['version']) for v in lineage.trace(
-      os.path.join(output, 'metadata.sqlite'))['data_versions']}
+  versions = {
+    (v['span'], v['version'])
+    for v in lineage.trace(os.path.join(output, 'metadata.sqlite'))['data_versions']
+  }
   assert versions == {(2, 2), (1, 1)}
 
 
@@ -150,28 +171,42 @@ def test_tfrecord_input_goes_through_import_example_gen(tmp_path):
 
 def test_schema_command_writes_an_inferred_schema(digits_subset, tmp_path):
   out = tmp_path / 'schema' / 'schema.pbtxt'
-  code = cli_main.main(['schema', '--data', digits_subset, '--output', str(tmp_path / 'o'),
-                        '--out', str(out)])
+  code = cli_main.main(
+    ['schema', '--data', digits_subset, '--output', str(tmp_path / 'o'), '--out', str(out)]
+  )
   assert code == 0
   schema = io_utils.parse_pbtxt_file(str(out), schema_pb2.Schema())
   assert {f.name for f in schema.feature} == {
-      'image', 'label', 'label_name', 'image_id', 'height', 'width', 'channels',
-      'schema_version'}
+    'image',
+    'label',
+    'label_name',
+    'image_id',
+    'height',
+    'width',
+    'channels',
+    'schema_version',
+  }
 
 
 def test_augment_reaches_the_trainer_config(tmp_path):
-  built = pipeline.create_pipeline(cfg.PipelineConfig(
-      data=str(tmp_path), data_kind=cfg.IMAGES, output=str(tmp_path), augment=True))
+  built = pipeline.create_pipeline(
+    cfg.PipelineConfig(data=str(tmp_path), data_kind=cfg.IMAGES, output=str(tmp_path), augment=True)
+  )
   (trainer,) = [c for c in built.components if c.id == 'Trainer']
   assert json.loads(trainer.exec_properties['custom_config'])['augment'] is True
 
 
-def test_lineage_names_the_data_that_trained_the_pushed_model(first_run, images_with_junk,
-                                                             tmp_path, capsys):
+def test_lineage_names_the_data_that_trained_the_pushed_model(
+  first_run, images_with_junk, tmp_path, capsys
+):
   _, result, output = first_run
   answer_file = tmp_path / 'lineage.json'
-  assert cli_main.main(['lineage', '--output', output, '--model', result['pushed_to'],
-                        '--json', str(answer_file)]) == 0
+  assert (
+    cli_main.main(
+      ['lineage', '--output', output, '--model', result['pushed_to'], '--json', str(answer_file)]
+    )
+    == 0
+  )
   assert f'from {images_with_junk}' in capsys.readouterr().out
   report = json.loads(answer_file.read_text())
   (version,) = report['data_versions']  # the cached re-run reused it: still one
@@ -220,10 +255,13 @@ def test_span_folders_latest_by_default_or_pinned_and_traced(tmp_path, capsys):
 def test_a_drifted_new_span_stops_before_training(tmp_path, capsys):
   schema = tmp_path / 'schema.pbtxt'
   curated = open(cfg.DIGITS_SCHEMA).read()
-  schema.write_text(curated.replace(
+  schema.write_text(
+    curated.replace(
       'name: "label_name"\n  type: BYTES\n',
       'name: "label_name"\n  type: BYTES\n  drift_comparator { infinity_norm { threshold: 0.1 } }\n',
-      1))
+      1,
+    )
+  )
   data, output = tmp_path / 'versions', str(tmp_path / 'out')
   write_digits_subset(str(data / 'span-1'), per_class=8)
   code, first = run_pipeline(str(data), output, '--schema', str(schema))

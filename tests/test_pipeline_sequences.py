@@ -1,5 +1,6 @@
 """The whole pipeline on sequence data: text CSV → SequenceExamples (TextExampleGen), and
 SequenceExample TFRecords through ImportExampleGen. Real Beam, ML Metadata, training."""
+
 import csv
 import os
 
@@ -47,10 +48,17 @@ def test_a_learnable_text_set_is_learned_through_the_whole_pipeline(tmp_path):
   assert code == 0, result.get('error')
   assert result['eval_accuracy'] > 0.8 and result['blessed']  # chance is 0.5
   assert sum(result['examples_per_split'].values()) == 3000
-  statistics = tfdv.load_stats_binary(os.path.join(
-      summary.latest_run(summary.open_store(os.path.join(output, 'metadata.sqlite')),
-                         'tfrecord-pipeline')['StatisticsGen'].outputs['statistics'].uri,
-      'Split-train', 'FeatureStats.pb'))
+  statistics = tfdv.load_stats_binary(
+    os.path.join(
+      summary.latest_run(
+        summary.open_store(os.path.join(output, 'metadata.sqlite')), 'tfrecord-pipeline'
+      )['StatisticsGen']
+      .outputs['statistics']
+      .uri,
+      'Split-train',
+      'FeatureStats.pb',
+    )
+  )
   paths = {'.'.join(f.path.step) for f in statistics.datasets[0].features}
   assert {'label', 'length', '##SEQUENCE##.tokens'} <= paths  # the feature list has statistics
 

@@ -1,4 +1,5 @@
 """What the Trainer needs to know about its data, gathered before the graph is built."""
+
 import dataclasses
 import json
 import os
@@ -17,6 +18,7 @@ FIRST_ID = 2  # 0: padding, 1: unknown
 @dataclasses.dataclass(frozen=True)
 class ImageSpec:
   """The model's input: every image is decoded and brought to height×width×channels."""
+
   height: int
   width: int
   channels: int
@@ -32,17 +34,20 @@ class ImageSpec:
 @dataclasses.dataclass(frozen=True)
 class TabularSpec:
   """Columns of a tabular data set, split by how the model treats them."""
+
   label_key: str
   label_threshold: Optional[float]  # set: a float label becomes the binary (label > threshold)
   num_classes: int
-  numeric: List[str]          # INT and FLOAT columns, all fed to the model as float32
-  categorical: List[str]      # BYTES columns, hashed
+  numeric: List[str]  # INT and FLOAT columns, all fed to the model as float32
+  categorical: List[str]  # BYTES columns, hashed
   integer: List[str] = dataclasses.field(default_factory=list)  # the INT ones among numeric
 
   def parse_spec(self) -> Dict[str, tf.io.RaggedFeature]:
     """Every column ragged: CSV rows may hold a column with no value at all."""
-    spec = {key: tf.io.RaggedFeature(tf.int64 if key in self.integer else tf.float32)
-            for key in self.numeric}
+    spec = {
+      key: tf.io.RaggedFeature(tf.int64 if key in self.integer else tf.float32)
+      for key in self.numeric
+    }
     spec.update({key: tf.io.RaggedFeature(tf.string) for key in self.categorical})
     label_dtype = tf.float32 if self.label_threshold is not None else tf.int64
     spec[self.label_key] = tf.io.RaggedFeature(label_dtype)
@@ -52,12 +57,13 @@ class TabularSpec:
 @dataclasses.dataclass(frozen=True)
 class SequenceSpec:
   """A SequenceExample data set: one token feature list and an int label in the context."""
+
   label_key: str
   tokens_key: str
   token_dtype: tf.dtypes.DType
   labels: List[str]
-  vocabulary_size: int      # ids are < vocabulary_size (0: padding)
-  hashed: bool              # stored values are hashed into ids (imported data, no vocabulary)
+  vocabulary_size: int  # ids are < vocabulary_size (0: padding)
+  hashed: bool  # stored values are hashed into ids (imported data, no vocabulary)
 
   @property
   def num_classes(self) -> int:
@@ -78,8 +84,11 @@ def image_spec(examples_uri: str, config: dict) -> ImageSpec:
   width = config.get('image_width') or stored_width
   # Grayscale data stays one channel; anything with colour becomes RGB (alpha is dropped).
   channels = config.get('image_channels') or (1 if meta['channels_seen'] == [1] else 3)
-  uniform = (meta['uniform_size'] and [stored_height, stored_width] == [height, width]
-             and meta['channels_seen'] == [channels])
+  uniform = (
+    meta['uniform_size']
+    and [stored_height, stored_width] == [height, width]
+    and meta['channels_seen'] == [channels]
+  )
   return ImageSpec(height, width, channels, meta['labels'], meta['encoding'], uniform)
 
 
@@ -99,16 +108,14 @@ def tabular_spec(schema: schema_pb2.Schema, config: dict, max_label: int) -> Tab
   if label_type is None:
     raise ValueError(f'label column {label_key!r} is not in the data')
   if label_type == schema_pb2.FLOAT:
-    return TabularSpec(label_key, config['label_threshold'], 2, numeric, categorical,
-                       integer)
+    return TabularSpec(label_key, config['label_threshold'], 2, numeric, categorical, integer)
   return TabularSpec(label_key, None, max_label + 1, numeric, categorical, integer)
 
 
 def read_schema(path: str) -> schema_pb2.Schema:
   from tfx.utils import io_utils
+
   return io_utils.parse_pbtxt_file(path, schema_pb2.Schema())
-
-
 
 
 def _lines(path: str) -> List[str]:
@@ -116,24 +123,40 @@ def _lines(path: str) -> List[str]:
     return f.read().split('\n')[:-1]
 
 
-def sequence_spec(examples_uri: str, schema: schema_pb2.Schema, config: dict,
-                  max_label: int) -> SequenceSpec:
+def sequence_spec(
+  examples_uri: str, schema: schema_pb2.Schema, config: dict, max_label: int
+) -> SequenceSpec:
   """The text route's vocabulary and labels when they are there; else the schema's first
   feature list (or config['tokens_key']), hashed, with labels 0..max_label."""
   vocabulary = os.path.join(examples_uri, artifacts.VOCABULARY_FILE)
   if tf.io.gfile.exists(vocabulary):
-    return SequenceSpec(text_record.LABEL_KEY, text_record.TOKENS_KEY, tf.int64,
-                        _lines(os.path.join(examples_uri, artifacts.LABELS_FILE)),
-                        len(_lines(vocabulary)), hashed=False)
-  lists = next((f.struct_domain.feature for f in schema.feature if f.name == artifacts.SEQUENCE_STRUCT), [])
+    return SequenceSpec(
+      text_record.LABEL_KEY,
+      text_record.TOKENS_KEY,
+      tf.int64,
+      _lines(os.path.join(examples_uri, artifacts.LABELS_FILE)),
+      len(_lines(vocabulary)),
+      hashed=False,
+    )
+  lists = next(
+    (f.struct_domain.feature for f in schema.feature if f.name == artifacts.SEQUENCE_STRUCT), []
+  )
   wanted = config.get('tokens_key')
   chosen = next((f for f in lists if f.name == wanted or not wanted), None)
   if chosen is None:
-    raise ValueError(f'no feature list {wanted!r} in the data' if wanted else
-                     'the data has no feature lists (not SequenceExamples?)')
+    raise ValueError(
+      f'no feature list {wanted!r} in the data'
+      if wanted
+      else 'the data has no feature lists (not SequenceExamples?)'
+    )
   dtype = {schema_pb2.INT: tf.int64, schema_pb2.BYTES: tf.string}.get(chosen.type)
   if dtype is None:
     raise ValueError(f'feature list {chosen.name!r} holds floats, not tokens')
-  return SequenceSpec(config['label_key'], chosen.name, dtype,
-                      [str(i) for i in range(max_label + 1)],
-                      HASH_BUCKETS + FIRST_ID, hashed=True)
+  return SequenceSpec(
+    config['label_key'],
+    chosen.name,
+    dtype,
+    [str(i) for i in range(max_label + 1)],
+    HASH_BUCKETS + FIRST_ID,
+    hashed=True,
+  )

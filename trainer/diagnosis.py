@@ -7,6 +7,7 @@ waiting in next() — the TF profiler's definition of input-bound is more than 5
 The consumer sleeps instead of computing, so on a CPU-only machine, where the model and the input
 pipeline share the cores, real training can wait more than measured here.
 """
+
 import logging
 import time
 
@@ -31,11 +32,13 @@ def _pull(iterator, seconds: float, step_seconds: float = 0.0):
 
 def step_seconds(model, features, labels) -> float:
   """Median time of 5 forward + backward passes on one batch (after a tracing run)."""
+
   @tf.function
   def step():
     with tf.GradientTape() as tape:
       loss = model.compute_loss(x=features, y=labels, y_pred=model(features, training=True))
     return tape.gradient(loss, model.trainable_variables)
+
   step()
   times = []
   for _ in range(5):
@@ -56,13 +59,24 @@ def check_input(model, dataset: tf.data.Dataset, batch_size: int, hint: str) -> 
   step = step_seconds(model, features, labels)
   _, waited, wall = _pull(iterator, MEASURE_SECONDS, step)
   stall = waited / wall
-  facts = (f'input pipeline alone {input_rate:,.0f} examples/s; one training step '
-           f'{step * 1000:.1f} ms ({batch_size / step:,.0f} examples/s); at that pace training '
-           f'waited for input {stall:.1%} of the time')
+  facts = (
+    f'input pipeline alone {input_rate:,.0f} examples/s; one training step '
+    f'{step * 1000:.1f} ms ({batch_size / step:,.0f} examples/s); at that pace training '
+    f'waited for input {stall:.1%} of the time'
+  )
   if stall > INPUT_BOUND:
-    logging.warning('input check: training is input-bound: %s (more than %.0f%%). First thing '
-                    'to try: %s', facts, INPUT_BOUND * 100, hint)
+    logging.warning(
+      'input check: training is input-bound: %s (more than %.0f%%). First thing to try: %s',
+      facts,
+      INPUT_BOUND * 100,
+      hint,
+    )
   else:
     logging.info('input check: not input-bound: %s', facts)
-  return {'input_examples_per_second': input_rate, 'step_seconds': step,
-          'stall_fraction': stall, 'input_bound': stall > INPUT_BOUND, 'hint': hint}
+  return {
+    'input_examples_per_second': input_rate,
+    'step_seconds': step,
+    'stall_fraction': stall,
+    'input_bound': stall > INPUT_BOUND,
+    'hint': hint,
+  }

@@ -11,6 +11,7 @@ a disjoint subset of the training shards (the seed's `filenames.shard(num_worker
 tf.data's own auto-sharding is turned off for training; a worker with no shard of its own is an
 error, fewer shards than workers a warning (the shard count is ExampleGen's --shard-size-mb).
 """
+
 import dataclasses
 import json
 import logging
@@ -28,7 +29,7 @@ class Plan:
   reason: str
   num_workers: int = 1
   worker_index: int = 0
-  mixed_precision: str = 'float32'    # Keras dtype policy name
+  mixed_precision: str = 'float32'  # Keras dtype policy name
   jit_compile: bool = False
 
   @property
@@ -43,15 +44,26 @@ class Plan:
     if self.num_workers == 1:
       return list(files)
     if len(files) < self.num_workers:
-      logging.warning('%d training shards for %d workers: some workers read nothing. Write more '
-                      'shards (pipeline.py run --shard-size-mb smaller)', len(files),
-                      self.num_workers)
-    mine = list(files)[self.worker_index::self.num_workers]
+      logging.warning(
+        '%d training shards for %d workers: some workers read nothing. Write more '
+        'shards (pipeline.py run --shard-size-mb smaller)',
+        len(files),
+        self.num_workers,
+      )
+    mine = list(files)[self.worker_index :: self.num_workers]
     if not mine:
-      raise ValueError(f'worker {self.worker_index} of {self.num_workers} has no training shard '
-                       f'({len(files)} shards)')
-    logging.info('worker %d of %d reads %d of %d training shards: %s', self.worker_index,
-                 self.num_workers, len(mine), len(files), ', '.join(mine))
+      raise ValueError(
+        f'worker {self.worker_index} of {self.num_workers} has no training shard '
+        f'({len(files)} shards)'
+      )
+    logging.info(
+      'worker %d of %d reads %d of %d training shards: %s',
+      self.worker_index,
+      self.num_workers,
+      len(mine),
+      len(files),
+      ', '.join(mine),
+    )
     return mine
 
 
@@ -60,7 +72,8 @@ def _cluster():
   tf_config = json.loads(os.environ.get('TF_CONFIG') or '{}')
   cluster, task = tf_config.get('cluster', {}), tf_config.get('task', {})
   members = [('chief', i) for i in range(len(cluster.get('chief', [])))] + [
-      ('worker', i) for i in range(len(cluster.get('worker', [])))]
+    ('worker', i) for i in range(len(cluster.get('worker', [])))
+  ]
   me = (task.get('type'), task.get('index', 0))
   return len(members), (members.index(me) if me in members else 0)
 
@@ -79,35 +92,53 @@ def plan(config: dict) -> Plan:
     resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu)
     tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)
-    chosen = Plan(tf.distribute.TPUStrategy(resolver), f'TPU {tpu!r} configured',
-                  mixed_precision=_setting(config, 'mixed_precision', 'mixed_bfloat16'),
-                  jit_compile=_setting(config, 'xla', True))
+    chosen = Plan(
+      tf.distribute.TPUStrategy(resolver),
+      f'TPU {tpu!r} configured',
+      mixed_precision=_setting(config, 'mixed_precision', 'mixed_bfloat16'),
+      jit_compile=_setting(config, 'xla', True),
+    )
   elif workers > 1:
-    chosen = Plan(tf.distribute.MultiWorkerMirroredStrategy(),
-                  f'TF_CONFIG lists {workers} workers; this is worker {index}', workers, index,
-                  mixed_precision=_setting(config, 'mixed_precision',
-                                           'mixed_float16' if gpus else 'float32'),
-                  jit_compile=_setting(config, 'xla', bool(gpus)))
+    chosen = Plan(
+      tf.distribute.MultiWorkerMirroredStrategy(),
+      f'TF_CONFIG lists {workers} workers; this is worker {index}',
+      workers,
+      index,
+      mixed_precision=_setting(config, 'mixed_precision', 'mixed_float16' if gpus else 'float32'),
+      jit_compile=_setting(config, 'xla', bool(gpus)),
+    )
   elif gpus:
-    chosen = Plan(tf.distribute.MirroredStrategy(), f'{len(gpus)} GPU(s) visible',
-                  mixed_precision=_setting(config, 'mixed_precision', 'mixed_float16'),
-                  jit_compile=_setting(config, 'xla', True))
+    chosen = Plan(
+      tf.distribute.MirroredStrategy(),
+      f'{len(gpus)} GPU(s) visible',
+      mixed_precision=_setting(config, 'mixed_precision', 'mixed_float16'),
+      jit_compile=_setting(config, 'xla', True),
+    )
   else:
-    chosen = Plan(tf.distribute.get_strategy(), 'no TPU, no GPU, no multi-worker TF_CONFIG',
-                  mixed_precision=_setting(config, 'mixed_precision', 'float32'),
-                  jit_compile=_setting(config, 'xla', False))
-  logging.info('distribution: %s (%s); %d replica(s) in sync; mixed precision %s; XLA %s',
-               strategy_name(chosen.strategy), chosen.reason,
-               chosen.strategy.num_replicas_in_sync, chosen.mixed_precision,
-               'on' if chosen.jit_compile else 'off')
+    chosen = Plan(
+      tf.distribute.get_strategy(),
+      'no TPU, no GPU, no multi-worker TF_CONFIG',
+      mixed_precision=_setting(config, 'mixed_precision', 'float32'),
+      jit_compile=_setting(config, 'xla', False),
+    )
+  logging.info(
+    'distribution: %s (%s); %d replica(s) in sync; mixed precision %s; XLA %s',
+    strategy_name(chosen.strategy),
+    chosen.reason,
+    chosen.strategy.num_replicas_in_sync,
+    chosen.mixed_precision,
+    'on' if chosen.jit_compile else 'off',
+  )
   return chosen
 
 
 def strategy_name(strategy: tf.distribute.Strategy) -> str:
   """The name users know (MultiWorkerMirroredStrategy's class is CollectiveAllReduceStrategy)."""
   name = type(strategy).__name__
-  return {'CollectiveAllReduceStrategy': 'MultiWorkerMirroredStrategy',
-          '_DefaultDistributionStrategy': 'default strategy'}.get(name, name)
+  return {
+    'CollectiveAllReduceStrategy': 'MultiWorkerMirroredStrategy',
+    '_DefaultDistributionStrategy': 'default strategy',
+  }.get(name, name)
 
 
 def without_auto_shard(dataset: tf.data.Dataset) -> tf.data.Dataset:

@@ -30,6 +30,7 @@ Shape of the pipeline, and why (2 cores, batch 64; figures from ../shared/NOTES.
   of its intact records, so the reading itself is always TensorFlow's native reader at full speed.
   Stock `ignore_errors()` would end a shard at its first bad record.
 """
+
 import logging
 from typing import Dict, List, Optional, Union
 
@@ -69,11 +70,17 @@ class ShardGuard:
       self._checked[report.path] = report
       if not report.clean:
         logging.warning(
-            'damaged shard %s: %d intact records kept, %d corrupt skipped (%d bytes), %d '
-            'truncated tail bytes%s', report.path, report.good, report.corrupt,
-            report.lost_bytes, report.truncated_bytes,
-            ', GZIP stream broken: nothing after the damage is readable'
-            if report.gzip_damaged else '')
+          'damaged shard %s: %d intact records kept, %d corrupt skipped (%d bytes), %d '
+          'truncated tail bytes%s',
+          report.path,
+          report.good,
+          report.corrupt,
+          report.lost_bytes,
+          report.truncated_bytes,
+          ', GZIP stream broken: nothing after the damage is readable'
+          if report.gzip_damaged
+          else '',
+        )
     readable = [self._checked[path] for path in files]
     return [r.salvaged_to or r.path for r in readable if r.good]
 
@@ -107,8 +114,9 @@ def serialized_batches(files: List[str], batch_size: int, training: bool) -> tf.
   read = lambda path: tf.data.TFRecordDataset(path, compression_type=compression)
   cycle = min(len(files), PARALLEL_SHARD_READS)
   if any('://' in path for path in files):  # object storage: parallel reads hide its latency
-    dataset = dataset.interleave(read, cycle_length=cycle, num_parallel_calls=cycle,
-                                 deterministic=not training)
+    dataset = dataset.interleave(
+      read, cycle_length=cycle, num_parallel_calls=cycle, deterministic=not training
+    )
   else:  # local files: round-robin in one thread (see the module docstring for why)
     dataset = dataset.interleave(read, cycle_length=cycle)
   if training:
@@ -119,17 +127,24 @@ def serialized_batches(files: List[str], batch_size: int, training: bool) -> tf.
 def _fit(image: tf.Tensor, spec: ImageSpec) -> tf.Tensor:
   """Resizes one HxWxC uint8 image to the model's size (a no-op when it already fits)."""
   same = tf.reduce_all(tf.shape(image)[:2] == [spec.height, spec.width])
-  resized = lambda: tf.cast(tf.clip_by_value(tf.round(tf.image.resize(
-      image, [spec.height, spec.width], antialias=True)), 0, 255), tf.uint8)
-  return tf.ensure_shape(tf.cond(same, lambda: image, resized),
-                         [spec.height, spec.width, spec.channels])
+  resized = lambda: tf.cast(
+    tf.clip_by_value(
+      tf.round(tf.image.resize(image, [spec.height, spec.width], antialias=True)), 0, 255
+    ),
+    tf.uint8,
+  )
+  return tf.ensure_shape(
+    tf.cond(same, lambda: image, resized), [spec.height, spec.width, spec.channels]
+  )
 
 
 def decode_encoded(payloads: tf.Tensor, spec: ImageSpec) -> tf.Tensor:
   """A batch of JPEG/PNG bytes → uint8 [batch, height, width, channels]."""
+
   def one(payload):
     image = tf.io.decode_image(payload, channels=spec.channels, expand_animations=False)
     return image if spec.uniform else _fit(image, spec)
+
   shape = [spec.height, spec.width, spec.channels]
   return tf.map_fn(one, payloads, fn_output_signature=tf.TensorSpec(shape, tf.uint8))
 
@@ -138,8 +153,10 @@ def _to_channels(image: tf.Tensor, stored: tf.Tensor, wanted: int) -> tf.Tensor:
   """Raw pixels are stored with 1 or 3 channels (see encode.encode_image)."""
   if wanted == 3:
     return tf.cond(stored == 1, lambda: tf.tile(image, [1, 1, 3]), lambda: image)
-  gray = lambda: tf.cast(tf.round(tf.reduce_sum(
-      tf.cast(image, tf.float32) * [0.2989, 0.587, 0.114], -1, keepdims=True)), tf.uint8)
+  gray = lambda: tf.cast(
+    tf.round(tf.reduce_sum(tf.cast(image, tf.float32) * [0.2989, 0.587, 0.114], -1, keepdims=True)),
+    tf.uint8,
+  )
   return tf.cond(stored == 3, gray, lambda: image)
 
 
@@ -153,8 +170,16 @@ def decode_raw(parsed: Dict[str, tf.Tensor], spec: ImageSpec) -> tf.Tensor:
     payload, height, width, channels = fields
     image = tf.reshape(tf.io.decode_raw(payload, tf.uint8), tf.stack([height, width, channels]))
     return _fit(_to_channels(image, channels, spec.channels), spec)
-  fields = tuple(parsed[key] for key in (image_record.IMAGE_KEY, image_record.HEIGHT_KEY,
-                                         image_record.WIDTH_KEY, image_record.CHANNELS_KEY))
+
+  fields = tuple(
+    parsed[key]
+    for key in (
+      image_record.IMAGE_KEY,
+      image_record.HEIGHT_KEY,
+      image_record.WIDTH_KEY,
+      image_record.CHANNELS_KEY,
+    )
+  )
   return tf.map_fn(one, fields, fn_output_signature=tf.TensorSpec(shape, tf.uint8))
 
 
@@ -177,29 +202,44 @@ def augment_images(images: tf.Tensor) -> tf.Tensor:
   its size (mirrored edges). For training only; labels are unchanged."""
   height, width = images.shape[1], images.shape[2]
   pad_h, pad_w = max(1, height // 8), max(1, width // 8)
-  padded = tf.pad(tf.image.random_flip_left_right(images),
-                  [[0, 0], [pad_h, pad_h], [pad_w, pad_w], [0, 0]], mode='SYMMETRIC')
+  padded = tf.pad(
+    tf.image.random_flip_left_right(images),
+    [[0, 0], [pad_h, pad_h], [pad_w, pad_w], [0, 0]],
+    mode='SYMMETRIC',
+  )
   shape = [height, width, images.shape[3]]
-  return tf.map_fn(lambda image: tf.image.random_crop(image, shape), padded,
-                   fn_output_signature=tf.TensorSpec(shape, tf.uint8))
+  return tf.map_fn(
+    lambda image: tf.image.random_crop(image, shape),
+    padded,
+    fn_output_signature=tf.TensorSpec(shape, tf.uint8),
+  )
 
 
-def image_dataset(file_patterns: Union[str, List[str]], spec: ImageSpec, batch_size: int,
-                  training: bool, guard: Optional[ShardGuard] = None,
-                  augment: bool = False) -> tf.data.Dataset:
+def image_dataset(
+  file_patterns: Union[str, List[str]],
+  spec: ImageSpec,
+  batch_size: int,
+  training: bool,
+  guard: Optional[ShardGuard] = None,
+  augment: bool = False,
+) -> tf.data.Dataset:
   """(uint8 images [B, H, W, C], int64 labels [B]) from the project's image shards.
 
   augment: random flips and shifts (augment_images), applied only when training.
   """
+
   def parse_and_decode(serialized):
     parsed = tf.io.parse_example(serialized, image_record.parse_spec())
     images = decode_images(parsed, spec)
     if augment and training:
       images = augment_images(images)
     return images, parsed[image_record.LABEL_KEY]
-  return (serialized_batches(readable_files(file_patterns, guard), batch_size, training)
-          .map(parse_and_decode, num_parallel_calls=AUTOTUNE, deterministic=not training)
-          .prefetch(AUTOTUNE))
+
+  return (
+    serialized_batches(readable_files(file_patterns, guard), batch_size, training)
+    .map(parse_and_decode, num_parallel_calls=AUTOTUNE, deterministic=not training)
+    .prefetch(AUTOTUNE)
+  )
 
 
 def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
@@ -223,11 +263,15 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
   parse_spec = spec.parse_spec()
   if not with_label:
     del parse_spec[spec.label_key]
-  parsed = {key: first_or_default(value)
-            for key, value in tf.io.parse_example(serialized, parse_spec).items()}
+  parsed = {
+    key: first_or_default(value)
+    for key, value in tf.io.parse_example(serialized, parse_spec).items()
+  }
   label = parsed.pop(spec.label_key, None)
-  features = {key: tf.cast(value, tf.float32) if key in spec.integer else value
-              for key, value in parsed.items()}
+  features = {
+    key: tf.cast(value, tf.float32) if key in spec.integer else value
+    for key, value in parsed.items()
+  }
   return (features, tabular_label(label, spec)) if with_label else features
 
 
@@ -239,21 +283,31 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
 TABULAR_BATCHES_PER_PARSE = 4
 
 
-def tabular_dataset(file_patterns: Union[str, List[str]], spec: TabularSpec, batch_size: int,
-                    training: bool, guard: Optional[ShardGuard] = None) -> tf.data.Dataset:
+def tabular_dataset(
+  file_patterns: Union[str, List[str]],
+  spec: TabularSpec,
+  batch_size: int,
+  training: bool,
+  guard: Optional[ShardGuard] = None,
+) -> tf.data.Dataset:
   """(feature dict, int64 labels [B]) from tabular tf.Example shards."""
   parse = lambda serialized: parse_tabular(serialized, spec)
-  return (serialized_batches(readable_files(file_patterns, guard),
-                             batch_size * TABULAR_BATCHES_PER_PARSE, training)
-          .map(parse, num_parallel_calls=AUTOTUNE, deterministic=not training)
-          .rebatch(batch_size, drop_remainder=training)
-          .prefetch(AUTOTUNE))
+  return (
+    serialized_batches(
+      readable_files(file_patterns, guard), batch_size * TABULAR_BATCHES_PER_PARSE, training
+    )
+    .map(parse, num_parallel_calls=AUTOTUNE, deterministic=not training)
+    .rebatch(batch_size, drop_remainder=training)
+    .prefetch(AUTOTUNE)
+  )
 
 
-def max_int_label(file_patterns: Union[str, List[str]], label_key: str,
-                  guard: Optional[ShardGuard] = None) -> int:
+def max_int_label(
+  file_patterns: Union[str, List[str]], label_key: str, guard: Optional[ShardGuard] = None
+) -> int:
   """Largest value of an int64 label column (one vectorised pass over the split)."""
   spec = {label_key: tf.io.RaggedFeature(tf.int64)}  # a record may hold no value at all
   batches = serialized_batches(readable_files(file_patterns, guard), 4096, training=False).map(
-      lambda s: tf.reduce_max(tf.io.parse_example(s, spec)[label_key].flat_values))
+    lambda s: tf.reduce_max(tf.io.parse_example(s, spec)[label_key].flat_values)
+  )
   return int(batches.reduce(tf.constant(0, tf.int64), tf.maximum))

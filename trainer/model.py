@@ -1,5 +1,6 @@
 """Keras models: a small CNN for images, a small MLP for tabular columns, embedding + masked
 mean pooling for token sequences."""
+
 import math
 from typing import Dict
 
@@ -11,16 +12,16 @@ from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 HASH_BINS = 64  # buckets per categorical column (no vocabulary pass needed)
 
 
-def build_image_model(spec: ImageSpec, learning_rate: float = 1e-3,
-                      jit_compile: bool = False) -> keras.Model:
+def build_image_model(
+  spec: ImageSpec, learning_rate: float = 1e-3, jit_compile: bool = False
+) -> keras.Model:
   """uint8 images in, class probabilities out; normalisation happens here, not on the host.
 
   Strided convolutions halve the resolution until it is 8 pixels or less, so the same
   builder serves 8×8 digits (no downsampling) and 224×224 photos (5 halvings); the final
   ≤8×8 feature map is flattened, keeping where things are (digits need that).
   """
-  inputs = keras.Input(shape=(spec.height, spec.width, spec.channels), dtype='uint8',
-                       name='image')
+  inputs = keras.Input(shape=(spec.height, spec.width, spec.channels), dtype='uint8', name='image')
   x = keras.layers.Rescaling(1.0 / 255)(inputs)
   filters = 32
   x = keras.layers.Conv2D(filters, 3, padding='same', activation='relu')(x)
@@ -31,13 +32,18 @@ def build_image_model(spec: ImageSpec, learning_rate: float = 1e-3,
   x = keras.layers.Flatten()(x)
   x = keras.layers.Dropout(0.3)(x)
   x = keras.layers.Dense(128, activation='relu')(x)
-  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities',
-                               dtype='float32')(x)
+  outputs = keras.layers.Dense(
+    spec.num_classes, activation='softmax', name='probabilities', dtype='float32'
+  )(x)
   return _compiled(keras.Model(inputs, outputs), learning_rate, jit_compile)
 
 
-def build_tabular_model(spec: TabularSpec, numeric_sample: Dict[str, tf.Tensor],
-                        learning_rate: float = 1e-3, jit_compile: bool = False) -> keras.Model:
+def build_tabular_model(
+  spec: TabularSpec,
+  numeric_sample: Dict[str, tf.Tensor],
+  learning_rate: float = 1e-3,
+  jit_compile: bool = False,
+) -> keras.Model:
   """Normalised numeric columns + hashed one-hot categorical columns → MLP.
 
   `numeric_sample` (a few thousand training rows) sets the normalisation statistics.
@@ -50,13 +56,17 @@ def build_tabular_model(spec: TabularSpec, numeric_sample: Dict[str, tf.Tensor],
     encoded.append(keras.layers.Reshape((1,))(norm(inputs[key])))
   for key in spec.categorical:
     inputs[key] = keras.Input(shape=(), dtype='string', name=key)
-    encoded.append(keras.layers.Hashing(HASH_BINS, output_mode='one_hot')(
-        keras.layers.Reshape((1,))(inputs[key])))
+    encoded.append(
+      keras.layers.Hashing(HASH_BINS, output_mode='one_hot')(
+        keras.layers.Reshape((1,))(inputs[key])
+      )
+    )
   x = keras.layers.Concatenate()(encoded) if len(encoded) > 1 else encoded[0]
   for units in (64, 32):
     x = keras.layers.Dense(units, activation='relu')(x)
-  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities',
-                               dtype='float32')(x)
+  outputs = keras.layers.Dense(
+    spec.num_classes, activation='softmax', name='probabilities', dtype='float32'
+  )(x)
   return _compiled(keras.Model(inputs, outputs), learning_rate, jit_compile)
 
 
@@ -70,8 +80,12 @@ class MaskedMean(keras.layers.Layer):
     return total / keras.ops.maximum(keras.ops.sum(mask, axis=1), 1.0)
 
 
-def build_sequence_model(spec: SequenceSpec, learning_rate: float = 1e-3,
-                         jit_compile: bool = False, embedding_dim: int = 32) -> keras.Model:
+def build_sequence_model(
+  spec: SequenceSpec,
+  learning_rate: float = 1e-3,
+  jit_compile: bool = False,
+  embedding_dim: int = 32,
+) -> keras.Model:
   """Token ids [B, T] (0-padded, any T) → embedding → masked mean → MLP → class probabilities.
 
   Averaging is order-blind but cheap and length-independent: enough for "which words occur"
@@ -81,13 +95,17 @@ def build_sequence_model(spec: SequenceSpec, learning_rate: float = 1e-3,
   embedded = keras.layers.Embedding(spec.vocabulary_size, embedding_dim)(ids)
   x = MaskedMean()(embedded, ids)
   x = keras.layers.Dense(32, activation='relu')(x)
-  outputs = keras.layers.Dense(spec.num_classes, activation='softmax', name='probabilities',
-                               dtype='float32')(x)
+  outputs = keras.layers.Dense(
+    spec.num_classes, activation='softmax', name='probabilities', dtype='float32'
+  )(x)
   return _compiled(keras.Model(ids, outputs), learning_rate, jit_compile)
 
 
 def _compiled(model: keras.Model, learning_rate: float, jit_compile: bool) -> keras.Model:
-  model.compile(optimizer=keras.optimizers.Adam(learning_rate), jit_compile=jit_compile,
-                loss='sparse_categorical_crossentropy',
-                metrics=['sparse_categorical_accuracy'])
+  model.compile(
+    optimizer=keras.optimizers.Adam(learning_rate),
+    jit_compile=jit_compile,
+    loss='sparse_categorical_crossentropy',
+    metrics=['sparse_categorical_accuracy'],
+  )
   return model

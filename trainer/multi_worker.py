@@ -9,6 +9,7 @@ replica and scale each replica's loss by the global batch.
 Validation is left to the Evaluator component (it runs once, after training, on the eval split).
 Each worker writes TensorBoard scalars to its own log folder (the chief's is the model run's).
 """
+
 import logging
 import os
 from typing import Dict, List
@@ -21,8 +22,15 @@ from trainer.distribution import Plan
 _SUM = tf.distribute.ReduceOp.SUM
 
 
-def fit(model: keras.Model, dataset: tf.data.Dataset, plan: Plan, epochs: int,
-        steps_per_epoch: int, global_batch: int, log_dir: str) -> Dict[str, List[float]]:
+def fit(
+  model: keras.Model,
+  dataset: tf.data.Dataset,
+  plan: Plan,
+  epochs: int,
+  steps_per_epoch: int,
+  global_batch: int,
+  log_dir: str,
+) -> Dict[str, List[float]]:
   """Trains `model` (built and compiled in plan.strategy's scope); returns the per-epoch
   history, as Keras' History would (loss, sparse_categorical_accuracy), and writes it to
   TensorBoard under <log_dir>/train with Keras' names (epoch_loss, …)."""
@@ -37,12 +45,14 @@ def fit(model: keras.Model, dataset: tf.data.Dataset, plan: Plan, epochs: int,
     def replica_step(features, labels):
       with tf.GradientTape() as tape:
         probabilities = model(features, training=True)
-        loss = tf.nn.compute_average_loss(per_example_loss(labels, probabilities),
-                                          global_batch_size=global_batch)
+        loss = tf.nn.compute_average_loss(
+          per_example_loss(labels, probabilities), global_batch_size=global_batch
+        )
       gradients = tape.gradient(loss, model.trainable_variables)
       model.optimizer.apply_gradients(zip(gradients, model.trainable_variables))
       hits = tf.cast(tf.equal(tf.argmax(probabilities, -1), labels), tf.float32)
       return loss, tf.reduce_sum(hits), tf.cast(tf.size(labels), tf.float32)
+
     results = strategy.run(replica_step, args=next(iterator))
     return [strategy.reduce(_SUM, value, axis=None) for value in results]
 
@@ -58,7 +68,13 @@ def fit(model: keras.Model, dataset: tf.data.Dataset, plan: Plan, epochs: int,
     with writer.as_default():
       for name, values in history.items():
         tf.summary.scalar(f'epoch_{name}', values[-1], step=epoch)
-    logging.info('epoch %d/%d (worker %d of %d): loss %.4f, sparse_categorical_accuracy %.4f',
-                 epoch + 1, epochs, plan.worker_index, plan.num_workers, history['loss'][-1],
-                 history['sparse_categorical_accuracy'][-1])
+    logging.info(
+      'epoch %d/%d (worker %d of %d): loss %.4f, sparse_categorical_accuracy %.4f',
+      epoch + 1,
+      epochs,
+      plan.worker_index,
+      plan.num_workers,
+      history['loss'][-1],
+      history['sparse_categorical_accuracy'][-1],
+    )
   return history

@@ -17,6 +17,7 @@
 - Token ids: the text route's ids are vocabulary line numbers (0 = padding, 1 = unknown word);
   imported SequenceExamples with other ids or byte strings are hashed into HASH_BUCKETS ids ≥ 2.
 """
+
 from typing import List, Optional, Union
 
 import tensorflow as tf
@@ -44,9 +45,11 @@ def parse_sequences(serialized: tf.Tensor, spec: SequenceSpec, with_label: bool 
   # Ragged: an imported record may hold an empty label list (first_or_default gives 0).
   context_spec = {spec.label_key: tf.io.RaggedFeature(tf.int64)} if with_label else {}
   context, sequences, _ = tf.io.parse_sequence_example(
-      serialized, context_features=context_spec,
-      sequence_features={spec.tokens_key: tf.io.RaggedFeature(spec.token_dtype)})
-  steps = sequences[spec.tokens_key]            # [B, (T), (values per step)]
+    serialized,
+    context_features=context_spec,
+    sequence_features={spec.tokens_key: tf.io.RaggedFeature(spec.token_dtype)},
+  )
+  steps = sequences[spec.tokens_key]  # [B, (T), (values per step)]
   tokens = steps.merge_dims(1, 2)[:, :MAX_LENGTH]
   tokens = tokens.with_flat_values(token_ids(tokens.flat_values, spec))
   if not with_label:
@@ -56,12 +59,17 @@ def parse_sequences(serialized: tf.Tensor, spec: SequenceSpec, with_label: bool 
 
 def bucket_of(lengths: tf.Tensor) -> tf.Tensor:
   """Bucket index per length: [0, 16) → 0, [16, 32) → 1, … [512, ∞) → 6."""
-  return tf.searchsorted(tf.constant(BUCKET_BOUNDARIES, tf.int64), tf.cast(lengths, tf.int64),
-                         side='right', out_type=tf.int64)
+  return tf.searchsorted(
+    tf.constant(BUCKET_BOUNDARIES, tf.int64),
+    tf.cast(lengths, tf.int64),
+    side='right',
+    out_type=tf.int64,
+  )
 
 
-def bucketed_batches(tokens: tf.RaggedTensor, labels: tf.Tensor,
-                     batch_size: int) -> tf.data.Dataset:
+def bucketed_batches(
+  tokens: tf.RaggedTensor, labels: tf.Tensor, batch_size: int
+) -> tf.data.Dataset:
   """One parsed window → batches of up to batch_size rows from a single length bucket, each
   zero-padded to its own longest row. Vectorised: one sort and one grouping per window instead
   of per-record bucketing (tf.data's bucket_by_sequence_length ran at 22k rec/s here against
@@ -75,18 +83,26 @@ def bucketed_batches(tokens: tf.RaggedTensor, labels: tf.Tensor,
   _, batch_ids = tf.unique(batch_key, out_idx=tf.int64)  # keys are sorted: ids 0, 1, 2, …
   rows = tf.RaggedTensor.from_value_rowids(order, batch_ids)
   return tf.data.Dataset.range(rows.nrows()).map(
-      lambda i: (tf.gather(tokens, rows[i]).to_tensor(), tf.gather(labels, rows[i])))
+    lambda i: (tf.gather(tokens, rows[i]).to_tensor(), tf.gather(labels, rows[i]))
+  )
 
 
-def sequence_dataset(file_patterns: Union[str, List[str]], spec: SequenceSpec, batch_size: int,
-                     training: bool, guard: Optional[input_pipeline.ShardGuard] = None
-                     ) -> tf.data.Dataset:
+def sequence_dataset(
+  file_patterns: Union[str, List[str]],
+  spec: SequenceSpec,
+  batch_size: int,
+  training: bool,
+  guard: Optional[input_pipeline.ShardGuard] = None,
+) -> tf.data.Dataset:
   """(int64 ids [B, T] zero-padded within a length bucket, int64 labels [B])."""
   files = input_pipeline.readable_files(file_patterns, guard)
-  batches = (input_pipeline.serialized_batches(files, batch_size * WINDOW_BATCHES, training)
-             .map(lambda s: parse_sequences(s, spec), num_parallel_calls=AUTOTUNE,
-                  deterministic=not training)
-             .flat_map(lambda tokens, labels: bucketed_batches(tokens, labels, batch_size)))
+  batches = (
+    input_pipeline.serialized_batches(files, batch_size * WINDOW_BATCHES, training)
+    .map(
+      lambda s: parse_sequences(s, spec), num_parallel_calls=AUTOTUNE, deterministic=not training
+    )
+    .flat_map(lambda tokens, labels: bucketed_batches(tokens, labels, batch_size))
+  )
   if training:  # a window yields its buckets short to long: mix them
     batches = batches.shuffle(2 * WINDOW_BATCHES)
   return batches.prefetch(AUTOTUNE)

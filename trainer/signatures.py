@@ -8,6 +8,7 @@
   function), so that a float column such as `tips` is compared as `tips > threshold`.
 Every prediction returns class probabilities, the top class id and its name.
 """
+
 import dataclasses
 from typing import Callable, Dict, List
 
@@ -25,8 +26,11 @@ _EXAMPLES = tf.TensorSpec([None], tf.string, name='examples')
 def _predictions(model: keras.Model, inputs, class_names: List[str]) -> Dict[str, tf.Tensor]:
   probabilities = model(inputs, training=False)
   class_ids = tf.argmax(probabilities, axis=-1)
-  return {'probabilities': probabilities, 'class_ids': class_ids,
-          'class_names': tf.gather(tf.constant(class_names), class_ids)}
+  return {
+    'probabilities': probabilities,
+    'class_ids': class_ids,
+    'class_names': tf.gather(tf.constant(class_names), class_ids),
+  }
 
 
 def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]:
@@ -40,8 +44,9 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
   @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name='image_bytes')])
   def serve_image_bytes(image_bytes):
     # Client bytes are JPEG/PNG of any size, whatever the training shards held.
-    any_size = ImageSpec(spec.height, spec.width, spec.channels, spec.labels,
-                         image_record.ENCODED, uniform=False)
+    any_size = ImageSpec(
+      spec.height, spec.width, spec.channels, spec.labels, image_record.ENCODED, uniform=False
+    )
     return _predictions(model, input_pipeline.decode_encoded(image_bytes, any_size), spec.labels)
 
   @tf.function(input_signature=[_EXAMPLES])
@@ -49,8 +54,11 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
     label_spec = {image_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
     return {EVAL_LABEL_KEY: tf.io.parse_example(examples, label_spec)[image_record.LABEL_KEY]}
 
-  return {'serving_default': serve_examples, 'predict_image_bytes': serve_image_bytes,
-          'transform_features': transform_features}
+  return {
+    'serving_default': serve_examples,
+    'predict_image_bytes': serve_image_bytes,
+    'transform_features': transform_features,
+  }
 
 
 def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Callable]:

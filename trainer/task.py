@@ -8,6 +8,7 @@ logged, written to <model_run>/input_damage.json and TensorBoard (`input_damage/
 the Model artifact by components/recording_trainer. The per-epoch history and the input check
 go to <model_run>/training.json for the run report (metadata/report.py).
 """
+
 import json
 import logging
 import math
@@ -40,17 +41,26 @@ MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows cu
 
 def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard):
   spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), config)
-  logging.info('Image input %dx%dx%d, %d classes, %s records', spec.height, spec.width,
-               spec.channels, spec.num_classes, spec.encoding)
-  train = input_pipeline.image_dataset(train_files, spec, batch_size, True, guard,
-                                       augment=config['augment'])
+  logging.info(
+    'Image input %dx%dx%d, %d classes, %s records',
+    spec.height,
+    spec.width,
+    spec.channels,
+    spec.num_classes,
+    spec.encoding,
+  )
+  train = input_pipeline.image_dataset(
+    train_files, spec, batch_size, True, guard, augment=config['augment']
+  )
   evaluation = input_pipeline.image_dataset(fn_args.eval_files, spec, batch_size, False, guard)
   built = model.build_image_model(spec, config['learning_rate'], config['jit_compile'])
   if spec.encoding == image_record.RAW:
     hint = 'faster storage for the shards, or more CPU cores for the Trainer'
   else:
-    hint = ('store raw pixels (pipeline.py run --encoding raw) so that the Trainer does not '
-            'decode JPEG/PNG, or give the Trainer more CPU cores')
+    hint = (
+      'store raw pixels (pipeline.py run --encoding raw) so that the Trainer does not '
+      'decode JPEG/PNG, or give the Trainer more CPU cores'
+    )
   if any(path.endswith('.gz') for path in input_pipeline.shard_files(fn_args.train_files)):
     hint = 'uncompressed shards (pipeline.py run --compression none): GZIP reads 4-8x slower'
   return built, train, evaluation, signatures.image_signatures(built, spec), hint
@@ -65,18 +75,26 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
   schema = data_spec.read_schema(fn_args.schema_path)
   label_key = config['label_key']
   label = next((f for f in schema.feature if f.name == label_key), None)
-  max_label = (input_pipeline.max_int_label(_both_splits(fn_args), label_key, guard)
-               if label is not None and label.type == schema_pb2.INT else 1)
+  max_label = (
+    input_pipeline.max_int_label(_both_splits(fn_args), label_key, guard)
+    if label is not None and label.type == schema_pb2.INT
+    else 1
+  )
   spec = data_spec.tabular_spec(schema, config, max_label)
-  logging.info('Tabular input: %d numeric, %d categorical columns, label %s (%d classes)',
-               len(spec.numeric), len(spec.categorical), label_key, spec.num_classes)
+  logging.info(
+    'Tabular input: %d numeric, %d categorical columns, label %s (%d classes)',
+    len(spec.numeric),
+    len(spec.categorical),
+    label_key,
+    spec.num_classes,
+  )
   train = input_pipeline.tabular_dataset(train_files, spec, batch_size, True, guard)
   evaluation = input_pipeline.tabular_dataset(fn_args.eval_files, spec, batch_size, False, guard)
-  sample = input_pipeline.tabular_dataset(fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False,
-                                          guard)
+  sample = input_pipeline.tabular_dataset(
+    fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
+  )
   features, _ = next(iter(sample))
-  built = model.build_tabular_model(spec, features, config['learning_rate'],
-                                    config['jit_compile'])
+  built = model.build_tabular_model(spec, features, config['learning_rate'], config['jit_compile'])
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
   return built, train, evaluation, signatures.tabular_signatures(built, spec), hint
 
@@ -84,22 +102,31 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
 def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard):
   schema = data_spec.read_schema(fn_args.schema_path)
   max_label = input_pipeline.max_int_label(_both_splits(fn_args), config['label_key'], guard)
-  spec = data_spec.sequence_spec(data_spec.examples_root(fn_args.train_files[0]), schema, config,
-                                 max_label)
-  logging.info('Sequence input: feature list %s (%s%s), label %s (%d classes)', spec.tokens_key,
-               spec.token_dtype.name, ', hashed' if spec.hashed else '', spec.label_key,
-               spec.num_classes)
+  spec = data_spec.sequence_spec(
+    data_spec.examples_root(fn_args.train_files[0]), schema, config, max_label
+  )
+  logging.info(
+    'Sequence input: feature list %s (%s%s), label %s (%d classes)',
+    spec.tokens_key,
+    spec.token_dtype.name,
+    ', hashed' if spec.hashed else '',
+    spec.label_key,
+    spec.num_classes,
+  )
   train = sequence_pipeline.sequence_dataset(train_files, spec, batch_size, True, guard)
-  evaluation = sequence_pipeline.sequence_dataset(fn_args.eval_files, spec, batch_size, False,
-                                                  guard)
-  built = model.build_sequence_model(spec, config['learning_rate'],
-                                     config['jit_compile'])
+  evaluation = sequence_pipeline.sequence_dataset(
+    fn_args.eval_files, spec, batch_size, False, guard
+  )
+  built = model.build_sequence_model(spec, config['learning_rate'], config['jit_compile'])
   hint = 'a larger --batch-size, or more CPU cores for the Trainer'
   return built, train, evaluation, signatures.sequence_signatures(built, spec), hint
 
 
-_SETUP = {trainer_options.IMAGE: _image_setup, trainer_options.TABULAR: _tabular_setup,
-          trainer_options.SEQUENCE: _sequence_setup}
+_SETUP = {
+  trainer_options.IMAGE: _image_setup,
+  trainer_options.TABULAR: _tabular_setup,
+  trainer_options.SEQUENCE: _sequence_setup,
+}
 
 
 def run_fn(fn_args: FnArgs) -> None:
@@ -116,8 +143,9 @@ def run_fn(fn_args: FnArgs) -> None:
     guard = input_pipeline.ShardGuard(os.path.join(scratch, 'salvaged'))
     train_files = plan.worker_shards(input_pipeline.shard_files(fn_args.train_files))
     with plan.strategy.scope():
-      built, train, evaluation, serving, hint = setup(fn_args, train_files, config, batch_size,
-                                                      guard)
+      built, train, evaluation, serving, hint = setup(
+        fn_args, train_files, config, batch_size, guard
+      )
     _record_damage(guard.reports, model_run_dir)
     if plan.num_workers > 1:
       train = distribution.without_auto_shard(train)
@@ -129,23 +157,42 @@ def run_fn(fn_args: FnArgs) -> None:
     epochs = max(1, min(MAX_EPOCHS, fn_args.train_steps))
     eval_steps = fn_args.eval_steps or None  # None: the whole eval split
     # Epoch metrics go to the log (the terminal shows one line per component), and TensorBoard.
-    log_epoch = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: logging.info(
-        'epoch %d/%d: %s', epoch + 1, epochs,
-        ', '.join(f'{k} {v:.4f}' for k, v in sorted((logs or {}).items()))))
+    log_epoch = keras.callbacks.LambdaCallback(
+      on_epoch_end=lambda epoch, logs: logging.info(
+        'epoch %d/%d: %s',
+        epoch + 1,
+        epochs,
+        ', '.join(f'{k} {v:.4f}' for k, v in sorted((logs or {}).items())),
+      )
+    )
     steps_per_epoch = math.ceil(fn_args.train_steps / epochs)
     if plan.num_workers > 1:
-      history = multi_worker.fit(built, train, plan, epochs, steps_per_epoch, batch_size,
-                                 model_run_dir)
+      history = multi_worker.fit(
+        built, train, plan, epochs, steps_per_epoch, batch_size, model_run_dir
+      )
     else:
       history = built.fit(
-          train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=evaluation,
-          validation_steps=eval_steps, verbose=0,
-          callbacks=[keras.callbacks.TensorBoard(log_dir=model_run_dir), log_epoch]).history
-    _write_json(model_run_dir, artifacts.TRAINING_FILE, {
-        'batch_size': batch_size, 'epochs': epochs, 'train_steps': fn_args.train_steps,
+        train,
+        epochs=epochs,
+        steps_per_epoch=steps_per_epoch,
+        validation_data=evaluation,
+        validation_steps=eval_steps,
+        verbose=0,
+        callbacks=[keras.callbacks.TensorBoard(log_dir=model_run_dir), log_epoch],
+      ).history
+    _write_json(
+      model_run_dir,
+      artifacts.TRAINING_FILE,
+      {
+        'batch_size': batch_size,
+        'epochs': epochs,
+        'train_steps': fn_args.train_steps,
         'history': {k: [float(v) for v in values] for k, values in history.items()},
-        'input_check': input_check, 'distribution': plan.reason,
-        'replicas': plan.strategy.num_replicas_in_sync})
+        'input_check': input_check,
+        'distribution': plan.reason,
+        'replicas': plan.strategy.num_replicas_in_sync,
+      },
+    )
     serving_dir = distribution.chief_or_scratch(fn_args.serving_model_dir, plan, scratch)
     tf.saved_model.save(built, serving_dir, signatures=serving)
     logging.info('Saved model with signatures %s to %s', sorted(serving), serving_dir)
@@ -156,11 +203,17 @@ def run_fn(fn_args: FnArgs) -> None:
 def _record_damage(reports, model_run_dir: str) -> None:
   """input_damage.json (totals and damaged shards) and TensorBoard scalars input_damage/*."""
   totals = scan.totals(reports)
-  logging.info('Input shards: %(shards)d scanned, %(damaged_shards)d damaged, %(good)d records '
-               'read, %(corrupt)d corrupt skipped, %(lost_bytes)d bytes lost, '
-               '%(truncated_bytes)d truncated tail bytes', totals)
-  _write_json(model_run_dir, artifacts.DAMAGE_FILE,
-              dict(totals, damaged=[r.summary() for r in reports if not r.clean]))
+  logging.info(
+    'Input shards: %(shards)d scanned, %(damaged_shards)d damaged, %(good)d records '
+    'read, %(corrupt)d corrupt skipped, %(lost_bytes)d bytes lost, '
+    '%(truncated_bytes)d truncated tail bytes',
+    totals,
+  )
+  _write_json(
+    model_run_dir,
+    artifacts.DAMAGE_FILE,
+    dict(totals, damaged=[r.summary() for r in reports if not r.clean]),
+  )
   with tf.summary.create_file_writer(os.path.join(model_run_dir, 'input_damage')).as_default():
     for key in ('corrupt', 'lost_bytes', 'truncated_bytes', 'damaged_shards', 'lost_fraction'):
       tf.summary.scalar(f'input_damage/{key}', totals[key], step=0)

@@ -4,14 +4,17 @@ artifact) with the schema file's content in the cache key.
 ImportSchemaGen's only parameter is the file's path, so an edited schema.pbtxt would be served
 from the cache; `code_fingerprint` (contracts/fingerprint.py) changes with the content.
 """
+
 from tfx.components.schema_gen.import_schema_gen import executor
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
 
 
 class CuratedSchemaGenSpec(component_spec.ComponentSpec):
-  PARAMETERS = dict(standard_component_specs.ImportSchemaGenSpec.PARAMETERS,
-                    code_fingerprint=component_spec.ExecutionParameter(type=str))
+  PARAMETERS = dict(
+    standard_component_specs.ImportSchemaGenSpec.PARAMETERS,
+    code_fingerprint=component_spec.ExecutionParameter(type=str),
+  )
   INPUTS = {}
   OUTPUTS = standard_component_specs.ImportSchemaGenSpec.OUTPUTS
 
@@ -21,6 +24,10 @@ class CuratedSchemaGen(base_component.BaseComponent):
   EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.Executor)
 
   def __init__(self, schema_file: str, code_fingerprint: str):
-    super().__init__(spec=CuratedSchemaGenSpec(
-        schema_file=schema_file, code_fingerprint=code_fingerprint,
-        schema=channel.Channel(type=standard_artifacts.Schema)))
+    super().__init__(
+      spec=CuratedSchemaGenSpec(
+        schema_file=schema_file,
+        code_fingerprint=code_fingerprint,
+        schema=channel.Channel(type=standard_artifacts.Schema),
+      )
+    )

@@ -4,6 +4,7 @@ The previous version's statistics come from a Resolver (the latest ExampleStatis
 before this run); on the first run there are none and the check passes. Only comparators the
 curated schema configures are applied.
 """
+
 from tfx import v1 as tfx
 
 from components.drift_check import executor
@@ -13,12 +14,13 @@ _Statistics = tfx.types.standard_artifacts.ExampleStatistics
 
 @tfx.dsl.components.component
 def DriftCheck(
-    statistics: tfx.dsl.components.InputArtifact[_Statistics],
-    schema: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Schema],
-    previous_statistics: tfx.dsl.components.InputArtifact[_Statistics] = None,
-    code_fingerprint: tfx.dsl.components.Parameter[str] = '',
+  statistics: tfx.dsl.components.InputArtifact[_Statistics],
+  schema: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Schema],
+  previous_statistics: tfx.dsl.components.InputArtifact[_Statistics] = None,
+  code_fingerprint: tfx.dsl.components.Parameter[str] = '',
 ) -> None:
   """Raises executor.DriftFound when the schema's drift comparators fire (code_fingerprint: only
   for the cache key, contracts/fingerprint.py)."""
-  executor.check(statistics.uri, previous_statistics.uri if previous_statistics else None,
-                 schema.uri)
+  executor.check(
+    statistics.uri, previous_statistics.uri if previous_statistics else None, schema.uri
+  )

@@ -5,6 +5,7 @@ files' fingerprint of sizes and mtimes, span and version) decides caching exactl
 CsvExampleGen/ImportExampleGen, both under LocalDagRunner and on Kubeflow Pipelines v2, whose
 compiler attaches the driver only to FileBasedExampleGen subclasses.
 """
+
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.proto import example_gen_pb2
@@ -21,8 +22,9 @@ CLASS_FOLDER_PATTERN = '*/*'
 class ImageExampleGenSpec(component_spec.ComponentSpec):
   """FileBasedExampleGen's parameters plus the image options."""
 
-  PARAMETERS = file_based.spec_parameters(encoding=str, compression=str, eval_percent=int,
-                                          shard_size_mb=float)
+  PARAMETERS = file_based.spec_parameters(
+    encoding=str, compression=str, eval_percent=int, shard_size_mb=float
+  )
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
 
@@ -33,24 +35,37 @@ class ImageExampleGen(FileBasedExampleGen):
   SPEC_CLASS = ImageExampleGenSpec
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-  def __init__(self, input_base: str, encoding: str = 'encoded', compression: str = 'none',
-               eval_percent: int = 20, shard_size_mb: float = 256.0,
-               pattern: str = CLASS_FOLDER_PATTERN, span: int = 0, code_fingerprint: str = ''):
+  def __init__(
+    self,
+    input_base: str,
+    encoding: str = 'encoded',
+    compression: str = 'none',
+    eval_percent: int = 20,
+    shard_size_mb: float = 256.0,
+    pattern: str = CLASS_FOLDER_PATTERN,
+    span: int = 0,
+    code_fingerprint: str = '',
+  ):
     """Args:
-      input_base: root of the tree; each sub-folder's name is a class label.
-      encoding: 'encoded' keeps the JPEG/PNG bytes, 'raw' stores uint8 pixels.
-      compression: 'none' (default: image payloads are already compressed) or 'gzip'.
-      eval_percent: share of images (by path hash) in the eval split.
-      shard_size_mb: target size of one shard; small data gives one shard per split.
-      pattern: '<class>/<file>' under input_base: '*/*', or with data versions
-        'span-{SPAN}/*/*' or 'span-{SPAN}/version-{VERSION}/*/*' (the driver resolves them).
-      span: with {SPAN} in the pattern, read span N; 0 = the latest.
-      code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
+    input_base: root of the tree; each sub-folder's name is a class label.
+    encoding: 'encoded' keeps the JPEG/PNG bytes, 'raw' stores uint8 pixels.
+    compression: 'none' (default: image payloads are already compressed) or 'gzip'.
+    eval_percent: share of images (by path hash) in the eval split.
+    shard_size_mb: target size of one shard; small data gives one shard per split.
+    pattern: '<class>/<file>' under input_base: '*/*', or with data versions
+      'span-{SPAN}/*/*' or 'span-{SPAN}/version-{VERSION}/*/*' (the driver resolves them).
+    span: with {SPAN} in the pattern, read span N; 0 = the latest.
+    code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
     """
     spec = ImageExampleGenSpec(
-        **file_based.spec_arguments(input_base, 'images', pattern, span,
-                                    example_gen_pb2.FORMAT_TF_EXAMPLE),
-        encoding=encoding, compression=compression, eval_percent=eval_percent,
-        shard_size_mb=float(shard_size_mb), code_fingerprint=code_fingerprint)
+      **file_based.spec_arguments(
+        input_base, 'images', pattern, span, example_gen_pb2.FORMAT_TF_EXAMPLE
+      ),
+      encoding=encoding,
+      compression=compression,
+      eval_percent=eval_percent,
+      shard_size_mb=float(shard_size_mb),
+      code_fingerprint=code_fingerprint,
+    )
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the image options.
     base_beam_component.BaseBeamComponent.__init__(self, spec=spec)

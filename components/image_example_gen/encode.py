@@ -1,5 +1,6 @@
 """Image files → record payloads: decoded once to prove they decode, kept as JPEG/PNG bytes
 or turned into raw pixels (contracts/image_record.py has the record layout)."""
+
 import io
 
 import numpy as np

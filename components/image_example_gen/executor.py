@@ -12,6 +12,7 @@ N shards; each Beam element is one shard's file list, and the worker that takes 
 encodes and writes that shard's train and eval files itself (bench/example_gen.py: with a Beam
 element per image and a sharding GroupByKey, peak memory grew 1.4x from 5k to 20k images).
 """
+
 import collections
 import concurrent.futures
 import csv
@@ -42,19 +43,20 @@ _RAW_RATIO_SAMPLE = 32  # files opened to estimate raw-pixel size / file size
 IMAGES_PER_SHARD = 5_000
 
 
-def estimated_record_bytes(input_base: str, images: List[folder.ImageFile],
-                           encoding: str) -> int:
+def estimated_record_bytes(input_base: str, images: List[folder.ImageFile], encoding: str) -> int:
   """Bytes the records of `images` will take: file sizes, scaled for raw pixels."""
   total = sum(f.size for f in images)
   if encoding == image_record.ENCODED or not images:
     return total
-  sample = images[::max(1, len(images) // _RAW_RATIO_SAMPLE)][:_RAW_RATIO_SAMPLE]
+  sample = images[:: max(1, len(images) // _RAW_RATIO_SAMPLE)][:_RAW_RATIO_SAMPLE]
   raw = stored = 0
   for image_file in sample:
     path = os.path.join(input_base, image_file.relpath)
     try:
       with fileio.open(path, 'rb') as f, PIL.Image.open(f) as image:  # header only
-        raw += image.width * image.height * (1 if image.mode in ('L', 'LA', '1', 'I', 'I;16') else 3)
+        raw += (
+          image.width * image.height * (1 if image.mode in ('L', 'LA', '1', 'I', 'I;16') else 3)
+        )
       stored += image_file.size
     except Exception:  # an unreadable file: excluded later, ignored for the estimate
       continue
@@ -66,8 +68,16 @@ class _WriteShard(beam.DoFn):
   that holds it: records never travel back to the runner, so memory stays flat however many
   images there are. Yields (fact, count) pairs: split sizes, image sizes, channels, exclusions."""
 
-  def __init__(self, input_base: str, labels: List[str], encoding: str, eval_percent: int,
-               uri: str, shards: int, compression: str):
+  def __init__(
+    self,
+    input_base: str,
+    labels: List[str],
+    encoding: str,
+    eval_percent: int,
+    uri: str,
+    shards: int,
+    compression: str,
+  ):
     self._input_base = input_base
     self._labels = labels
     self._encoding = encoding
@@ -81,11 +91,13 @@ class _WriteShard(beam.DoFn):
 
   def process(self, shard: Tuple[int, List[Tuple[str, int, int]]]) -> Iterator[Tuple[tuple, int]]:
     import tensorflow as tf
+
     index, files = shard
     image_files = [folder.ImageFile(*fields) for fields in files]
     facts = collections.Counter()
-    partial = {split: f'{self._path(split, index)}.partial-{uuid.uuid4().hex}'
-               for split in splits.SPLITS}
+    partial = {
+      split: f'{self._path(split, index)}.partial-{uuid.uuid4().hex}' for split in splits.SPLITS
+    }
     options = tf.io.TFRecordOptions(compression_type='GZIP' if self._gzip else '')
     writers = {split: tf.io.TFRecordWriter(path, options) for split, path in partial.items()}
     try:
@@ -96,9 +108,11 @@ class _WriteShard(beam.DoFn):
           facts[('excluded', image_file.relpath, str(e))] += 1
           continue
         split = splits.split_of(image_file.relpath, self._eval_percent)
-        writers[split].write(image_record.make_example(
-            image, image_file.label, self._labels[image_file.label],
-            image_file.relpath).SerializeToString())
+        writers[split].write(
+          image_record.make_example(
+            image, image_file.label, self._labels[image_file.label], image_file.relpath
+          ).SerializeToString()
+        )
         facts[('split', split)] += 1
         facts[('size', image.height, image.width)] += 1
         facts[('channels', image.channels)] += 1
@@ -120,8 +134,9 @@ def _read(path: str) -> bytes:
     return f.read()
 
 
-def _read_in_order(input_base: str,
-                   image_files: List[folder.ImageFile]) -> Iterator[Tuple[folder.ImageFile, bytes]]:
+def _read_in_order(
+  input_base: str, image_files: List[folder.ImageFile]
+) -> Iterator[Tuple[folder.ImageFile, bytes]]:
   """(file, bytes) in order; gs:// and s3:// files read REMOTE_READS_IN_FLIGHT at a time, at
   most that many held in memory."""
   paths = [os.path.join(input_base, f.relpath) for f in image_files]
@@ -153,8 +168,12 @@ def images_root(exec_properties: Dict[str, Any]) -> str:
 class Executor(base_beam_executor.BaseBeamExecutor):
   """Writes the image tree at `input_base` as train/eval TFRecord shards."""
 
-  def Do(self, input_dict: Dict[str, List[Any]], output_dict: Dict[str, List[Any]],
-         exec_properties: Dict[str, Any]) -> None:
+  def Do(
+    self,
+    input_dict: Dict[str, List[Any]],
+    output_dict: Dict[str, List[Any]],
+    exec_properties: Dict[str, Any],
+  ) -> None:
     examples = artifact_utils.get_single_instance(output_dict['examples'])
     input_base = images_root(exec_properties)
     encoding = exec_properties['encoding']
@@ -170,27 +189,35 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     # A hash order mixes the classes inside every shard and is stable across runs.
     images = sorted(listing.images, key=lambda f: splits.path_hash(f.relpath))
     train = [f for f in images if not splits.is_eval(f.relpath, eval_percent)]
-    shards = max(artifacts.shard_count(estimated_record_bytes(input_base, train, encoding), shard_size_mb),
-                 math.ceil(len(images) / IMAGES_PER_SHARD))
+    shards = max(
+      artifacts.shard_count(estimated_record_bytes(input_base, train, encoding), shard_size_mb),
+      math.ceil(len(images) / IMAGES_PER_SHARD),
+    )
     examples.split_names = standard_artifact_utils.encode_split_names(list(splits.SPLITS))
     facts_prefix = os.path.join(self._get_tmp_dir(), 'facts')
 
     for split in splits.SPLITS:
       fileio.makedirs(os.path.join(examples.uri, f'Split-{split}'))
     with self._make_beam_pipeline() as pipeline:
-      _ = (pipeline
-           # Plain tuples: Beam's coder encodes them natively, where it pickles each
-           # ImageFile one by one (~65 µs each: 1.0 s of a 20,000-image run, in the runner).
-           | 'Shards' >> beam.Create([(i, [tuple(f) for f in images[i::shards]])
-                                      for i in range(shards)], reshuffle=True)
-           | 'EncodeAndWrite' >> beam.ParDo(_WriteShard(input_base, listing.labels, encoding,
-                                                        eval_percent, examples.uri, shards,
-                                                        compression))
-           | 'Count' >> beam.CombinePerKey(sum)
-           | 'Gather' >> beam.combiners.ToList()
-           | 'ToJson' >> beam.Map(json.dumps)
-           | 'WriteFacts' >> beam.io.WriteToText(facts_prefix, num_shards=1,
-                                                 shard_name_template=''))
+      _ = (
+        pipeline
+        # Plain tuples: Beam's coder encodes them natively, where it pickles each
+        # ImageFile one by one (~65 µs each: 1.0 s of a 20,000-image run, in the runner).
+        | 'Shards'
+        >> beam.Create(
+          [(i, [tuple(f) for f in images[i::shards]]) for i in range(shards)], reshuffle=True
+        )
+        | 'EncodeAndWrite'
+        >> beam.ParDo(
+          _WriteShard(
+            input_base, listing.labels, encoding, eval_percent, examples.uri, shards, compression
+          )
+        )
+        | 'Count' >> beam.CombinePerKey(sum)
+        | 'Gather' >> beam.combiners.ToList()
+        | 'ToJson' >> beam.Map(json.dumps)
+        | 'WriteFacts' >> beam.io.WriteToText(facts_prefix, num_shards=1, shard_name_template='')
+      )
 
     with fileio.open(facts_prefix, 'r') as f:
       counted = [(tuple(fact), n) for fact, n in json.loads(f.read() or '[]')]
@@ -206,8 +233,13 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_int_custom_property('schema_version', image_record.SCHEMA_VERSION)
 
 
-def _write_side_files(uri: str, listing: folder.FolderListing, counted: List[Tuple[tuple, int]],
-                      encoding: str, compression: str) -> Dict[str, Any]:
+def _write_side_files(
+  uri: str,
+  listing: folder.FolderListing,
+  counted: List[Tuple[tuple, int]],
+  encoding: str,
+  compression: str,
+) -> Dict[str, Any]:
   """Writes labels.txt, excluded_files.csv and image_meta.json; returns the meta."""
   split_counts = {split: 0 for split in splits.SPLITS}
   sizes, channels = collections.Counter(), collections.Counter()
@@ -225,21 +257,23 @@ def _write_side_files(uri: str, listing: folder.FolderListing, counted: List[Tup
   excluded.sort()
   (height, width), _ = sizes.most_common(1)[0] if sizes else ((0, 0), 0)
   meta = {
-      'schema_version': image_record.SCHEMA_VERSION,
-      'encoding': encoding,
-      'compression': compression,
-      'labels': listing.labels,
-      'split_counts': split_counts,
-      'most_common_size': [height, width],
-      'uniform_size': len(sizes) == 1,
-      'channels_seen': sorted(channels),
-      'excluded': len(excluded),
+    'schema_version': image_record.SCHEMA_VERSION,
+    'encoding': encoding,
+    'compression': compression,
+    'labels': listing.labels,
+    'split_counts': split_counts,
+    'most_common_size': [height, width],
+    'uniform_size': len(sizes) == 1,
+    'channels_seen': sorted(channels),
+    'excluded': len(excluded),
   }
   table = io.StringIO()
   writer = csv.writer(table)
   writer.writerow(['path', 'reason'])
   writer.writerows(excluded)
-  atomic.write(os.path.join(uri, artifacts.LABELS_FILE), ''.join(name + '\n' for name in listing.labels))
+  atomic.write(
+    os.path.join(uri, artifacts.LABELS_FILE), ''.join(name + '\n' for name in listing.labels)
+  )
   atomic.write(os.path.join(uri, artifacts.EXCLUDED_FILE), table.getvalue())
   # Last: the Trainer reads image_meta.json first, so it also marks the artifact as complete.
   atomic.write(os.path.join(uri, artifacts.IMAGE_META_FILE), json.dumps(meta, indent=2))

@@ -1,4 +1,5 @@
 """Listing of a class-per-folder image tree: labels, image files, other files."""
+
 import os
 from typing import List, NamedTuple, Tuple
 
@@ -7,11 +8,10 @@ from apache_beam.io.filesystems import FileSystems
 IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png')  # what ImageExampleGen reads
 
 
-
 class ImageFile(NamedTuple):
   relpath: str  # relative to the tree's root, '/'-separated
   label: int
-  size: int     # bytes
+  size: int  # bytes
 
 
 class FolderListing(NamedTuple):
@@ -29,8 +29,10 @@ def list_image_folder(root: str) -> FolderListing:
   (1,797 digits on a loopback S3 server: 0.4 s against 40 s).
   """
   root = root.rstrip('/')
-  files = sorted((meta.path[len(root) + 1:].replace(os.sep, '/'), meta.size_in_bytes)
-                 for meta in FileSystems.match([root + '/**'])[0].metadata_list)
+  files = sorted(
+    (meta.path[len(root) + 1 :].replace(os.sep, '/'), meta.size_in_bytes)
+    for meta in FileSystems.match([root + '/**'])[0].metadata_list
+  )
   labels = sorted({relpath.split('/')[0] for relpath, _ in files if '/' in relpath})
   label_ids = {name: i for i, name in enumerate(labels)}
   images, others = [], []

@@ -1,11 +1,14 @@
 """Stops the run before training when the label the Trainer would learn is not in the data."""
+
 from typing import List
 
 from tensorflow_metadata.proto.v0 import schema_pb2
 
 from contracts import artifacts
 
-artifacts.SEQUENCE_STRUCT = '##SEQUENCE##'  # TFDV's schema feature that holds a SequenceExample's lists
+artifacts.SEQUENCE_STRUCT = (
+  '##SEQUENCE##'  # TFDV's schema feature that holds a SequenceExample's lists
+)
 
 
 class LabelMissing(RuntimeError):
@@ -24,8 +27,10 @@ def check(schema: schema_pb2.Schema, label: str) -> None:
   lists = [f for f in schema.feature if f.name == artifacts.SEQUENCE_STRUCT]
   have = ', '.join(_names(top_level)) or 'none'
   if lists:
-    have = (f'context features: {have}; feature lists (not usable as a label): '
-            f'{", ".join(_names(lists[0].struct_domain.feature))}')
+    have = (
+      f'context features: {have}; feature lists (not usable as a label): '
+      f'{", ".join(_names(lists[0].struct_domain.feature))}'
+    )
   else:
     have = f'features: {have}'
   raise LabelMissing(f"no label '{label}' in the data ({have}); name the label with --label KEY")

@@ -3,6 +3,7 @@
 Same spec, parameters and run_fn as `tfx.components.Trainer`; only the executor differs (see
 executor.py). The Vertex AI Training variant keeps TFX's own executor.
 """
+
 from tfx import v1 as tfx
 from tfx.dsl.components.base import executor_spec
 

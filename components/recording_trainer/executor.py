@@ -5,6 +5,7 @@ properties of the Model (`input_corrupt_records`, `input_lost_bytes`, `input_tru
 `input_damaged_shards`, `input_lost_fraction`), so ML Metadata says which models were trained on
 salvaged data.
 """
+
 import json
 import os
 
@@ -15,10 +16,15 @@ from tfx.types import artifact_utils, standard_component_specs
 from contracts import artifacts
 
 artifacts.DAMAGE_FILE = 'input_damage.json'
-artifacts.TRAINING_FILE = 'training.json'  # run_fn: per-epoch history and the input check (cli/report.py)
-INT_PROPERTIES = {'corrupt': 'input_corrupt_records', 'lost_bytes': 'input_lost_bytes',
-                  'truncated_bytes': 'input_truncated_bytes',
-                  'damaged_shards': 'input_damaged_shards'}
+artifacts.TRAINING_FILE = (
+  'training.json'  # run_fn: per-epoch history and the input check (cli/report.py)
+)
+INT_PROPERTIES = {
+  'corrupt': 'input_corrupt_records',
+  'lost_bytes': 'input_lost_bytes',
+  'truncated_bytes': 'input_truncated_bytes',
+  'damaged_shards': 'input_damaged_shards',
+}
 
 
 class Executor(trainer_executor.GenericExecutor):
@@ -28,7 +34,8 @@ class Executor(trainer_executor.GenericExecutor):
     super().Do(input_dict, output_dict, exec_properties)
     model = artifact_utils.get_single_instance(output_dict[standard_component_specs.MODEL_KEY])
     model_run = artifact_utils.get_single_instance(
-        output_dict[standard_component_specs.MODEL_RUN_KEY])
+      output_dict[standard_component_specs.MODEL_RUN_KEY]
+    )
     path = os.path.join(model_run.uri, artifacts.DAMAGE_FILE)
     if not fileio.exists(path):
       return

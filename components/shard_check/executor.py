@@ -1,4 +1,5 @@
 """Scans an Examples artifact's shards before training and stops the run when too much is lost."""
+
 import logging
 import os
 from typing import List
@@ -14,9 +15,12 @@ class DamagedShards(RuntimeError):
 
 def shard_paths(examples_uri: str) -> List[str]:
   """Every file in the artifact's Split-* folders (side files sit beside them)."""
-  return sorted(path for split in fileio.glob(os.path.join(examples_uri, 'Split-*'))
-                for path in fileio.glob(os.path.join(split, '*'))
-                if not fileio.isdir(path))
+  return sorted(
+    path
+    for split in fileio.glob(os.path.join(examples_uri, 'Split-*'))
+    for path in fileio.glob(os.path.join(split, '*'))
+    if not fileio.isdir(path)
+  )
 
 
 def check(examples_uri: str, max_damaged_percent: float) -> dict:
@@ -29,8 +33,9 @@ def check(examples_uri: str, max_damaged_percent: float) -> dict:
   lost = totals['lost_fraction'] * 100
   if lost > max_damaged_percent:
     raise DamagedShards(
-        f'{lost:.2f}% of the records in {examples_uri} are damaged ({totals["corrupt"]} corrupt, '
-        f'{totals["truncated_bytes"]} truncated bytes in {totals["damaged_shards"]} of '
-        f'{totals["shards"]} shards), more than --max-damaged-percent {max_damaged_percent:g}: '
-        f'training stopped; see `pipeline.py verify {examples_uri}`')
+      f'{lost:.2f}% of the records in {examples_uri} are damaged ({totals["corrupt"]} corrupt, '
+      f'{totals["truncated_bytes"]} truncated bytes in {totals["damaged_shards"]} of '
+      f'{totals["shards"]} shards), more than --max-damaged-percent {max_damaged_percent:g}: '
+      f'training stopped; see `pipeline.py verify {examples_uri}`'
+    )
   return totals

@@ -14,6 +14,7 @@ A record is `length (uint64 LE) | masked CRC32C(length) | data | masked CRC32C(d
   after it.
 Stock `TFRecordDataset(...).ignore_errors()` instead ends a shard at its first bad record.
 """
+
 from concurrent import futures
 import dataclasses
 import gzip
@@ -43,14 +44,15 @@ def masked_crc(data) -> int:
 @dataclasses.dataclass
 class ShardReport:
   """What a scan found in one shard (sizes of GZIP shards are of the decompressed stream)."""
+
   path: str
   gzip: bool = False
   good: int = 0
-  corrupt: int = 0            # skipped records, a resync gap counting as one
-  lost_bytes: int = 0         # bytes of skipped records and resync gaps
-  truncated_bytes: int = 0    # an incomplete record at the end
+  corrupt: int = 0  # skipped records, a resync gap counting as one
+  lost_bytes: int = 0  # bytes of skipped records and resync gaps
+  truncated_bytes: int = 0  # an incomplete record at the end
   gzip_damaged: bool = False  # the compressed stream is broken: nothing after the damage is read
-  salvaged_to: str = ''       # where the intact records were written, if they were
+  salvaged_to: str = ''  # where the intact records were written, if they were
   spans: List[Tuple[int, int]] = dataclasses.field(default_factory=list, repr=False)  # intact
 
   @property
@@ -70,15 +72,17 @@ def _resync(data: memoryview, start: int) -> int:
     stop = min(window + _RESYNC_WINDOW, size - HEADER - FOOTER + 1)
     # Every offset's 8-byte little-endian length at once; only plausible ones get CRC checks.
     lengths = np.lib.stride_tricks.as_strided(
-        np.frombuffer(data, np.uint8, count=stop - window + 7, offset=window).view(np.uint8),
-        shape=(stop - window, 8), strides=(1, 1)) @ (256 ** np.arange(8, dtype=np.uint64))
+      np.frombuffer(data, np.uint8, count=stop - window + 7, offset=window).view(np.uint8),
+      shape=(stop - window, 8),
+      strides=(1, 1),
+    ) @ (256 ** np.arange(8, dtype=np.uint64))
     room = size - HEADER - FOOTER - np.arange(window, stop, dtype=np.uint64)
     for offset in (np.flatnonzero(lengths <= room) + window).tolist():
       length, length_crc = _LENGTH.unpack_from(data, offset)
-      if masked_crc(data[offset:offset + 8]) != length_crc:
+      if masked_crc(data[offset : offset + 8]) != length_crc:
         continue
       end = offset + HEADER + length
-      if masked_crc(data[offset + HEADER:end]) == _CRC.unpack_from(data, end)[0]:
+      if masked_crc(data[offset + HEADER : end]) == _CRC.unpack_from(data, end)[0]:
         return offset
   return size
 
@@ -92,7 +96,7 @@ def scan_records(data, report: ShardReport, offset: int = 0) -> ShardReport:
       report.truncated_bytes += size - position
       break
     length, length_crc = _LENGTH.unpack_from(data, position)
-    if masked_crc(data[position:position + 8]) != length_crc:
+    if masked_crc(data[position : position + 8]) != length_crc:
       resumed = _resync(data, position + 1)
       report.corrupt += 1
       report.lost_bytes += resumed - position
@@ -102,7 +106,9 @@ def scan_records(data, report: ShardReport, offset: int = 0) -> ShardReport:
     if end > size:
       report.truncated_bytes += size - position
       break
-    if masked_crc(data[position + HEADER:end - FOOTER]) == _CRC.unpack_from(data, end - FOOTER)[0]:
+    if (
+      masked_crc(data[position + HEADER : end - FOOTER]) == _CRC.unpack_from(data, end - FOOTER)[0]
+    ):
       report.good += 1
       report.spans.append((offset + position, offset + end))
     else:
@@ -157,7 +163,7 @@ def _gunzip(raw: bytes) -> Tuple[bytes, bool]:
     stream = zlib.decompressobj(wbits=31)
     try:
       for start in range(0, len(raw), chunk):
-        out.append(stream.decompress(raw[start:start + chunk]))
+        out.append(stream.decompress(raw[start : start + chunk]))
         if stream.eof:
           break
       out.append(stream.flush())
@@ -173,6 +179,7 @@ def _open(path: str) -> BinaryIO:
   """Local paths with open(); gs://, s3://, … through tf.io.gfile."""
   if '://' in path:
     import tensorflow as tf
+
     return tf.io.gfile.GFile(path, 'rb')
   return open(path, 'rb', buffering=1 << 20)
 
@@ -215,15 +222,21 @@ def check(path: str, salvage_to: str = '', salvage_clean: bool = False) -> Shard
   return report
 
 
-def check_all(paths: List[str], salvage_dir: str = '', salvage_clean: bool = False,
-              workers: int = 0, processes: bool = False) -> List[ShardReport]:
+def check_all(
+  paths: List[str],
+  salvage_dir: str = '',
+  salvage_clean: bool = False,
+  workers: int = 0,
+  processes: bool = False,
+) -> List[ShardReport]:
   """check() for every shard in parallel, salvaged copies keeping paths relative to the
   shards' common folder. processes=True for CPU-bound runs without TensorFlow loaded."""
   if not paths:
     return []
   common = os.path.commonpath([os.path.dirname(p) for p in paths])
-  targets = [os.path.join(salvage_dir, os.path.relpath(p, common)) if salvage_dir else ''
-             for p in paths]
+  targets = [
+    os.path.join(salvage_dir, os.path.relpath(p, common)) if salvage_dir else '' for p in paths
+  ]
   workers = workers or min(len(paths), os.cpu_count() or 1)
   if workers == 1:
     return [check(p, t, salvage_clean) for p, t in zip(paths, targets)]
@@ -237,8 +250,10 @@ def check_all(paths: List[str], salvage_dir: str = '', salvage_clean: bool = Fal
 
 def totals(reports: List[ShardReport]) -> dict:
   """Sums over shards, plus the share of records lost (a resync gap counts as one record)."""
-  sums = {key: sum(getattr(r, key) for r in reports)
-          for key in ('good', 'corrupt', 'lost_bytes', 'truncated_bytes')}
+  sums = {
+    key: sum(getattr(r, key) for r in reports)
+    for key in ('good', 'corrupt', 'lost_bytes', 'truncated_bytes')
+  }
   sums['shards'] = len(reports)
   sums['damaged_shards'] = sum(not r.clean for r in reports)
   lost = sums['corrupt'] + sum(bool(r.truncated_bytes or r.gzip_damaged) for r in reports)

@@ -10,6 +10,7 @@ Output layout under the Examples artifact's URI:
 One Beam pipeline: rows are read per file in parallel, split by a hash of <file>:<row>, the
 vocabulary is counted on the train rows and handed to the encoder as a side input.
 """
+
 import csv
 import json
 import os
@@ -37,8 +38,7 @@ def input_files(exec_properties: Dict[str, Any]) -> List[str]:
   return sorted(fileio.glob(pattern))
 
 
-def _read_rows(path: str, label_column: str, text_column: str,
-               eval_percent: int) -> Iterator[_Row]:
+def _read_rows(path: str, label_column: str, text_column: str, eval_percent: int) -> Iterator[_Row]:
   """Rows of one CSV file, streamed (the csv module joins quoted fields that span lines)."""
   with fileio.open(path, 'r') as f:
     for number, row in enumerate(csv.DictReader(f), start=2):
@@ -54,23 +54,27 @@ class _Encode(beam.DoFn):
     self._ids = None
     self._label_ids = None
 
-  def process(self, row: _Row, words: List[str],
-              labels: List[str]) -> Iterator[Tuple[str, bytes]]:
+  def process(self, row: _Row, words: List[str], labels: List[str]) -> Iterator[Tuple[str, bytes]]:
     if self._ids is None:
       self._ids = {word: i for i, word in enumerate(words)}
       self._label_ids = {name: i for i, name in enumerate(labels)}
     split, label_name, tokens = row
     oov = self._ids[text_record.OUT_OF_VOCABULARY]
-    example = text_record.make_sequence_example([self._ids.get(t, oov) for t in tokens],
-                                         self._label_ids[label_name], label_name)
+    example = text_record.make_sequence_example(
+      [self._ids.get(t, oov) for t in tokens], self._label_ids[label_name], label_name
+    )
     yield split, example.SerializeToString()
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):
   """Writes the CSV rows under `input_base` as train/eval SequenceExample shards."""
 
-  def Do(self, input_dict: Dict[str, List[Any]], output_dict: Dict[str, List[Any]],
-         exec_properties: Dict[str, Any]) -> None:
+  def Do(
+    self,
+    input_dict: Dict[str, List[Any]],
+    output_dict: Dict[str, List[Any]],
+    exec_properties: Dict[str, Any],
+  ) -> None:
     examples = artifact_utils.get_single_instance(output_dict['examples'])
     files = input_files(exec_properties)
     if not files:
@@ -82,51 +86,79 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     scratch = self._get_tmp_dir()
 
     with self._make_beam_pipeline() as pipeline:
-      rows = (pipeline
-              | 'ListFiles' >> beam.Create(files)
-              | 'ReadRows' >> beam.FlatMap(_read_rows, label_column, text_column,
-                                          exec_properties['eval_percent'])
-              | 'Spread' >> beam.Reshuffle())
-      words = (rows
-               | 'TrainOnly' >> beam.Filter(lambda row: row[0] == 'train')
-               | 'Words' >> beam.FlatMap(lambda row: row[2])
-               | 'CountWords' >> beam.combiners.Count.PerElement()
-               | 'AllCounts' >> beam.combiners.ToList()
-               | 'Vocabulary' >> beam.Map(text.vocabulary, exec_properties['max_vocabulary'],
-                                          exec_properties['min_count']))
-      labels = (rows
-                | 'LabelNames' >> beam.Map(lambda row: row[1])
-                | 'Distinct' >> beam.Distinct()
-                | 'AllLabels' >> beam.combiners.ToList()
-                | 'LabelOrder' >> beam.Map(text.label_order))
-      encoded = rows | 'Encode' >> beam.ParDo(_Encode(), beam.pvalue.AsSingleton(words),
-                                              beam.pvalue.AsSingleton(labels))
-      _write_splits(encoded, examples, {
-          split: artifacts.shard_count(total_bytes, exec_properties['shard_size_mb']) for split in splits.SPLITS})
-      facts = (rows
-               | 'Facts' >> beam.Map(lambda row: (row[0], len(row[2])))
-               | 'PerSplit' >> beam.CombinePerKey(_LengthFacts())
-               | 'AllFacts' >> beam.combiners.ToDict())
+      rows = (
+        pipeline
+        | 'ListFiles' >> beam.Create(files)
+        | 'ReadRows'
+        >> beam.FlatMap(_read_rows, label_column, text_column, exec_properties['eval_percent'])
+        | 'Spread' >> beam.Reshuffle()
+      )
+      words = (
+        rows
+        | 'TrainOnly' >> beam.Filter(lambda row: row[0] == 'train')
+        | 'Words' >> beam.FlatMap(lambda row: row[2])
+        | 'CountWords' >> beam.combiners.Count.PerElement()
+        | 'AllCounts' >> beam.combiners.ToList()
+        | 'Vocabulary'
+        >> beam.Map(
+          text.vocabulary, exec_properties['max_vocabulary'], exec_properties['min_count']
+        )
+      )
+      labels = (
+        rows
+        | 'LabelNames' >> beam.Map(lambda row: row[1])
+        | 'Distinct' >> beam.Distinct()
+        | 'AllLabels' >> beam.combiners.ToList()
+        | 'LabelOrder' >> beam.Map(text.label_order)
+      )
+      encoded = rows | 'Encode' >> beam.ParDo(
+        _Encode(), beam.pvalue.AsSingleton(words), beam.pvalue.AsSingleton(labels)
+      )
+      _write_splits(
+        encoded,
+        examples,
+        {
+          split: artifacts.shard_count(total_bytes, exec_properties['shard_size_mb'])
+          for split in splits.SPLITS
+        },
+      )
+      facts = (
+        rows
+        | 'Facts' >> beam.Map(lambda row: (row[0], len(row[2])))
+        | 'PerSplit' >> beam.CombinePerKey(_LengthFacts())
+        | 'AllFacts' >> beam.combiners.ToDict()
+      )
       for name, collection in (('vocabulary', words), ('labels', labels), ('facts', facts)):
-        _ = (collection
-             | f'Json[{name}]' >> beam.Map(json.dumps)
-             | f'Save[{name}]' >> beam.io.WriteToText(os.path.join(scratch, name), num_shards=1,
-                                                     shard_name_template=''))
+        _ = (
+          collection
+          | f'Json[{name}]' >> beam.Map(json.dumps)
+          | f'Save[{name}]'
+          >> beam.io.WriteToText(os.path.join(scratch, name), num_shards=1, shard_name_template='')
+        )
 
     saved = {}
     for name in ('vocabulary', 'labels', 'facts'):
       with fileio.open(os.path.join(scratch, name), 'r') as f:
         saved[name] = json.loads(f.read())
-    meta = {'label_column': label_column, 'text_column': text_column,
-            'split_counts': {split: saved['facts'].get(split, {}).get('count', 0)
-                             for split in splits.SPLITS},
-            'vocabulary_size': len(saved['vocabulary']), 'labels': saved['labels'],
-            'longest_text': max((f['longest'] for f in saved['facts'].values()), default=0),
-            'empty_texts': sum(f['empty'] for f in saved['facts'].values())}
-    atomic.write(os.path.join(examples.uri, artifacts.VOCABULARY_FILE),
-            ''.join(word + '\n' for word in saved['vocabulary']))
-    atomic.write(os.path.join(examples.uri, artifacts.LABELS_FILE),
-            ''.join(name + '\n' for name in saved['labels']))
+    meta = {
+      'label_column': label_column,
+      'text_column': text_column,
+      'split_counts': {
+        split: saved['facts'].get(split, {}).get('count', 0) for split in splits.SPLITS
+      },
+      'vocabulary_size': len(saved['vocabulary']),
+      'labels': saved['labels'],
+      'longest_text': max((f['longest'] for f in saved['facts'].values()), default=0),
+      'empty_texts': sum(f['empty'] for f in saved['facts'].values()),
+    }
+    atomic.write(
+      os.path.join(examples.uri, artifacts.VOCABULARY_FILE),
+      ''.join(word + '\n' for word in saved['vocabulary']),
+    )
+    atomic.write(
+      os.path.join(examples.uri, artifacts.LABELS_FILE),
+      ''.join(name + '\n' for name in saved['labels']),
+    )
     atomic.write(os.path.join(examples.uri, artifacts.TEXT_META_FILE), json.dumps(meta, indent=2))
 
     examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE)
@@ -139,16 +171,23 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 def _write_splits(records, examples, shards: Dict[str, int], gzip: bool = False) -> None:
   """(split, serialized record) pairs → `<examples>/Split-<split>/data-SSSSS-of-NNNNN[.gz]`."""
   for split, count in shards.items():
-    _ = (records
-         | f'Select[{split}]' >> beam.Filter(lambda item, s=split: item[0] == s)
-         | f'Payload[{split}]' >> beam.Map(lambda item: item[1])
-         | f'Write[{split}]' >> beam.io.WriteToTFRecord(
-             os.path.join(standard_artifact_utils.get_split_uri([examples], split), 'data'),
-             file_name_suffix='.gz' if gzip else '',
-             num_shards=count,
-             shard_name_template='-SSSSS-of-NNNNN',
-             compression_type=(beam.io.filesystem.CompressionTypes.GZIP if gzip
-                               else beam.io.filesystem.CompressionTypes.UNCOMPRESSED)))
+    _ = (
+      records
+      | f'Select[{split}]' >> beam.Filter(lambda item, s=split: item[0] == s)
+      | f'Payload[{split}]' >> beam.Map(lambda item: item[1])
+      | f'Write[{split}]'
+      >> beam.io.WriteToTFRecord(
+        os.path.join(standard_artifact_utils.get_split_uri([examples], split), 'data'),
+        file_name_suffix='.gz' if gzip else '',
+        num_shards=count,
+        shard_name_template='-SSSSS-of-NNNNN',
+        compression_type=(
+          beam.io.filesystem.CompressionTypes.GZIP
+          if gzip
+          else beam.io.filesystem.CompressionTypes.UNCOMPRESSED
+        ),
+      )
+    )
 
 
 class _LengthFacts(beam.CombineFn):
@@ -158,14 +197,19 @@ class _LengthFacts(beam.CombineFn):
     return {'count': 0, 'longest': 0, 'empty': 0}
 
   def add_input(self, facts, length):
-    return {'count': facts['count'] + 1, 'longest': max(facts['longest'], length),
-            'empty': facts['empty'] + (length == 0)}
+    return {
+      'count': facts['count'] + 1,
+      'longest': max(facts['longest'], length),
+      'empty': facts['empty'] + (length == 0),
+    }
 
   def merge_accumulators(self, accumulators):
     accumulators = list(accumulators)
-    return {'count': sum(a['count'] for a in accumulators),
-            'longest': max(a['longest'] for a in accumulators),
-            'empty': sum(a['empty'] for a in accumulators)}
+    return {
+      'count': sum(a['count'] for a in accumulators),
+      'longest': max(a['longest'] for a in accumulators),
+      'empty': sum(a['empty'] for a in accumulators),
+    }
 
   def extract_output(self, facts):
     return facts

@@ -1,11 +1,12 @@
 """Tokenizer, vocabulary and label order of the text route (contracts/text_record.py has the
 record layout)."""
+
 import re
 from typing import Iterable, List
 
 from contracts.text_record import RESERVED
 
-_MARKUP = re.compile(r'<[^>]{0,40}>')   # <br /> and friends in scraped reviews
+_MARKUP = re.compile(r'<[^>]{0,40}>')  # <br /> and friends in scraped reviews
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")  # letters/digits of any script, with one apostrophe
 
 

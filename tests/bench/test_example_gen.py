@@ -1,5 +1,6 @@
 """`bench.example_gen` on a few hundred images: the figures are complete and consistent (no
 speed test)."""
+
 import json
 
 import pytest
@@ -27,8 +28,12 @@ def test_every_run_has_a_rate_and_a_peak_memory(figures):
 def test_ratios_follow_from_the_rates_and_targets_from_the_ratios(figures):
   rates, ratios = figures['images_per_s'], figures['ratios']
   assert ratios['workers2_over_workers1'] == pytest.approx(
-      rates['workers2_marginal'] / rates['workers1_marginal'])
-  assert ratios['per_core_over_seed'] == pytest.approx(rates['workers2_marginal'] / 2 / rates['seed'])
+    rates['workers2_marginal'] / rates['workers1_marginal']
+  )
+  assert ratios['per_core_over_seed'] == pytest.approx(
+    rates['workers2_marginal'] / 2 / rates['seed']
+  )
   assert ratios['memory_4n_over_n'] == pytest.approx(
-      figures['peak_mb']['2w_400'] / figures['peak_mb']['2w_100'])
+    figures['peak_mb']['2w_400'] / figures['peak_mb']['2w_100']
+  )
   assert figures['targets']['memory_4n_over_n']['met'] == (ratios['memory_4n_over_n'] <= 1.2)

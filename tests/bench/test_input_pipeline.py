@@ -1,4 +1,5 @@
 """`bench.input_pipeline --quick`: the JSON is complete and sane (not a speed test)."""
+
 import json
 
 import PIL.Image
@@ -14,8 +15,9 @@ PIPELINES = ('ceiling', 'seed_000', 'seed_004', 'tfx_stock', 'project')
 @pytest.fixture(scope='module')
 def report(tmp_path_factory):
   folder = tmp_path_factory.mktemp('bench')
-  input_pipeline.main(['--quick', '--json', str(folder / 'figures.json'),
-                       '--plot', str(folder / 'chart.png')])
+  input_pipeline.main(
+    ['--quick', '--json', str(folder / 'figures.json'), '--plot', str(folder / 'chart.png')]
+  )
   with open(folder / 'figures.json') as f:
     return json.load(f), folder
 

@@ -1,4 +1,5 @@
 """`bench.sequence_parsing`: every pipeline reads every record; the figures agree (no speed test)."""
+
 import json
 
 import pytest
@@ -31,7 +32,8 @@ def test_buckets_pad_less_than_padding_to_the_longest(figures):
 def test_ratios_agree_with_the_rates(figures):
   pipelines = figures['pipelines']
   for name, ratio in figures['ratios'].items():
-    baseline = name[len('project_over_'):]
+    baseline = name[len('project_over_') :]
     assert ratio == pytest.approx(
-        pipelines['project']['examples_per_s'] / pipelines[baseline]['examples_per_s'])
+      pipelines['project']['examples_per_s'] / pipelines[baseline]['examples_per_s']
+    )
   assert figures['target']['met'] == (figures['ratios']['project_over_per_record'] >= 3.0)

@@ -1,4 +1,5 @@
 """`compile` builds the very pipeline `run` builds from the same flags, for every data kind."""
+
 import os
 import shutil
 
@@ -13,13 +14,45 @@ import pipeline
 
 TFX_DIR = os.path.dirname(tfx.__file__)
 TAXI_CSV = os.path.join(TFX_DIR, 'examples', 'chicago_taxi_pipeline', 'data', 'simple', 'data.csv')
-PENGUIN = os.path.join(TFX_DIR, 'components', 'testdata', 'penguin', 'data', 'Split-train',
-                       'data_tfrecord-00000-of-00001.gz')
+PENGUIN = os.path.join(
+  TFX_DIR,
+  'components',
+  'testdata',
+  'penguin',
+  'data',
+  'Split-train',
+  'data_tfrecord-00000-of-00001.gz',
+)
 SEQUENCES = os.path.join(TFX_DIR, 'components', 'testdata', 'tfrecord_sequence')
-FLAGS = ['--train-steps', '321', '--eval-steps', '7', '--batch-size', '16', '--learning-rate',
-         '0.01', '--eval-percent', '30', '--min-accuracy', '0.5', '--max-damaged-percent', '2',
-         '--augment', '--image-size', '16', '12', '--image-channels', '3', '--shard-size-mb', '3',
-         '--encoding', 'raw', '--compression', 'gzip', '--no-cache']
+FLAGS = [
+  '--train-steps',
+  '321',
+  '--eval-steps',
+  '7',
+  '--batch-size',
+  '16',
+  '--learning-rate',
+  '0.01',
+  '--eval-percent',
+  '30',
+  '--min-accuracy',
+  '0.5',
+  '--max-damaged-percent',
+  '2',
+  '--augment',
+  '--image-size',
+  '16',
+  '12',
+  '--image-channels',
+  '3',
+  '--shard-size-mb',
+  '3',
+  '--encoding',
+  'raw',
+  '--compression',
+  'gzip',
+  '--no-cache',
+]
 
 
 def _data(kind, tmp_path, digits_subset):
@@ -45,15 +78,31 @@ def _properties(built):
 def test_compiled_components_are_configured_as_the_local_run_s(kind, tmp_path, digits_subset):
   data, extra = _data(kind, tmp_path, digits_subset)
   parser = cli_main.parser()
-  local = options.build_config(parser.parse_args(
-      ['run', '--data', data, '--output', str(tmp_path / 'out'), *FLAGS, *extra]))
+  local = options.build_config(
+    parser.parse_args(['run', '--data', data, '--output', str(tmp_path / 'out'), *FLAGS, *extra])
+  )
   assert local.data_kind == kind
   schema = ['--schema', local.schema] if local.schema else []
   text = ['--text-column', local.text_column] if local.text_column else []
-  compiled = compile_command.compile_config(parser.parse_args(
-      ['compile', '--pipeline-root', str(tmp_path / 'out' / 'pipeline_root'), '--data',
-       local.data, '--data-kind', kind, '--data-pattern', local.data_pattern, *FLAGS, *extra,
-       *schema, *text]))
+  compiled = compile_command.compile_config(
+    parser.parse_args(
+      [
+        'compile',
+        '--pipeline-root',
+        str(tmp_path / 'out' / 'pipeline_root'),
+        '--data',
+        local.data,
+        '--data-kind',
+        kind,
+        '--data-pattern',
+        local.data_pattern,
+        *FLAGS,
+        *extra,
+        *schema,
+        *text,
+      ]
+    )
+  )
   run_side = _properties(pipeline.create_pipeline(local))
   compile_side = _properties(pipeline.create_pipeline(compiled))
   assert run_side.keys() == compile_side.keys()

@@ -1,4 +1,5 @@
 """cli/inputs.resolve_data: which ExampleGen reads --data, and with which file pattern."""
+
 import os
 
 import pytest
@@ -17,7 +18,13 @@ def _touch(path):
 def test_flat_folders_of_each_kind(tmp_path, digits_subset):
   _touch(str(tmp_path / 'csv' / 'part.csv'))
   _touch(str(tmp_path / 'tfr' / 'part.tfrecord.gz'))
-  assert inputs.resolve_data(str(tmp_path / 'csv')) == (cfg.CSV, str(tmp_path / 'csv'), '*.csv', (), ())
+  assert inputs.resolve_data(str(tmp_path / 'csv')) == (
+    cfg.CSV,
+    str(tmp_path / 'csv'),
+    '*.csv',
+    (),
+    (),
+  )
   assert inputs.resolve_data(str(tmp_path / 'tfr')).pattern == '*.tfrecord.gz'
   assert inputs.resolve_data(digits_subset) == (cfg.IMAGES, digits_subset, '*/*', (), ())
 
@@ -28,17 +35,35 @@ def test_spans_and_versions_of_each_kind(tmp_path):
     _touch(str(tmp_path / 'tfr' / f'span-{span}' / 'part.tfrecord'))
     write_digits_subset(str(tmp_path / 'img' / f'span-{span}' / f'version-{version}'), 1)
   assert inputs.resolve_data(str(tmp_path / 'csv')) == (
-      cfg.CSV, str(tmp_path / 'csv'), 'span-{SPAN}/version-{VERSION}/*.csv', (1, 2), ())
+    cfg.CSV,
+    str(tmp_path / 'csv'),
+    'span-{SPAN}/version-{VERSION}/*.csv',
+    (1, 2),
+    (),
+  )
   assert inputs.resolve_data(str(tmp_path / 'tfr')) == (
-      cfg.TFRECORDS, str(tmp_path / 'tfr'), 'span-{SPAN}/*.tfrecord', (1, 2), ())
+    cfg.TFRECORDS,
+    str(tmp_path / 'tfr'),
+    'span-{SPAN}/*.tfrecord',
+    (1, 2),
+    (),
+  )
   assert inputs.resolve_data(str(tmp_path / 'img')) == (
-      cfg.IMAGES, str(tmp_path / 'img'), 'span-{SPAN}/version-{VERSION}/*/*', (1, 2), ())
+    cfg.IMAGES,
+    str(tmp_path / 'img'),
+    'span-{SPAN}/version-{VERSION}/*/*',
+    (1, 2),
+    (),
+  )
 
 
 def test_the_image_executor_reads_the_resolved_version_folder():
   from components.image_example_gen import executor
-  properties = {'input_base': '/data', 'input_config': '{"splits": [{"name": "images", '
-                '"pattern": "span-2/version-3/*/*"}]}'}
+
+  properties = {
+    'input_base': '/data',
+    'input_config': '{"splits": [{"name": "images", "pattern": "span-2/version-3/*/*"}]}',
+  }
   assert executor.images_root(properties) == '/data/span-2/version-3'
 
 
@@ -67,8 +92,11 @@ def _csv(path, header, rows):
 
 
 def test_a_csv_whose_only_other_column_is_free_text_takes_the_text_route(tmp_path):
-  reviews = _csv(tmp_path / 'r.csv', ['label', 'review'],
-                 [('1', 'a fine film with a good cast'), ('0', 'dull and far too long')] * 5)
+  reviews = _csv(
+    tmp_path / 'r.csv',
+    ['label', 'review'],
+    [('1', 'a fine film with a good cast'), ('0', 'dull and far too long')] * 5,
+  )
   assert inputs.text_column(reviews, 'label') == 'review'
   codes = _csv(tmp_path / 'c.csv', ['label', 'city'], [('1', 'Paris'), ('0', 'New York')] * 5)
   assert inputs.text_column(codes, 'label') == ''  # short strings: a categorical column
@@ -94,8 +122,9 @@ def test_split_folders_of_gzip_sequence_examples_are_recognised():
   assert source.kind == cfg.TFRECORDS
   assert source.splits == (('eval', 'Split-eval/*'), ('train', 'Split-train/*'))
   assert inputs.holds_sequence_examples(inputs.sample_file(source))
-  single = inputs.resolve_data(os.path.join(SEQUENCE_TESTDATA, 'Split-eval',
-                                            'data_tfrecord_eval.gz'))
+  single = inputs.resolve_data(
+    os.path.join(SEQUENCE_TESTDATA, 'Split-eval', 'data_tfrecord_eval.gz')
+  )
   assert single.kind == cfg.TFRECORDS and single.pattern == 'data_tfrecord_eval.gz'
 
 
@@ -107,6 +136,7 @@ def test_split_folders_need_train_and_eval(tmp_path):
 
 def test_tf_examples_are_not_sequence_examples(tmp_path):
   import tensorflow as tf
+
   path = str(tmp_path / 'x.tfrecord')
   with tf.io.TFRecordWriter(path) as writer:
     writer.write(tf.train.Example().SerializeToString())

@@ -1,4 +1,5 @@
 """What a user sees from `pipeline.py run`: the project's own lines, library noise in the log."""
+
 import re
 
 import pytest
@@ -14,8 +15,10 @@ def test_a_default_run_prints_only_the_projects_lines(default_run):
   assert not noise, noise[:5]
   assert done.stderr == ''
   assert lines[0].startswith('pipeline tfrecord-pipeline: images from ')
-  assert all(re.match(r'\[\d/9\] \w+ (running…|done in [\d.]+ s \((executed|cached)\))$', line)
-             for line in lines[1:19])
+  assert all(
+    re.match(r'\[\d/9\] \w+ (running…|done in [\d.]+ s \((executed|cached)\))$', line)
+    for line in lines[1:19]
+  )
   assert lines[19] == '── summary ──' and lines[-1].startswith('report:')
   (log,) = re.findall(r'log: (\S+)', lines[0])
   with open(log) as f:

@@ -1,4 +1,5 @@
 """`pipeline.py verify`: per-shard report, exit codes, --repair."""
+
 import os
 
 import pytest
@@ -16,8 +17,9 @@ def damaged_folder(tmp_path):
     os.makedirs(folder / f'Split-{split}')
   shards.write_shard(str(folder / 'Split-eval' / 'data-00000-of-00001'), records)
   damaged = shards.write_shard(str(folder / 'Split-train' / 'data-00000-of-00002'), records)
-  shards.damage(damaged, shards.record_offset(open(damaged, 'rb').read(), shards.DAMAGED_INDEX)
-                + 30)
+  shards.damage(
+    damaged, shards.record_offset(open(damaged, 'rb').read(), shards.DAMAGED_INDEX) + 30
+  )
   cut = shards.write_shard(str(folder / 'Split-train' / 'data-00001-of-00002'), records[:100])
   data = open(cut, 'rb').read()
   open(cut, 'wb').write(data[:-7])
@@ -31,7 +33,7 @@ def test_reports_every_shard_and_exits_1_on_damage(damaged_folder, capsys):
   out = capsys.readouterr().out
   assert 'verifying 3 shard(s) with 2 worker(s)' in out
   assert 'Split-eval/data-00000-of-00001: ok, 500 records' in out
-  assert ('Split-train/data-00000-of-00002: DAMAGED: 499 good, 1 corrupt' in out)
+  assert 'Split-train/data-00000-of-00002: DAMAGED: 499 good, 1 corrupt' in out
   assert 'Split-train/data-00001-of-00002: DAMAGED: 99 good, 0 corrupt (0 bytes lost), ' in out
   assert 'labels.txt' not in out
   assert 'total: 3 shard(s), 2 damaged; 1098 good records, 1 corrupt' in out
@@ -42,7 +44,7 @@ def test_repair_writes_every_intact_record_and_nothing_else(damaged_folder, tmp_
   repaired = tmp_path / 'repaired'
   assert cli_main.main(['verify', str(folder), '--repair', str(repaired)]) == 1
   damaged = shards.read_all(str(repaired / 'Split-train' / 'data-00000-of-00002'))
-  assert damaged == records[:shards.DAMAGED_INDEX] + records[shards.DAMAGED_INDEX + 1:]
+  assert damaged == records[: shards.DAMAGED_INDEX] + records[shards.DAMAGED_INDEX + 1 :]
   assert shards.read_all(str(repaired / 'Split-train' / 'data-00001-of-00002')) == records[:99]
   assert shards.read_all(str(repaired / 'Split-eval' / 'data-00000-of-00001')) == records
   capsys.readouterr()
@@ -50,10 +52,13 @@ def test_repair_writes_every_intact_record_and_nothing_else(damaged_folder, tmp_
   assert 'total: 3 shard(s), 0 damaged; 1098 good records' in capsys.readouterr().out
 
 
-@pytest.mark.parametrize('make,message', [
+@pytest.mark.parametrize(
+  'make,message',
+  [
     (lambda tmp: [str(tmp / 'missing')], 'no such file or folder'),
     (lambda tmp: [str(tmp)], 'no TFRecord shards under'),
-])
+  ],
+)
 def test_bad_input_is_one_line(tmp_path, capsys, make, message):
   (tmp_path / 'readme.txt').write_text('x')
   assert cli_main.main(['verify', *make(tmp_path)]) == 2

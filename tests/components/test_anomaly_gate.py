@@ -1,4 +1,5 @@
 """Plain-words anomaly messages from real TFDV validation output."""
+
 import os
 
 from google.protobuf import text_format
@@ -9,11 +10,14 @@ from tensorflow_metadata.proto.v0 import schema_pb2, statistics_pb2
 from components.anomaly_gate import executor
 from contracts.anomalies import ANOMALIES_FILE, AnomaliesFound, describe_anomalies
 
-SCHEMA = text_format.Parse('''
+SCHEMA = text_format.Parse(
+  """
 feature { name: "label" type: INT int_domain { min: 0 max: 9 }
           presence { min_fraction: 1.0 } }
 feature { name: "height" type: INT presence { min_fraction: 1.0 } }
-''', schema_pb2.Schema())
+""",
+  schema_pb2.Schema(),
+)
 
 
 def _write(uri, split, stats_text):
@@ -25,13 +29,13 @@ def _write(uri, split, stats_text):
 
 
 def _stats(label_max):
-  return f'''datasets {{ num_examples: 10
+  return f"""datasets {{ num_examples: 10
     features {{ path {{ step: "label" }} type: INT
       num_stats {{ common_stats {{ num_non_missing: 10 min_num_values: 1 max_num_values: 1 }}
                    min: 0 max: {label_max} }} }}
     features {{ path {{ step: "height" }} type: INT
       num_stats {{ common_stats {{ num_non_missing: 10 min_num_values: 1 max_num_values: 1 }}
-                   min: 8 max: 8 }} }} }}'''
+                   min: 8 max: 8 }} }} }}"""
 
 
 def test_clean_data_passes(tmp_path):
@@ -46,5 +50,5 @@ def test_out_of_domain_label_is_named_with_its_split(tmp_path):
   lines = describe_anomalies(str(tmp_path))
   assert len(lines) == 1 and lines[0].startswith("eval: feature 'label': ")
   assert '12' in lines[0] or 'large' in lines[0].lower()
-  with pytest.raises(AnomaliesFound, match="1 data anomaly, training stopped"):
+  with pytest.raises(AnomaliesFound, match='1 data anomaly, training stopped'):
     executor.check(str(tmp_path))

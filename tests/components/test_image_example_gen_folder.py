@@ -1,4 +1,5 @@
 """Listing of class folders, label ids and the deterministic split."""
+
 import os
 
 from components.image_example_gen import folder
@@ -15,17 +16,22 @@ def _touch(root, relpath, data=b'x'):
 def test_labels_are_sorted_folder_names_and_files_any_case(tmp_path):
   root = str(tmp_path)
   _touch(root, 'zebra/a.JPG', b'abc')
-  for relpath in ('ant/b.png', 'ant/sub/c.jpeg', 'mole/d.PnG', 'mole/notes.txt',
-                  'README.md'):
+  for relpath in ('ant/b.png', 'ant/sub/c.jpeg', 'mole/d.PnG', 'mole/notes.txt', 'README.md'):
     _touch(root, relpath)
   listing = folder.list_image_folder(root)
   assert listing.labels == ['ant', 'mole', 'zebra']
-  assert sorted(listing.images) == sorted([
-      folder.ImageFile('ant/b.png', 0, 1), folder.ImageFile('ant/sub/c.jpeg', 0, 1),
-      folder.ImageFile('mole/d.PnG', 1, 1), folder.ImageFile('zebra/a.JPG', 2, 3)])
+  assert sorted(listing.images) == sorted(
+    [
+      folder.ImageFile('ant/b.png', 0, 1),
+      folder.ImageFile('ant/sub/c.jpeg', 0, 1),
+      folder.ImageFile('mole/d.PnG', 1, 1),
+      folder.ImageFile('zebra/a.JPG', 2, 3),
+    ]
+  )
   assert dict(listing.others) == {
-      'README.md': 'not inside a class folder',
-      'mole/notes.txt': 'not an image file (expected .jpg, .jpeg or .png)'}
+    'README.md': 'not inside a class folder',
+    'mole/notes.txt': 'not an image file (expected .jpg, .jpeg or .png)',
+  }
 
 
 def test_split_is_deterministic_and_near_the_ratio():

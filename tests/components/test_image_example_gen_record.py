@@ -1,4 +1,5 @@
 """Encoding of single images into the project's tf.train.Example layout."""
+
 import io
 
 import numpy as np
@@ -47,7 +48,7 @@ def test_cmyk_jpeg_is_stored_as_rgb_png():
 
 
 def test_sixteen_bit_grayscale_png_scales_to_8_bits():
-  wide = (np.arange(12, dtype=np.uint16).reshape(3, 4) * 5000)
+  wide = np.arange(12, dtype=np.uint16).reshape(3, 4) * 5000
   data = image_bytes(wide, 'PNG', 'I;16')
   encoded = encode.encode_image(data)
   assert encoded.channels == 1
@@ -80,7 +81,11 @@ def test_a_jpeg_kept_as_is_is_checked_at_reduced_scale_but_fully_read(mode, chan
   data = image_bytes(pixels if channels == 3 else pixels[..., 0], 'JPEG', mode)
   encoded = encode.encode_image(data)
   assert (encoded.payload, encoded.height, encoded.width, encoded.channels) == (
-      data, 96, 80, channels)  # the original size, not the 1/8 decode's
+    data,
+    96,
+    80,
+    channels,
+  )  # the original size, not the 1/8 decode's
   with pytest.raises(ValueError, match='cannot decode'):
     encode.encode_image(data[: len(data) // 2])  # truncated: caught at 1/8 scale too
   raw = encode.encode_image(data, image_record.RAW)  # raw pixels: decoded at full size
@@ -90,10 +95,12 @@ def test_a_jpeg_kept_as_is_is_checked_at_reduced_scale_but_fully_read(mode, chan
 def test_example_round_trips_through_parse_example():
   encoded = encode.encode_image(image_bytes(np.zeros((2, 3), np.uint8), 'PNG', 'L'))
   serialized = image_record.make_example(encoded, 7, 'seven', '7/a.png').SerializeToString()
-  spec = dict(image_record.parse_spec(),
-              label_name=tf.io.FixedLenFeature([], tf.string),
-              image_id=tf.io.FixedLenFeature([], tf.string),
-              schema_version=tf.io.FixedLenFeature([], tf.int64))
+  spec = dict(
+    image_record.parse_spec(),
+    label_name=tf.io.FixedLenFeature([], tf.string),
+    image_id=tf.io.FixedLenFeature([], tf.string),
+    schema_version=tf.io.FixedLenFeature([], tf.int64),
+  )
   parsed = tf.io.parse_example([serialized], spec)
   assert parsed['label'].numpy().tolist() == [7]
   assert parsed['label_name'].numpy().tolist() == [b'seven']

@@ -1,4 +1,5 @@
 """RecordingTrainer's executor: a real (short) training run on a damaged split."""
+
 import json
 import os
 
@@ -21,15 +22,25 @@ def test_damage_in_the_training_data_is_recorded_on_the_model(tmp_path):
   examples.split_names = json.dumps(['train', 'eval'])
   for split in ('train', 'eval'):
     os.makedirs(tmp_path / 'examples' / f'Split-{split}')
-  train = shards.write_shard(str(tmp_path / 'examples' / 'Split-train' / 'data-00000-of-00001'),
-                             records)
-  shards.write_shard(str(tmp_path / 'examples' / 'Split-eval' / 'data-00000-of-00001'),
-                     records[:50])
+  train = shards.write_shard(
+    str(tmp_path / 'examples' / 'Split-train' / 'data-00000-of-00001'), records
+  )
+  shards.write_shard(
+    str(tmp_path / 'examples' / 'Split-eval' / 'data-00000-of-00001'), records[:50]
+  )
   start = shards.record_offset(open(train, 'rb').read(), shards.DAMAGED_INDEX)
   shards.damage(train, start + 25)
-  (tmp_path / 'examples' / artifacts.IMAGE_META_FILE).write_text(json.dumps({
-      'most_common_size': [16, 16], 'uniform_size': False, 'channels_seen': [1],
-      'labels': [str(i) for i in range(10)], 'encoding': image_record.ENCODED}))
+  (tmp_path / 'examples' / artifacts.IMAGE_META_FILE).write_text(
+    json.dumps(
+      {
+        'most_common_size': [16, 16],
+        'uniform_size': False,
+        'channels_seen': [1],
+        'labels': [str(i) for i in range(10)],
+        'encoding': image_record.ENCODED,
+      }
+    )
+  )
   model = _artifact(standard_artifacts.Model, tmp_path / 'model')
   model_run = _artifact(standard_artifacts.ModelRun, tmp_path / 'model_run')
   schema = _artifact(standard_artifacts.Schema, tmp_path / 'schema')
@@ -37,16 +48,21 @@ def test_damage_in_the_training_data_is_recorded_on_the_model(tmp_path):
   (tmp_path / 'schema' / 'schema.pbtxt').write_text('')  # image runs do not read it
 
   executor.Executor().Do(
-      {'examples': [examples], 'schema': [schema]},
-      {'model': [model], 'model_run': [model_run]},
-      {'run_fn': 'trainer.task.run_fn', 'train_args': json.dumps({'num_steps': 20}),
-       'eval_args': json.dumps({'num_steps': 2}),
-       'custom_config': json.dumps({'data_kind': 'image', 'batch_size': 16})})
+    {'examples': [examples], 'schema': [schema]},
+    {'model': [model], 'model_run': [model_run]},
+    {
+      'run_fn': 'trainer.task.run_fn',
+      'train_args': json.dumps({'num_steps': 20}),
+      'eval_args': json.dumps({'num_steps': 2}),
+      'custom_config': json.dumps({'data_kind': 'image', 'batch_size': 16}),
+    },
+  )
 
   assert model.get_int_custom_property('input_corrupt_records') == 1
   assert model.get_int_custom_property('input_damaged_shards') == 1
   assert model.get_int_custom_property('input_lost_bytes') == 16 + len(
-      records[shards.DAMAGED_INDEX])
+    records[shards.DAMAGED_INDEX]
+  )
   assert abs(model.get_float_custom_property('input_lost_fraction') - 1 / 250) < 1e-9
   with open(tmp_path / 'model_run' / artifacts.DAMAGE_FILE) as f:
     damage = json.load(f)

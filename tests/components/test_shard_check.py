@@ -1,4 +1,5 @@
 """Damaged TFRecord shards: real files, real corruption, every intact record kept."""
+
 import gzip
 import os
 import struct
@@ -20,6 +21,7 @@ from tests.shards import (
 
 RNG = np.random.default_rng(5)
 
+
 @pytest.fixture(scope='module')
 def records():
   return digit_records()
@@ -39,7 +41,7 @@ def test_flipped_payload_byte_loses_only_that_record(shard, records, tmp_path):
   report = scan.check(shard, salvage_to=str(tmp_path / 'salvaged'))
   assert (report.good, report.corrupt, report.truncated_bytes) == (RECORDS - 1, 1, 0)
   assert report.lost_bytes == 16 + len(records[DAMAGED_INDEX])
-  assert read_all(report.salvaged_to) == records[:DAMAGED_INDEX] + records[DAMAGED_INDEX + 1:]
+  assert read_all(report.salvaged_to) == records[:DAMAGED_INDEX] + records[DAMAGED_INDEX + 1 :]
 
 
 def test_corrupt_length_header_resyncs_at_the_next_record(shard, records, tmp_path):
@@ -48,7 +50,7 @@ def test_corrupt_length_header_resyncs_at_the_next_record(shard, records, tmp_pa
   report = scan.check(shard, salvage_to=str(tmp_path / 'salvaged'))
   assert (report.good, report.corrupt) == (RECORDS - 1, 1)
   assert report.lost_bytes == 16 + len(records[DAMAGED_INDEX])
-  assert read_all(report.salvaged_to) == records[:DAMAGED_INDEX] + records[DAMAGED_INDEX + 1:]
+  assert read_all(report.salvaged_to) == records[:DAMAGED_INDEX] + records[DAMAGED_INDEX + 1 :]
 
 
 def test_truncated_shard_keeps_every_complete_record(shard, records, tmp_path):
@@ -87,23 +89,28 @@ def test_gzip_salvage_stops_at_the_point_of_damage(tmp_path, records):
 def test_truncated_gzip_keeps_the_records_before_the_cut(tmp_path, records):
   path = write_shard(str(tmp_path / 'data.gz'), records, 'GZIP')
   raw = open(path, 'rb').read()
-  open(path, 'wb').write(raw[:len(raw) * 3 // 4])
+  open(path, 'wb').write(raw[: len(raw) * 3 // 4])
   report = scan.check(path)
   assert report.gzip_damaged and 0 < report.good < RECORDS
   clean = scan.check(write_shard(str(tmp_path / 'clean.gz'), records, 'GZIP'))
   assert clean.clean and clean.good == RECORDS
   # A multi-member GZIP file (concatenated streams) is one shard, read to the end.
   both = tmp_path / 'two.gz'
-  both.write_bytes(gzip.compress(b''.join(_framed(records[:3]))) +
-                   gzip.compress(b''.join(_framed(records[3:5]))))
+  both.write_bytes(
+    gzip.compress(b''.join(_framed(records[:3]))) + gzip.compress(b''.join(_framed(records[3:5])))
+  )
   assert scan.check(str(both)).good == 5
 
 
 def _framed(serialized_records):
   for data in serialized_records:
     length = struct.pack('<Q', len(data))
-    yield (length + struct.pack('<I', scan.masked_crc(length)) + data
-           + struct.pack('<I', scan.masked_crc(data)))
+    yield (
+      length
+      + struct.pack('<I', scan.masked_crc(length))
+      + data
+      + struct.pack('<I', scan.masked_crc(data))
+    )
 
 
 def test_check_all_in_processes_keeps_relative_paths(tmp_path, records):
@@ -111,11 +118,14 @@ def test_check_all_in_processes_keeps_relative_paths(tmp_path, records):
     os.makedirs(tmp_path / 'ex' / f'Split-{split}')
     write_shard(str(tmp_path / 'ex' / f'Split-{split}' / 'data-00000-of-00001'), records[:50])
   paths = executor.shard_paths(str(tmp_path / 'ex'))
-  reports = scan.check_all(paths, salvage_dir=str(tmp_path / 'out'), salvage_clean=True,
-                           workers=2, processes=True)
+  reports = scan.check_all(
+    paths, salvage_dir=str(tmp_path / 'out'), salvage_clean=True, workers=2, processes=True
+  )
   assert [r.good for r in reports] == [50, 50]
   assert sorted(os.path.relpath(r.salvaged_to, tmp_path / 'out') for r in reports) == [
-      'Split-eval/data-00000-of-00001', 'Split-train/data-00000-of-00001']
+    'Split-eval/data-00000-of-00001',
+    'Split-train/data-00000-of-00001',
+  ]
 
 
 def test_threshold_stops_training_only_above_the_limit(tmp_path, records):
@@ -125,6 +135,9 @@ def test_threshold_stops_training_only_above_the_limit(tmp_path, records):
   damage(path, record_offset(open(path, 'rb').read(), DAMAGED_INDEX) + 20)
   totals = executor.check(str(tmp_path / 'ex'), max_damaged_percent=1.0)  # 1/500 = 0.2 %
   assert (totals['good'], totals['corrupt'], totals['damaged_shards']) == (RECORDS - 1, 1, 1)
-  with pytest.raises(executor.DamagedShards, match=r'0\.20% of the records .* more than '
-                     r'--max-damaged-percent 0\.1'):
+  with pytest.raises(
+    executor.DamagedShards,
+    match=r'0\.20% of the records .* more than '
+    r'--max-damaged-percent 0\.1',
+  ):
     executor.check(str(tmp_path / 'ex'), max_damaged_percent=0.1)

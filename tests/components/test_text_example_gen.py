@@ -1,4 +1,5 @@
 """TextExampleGen: text CSV rows → SequenceExamples, vocabulary built on the train split."""
+
 import csv
 import json
 import os
@@ -10,8 +11,12 @@ from tfx.types import standard_artifacts
 from components.text_example_gen import executor, text
 from contracts import artifacts, text_record
 
-ROWS = [('pos', 'A good, GOOD film.<br />Loved it'), ('neg', 'bad film'), ('neg', ''),
-        ('pos', "good acting; it's good")] * 25 + [('neg', 'zebra')]
+ROWS = [
+  ('pos', 'A good, GOOD film.<br />Loved it'),
+  ('neg', 'bad film'),
+  ('neg', ''),
+  ('pos', "good acting; it's good"),
+] * 25 + [('neg', 'zebra')]
 
 
 def _convert(tmp_path, rows=ROWS, min_count=2, max_vocabulary=100):
@@ -23,12 +28,23 @@ def _convert(tmp_path, rows=ROWS, min_count=2, max_vocabulary=100):
     writer.writerows(rows)
   examples = standard_artifacts.Examples()
   examples.uri = str(tmp_path / 'examples')
-  context = base_beam_executor.BaseBeamExecutor.Context(tmp_dir=str(tmp_path / 'tmp'), unique_id='1')
-  executor.Executor(context).Do({}, {'examples': [examples]}, {
-      'input_base': str(data), 'input_config': json.dumps(
-          {'splits': [{'name': 'rows', 'pattern': '*.csv'}]}),
-      'label_column': 'sentiment', 'text_column': 'review', 'eval_percent': 20,
-      'shard_size_mb': 256.0, 'max_vocabulary': max_vocabulary, 'min_count': min_count})
+  context = base_beam_executor.BaseBeamExecutor.Context(
+    tmp_dir=str(tmp_path / 'tmp'), unique_id='1'
+  )
+  executor.Executor(context).Do(
+    {},
+    {'examples': [examples]},
+    {
+      'input_base': str(data),
+      'input_config': json.dumps({'splits': [{'name': 'rows', 'pattern': '*.csv'}]}),
+      'label_column': 'sentiment',
+      'text_column': 'review',
+      'eval_percent': 20,
+      'shard_size_mb': 256.0,
+      'max_vocabulary': max_vocabulary,
+      'min_count': min_count,
+    },
+  )
   return examples
 
 
@@ -39,7 +55,14 @@ def _records(examples, split):
 
 def test_tokenize_drops_markup_and_punctuation_and_lowercases():
   assert text.tokenize("A good, GOOD film.<br />It's 10/10") == [
-      'a', 'good', 'good', 'film', "it's", '10', '10']
+    'a',
+    'good',
+    'good',
+    'film',
+    "it's",
+    '10',
+    '10',
+  ]
 
 
 def test_every_row_becomes_a_sequence_example_with_ids_from_the_vocabulary(tmp_path):
@@ -55,14 +78,21 @@ def test_every_row_becomes_a_sequence_example_with_ids_from_the_vocabulary(tmp_p
   decoded = set()
   for record in records:
     context = record.context.feature
-    ids = [step.int64_list.value[0]
-           for step in record.feature_lists.feature_list[text_record.TOKENS_KEY].feature]
+    ids = [
+      step.int64_list.value[0]
+      for step in record.feature_lists.feature_list[text_record.TOKENS_KEY].feature
+    ]
     assert context[text_record.LENGTH_KEY].int64_list.value[0] == len(ids)
     name = context[text_record.LABEL_NAME_KEY].bytes_list.value[0].decode()
     assert context[text_record.LABEL_KEY].int64_list.value[0] == ['neg', 'pos'].index(name)
     decoded.add((name, ' '.join(words[i] for i in ids)))
-  assert decoded == {('pos', 'a good good film loved it'), ('neg', 'bad film'), ('neg', ''),
-                     ('pos', "good acting it's good"), ('neg', '<oov>')}
+  assert decoded == {
+    ('pos', 'a good good film loved it'),
+    ('neg', 'bad film'),
+    ('neg', ''),
+    ('pos', "good acting it's good"),
+    ('neg', '<oov>'),
+  }
   with open(os.path.join(examples.uri, artifacts.TEXT_META_FILE)) as f:
     meta = json.load(f)
   assert sum(meta['split_counts'].values()) == len(ROWS) and meta['empty_texts'] == 25
@@ -96,5 +126,7 @@ def test_a_quoted_text_spanning_lines_is_one_row(tmp_path):
     writer.writerow(['label', 'text'])
     writer.writerows([['1', 'first line\nsecond, "quoted" line'], ['0', 'plain']])
   rows = list(executor._read_rows(str(path), 'label', 'text', eval_percent=0))
-  assert rows == [('train', '1', ['first', 'line', 'second', 'quoted', 'line']),
-                  ('train', '0', ['plain'])]
+  assert rows == [
+    ('train', '1', ['first', 'line', 'second', 'quoted', 'line']),
+    ('train', '0', ['plain']),
+  ]

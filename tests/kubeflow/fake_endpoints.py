@@ -3,6 +3,7 @@
 They record every request (method, path, query, JSON body) and answer just enough for the real
 `google-cloud-aiplatform`, `google-cloud-storage` and `kfp` clients to complete a submission.
 """
+
 import http.server
 import json
 import threading
@@ -66,6 +67,7 @@ class FakeEndpoint:
 
 def vertex_and_storage(project: str, bucket: str) -> Callable[[Request], Optional[Reply]]:
   """Vertex AI PipelineService (REST v1) for `project` and the Cloud Storage bucket lookup."""
+
   def answer(request: Request) -> Optional[Reply]:
     if request.path.startswith('/storage/v1/b/'):
       name = request.path.split('/')[4]
@@ -74,12 +76,21 @@ def vertex_and_storage(project: str, bucket: str) -> Callable[[Request], Optiona
     if request.method == 'POST' and request.path.endswith('/pipelineJobs'):
       if not request.path.startswith(prefix):
         project_asked = request.path.split('/')[3]
-        return 403, {'error': {'code': 403, 'status': 'PERMISSION_DENIED',
-                               'message': f'Permission denied on project {project_asked}'}}
+        return 403, {
+          'error': {
+            'code': 403,
+            'status': 'PERMISSION_DENIED',
+            'message': f'Permission denied on project {project_asked}',
+          }
+        }
       job_id = request.query.get('pipelineJobId', 'job-1')
-      return 200, {**request.json, 'name': request.path[len('/v1/'):] + '/' + job_id,
-                   'state': 'PIPELINE_STATE_PENDING'}
+      return 200, {
+        **request.json,
+        'name': request.path[len('/v1/') :] + '/' + job_id,
+        'state': 'PIPELINE_STATE_PENDING',
+      }
     return None
+
   return answer
 
 
@@ -99,4 +110,5 @@ def kubeflow_pipelines() -> Callable[[Request], Optional[Reply]]:
     if path == '/apis/v2beta1/runs' and request.method == 'POST':
       return 200, {**request.json, 'run_id': 'run-1', 'state': 'PENDING'}
     return None
+
   return answer

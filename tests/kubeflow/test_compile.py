@@ -1,4 +1,5 @@
 """`pipeline.py compile`: the local pipeline compiled offline for Kubeflow Pipelines v2 / Vertex."""
+
 import json
 import os
 import re
@@ -8,17 +9,39 @@ import pytest
 from cli import main as cli_main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-COMPONENTS = {'ImageExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator', 'AnomalyGate',
-              'ShardCheck', 'Trainer', 'Evaluator', 'Pusher'}
+COMPONENTS = {
+  'ImageExampleGen',
+  'StatisticsGen',
+  'SchemaGen',
+  'ExampleValidator',
+  'AnomalyGate',
+  'ShardCheck',
+  'Trainer',
+  'Evaluator',
+  'Pusher',
+}
 BEAM_STEPS = ('ImageExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator', 'Evaluator')
 IMAGE = 'example.org/tfrp:1'
 
 
 def _compile(tmp_path, *extra, fmt='json'):
   output = tmp_path / f'pipeline.{fmt}'
-  code = cli_main.main(['compile', '--pipeline-root', str(tmp_path / 'root'), '--data',
-                        'gs://bucket/images', '--image', IMAGE, '--out', str(output),
-                        '--format', fmt, *extra])
+  code = cli_main.main(
+    [
+      'compile',
+      '--pipeline-root',
+      str(tmp_path / 'root'),
+      '--data',
+      'gs://bucket/images',
+      '--image',
+      IMAGE,
+      '--out',
+      str(output),
+      '--format',
+      fmt,
+      *extra,
+    ]
+  )
   assert code == 0
   return output
 
@@ -41,7 +64,8 @@ def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsy
   assert 'Trainer' in tasks['Evaluator'].get('dependentTasks', [])
   assert {'AnomalyGate', 'ShardCheck'} <= set(tasks['Trainer'].get('dependentTasks', []))
   assert tasks['Trainer']['inputs']['parameters']['run_fn']['runtimeValue']['constantValue'] == {
-      'stringValue': 'trainer.task.run_fn'}
+    'stringValue': 'trainer.task.run_fn'
+  }
   assert not list(tmp_path.glob('**/*.whl'))  # module path, no module_file wheel
   # ImageExampleGen is a FileBasedExampleGen: KFP v2 runs TFX's driver (fingerprint, span) first.
   driver = _executor(spec, 'ImageExampleGen')['lifecycle']['preCacheCheck']
@@ -52,12 +76,30 @@ def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsy
 
 
 def test_dataflow_vertex_training_labels_and_service_account(tmp_path):
-  output = _compile(tmp_path, '--beam-runner', 'DataflowRunner', '--project', 'proj', '--region',
-                    'europe-west4', '--temp-location', 'gs://bucket/tmp', '--max-workers', '8',
-                    '--vertex-training', '--accelerator-type', 'NVIDIA_TESLA_T4',
-                    '--accelerator-count', '2', '--job-label', 'team=vision',
-                    '--service-account', 'runner@proj.iam.gserviceaccount.com',
-                    '--pipeline-name', 'digits-prod')
+  output = _compile(
+    tmp_path,
+    '--beam-runner',
+    'DataflowRunner',
+    '--project',
+    'proj',
+    '--region',
+    'europe-west4',
+    '--temp-location',
+    'gs://bucket/tmp',
+    '--max-workers',
+    '8',
+    '--vertex-training',
+    '--accelerator-type',
+    'NVIDIA_TESLA_T4',
+    '--accelerator-count',
+    '2',
+    '--job-label',
+    'team=vision',
+    '--service-account',
+    'runner@proj.iam.gserviceaccount.com',
+    '--pipeline-name',
+    'digits-prod',
+  )
   job = json.loads(output.read_text())
   spec = job['pipelineSpec']
   assert job['labels']['team'] == 'vision' and job['labels']['tfx_runner'] == 'kubeflow_v2'
@@ -65,61 +107,90 @@ def test_dataflow_vertex_training_labels_and_service_account(tmp_path):
   assert spec['pipelineInfo']['name'] == 'digits-prod'
   for task in BEAM_STEPS:
     args = _executor(spec, task)['args']
-    for flag in ('--runner=DataflowRunner', '--project=proj', '--region=europe-west4',
-                 '--temp_location=gs://bucket/tmp', '--max_num_workers=8',
-                 f'--sdk_container_image={IMAGE}'):
+    for flag in (
+      '--runner=DataflowRunner',
+      '--project=proj',
+      '--region=europe-west4',
+      '--temp_location=gs://bucket/tmp',
+      '--max_num_workers=8',
+      f'--sdk_container_image={IMAGE}',
+    ):
       assert flag in args, (task, flag)
   trainer = _executor(spec, 'Trainer')
-  assert ('tfx.extensions.google_cloud_ai_platform.trainer.executor.GenericExecutor'
-          in trainer['args'])
-  custom = json.loads(spec['root']['dag']['tasks']['Trainer']['inputs']['parameters'][
-      'custom_config']['runtimeValue']['constantValue']['stringValue'])
+  assert (
+    'tfx.extensions.google_cloud_ai_platform.trainer.executor.GenericExecutor' in trainer['args']
+  )
+  custom = json.loads(
+    spec['root']['dag']['tasks']['Trainer']['inputs']['parameters']['custom_config'][
+      'runtimeValue'
+    ]['constantValue']['stringValue']
+  )
   assert custom['ai_platform_enable_vertex'] is True
   assert custom['ai_platform_vertex_region'] == 'europe-west4'
   pool = custom['ai_platform_training_args']['worker_pool_specs'][0]
-  assert pool['machine_spec'] == {'machine_type': 'n1-standard-8',
-                                  'accelerator_type': 'NVIDIA_TESLA_T4', 'accelerator_count': 2}
+  assert pool['machine_spec'] == {
+    'machine_type': 'n1-standard-8',
+    'accelerator_type': 'NVIDIA_TESLA_T4',
+    'accelerator_count': 2,
+  }
   assert pool['container_spec']['image_uri'] == IMAGE
   assert custom['batch_size'] == 64  # the run_fn's own settings travel alongside
 
 
 def test_yaml_loads_with_the_kfp_sdk(tmp_path):
   from kfp import components
+
   output = _compile(tmp_path, fmt='yaml')
   loaded = components.load_component_from_file(str(output))
   assert loaded.name == 'tfrecord-pipeline'
   assert set(loaded.pipeline_spec.root.dag.tasks) == COMPONENTS
-  assert loaded.pipeline_spec.deployment_spec['executors']['Trainer_executor']['container'][
-      'image'] == IMAGE
+  assert (
+    loaded.pipeline_spec.deployment_spec['executors']['Trainer_executor']['container']['image']
+    == IMAGE
+  )
 
 
 def test_json_is_accepted_by_aiplatform_pipeline_job_offline(tmp_path):
   from google.auth.credentials import AnonymousCredentials
   from google.cloud import aiplatform
+
   output = _compile(tmp_path, '--job-label', 'team=vision')
-  job = aiplatform.PipelineJob(display_name='offline', template_path=str(output),
-                               project='proj', location='us-central1',
-                               credentials=AnonymousCredentials(), enable_caching=False)
+  job = aiplatform.PipelineJob(
+    display_name='offline',
+    template_path=str(output),
+    project='proj',
+    location='us-central1',
+    credentials=AnonymousCredentials(),
+    enable_caching=False,
+  )
   resource = job._gca_resource
   assert resource.runtime_config.gcs_output_directory == str(tmp_path / 'root')
   assert set(resource.pipeline_spec['root']['dag']['tasks']) == COMPONENTS
-  assert not any(t['cachingOptions'].get('enableCache')
-                 for t in resource.pipeline_spec['root']['dag']['tasks'].values())
+  assert not any(
+    t['cachingOptions'].get('enableCache')
+    for t in resource.pipeline_spec['root']['dag']['tasks'].values()
+  )
 
 
-@pytest.mark.parametrize('extra,message', [
+@pytest.mark.parametrize(
+  'extra,message',
+  [
     (['--beam-runner', 'DataflowRunner'], 'Dataflow needs --project and --region'),
-    (['--beam-runner', 'DataflowRunner', '--project', 'p', '--region', 'r'],
-     'Dataflow needs --temp-location'),
+    (
+      ['--beam-runner', 'DataflowRunner', '--project', 'p', '--region', 'r'],
+      'Dataflow needs --temp-location',
+    ),
     (['--vertex-training'], 'Vertex AI Training needs --project and --region'),
     (['--accelerator-type', 'NVIDIA_TESLA_T4'], 'need --vertex-training'),
     (['--job-label', 'Team=x'], "--label 'Team=x'"),
     (['--job-label', 'novalue'], 'want KEY=VALUE'),
-])
+  ],
+)
 def test_bad_options_exit_2_with_one_line(tmp_path, capsys, extra, message):
   output = tmp_path / 'p.json'
-  code = cli_main.main(['compile', '--pipeline-root', 'gs://b/r', '--data', 'gs://b/d',
-                        '--out', str(output), *extra])
+  code = cli_main.main(
+    ['compile', '--pipeline-root', 'gs://b/r', '--data', 'gs://b/d', '--out', str(output), *extra]
+  )
   err = capsys.readouterr().err
   assert code == 2 and err.count('\n') == 1 and err.startswith('error: ') and message in err
   assert not output.exists()
@@ -141,20 +212,40 @@ def test_committed_example_is_what_compile_produces_today(tmp_path):
   fresh_text = (tmp_path / 'pipeline.json').read_text()
   assert _DIGEST.search(fresh_text), 'the compiled spec carries no code fingerprint'
   assert json.loads(_DIGEST.sub(r'\1', committed_text)) == json.loads(
-      _DIGEST.sub(r'\1', fresh_text)), 'kubeflow/pipeline.json is stale: run `make compile`'
+    _DIGEST.sub(r'\1', fresh_text)
+  ), 'kubeflow/pipeline.json is stale: run `make compile`'
 
 
 def test_compiled_steps_carry_the_code_fingerprints_of_a_local_run(tmp_path):
   """Kubeflow's and Vertex's caches key on the same fingerprints as a local run."""
   spec = tmp_path / 'pipeline.json'
-  assert cli_main.main(['compile', '--pipeline-root', 'gs://b/root', '--data', 'gs://b/images',
-                        '--schema', 'schema/digits/schema.pbtxt', '--out', str(spec)]) == 0
+  assert (
+    cli_main.main(
+      [
+        'compile',
+        '--pipeline-root',
+        'gs://b/root',
+        '--data',
+        'gs://b/images',
+        '--schema',
+        'schema/digits/schema.pbtxt',
+        '--out',
+        str(spec),
+      ]
+    )
+    == 0
+  )
   tasks = json.loads(spec.read_text())['pipelineSpec']['root']['dag']['tasks']
   for task in ('ImageExampleGen', 'ImportSchemaGen', 'AnomalyGate', 'ShardCheck'):
-    value = tasks[task]['inputs']['parameters']['code_fingerprint']['runtimeValue']['constantValue']['stringValue']
+    value = tasks[task]['inputs']['parameters']['code_fingerprint']['runtimeValue'][
+      'constantValue'
+    ]['stringValue']
     assert 'requirements.lock' in json.loads(value)
   custom_config = json.loads(
-      tasks['Trainer']['inputs']['parameters']['custom_config']['runtimeValue']['constantValue']['stringValue'])
+    tasks['Trainer']['inputs']['parameters']['custom_config']['runtimeValue']['constantValue'][
+      'stringValue'
+    ]
+  )
   assert 'trainer/model.py' in json.loads(custom_config['code_fingerprint'])
 
 
@@ -163,10 +254,15 @@ def test_dockerfile_ships_every_module_the_compiled_steps_import():
   with open(os.path.join(ROOT, 'kubeflow', 'Dockerfile')) as f:
     lines = [line.split() for line in f if line.strip() and not line.startswith('#')]
   import tfx
+
   assert ['FROM', f'gcr.io/tfx-oss-public/tfx:{tfx.__version__}'] in lines
   assert ['ENV', 'PYTHONPATH=/pipeline'] in lines and ['WORKDIR', '/pipeline'] in lines
-  copied = {source.rstrip('/').split('/')[0].replace('.py', '')
-            for line in lines if line[0] == 'COPY' for source in line[1:-1]}
+  copied = {
+    source.rstrip('/').split('/')[0].replace('.py', '')
+    for line in lines
+    if line[0] == 'COPY'
+    for source in line[1:-1]
+  }
   with open(os.path.join(ROOT, 'kubeflow', 'pipeline.json')) as f:
     spec = json.load(f)['pipelineSpec']
   imported = {'trainer'}  # run_fn
@@ -182,13 +278,13 @@ def test_dockerfile_ships_every_module_the_compiled_steps_import():
 
 
 def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
-  output = _compile(tmp_path, '--data-kind', 'csv', '--data-pattern', 'span-{SPAN}/*.csv',
-                    '--span', '2')
+  output = _compile(
+    tmp_path, '--data-kind', 'csv', '--data-pattern', 'span-{SPAN}/*.csv', '--span', '2'
+  )
   tasks = json.loads(output.read_text())['pipelineSpec']['root']['dag']['tasks']
   assert {'CsvExampleGen', 'previous_statistics', 'DriftCheck'} <= set(tasks)
   parameters = tasks['CsvExampleGen']['inputs']['parameters']
   constant = lambda key: json.loads(parameters[key]['runtimeValue']['constantValue']['stringValue'])
   assert constant('input_config')['splits'][0]['pattern'] == 'span-{SPAN}/*.csv'
-  assert constant('range_config')['static_range'] == {'start_span_number': 2,
-                                                      'end_span_number': 2}
+  assert constant('range_config')['static_range'] == {'start_span_number': 2, 'end_span_number': 2}
   assert 'DriftCheck' in tasks['Trainer'].get('dependentTasks', [])

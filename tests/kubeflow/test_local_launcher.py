@@ -1,4 +1,5 @@
 """The compiled KFP v2 spec runs: every task's own container command, in order, on this machine."""
+
 import glob
 import json
 import os
@@ -16,12 +17,27 @@ def compiled_local(tmp_path_factory):
   folder = tmp_path_factory.mktemp('kfp')
   data = inputs.write_digits(str(folder / 'digits'))
   template = folder / 'pipeline.json'
-  assert cli_main.main(['compile', '--pipeline-root', str(folder / 'root'), '--data', data,
-                        '--schema', 'schema/digits/schema.pbtxt', '--out', str(template),
-                        '--train-steps', '200',
-                        # Beam in one process here (worker processes cost ~6 s per Beam task);
-                        # the later flag wins over the compiled default.
-                        '--beam-arg=--direct_running_mode=in_memory']) == 0
+  assert (
+    cli_main.main(
+      [
+        'compile',
+        '--pipeline-root',
+        str(folder / 'root'),
+        '--data',
+        data,
+        '--schema',
+        'schema/digits/schema.pbtxt',
+        '--out',
+        str(template),
+        '--train-steps',
+        '200',
+        # Beam in one process here (worker processes cost ~6 s per Beam task);
+        # the later flag wins over the compiled default.
+        '--beam-arg=--direct_running_mode=in_memory',
+      ]
+    )
+    == 0
+  )
   return folder, template
 
 
@@ -39,14 +55,22 @@ def test_task_order_puts_producers_first(compiled_local):
 def test_executor_input_carries_parameters_upstream_artifacts_and_output_uris(compiled_local):
   _, template = compiled_local
   spec = json.loads(template.read_text())['pipelineSpec']
-  examples = {'name': 'r/ImageExampleGen/examples', 'uri': '/root/r/ImageExampleGen/examples',
-              'type': {'instanceSchema': 'title: tfx.Examples\n'},
-              'metadata': {'split_names': '["train", "eval"]'}}
+  examples = {
+    'name': 'r/ImageExampleGen/examples',
+    'uri': '/root/r/ImageExampleGen/examples',
+    'type': {'instanceSchema': 'title: tfx.Examples\n'},
+    'metadata': {'split_names': '["train", "eval"]'},
+  }
   schema = {'name': 'r/ImportSchemaGen/schema', 'uri': '/s', 'type': {'schemaTitle': 'x'}}
   produced = {'ImageExampleGen': {'examples': examples}, 'ImportSchemaGen': {'schema': schema}}
-  built = local_launcher.executor_input('Trainer', spec['root']['dag']['tasks']['Trainer'],
-                                        spec['components']['Trainer'], produced, '/root/r/Trainer',
-                                        'r')
+  built = local_launcher.executor_input(
+    'Trainer',
+    spec['root']['dag']['tasks']['Trainer'],
+    spec['components']['Trainer'],
+    produced,
+    '/root/r/Trainer',
+    'r',
+  )
   assert built['inputs']['artifacts']['examples']['artifacts'] == [examples]
   assert built['inputs']['parameters']['run_fn'] == {'stringValue': 'trainer.task.run_fn'}
   model = built['outputs']['artifacts']['model']['artifacts'][0]
@@ -67,8 +91,10 @@ def test_compiled_pipeline_runs_to_a_pushed_model(compiled_local, capsys):
       return json.load(f)['artifacts'][key]['artifacts'][0]
 
   examples = reported('ImageExampleGen', 'examples')
-  counts = [len(list(glob.glob(os.path.join(examples['uri'], f'Split-{s}', 'data-*'))))
-            for s in ('train', 'eval')]
+  counts = [
+    len(list(glob.glob(os.path.join(examples['uri'], f'Split-{s}', 'data-*'))))
+    for s in ('train', 'eval')
+  ]
   assert counts == [1, 1] and json.loads(examples['metadata']['split_names']) == ['train', 'eval']
   assert reported('Evaluator', 'blessing')['metadata']['blessed'] == 1
   pushed = reported('Pusher', 'pushed_model')['metadata']
@@ -80,8 +106,20 @@ def test_compiled_pipeline_runs_to_a_pushed_model(compiled_local, capsys):
 @pytest.mark.slow
 def test_a_failing_task_is_one_line_naming_its_log(tmp_path, capsys):
   template = tmp_path / 'pipeline.json'
-  assert cli_main.main(['compile', '--pipeline-root', str(tmp_path / 'root'), '--data',
-                        str(tmp_path / 'missing'), '--out', str(template)]) == 0
+  assert (
+    cli_main.main(
+      [
+        'compile',
+        '--pipeline-root',
+        str(tmp_path / 'root'),
+        '--data',
+        str(tmp_path / 'missing'),
+        '--out',
+        str(template),
+      ]
+    )
+    == 0
+  )
   capsys.readouterr()
   assert local_launcher.main(['--template', str(template)]) == 2
   err = capsys.readouterr().err

@@ -1,4 +1,5 @@
 """`pipeline.py submit` through the real aiplatform and kfp clients, to fakes on loopback."""
+
 import json
 import os
 
@@ -32,14 +33,35 @@ def vertex(monkeypatch):
 
 
 def _vertex_args(fake, *extra, project='proj'):
-  return ['submit', '--target', 'vertex', '--project', project, '--region', 'us-central1',
-          '--api-endpoint', fake.url, '--access-token', TOKEN, *extra]
+  return [
+    'submit',
+    '--target',
+    'vertex',
+    '--project',
+    project,
+    '--region',
+    'us-central1',
+    '--api-endpoint',
+    fake.url,
+    '--access-token',
+    TOKEN,
+    *extra,
+  ]
 
 
 def test_vertex_receives_the_compiled_job_with_overrides(vertex, capsys):
-  code = cli_main.main(_vertex_args(
-      vertex, '--pipeline-root', 'gs://bucket/root', '--display-name', 'digits-nightly',
-      '--job-label', 'run=nightly', '--no-cache'))
+  code = cli_main.main(
+    _vertex_args(
+      vertex,
+      '--pipeline-root',
+      'gs://bucket/root',
+      '--display-name',
+      'digits-nightly',
+      '--job-label',
+      'run=nightly',
+      '--no-cache',
+    )
+  )
   out = capsys.readouterr().out
   assert code == 0
   assert 'submitted Vertex AI pipeline job projects/proj/locations/us-central1/' in out
@@ -63,30 +85,63 @@ def test_vertex_service_account_from_the_template(vertex, tmp_path):
   job['serviceAccount'] = 'runner@proj.iam.gserviceaccount.com'
   template = tmp_path / 'job.json'
   template.write_text(json.dumps(job))
-  assert cli_main.main(_vertex_args(vertex, '--template', str(template),
-                                    '--pipeline-root', 'gs://bucket/r')) == 0
+  assert (
+    cli_main.main(
+      _vertex_args(vertex, '--template', str(template), '--pipeline-root', 'gs://bucket/r')
+    )
+    == 0
+  )
   (create,) = vertex.find('POST', '/pipelineJobs')
   assert create.json['serviceAccount'] == 'runner@proj.iam.gserviceaccount.com'
   assert 'enableCache' in json.dumps(create.json)  # caching left as compiled
 
 
 def test_vertex_refusal_is_one_line(vertex, capsys):
-  code = cli_main.main(_vertex_args(vertex, '--pipeline-root', 'gs://bucket/r',
-                                    project='no-such-project'))
-  _one_line_error(capsys, code, 'Vertex AI refused the pipeline job: 403 Permission denied on '
-                  'project no-such-project')
+  code = cli_main.main(
+    _vertex_args(vertex, '--pipeline-root', 'gs://bucket/r', project='no-such-project')
+  )
+  _one_line_error(
+    capsys,
+    code,
+    'Vertex AI refused the pipeline job: 403 Permission denied on project no-such-project',
+  )
 
 
 def test_vertex_unreachable_is_one_line(vertex, capsys):
-  code = cli_main.main(['submit', '--target', 'vertex', '--project', 'proj', '--region',
-                        'us-central1', '--pipeline-root', 'gs://bucket/r', '--access-token', TOKEN,
-                        '--api-endpoint', 'http://127.0.0.1:9'])
+  code = cli_main.main(
+    [
+      'submit',
+      '--target',
+      'vertex',
+      '--project',
+      'proj',
+      '--region',
+      'us-central1',
+      '--pipeline-root',
+      'gs://bucket/r',
+      '--access-token',
+      TOKEN,
+      '--api-endpoint',
+      'http://127.0.0.1:9',
+    ]
+  )
   _one_line_error(capsys, code, 'cannot reach Vertex AI at http://127.0.0.1:9: Connection refused')
 
 
 def test_vertex_unknown_region_is_one_line(capsys):
-  code = cli_main.main(['submit', '--target', 'vertex', '--project', 'proj', '--region',
-                        'mars-north1', '--access-token', TOKEN])
+  code = cli_main.main(
+    [
+      'submit',
+      '--target',
+      'vertex',
+      '--project',
+      'proj',
+      '--region',
+      'mars-north1',
+      '--access-token',
+      TOKEN,
+    ]
+  )
   _one_line_error(capsys, code, 'mars-north1: Unsupported region for Vertex AI')
 
 
@@ -104,10 +159,24 @@ def kubeflow():
 
 
 def test_kubeflow_receives_the_pipeline_spec(kubeflow, capsys):
-  code = cli_main.main(['submit', '--target', 'kubeflow', '--host', kubeflow.url,
-                        '--pipeline-root', 'minio://mlpipeline/root', '--experiment', 'digits',
-                        '--display-name', 'digits-run', '--service-account', 'pipeline-runner',
-                        '--no-cache'])
+  code = cli_main.main(
+    [
+      'submit',
+      '--target',
+      'kubeflow',
+      '--host',
+      kubeflow.url,
+      '--pipeline-root',
+      'minio://mlpipeline/root',
+      '--experiment',
+      'digits',
+      '--display-name',
+      'digits-run',
+      '--service-account',
+      'pipeline-runner',
+      '--no-cache',
+    ]
+  )
   assert code == 0 and 'submitted Kubeflow Pipelines run run-1' in capsys.readouterr().out
   (experiment,) = kubeflow.find('POST', '/apis/v2beta1/experiments')
   assert experiment.json['display_name'] == 'digits'
@@ -125,15 +194,31 @@ def test_kubeflow_receives_the_pipeline_spec(kubeflow, capsys):
 
 def test_kubeflow_unreachable_is_one_line(capsys):
   code = cli_main.main(['submit', '--target', 'kubeflow', '--host', 'http://127.0.0.1:9'])
-  _one_line_error(capsys, code, 'cannot reach Kubeflow Pipelines at http://127.0.0.1:9: '
-                  'Connection refused')
+  _one_line_error(
+    capsys, code, 'cannot reach Kubeflow Pipelines at http://127.0.0.1:9: Connection refused'
+  )
 
 
 @pytest.mark.parametrize('target', ['vertex', 'kubeflow'])
 def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
-  code = cli_main.main(['submit', '--target', target, '--dry-run', '--project', 'proj',
-                        '--region', 'us-central1', '--host', kubeflow.url,
-                        '--api-endpoint', kubeflow.url, '--job-label', 'run=dry'])
+  code = cli_main.main(
+    [
+      'submit',
+      '--target',
+      target,
+      '--dry-run',
+      '--project',
+      'proj',
+      '--region',
+      'us-central1',
+      '--host',
+      kubeflow.url,
+      '--api-endpoint',
+      kubeflow.url,
+      '--job-label',
+      'run=dry',
+    ]
+  )
   out = capsys.readouterr().out
   assert code == 0 and out.startswith('dry run: would submit')
   assert 'gs://YOUR_BUCKET/tfrecord-pipeline/root' in out and 'tasks:           9' in out
@@ -141,18 +226,29 @@ def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
   assert kubeflow.requests == []
 
 
-@pytest.mark.parametrize('args,message', [
+@pytest.mark.parametrize(
+  'args,message',
+  [
     (['--target', 'vertex', '--region', 'r'], 'needs --project and --region'),
     (['--target', 'kubeflow'], 'needs --host'),
-    (['--target', 'vertex', '--project', 'p', '--region', 'r', '--template', 'missing.json'],
-     'no such file'),
-    (['--target', 'vertex', '--project', 'p', '--region', 'r', '--pipeline-root', '/tmp/x'],
-     'needs a gs:// pipeline root'),
-    (['--target', 'vertex', '--project', 'p', '--region', 'r', '--job-label', 'A=b'],
-     "--label 'A=b'"),
-    (['--target', 'kubeflow', '--host', 'http://h', '--template', 'README.md'],
-     'not a compiled pipeline'),
-])
+    (
+      ['--target', 'vertex', '--project', 'p', '--region', 'r', '--template', 'missing.json'],
+      'no such file',
+    ),
+    (
+      ['--target', 'vertex', '--project', 'p', '--region', 'r', '--pipeline-root', '/tmp/x'],
+      'needs a gs:// pipeline root',
+    ),
+    (
+      ['--target', 'vertex', '--project', 'p', '--region', 'r', '--job-label', 'A=b'],
+      "--label 'A=b'",
+    ),
+    (
+      ['--target', 'kubeflow', '--host', 'http://h', '--template', 'README.md'],
+      'not a compiled pipeline',
+    ),
+  ],
+)
 def test_bad_input_is_one_line(capsys, args, message):
   code = cli_main.main(['submit', '--dry-run', *args])
   _one_line_error(capsys, code, message)

@@ -3,6 +3,7 @@
 A full-page screenshot is written for humans to test-artifacts/report.png (TEST_ARTIFACTS
 changes the folder).
 """
+
 import os
 
 import pytest
@@ -14,14 +15,14 @@ pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARTIFACTS = os.environ.get('TEST_ARTIFACTS', os.path.join(HERE, '..', '..', 'test-artifacts'))
-PAGE_FACTS = '''({
+PAGE_FACTS = """({
   sections: [...document.querySelectorAll('section')].map(s => ({
       id: s.id, heading: s.querySelector('h2').textContent, text: s.innerText})),
   images: [...document.images].map(i => ({
       alt: i.alt, complete: i.complete, width: i.naturalWidth, height: i.naturalHeight,
       section: i.closest('section').id})),
   absent: [...document.querySelectorAll('.absent')].map(e => e.textContent),
-})'''
+})"""
 
 
 @pytest.fixture(scope='module')
@@ -73,8 +74,9 @@ def test_the_sections_show_this_runs_figures(rendered):
   assert all(f'{n:,}' in text['examples'] for n in result['examples_per_split'].values())
   assert '3/broken.jpg' in text['excluded'] and '1/notes.txt' in text['excluded']
   assert 'None: every split matches the schema' in text['anomalies']
-  assert 'sparse_categorical_accuracy' in text['training'] and 'tensorboard --logdir' in text[
-      'training']
+  assert (
+    'sparse_categorical_accuracy' in text['training'] and 'tensorboard --logdir' in text['training']
+  )
   assert f'{result["eval_accuracy"]:.4g}' in text['evaluation'] and 'Blessed' in text['evaluation']
   assert 'examples/s' in text['input'] and 'training step' in text['input']
   assert result['pushed_to'] in text['lineage'] and 'model #' in text['lineage']

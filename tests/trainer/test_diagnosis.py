@@ -1,4 +1,5 @@
 """The Trainer's input check on a pipeline far slower than the model."""
+
 import logging
 import time
 
@@ -11,8 +12,7 @@ from trainer import diagnosis
 
 def _model():
   model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
-  model.compile(optimizer='adam',
-                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+  model.compile(optimizer='adam', loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
   return model
 
 
@@ -20,6 +20,7 @@ def _dataset(delay_s: float) -> tf.data.Dataset:
   def slow(x, y):
     time.sleep(delay_s)
     return x, y
+
   base = tf.data.Dataset.from_tensors((np.ones((8, 4), np.float32), np.zeros(8, np.int64)))
   return base.repeat().map(lambda x, y: tf.numpy_function(slow, [x, y], (tf.float32, tf.int64)))
 

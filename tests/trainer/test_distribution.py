@@ -2,6 +2,7 @@
 
 The multi-worker test starts two real Trainer processes on localhost with a real TF_CONFIG.
 """
+
 import glob
 import json
 import logging
@@ -37,11 +38,13 @@ def test_a_plain_cpu_gets_the_default_strategy_in_float32_without_xla(monkeypatc
 
 def test_tf_config_gives_the_worker_count_and_index_chief_first(monkeypatch):
   cluster = {'chief': ['h:1'], 'worker': ['h:2', 'h:3']}
-  monkeypatch.setenv('TF_CONFIG', json.dumps({'cluster': cluster,
-                                              'task': {'type': 'worker', 'index': 1}}))
+  monkeypatch.setenv(
+    'TF_CONFIG', json.dumps({'cluster': cluster, 'task': {'type': 'worker', 'index': 1}})
+  )
   assert distribution._cluster() == (3, 2)
-  monkeypatch.setenv('TF_CONFIG', json.dumps({'cluster': cluster,
-                                              'task': {'type': 'chief', 'index': 0}}))
+  monkeypatch.setenv(
+    'TF_CONFIG', json.dumps({'cluster': cluster, 'task': {'type': 'chief', 'index': 0}})
+  )
   assert distribution._cluster() == (3, 0)
 
 
@@ -60,25 +63,38 @@ def test_each_worker_gets_every_nth_shard_and_too_few_shards_warn(caplog):
 def _write_examples(root: str) -> None:
   """Digits-like 8x8 records: 4 train shards, 1 eval shard, image_meta.json, as ExampleGen does."""
   rng = np.random.default_rng(0)
+
   def shard(path, count):
     with tf.io.TFRecordWriter(path) as writer:
       for i in range(count):
         label = i % 2
-        pixels = np.full((8, 8), 200 if label else 30, np.uint8) + rng.integers(0, 20, (8, 8),
-                                                                              dtype=np.uint8)
+        pixels = np.full((8, 8), 200 if label else 30, np.uint8) + rng.integers(
+          0, 20, (8, 8), dtype=np.uint8
+        )
         image = encode.encode_image(tf.io.encode_png(pixels[..., None]).numpy())
-        writer.write(image_record.make_example(image, label, str(label), f'{i}.png').SerializeToString())
+        writer.write(
+          image_record.make_example(image, label, str(label), f'{i}.png').SerializeToString()
+        )
+
   os.makedirs(os.path.join(root, 'Split-train'))
   os.makedirs(os.path.join(root, 'Split-eval'))
   for i in range(SHARDS):
     shard(os.path.join(root, 'Split-train', f'data-{i:05d}-of-{SHARDS:05d}'), 64)
   shard(os.path.join(root, 'Split-eval', 'data-00000-of-00001'), 32)
   with open(os.path.join(root, artifacts.IMAGE_META_FILE), 'w') as f:
-    json.dump({'most_common_size': [8, 8], 'channels_seen': [1], 'labels': ['0', '1'],
-               'encoding': image_record.ENCODED, 'uniform_size': True}, f)
+    json.dump(
+      {
+        'most_common_size': [8, 8],
+        'channels_seen': [1],
+        'labels': ['0', '1'],
+        'encoding': image_record.ENCODED,
+        'uniform_size': True,
+      },
+      f,
+    )
 
 
-WORKER = '''
+WORKER = """
 import logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 from tfx.components.trainer.fn_args_utils import FnArgs
@@ -89,7 +105,7 @@ task.run_fn(FnArgs(
     train_files=[root + '/Split-train/*'], eval_files=[root + '/Split-eval/*'], train_steps=6,
     eval_steps=2, serving_model_dir=out + '/serving', model_run_dir=out + '/model_run',
     custom_config={'data_kind': 'image', 'batch_size': 8, 'label_key': 'label'}))
-'''
+"""
 
 
 def _free_ports(count):
@@ -108,11 +124,18 @@ def test_two_workers_train_together_on_disjoint_shards_and_only_the_chief_saves(
   _write_examples(examples)
   cluster = {'worker': [f'localhost:{port}' for port in _free_ports(2)]}
   env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL='3')
-  workers = [subprocess.Popen(
-      [sys.executable, '-c', WORKER, examples, out], cwd=ROOT, stderr=subprocess.PIPE, text=True,
-      env=dict(env, TF_CONFIG=json.dumps({'cluster': cluster,
-                                          'task': {'type': 'worker', 'index': i}})))
-      for i in range(2)]
+  workers = [
+    subprocess.Popen(
+      [sys.executable, '-c', WORKER, examples, out],
+      cwd=ROOT,
+      stderr=subprocess.PIPE,
+      text=True,
+      env=dict(
+        env, TF_CONFIG=json.dumps({'cluster': cluster, 'task': {'type': 'worker', 'index': i}})
+      ),
+    )
+    for i in range(2)
+  ]
   logs = []
   for worker in workers:
     try:
@@ -135,9 +158,14 @@ def test_two_workers_train_together_on_disjoint_shards_and_only_the_chief_saves(
   assert shares == [all_shards[0::2], all_shards[1::2]]  # disjoint, together all of them
   assert os.path.isfile(os.path.join(out, 'serving', 'saved_model.pb'))
   assert sorted(os.listdir(out)) == ['model_run', 'serving']  # the other worker wrote elsewhere
-  curves = [e for e in tf.compat.v1.train.summary_iterator(
-      glob.glob(os.path.join(out, 'model_run', 'train', 'events.out.tfevents.*'))[0])
-            for v in e.summary.value if v.tag == 'epoch_loss']
+  curves = [
+    e
+    for e in tf.compat.v1.train.summary_iterator(
+      glob.glob(os.path.join(out, 'model_run', 'train', 'events.out.tfevents.*'))[0]
+    )
+    for v in e.summary.value
+    if v.tag == 'epoch_loss'
+  ]
   assert len(curves) == 6  # TensorBoard curves from the chief
   with open(os.path.join(out, 'model_run', 'training.json')) as f:
     assert len(json.load(f)['history']['loss']) == 6

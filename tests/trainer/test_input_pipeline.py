@@ -1,4 +1,5 @@
 """The Trainer's input function on real shards: shapes, dtypes, labels, compression, resizing."""
+
 import os
 
 import numpy as np
@@ -69,16 +70,18 @@ def test_gray_to_rgb_replicates_the_channel(tmp_path):
   gray = RNG.integers(0, 256, size=(4, 4), dtype=np.uint8)
   for encoding in image_record.ENCODINGS:
     paths = _write_shards(str(tmp_path / encoding), [(gray, 1)], encoding, '', shards=1)
-    images, _ = next(iter(input_pipeline.image_dataset(
-        paths, _spec(4, 4, 3, encoding, False), 1, training=False)))
+    images, _ = next(
+      iter(input_pipeline.image_dataset(paths, _spec(4, 4, 3, encoding, False), 1, training=False))
+    )
     np.testing.assert_array_equal(images.numpy()[0], np.repeat(gray[..., None], 3, axis=-1))
 
 
 def test_training_mode_shuffles_repeats_and_keeps_full_batches(tmp_path):
   images = _images(10, (4, 4, 3))
   paths = _write_shards(str(tmp_path), images, image_record.ENCODED, '', shards=2)
-  dataset = input_pipeline.image_dataset(paths, _spec(4, 4, 3, image_record.ENCODED, True), 4,
-                                         training=True)
+  dataset = input_pipeline.image_dataset(
+    paths, _spec(4, 4, 3, image_record.ENCODED, True), 4, training=True
+  )
   labels = [batch[1] for batch in dataset.take(10).as_numpy_iterator()]
   assert all(len(b) == 4 for b in labels)  # 40 records from 10: it repeats, never a short batch
   counts = np.bincount(np.concatenate(labels), minlength=3)
@@ -96,7 +99,8 @@ def test_shuffle_buffer_is_bounded_by_bytes(tmp_path):
   big = _write_shards(str(tmp_path / 'big'), _images(3, (200, 200, 3)), image_record.RAW, '', 1)
   small = _write_shards(str(tmp_path / 'small'), _images(3, (4, 4)), image_record.RAW, '', 1)
   assert input_pipeline.shuffle_buffer_size(big) == input_pipeline.SHUFFLE_BUFFER_BYTES // (
-      len(next(iter(tf.data.TFRecordDataset(big))).numpy()))
+    len(next(iter(tf.data.TFRecordDataset(big))).numpy())
+  )
   assert input_pipeline.shuffle_buffer_size(small) == input_pipeline.MAX_SHUFFLE_RECORDS
 
 
@@ -105,11 +109,17 @@ def test_tabular_float_label_is_thresholded(tmp_path):
   rows = [(1.5, 'cash', 0.0), (2.5, 'card', 3.0), (0.5, '', 1.0)]
   with tf.io.TFRecordWriter(path) as writer:
     for fare, payment, tips in rows:
-      feature = {'fare': tf.train.Feature(float_list=tf.train.FloatList(value=[fare])),
-                 'tips': tf.train.Feature(float_list=tf.train.FloatList(value=[tips]))}
+      feature = {
+        'fare': tf.train.Feature(float_list=tf.train.FloatList(value=[fare])),
+        'tips': tf.train.Feature(float_list=tf.train.FloatList(value=[tips])),
+      }
       if payment:
-        feature['payment'] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[payment.encode()]))
-      writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+        feature['payment'] = tf.train.Feature(
+          bytes_list=tf.train.BytesList(value=[payment.encode()])
+        )
+      writer.write(
+        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+      )
   spec = TabularSpec('tips', 0.0, 2, ['fare'], ['payment'])
   features, labels = next(iter(input_pipeline.tabular_dataset([path], spec, 3, training=False)))
   assert labels.numpy().tolist() == [0, 1, 1]
@@ -124,20 +134,31 @@ def test_tabular_batches_are_cut_from_larger_parses_without_losing_order(tmp_pat
   rows = 5 * input_pipeline.TABULAR_BATCHES_PER_PARSE + 3  # more than one parse, plus a rest
   with tf.io.TFRecordWriter(path) as writer:
     for i in range(rows):
-      feature = {'x': tf.train.Feature(float_list=tf.train.FloatList(value=[float(i)])),
-                 'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2]))}
-      writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+      feature = {
+        'x': tf.train.Feature(float_list=tf.train.FloatList(value=[float(i)])),
+        'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
+      }
+      writer.write(
+        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+      )
   spec = TabularSpec('label', None, 2, ['x'], [])
   batches = list(input_pipeline.tabular_dataset([path], spec, 5, training=False))
   assert [len(labels) for _, labels in batches] == [5] * (rows // 5) + [rows % 5]
-  assert np.concatenate([f['x'].numpy() for f, _ in batches]).tolist() == list(map(float, range(rows)))
+  assert np.concatenate([f['x'].numpy() for f, _ in batches]).tolist() == list(
+    map(float, range(rows))
+  )
   training = input_pipeline.tabular_dataset([path], spec, 5, training=True).take(7)
   assert [len(labels) for _, labels in training] == [5] * 7
 
 
 def test_max_int_label(tmp_path):
-  paths = _write_shards(str(tmp_path), [(np.zeros((2, 2), np.uint8), n) for n in (4, 9, 2)],
-                        image_record.ENCODED, '', shards=2)
+  paths = _write_shards(
+    str(tmp_path),
+    [(np.zeros((2, 2), np.uint8), n) for n in (4, 9, 2)],
+    image_record.ENCODED,
+    '',
+    shards=2,
+  )
   assert input_pipeline.max_int_label(paths, 'label') == 9
 
 
@@ -184,12 +205,16 @@ def test_shards_of_both_schema_versions_train_together(tmp_path):
       del example.features.feature[image_record.IMAGE_ID_KEY]
       example.features.feature[image_record.SCHEMA_VERSION_KEY].int64_list.value[:] = [1]
       writer.write(example.SerializeToString())
-  versions = {tf.train.Example.FromString(r.numpy()).features.feature[
-      image_record.SCHEMA_VERSION_KEY].int64_list.value[0]
-                for r in tf.data.TFRecordDataset([old] + current)}
+  versions = {
+    tf.train.Example.FromString(r.numpy())
+    .features.feature[image_record.SCHEMA_VERSION_KEY]
+    .int64_list.value[0]
+    for r in tf.data.TFRecordDataset([old] + current)
+  }
   assert versions == set(image_record.READABLE_VERSIONS)
-  dataset = input_pipeline.image_dataset([old] + current, _spec(4, 4, 1, image_record.ENCODED, True), 4,
-                                         training=False)
+  dataset = input_pipeline.image_dataset(
+    [old] + current, _spec(4, 4, 1, image_record.ENCODED, True), 4, training=False
+  )
   labels = [int(label) for _, batch in dataset for label in batch.numpy()]
   assert sorted(labels) == sorted([label for _, label in images] * 2)
 
@@ -210,11 +235,15 @@ def test_augmentation_moves_pixels_only_while_training(tmp_path):
   for image, label in zip(batch.numpy(), labels.numpy()):
     # Every augmented image is a crop of its (possibly mirrored) original, edge padded.
     candidates = [p for p, image_label in images if image_label == label]
-    assert any(_is_shifted(image[..., 0], p) or _is_shifted(image[..., 0], p[:, ::-1])
-               for p in candidates)
+    assert any(
+      _is_shifted(image[..., 0], p) or _is_shifted(image[..., 0], p[:, ::-1]) for p in candidates
+    )
 
 
 def _is_shifted(image, original, pad=2):
   padded = np.pad(original, pad, mode='symmetric')
-  return any((padded[y:y + 16, x:x + 16] == image).all()
-             for y in range(2 * pad + 1) for x in range(2 * pad + 1))
+  return any(
+    (padded[y : y + 16, x : x + 16] == image).all()
+    for y in range(2 * pad + 1)
+    for x in range(2 * pad + 1)
+  )

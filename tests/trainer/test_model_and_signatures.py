@@ -1,4 +1,5 @@
 """Models build from the data's shape; saved signatures answer for examples and image bytes."""
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -43,10 +44,14 @@ def test_image_signatures_agree_on_examples_and_image_bytes(tmp_path):
   assert set(loaded.signatures) == {'serving_default', 'predict_image_bytes', 'transform_features'}
   pixels = np.random.default_rng(3).integers(0, 256, size=(8, 8), dtype=np.uint8)
   png = image_bytes(pixels, 'PNG', 'L')
-  example = image_record.make_example(encode.encode_image(png), 2, 'two', '2/a.png').SerializeToString()
+  example = image_record.make_example(
+    encode.encode_image(png), 2, 'two', '2/a.png'
+  ).SerializeToString()
   from_examples = loaded.signatures['serving_default'](examples=tf.constant([example]))
   # A client sends a bigger RGB JPEG-free PNG: resized and converted by the signature.
-  big_rgb = image_bytes(np.repeat(np.kron(pixels, np.ones((2, 2), np.uint8))[..., None], 3, -1), 'PNG')
+  big_rgb = image_bytes(
+    np.repeat(np.kron(pixels, np.ones((2, 2), np.uint8))[..., None], 3, -1), 'PNG'
+  )
   from_bytes = loaded.signatures['predict_image_bytes'](image_bytes=tf.constant([png, big_rgb]))
   expected = built(pixels[None, ..., None]).numpy()
   np.testing.assert_allclose(from_examples['probabilities'].numpy(), expected, rtol=1e-5)
@@ -63,9 +68,14 @@ def test_tabular_model_and_signatures(tmp_path):
   sample = {'fare': tf.constant([1.0, 2.0, 3.0]), 'payment': tf.constant(['a', 'b', 'c'])}
   built = model.build_tabular_model(spec, sample)
   loaded = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
-  example = tf.train.Example(features=tf.train.Features(feature={
-      'fare': tf.train.Feature(float_list=tf.train.FloatList(value=[2.0])),
-      'tips': tf.train.Feature(float_list=tf.train.FloatList(value=[1.5]))})).SerializeToString()
+  example = tf.train.Example(
+    features=tf.train.Features(
+      feature={
+        'fare': tf.train.Feature(float_list=tf.train.FloatList(value=[2.0])),
+        'tips': tf.train.Feature(float_list=tf.train.FloatList(value=[1.5])),
+      }
+    )
+  ).SerializeToString()
   out = loaded.signatures['serving_default'](examples=tf.constant([example]))
   assert out['probabilities'].shape == (1, 2)
   labels = loaded.signatures['transform_features'](examples=tf.constant([example]))

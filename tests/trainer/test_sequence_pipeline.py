@@ -1,4 +1,5 @@
 """trainer/sequence_pipeline.py: vectorised SequenceExample parsing and length buckets."""
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -7,7 +8,9 @@ from contracts import text_record
 from trainer import data_spec, model, sequence_pipeline, signatures
 from trainer.data_spec import SequenceSpec
 
-SPEC = SequenceSpec(text_record.LABEL_KEY, text_record.TOKENS_KEY, tf.int64, ['a', 'b'], 1000, hashed=False)
+SPEC = SequenceSpec(
+  text_record.LABEL_KEY, text_record.TOKENS_KEY, tf.int64, ['a', 'b'], 1000, hashed=False
+)
 
 
 def _sequences(count, seed=0, max_length=200):
@@ -37,7 +40,7 @@ def test_every_sequence_arrives_once_in_a_batch_of_its_own_length_bucket(shard):
     assert tokens.shape[1] == max(lengths.max(), 0)  # padded to its own longest only
     assert len(labels) <= 32
     seen += [(tuple(row[:n]), int(label)) for row, n, label in zip(tokens, lengths, labels)]
-  expected = [(tuple(ids[:sequence_pipeline.MAX_LENGTH]), label) for ids, label in sequences]
+  expected = [(tuple(ids[: sequence_pipeline.MAX_LENGTH]), label) for ids, label in sequences]
   assert sorted(seen) == sorted(expected)
 
 
@@ -50,8 +53,7 @@ def test_training_batches_are_full_mostly_and_repeat(shard):
 
 
 def test_imported_byte_tokens_are_hashed_above_the_reserved_ids():
-  spec = SequenceSpec('y', 'words', tf.string, ['0', '1'], data_spec.HASH_BUCKETS + 2,
-                      hashed=True)
+  spec = SequenceSpec('y', 'words', tf.string, ['0', '1'], data_spec.HASH_BUCKETS + 2, hashed=True)
   example = tf.train.SequenceExample()
   example.context.feature['y'].int64_list.value.append(1)
   for word in (b'x', b'y', b'x'):
@@ -60,7 +62,8 @@ def test_imported_byte_tokens_are_hashed_above_the_reserved_ids():
   empty_label.context.feature['y'].int64_list.value[:] = []
   empty_label.feature_lists.feature_list['words'].feature.add().bytes_list.value.append(b'x')
   tokens, labels = sequence_pipeline.parse_sequences(
-      tf.constant([example.SerializeToString(), empty_label.SerializeToString()]), spec)
+    tf.constant([example.SerializeToString(), empty_label.SerializeToString()]), spec
+  )
   ids = tokens.to_list()
   assert ids[0][0] == ids[0][2] != ids[0][1] and min(ids[0] + ids[1]) >= 2
   assert labels.numpy().tolist() == [1, 0]  # an empty label list reads as 0
@@ -69,13 +72,20 @@ def test_imported_byte_tokens_are_hashed_above_the_reserved_ids():
 def test_the_model_trains_on_bucketed_batches_and_serves_sequence_examples(shard):
   path, sequences = shard
   built = model.build_sequence_model(SPEC)
-  built.fit(sequence_pipeline.sequence_dataset([path], SPEC, 32, training=True), epochs=1,
-            steps_per_epoch=5, verbose=0)
+  built.fit(
+    sequence_pipeline.sequence_dataset([path], SPEC, 32, training=True),
+    epochs=1,
+    steps_per_epoch=5,
+    verbose=0,
+  )
   serve = signatures.sequence_signatures(built, SPEC)
-  serialized = [text_record.make_sequence_example(ids, label, 'x').SerializeToString()
-                for ids, label in sequences[:4]]  # includes the empty one
+  serialized = [
+    text_record.make_sequence_example(ids, label, 'x').SerializeToString()
+    for ids, label in sequences[:4]
+  ]  # includes the empty one
   predictions = serve['serving_default'](tf.constant(serialized))
   assert predictions['probabilities'].shape == (4, 2)
   assert np.isfinite(predictions['probabilities'].numpy()).all()
   assert serve['transform_features'](tf.constant(serialized))[
-      signatures.EVAL_LABEL_KEY].numpy().tolist() == [label for _, label in sequences[:4]]
+    signatures.EVAL_LABEL_KEY
+  ].numpy().tolist() == [label for _, label in sequences[:4]]
