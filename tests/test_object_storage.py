@@ -164,6 +164,8 @@ def test_compile_and_submit_write_and_print_no_credentials(s3, tmp_path):
     'us-central1',
     '--template',
     str(spec),
+    '--pipeline-root',
+    'gs://runs/root',  # Vertex AI takes gs:// only; the token still comes from the environment
     '--dry-run',
   )
   assert dry.returncode == 0, dry.stderr[-2000:]

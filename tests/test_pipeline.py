@@ -12,7 +12,6 @@ import shutil
 import pytest
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
-import tfx
 from tfx.utils import io_utils
 
 from cli import main as cli_main
@@ -21,20 +20,9 @@ from contracts.errors import EXIT_FAILED
 from metadata import lineage, summary
 import pipeline
 from tests.conftest import run_pipeline, write_digits_subset
+from tests.tfx_data import PENGUIN_TRAIN, TAXI_CSV
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
-
-TFX_DIR = os.path.dirname(tfx.__file__)
-TAXI_CSV = os.path.join(TFX_DIR, 'examples', 'chicago_taxi_pipeline', 'data', 'simple', 'data.csv')
-PENGUIN_TRAIN = os.path.join(
-  TFX_DIR,
-  'components',
-  'testdata',
-  'penguin',
-  'data',
-  'Split-train',
-  'data_tfrecord-00000-of-00001.gz',
-)
 
 
 def _artifact_count(output):

@@ -7,17 +7,14 @@ import os
 import numpy as np
 import pytest
 import tensorflow_data_validation as tfdv
-import tfx
 
 from contracts.errors import EXIT_FAILED
 from metadata import summary
 from tests.conftest import run_pipeline
+from tests.tfx_data import IMDB, SEQUENCE_TESTDATA
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
-TFX_DIR = os.path.dirname(tfx.__file__)
-IMDB = os.path.join(TFX_DIR, 'examples', 'imdb', 'data', 'imdb_small_with_labels.txt')
-SEQUENCE_TESTDATA = os.path.join(TFX_DIR, 'components', 'testdata', 'tfrecord_sequence')
 POSITIVE, NEGATIVE = ('good', 'great', 'fine'), ('bad', 'poor', 'awful')
 
 

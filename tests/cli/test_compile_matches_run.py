@@ -4,26 +4,14 @@ import os
 import shutil
 
 import pytest
-import tfx
 
 from cli import compile as compile_command
 from cli import main as cli_main
 from cli import options
 import config as cfg
 import pipeline
+from tests.tfx_data import PENGUIN_TRAIN, SEQUENCE_TESTDATA, TAXI_CSV
 
-TFX_DIR = os.path.dirname(tfx.__file__)
-TAXI_CSV = os.path.join(TFX_DIR, 'examples', 'chicago_taxi_pipeline', 'data', 'simple', 'data.csv')
-PENGUIN = os.path.join(
-  TFX_DIR,
-  'components',
-  'testdata',
-  'penguin',
-  'data',
-  'Split-train',
-  'data_tfrecord-00000-of-00001.gz',
-)
-SEQUENCES = os.path.join(TFX_DIR, 'components', 'testdata', 'tfrecord_sequence')
 FLAGS = [
   '--train-steps',
   '321',
@@ -61,13 +49,13 @@ def _data(kind, tmp_path, digits_subset):
   if kind == cfg.CSV:
     return TAXI_CSV, ['--label', 'tips']
   if kind == cfg.TFRECORDS:
-    shutil.copy(PENGUIN, tmp_path / 'penguins.tfrecord.gz')
+    shutil.copy(PENGUIN_TRAIN, tmp_path / 'penguins.tfrecord.gz')
     return str(tmp_path / 'penguins.tfrecord.gz'), ['--label', 'species']
   if kind == cfg.TEXT:
     rows = ''.join(f'{i % 2},"word{i} and some more words here"\n' for i in range(20))
     (tmp_path / 'reviews.csv').write_text('label,review\n' + rows)
     return str(tmp_path / 'reviews.csv'), []
-  return os.path.join(SEQUENCES, os.listdir(SEQUENCES)[0]), ['--label', 'i']
+  return os.path.join(SEQUENCE_TESTDATA, os.listdir(SEQUENCE_TESTDATA)[0]), ['--label', 'i']
 
 
 def _properties(built):
