@@ -124,6 +124,7 @@ class PipelineConfig:
   beam_direct_running_mode: str = 'multi_processing'  # or 'in_memory', 'multi_threading'
   beam_direct_num_workers: int = 0  # 0: one per core
   beam_extra_args: List[str] = dataclasses.field(default_factory=list)  # passed to Beam as is
+  input_service: str = _TRAINER.input_service  # grpc://HOST:PORT: training input on tf.data service
   cloud: Optional[CloudConfig] = None  # set when compiling for Kubeflow / Vertex AI
 
   def __post_init__(self):

@@ -205,6 +205,7 @@ def trainer_config(config: cfg.PipelineConfig) -> dict:
     mixed_precision=config.mixed_precision,
     xla={'on': True, 'off': False}.get(config.xla, trainer_options.AUTO),
     tpu=config.tpu,
+    input_service=config.input_service,
     # run_fn's code: TFX does not fingerprint code referenced by module path.
     code_fingerprint=fingerprint.of('trainer.task', 'components.recording_trainer.executor'),
   ).to_custom_config()

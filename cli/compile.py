@@ -140,6 +140,7 @@ def _cloud(args: argparse.Namespace) -> cfg.CloudConfig:
 def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   """The same builder as `run`'s (cli/options.py), for data as the cluster sees it."""
   options.check_numbers(args)
+  options.check_input_service(args)
   if args.data_kind == cfg.TEXT and not args.text_column:
     raise UserError('--data-kind text needs --text-column')
   return options.config_from(

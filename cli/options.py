@@ -167,6 +167,11 @@ OPTIONS = {
     'output is damaged (default: %(default)s)',
   ),
   '--no-cache': dict(action='store_true', help='re-run every component'),
+  '--input-service': dict(
+    default=_DEFAULTS.input_service,
+    metavar='grpc://HOST:PORT',
+    help='train on input read and decoded by this tf.data service (docs/input_service.md)',
+  ),
 }
 
 DATA = (
@@ -198,6 +203,7 @@ TRAINING = (
   '--min-accuracy',
   '--max-damaged-percent',
   '--no-cache',
+  '--input-service',
 )
 
 
@@ -229,6 +235,21 @@ def check_numbers(args: argparse.Namespace) -> None:
     raise UserError('--shard-size-mb and --train-steps must be positive')
 
 
+def check_input_service(args: argparse.Namespace, reachable: bool = False) -> None:
+  """--input-service: '' or grpc://HOST:PORT; with `reachable`, a dispatcher must answer."""
+  address = getattr(args, 'input_service', '')
+  if not address:
+    return
+  from trainer import input_service
+
+  try:
+    input_service.parse_address(address)
+    if reachable:
+      input_service.check(address)
+  except ValueError as e:
+    raise UserError(f'--input-service: {e}') from None
+
+
 def _check_runner(args: argparse.Namespace) -> None:
   missing = [
     flag
@@ -258,6 +279,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   embedded digits are written out when --data is not given."""
   check_numbers(args)
   _check_runner(args)
+  check_input_service(args, reachable=True)
   schema = getattr(args, 'schema', None)
   if schema and not os.path.isfile(schema):
     raise UserError(f'--schema {schema}: no such file')

@@ -27,6 +27,7 @@ class TrainerOptions:
   mixed_precision: str = AUTO  # AUTO, float32, mixed_float16, mixed_bfloat16
   xla: Union[bool, str] = AUTO  # AUTO (on with GPUs/TPUs), True, False
   tpu: str = ''  # TPUStrategy target ('' : $TPU_NAME or none)
+  input_service: str = ''  # grpc://HOST:PORT: training input on tf.data service ('' : here)
   code_fingerprint: str = ''  # run_fn's code, for TFX's cache key (contracts/fingerprint.py)
 
   def to_custom_config(self) -> dict:

@@ -417,8 +417,13 @@ def _input_section(training: Optional[dict], damage: Optional[dict]) -> str:
     if check['input_bound']
     else '<p class="good">Not input-bound.</p>'
   )
+  source = (
+    f'input from tf.data service {check["input_service"]}'
+    if check.get('input_service')
+    else 'input pipeline'
+  )
   rows = [
-    ['input pipeline alone', f'{check["input_examples_per_second"]:,.0f} examples/s'],
+    [f'{source} alone', f'{check["input_examples_per_second"]:,.0f} examples/s'],
     [
       'one training step',
       f'{check["step_seconds"] * 1000:.1f} ms '

@@ -50,8 +50,13 @@ def step_seconds(model, features, labels) -> float:
   return sorted(times)[len(times) // 2]
 
 
-def check_input(model, dataset: tf.data.Dataset, batch_size: int, hint: str) -> dict:
-  """Logs the diagnosis line (a warning when input-bound); returns the measured figures."""
+def check_input(
+  model, dataset: tf.data.Dataset, batch_size: int, hint: str, service: str = ''
+) -> dict:
+  """Logs the diagnosis line (a warning when input-bound); returns the measured figures.
+
+  service: the tf.data service the input comes through ('' : this process).
+  """
   iterator = iter(dataset)
   features, labels = next(iterator)  # also fills the pipeline's buffers
   batches, _, wall = _pull(iterator, MEASURE_SECONDS)
@@ -59,8 +64,9 @@ def check_input(model, dataset: tf.data.Dataset, batch_size: int, hint: str) -> 
   step = step_seconds(model, features, labels)
   _, waited, wall = _pull(iterator, MEASURE_SECONDS, step)
   stall = waited / wall
+  source = f'input from tf.data service {service}' if service else 'input pipeline'
   facts = (
-    f'input pipeline alone {input_rate:,.0f} examples/s; one training step '
+    f'{source} alone {input_rate:,.0f} examples/s; one training step '
     f'{step * 1000:.1f} ms ({batch_size / step:,.0f} examples/s); at that pace training '
     f'waited for input {stall:.1%} of the time'
   )
@@ -79,4 +85,5 @@ def check_input(model, dataset: tf.data.Dataset, batch_size: int, hint: str) -> 
     'stall_fraction': stall,
     'input_bound': stall > INPUT_BOUND,
     'hint': hint,
+    'input_service': service,
   }

@@ -29,6 +29,7 @@ from trainer import (
   diagnosis,
   distribution,
   input_pipeline,
+  input_service,
   model,
   multi_worker,
   sequence_pipeline,
@@ -137,20 +138,31 @@ def run_fn(fn_args: FnArgs) -> None:
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
   batch_size = plan.global_batch(options.batch_size)
   setup = _SETUP[options.data_kind]
+  service = options.input_service
+  if service:  # before any shard is scanned: an unreachable dispatcher fails in seconds
+    input_service.connect(service)
   scratch = tempfile.mkdtemp(prefix='trainer-scratch-')  # salvaged shards, non-chief output
   model_run_dir = distribution.chief_or_scratch(fn_args.model_run_dir, plan, scratch)
   try:
     guard = input_pipeline.ShardGuard(os.path.join(scratch, 'salvaged'))
-    train_files = plan.worker_shards(input_pipeline.shard_files(fn_args.train_files))
+    train_files = input_pipeline.shard_files(fn_args.train_files)
+    if not service:  # with the service, every trainer reads the whole split from one shared job
+      train_files = plan.worker_shards(train_files)
     with plan.strategy.scope():
       built, train, evaluation, serving, hint = setup(
         fn_args, train_files, config, batch_size, guard
       )
     _record_damage(guard.reports, model_run_dir)
+    if service:
+      train = input_service.distribute(
+        train, service, input_service.job_name(fn_args.model_run_dir)
+      )
+      hint = input_service.HINT
+      input_service.warn_salvaged(guard.reports)
     if plan.num_workers > 1:
       train = distribution.without_auto_shard(train)
     if plan.strategy.num_replicas_in_sync == 1 and plan.num_workers == 1:
-      input_check = diagnosis.check_input(built, train, batch_size, hint)
+      input_check = diagnosis.check_input(built, train, batch_size, hint, service)
     else:  # the warm-up step runs outside the strategy; measure on one device instead
       input_check = None
       logging.info('input check: skipped under %s', distribution.strategy_name(plan.strategy))
