@@ -35,7 +35,6 @@ from tfx.utils import proto_utils
 from components.image_example_gen import encode, folder
 from contracts import artifacts, atomic, image_record, splits
 
-splits.SPLITS = ('train', 'eval')
 COMPRESSIONS = ('none', 'gzip')
 _RAW_RATIO_SAMPLE = 32  # files opened to estimate raw-pixel size / file size
 # At least one shard per this many images, so that Beam workers (one shard each at a time) and

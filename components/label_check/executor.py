@@ -6,10 +6,6 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 
 from contracts import artifacts
 
-artifacts.SEQUENCE_STRUCT = (
-  '##SEQUENCE##'  # TFDV's schema feature that holds a SequenceExample's lists
-)
-
 
 class LabelMissing(RuntimeError):
   """The data has no feature of the label's name: there is nothing to train against."""

@@ -15,10 +15,6 @@ from tfx.types import artifact_utils, standard_component_specs
 
 from contracts import artifacts
 
-artifacts.DAMAGE_FILE = 'input_damage.json'
-artifacts.TRAINING_FILE = (
-  'training.json'  # run_fn: per-epoch history and the input check (cli/report.py)
-)
 INT_PROPERTIES = {
   'corrupt': 'input_corrupt_records',
   'lost_bytes': 'input_lost_bytes',
