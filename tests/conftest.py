@@ -95,6 +95,7 @@ def first_run(images_with_junk, tmp_path_factory):
 SHARED_RUNS = ('first_run', 'default_run')
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook turns the marker into a group
 def pytest_collection_modifyitems(items):
   """Tests that share a pipeline run (a session fixture of SHARED_RUNS, or any module-scoped
   fixture) go to the same pytest-xdist worker (`--dist loadgroup`), so each run happens once."""
