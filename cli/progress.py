@@ -12,10 +12,11 @@ import warnings
 class ComponentProgress(logging.Handler):
   """Prints `[i/n] Component ... done in 3.1 s (cached)` as LocalDagRunner walks the DAG."""
 
-  def __init__(self, node_ids, stream=sys.stdout):
+  def __init__(self, node_ids, stream=None):
+    """stream: default sys.stdout as it is now (not as it was when this module was imported)."""
     super().__init__(level=logging.INFO)
     self._order = {node_id: i + 1 for i, node_id in enumerate(node_ids)}
-    self._stream = stream
+    self._stream = stream or sys.stdout
     self._started = {}
     self._cached = set()
     self._current = None

@@ -70,10 +70,13 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
   except Exception as e:  # any component's failure: reported in the summary, logged in full
     logging.exception('pipeline run failed')
     error = e
-  store = summary.open_store(config.metadata_path)
-  nodes = summary.latest_run(store, config.pipeline_name)
+  if os.path.exists(config.metadata_path):
+    store = summary.open_store(config.metadata_path)
+    nodes = summary.latest_run(store, config.pipeline_name)
+  else:  # the run failed before ML Metadata was created
+    store, nodes = None, {}
   result = summary.build(nodes, time.monotonic() - started)
-  result['why_executed'] = summary.why_executed(store, config.pipeline_name, nodes)
+  result['why_executed'] = summary.why_executed(store, config.pipeline_name, nodes) if store else {}
   result['log'] = log_path
   if error is not None:
     result['error'] = str(error).splitlines()[0] if str(error) else type(error).__name__
