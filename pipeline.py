@@ -25,27 +25,36 @@ import tensorflow_model_analysis as tfma
 from tfx import v1 as tfx
 from tfx.proto import example_gen_pb2
 
+from components import file_based
 from components.anomaly_gate.component import AnomalyGate
+from components.blessing_evaluator.component import BlessingEvaluator
 from components.curated_schema_gen.component import CuratedSchemaGen
 from components.drift_check.component import DriftCheck
-from components.file_based import span_range
 from components.image_example_gen.component import ImageExampleGen
 from components.label_check.component import LabelCheck
-from components.recording_trainer.component import RecordingTrainer
+from components.recording_trainer.component import RecordingTrainer, VertexTrainer
 from components.shard_check.component import ShardCheck
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
-from contracts import fingerprint, splits, text_record, trainer_options
+from contracts import fingerprint, text_record, trainer_options
 from contracts.trainer_options import TrainerOptions
 from trainer import signatures
 
+# Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`), PipelineConfig fields.
+PARAMETERS = ('data', 'train_steps', 'learning_rate', 'min_accuracy')
+
 
 def create_pipeline(
-  config: cfg.PipelineConfig, metadata_connection_config=None, schema_only: bool = False
+  config: cfg.PipelineConfig,
+  metadata_connection_config=None,
+  schema_only: bool = False,
+  parameters: bool = False,
 ) -> tfx.dsl.Pipeline:
   """The whole DAG for `config`; schema_only: stop after an inferred schema (`pipeline.py
-  schema`)."""
-  example_gen = example_gen_for(config)
+  schema`); parameters: PARAMETERS become pipeline parameters defaulting to config's values
+  (`pipeline.py compile`), else they are plain values."""
+  values = parameter_values(config, parameters)
+  example_gen = example_gen_for(config, values['data'])
   examples = example_gen.outputs['examples']
   statistics_gen = tfx.components.StatisticsGen(examples=examples)
   if config.schema and not schema_only:
@@ -60,10 +69,10 @@ def create_pipeline(
   components = [example_gen, statistics_gen, schema_gen]
   if not schema_only:
     checks, gates = validation(config, examples, statistics_gen, schema_gen)
-    trainer = training(config, examples, schema_gen)
+    trainer = training(config, examples, schema_gen, values)
     for gate in gates:  # a failing gate stops the run before training
       trainer.add_upstream_node(gate)
-    components += checks + [trainer] + evaluation_and_push(config, examples, trainer)
+    components += checks + [trainer] + evaluation_and_push(config, examples, trainer, values)
   return tfx.dsl.Pipeline(
     pipeline_name=config.pipeline_name,
     pipeline_root=config.pipeline_root,
@@ -74,11 +83,24 @@ def create_pipeline(
   )
 
 
-def example_gen_for(config: cfg.PipelineConfig):
-  """Data in: the project's ImageExampleGen / TextExampleGen, or TFX's CSV / Import ones."""
+def parameter_values(config: cfg.PipelineConfig, as_parameters: bool) -> dict:
+  """{name: config's value} for PARAMETERS, or RuntimeParameters defaulting to those values."""
+  values = {name: getattr(config, name) for name in PARAMETERS}
+  if not as_parameters:
+    return values
+  return {
+    name: tfx.dsl.experimental.RuntimeParameter(name=name, ptype=type(value), default=value)
+    for name, value in values.items()
+  }
+
+
+def example_gen_for(config: cfg.PipelineConfig, data=None):
+  """Data in: the project's ImageExampleGen / TextExampleGen, or TFX's CSV / Import ones.
+  data: where from (a pipeline parameter when compiled); default config.data."""
+  data = config.data if data is None else data
   if config.data_kind == cfg.TEXT:
     return TextExampleGen(
-      input_base=config.data,
+      input_base=data,
       pattern=config.data_pattern,
       label_column=config.label,
       text_column=config.text_column,
@@ -89,7 +111,7 @@ def example_gen_for(config: cfg.PipelineConfig):
     )
   if config.data_kind == cfg.IMAGES:
     return ImageExampleGen(
-      input_base=config.data,
+      input_base=data,
       encoding=config.encoding,
       compression=config.compression,
       eval_percent=config.eval_percent,
@@ -109,19 +131,12 @@ def example_gen_for(config: cfg.PipelineConfig):
     input_config = tfx.proto.Input(
       splits=[tfx.proto.Input.Split(name='single_split', pattern=config.data_pattern)]
     )
-    output_config = tfx.proto.Output(
-      split_config=tfx.proto.SplitConfig(
-        splits=[
-          tfx.proto.SplitConfig.Split(name=splits.TRAIN, hash_buckets=100 - config.eval_percent),
-          tfx.proto.SplitConfig.Split(name=splits.EVAL, hash_buckets=config.eval_percent),
-        ]
-      )
-    )
+    output_config = file_based.output_config(config.eval_percent)
   files = dict(
-    input_base=config.data,
+    input_base=data,
     input_config=input_config,
     output_config=output_config,
-    range_config=span_range(config.span),
+    range_config=file_based.span_range(config.span),
   )
   if config.data_kind == cfg.CSV:
     return tfx.components.CsvExampleGen(**files)
@@ -211,13 +226,14 @@ def trainer_config(config: cfg.PipelineConfig) -> dict:
   ).to_custom_config()
 
 
-def training(config: cfg.PipelineConfig, examples, schema_gen):
-  """The Trainer (run_fn trainer.task.run_fn): in this step, or as a Vertex AI custom job."""
+def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict):
+  """The Trainer (run_fn trainer.task.run_fn): in this step, or as a Vertex AI custom job.
+  values: train_steps and learning_rate (parameter_values)."""
   custom_config = trainer_config(config)
   trainer_class = RecordingTrainer  # records input damage on the Model artifact
   if config.cloud and config.cloud.vertex_training:
     vertex = tfx.extensions.google_cloud_ai_platform
-    trainer_class = vertex.Trainer
+    trainer_class = VertexTrainer
     custom_config.update(
       {
         vertex.ENABLE_VERTEX_KEY: True,
@@ -229,14 +245,16 @@ def training(config: cfg.PipelineConfig, examples, schema_gen):
     run_fn='trainer.task.run_fn',
     examples=examples,
     schema=schema_gen.outputs['schema'],
-    train_args=tfx.proto.TrainArgs(num_steps=config.train_steps),
-    eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps or None),
+    train_steps=values['train_steps'],
+    learning_rate=values['learning_rate'],
+    eval_steps=config.eval_steps or None,
     custom_config=custom_config,
   ).with_id('Trainer')
 
 
-def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer) -> List:
-  """Evaluator (blessing: eval accuracy ≥ min_accuracy) and Pusher (blessed models only)."""
+def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: dict) -> List:
+  """Evaluator (blessing: eval accuracy ≥ min_accuracy) and Pusher (blessed models only).
+  values: min_accuracy (parameter_values)."""
   accuracy = tfma.MetricConfig(
     class_name='SparseCategoricalAccuracy',
     threshold=tfma.MetricThreshold(
@@ -257,9 +275,13 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer) -> List:
       tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name='ExampleCount'), accuracy])
     ],
   )
-  evaluator = tfx.components.Evaluator(
-    examples=examples, model=trainer.outputs['model'], eval_config=eval_config
-  )
+  evaluator = BlessingEvaluator(
+    examples=examples,
+    model=trainer.outputs['model'],
+    eval_config=eval_config,
+    min_accuracy=values['min_accuracy'],
+    code_fingerprint=fingerprint.of('components.blessing_evaluator.component'),
+  ).with_id('Evaluator')
   pusher = tfx.components.Pusher(
     model=trainer.outputs['model'],
     model_blessing=evaluator.outputs['blessing'],

@@ -171,7 +171,11 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
   if not output.endswith('.' + args.format):
     output = os.path.splitext(output)[0] + '.' + args.format
   job = compiler.compile_job(
-    pipeline.create_pipeline(config), args.image, labels, args.service_account
+    pipeline.create_pipeline(config, parameters=True),
+    args.image,
+    labels,
+    args.service_account,
+    parameter_values=pipeline.parameter_values(config, as_parameters=False),
   )
   return compiler.write(job, output, args.format)
 

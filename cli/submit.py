@@ -38,6 +38,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     default='',
     help='Vertex: GCP service account; kubeflow: Kubernetes service account',
   )
+  parser.add_argument(
+    '--param',
+    action='append',
+    default=[],
+    metavar='NAME=VALUE',
+    help='a pipeline parameter for this run (repeatable): data, train_steps, learning_rate, '
+    'min_accuracy (default: the compiled values; --dry-run lists them)',
+  )
   caching = parser.add_mutually_exclusive_group()
   caching.add_argument(
     '--cache',

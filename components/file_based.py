@@ -1,11 +1,13 @@
-"""What the project's FileBasedExampleGen subclasses (image_example_gen, text_example_gen) share:
-their spec's parameters and arguments, and span pinning."""
+"""What the project's ExampleGens share: the spec's parameters and arguments of the
+FileBasedExampleGen subclasses (image_example_gen, text_example_gen), and for every ExampleGen
+the split (contracts/splits.py) and span pinning."""
 
 from typing import Dict
 
-from tfx.components.example_gen import utils
 from tfx.proto import example_gen_pb2, range_config_pb2
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
+
+from contracts import splits
 
 
 def span_range(span: int):
@@ -14,6 +16,18 @@ def span_range(span: int):
     return None
   return range_config_pb2.RangeConfig(
     static_range=range_config_pb2.StaticRange(start_span_number=span, end_span_number=span)
+  )
+
+
+def output_config(eval_percent: int) -> example_gen_pb2.Output:
+  """The train/eval split as TFX records it (hash buckets in the proportions of eval_percent)."""
+  return example_gen_pb2.Output(
+    split_config=example_gen_pb2.SplitConfig(
+      splits=[
+        example_gen_pb2.SplitConfig.Split(name=name, hash_buckets=share)
+        for name, share in splits.shares(eval_percent)
+      ]
+    )
   )
 
 
@@ -28,19 +42,28 @@ def spec_parameters(**extra_types) -> Dict[str, component_spec.ExecutionParamete
 
 
 def spec_arguments(
-  input_base: str, split_name: str, pattern: str, span: int, payload_format: int
+  input_base: str,
+  split_name: str,
+  pattern: str,
+  span: int,
+  payload_format: int,
+  eval_percent: int,
+  gzip: bool,
 ) -> dict:
   """The FileBasedExampleGen part of the spec: one input split matched by `pattern` (TFX's
-  driver resolves {SPAN}/{VERSION} in it and fingerprints the files)."""
-  input_config = example_gen_pb2.Input(
-    splits=[example_gen_pb2.Input.Split(name=split_name, pattern=pattern)]
-  )
+  driver resolves {SPAN}/{VERSION} in it and fingerprints the files), and what the executor
+  writes: the eval_percent split, GZIP or plain TFRecords (TFX's FileFormat has no value for
+  plain TFRecords: FILE_FORMAT_UNSPECIFIED)."""
   return dict(
     input_base=input_base,
-    input_config=input_config,
-    output_config=utils.make_default_output_config(input_config),
+    input_config=example_gen_pb2.Input(
+      splits=[example_gen_pb2.Input.Split(name=split_name, pattern=pattern)]
+    ),
+    output_config=output_config(eval_percent),
     output_data_format=payload_format,
-    output_file_format=example_gen_pb2.FORMAT_TFRECORDS_GZIP,
+    output_file_format=(
+      example_gen_pb2.FORMAT_TFRECORDS_GZIP if gzip else example_gen_pb2.FILE_FORMAT_UNSPECIFIED
+    ),
     range_config=span_range(span),
     examples=channel.Channel(type=standard_artifacts.Examples),
   )

@@ -6,6 +6,11 @@ TRAIN, EVAL = 'train', 'eval'
 SPLITS = (TRAIN, EVAL)
 
 
+def shares(eval_percent: int) -> tuple:
+  """((TRAIN, percent), (EVAL, percent)): the split as proportions of 100."""
+  return ((TRAIN, 100 - eval_percent), (EVAL, eval_percent))
+
+
 def path_hash(key: str) -> int:
   """A stable 64-bit hash of a relative path or row key (the same on every machine and run)."""
   return int.from_bytes(hashlib.md5(key.encode('utf-8')).digest()[:8], 'big')

@@ -34,15 +34,28 @@ def parse_labels(pairs: Iterable[str]) -> Dict[str, str]:
 
 
 def compile_job(
-  tfx_pipeline, image: str, labels: Optional[Dict[str, str]] = None, service_account: str = ''
+  tfx_pipeline,
+  image: str,
+  labels: Optional[Dict[str, str]] = None,
+  service_account: str = '',
+  parameter_values: Optional[Dict[str, object]] = None,
 ) -> dict:
-  """The PipelineJob dict for `tfx_pipeline`, every step in `image`."""
+  """The PipelineJob dict for `tfx_pipeline`, every step in `image`; parameter_values: the
+  defaults of its pipeline parameters (RuntimeParameters), written to the job's runtime config
+  and to the spec's parameter declarations (kubeflow/parameters.py)."""
   from tfx import v1 as tfx
 
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
-    config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(default_image=image)
+    # Pipeline spec 2.1: typed parameters (`parameterType`), as KFP SDK 2 and the KFP 2 backend
+    # read them; 2.0's `type` declarations do not load in the KFP SDK.
+    config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
+      default_image=image, use_pipeline_spec_2_1=True
+    )
   )
-  job = runner.run(tfx_pipeline, write_out=False)
+  job = runner.run(tfx_pipeline, parameter_values=parameter_values, write_out=False)
+  declared = job['pipelineSpec']['root'].get('inputDefinitions', {}).get('parameters', {})
+  for name, value in (parameter_values or {}).items():
+    declared[name]['defaultValue'] = value  # a google.protobuf.Value: plain JSON
   job['labels'] = {**job.get('labels', {}), **(labels or {})}
   if service_account:
     job['serviceAccount'] = service_account

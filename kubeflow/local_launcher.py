@@ -2,14 +2,16 @@
 
 For each task, in dependency order, it builds the ExecutorInput the launcher sends (the task's
 constant parameters, input artifacts as their producers reported them, output artifact URIs under
-the pipeline root, an output metadata file), puts it in place of the `{{$}}` placeholder and runs
+the pipeline root, an output metadata file, the pipeline parameters' values: compiled defaults
+or `--param NAME=VALUE`), puts it in place of the `{{$}}` placeholder and runs
 the task's own container command and arguments (TFX's container entrypoints, ExampleGen's
 `preCacheCheck` driver first) as a subprocess here instead of inside the image: the working
 directory and PYTHONPATH are this checkout, as /pipeline is in kubeflow/Dockerfile's image.
 
-Not reproduced: containers, caching, retries, importer/resolver nodes, runtime parameters.
+Not reproduced: containers, caching, retries, importer/resolver nodes.
 
-  .venv/bin/python -m kubeflow.local_launcher --template PIPELINE.json --pipeline-root DIR
+  .venv/bin/python -m kubeflow.local_launcher --template PIPELINE.json --pipeline-root DIR \
+      [--param train_steps=800 ...]
 """
 
 import argparse
@@ -20,6 +22,8 @@ import subprocess
 import sys
 import time
 from typing import Dict, List
+
+from kubeflow import parameters as kfp_parameters
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLACEHOLDER = '{{$}}'
@@ -43,17 +47,29 @@ def task_order(tasks: Dict[str, dict]) -> List[str]:
 
 
 def executor_input(
-  name: str, task: dict, component: dict, produced: Dict[str, dict], task_root: str, run_id: str
+  name: str,
+  task: dict,
+  component: dict,
+  produced: Dict[str, dict],
+  task_root: str,
+  run_id: str,
+  pipeline_parameters: Dict[str, object],
 ) -> dict:
-  """The ExecutorInput (as JSON) of one task; `produced[task][key]` are upstream artifacts."""
+  """The ExecutorInput (as JSON) of one task; `produced[task][key]` are upstream artifacts,
+  pipeline_parameters the values of the pipeline's parameters (kubeflow/parameters.py)."""
   parameters, parameter_values = {}, {}
   for key, source in task.get('inputs', {}).get('parameters', {}).items():
+    if 'componentInputParameter' in source:
+      value = pipeline_parameters[source['componentInputParameter']]
+      definition = component.get('inputDefinitions', {}).get('parameters', {}).get(key, {})
+      if 'parameterType' in definition:  # pipeline spec 2.1: a google.protobuf.Value
+        parameter_values[key] = value
+      else:  # pipeline spec 2.0: a kfp Value
+        parameters[key] = kfp_parameters.kfp_value(value)
+      continue
     runtime = source.get('runtimeValue')
     if runtime is None:
-      raise LaunchError(
-        f'{name}: parameter {key} is not a constant; the local launcher only '
-        'runs pipelines without runtime parameters'
-      )
+      raise LaunchError(f'{name}: parameter {key} is neither a constant nor a pipeline parameter')
     if 'constantValue' in runtime:  # pipeline spec 2.0: a kfp Value
       parameters[key] = runtime['constantValue']
     else:  # pipeline spec 2.1: a google.protobuf.Value
@@ -104,8 +120,15 @@ def _run(command: List[str], log_path: str, what: str) -> None:
     raise LaunchError(f'{what} exited with {code}: {last[0] if last else ""} (log: {log_path})')
 
 
-def run(job: dict, pipeline_root: str, run_id: str = '', report=print) -> Dict[str, dict]:
-  """Runs every task of `job` (a compiled PipelineJob dict); returns the produced artifacts."""
+def run(
+  job: dict,
+  pipeline_root: str,
+  pipeline_parameters: Dict[str, object],
+  run_id: str = '',
+  report=print,
+) -> Dict[str, dict]:
+  """Runs every task of `job` (a compiled PipelineJob dict) with these parameter values;
+  returns the produced artifacts."""
   spec = job['pipelineSpec']
   tasks = spec['root']['dag']['tasks']
   executors = spec['deploymentSpec']['executors']
@@ -121,7 +144,9 @@ def run(job: dict, pipeline_root: str, run_id: str = '', report=print) -> Dict[s
     if container is None:
       raise LaunchError(f'{name}: only container tasks run locally (not importers/resolvers)')
     task_root = os.path.join(pipeline_root, run_id, name)
-    invocation = json.dumps(executor_input(name, task, component, produced, task_root, run_id))
+    invocation = json.dumps(
+      executor_input(name, task, component, produced, task_root, run_id, pipeline_parameters)
+    )
     unknown = [a for a in container.get('args', []) if '{{$' in a and a != PLACEHOLDER]
     if unknown:
       raise LaunchError(f'{name}: unsupported placeholder {unknown[0]}')
@@ -162,6 +187,13 @@ def main(argv=None) -> int:
   parser.add_argument(
     '--pipeline-root', default='', help='a local folder (default: the compiled pipeline root)'
   )
+  parser.add_argument(
+    '--param',
+    action='append',
+    default=[],
+    metavar='NAME=VALUE',
+    help='a pipeline parameter for this run (repeatable; default: the compiled values)',
+  )
   args = parser.parse_args(argv)
   from contracts.errors import UserError
   from kubeflow import submit
@@ -174,7 +206,9 @@ def main(argv=None) -> int:
         f'pipeline root {root or "(none)"}: pass a local --pipeline-root (and '
         'compile with local --data and --pipeline-root)'
       )
-    run(job, os.path.abspath(root))
+    values = kfp_parameters.values(job, args.param)
+    print('parameters: ' + ', '.join(f'{k}={v}' for k, v in sorted(values.items())))
+    run(job, os.path.abspath(root), values)
   except (UserError, LaunchError) as e:
     print(f'error: {e}', file=sys.stderr)
     return 2

@@ -19,7 +19,7 @@ import urllib.parse
 import yaml
 
 from contracts.errors import UserError
-from kubeflow import compiler
+from kubeflow import compiler, parameters
 
 VERTEX, KUBEFLOW = 'vertex', 'kubeflow'
 
@@ -35,6 +35,7 @@ class Submission:
   labels: Dict[str, str]
   service_account: str
   enable_caching: Optional[bool]  # None: as compiled
+  parameters: Dict[str, object]  # every pipeline parameter: compiled value or --param
 
   @property
   def tasks(self) -> List[str]:
@@ -83,6 +84,7 @@ def plan(args: argparse.Namespace) -> Submission:
     labels=labels,
     service_account=args.service_account or job.get('serviceAccount', ''),
     enable_caching=args.enable_caching,
+    parameters=parameters.values(job, args.param),
   )
 
 
@@ -103,11 +105,24 @@ def describe(args: argparse.Namespace, sub: Submission) -> List[str]:
     f'  tasks:           {len(sub.tasks)} ({", ".join(sub.tasks)})',
     f'  caching:         {caching}',
     f'  service account: {sub.service_account or "(the default)"}',
+    f'  parameters:      {_listing(sub.parameters, args.param)}',
   ]
   if args.target == VERTEX:
     labels = ', '.join(f'{k}={v}' for k, v in sorted(sub.labels.items()))
     lines.append(f'  labels:          {labels}')
   return lines
+
+
+def _listing(values: Dict[str, object], pairs: List[str]) -> str:
+  """'data=gs://b/d, train_steps=800 (--param)', set ones marked; '(none)' when none."""
+  given = {pair.partition('=')[0] for pair in pairs}
+  return (
+    ', '.join(
+      f'{name}={value}' + (' (--param)' if name in given else '')
+      for name, value in sorted(values.items())
+    )
+    or '(none)'
+  )
 
 
 def to_vertex(args: argparse.Namespace, sub: Submission) -> str:
@@ -155,6 +170,7 @@ def to_vertex(args: argparse.Namespace, sub: Submission) -> str:
       pipeline_root=sub.pipeline_root,
       enable_caching=sub.enable_caching,
       labels=sub.labels,
+      parameter_values=sub.parameters,
       project=args.project,
       location=args.region,
       credentials=credentials,
@@ -210,6 +226,7 @@ def to_kubeflow(args: argparse.Namespace, sub: Submission) -> str:
         pipeline_root=sub.pipeline_root,
         enable_caching=sub.enable_caching,
         service_account=sub.service_account or None,
+        arguments=sub.parameters,
       )
     except kfp_server_api.ApiException as e:
       raise UserError(f'Kubeflow Pipelines refused the run: {e.status} {e.reason}') from None

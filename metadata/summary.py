@@ -71,6 +71,8 @@ def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[
 
 
 _SAME_ANYWAY = ('input_fingerprint', 'code_fingerprint', 'span', 'version')  # handled apart
+# Properties that record another one's default (components/recording_trainer): listed once.
+_DERIVED = {'train_args': 'train_steps'}
 
 
 def _flat(name: str, value) -> Dict[str, object]:
@@ -98,6 +100,9 @@ def _execution_facts(store, execution) -> dict:
     custom_config = json.loads(properties['custom_config'])
     code = custom_config.pop('code_fingerprint', code)
     properties['custom_config'] = custom_config
+  for derived, source in _DERIVED.items():
+    if source in properties:
+      properties.pop(derived, None)
   options = {}
   for name, value in properties.items():
     options.update(_flat(name, value))

@@ -47,7 +47,7 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path):
       shutil.copy(source, project / name)
   data = write_digits_subset(str(tmp_path / 'digits'), per_class=10)
 
-  def run() -> str:
+  def run(steps: str = '20') -> str:
     done = subprocess.run(
       [
         sys.executable,
@@ -60,7 +60,7 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path):
         '--beam-mode',
         'in_memory',
         '--train-steps',
-        '20',
+        steps,
         '--min-accuracy',
         '0',
       ],
@@ -77,9 +77,12 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path):
   assert 'components: 0 executed, 9 cached of 9' in run()
 
   _append(project / 'trainer' / 'model.py', '# an edit of the model')
-  out = run()
+  out = run(steps='25')  # and an option of the Trainer
   assert 'components: 3 executed, 6 cached of 9' in out
-  assert 'Trainer executed: code changed since the cached run (trainer/model.py)' in out
+  assert (
+    'Trainer executed: code changed since the cached run (trainer/model.py); '
+    'options changed (train_steps 20 → 25)'
+  ) in out
   assert re.search(r'Evaluator executed: new inputs from upstream', out)
 
   _append(project / 'components' / 'image_example_gen' / 'executor.py', '# an edit')

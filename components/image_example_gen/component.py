@@ -59,7 +59,13 @@ class ImageExampleGen(FileBasedExampleGen):
     """
     spec = ImageExampleGenSpec(
       **file_based.spec_arguments(
-        input_base, 'images', pattern, span, example_gen_pb2.FORMAT_TF_EXAMPLE
+        input_base,
+        'images',
+        pattern,
+        span,
+        example_gen_pb2.FORMAT_TF_EXAMPLE,
+        eval_percent,
+        gzip=compression == 'gzip',
       ),
       encoding=encoding,
       compression=compression,

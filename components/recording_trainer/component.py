@@ -1,16 +1,71 @@
-"""RecordingTrainer: TFX's Trainer whose Model artifact also says what the input pipeline lost.
+"""RecordingTrainer: TFX's Trainer whose Model artifact also says what the input pipeline lost,
+and whose step count and learning rate are parameters of their own.
 
-Same spec, parameters and run_fn as `tfx.components.Trainer`; only the executor differs (see
-executor.py). The Vertex AI Training variant keeps TFX's own executor.
+TFX's Trainer spec plus two parameters, `train_steps` and `learning_rate`: a compiled pipeline
+can make them pipeline parameters (RuntimeParameter), which TFX allows only for whole parameters,
+not for fields inside `train_args` or `custom_config`. The executor folds them back into those two
+(executor.with_parameters), so `run_fn` sees them as usual. `VertexTrainer` is the same component
+on TFX's Vertex AI Training executor.
 """
 
+from typing import Optional, Union
+
 from tfx import v1 as tfx
-from tfx.dsl.components.base import executor_spec
+from tfx.dsl.components.base import base_component, executor_spec
+from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
+from tfx.utils import json_utils
 
 from components.recording_trainer import executor
 
+Number = Union[int, float, tfx.dsl.experimental.RuntimeParameter]
 
-class RecordingTrainer(tfx.components.Trainer):
-  """Trainer + input damage (corrupt records, lost bytes) as custom properties of the Model."""
 
+class RecordingTrainerSpec(component_spec.ComponentSpec):
+  PARAMETERS = dict(
+    standard_component_specs.TrainerSpec.PARAMETERS,
+    train_steps=component_spec.ExecutionParameter(type=int),
+    learning_rate=component_spec.ExecutionParameter(type=float),
+  )
+  INPUTS = standard_component_specs.TrainerSpec.INPUTS
+  OUTPUTS = standard_component_specs.TrainerSpec.OUTPUTS
+
+
+class RecordingTrainer(base_component.BaseComponent):
+  """Trainer (run_fn) + input damage (corrupt records, lost bytes) as Model custom properties."""
+
+  SPEC_CLASS = RecordingTrainerSpec
   EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.Executor)
+
+  def __init__(
+    self,
+    run_fn: str,
+    examples,
+    schema,
+    train_steps: Number,
+    learning_rate: Number,
+    eval_steps: Optional[int],
+    custom_config: dict,
+  ):
+    """train_steps and learning_rate: values, or RuntimeParameters whose defaults are the values;
+    `train_args` and `custom_config` record the defaults."""
+    default = lambda value: getattr(value, 'default', value)  # noqa: E731
+    super().__init__(
+      spec=RecordingTrainerSpec(
+        examples=examples,
+        schema=schema,
+        run_fn=run_fn,
+        train_args=tfx.proto.TrainArgs(num_steps=default(train_steps)),
+        eval_args=tfx.proto.EvalArgs(num_steps=eval_steps),
+        custom_config=json_utils.dumps(dict(custom_config, learning_rate=default(learning_rate))),
+        train_steps=train_steps,
+        learning_rate=learning_rate,
+        model=channel.Channel(type=standard_artifacts.Model),
+        model_run=channel.Channel(type=standard_artifacts.ModelRun),
+      )
+    )
+
+
+class VertexTrainer(RecordingTrainer):
+  """The same component training as a Vertex AI custom job (TFX's executor, after the fold)."""
+
+  EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.VertexExecutor)

@@ -3,7 +3,8 @@
 run_fn writes <model_run>/input_damage.json (trainer/task.py); this copies its totals to custom
 properties of the Model (`input_corrupt_records`, `input_lost_bytes`, `input_truncated_bytes`,
 `input_damaged_shards`, `input_lost_fraction`), so ML Metadata says which models were trained on
-salvaged data.
+salvaged data. Both executors first fold the `train_steps` and `learning_rate` parameters into
+`train_args` and `custom_config` (with_parameters).
 """
 
 import json
@@ -11,7 +12,9 @@ import os
 
 from tfx.components.trainer import executor as trainer_executor
 from tfx.dsl.io import fileio
+from tfx.extensions.google_cloud_ai_platform.trainer import executor as vertex_executor
 from tfx.types import artifact_utils, standard_component_specs
+from tfx.utils import json_utils
 
 from contracts import artifacts
 
@@ -23,11 +26,29 @@ INT_PROPERTIES = {
 }
 
 
+def with_parameters(exec_properties: dict) -> dict:
+  """exec_properties whose train_args.num_steps and custom_config.learning_rate are the
+  `train_steps` and `learning_rate` parameters (what a pipeline run may have set)."""
+  folded = dict(exec_properties)
+  steps = exec_properties.get('train_steps')
+  if steps is not None:
+    train_args = json.loads(exec_properties.get(standard_component_specs.TRAIN_ARGS_KEY) or '{}')
+    train_args['num_steps'] = int(steps)
+    folded[standard_component_specs.TRAIN_ARGS_KEY] = json.dumps(train_args)
+  rate = exec_properties.get('learning_rate')
+  if rate is not None:
+    key = standard_component_specs.CUSTOM_CONFIG_KEY
+    custom_config = json_utils.loads(exec_properties.get(key) or '{}')
+    custom_config['learning_rate'] = float(rate)
+    folded[key] = json_utils.dumps(custom_config)
+  return folded
+
+
 class Executor(trainer_executor.GenericExecutor):
   """GenericExecutor (run_fn) + input damage custom properties on the Model."""
 
   def Do(self, input_dict, output_dict, exec_properties):
-    super().Do(input_dict, output_dict, exec_properties)
+    super().Do(input_dict, output_dict, with_parameters(exec_properties))
     model = artifact_utils.get_single_instance(output_dict[standard_component_specs.MODEL_KEY])
     model_run = artifact_utils.get_single_instance(
       output_dict[standard_component_specs.MODEL_RUN_KEY]
@@ -40,3 +61,10 @@ class Executor(trainer_executor.GenericExecutor):
     for key, name in INT_PROPERTIES.items():
       model.set_int_custom_property(name, int(damage[key]))
     model.set_float_custom_property('input_lost_fraction', float(damage['lost_fraction']))
+
+
+class VertexExecutor(vertex_executor.GenericExecutor):
+  """TFX's Vertex AI Training executor, started with the parameters folded in."""
+
+  def Do(self, input_dict, output_dict, exec_properties):
+    super().Do(input_dict, output_dict, with_parameters(exec_properties))

@@ -63,7 +63,13 @@ class TextExampleGen(FileBasedExampleGen):
     """
     spec = TextExampleGenSpec(
       **file_based.spec_arguments(
-        input_base, 'rows', pattern, span, example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE
+        input_base,
+        'rows',
+        pattern,
+        span,
+        example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE,
+        eval_percent,
+        gzip=False,  # executor.py writes plain TFRecords
       ),
       label_column=label_column,
       text_column=text_column,

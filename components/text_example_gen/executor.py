@@ -163,13 +163,15 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
     examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE)
     examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
+    examples.set_string_custom_property('compression', 'none')
     examples.set_string_custom_property('split_counts', json.dumps(meta['split_counts']))
     examples.set_string_custom_property('label_vocabulary', json.dumps(saved['labels']))
     examples.set_int_custom_property('vocabulary_size', meta['vocabulary_size'])
 
 
-def _write_splits(records, examples, shards: Dict[str, int], gzip: bool = False) -> None:
-  """(split, serialized record) pairs → `<examples>/Split-<split>/data-SSSSS-of-NNNNN[.gz]`."""
+def _write_splits(records, examples, shards: Dict[str, int]) -> None:
+  """(split, serialized record) pairs → `<examples>/Split-<split>/data-SSSSS-of-NNNNN`, plain
+  TFRecords (token ids compress little)."""
   for split, count in shards.items():
     _ = (
       records
@@ -178,14 +180,9 @@ def _write_splits(records, examples, shards: Dict[str, int], gzip: bool = False)
       | f'Write[{split}]'
       >> beam.io.WriteToTFRecord(
         os.path.join(standard_artifact_utils.get_split_uri([examples], split), 'data'),
-        file_name_suffix='.gz' if gzip else '',
         num_shards=count,
         shard_name_template='-SSSSS-of-NNNNN',
-        compression_type=(
-          beam.io.filesystem.CompressionTypes.GZIP
-          if gzip
-          else beam.io.filesystem.CompressionTypes.UNCOMPRESSED
-        ),
+        compression_type=beam.io.filesystem.CompressionTypes.UNCOMPRESSED,
       )
     )
 

@@ -4,6 +4,7 @@ import os
 import shutil
 
 import pytest
+from tfx.orchestration.data_types import RuntimeParameter
 
 from cli import compile as compile_command
 from cli import main as cli_main
@@ -59,7 +60,14 @@ def _data(kind, tmp_path, digits_subset):
 
 
 def _properties(built):
-  return {component.id: dict(component.exec_properties) for component in built.components}
+  """{component id: exec properties}, a pipeline parameter as its default."""
+  return {
+    component.id: {
+      key: value.default if isinstance(value, RuntimeParameter) else value
+      for key, value in component.exec_properties.items()
+    }
+    for component in built.components
+  }
 
 
 @pytest.mark.parametrize('kind', [cfg.IMAGES, cfg.CSV, cfg.TFRECORDS, cfg.TEXT, cfg.SEQUENCES])
@@ -92,10 +100,18 @@ def test_compiled_components_are_configured_as_the_local_run_s(kind, tmp_path, d
     )
   )
   run_side = _properties(pipeline.create_pipeline(local))
-  compile_side = _properties(pipeline.create_pipeline(compiled))
+  compiled_pipeline = pipeline.create_pipeline(compiled, parameters=True)
+  compile_side = _properties(compiled_pipeline)
   assert run_side.keys() == compile_side.keys()
   for component, properties in run_side.items():
     if component == 'Pusher':  # the serving folder: <output>/serving locally, the root's remotely
       properties.pop('push_destination')
       compile_side[component].pop('push_destination')
     assert properties == compile_side[component], component
+  parameters = {
+    value.name
+    for component in compiled_pipeline.components
+    for value in component.exec_properties.values()
+    if isinstance(value, RuntimeParameter)
+  }
+  assert parameters == set(pipeline.PARAMETERS)

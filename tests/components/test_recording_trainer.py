@@ -69,3 +69,37 @@ def test_damage_in_the_training_data_is_recorded_on_the_model(tmp_path):
   assert damage['good'] == 249 and [d['path'] for d in damage['damaged']] == [train]
   assert os.path.isfile(tmp_path / 'model' / 'Format-Serving' / 'saved_model.pb')
   assert os.listdir(tmp_path / 'model_run' / 'input_damage')  # TensorBoard scalars
+
+
+def test_parameters_fold_into_train_args_and_custom_config():
+  folded = executor.with_parameters(
+    {
+      'train_args': json.dumps({'num_steps': 600}),
+      'custom_config': json.dumps({'learning_rate': 0.001, 'batch_size': 64}),
+      'train_steps': 150,
+      'learning_rate': 0.01,
+    }
+  )
+  assert json.loads(folded['train_args']) == {'num_steps': 150}
+  assert json.loads(folded['custom_config']) == {'learning_rate': 0.01, 'batch_size': 64}
+
+
+def test_component_records_the_defaults_and_takes_parameters():
+  from tfx import v1 as tfx
+
+  from components.recording_trainer.component import RecordingTrainer
+
+  steps = tfx.dsl.experimental.RuntimeParameter(name='train_steps', ptype=int, default=321)
+  trainer = RecordingTrainer(
+    run_fn='trainer.task.run_fn',
+    examples=tfx.dsl.Channel(type=standard_artifacts.Examples),
+    schema=tfx.dsl.Channel(type=standard_artifacts.Schema),
+    train_steps=steps,
+    learning_rate=0.5,
+    eval_steps=None,
+    custom_config={'batch_size': 8},
+  )
+  properties = trainer.exec_properties
+  assert properties['train_steps'] is steps and properties['learning_rate'] == 0.5
+  assert json.loads(properties['train_args']) == {'num_steps': 321}
+  assert json.loads(properties['custom_config']) == {'batch_size': 8, 'learning_rate': 0.5}

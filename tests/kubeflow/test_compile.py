@@ -63,8 +63,13 @@ def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsy
   assert not any(t.get('cachingOptions', {}).get('enableCache') for t in tasks.values())
   assert 'Trainer' in tasks['Evaluator'].get('dependentTasks', [])
   assert {'AnomalyGate', 'ShardCheck'} <= set(tasks['Trainer'].get('dependentTasks', []))
-  assert tasks['Trainer']['inputs']['parameters']['run_fn']['runtimeValue']['constantValue'] == {
-    'stringValue': 'trainer.task.run_fn'
+  parameters = tasks['Trainer']['inputs']['parameters']
+  assert parameters['run_fn']['runtimeValue']['constant'] == 'trainer.task.run_fn'
+  # Pipeline parameters (pipeline spec 2.1), defaulting to the compiled values.
+  assert parameters['train_steps'] == {'componentInputParameter': 'train_steps'}
+  assert spec['root']['inputDefinitions']['parameters']['train_steps'] == {
+    'parameterType': 'NUMBER_INTEGER',
+    'defaultValue': 600,
   }
   assert not list(tmp_path.glob('**/*.whl'))  # module path, no module_file wheel
   # ImageExampleGen is a FileBasedExampleGen: KFP v2 runs TFX's driver (fingerprint, span) first.
@@ -118,12 +123,13 @@ def test_dataflow_vertex_training_labels_and_service_account(tmp_path):
       assert flag in args, (task, flag)
   trainer = _executor(spec, 'Trainer')
   assert (
-    'tfx.extensions.google_cloud_ai_platform.trainer.executor.GenericExecutor' in trainer['args']
+    'components.recording_trainer.executor.VertexExecutor'
+    in trainer['args']  # TFX's, after the fold
   )
   custom = json.loads(
     spec['root']['dag']['tasks']['Trainer']['inputs']['parameters']['custom_config'][
       'runtimeValue'
-    ]['constantValue']['stringValue']
+    ]['constant']
   )
   assert custom['ai_platform_enable_vertex'] is True
   assert custom['ai_platform_vertex_region'] == 'europe-west4'
@@ -237,14 +243,10 @@ def test_compiled_steps_carry_the_code_fingerprints_of_a_local_run(tmp_path):
   )
   tasks = json.loads(spec.read_text())['pipelineSpec']['root']['dag']['tasks']
   for task in ('ImageExampleGen', 'ImportSchemaGen', 'AnomalyGate', 'ShardCheck'):
-    value = tasks[task]['inputs']['parameters']['code_fingerprint']['runtimeValue'][
-      'constantValue'
-    ]['stringValue']
+    value = tasks[task]['inputs']['parameters']['code_fingerprint']['runtimeValue']['constant']
     assert 'requirements.lock' in json.loads(value)
   custom_config = json.loads(
-    tasks['Trainer']['inputs']['parameters']['custom_config']['runtimeValue']['constantValue'][
-      'stringValue'
-    ]
+    tasks['Trainer']['inputs']['parameters']['custom_config']['runtimeValue']['constant']
   )
   assert 'trainer/model.py' in json.loads(custom_config['code_fingerprint'])
 
@@ -274,7 +276,7 @@ def test_dockerfile_ships_every_module_the_compiled_steps_import():
   assert imported | {'config', 'cli', 'schema', 'requirements.lock'} <= copied
   # The curated schema named in the committed example is in the image at that relative path.
   schema = spec['root']['dag']['tasks']['ImportSchemaGen']['inputs']['parameters']['schema_file']
-  assert schema['runtimeValue']['constantValue']['stringValue'].split('/')[0] in copied
+  assert schema['runtimeValue']['constant'].split('/')[0] in copied
 
 
 def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
@@ -284,7 +286,7 @@ def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
   tasks = json.loads(output.read_text())['pipelineSpec']['root']['dag']['tasks']
   assert {'CsvExampleGen', 'previous_statistics', 'DriftCheck'} <= set(tasks)
   parameters = tasks['CsvExampleGen']['inputs']['parameters']
-  constant = lambda key: json.loads(parameters[key]['runtimeValue']['constantValue']['stringValue'])
+  constant = lambda key: json.loads(parameters[key]['runtimeValue']['constant'])
   assert constant('input_config')['splits'][0]['pattern'] == 'span-{SPAN}/*.csv'
   assert constant('range_config')['static_range'] == {'start_span_number': 2, 'end_span_number': 2}
   assert 'DriftCheck' in tasks['Trainer'].get('dependentTasks', [])

@@ -6,16 +6,17 @@ import os
 
 import pytest
 
-from cli import inputs
 from cli import main as cli_main
+from contracts import artifacts
 from kubeflow import local_launcher
+from tests.conftest import write_digits_subset
 
 
 @pytest.fixture(scope='module')
 def compiled_local(tmp_path_factory):
-  """The default digits and a spec compiled against them with a local pipeline root."""
+  """300 digits and a spec compiled against them with a local pipeline root."""
   folder = tmp_path_factory.mktemp('kfp')
-  data = inputs.write_digits(str(folder / 'digits'))
+  data = write_digits_subset(str(folder / 'digits'), per_class=30)
   template = folder / 'pipeline.json'
   assert (
     cli_main.main(
@@ -70,20 +71,28 @@ def test_executor_input_carries_parameters_upstream_artifacts_and_output_uris(co
     produced,
     '/root/r/Trainer',
     'r',
+    {'train_steps': 7, 'learning_rate': 0.5},
   )
   assert built['inputs']['artifacts']['examples']['artifacts'] == [examples]
-  assert built['inputs']['parameters']['run_fn'] == {'stringValue': 'trainer.task.run_fn'}
+  values = built['inputs']['parameterValues']  # pipeline spec 2.1: plain values
+  assert values['run_fn'] == 'trainer.task.run_fn'
+  assert values['train_steps'] == 7 and values['learning_rate'] == 0.5  # pipeline parameters
   model = built['outputs']['artifacts']['model']['artifacts'][0]
   assert model['uri'] == '/root/r/Trainer/model' and 'tfx.Model' in model['type']['instanceSchema']
   assert built['outputs']['outputFile'] == '/root/r/Trainer/executor_output.json'
 
 
 @pytest.mark.slow
-def test_compiled_pipeline_runs_to_a_pushed_model(compiled_local, capsys):
+def test_compiled_pipeline_runs_to_a_pushed_model_with_parameters_set(compiled_local, capsys):
   folder, template = compiled_local
-  assert local_launcher.main(['--template', str(template)]) == 0
+  assert (
+    local_launcher.main(
+      ['--template', str(template), '--param', 'train_steps=150', '--param', 'min_accuracy=0.5']
+    )
+    == 0
+  )
   out = capsys.readouterr().out
-  assert '[9/9] Pusher done' in out
+  assert 'min_accuracy=0.5, train_steps=150' in out and '[9/9] Pusher done' in out
   (run,) = glob.glob(str(folder / 'root' / 'run-*'))
 
   def reported(task, key):
@@ -96,6 +105,8 @@ def test_compiled_pipeline_runs_to_a_pushed_model(compiled_local, capsys):
     for s in ('train', 'eval')
   ]
   assert counts == [1, 1] and json.loads(examples['metadata']['split_names']) == ['train', 'eval']
+  with open(os.path.join(reported('Trainer', 'model_run')['uri'], artifacts.TRAINING_FILE)) as f:
+    assert json.load(f)['train_steps'] == 150  # compiled: 200
   assert reported('Evaluator', 'blessing')['metadata']['blessed'] == 1
   pushed = reported('Pusher', 'pushed_model')['metadata']
   assert pushed['pushed'] == 1

@@ -18,6 +18,15 @@ def _committed_job() -> dict:
     return json.load(f)
 
 
+def _sent_parameters(runtime_config: dict) -> dict:
+  """{name: value} from a request's runtime config (kfp Values, or plain ones)."""
+  sent = runtime_config.get('parameterValues') or runtime_config.get('parameters', {})
+  return {
+    name: next(iter(value.values())) if isinstance(value, dict) else value
+    for name, value in sent.items()
+  }
+
+
 def _one_line_error(capsys, code: int, message: str) -> None:
   err = capsys.readouterr().err
   assert code == 2 and err.startswith('error: ') and err.count('\n') == 1, err
@@ -60,6 +69,10 @@ def test_vertex_receives_the_compiled_job_with_overrides(vertex, capsys):
       '--job-label',
       'run=nightly',
       '--no-cache',
+      '--param',
+      'train_steps=800',
+      '--param',
+      'data=gs://bucket/digits-v2',
     )
   )
   out = capsys.readouterr().out
@@ -72,6 +85,9 @@ def test_vertex_receives_the_compiled_job_with_overrides(vertex, capsys):
   committed = _committed_job()
   assert body['displayName'] == 'digits-nightly'
   assert body['runtimeConfig']['gcsOutputDirectory'] == 'gs://bucket/root'
+  parameters = _sent_parameters(body['runtimeConfig'])
+  assert int(parameters['train_steps']) == 800 and parameters['data'] == 'gs://bucket/digits-v2'
+  assert float(parameters['min_accuracy']) == 0.9  # compiled default, sent as is
   assert body['labels'] == {**committed['labels'], 'run': 'nightly'}
   sent_tasks = body['pipelineSpec']['root']['dag']['tasks']
   assert set(sent_tasks) == set(committed['pipelineSpec']['root']['dag']['tasks'])
@@ -175,6 +191,8 @@ def test_kubeflow_receives_the_pipeline_spec(kubeflow, capsys):
       '--service-account',
       'pipeline-runner',
       '--no-cache',
+      '--param',
+      'learning_rate=0.01',
     ]
   )
   assert code == 0 and 'submitted Kubeflow Pipelines run run-1' in capsys.readouterr().out
@@ -185,6 +203,8 @@ def test_kubeflow_receives_the_pipeline_spec(kubeflow, capsys):
   assert body['display_name'] == 'digits-run' and body['experiment_id'] == 'exp-1'
   assert body['runtime_config']['pipeline_root'] == 'minio://mlpipeline/root'
   assert body['service_account'] == 'pipeline-runner'
+  parameters = _sent_parameters(body['runtime_config'])
+  assert parameters['learning_rate'] == 0.01 and int(parameters['train_steps']) == 600
   committed = _committed_job()['pipelineSpec']
   sent_tasks = body['pipeline_spec']['root']['dag']['tasks']
   assert set(sent_tasks) == set(committed['root']['dag']['tasks'])
@@ -217,10 +237,13 @@ def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
       kubeflow.url,
       '--job-label',
       'run=dry',
+      '--param',
+      'min_accuracy=0.95',
     ]
   )
   out = capsys.readouterr().out
   assert code == 0 and out.startswith('dry run: would submit')
+  assert 'min_accuracy=0.95 (--param), train_steps=600' in out
   assert 'gs://YOUR_BUCKET/tfrecord-pipeline/root' in out and 'tasks:           9' in out
   assert ('run=dry' in out) == (target == 'vertex')
   assert kubeflow.requests == []
@@ -247,6 +270,12 @@ def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
       ['--target', 'kubeflow', '--host', 'http://h', '--template', 'README.md'],
       'not a compiled pipeline',
     ),
+    (['--target', 'kubeflow', '--host', 'http://h', '--param', 'epochs=3'], 'no such parameter'),
+    (
+      ['--target', 'kubeflow', '--host', 'http://h', '--param', 'train_steps=many'],
+      'train_steps is an int',
+    ),
+    (['--target', 'kubeflow', '--host', 'http://h', '--param', 'train_steps'], 'want NAME=VALUE'),
   ],
 )
 def test_bad_input_is_one_line(capsys, args, message):

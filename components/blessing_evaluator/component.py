@@ -1,0 +1,57 @@
+"""BlessingEvaluator: TFX's Evaluator whose blessing threshold is a parameter of its own.
+
+`min_accuracy` can then be a pipeline parameter of a compiled spec (TFX takes RuntimeParameters
+only for whole parameters, not inside `eval_config`); the executor writes it into the accuracy
+threshold of `eval_config` before TFX's Evaluator runs.
+"""
+
+from typing import Union
+
+import tensorflow_model_analysis as tfma
+from tfx import v1 as tfx
+from tfx.dsl.components.base import base_beam_component, executor_spec
+from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
+from tfx.utils import json_utils
+
+from components.blessing_evaluator import executor
+
+
+class BlessingEvaluatorSpec(component_spec.ComponentSpec):
+  PARAMETERS = dict(
+    standard_component_specs.EvaluatorSpec.PARAMETERS,
+    min_accuracy=component_spec.ExecutionParameter(type=float),
+    code_fingerprint=component_spec.ExecutionParameter(type=str),
+  )
+  INPUTS = standard_component_specs.EvaluatorSpec.INPUTS
+  OUTPUTS = standard_component_specs.EvaluatorSpec.OUTPUTS
+
+
+class BlessingEvaluator(base_beam_component.BaseBeamComponent):
+  """Evaluator; blesses when eval accuracy ≥ min_accuracy (eval_config's other thresholds too)."""
+
+  SPEC_CLASS = BlessingEvaluatorSpec
+  EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
+
+  def __init__(
+    self,
+    examples,
+    model,
+    eval_config: tfma.EvalConfig,
+    min_accuracy: Union[float, tfx.dsl.experimental.RuntimeParameter],
+    code_fingerprint: str = '',
+  ):
+    """eval_config's accuracy threshold says the default; min_accuracy (a value or a
+    RuntimeParameter) is what the run uses."""
+    super().__init__(
+      spec=BlessingEvaluatorSpec(
+        examples=examples,
+        model=model,
+        eval_config=eval_config,
+        example_splits=json_utils.dumps(None),
+        fairness_indicator_thresholds=json_utils.dumps(None),
+        min_accuracy=min_accuracy,
+        code_fingerprint=code_fingerprint,
+        evaluation=channel.Channel(type=standard_artifacts.ModelEvaluation),
+        blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
+      )
+    )
