@@ -44,7 +44,8 @@ def digits_subset(tmp_path_factory) -> str:
 
 
 # in_memory: Beam's worker processes (the default, multi_processing) cost ~6 s per Beam component
-# to start; tests/test_beam_modes.py and the SIGKILL tests run the default mode.
+# to start; tests/test_beam_modes.py, the default run and the ExampleGen SIGKILL test run the
+# default mode.
 FAST = ['--train-steps', '150', '--min-accuracy', '0.3', '--beam-mode', 'in_memory']
 
 

@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIVE = metadata_store_pb2.Artifact.LIVE
 
 
-def _command(data, output):
+def _command(data, output, *extra):
   return [
     sys.executable,
     os.path.join(ROOT, 'pipeline.py'),
@@ -31,6 +31,7 @@ def _command(data, output):
     output,
     '--train-steps',
     '200',
+    *extra,
   ]
 
 
@@ -79,9 +80,12 @@ def uninterrupted(default_run):
 
 def test_killed_trainer_reruns_alone_and_leaves_no_trace(data, uninterrupted, tmp_path):
   output = str(tmp_path / 'out')
+  # The Trainer runs in the main process whatever the Beam mode; in_memory saves Beam's worker
+  # start-up (the ExampleGen test below kills a multi_processing run).
+  command = _command(data, output, '--beam-mode', 'in_memory')
   # Training has started once Keras' TensorBoard callback has written its first event file.
   _run_killed_when(
-    _command(data, output),
+    command,
     os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*', 'train', 'events.*'),
   )
   assert ('Trainer', 'RUNNING') in _executions(output)
@@ -89,7 +93,7 @@ def test_killed_trainer_reruns_alone_and_leaves_no_trace(data, uninterrupted, tm
   killed_run = glob.glob(os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*'))
   assert len(killed_run) == 1
 
-  again = subprocess.run(_command(data, output), cwd=ROOT, capture_output=True, text=True)
+  again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
   assert again.returncode == 0, again.stderr[-2000:]
   assert 'an earlier run was interrupted in Trainer' in again.stdout
   assert 'components: 3 executed, 6 cached of 9' in again.stdout  # Trainer, Evaluator, Pusher
