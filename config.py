@@ -118,6 +118,7 @@ class PipelineConfig:
   xla: str = _TRAINER.xla  # auto (on with GPU/TPU), on, off
   tpu: str = _TRAINER.tpu  # TPU name/address for TPUStrategy ('' : $TPU_NAME or none)
   min_accuracy: float = 0.9  # Evaluator blessing threshold
+  max_accuracy_drop: float = 0.01  # and at most this far below the serving (last blessed) model
   max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
   enable_cache: bool = True
   beam_runner: str = DIRECT_RUNNER  # local runs: or Dataflow/Flink/Spark

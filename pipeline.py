@@ -36,7 +36,7 @@ from components.recording_trainer.component import RecordingTrainer, VertexTrain
 from components.shard_check.component import ShardCheck
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
-from contracts import fingerprint, text_record, trainer_options
+from contracts import evaluation, fingerprint, text_record, trainer_options
 from contracts.trainer_options import TrainerOptions
 from trainer import signatures
 
@@ -253,22 +253,35 @@ def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict):
 
 
 def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: dict) -> List:
-  """Evaluator (blessing: eval accuracy ≥ min_accuracy) and Pusher (blessed models only).
-  values: min_accuracy (parameter_values)."""
+  """Evaluator and Pusher (blessed models only). Blessing: eval accuracy ≥ min_accuracy and, once
+  a model is serving, at most max_accuracy_drop below it on the same eval split (the latest blessed
+  model, resolved as the baseline). values: min_accuracy (parameter_values)."""
+  serving_model = tfx.dsl.Resolver(
+    strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
+    model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
+    model_blessing=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
+  ).with_id('serving_model')
   accuracy = tfma.MetricConfig(
-    class_name='SparseCategoricalAccuracy',
+    class_name=evaluation.ACCURACY_METRIC,
     threshold=tfma.MetricThreshold(
-      value_threshold=tfma.GenericValueThreshold(lower_bound={'value': config.min_accuracy})
+      value_threshold=tfma.GenericValueThreshold(lower_bound={'value': config.min_accuracy}),
+      # Without a baseline (the first model) TFX's Evaluator drops the change threshold.
+      change_threshold=tfma.GenericChangeThreshold(
+        direction=tfma.MetricDirection.HIGHER_IS_BETTER,
+        absolute={'value': -config.max_accuracy_drop},
+      ),
     ),
+  )
+  model_spec = dict(
+    signature_name='serving_default',
+    prediction_key='probabilities',
+    label_key=signatures.EVAL_LABEL_KEY,
+    preprocessing_function_names=['transform_features'],
   )
   eval_config = tfma.EvalConfig(
     model_specs=[
-      tfma.ModelSpec(
-        signature_name='serving_default',
-        prediction_key='probabilities',
-        label_key=signatures.EVAL_LABEL_KEY,
-        preprocessing_function_names=['transform_features'],
-      )
+      tfma.ModelSpec(name=evaluation.CANDIDATE, **model_spec),
+      tfma.ModelSpec(name=evaluation.BASELINE, is_baseline=True, **model_spec),
     ],
     slicing_specs=[tfma.SlicingSpec()],
     metrics_specs=[
@@ -278,6 +291,7 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
   evaluator = BlessingEvaluator(
     examples=examples,
     model=trainer.outputs['model'],
+    baseline_model=serving_model.outputs['model'],
     eval_config=eval_config,
     min_accuracy=values['min_accuracy'],
     code_fingerprint=fingerprint.of('components.blessing_evaluator.component'),
@@ -289,7 +303,7 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
       filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)
     ),
   )
-  return [evaluator, pusher]
+  return [serving_model, evaluator, pusher]
 
 
 def _existing(paths: List[str]) -> List[str]:

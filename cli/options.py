@@ -160,6 +160,13 @@ OPTIONS = {
     default=_DEFAULTS.min_accuracy,
     help='eval accuracy needed to bless and push the model (default: %(default)s)',
   ),
+  '--max-accuracy-drop': dict(
+    type=float,
+    default=_DEFAULTS.max_accuracy_drop,
+    help='bless only a model whose eval accuracy is at most this far below the serving '
+    "(latest blessed) model's on the same eval split (default: %(default)s; the first model: "
+    '--min-accuracy alone)',
+  ),
   '--max-damaged-percent': dict(
     type=float,
     default=_DEFAULTS.max_damaged_percent,
@@ -201,6 +208,7 @@ TRAINING = (
   '--image-size',
   '--image-channels',
   '--min-accuracy',
+  '--max-accuracy-drop',
   '--max-damaged-percent',
   '--no-cache',
   '--input-service',
@@ -233,6 +241,8 @@ def check_numbers(args: argparse.Namespace) -> None:
     raise UserError(f'--eval-percent {args.eval_percent}: must be between 1 and 99')
   if args.shard_size_mb <= 0 or getattr(args, 'train_steps', 1) < 1:
     raise UserError('--shard-size-mb and --train-steps must be positive')
+  if not 0 <= getattr(args, 'max_accuracy_drop', 0) <= 1:
+    raise UserError(f'--max-accuracy-drop {args.max_accuracy_drop}: must be between 0 and 1')
 
 
 def check_input_service(args: argparse.Namespace, reachable: bool = False) -> None:

@@ -12,6 +12,8 @@ import warnings
 class ComponentProgress(logging.Handler):
   """Prints `[i/n] Component ... done in 3.1 s (cached)` as LocalDagRunner walks the DAG."""
 
+  _NODE_MESSAGES = ('Component %s is running.', 'Component %s is finished.')
+
   def __init__(self, node_ids, stream=None):
     """stream: default sys.stdout as it is now (not as it was when this module was imported)."""
     super().__init__(level=logging.INFO)
@@ -22,6 +24,8 @@ class ComponentProgress(logging.Handler):
     self._current = None
 
   def emit(self, record: logging.LogRecord) -> None:
+    if record.msg in self._NODE_MESSAGES and record.args[0] not in self._order:
+      return  # a Resolver node: a lookup, not a component
     if record.msg == 'Component %s is running.':
       self._current = record.args[0]
       self._started[self._current] = time.monotonic()

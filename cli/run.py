@@ -8,7 +8,7 @@ import time
 
 from cli import options
 import config as cfg
-from contracts.errors import EXIT_FAILED, EXIT_OK
+from contracts.errors import EXIT_FAILED, EXIT_NOT_BLESSED, EXIT_OK
 
 HELP = 'run the whole pipeline locally (LocalDagRunner)'
 DESCRIPTION = (
@@ -58,7 +58,8 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
     tfx.orchestration.metadata.sqlite_metadata_connection_config(config.metadata_path),
     schema_only=schema_only,
   )
-  progress.route_logs(log_path, progress.ComponentProgress([c.id for c in dag.components]))
+  components = [c.id for c in dag.components if not isinstance(c, tfx.dsl.Resolver)]
+  progress.route_logs(log_path, progress.ComponentProgress(components))
   print(
     f'pipeline {config.pipeline_name}: {config.data_kind} from {config.data}; log: {log_path}',
     flush=True,
@@ -96,7 +97,8 @@ def finish(result: dict) -> int:
 
   print('\n'.join(summary.render(result)))
   if 'error' not in result:
-    return EXIT_OK
+    # Trained and evaluated but not blessed: nothing pushed, the serving model stays.
+    return EXIT_NOT_BLESSED if result.get('blessed') is False else EXIT_OK
   if result['anomalies_stop']:
     print(
       'stopped before training: the data does not match its schema (anomalies above)',

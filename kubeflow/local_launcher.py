@@ -8,7 +8,10 @@ the task's own container command and arguments (TFX's container entrypoints, Exa
 `preCacheCheck` driver first) as a subprocess here instead of inside the image: the working
 directory and PYTHONPATH are this checkout, as /pipeline is in kubeflow/Dockerfile's image.
 
-Not reproduced: containers, caching, retries, importer/resolver nodes.
+Resolver tasks (TFX's LatestBlessedModelStrategy compiles to two) are answered from the earlier
+runs under the same pipeline root: the newest run whose blessing says blessed, and its model, as
+the KFP backend would find them in ML Metadata. Not reproduced: containers, caching, retries,
+importer nodes, other resolver queries.
 
   .venv/bin/python -m kubeflow.local_launcher --template PIPELINE.json --pipeline-root DIR \
       [--param train_steps=800 ...]
@@ -18,6 +21,7 @@ import argparse
 import graphlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -25,6 +29,7 @@ from typing import Dict, List
 
 from kubeflow import parameters as kfp_parameters
 
+PRODUCED_FILE = 'produced.json'  # <pipeline root>/<run>/: every task's output artifacts
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLACEHOLDER = '{{$}}'
 
@@ -80,7 +85,8 @@ def executor_input(
     if upstream is None:
       raise LaunchError(f'{name}: input {key} does not come from a task')
     producer = produced[upstream['producerTask']]
-    artifacts[key] = {'artifacts': [producer[upstream['outputArtifactKey']]]}
+    found = producer.get(upstream['outputArtifactKey'])  # a resolver may find nothing
+    artifacts[key] = {'artifacts': [found] if found else []}
   outputs = {
     key: {
       'artifacts': [
@@ -140,9 +146,15 @@ def run(
   for number, name in enumerate(order, 1):
     task = tasks[name]
     component = spec['components'][task['componentRef']['name']]
-    container = executors[component['executorLabel']].get('container')
+    executor = executors[component['executorLabel']]
+    container = executor.get('container')
+    if 'resolver' in executor:
+      produced[name] = resolve(name, executor['resolver'], pipeline_root, run_id)
+      found = ', '.join(sorted(produced[name])) or 'nothing'
+      report(f'[{number}/{len(order)}] {name} resolved {found}')
+      continue
     if container is None:
-      raise LaunchError(f'{name}: only container tasks run locally (not importers/resolvers)')
+      raise LaunchError(f'{name}: only container and resolver tasks run locally')
     task_root = os.path.join(pipeline_root, run_id, name)
     invocation = json.dumps(
       executor_input(name, task, component, produced, task_root, run_id, pipeline_parameters)
@@ -169,8 +181,45 @@ def run(
       key: {**value['artifacts'][0], **reported.get(key, {}).get('artifacts', [{}])[0]}
       for key, value in planned.items()
     }
+    with open(os.path.join(pipeline_root, run_id, PRODUCED_FILE), 'w') as f:
+      json.dump(produced, f)  # what later runs' resolvers look at
     report(f'[{number}/{len(order)}] {name} done in {time.monotonic() - started:.1f} s')
   return produced
+
+
+def _title(artifact: dict) -> str:
+  """'tfx.Model' from an artifact's type (an instance schema or a schema title)."""
+  kind = artifact.get('type', {})
+  schema = kind.get('instanceSchema', '')
+  return schema.split('\n', 1)[0][len('title: ') :] if schema else kind.get('schemaTitle', '')
+
+
+def latest_blessed(pipeline_root: str, run_id: str) -> Dict[str, dict]:
+  """{'tfx.ModelBlessing': ..., 'tfx.Model': ...} of the newest earlier run under
+  pipeline_root whose model was blessed; {} when none was."""
+  for run_folder in sorted(os.listdir(pipeline_root), reverse=True):
+    path = os.path.join(pipeline_root, run_folder, PRODUCED_FILE)
+    if run_folder >= run_id or not os.path.isfile(path):
+      continue
+    with open(path) as f:
+      outputs = [a for task in json.load(f).values() for a in task.values()]
+    by_title = {_title(a): a for a in outputs}
+    blessing = by_title.get('tfx.ModelBlessing', {})
+    if blessing.get('metadata', {}).get('blessed') == 1 and 'tfx.Model' in by_title:
+      return {'tfx.ModelBlessing': blessing, 'tfx.Model': by_title['tfx.Model']}
+  return {}
+
+
+def resolve(name: str, resolver: dict, pipeline_root: str, run_id: str) -> Dict[str, dict]:
+  """A resolver task's outputs: its ModelBlessing / Model queries answered by latest_blessed."""
+  wanted = {}
+  for key, query in resolver.get('outputArtifactQueries', {}).items():
+    title = re.search(r'schema_title="([^"]+)"', query.get('filter', ''))
+    if title is None or title.group(1) not in ('tfx.Model', 'tfx.ModelBlessing'):
+      raise LaunchError(f'{name}: only latest-blessed-model resolvers run locally')
+    wanted[key] = title.group(1)
+  found = latest_blessed(pipeline_root, run_id)
+  return {key: found[title] for key, title in wanted.items() if title in found}
 
 
 def main(argv=None) -> int:

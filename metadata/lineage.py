@@ -13,6 +13,7 @@ from typing import List, Optional
 
 from ml_metadata.proto import metadata_store_pb2
 
+from contracts import evaluation as evaluation_names
 from contracts.errors import UserError
 from metadata import summary
 from metadata.summary import property_value
@@ -112,7 +113,9 @@ def trace(metadata_path: str) -> dict:
       evaluations.append(
         {
           'evaluated_on': graph.inputs[execution].get('examples'),
-          'accuracy': summary.accuracy(evaluation) if evaluation else None,
+          'accuracy': (
+            summary.accuracies(evaluation).get(evaluation_names.CANDIDATE) if evaluation else None
+          ),
           'blessed': bool(property_value(blessing, 'blessed')),
         }
       )

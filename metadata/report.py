@@ -19,6 +19,7 @@ import time
 from typing import Dict, List, Optional, Sequence
 
 from contracts import artifacts, atomic, image_record
+from contracts import evaluation as evaluation_names
 from metadata import lineage, summary
 
 REPORT_FILE = 'report.html'
@@ -245,8 +246,11 @@ def _metrics(nodes) -> Dict[str, float]:
     if for_slice.slice_key.single_slice_keys:
       continue
     for key_and_value in for_slice.metric_keys_and_values:
+      key = key_and_value.key
       if key_and_value.value.HasField('double_value'):
-        metrics[key_and_value.key.name] = key_and_value.value.double_value.value
+        whose = ' (serving model)' if key.model_name == evaluation_names.BASELINE else ''
+        name = f'{key.name} change' if key.is_diff else key.name + whose
+        metrics[name] = key_and_value.value.double_value.value
   return metrics
 
 
@@ -391,15 +395,15 @@ def _training_section(training: Optional[dict], nodes) -> str:
   )
 
 
-def _evaluation_section(metrics: Dict[str, float], result: dict, config) -> str:
+def _evaluation_section(metrics: Dict[str, float], result: dict) -> str:
   if not metrics:
     return _absent('No evaluation: the run stopped before the Evaluator.')
-  blessed = result.get('blessed')
+  why = _e(result.get('blessing') or '')
   verdict = (
-    f'<p class="good">Blessed (accuracy ≥ {config.min_accuracy}); pushed to '
+    f'<p class="good">Blessed ({why}); pushed to '
     f'<code>{_e(result.get("pushed_to") or "-")}</code>.</p>'
-    if blessed
-    else f'<p class="bad">Not blessed: accuracy below {config.min_accuracy}; not pushed.</p>'
+    if result.get('blessed')
+    else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
   return _table(['metric (eval split)', 'value'], sorted(metrics.items())) + verdict
 
@@ -507,7 +511,7 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
     'anomalies': _anomalies_section(result),
     'excluded': _excluded_section(result),
     'training': _training_section(training, nodes),
-    'evaluation': _evaluation_section(_metrics(nodes), result, config),
+    'evaluation': _evaluation_section(_metrics(nodes), result),
     'input': _input_section(training, _model_run_file(nodes, artifacts.DAMAGE_FILE)),
     'lineage': _lineage_section(config, nodes),
   }

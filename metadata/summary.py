@@ -9,6 +9,7 @@ from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
 from contracts import anomalies, artifacts, fingerprint
+from contracts import evaluation as evaluation_names
 
 _EXECUTION = metadata_store_pb2.Execution
 
@@ -40,8 +41,13 @@ def node_id(store: metadata_store.MetadataStore, execution: metadata_store_pb2.E
   )
 
 
+def is_resolver(execution: metadata_store_pb2.Execution) -> bool:
+  """A Resolver node's lookup (it runs on every pipeline run; not a component's work)."""
+  return execution.type.endswith('.Resolver')
+
+
 def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[str, NodeRun]:
-  """The executions of the newest pipeline run, keyed by component id."""
+  """The executions of the newest pipeline run, keyed by component id (resolvers left out)."""
   pipeline = store.get_context_by_type_and_name('pipeline', pipeline_name)
   if pipeline is None:
     return {}
@@ -53,6 +59,8 @@ def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[
   run = max(runs, key=lambda c: c.create_time_since_epoch)
   nodes = {}
   for execution in store.get_executions_by_context(run.id):
+    if is_resolver(execution):
+      continue
     node = node_id(store, execution)
     outputs = {}
     events = [
@@ -106,11 +114,12 @@ def _execution_facts(store, execution) -> dict:
   options = {}
   for name, value in properties.items():
     options.update(_flat(name, value))
-  inputs = sorted(
-    e.artifact_id
-    for e in store.get_events_by_execution_ids([execution.id])
-    if e.type == metadata_store_pb2.Event.INPUT
-  )
+  inputs = {}  # input key → artifact ids
+  for event in store.get_events_by_execution_ids([execution.id]):
+    if event.type == metadata_store_pb2.Event.INPUT:
+      # One event per artifact: its path names every input key it came in as.
+      for key in [step.key for step in event.path.steps if step.HasField('key')] or ['']:
+        inputs.setdefault(key, []).append(event.artifact_id)
   return {
     'code': fingerprint.digests(code),
     'data': options.pop('input_fingerprint', None),
@@ -141,7 +150,12 @@ def _reason(before: dict, now: dict) -> str:
   if before['data'] != now['data']:
     reasons.append('input data changed')
   elif before['inputs'] != now['inputs']:
-    reasons.append('new inputs from upstream')
+    keys = sorted(
+      key
+      for key in set(before['inputs']) | set(now['inputs'])
+      if sorted(before['inputs'].get(key, [])) != sorted(now['inputs'].get(key, []))
+    )
+    reasons.append(f'new inputs from upstream ({", ".join(keys)})')
   return (
     '; '.join(reasons)
     or 'nothing it depends on changed (caching off, or the earlier result is gone)'
@@ -194,16 +208,49 @@ def _split_counts(statistics: metadata_store_pb2.Artifact) -> Dict[str, int]:
   return dict(sorted(counts.items(), key=lambda item: (item[0] != 'train', item[0])))
 
 
-def accuracy(evaluation: metadata_store_pb2.Artifact) -> Optional[float]:
+def accuracies(evaluation: metadata_store_pb2.Artifact) -> Dict[str, float]:
+  """Overall eval accuracy per TFMA model name (contracts/evaluation.py): the candidate's and,
+  when one was serving, the baseline's."""
   import tensorflow_model_analysis as tfma
 
+  found = {}
   for metrics in tfma.load_metrics(evaluation.uri):
     if metrics.slice_key.single_slice_keys:
       continue
     for key_and_value in metrics.metric_keys_and_values:
-      if key_and_value.key.name == 'sparse_categorical_accuracy':
-        return key_and_value.value.double_value.value
-  return None
+      key = key_and_value.key
+      if key.name == evaluation_names.ACCURACY_KEY and not key.is_diff:
+        found[key.model_name or evaluation_names.CANDIDATE] = key_and_value.value.double_value.value
+  return found
+
+
+def blessing_reason(evaluation: metadata_store_pb2.Artifact, blessed: bool) -> str:
+  """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
+  model 0.984: more than 0.01 below'."""
+  import tensorflow_model_analysis as tfma
+
+  found = accuracies(evaluation)
+  candidate = found.get(evaluation_names.CANDIDATE)
+  serving = found.get(evaluation_names.BASELINE)
+  if candidate is None:
+    return ''
+  said = f'accuracy {candidate:.3f}'
+  if not blessed:
+    failed = [
+      failure.metric_threshold
+      for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
+      for failure in per_slice.failures
+    ]
+    drops = [t.change_threshold for t in failed if t.HasField('change_threshold')]
+    if drops and serving is not None:
+      return f'{said}, serving model {serving:.3f}: more than {-drops[0].absolute.value:g} below'
+    bounds = [t.value_threshold for t in failed if t.HasField('value_threshold')]
+    if bounds:
+      return f'{said}, below the {bounds[0].lower_bound.value:g} needed'
+    return said
+  if serving is None:
+    return f'{said}; no serving model to compare with'
+  return f'{said}, serving model {serving:.3f}'
 
 
 def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
@@ -231,9 +278,13 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
     if 'anomalies' in out:
       summary['anomalies'] = anomalies.describe_anomalies(out['anomalies'].uri)
     if 'evaluation' in out:
-      summary['eval_accuracy'] = accuracy(out['evaluation'])
+      found = accuracies(out['evaluation'])
+      summary['eval_accuracy'] = found.get(evaluation_names.CANDIDATE)
+      summary['serving_accuracy'] = found.get(evaluation_names.BASELINE)
     if 'blessing' in out:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
+      if 'evaluation' in out:
+        summary['blessing'] = blessing_reason(out['evaluation'], summary['blessed'])
     if 'pushed_model' in out:
       pushed = bool(property_value(out['pushed_model'], 'pushed'))
       summary['pushed_to'] = (
@@ -263,7 +314,8 @@ def render(summary: dict) -> List[str]:
   if summary.get('eval_accuracy') is not None:
     lines.append(f'eval accuracy: {summary["eval_accuracy"]:.4f}')
   if 'blessed' in summary:
-    lines.append(f'blessed:    {"yes" if summary["blessed"] else "no"}')
+    why = f' ({summary["blessing"]})' if summary.get('blessing') else ''
+    lines.append(f'blessed:    {"yes" if summary["blessed"] else "no"}{why}')
   if 'pushed_to' in summary:
     lines.append(f'pushed to:  {summary["pushed_to"] or "not pushed"}')
   total = len(summary['components'])

@@ -36,16 +36,19 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
     self,
     examples,
     model,
+    baseline_model,
     eval_config: tfma.EvalConfig,
     min_accuracy: Union[float, tfx.dsl.experimental.RuntimeParameter],
     code_fingerprint: str = '',
   ):
-    """eval_config's accuracy threshold says the default; min_accuracy (a value or a
+    """baseline_model: the model to compare with (a Resolver's output; empty: none yet).
+    eval_config's accuracy threshold says the default; min_accuracy (a value or a
     RuntimeParameter) is what the run uses."""
     super().__init__(
       spec=BlessingEvaluatorSpec(
         examples=examples,
         model=model,
+        baseline_model=baseline_model,
         eval_config=eval_config,
         example_splits=json_utils.dumps(None),
         fairness_indicator_thresholds=json_utils.dumps(None),

@@ -5,7 +5,7 @@ from tfx.components.evaluator import executor as evaluator_executor
 from tfx.types import standard_component_specs
 from tfx.utils import proto_utils
 
-ACCURACY = 'SparseCategoricalAccuracy'
+from contracts import evaluation
 
 
 def with_min_accuracy(eval_config_json: str, min_accuracy: float) -> str:
@@ -13,7 +13,7 @@ def with_min_accuracy(eval_config_json: str, min_accuracy: float) -> str:
   eval_config = proto_utils.json_to_proto(eval_config_json, tfma.EvalConfig())
   for metrics_spec in eval_config.metrics_specs:
     for metric in metrics_spec.metrics:
-      if metric.class_name == ACCURACY:
+      if metric.class_name == evaluation.ACCURACY_METRIC:
         metric.threshold.value_threshold.lower_bound.value = min_accuracy
   return proto_utils.proto_to_json(eval_config)
 

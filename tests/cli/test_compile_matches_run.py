@@ -26,6 +26,8 @@ FLAGS = [
   '30',
   '--min-accuracy',
   '0.5',
+  '--max-accuracy-drop',
+  '0.02',
   '--max-damaged-percent',
   '2',
   '--augment',

@@ -9,6 +9,7 @@ from tfx.utils import proto_utils
 
 from components.blessing_evaluator import executor
 from components.blessing_evaluator.component import BlessingEvaluator
+from contracts import evaluation
 
 
 def _eval_config(lower_bound: float) -> tfma.EvalConfig:
@@ -18,7 +19,7 @@ def _eval_config(lower_bound: float) -> tfma.EvalConfig:
         metrics=[
           tfma.MetricConfig(class_name='ExampleCount'),
           tfma.MetricConfig(
-            class_name=executor.ACCURACY,
+            class_name=evaluation.ACCURACY_METRIC,
             threshold=tfma.MetricThreshold(
               value_threshold=tfma.GenericValueThreshold(lower_bound={'value': lower_bound})
             ),
@@ -43,7 +44,7 @@ def test_min_accuracy_is_a_whole_parameter_a_compiled_spec_can_expose():
   examples = tfx.dsl.Channel(type=tfx.types.standard_artifacts.Examples)
   model = tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model)
   parameter = tfx.dsl.experimental.RuntimeParameter(name='min_accuracy', ptype=float, default=0.9)
-  evaluator = BlessingEvaluator(examples, model, _eval_config(0.9), parameter, 'fp')
+  evaluator = BlessingEvaluator(examples, model, None, _eval_config(0.9), parameter, 'fp')
   assert evaluator.exec_properties['min_accuracy'] is parameter
   assert json.loads(evaluator.exec_properties['eval_config'])['metrics_specs']
   assert set(evaluator.outputs) == {'evaluation', 'blessing'}

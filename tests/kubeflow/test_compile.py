@@ -19,6 +19,9 @@ COMPONENTS = {
   'Trainer',
   'Evaluator',
   'Pusher',
+  # The serving_model Resolver (LatestBlessedModelStrategy) compiles to two resolver tasks.
+  'serving_model-model-blessing-resolver',
+  'serving_model-model-resolver',
 }
 BEAM_STEPS = ('ImageExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator', 'Evaluator')
 IMAGE = 'example.org/tfrp:1'
@@ -59,7 +62,9 @@ def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsy
   assert not (tmp_path / 'root').exists()  # compiling writes nothing to the pipeline root
   tasks = spec['root']['dag']['tasks']
   assert set(tasks) == COMPONENTS
-  assert {e['container']['image'] for e in spec['deploymentSpec']['executors'].values()} == {IMAGE}
+  executors = spec['deploymentSpec']['executors'].values()
+  assert {e['container']['image'] for e in executors if 'container' in e} == {IMAGE}
+  assert sum('resolver' in e for e in executors) == 2  # the serving model's two queries
   assert not any(t.get('cachingOptions', {}).get('enableCache') for t in tasks.values())
   assert 'Trainer' in tasks['Evaluator'].get('dependentTasks', [])
   assert {'AnomalyGate', 'ShardCheck'} <= set(tasks['Trainer'].get('dependentTasks', []))
@@ -269,6 +274,8 @@ def test_dockerfile_ships_every_module_the_compiled_steps_import():
     spec = json.load(f)['pipelineSpec']
   imported = {'trainer'}  # run_fn
   for executor in spec['deploymentSpec']['executors'].values():
+    if 'container' not in executor:  # a resolver: a query the backend answers
+      continue
     args = executor['container']['args']
     imported.add(args[args.index('--executor_class_path') + 1].split('.')[0])
   imported.discard('tfx')

@@ -92,7 +92,8 @@ def test_compiled_pipeline_runs_to_a_pushed_model_with_parameters_set(compiled_l
     == 0
   )
   out = capsys.readouterr().out
-  assert 'min_accuracy=0.5, train_steps=150' in out and '[9/9] Pusher done' in out
+  assert 'min_accuracy=0.5, train_steps=150' in out and '[11/11] Pusher done' in out
+  assert 'serving_model-model-resolver resolved nothing' in out  # no earlier blessed model
   (run,) = glob.glob(str(folder / 'root' / 'run-*'))
 
   def reported(task, key):
@@ -141,3 +142,38 @@ def test_a_failing_task_is_one_line_naming_its_log(tmp_path, capsys):
 def test_remote_pipeline_root_is_refused(capsys):
   assert local_launcher.main([]) == 2  # the committed example's root is gs://
   assert 'pass a local --pipeline-root' in capsys.readouterr().err
+
+
+def _produced(root, run, blessed):
+  folder = root / run
+  folder.mkdir(parents=True)
+  model = {'uri': f'/{run}/model', 'type': {'instanceSchema': 'title: tfx.Model\ntype: object\n'}}
+  blessing = {
+    'uri': f'/{run}/blessing',
+    'type': {'instanceSchema': 'title: tfx.ModelBlessing\ntype: object\n'},
+    'metadata': {'blessed': blessed},
+  }
+  (folder / local_launcher.PRODUCED_FILE).write_text(
+    json.dumps({'Trainer': {'model': model}, 'Evaluator': {'blessing': blessing}})
+  )
+  return model, blessing
+
+
+def test_resolvers_answer_with_the_newest_earlier_blessed_model(tmp_path):
+  queries = {
+    'model_blessing': {'filter': 'schema_title="tfx.ModelBlessing" AND state=LIVE'},
+    'model': {'filter': 'schema_title="tfx.Model" AND state=LIVE'},
+  }
+  resolver = {'outputArtifactQueries': queries}
+  assert local_launcher.resolve('r', resolver, str(tmp_path), 'run-3') == {}  # a first run
+  model, blessing = _produced(tmp_path, 'run-1', blessed=1)
+  _produced(tmp_path, 'run-2', blessed=0)  # newer, not blessed
+  _produced(tmp_path, 'run-4', blessed=1)  # later than the run asking
+  assert local_launcher.resolve('r', resolver, str(tmp_path), 'run-3') == {
+    'model_blessing': blessing,
+    'model': model,
+  }
+  with pytest.raises(local_launcher.LaunchError, match='latest-blessed-model'):
+    local_launcher.resolve(
+      'r', {'outputArtifactQueries': {'x': {'filter': 'schema_title="tfx.Examples"'}}}, '', 'r'
+    )
