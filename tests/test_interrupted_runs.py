@@ -123,7 +123,11 @@ def test_killed_example_gen_leaves_nothing_later_components_pick_up(data, uninte
   )
   assert len(half_written) == 2  # examples/1 and the executor's scratch folder
 
-  again = subprocess.run(_command(data, output), cwd=ROOT, capture_output=True, text=True)
+  # Started again in one process: recovery does not depend on the Beam mode, and Beam's worker
+  # processes would cost ~6 s per Beam component.
+  again = subprocess.run(
+    _command(data, output, '--beam-mode', 'in_memory'), cwd=ROOT, capture_output=True, text=True
+  )
   assert again.returncode == 0, again.stderr[-2000:]
   counts = re.search(r'examples: +train (\d+), eval (\d+)', again.stdout)
   assert int(counts.group(1)) + int(counts.group(2)) == 300

@@ -199,16 +199,30 @@ def test_lineage_bad_input_is_one_line(first_run, tmp_path, capsys):
   assert err.startswith('error: ') and err.count('\n') == 1 and 'no metadata.sqlite' in err
 
 
-def test_span_folders_latest_by_default_or_pinned_and_traced(tmp_path, capsys):
+def test_spans_latest_or_pinned_traced_and_a_drifted_new_span_stops_before_training(
+  tmp_path, capsys
+):
+  """One output folder through three data versions (span folders), as data arrives."""
+  schema = tmp_path / 'schema.pbtxt'
+  curated = open(cfg.DIGITS_SCHEMA).read()
+  schema.write_text(
+    curated.replace(
+      'name: "label_name"\n  type: BYTES\n',
+      'name: "label_name"\n  type: BYTES\n  drift_comparator { infinity_norm { threshold: 0.1 } }\n',
+      1,
+    )
+  )
   data = tmp_path / 'versions'
   write_digits_subset(str(data / 'span-1'), per_class=6)
   write_digits_subset(str(data / 'span-2'), per_class=9)
   output = str(tmp_path / 'out')
-  code, latest = run_pipeline(str(data), output)
+  code, latest = run_pipeline(str(data), output, '--schema', str(schema))
   assert code == 0, latest.get('error')
   assert latest['span'] == 2 and sum(latest['examples_per_split'].values()) == 90
+  assert latest['components']['DriftCheck'] == 'COMPLETE'  # nothing before it to compare with
   # An older, smaller span trains a model that may fall behind the serving one: not compared here.
-  code, pinned = run_pipeline(str(data), output, '--span', '1', '--max-accuracy-drop', '1')
+  pinned_args = ('--schema', str(schema), '--max-accuracy-drop', '1')
+  code, pinned = run_pipeline(str(data), output, '--span', '1', *pinned_args)
   assert code == 0, pinned.get('error')
   assert pinned['span'] == 1 and sum(pinned['examples_per_split'].values()) == 60
   capsys.readouterr()
@@ -221,35 +235,18 @@ def test_span_folders_latest_by_default_or_pinned_and_traced(tmp_path, capsys):
   assert cli_main.main(['run', '--data', str(data), '--output', output, '--span', '3']) == 2
   assert 'no span-3 folder (spans: 1, 2)' in capsys.readouterr().err
 
-
-def test_a_drifted_new_span_stops_before_training(tmp_path, capsys):
-  schema = tmp_path / 'schema.pbtxt'
-  curated = open(cfg.DIGITS_SCHEMA).read()
-  schema.write_text(
-    curated.replace(
-      'name: "label_name"\n  type: BYTES\n',
-      'name: "label_name"\n  type: BYTES\n  drift_comparator { infinity_norm { threshold: 0.1 } }\n',
-      1,
-    )
-  )
-  data, output = tmp_path / 'versions', str(tmp_path / 'out')
-  write_digits_subset(str(data / 'span-1'), per_class=8)
-  code, first = run_pipeline(str(data), output, '--schema', str(schema))
-  assert code == 0, first.get('error')
-  assert first['components']['DriftCheck'] == 'COMPLETE'  # nothing before it to compare with
-  # Span 2 has only digits 0-2: label_name's distribution moves by L-inf 0.23 > 0.1.
-  write_digits_subset(str(data / 'span-2'), per_class=8)
+  # Span 3 has only digits 0-2: label_name's distribution moves by L-inf 0.23 > 0.1.
+  write_digits_subset(str(data / 'span-3'), per_class=8)
   for digit in range(3, 10):
-    shutil.rmtree(data / 'span-2' / str(digit))
-  capsys.readouterr()
-  code, second = run_pipeline(str(data), output, '--schema', str(schema))
+    shutil.rmtree(data / 'span-3' / str(digit))
+  code, drifted = run_pipeline(str(data), output, '--schema', str(schema))
   err = capsys.readouterr().err
-  assert code == 1 and second['span'] == 2
+  assert code == 1 and drifted['span'] == 3
   assert 'data drift against the previous data version' in err and "'label_name'" in err
-  assert second['components']['DriftCheck'] == 'FAILED' and 'Trainer' not in second['executed']
+  assert drifted['components']['DriftCheck'] == 'FAILED' and 'Trainer' not in drifted['executed']
   store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
-  assert len(store.get_artifacts_by_type('Model')) == 1  # only span 1's
-  with open(second['report'], encoding='utf-8') as f:
+  assert len(store.get_artifacts_by_type('Model')) == 2  # spans 1 and 2
+  with open(drifted['report'], encoding='utf-8') as f:
     page = f.read()
   section = lambda name: re.search(f'<section id="{name}">(.*?)</section>', page).group(1)
   assert 'data drift against the previous data version' in section('anomalies')

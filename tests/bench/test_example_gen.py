@@ -1,4 +1,4 @@
-"""`bench.example_gen` on 200 images: the figures are complete and consistent (no
+"""`bench.example_gen` on 100 images: the figures are complete and consistent (no
 speed test)."""
 
 import json
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):
   path = tmp_path_factory.mktemp('bench') / 'figures.json'
-  example_gen.main(['--images', '200', '--repeats', '1', '--json', str(path)])
+  example_gen.main(['--images', '100', '--repeats', '1', '--json', str(path)])
   with open(path) as f:
     return json.load(f)
 
