@@ -119,6 +119,8 @@ class PipelineConfig:
   tpu: str = _TRAINER.tpu  # TPU name/address for TPUStrategy ('' : $TPU_NAME or none)
   min_accuracy: float = 0.9  # Evaluator blessing threshold
   max_accuracy_drop: float = 0.01  # and at most this far below the serving (last blessed) model
+  min_class_recall: float = 0.0  # and every class's eval recall at least this (0: not checked)
+  slice_features: List[str] = dataclasses.field(default_factory=list)  # tabular: metrics per value
   max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
   enable_cache: bool = True
   beam_runner: str = DIRECT_RUNNER  # local runs: or Dataflow/Flink/Spark

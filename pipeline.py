@@ -21,12 +21,12 @@ if __name__ == '__main__':
 
 from typing import List, Tuple
 
-import tensorflow_model_analysis as tfma
 from tfx import v1 as tfx
 from tfx.proto import example_gen_pb2
 
 from components import file_based
 from components.anomaly_gate.component import AnomalyGate
+from components.blessing_evaluator import eval_config as blessing_config
 from components.blessing_evaluator.component import BlessingEvaluator
 from components.curated_schema_gen.component import CuratedSchemaGen
 from components.drift_check.component import DriftCheck
@@ -36,7 +36,7 @@ from components.recording_trainer.component import RecordingTrainer, VertexTrain
 from components.shard_check.component import ShardCheck
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
-from contracts import evaluation, fingerprint, text_record, trainer_options
+from contracts import fingerprint, text_record, trainer_options
 from contracts.trainer_options import TrainerOptions
 from trainer import signatures
 
@@ -255,38 +255,19 @@ def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict):
 def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: dict) -> List:
   """Evaluator and Pusher (blessed models only). Blessing: eval accuracy ≥ min_accuracy and, once
   a model is serving, at most max_accuracy_drop below it on the same eval split (the latest blessed
-  model, resolved as the baseline). values: min_accuracy (parameter_values)."""
+  model, resolved as the baseline); with min_class_recall, every class's recall ≥ it
+  (components/blessing_evaluator/eval_config.py). values: min_accuracy (parameter_values)."""
   serving_model = tfx.dsl.Resolver(
     strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
     model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
     model_blessing=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
   ).with_id('serving_model')
-  accuracy = tfma.MetricConfig(
-    class_name=evaluation.ACCURACY_METRIC,
-    threshold=tfma.MetricThreshold(
-      value_threshold=tfma.GenericValueThreshold(lower_bound={'value': config.min_accuracy}),
-      # Without a baseline (the first model) TFX's Evaluator drops the change threshold.
-      change_threshold=tfma.GenericChangeThreshold(
-        direction=tfma.MetricDirection.HIGHER_IS_BETTER,
-        absolute={'value': -config.max_accuracy_drop},
-      ),
-    ),
-  )
-  model_spec = dict(
-    signature_name='serving_default',
-    prediction_key='probabilities',
+  eval_config = blessing_config.build(
+    config.min_accuracy,
+    config.max_accuracy_drop,
+    config.min_class_recall,
+    config.slice_features,
     label_key=signatures.EVAL_LABEL_KEY,
-    preprocessing_function_names=['transform_features'],
-  )
-  eval_config = tfma.EvalConfig(
-    model_specs=[
-      tfma.ModelSpec(name=evaluation.CANDIDATE, **model_spec),
-      tfma.ModelSpec(name=evaluation.BASELINE, is_baseline=True, **model_spec),
-    ],
-    slicing_specs=[tfma.SlicingSpec()],
-    metrics_specs=[
-      tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name='ExampleCount'), accuracy])
-    ],
   )
   evaluator = BlessingEvaluator(
     examples=examples,

@@ -30,7 +30,7 @@ FULL = dict(
   jpeg=6000, raw=3000, tabular_copies=10, repeats=5, window_s=2.0, settle_s=0.5, stall_s=4.0
 )
 QUICK = dict(  # for tests of the report's shape, not for figures
-  jpeg=400, raw=200, tabular_copies=1, repeats=2, window_s=0.3, settle_s=0.15, stall_s=0.5
+  jpeg=400, raw=200, tabular_copies=1, repeats=1, window_s=0.3, settle_s=0.15, stall_s=0.5
 )
 
 

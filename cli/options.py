@@ -167,6 +167,20 @@ OPTIONS = {
     "(latest blessed) model's on the same eval split (default: %(default)s; the first model: "
     '--min-accuracy alone)',
   ),
+  '--min-class-recall': dict(
+    type=float,
+    default=_DEFAULTS.min_class_recall,
+    help='bless only a model that finds at least this share of every class in the eval split '
+    '(recall per class; default: %(default)s, not checked)',
+  ),
+  '--slice-feature': dict(
+    action='append',
+    dest='slice_features',
+    default=[],
+    metavar='COLUMN',
+    help='tabular data: also evaluate per value of this column (repeatable; reported, the '
+    'thresholds apply to the whole eval split)',
+  ),
   '--max-damaged-percent': dict(
     type=float,
     default=_DEFAULTS.max_damaged_percent,
@@ -209,6 +223,8 @@ TRAINING = (
   '--image-channels',
   '--min-accuracy',
   '--max-accuracy-drop',
+  '--min-class-recall',
+  '--slice-feature',
   '--max-damaged-percent',
   '--no-cache',
   '--input-service',
@@ -241,8 +257,10 @@ def check_numbers(args: argparse.Namespace) -> None:
     raise UserError(f'--eval-percent {args.eval_percent}: must be between 1 and 99')
   if args.shard_size_mb <= 0 or getattr(args, 'train_steps', 1) < 1:
     raise UserError('--shard-size-mb and --train-steps must be positive')
-  if not 0 <= getattr(args, 'max_accuracy_drop', 0) <= 1:
-    raise UserError(f'--max-accuracy-drop {args.max_accuracy_drop}: must be between 0 and 1')
+  for flag in ('max_accuracy_drop', 'min_class_recall'):
+    if not 0 <= getattr(args, flag, 0) <= 1:
+      name = '--' + flag.replace('_', '-')
+      raise UserError(f'{name} {getattr(args, flag)}: must be between 0 and 1')
 
 
 def check_input_service(args: argparse.Namespace, reachable: bool = False) -> None:
@@ -296,6 +314,8 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   _check_buckets(args)
   source = inputs.resolve_data(args.data) if args.data else None
   kind, text_column = _data_kind(source, args)
+  if getattr(args, 'slice_features', None) and kind not in (cfg.CSV, cfg.TFRECORDS):
+    raise UserError('--slice-feature: only tabular data (CSV or TFRecord columns) has features')
   output = inputs.check_output(args.output)
   local_dir = output
   if cfg.is_remote(output):

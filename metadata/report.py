@@ -247,7 +247,7 @@ def _metrics(nodes) -> Dict[str, float]:
       continue
     for key_and_value in for_slice.metric_keys_and_values:
       key = key_and_value.key
-      if key_and_value.value.HasField('double_value'):
+      if key_and_value.value.HasField('double_value') and not key.HasField('sub_key'):
         whose = ' (serving model)' if key.model_name == evaluation_names.BASELINE else ''
         name = f'{key.name} change' if key.is_diff else key.name + whose
         metrics[name] = key_and_value.value.double_value.value
@@ -395,7 +395,97 @@ def _training_section(training: Optional[dict], nodes) -> str:
   )
 
 
-def _evaluation_section(metrics: Dict[str, float], result: dict) -> str:
+def _confusion(nodes) -> Optional[List[List[float]]]:
+  """The candidate's confusion matrix on the eval split (TFMA's plot): rows true, columns
+  predicted class id."""
+  import tensorflow_model_analysis as tfma
+
+  evaluation = _output(nodes, 'evaluation')
+  for for_slice in tfma.load_plots(evaluation.uri) if evaluation is not None else ():
+    if for_slice.slice_key.single_slice_keys:
+      continue
+    for key_and_value in for_slice.plot_keys_and_values:
+      if key_and_value.key.model_name not in ('', evaluation_names.CANDIDATE):
+        continue
+      matrices = key_and_value.value.multi_class_confusion_matrix_at_thresholds.matrices
+      if not matrices:
+        continue
+      entries = matrices[0].entries
+      size = 1 + max([max(e.actual_class_id, e.predicted_class_id) for e in entries] or [0])
+      matrix = [[0.0] * size for _ in range(size)]
+      for entry in entries:
+        if entry.predicted_class_id >= 0:  # -1: no prediction above the threshold
+          matrix[entry.actual_class_id][entry.predicted_class_id] += entry.num_weighted_examples
+      return matrix
+  return None
+
+
+def _per_class_section(nodes, result: dict) -> str:
+  """Recall per class next to the serving model's, precision, and the confusion matrix."""
+  evaluation = _output(nodes, 'evaluation')
+  names = list(result.get('class_recall') or {})
+  if evaluation is None or not names:
+    return ''
+  classes = summary.per_class(evaluation)
+  candidate = classes.get(evaluation_names.CANDIDATE, {})
+  serving = classes.get(evaluation_names.BASELINE, {}).get(evaluation_names.RECALL_KEY)
+  header = ['class', 'recall (p > 0.5)', 'precision']
+  header += ['recall of the serving model'] if serving else []
+  rows = [
+    [name, candidate[evaluation_names.RECALL_KEY][i], candidate[evaluation_names.PRECISION_KEY][i]]
+    + ([serving[i]] if serving and i < len(serving) else [])
+    for i, name in enumerate(names)
+  ]
+  html_out = '<h3>Per class</h3>' + _table(header, rows)
+  matrix = _confusion(nodes)
+  if matrix:
+    plt = _pyplot()
+    size = len(matrix)
+    labels = names if len(names) == size else [str(i) for i in range(size)]
+    figure, axes = plt.subplots(figsize=(1 + 0.45 * size, 1 + 0.4 * size), num='confusion matrix')
+    axes.imshow(matrix, cmap='Blues')
+    for row in range(size):
+      for column in range(size):
+        if matrix[row][column]:
+          axes.text(column, row, f'{matrix[row][column]:g}', ha='center', va='center', fontsize=8)
+    axes.set_xticks(range(size), labels, rotation=90)
+    axes.set_yticks(range(size), labels)
+    axes.set_xlabel('predicted class')
+    axes.set_ylabel('true class')
+    html_out += '<h3>Confusion matrix (eval split)</h3>' + _png(figure)
+  return html_out
+
+
+def _slice_value(key) -> str:
+  value = getattr(key, key.WhichOneof('kind'))
+  return value.decode(errors='replace') if isinstance(value, bytes) else str(value)
+
+
+def _slices_section(nodes) -> str:
+  """Accuracy and example count per value of each --slice-feature."""
+  import tensorflow_model_analysis as tfma
+
+  evaluation = _output(nodes, 'evaluation')
+  rows = []
+  for for_slice in tfma.load_metrics(evaluation.uri) if evaluation is not None else ():
+    keys = for_slice.slice_key.single_slice_keys
+    if not keys:
+      continue
+    values = {}
+    for key_and_value in for_slice.metric_keys_and_values:
+      key = key_and_value.key
+      if key.model_name in ('', evaluation_names.CANDIDATE) and not key.HasField('sub_key'):
+        values[key.name] = key_and_value.value.double_value.value
+    where = ', '.join(f'{k.column} = {_slice_value(k)}' for k in keys)
+    rows.append(
+      [where, int(values.get('example_count', 0)), values.get(evaluation_names.ACCURACY_KEY)]
+    )
+  if not rows:
+    return ''
+  return '<h3>Per slice</h3>' + _table(['slice', 'examples', 'accuracy'], sorted(rows))
+
+
+def _evaluation_section(metrics: Dict[str, float], result: dict, nodes) -> str:
   if not metrics:
     return _absent('No evaluation: the run stopped before the Evaluator.')
   why = _e(result.get('blessing') or '')
@@ -405,7 +495,8 @@ def _evaluation_section(metrics: Dict[str, float], result: dict) -> str:
     if result.get('blessed')
     else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
-  return _table(['metric (eval split)', 'value'], sorted(metrics.items())) + verdict
+  details = _per_class_section(nodes, result) + _slices_section(nodes)
+  return _table(['metric (eval split)', 'value'], sorted(metrics.items())) + verdict + details
 
 
 def _input_section(training: Optional[dict], damage: Optional[dict]) -> str:
@@ -511,7 +602,7 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
     'anomalies': _anomalies_section(result),
     'excluded': _excluded_section(result),
     'training': _training_section(training, nodes),
-    'evaluation': _evaluation_section(_metrics(nodes), result),
+    'evaluation': _evaluation_section(_metrics(nodes), result, nodes),
     'input': _input_section(training, _model_run_file(nodes, artifacts.DAMAGE_FILE)),
     'lineage': _lineage_section(config, nodes),
   }

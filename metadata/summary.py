@@ -3,7 +3,7 @@
 import dataclasses
 import json
 import os
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
@@ -128,6 +128,12 @@ def _execution_facts(store, execution) -> dict:
   }
 
 
+def _change(key: str, before, now) -> str:
+  """'train_steps 20 → 25'; a long value (e.g. eval_config's metrics_specs): its name alone."""
+  said = f'{key} {before} → {now}'
+  return said if len(said) <= 80 else key
+
+
 def _reason(before: dict, now: dict) -> str:
   """Why an execution ran instead of reusing `before`'s result, in a few words."""
   reasons = []
@@ -141,7 +147,7 @@ def _reason(before: dict, now: dict) -> str:
   elif changed:
     reasons.append(f'code changed since the cached run ({", ".join(changed)})')
   options = [
-    f'{key} {before["options"].get(key)} → {now["options"].get(key)}'
+    _change(key, before['options'].get(key), now['options'].get(key))
     for key in sorted(set(before['options']) | set(now['options']))
     if before['options'].get(key) != now['options'].get(key)
   ]
@@ -208,25 +214,61 @@ def _split_counts(statistics: metadata_store_pb2.Artifact) -> Dict[str, int]:
   return dict(sorted(counts.items(), key=lambda item: (item[0] != 'train', item[0])))
 
 
-def accuracies(evaluation: metadata_store_pb2.Artifact) -> Dict[str, float]:
-  """Overall eval accuracy per TFMA model name (contracts/evaluation.py): the candidate's and,
-  when one was serving, the baseline's."""
+def _overall_metrics(evaluation: metadata_store_pb2.Artifact):
+  """(TFMA metric key, value) of every double-valued metric on the whole eval split."""
   import tensorflow_model_analysis as tfma
 
-  found = {}
   for metrics in tfma.load_metrics(evaluation.uri):
     if metrics.slice_key.single_slice_keys:
       continue
     for key_and_value in metrics.metric_keys_and_values:
-      key = key_and_value.key
-      if key.name == evaluation_names.ACCURACY_KEY and not key.is_diff:
-        found[key.model_name or evaluation_names.CANDIDATE] = key_and_value.value.double_value.value
-  return found
+      if key_and_value.value.HasField('double_value') and not key_and_value.key.is_diff:
+        yield key_and_value.key, key_and_value.value.double_value.value
 
 
-def blessing_reason(evaluation: metadata_store_pb2.Artifact, blessed: bool) -> str:
+def accuracies(evaluation: metadata_store_pb2.Artifact) -> Dict[str, float]:
+  """Overall eval accuracy per TFMA model name (contracts/evaluation.py): the candidate's and,
+  when one was serving, the baseline's."""
+  return {
+    key.model_name or evaluation_names.CANDIDATE: value
+    for key, value in _overall_metrics(evaluation)
+    if key.name == evaluation_names.ACCURACY_KEY
+  }
+
+
+def class_names(examples: Optional[metadata_store_pb2.Artifact], count: int) -> List[str]:
+  """Label names from the examples' labels.txt (images, text), else the class ids."""
+  path = os.path.join(examples.uri, artifacts.LABELS_FILE) if examples is not None else ''
+  if path and os.path.isfile(path):
+    with open(path, encoding='utf-8') as f:
+      names = [line.rstrip('\n') for line in f]
+    if len(names) == count:
+      return names
+  return [str(i) for i in range(count)]
+
+
+def per_class(evaluation: metadata_store_pb2.Artifact) -> Dict[str, Dict[str, List[float]]]:
+  """{model name: {'recall': [per class id], 'precision': [...]}} on the whole eval split."""
+  found: Dict[str, Dict[str, Dict[int, float]]] = {}
+  for key, value in _overall_metrics(evaluation):
+    if key.sub_key.HasField('class_id') and key.name in (
+      evaluation_names.RECALL_KEY,
+      evaluation_names.PRECISION_KEY,
+    ):
+      model = key.model_name or evaluation_names.CANDIDATE
+      found.setdefault(model, {}).setdefault(key.name, {})[key.sub_key.class_id.value] = value
+  return {
+    model: {name: [by_id[i] for i in sorted(by_id)] for name, by_id in metrics.items()}
+    for model, metrics in found.items()
+  }
+
+
+def blessing_reason(
+  evaluation: metadata_store_pb2.Artifact, blessed: bool, names: Sequence[str] = ()
+) -> str:
   """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
-  model 0.984: more than 0.01 below'."""
+  model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed'.
+  names: class names by id."""
   import tensorflow_model_analysis as tfma
 
   found = accuracies(evaluation)
@@ -236,14 +278,25 @@ def blessing_reason(evaluation: metadata_store_pb2.Artifact, blessed: bool) -> s
     return ''
   said = f'accuracy {candidate:.3f}'
   if not blessed:
-    failed = [
-      failure.metric_threshold
+    failures = [
+      failure
       for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
       for failure in per_slice.failures
     ]
+    failed = [f.metric_threshold for f in failures]
     drops = [t.change_threshold for t in failed if t.HasField('change_threshold')]
     if drops and serving is not None:
       return f'{said}, serving model {serving:.3f}: more than {-drops[0].absolute.value:g} below'
+    classes = [f for f in failures if f.metric_key.sub_key.HasField('class_id')]
+    if classes:
+      worst = min(classes, key=lambda f: f.metric_value.double_value.value)
+      class_id = worst.metric_key.sub_key.class_id.value
+      name = names[class_id] if class_id < len(names) else str(class_id)
+      return (
+        f'{said}, class {name} recall {worst.metric_value.double_value.value:.3f}: below the '
+        f'{worst.metric_threshold.value_threshold.lower_bound.value:g} needed'
+        + (f' ({len(classes)} classes)' if len(classes) > 1 else '')
+      )
     bounds = [t.value_threshold for t in failed if t.HasField('value_threshold')]
     if bounds:
       return f'{said}, below the {bounds[0].lower_bound.value:g} needed'
@@ -261,6 +314,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
     'executed': sorted(n.node_id for n in nodes.values() if n.state == 'COMPLETE'),
     'cached': sorted(n.node_id for n in nodes.values() if n.state == 'CACHED'),
   }
+  examples = next((n.outputs['examples'] for n in nodes.values() if 'examples' in n.outputs), None)
+  names: List[str] = []
   for node in nodes.values():
     out = node.outputs
     if 'statistics' in out:
@@ -281,10 +336,14 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       found = accuracies(out['evaluation'])
       summary['eval_accuracy'] = found.get(evaluation_names.CANDIDATE)
       summary['serving_accuracy'] = found.get(evaluation_names.BASELINE)
+      classes = per_class(out['evaluation'])
+      recall = classes.get(evaluation_names.CANDIDATE, {}).get(evaluation_names.RECALL_KEY, [])
+      names = class_names(examples, len(recall))
+      summary['class_recall'] = dict(zip(names, recall))
     if 'blessing' in out:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
       if 'evaluation' in out:
-        summary['blessing'] = blessing_reason(out['evaluation'], summary['blessed'])
+        summary['blessing'] = blessing_reason(out['evaluation'], summary['blessed'], names)
     if 'pushed_model' in out:
       pushed = bool(property_value(out['pushed_model'], 'pushed'))
       summary['pushed_to'] = (
@@ -313,6 +372,13 @@ def render(summary: dict) -> List[str]:
     )
   if summary.get('eval_accuracy') is not None:
     lines.append(f'eval accuracy: {summary["eval_accuracy"]:.4f}')
+  recall = summary.get('class_recall')
+  if recall:
+    weakest = min(recall, key=recall.get)
+    lines.append(
+      f'per class:  recall {recall[weakest]:.3f} (class {weakest}) to {max(recall.values()):.3f},'
+      f' {len(recall)} classes'
+    )
   if 'blessed' in summary:
     why = f' ({summary["blessing"]})' if summary.get('blessing') else ''
     lines.append(f'blessed:    {"yes" if summary["blessed"] else "no"}{why}')

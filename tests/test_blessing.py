@@ -2,6 +2,7 @@
 nothing: four real runs on one output."""
 
 import os
+import re
 
 import pytest
 
@@ -39,6 +40,23 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(digits_subset, tm
   assert f'blessed:    no ({weak["blessing"]})' in out.splitlines()
   assert sorted(os.listdir(serving)) == pushed  # the serving folder as it was
 
+  # The same weak model with the accuracy thresholds off: a class it misses blocks it alone.
+  code, missed = run_pipeline(
+    digits_subset,
+    output,
+    '--train-steps',
+    '1',
+    *('--min-accuracy', '0', '--max-accuracy-drop', '1', '--min-class-recall', '0.9'),
+  )
+  assert code == EXIT_NOT_BLESSED and missed['executed'] == ['Evaluator', 'Pusher']
+  weakest = min(missed['class_recall'], key=missed['class_recall'].get)
+  assert re.fullmatch(
+    rf'accuracy \S+, class {weakest} recall {missed["class_recall"][weakest]:.3f}: '
+    r'below the 0.9 needed( \(\d+ classes\))?',
+    missed['blessing'],
+  )
+  assert sorted(os.listdir(serving)) == pushed
+
   # The first run's settings again: its (cached) model against itself as the serving model.
   code, again = run_pipeline(digits_subset, output)
   assert code == EXIT_OK and again['blessed'] and again['pushed_to']
@@ -46,7 +64,10 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(digits_subset, tm
     f'accuracy {again["eval_accuracy"]:.3f}, serving model {first["eval_accuracy"]:.3f}'
   )
   assert again['executed'] == ['Evaluator', 'Pusher']  # the Trainer's model was cached
-  assert again['why_executed']['Evaluator'] == 'new inputs from upstream (model)'  # not run 2's
+  # Against the Evaluator's last execution (the class-recall run): its thresholds, its model.
+  assert again['why_executed']['Evaluator'] == (
+    'options changed (metrics_specs, min_accuracy 0.0 → 0.3); new inputs from upstream (model)'
+  )
 
   capsys.readouterr()
   before = len(_store(output).get_artifacts())

@@ -67,6 +67,8 @@ def test_unwritable_output(tmp_path, capsys):
     ('--eval-percent', '100'),
     ('--shard-size-mb', '0'),
     ('--train-steps', '0'),
+    ('--max-accuracy-drop', '-0.1'),
+    ('--min-class-recall', '1.5'),
   ],
 )
 def test_out_of_range_numbers(tmp_path, capsys, option, value):
@@ -74,6 +76,15 @@ def test_out_of_range_numbers(tmp_path, capsys, option, value):
   err = capsys.readouterr().err
   assert code == 2 and err.startswith('error: ') and option in err
   assert not (tmp_path / 'out').exists()
+
+
+def test_slices_need_columns(tmp_path, capsys):
+  code = cli_main.main(['run', '--slice-feature', 'x', '--output', str(tmp_path / 'out')])
+  err = capsys.readouterr().err
+  assert code == 2 and err == (
+    'error: --slice-feature: only tabular data (CSV or TFRecord columns) has features\n'
+  )
+  assert not (tmp_path / 'out').exists()  # the embedded digits are images: nothing written
 
 
 def test_missing_schema_file(tmp_path, capsys):

@@ -16,6 +16,7 @@ from tfx.utils import io_utils
 
 from cli import main as cli_main
 import config as cfg
+from contracts import evaluation as evaluation_names
 from contracts.errors import EXIT_FAILED
 from metadata import lineage, summary
 import pipeline
@@ -34,6 +35,35 @@ def test_run_trains_blesses_and_pushes(first_run):
   assert result['blessed'] is True
   assert os.path.isfile(os.path.join(result['pushed_to'], 'saved_model.pb'))
   assert result['executed'] == sorted(result['components']) and not result['cached']
+
+
+def test_tfma_records_recall_per_class_and_a_confusion_matrix(first_run):
+  import tensorflow_model_analysis as tfma
+
+  _, result, output = first_run
+  assert list(result['class_recall']) == [str(i) for i in range(10)]  # labels.txt's names
+  assert all(0 <= recall <= 1 for recall in result['class_recall'].values())
+  (evaluation,) = summary.open_store(os.path.join(output, 'metadata.sqlite')).get_artifacts_by_type(
+    'ModelEvaluation'
+  )
+  recorded = summary.per_class(evaluation)[evaluation_names.CANDIDATE]
+  assert recorded['recall'] == list(result['class_recall'].values())
+  assert len(recorded['precision']) == 10
+  (plots,) = [p for p in tfma.load_plots(evaluation.uri) if not p.slice_key.single_slice_keys]
+  (matrix,) = [
+    v.value.multi_class_confusion_matrix_at_thresholds.matrices[0]
+    for v in plots.plot_keys_and_values
+  ]
+  assert (
+    sum(e.num_weighted_examples for e in matrix.entries) == result['examples_per_split']['eval']
+  )
+  # Recall (probability > 0.5) is at most the top-class recall: the matrix's diagonal over its row.
+  rows, hits = [0.0] * 10, [0.0] * 10
+  for entry in matrix.entries:
+    rows[entry.actual_class_id] += entry.num_weighted_examples
+    if entry.actual_class_id == entry.predicted_class_id:
+      hits[entry.actual_class_id] += entry.num_weighted_examples
+  assert all(r <= h / n + 1e-9 for r, h, n in zip(recorded['recall'], hits, rows))
 
 
 def test_shards_are_checked_before_training_and_the_model_records_it(first_run):
@@ -116,10 +146,16 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tmp_path):
     folder = data / f'span-{span}' / f'version-{version}'
     folder.mkdir(parents=True)
     (folder / 'trips.csv').write_text(header + ''.join(chunk))
-  code, latest = run_pipeline(str(data), output, '--label', 'tips')
+  code, latest = run_pipeline(
+    str(data), output, '--label', 'tips', '--slice-feature', 'payment_type'
+  )
   assert code == 0, latest.get('error')
   assert latest['span'] == 2 and sum(latest['examples_per_split'].values()) == 1700
   assert latest['eval_accuracy'] > 0.6 and latest['blessed']
+  assert list(latest['class_recall']) == ['0', '1']  # tips > 0: no, yes
+  with open(latest['report'], encoding='utf-8') as f:
+    page = f.read()
+  assert 'payment_type = Cash' in page and 'payment_type = Credit Card' in page  # per slice
   # Pinning a span (--span) goes through the same driver: the image test below runs it.
   versions = {
     (v['span'], v['version'])

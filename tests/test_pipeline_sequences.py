@@ -44,6 +44,7 @@ def test_a_learnable_text_set_is_learned_through_the_whole_pipeline(tmp_path):
   code, result = run_pipeline(data, output, '--train-steps', '400', '--min-accuracy', '0.8')
   assert code == 0, result.get('error')
   assert result['eval_accuracy'] > 0.8 and result['blessed']  # chance is 0.5
+  assert len(result['class_recall']) == 2 and min(result['class_recall'].values()) > 0.5
   assert sum(result['examples_per_split'].values()) == 3000
   statistics = tfdv.load_stats_binary(
     os.path.join(

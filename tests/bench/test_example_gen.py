@@ -10,10 +10,13 @@ from bench import example_gen
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
 
+IMAGES = 100  # and a quarter of them: the runs are named <workers>w_<images>
+
+
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):
   path = tmp_path_factory.mktemp('bench') / 'figures.json'
-  example_gen.main(['--images', '100', '--repeats', '1', '--json', str(path)])
+  example_gen.main(['--images', str(IMAGES), '--repeats', '1', '--json', str(path)])
   with open(path) as f:
     return json.load(f)
 
@@ -21,7 +24,9 @@ def figures(tmp_path_factory):
 def test_every_run_has_a_rate_and_a_peak_memory(figures):
   for name in ('seed', 'workers1', 'workers2', 'workers1_marginal', 'workers2_marginal'):
     assert figures['images_per_s'][name] > 0, name
-  assert set(figures['peak_mb']) == {'1w_50', '1w_200', '2w_50', '2w_200'}
+  assert set(figures['peak_mb']) == {
+    f'{workers}w_{images}' for workers in (1, 2) for images in (IMAGES // 4, IMAGES)
+  }
   assert all(mb > 100 for mb in figures['peak_mb'].values())  # TensorFlow alone is more
 
 
@@ -34,6 +39,6 @@ def test_ratios_follow_from_the_rates_and_targets_from_the_ratios(figures):
     rates['workers2_marginal'] / 2 / rates['seed']
   )
   assert ratios['memory_4n_over_n'] == pytest.approx(
-    figures['peak_mb']['2w_200'] / figures['peak_mb']['2w_50']
+    figures['peak_mb'][f'2w_{IMAGES}'] / figures['peak_mb'][f'2w_{IMAGES // 4}']
   )
   assert figures['targets']['memory_4n_over_n']['met'] == (ratios['memory_4n_over_n'] <= 1.2)

@@ -1,50 +1,72 @@
-"""BlessingEvaluator: min_accuracy is a parameter of its own, written into eval_config's
-accuracy threshold by the executor."""
+"""BlessingEvaluator: min_accuracy is a parameter of its own and the class ids come from the
+model; both are written into eval_config by the executor (eval_config.with_parameters)."""
 
 import json
 
+import tensorflow as tf
 import tensorflow_model_analysis as tfma
 from tfx import v1 as tfx
 from tfx.utils import proto_utils
 
-from components.blessing_evaluator import executor
+from components.blessing_evaluator import eval_config, executor
 from components.blessing_evaluator.component import BlessingEvaluator
 from contracts import evaluation
 
 
-def _eval_config(lower_bound: float) -> tfma.EvalConfig:
-  return tfma.EvalConfig(
-    metrics_specs=[
-      tfma.MetricsSpec(
-        metrics=[
-          tfma.MetricConfig(class_name='ExampleCount'),
-          tfma.MetricConfig(
-            class_name=evaluation.ACCURACY_METRIC,
-            threshold=tfma.MetricThreshold(
-              value_threshold=tfma.GenericValueThreshold(lower_bound={'value': lower_bound})
-            ),
-          ),
-        ]
-      )
-    ]
-  )
+def _folded(built: tfma.EvalConfig, min_accuracy, classes: int) -> tfma.EvalConfig:
+  json_config = eval_config.with_parameters(proto_utils.proto_to_json(built), min_accuracy, classes)
+  return proto_utils.json_to_proto(json_config, tfma.EvalConfig())
 
 
-def test_min_accuracy_replaces_the_accuracy_lower_bound_only():
-  folded = proto_utils.json_to_proto(
-    executor.with_min_accuracy(proto_utils.proto_to_json(_eval_config(0.9)), 0.25),
-    tfma.EvalConfig(),
-  )
-  count, accuracy = folded.metrics_specs[0].metrics
-  assert accuracy.threshold.value_threshold.lower_bound.value == 0.25
-  assert not count.HasField('threshold')
+def _metric(config: tfma.EvalConfig, class_name: str):
+  (found,) = [m for s in config.metrics_specs for m in s.metrics if m.class_name == class_name]
+  return found
+
+
+def test_thresholds_hold_on_the_whole_eval_split_only():
+  built = eval_config.build(0.9, 0.01, min_class_recall=0.5, slice_features=['payment_type'])
+  assert [list(s.feature_keys) for s in built.slicing_specs] == [[], ['payment_type']]
+  for class_name in (evaluation.ACCURACY_METRIC, evaluation.RECALL_METRIC):
+    metric = _metric(built, class_name)
+    assert not metric.HasField('threshold')
+    (per_slice,) = metric.per_slice_thresholds
+    assert list(per_slice.slicing_specs) == [tfma.SlicingSpec()]
+  recall = _metric(built, evaluation.RECALL_METRIC).per_slice_thresholds[0].threshold
+  assert recall.value_threshold.lower_bound.value == 0.5
+  assert not _metric(eval_config.build(0.9, 0.01), evaluation.RECALL_METRIC).per_slice_thresholds
+  tfma.utils.verify_eval_config(built)
+
+
+def test_the_run_sets_min_accuracy_and_the_class_ids():
+  folded = _folded(eval_config.build(0.9, 0.02), 0.25, classes=3)
+  accuracy = _metric(folded, evaluation.ACCURACY_METRIC).per_slice_thresholds[0].threshold
+  assert accuracy.value_threshold.lower_bound.value == 0.25
+  assert accuracy.change_threshold.absolute.value == -0.02  # not touched
+  per_class = [s for s in folded.metrics_specs if s.HasField('binarize')]
+  assert [list(s.binarize.class_ids.values) for s in per_class] == [[0, 1, 2]]
+  unchanged = _folded(eval_config.build(0.9, 0.02), None, classes=2)
+  lower_bound = _metric(unchanged, evaluation.ACCURACY_METRIC).per_slice_thresholds[0]
+  assert lower_bound.threshold.value_threshold.lower_bound.value == 0.9
+
+
+def test_the_class_count_is_read_from_the_saved_signature(tmp_path):
+  class Five(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+    def serve(self, x):
+      return {executor.OUTPUT_KEY: tf.nn.softmax(tf.concat([x, x, x[:, :1]], axis=1))}
+
+  model = Five()
+  tf.saved_model.save(model, str(tmp_path), signatures={'serving_default': model.serve})
+  assert executor.num_classes(str(tmp_path)) == 5
 
 
 def test_min_accuracy_is_a_whole_parameter_a_compiled_spec_can_expose():
   examples = tfx.dsl.Channel(type=tfx.types.standard_artifacts.Examples)
   model = tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model)
   parameter = tfx.dsl.experimental.RuntimeParameter(name='min_accuracy', ptype=float, default=0.9)
-  evaluator = BlessingEvaluator(examples, model, None, _eval_config(0.9), parameter, 'fp')
+  evaluator = BlessingEvaluator(
+    examples, model, None, eval_config.build(0.9, 0.01), parameter, 'fp'
+  )
   assert evaluator.exec_properties['min_accuracy'] is parameter
   assert json.loads(evaluator.exec_properties['eval_config'])['metrics_specs']
   assert set(evaluator.outputs) == {'evaluation', 'blessing'}

@@ -57,7 +57,8 @@ def test_every_section_is_rendered_with_content(rendered):
 def test_each_chart_loaded_with_a_real_size(rendered):
   facts, _, _ = rendered
   charts = {i['section']: i for i in facts['images']}
-  assert set(charts) == {'examples', 'training'}  # label distribution, training curves
+  # label distribution, training curves, confusion matrix
+  assert set(charts) == {'examples', 'training', 'evaluation'}
   for chart in facts['images']:
     assert chart['complete'] and chart['width'] > 200 and chart['height'] > 100, chart
 
@@ -78,6 +79,9 @@ def test_the_sections_show_this_runs_figures(rendered):
     'sparse_categorical_accuracy' in text['training'] and 'tensorboard --logdir' in text['training']
   )
   assert f'{result["eval_accuracy"]:.4g}' in text['evaluation'] and 'Blessed' in text['evaluation']
+  assert 'Per class' in text['evaluation'] and 'Confusion matrix' in text['evaluation']
+  recall_of_0 = result['class_recall']['0']
+  assert f'0\t{recall_of_0:,.4g}' in text['evaluation']  # class 0's row: its recall
   assert 'examples/s' in text['input'] and 'training step' in text['input']
   assert result['pushed_to'] in text['lineage'] and 'model #' in text['lineage']
   assert 'label_name' in text['features'] and 'image_id' in text['features']

@@ -1,0 +1,111 @@
+"""The Evaluator's TFMA configuration: what blesses a model, and what is measured beside it.
+
+Blessing (thresholds on the overall slice only, so a small feature slice never blocks a push):
+eval accuracy ≥ min_accuracy; at most max_accuracy_drop below the serving model (a change
+threshold, which TFX drops while no model is serving); with min_class_recall > 0, every class's
+recall ≥ it. Measured beside it: recall and precision per class (TFMA binarization by class id: an example
+counts for class c when the model gives c a probability above 0.5) for the candidate and the
+serving model, a confusion matrix (top class), and every metric per value of each slice feature.
+
+Why not recall at the top class (TFMA's `top_k: 1` with binarization): TFMA keys a threshold by
+the binarized sub key only, so a threshold on such a metric never finds its value and always
+fails; at probability 0.5 the thresholds hold, and recall there is at most the top-class recall
+(p > 0.5 makes c the top class).
+
+The class ids are not known when the pipeline is built (they come from the data): the executor
+writes them in from the candidate model's output width (with_classes).
+"""
+
+from typing import Optional, Sequence
+
+import tensorflow_model_analysis as tfma
+from tfx.utils import proto_utils
+
+from contracts import evaluation
+
+OVERALL = tfma.SlicingSpec()
+
+
+def _overall(threshold: tfma.MetricThreshold) -> dict:
+  return dict(
+    per_slice_thresholds=[
+      tfma.PerSliceMetricThreshold(slicing_specs=[OVERALL], threshold=threshold)
+    ]
+  )
+
+
+def build(
+  min_accuracy: float,
+  max_accuracy_drop: float,
+  min_class_recall: float = 0.0,
+  slice_features: Sequence[str] = (),
+  label_key: str = '',
+) -> tfma.EvalConfig:
+  """label_key: the label as the serving signature's preprocessing function returns it."""
+  accuracy = tfma.MetricThreshold(
+    value_threshold=tfma.GenericValueThreshold(lower_bound={'value': min_accuracy}),
+    change_threshold=tfma.GenericChangeThreshold(
+      direction=tfma.MetricDirection.HIGHER_IS_BETTER,
+      absolute={'value': -max_accuracy_drop},
+    ),
+  )
+  class_recall = (
+    _overall(
+      tfma.MetricThreshold(
+        value_threshold=tfma.GenericValueThreshold(lower_bound={'value': min_class_recall})
+      )
+    )
+    if min_class_recall > 0
+    else {}
+  )
+  model_spec = dict(
+    signature_name='serving_default',
+    prediction_key='probabilities',
+    label_key=label_key,
+    preprocessing_function_names=['transform_features'],
+  )
+  return tfma.EvalConfig(
+    model_specs=[
+      tfma.ModelSpec(name=evaluation.CANDIDATE, **model_spec),
+      tfma.ModelSpec(name=evaluation.BASELINE, is_baseline=True, **model_spec),
+    ],
+    slicing_specs=[OVERALL] + [tfma.SlicingSpec(feature_keys=[name]) for name in slice_features],
+    metrics_specs=[
+      tfma.MetricsSpec(
+        metrics=[
+          tfma.MetricConfig(class_name='ExampleCount'),
+          tfma.MetricConfig(class_name=evaluation.ACCURACY_METRIC, **_overall(accuracy)),
+          tfma.MetricConfig(class_name=evaluation.CONFUSION_PLOT),
+        ]
+      ),
+      tfma.MetricsSpec(  # per class: with_classes adds the class ids
+        metrics=[
+          tfma.MetricConfig(class_name=evaluation.RECALL_METRIC, **class_recall),
+          tfma.MetricConfig(class_name=evaluation.PRECISION_METRIC),
+        ]
+      ),
+    ],
+  )
+
+
+def _per_class_specs(eval_config: tfma.EvalConfig):
+  return [
+    spec
+    for spec in eval_config.metrics_specs
+    if any(m.class_name == evaluation.RECALL_METRIC for m in spec.metrics)
+  ]
+
+
+def with_parameters(eval_config_json: str, min_accuracy: Optional[float], num_classes: int) -> str:
+  """eval_config (as TFX passes it, JSON) with the accuracy lower bound set to min_accuracy
+  (None: as built) and the per-class metrics binarized by class ids 0..num_classes-1."""
+  eval_config = proto_utils.json_to_proto(eval_config_json, tfma.EvalConfig())
+  for spec in eval_config.metrics_specs if min_accuracy is not None else ():
+    for metric in spec.metrics:
+      if metric.class_name == evaluation.ACCURACY_METRIC:
+        for threshold in [metric.threshold] + [t.threshold for t in metric.per_slice_thresholds]:
+          if threshold.HasField('value_threshold'):
+            threshold.value_threshold.lower_bound.value = min_accuracy
+  for spec in _per_class_specs(eval_config):
+    spec.binarize.class_ids.values[:] = range(num_classes)
+  return proto_utils.proto_to_json(eval_config)
