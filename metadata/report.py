@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence
 
 from contracts import artifacts, atomic, image_record
 from contracts import evaluation as evaluation_names
-from metadata import lineage, summary
+from metadata import lineage, pictures, summary
 
 REPORT_FILE = 'report.html'
 EXCLUDED_ROWS_SHOWN = 200
@@ -64,7 +64,7 @@ def _table(header: Sequence[str], rows: List[Sequence]) -> str:
     + ''.join(
       f'<td class="n">{_number(c)}</td>'
       if isinstance(c, (int, float)) and not isinstance(c, bool)
-      else f'<td>{_e(c)}</td>'
+      else f'<td>{_e("–" if c is None else c)}</td>'
       for c in row
     )
     + '</tr>'
@@ -315,11 +315,24 @@ def _examples_section(result: dict, statistics: dict, label_keys: Sequence[str])
   return ''.join(parts) + _png(figure) + _table([key] + list(per_split), rows)
 
 
-def _features_section(statistics: dict) -> str:
+def _samples(result: dict, images: str) -> str:
+  """For image data: a grid of eval images per class."""
+  names = list(result.get('class_recall') or {})
+  if not images or not names:
+    return ''
+  figure = pictures.sample_grid(result['examples_uri'], names, images)
+  return '<h3>Eval images per class</h3>' + _png(figure) if figure else ''
+
+
+def _features_section(statistics: dict, histograms: bool) -> str:
   if not statistics:
     return _absent('No statistics: the run stopped before StatisticsGen.')
+  # The train split's histogram of each numeric feature, for tabular data.
+  train = statistics.get('train') or next(iter(statistics.values()))
+  figure = pictures.histograms(train) if histograms else None
+  pictured = _png(figure) if figure else ''
   header = ['feature', 'type', 'present', 'missing', 'mean', 'std dev', 'min', 'max', 'values']
-  return ''.join(
+  return pictured + ''.join(
     f'<h3>{_e(split)}</h3>' + _table(header, _feature_rows(dataset))
     for split, dataset in statistics.items()
   )
@@ -420,8 +433,9 @@ def _confusion(nodes) -> Optional[List[List[float]]]:
   return None
 
 
-def _per_class_section(nodes, result: dict) -> str:
-  """Recall per class next to the serving model's, precision, and the confusion matrix."""
+def _per_class_section(nodes, result: dict, images: str) -> str:
+  """Recall per class next to the serving model's, precision, the confusion matrix and, for
+  image data (images: their encoding, else ''), the misclassified eval images."""
   evaluation = _output(nodes, 'evaluation')
   names = list(result.get('class_recall') or {})
   if evaluation is None or not names:
@@ -437,6 +451,7 @@ def _per_class_section(nodes, result: dict) -> str:
     for i, name in enumerate(names)
   ]
   html_out = '<h3>Per class</h3>' + _table(header, rows)
+  html_out += _png(pictures.class_recall(names, candidate[evaluation_names.RECALL_KEY], serving))
   matrix = _confusion(nodes)
   if matrix:
     plt = _pyplot()
@@ -453,6 +468,16 @@ def _per_class_section(nodes, result: dict) -> str:
     axes.set_xlabel('predicted class')
     axes.set_ylabel('true class')
     html_out += '<h3>Confusion matrix (eval split)</h3>' + _png(figure)
+  model = _output(nodes, 'model')
+  if images and model is not None and result.get('examples_uri'):
+    from tfx.utils import path_utils
+
+    figure = pictures.misclassified(
+      path_utils.serving_model_path(model.uri), result['examples_uri'], names, images
+    )
+    html_out += '<h3>Misclassified</h3>' + (
+      _png(figure) if figure else '<p>No misclassified image among those checked.</p>'
+    )
   return html_out
 
 
@@ -485,7 +510,7 @@ def _slices_section(nodes) -> str:
   return '<h3>Per slice</h3>' + _table(['slice', 'examples', 'accuracy'], sorted(rows))
 
 
-def _evaluation_section(metrics: Dict[str, float], result: dict, nodes) -> str:
+def _evaluation_section(metrics: Dict[str, float], result: dict, nodes, images: str) -> str:
   if not metrics:
     return _absent('No evaluation: the run stopped before the Evaluator.')
   why = _e(result.get('blessing') or '')
@@ -495,7 +520,7 @@ def _evaluation_section(metrics: Dict[str, float], result: dict, nodes) -> str:
     if result.get('blessed')
     else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
-  details = _per_class_section(nodes, result) + _slices_section(nodes)
+  details = _per_class_section(nodes, result, images) + _slices_section(nodes)
   return _table(['metric (eval split)', 'value'], sorted(metrics.items())) + verdict + details
 
 
@@ -589,20 +614,33 @@ def _lineage_section(config, nodes) -> str:
   return ''.join(parts)
 
 
+def _image_encoding(result: dict) -> str:
+  """The examples' image encoding (image_meta.json beside the shards); '' for other data."""
+  from tfx.dsl.io import fileio
+
+  path = os.path.join(result.get('examples_uri') or '', artifacts.IMAGE_META_FILE)
+  if not result.get('examples_uri') or not fileio.exists(path):
+    return ''
+  with fileio.open(path, 'r') as f:
+    return json.load(f)['encoding']
+
+
 def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
   """The whole page."""
   statistics = _statistics(nodes)
+  images = _image_encoding(result)
   training = _model_run_file(nodes, artifacts.TRAINING_FILE)
   bodies = {
     'run': _run_section(result, config),
     'examples': _examples_section(
       result, statistics, [image_record.LABEL_NAME_KEY, config.label, image_record.LABEL_KEY]
-    ),
-    'features': _features_section(statistics),
+    )
+    + _samples(result, images),
+    'features': _features_section(statistics, histograms=not images),
     'anomalies': _anomalies_section(result),
     'excluded': _excluded_section(result),
     'training': _training_section(training, nodes),
-    'evaluation': _evaluation_section(_metrics(nodes), result, nodes),
+    'evaluation': _evaluation_section(_metrics(nodes), result, nodes, images),
     'input': _input_section(training, _model_run_file(nodes, artifacts.DAMAGE_FILE)),
     'lineage': _lineage_section(config, nodes),
   }

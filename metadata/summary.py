@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import math
 import os
 from typing import Dict, List, Optional, Sequence
 
@@ -247,7 +248,9 @@ def class_names(examples: Optional[metadata_store_pb2.Artifact], count: int) -> 
   return [str(i) for i in range(count)]
 
 
-def per_class(evaluation: metadata_store_pb2.Artifact) -> Dict[str, Dict[str, List[float]]]:
+def per_class(
+  evaluation: metadata_store_pb2.Artifact,
+) -> Dict[str, Dict[str, List[Optional[float]]]]:
   """{model name: {'recall': [per class id], 'precision': [...]}} on the whole eval split."""
   found: Dict[str, Dict[str, Dict[int, float]]] = {}
   for key, value in _overall_metrics(evaluation):
@@ -257,8 +260,11 @@ def per_class(evaluation: metadata_store_pb2.Artifact) -> Dict[str, Dict[str, Li
     ):
       model = key.model_name or evaluation_names.CANDIDATE
       found.setdefault(model, {}).setdefault(key.name, {})[key.sub_key.class_id.value] = value
-  return {
-    model: {name: [by_id[i] for i in sorted(by_id)] for name, by_id in metrics.items()}
+  return {  # NaN (a class with no eval example, or never given): None
+    model: {
+      name: [None if math.isnan(by_id[i]) else by_id[i] for i in sorted(by_id)]
+      for name, by_id in metrics.items()
+    }
     for model, metrics in found.items()
   }
 
@@ -372,12 +378,16 @@ def render(summary: dict) -> List[str]:
     )
   if summary.get('eval_accuracy') is not None:
     lines.append(f'eval accuracy: {summary["eval_accuracy"]:.4f}')
-  recall = summary.get('class_recall')
+  recall = {
+    name: value for name, value in (summary.get('class_recall') or {}).items() if value is not None
+  }
   if recall:
     weakest = min(recall, key=recall.get)
+    unmeasured = len(summary['class_recall']) - len(recall)
     lines.append(
       f'per class:  recall {recall[weakest]:.3f} (class {weakest}) to {max(recall.values()):.3f},'
-      f' {len(recall)} classes'
+      f' {len(summary["class_recall"])} classes'
+      + (f' ({unmeasured} with no eval example)' if unmeasured else '')
     )
   if 'blessed' in summary:
     why = f' ({summary["blessing"]})' if summary.get('blessing') else ''

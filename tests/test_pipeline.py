@@ -156,6 +156,8 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tmp_path):
   with open(latest['report'], encoding='utf-8') as f:
     page = f.read()
   assert 'payment_type = Cash' in page and 'payment_type = Credit Card' in page  # per slice
+  assert 'alt="numeric feature histograms"' in page and 'alt="recall per class"' in page
+  assert 'alt="sample images per class"' not in page  # tabular data: no images to show
   # Pinning a span (--span) goes through the same driver: the image test below runs it.
   versions = {
     (v['span'], v['version'])

@@ -55,10 +55,18 @@ def test_every_section_is_rendered_with_content(rendered):
 
 
 def test_each_chart_loaded_with_a_real_size(rendered):
-  facts, _, _ = rendered
+  facts, result, _ = rendered
   charts = {i['section']: i for i in facts['images']}
-  # label distribution, training curves, confusion matrix
   assert set(charts) == {'examples', 'training', 'evaluation'}
+  by_alt = {i['alt']: i['section'] for i in facts['images']}
+  assert by_alt == {
+    'label distribution (label_name)': 'examples',
+    'sample images per class': 'examples',
+    'training curves': 'training',
+    'recall per class': 'evaluation',
+    'confusion matrix': 'evaluation',
+    **({'misclassified eval images': 'evaluation'} if result['eval_accuracy'] < 1 else {}),
+  }
   for chart in facts['images']:
     assert chart['complete'] and chart['width'] > 200 and chart['height'] > 100, chart
 
