@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 
+import numpy as np
 import pytest
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
@@ -158,6 +159,19 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tmp_path):
   assert 'payment_type = Cash' in page and 'payment_type = Credit Card' in page  # per slice
   assert 'alt="numeric feature histograms"' in page and 'alt="recall per class"' in page
   assert 'alt="sample images per class"' not in page  # tabular data: no images to show
+  # Raw values by column name: every value missing (NaN, '') answers as a record with no feature.
+  served = tf.saved_model.load(latest['pushed_to']).signatures
+  columns = served['predict_columns'].structured_input_signature[1]
+  assert {'payment_type', 'trip_miles'} <= set(columns) and 'tips' not in columns
+  missing = {
+    name: tf.constant([float('nan')] if spec.dtype == tf.float32 else [''])
+    for name, spec in columns.items()
+  }
+  np.testing.assert_allclose(
+    served['predict_columns'](**missing)['probabilities'].numpy(),
+    served['serving_default'](examples=tf.constant([b'']))['probabilities'].numpy(),
+    rtol=1e-6,
+  )
   # Pinning a span (--span) goes through the same driver: the image test below runs it.
   versions = {
     (v['span'], v['version'])

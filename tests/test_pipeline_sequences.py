@@ -6,12 +6,14 @@ import os
 
 import numpy as np
 import pytest
+import tensorflow as tf
 import tensorflow_data_validation as tfdv
 
 from contracts.errors import EXIT_FAILED
 from metadata import summary
 from tests.conftest import run_pipeline
 from tests.tfx_data import IMDB, SEQUENCE_TESTDATA
+from trainer import text_tokens
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -82,7 +84,37 @@ def test_the_imdb_csv_runs_end_to_end(tmp_path):
   assert code == 0, result.get('error')
   assert sum(result['examples_per_split'].values()) == 100
   assert os.path.isfile(os.path.join(result['pushed_to'], 'saved_model.pb'))
-  assert os.path.isfile(os.path.join(result['examples_uri'], 'vocabulary.txt'))
+  vocabulary = os.path.join(result['examples_uri'], 'vocabulary.txt')
+  assert os.path.isfile(vocabulary)
+
+  # The pushed model takes raw text: the ids it gives every row are exactly the ids
+  # TextExampleGen wrote for the whole eval split, and its answers are the records' answers.
+  with open(IMDB, newline='', encoding='utf-8') as f:
+    texts = [row['text'] for row in csv.DictReader(f)]
+  table = text_tokens.vocabulary_table(vocabulary)
+  by_ids = {
+    tuple(ids): text
+    for ids, text in zip(text_tokens.token_ids(tf.constant(texts), table).to_list(), texts)
+  }
+  shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], 'Split-eval', '*'))
+  records = [r.numpy() for r in tf.data.TFRecordDataset(shards)]
+  assert len(records) == result['examples_per_split']['eval']
+  written = [
+    tuple(
+      step.int64_list.value[0]
+      for step in tf.train.SequenceExample.FromString(r)
+      .feature_lists.feature_list['tokens']
+      .feature
+    )
+    for r in records
+  ]
+  assert all(ids in by_ids for ids in written)  # every eval record's ids, from its raw text
+  model = tf.saved_model.load(result['pushed_to'])
+  from_text = model.signatures['predict_text'](text=tf.constant([by_ids[ids] for ids in written]))
+  from_records = model.signatures['serving_default'](examples=tf.constant(records))
+  np.testing.assert_allclose(
+    from_text['probabilities'].numpy(), from_records['probabilities'].numpy(), rtol=1e-5
+  )
 
 
 def test_sequence_tfrecords_without_a_label_stop_before_training_naming_it(tmp_path, capsys):

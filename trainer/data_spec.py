@@ -64,6 +64,7 @@ class SequenceSpec:
   labels: List[str]
   vocabulary_size: int  # ids are < vocabulary_size (0: padding)
   hashed: bool  # stored values are hashed into ids (imported data, no vocabulary)
+  vocabulary: str = ''  # text route: vocabulary.txt (line i: the word of id i)
 
   @property
   def num_classes(self) -> int:
@@ -137,6 +138,7 @@ def sequence_spec(
       _lines(os.path.join(examples_uri, artifacts.LABELS_FILE)),
       len(_lines(vocabulary)),
       hashed=False,
+      vocabulary=vocabulary,
     )
   lists = next(
     (f.struct_domain.feature for f in schema.feature if f.name == artifacts.SEQUENCE_STRUCT), []

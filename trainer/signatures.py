@@ -4,6 +4,11 @@
   (or CSV/TFRecord columns; SequenceExamples for sequence models): what the Evaluator and batch
   scoring call.
 - predict_image_bytes(image_bytes): JPEG/PNG bytes straight from a client (image models only).
+- predict_columns(<one input per column>): raw feature values by column name (tabular models):
+  numbers as float32 (NaN: missing), categories as strings ('': missing); a missing value gets
+  the training default (0, '').
+- predict_text(text): raw strings (text models): TextExampleGen's tokenizer and the train split's
+  vocabulary are inside the model (trainer/text_tokens.py).
 - transform_features(examples): the label the model is scored against (TFMA's preprocessing
   function), so that a float column such as `tips` is compared as `tips > threshold`.
 Every prediction returns class probabilities, the top class id and its name.
@@ -16,7 +21,7 @@ import keras
 import tensorflow as tf
 
 from contracts import image_record
-from trainer import input_pipeline, sequence_pipeline
+from trainer import input_pipeline, sequence_pipeline, text_tokens
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
 EVAL_LABEL_KEY = 'eval_label'
@@ -75,7 +80,24 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
     _, label = input_pipeline.parse_tabular(examples, only_label)
     return {EVAL_LABEL_KEY: label}
 
-  return {'serving_default': serve_examples, 'transform_features': transform_features}
+  columns = {key: tf.TensorSpec([None], tf.float32, name=key) for key in spec.numeric}
+  columns.update({key: tf.TensorSpec([None], tf.string, name=key) for key in spec.categorical})
+
+  @tf.function(input_signature=[columns])
+  def serve_columns(values):
+    features = {
+      key: tf.where(tf.math.is_nan(value), tf.zeros_like(value), value)
+      if key in spec.numeric
+      else value
+      for key, value in values.items()
+    }
+    return _predictions(model, features, class_names)
+
+  return {
+    'serving_default': serve_examples,
+    'predict_columns': serve_columns,
+    'transform_features': transform_features,
+  }
 
 
 def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Callable]:
@@ -90,4 +112,14 @@ def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Cal
     _, labels = sequence_pipeline.parse_sequences(examples, spec)
     return {EVAL_LABEL_KEY: labels}
 
-  return {'serving_default': serve_examples, 'transform_features': transform_features}
+  served = {'serving_default': serve_examples, 'transform_features': transform_features}
+  if spec.vocabulary:  # the text route: raw strings in
+    model.text_vocabulary = text_tokens.vocabulary_table(spec.vocabulary)  # saved with the model
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name='text')])
+    def serve_text(text):
+      ids = text_tokens.token_ids(text, model.text_vocabulary)[:, : sequence_pipeline.MAX_LENGTH]
+      return _predictions(model, ids.to_tensor(), spec.labels)
+
+    served['predict_text'] = serve_text
+  return served

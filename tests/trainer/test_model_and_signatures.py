@@ -80,3 +80,24 @@ def test_tabular_model_and_signatures(tmp_path):
   assert out['probabilities'].shape == (1, 2)
   labels = loaded.signatures['transform_features'](examples=tf.constant([example]))
   assert labels[signatures.EVAL_LABEL_KEY].numpy().tolist() == [1]
+
+  # Raw values by column, a missing one as NaN / '': the same answers as the examples, where a
+  # missing feature gets the same training default.
+  only_payment = tf.train.Example(
+    features=tf.train.Features(
+      feature={'payment': tf.train.Feature(bytes_list=tf.train.BytesList(value=[b'b']))}
+    )
+  ).SerializeToString()
+  from_examples = loaded.signatures['serving_default'](
+    examples=tf.constant([example, only_payment])
+  )
+  from_columns = loaded.signatures['predict_columns'](
+    fare=tf.constant([2.0, float('nan')]), payment=tf.constant(['', 'b'])
+  )
+  np.testing.assert_allclose(
+    from_columns['probabilities'].numpy(), from_examples['probabilities'].numpy(), rtol=1e-6
+  )
+  assert sorted(loaded.signatures['predict_columns'].structured_input_signature[1]) == [
+    'fare',
+    'payment',
+  ]

@@ -89,3 +89,31 @@ def test_the_model_trains_on_bucketed_batches_and_serves_sequence_examples(shard
   assert serve['transform_features'](tf.constant(serialized))[
     signatures.EVAL_LABEL_KEY
   ].numpy().tolist() == [label for _, label in sequences[:4]]
+
+
+def test_a_text_model_takes_raw_strings_with_its_vocabulary_inside(tmp_path):
+  words = list(text_record.RESERVED) + ['good', 'bad', "isn't", 'film']
+  vocabulary = tmp_path / 'vocabulary.txt'
+  vocabulary.write_text(''.join(w + '\n' for w in words), encoding='utf-8')
+  spec = SequenceSpec(
+    text_record.LABEL_KEY,
+    text_record.TOKENS_KEY,
+    tf.int64,
+    ['neg', 'pos'],
+    len(words),
+    hashed=False,
+    vocabulary=str(vocabulary),
+  )
+  built = model.build_sequence_model(spec)
+  path = str(tmp_path / 'model')
+  tf.saved_model.save(built, path, signatures=signatures.sequence_signatures(built, spec))
+  vocabulary.unlink()  # the saved model carries its own copy
+  loaded = tf.saved_model.load(path)
+  texts = ["A good film, isn't it? <br />Not BAD.", '', 'unknown words only']
+  ids = [[1, 2, 5, 4, 1, 1, 3], [], [1, 1, 1]]  # a good film isn't it not bad; <oov> is 1
+  records = [text_record.make_sequence_example(i, 0, 'neg').SerializeToString() for i in ids]
+  from_text = loaded.signatures['predict_text'](text=tf.constant(texts))
+  from_records = loaded.signatures['serving_default'](examples=tf.constant(records))
+  np.testing.assert_allclose(
+    from_text['probabilities'].numpy(), from_records['probabilities'].numpy(), rtol=1e-6
+  )
