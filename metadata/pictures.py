@@ -2,8 +2,9 @@
 
 - sample_grid: a few eval images of every class (image data);
 - misclassified: eval images the candidate model gets wrong, with true and predicted class
-  (its serving_default signature on at most MAX_PREDICTED eval records);
+  (its serving_default signature on the eval records of eval_records: at most MAX_PREDICTED);
 - class_recall: recall per class of the candidate next to the serving model;
+- confusion_matrix: TFMA's confusion matrix as a heat map;
 - histograms: StatisticsGen's histogram of every numeric feature (tabular data).
 Each returns None when the run left nothing to draw.
 """
@@ -21,7 +22,8 @@ MAX_PREDICTED = 512  # eval records the model is asked about
 MAX_HISTOGRAMS = 12
 
 
-def _pyplot():
+def pyplot():
+  """matplotlib's pyplot on the Agg backend (no display); the report's charts use it too."""
   import matplotlib
 
   matplotlib.use('Agg')
@@ -30,8 +32,9 @@ def _pyplot():
   return plt
 
 
-def _eval_records(examples_uri: str, limit: int):
-  """(serialized record, parsed features) of the first `limit` eval records, in shard order."""
+def eval_records(examples_uri: str, limit: int = MAX_PREDICTED):
+  """(serialized records, parsed features) of the first `limit` eval records, in shard order:
+  read once, drawn by sample_grid and misclassified."""
   import tensorflow as tf
 
   shards = sorted(tf.io.gfile.glob(os.path.join(examples_uri, 'Split-eval', '*')))
@@ -62,7 +65,7 @@ def _pixels(parsed: dict, index: int, encoding: str) -> np.ndarray:
 
 def _grid(tiles: List[tuple], columns: int, title: str, label: str):
   """tiles: (pixels or None, caption); a figure of them, `columns` wide."""
-  plt = _pyplot()
+  plt = pyplot()
   rows = -(-len(tiles) // columns)
   figure, axes = plt.subplots(
     rows, columns, figsize=(max(3, 1.3 * columns), 0.4 + 1.5 * rows), num=label, squeeze=False
@@ -78,9 +81,8 @@ def _grid(tiles: List[tuple], columns: int, title: str, label: str):
   return figure
 
 
-def sample_grid(examples_uri: str, names: Sequence[str], encoding: str):
+def sample_grid(records: list, parsed: dict, names: Sequence[str], encoding: str):
   """PER_CLASS eval images of each class (the first in the shards), one row per class."""
-  records, parsed = _eval_records(examples_uri, MAX_PREDICTED)
   if not records:
     return None
   labels = parsed[image_record.LABEL_KEY].numpy()
@@ -92,11 +94,10 @@ def sample_grid(examples_uri: str, names: Sequence[str], encoding: str):
   return _grid(tiles, PER_CLASS, 'eval images per class', 'sample images per class')
 
 
-def misclassified(model_dir: str, examples_uri: str, names: Sequence[str], encoding: str):
+def misclassified(model_dir: str, records: list, parsed: dict, names: Sequence[str], encoding: str):
   """Eval images whose top predicted class is not their label: 'true → predicted'."""
   import tensorflow as tf
 
-  records, parsed = _eval_records(examples_uri, MAX_PREDICTED)
   if not records:
     return None
   serve = tf.saved_model.load(model_dir).signatures['serving_default']
@@ -115,7 +116,7 @@ def misclassified(model_dir: str, examples_uri: str, names: Sequence[str], encod
 
 
 def class_recall(names: Sequence[str], candidate: List[Optional[float]], serving: Optional[list]):
-  plt = _pyplot()
+  plt = pyplot()
   figure, axes = plt.subplots(figsize=(max(4, 0.5 * len(names) + 2), 3), num='recall per class')
   width = 0.4 if serving else 0.8
   positions = np.arange(len(names))
@@ -130,6 +131,24 @@ def class_recall(names: Sequence[str], candidate: List[Optional[float]], serving
   return figure
 
 
+def confusion_matrix(matrix: List[List[float]], names: Sequence[str]):
+  """rows: true class, columns: predicted class; names: by class id."""
+  plt = pyplot()
+  size = len(matrix)
+  labels = names if len(names) == size else [str(i) for i in range(size)]
+  figure, axes = plt.subplots(figsize=(1 + 0.45 * size, 1 + 0.4 * size), num='confusion matrix')
+  axes.imshow(matrix, cmap='Blues')
+  for row in range(size):
+    for column in range(size):
+      if matrix[row][column]:
+        axes.text(column, row, f'{matrix[row][column]:g}', ha='center', va='center', fontsize=8)
+  axes.set_xticks(range(size), labels, rotation=90)
+  axes.set_yticks(range(size), labels)
+  axes.set_xlabel('predicted class')
+  axes.set_ylabel('true class')
+  return figure
+
+
 def histograms(dataset) -> Optional[object]:
   """Small multiples of StatisticsGen's standard histogram of each numeric feature."""
   found: Dict[str, object] = {}
@@ -140,7 +159,7 @@ def histograms(dataset) -> Optional[object]:
         found['.'.join(feature.path.step) or feature.name] = standard[0].buckets
   if not found:
     return None
-  plt = _pyplot()
+  plt = pyplot()
   columns = min(4, len(found))
   rows = -(-len(found) // columns)
   figure, axes = plt.subplots(

@@ -91,15 +91,6 @@ def _png(figure) -> str:
   )
 
 
-def _pyplot():
-  import matplotlib
-
-  matplotlib.use('Agg')
-  import matplotlib.pyplot as plt
-
-  return plt
-
-
 # ── what the run left behind ─────────────────────────────────────────────────────────────
 
 
@@ -289,7 +280,7 @@ def _examples_section(result: dict, statistics: dict, label_keys: Sequence[str])
   key, per_split, exact = _label_counts(statistics, label_keys)
   if not per_split:
     return parts[0] + _absent('No label feature in the statistics.')
-  plt = _pyplot()
+  plt = pictures.pyplot()
   labels = [value for value, _ in next(iter(per_split.values()))]
   figure, axes = plt.subplots(figsize=(8, 3), num=f'label distribution ({key})')
   width = 0.8 / len(per_split)
@@ -315,12 +306,12 @@ def _examples_section(result: dict, statistics: dict, label_keys: Sequence[str])
   return ''.join(parts) + _png(figure) + _table([key] + list(per_split), rows)
 
 
-def _samples(result: dict, images: str) -> str:
+def _samples(result: dict, images: str, eval_images: tuple) -> str:
   """For image data: a grid of eval images per class."""
   names = list(result.get('class_recall') or {})
-  if not images or not names:
+  if not eval_images or not names:
     return ''
-  figure = pictures.sample_grid(result['examples_uri'], names, images)
+  figure = pictures.sample_grid(*eval_images, names, images)
   return '<h3>Eval images per class</h3>' + _png(figure) if figure else ''
 
 
@@ -383,7 +374,7 @@ def _training_section(training: Optional[dict], nodes) -> str:
     return _absent('No training: the run stopped before the Trainer.')
   history = training['history']
   metrics = [k for k in history if not k.startswith('val_')][:3]
-  plt = _pyplot()
+  plt = pictures.pyplot()
   figure, axes = plt.subplots(
     1, len(metrics), figsize=(4 * len(metrics), 3), num='training curves', squeeze=False
   )
@@ -433,9 +424,10 @@ def _confusion(nodes) -> Optional[List[List[float]]]:
   return None
 
 
-def _per_class_section(nodes, result: dict, images: str) -> str:
+def _per_class_section(nodes, result: dict, images: str, eval_images: tuple) -> str:
   """Recall per class next to the serving model's, precision, the confusion matrix and, for
-  image data (images: their encoding, else ''), the misclassified eval images."""
+  image data (images: their encoding, else ''; eval_images: pictures.eval_records), the
+  misclassified eval images."""
   evaluation = _output(nodes, 'evaluation')
   names = list(result.get('class_recall') or {})
   if evaluation is None or not names:
@@ -454,26 +446,15 @@ def _per_class_section(nodes, result: dict, images: str) -> str:
   html_out += _png(pictures.class_recall(names, candidate[evaluation_names.RECALL_KEY], serving))
   matrix = _confusion(nodes)
   if matrix:
-    plt = _pyplot()
-    size = len(matrix)
-    labels = names if len(names) == size else [str(i) for i in range(size)]
-    figure, axes = plt.subplots(figsize=(1 + 0.45 * size, 1 + 0.4 * size), num='confusion matrix')
-    axes.imshow(matrix, cmap='Blues')
-    for row in range(size):
-      for column in range(size):
-        if matrix[row][column]:
-          axes.text(column, row, f'{matrix[row][column]:g}', ha='center', va='center', fontsize=8)
-    axes.set_xticks(range(size), labels, rotation=90)
-    axes.set_yticks(range(size), labels)
-    axes.set_xlabel('predicted class')
-    axes.set_ylabel('true class')
-    html_out += '<h3>Confusion matrix (eval split)</h3>' + _png(figure)
+    html_out += '<h3>Confusion matrix (eval split)</h3>' + _png(
+      pictures.confusion_matrix(matrix, names)
+    )
   model = _output(nodes, 'model')
-  if images and model is not None and result.get('examples_uri'):
+  if eval_images and model is not None:
     from tfx.utils import path_utils
 
     figure = pictures.misclassified(
-      path_utils.serving_model_path(model.uri), result['examples_uri'], names, images
+      path_utils.serving_model_path(model.uri), *eval_images, names, images
     )
     html_out += '<h3>Misclassified</h3>' + (
       _png(figure) if figure else '<p>No misclassified image among those checked.</p>'
@@ -510,7 +491,9 @@ def _slices_section(nodes) -> str:
   return '<h3>Per slice</h3>' + _table(['slice', 'examples', 'accuracy'], sorted(rows))
 
 
-def _evaluation_section(metrics: Dict[str, float], result: dict, nodes, images: str) -> str:
+def _evaluation_section(
+  metrics: Dict[str, float], result: dict, nodes, images: str, eval_images: tuple
+) -> str:
   if not metrics:
     return _absent('No evaluation: the run stopped before the Evaluator.')
   why = _e(result.get('blessing') or '')
@@ -520,7 +503,7 @@ def _evaluation_section(metrics: Dict[str, float], result: dict, nodes, images: 
     if result.get('blessed')
     else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
-  details = _per_class_section(nodes, result, images) + _slices_section(nodes)
+  details = _per_class_section(nodes, result, images, eval_images) + _slices_section(nodes)
   return _table(['metric (eval split)', 'value'], sorted(metrics.items())) + verdict + details
 
 
@@ -629,18 +612,20 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
   """The whole page."""
   statistics = _statistics(nodes)
   images = _image_encoding(result)
+  # Image data: the first eval records, read once for the sample grid and the misclassified.
+  eval_images = pictures.eval_records(result['examples_uri']) if images else ()
   training = _model_run_file(nodes, artifacts.TRAINING_FILE)
   bodies = {
     'run': _run_section(result, config),
     'examples': _examples_section(
       result, statistics, [image_record.LABEL_NAME_KEY, config.label, image_record.LABEL_KEY]
     )
-    + _samples(result, images),
+    + _samples(result, images, eval_images),
     'features': _features_section(statistics, histograms=not images),
     'anomalies': _anomalies_section(result),
     'excluded': _excluded_section(result),
     'training': _training_section(training, nodes),
-    'evaluation': _evaluation_section(_metrics(nodes), result, nodes, images),
+    'evaluation': _evaluation_section(_metrics(nodes), result, nodes, images, eval_images),
     'input': _input_section(training, _model_run_file(nodes, artifacts.DAMAGE_FILE)),
     'lineage': _lineage_section(config, nodes),
   }

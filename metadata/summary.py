@@ -270,14 +270,16 @@ def per_class(
 
 
 def blessing_reason(
-  evaluation: metadata_store_pb2.Artifact, blessed: bool, names: Sequence[str] = ()
+  evaluation: metadata_store_pb2.Artifact,
+  blessed: bool,
+  found: Dict[str, float],
+  names: Sequence[str] = (),
 ) -> str:
   """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
   model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed'.
-  names: class names by id."""
+  found: accuracies(evaluation); names: class names by id."""
   import tensorflow_model_analysis as tfma
 
-  found = accuracies(evaluation)
   candidate = found.get(evaluation_names.CANDIDATE)
   serving = found.get(evaluation_names.BASELINE)
   if candidate is None:
@@ -349,7 +351,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
     if 'blessing' in out:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
       if 'evaluation' in out:
-        summary['blessing'] = blessing_reason(out['evaluation'], summary['blessed'], names)
+        summary['blessing'] = blessing_reason(out['evaluation'], summary['blessed'], found, names)
     if 'pushed_model' in out:
       pushed = bool(property_value(out['pushed_model'], 'pushed'))
       summary['pushed_to'] = (

@@ -20,7 +20,7 @@ from typing import Callable, Dict, List
 import keras
 import tensorflow as tf
 
-from contracts import image_record
+from contracts import evaluation, image_record
 from trainer import input_pipeline, sequence_pipeline, text_tokens
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
@@ -32,7 +32,7 @@ def _predictions(model: keras.Model, inputs, class_names: List[str]) -> Dict[str
   probabilities = model(inputs, training=False)
   class_ids = tf.argmax(probabilities, axis=-1)
   return {
-    'probabilities': probabilities,
+    evaluation.PROBABILITIES: probabilities,
     'class_ids': class_ids,
     'class_names': tf.gather(tf.constant(class_names), class_ids),
   }

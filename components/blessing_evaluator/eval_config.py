@@ -13,7 +13,7 @@ fails; at probability 0.5 the thresholds hold, and recall there is at most the t
 (p > 0.5 makes c the top class).
 
 The class ids are not known when the pipeline is built (they come from the data): the executor
-writes them in from the candidate model's output width (with_classes).
+writes them in from the candidate model's output width (with_parameters).
 """
 
 from typing import Optional, Sequence
@@ -60,7 +60,7 @@ def build(
   )
   model_spec = dict(
     signature_name='serving_default',
-    prediction_key='probabilities',
+    prediction_key=evaluation.PROBABILITIES,
     label_key=label_key,
     preprocessing_function_names=['transform_features'],
   )
@@ -78,7 +78,7 @@ def build(
           tfma.MetricConfig(class_name=evaluation.CONFUSION_PLOT),
         ]
       ),
-      tfma.MetricsSpec(  # per class: with_classes adds the class ids
+      tfma.MetricsSpec(  # per class: with_parameters adds the class ids
         metrics=[
           tfma.MetricConfig(class_name=evaluation.RECALL_METRIC, **class_recall),
           tfma.MetricConfig(class_name=evaluation.PRECISION_METRIC),

@@ -10,8 +10,7 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import path_utils
 
 from components.blessing_evaluator import eval_config
-
-OUTPUT_KEY = 'probabilities'  # the serving signature's class probabilities
+from contracts import evaluation
 
 
 def num_classes(saved_model_dir: str) -> int:
@@ -20,7 +19,7 @@ def num_classes(saved_model_dir: str) -> int:
   with fileio.open(os.path.join(saved_model_dir, 'saved_model.pb'), 'rb') as f:
     saved.ParseFromString(f.read())
   signature = saved.meta_graphs[0].signature_def['serving_default']
-  return signature.outputs[OUTPUT_KEY].tensor_shape.dim[-1].size
+  return signature.outputs[evaluation.PROBABILITIES].tensor_shape.dim[-1].size
 
 
 class Executor(evaluator_executor.Executor):

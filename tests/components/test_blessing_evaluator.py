@@ -53,7 +53,7 @@ def test_the_class_count_is_read_from_the_saved_signature(tmp_path):
   class Five(tf.Module):
     @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
     def serve(self, x):
-      return {executor.OUTPUT_KEY: tf.nn.softmax(tf.concat([x, x, x[:, :1]], axis=1))}
+      return {evaluation.PROBABILITIES: tf.nn.softmax(tf.concat([x, x, x[:, :1]], axis=1))}
 
   model = Five()
   tf.saved_model.save(model, str(tmp_path), signatures={'serving_default': model.serve})
