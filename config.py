@@ -18,6 +18,9 @@ TEXT_SCHEMA_IN_IMAGE = 'schema/text/schema.pbtxt'  # the same, in the image
 COMPILED_EXAMPLE = os.path.join(HERE, 'kubeflow', 'pipeline.json')  # make compile writes it
 REMOTE_PREFIXES = ('gs://', 's3://')  # object storage (components/object_storage.py)
 DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
+# The serving check before the Pusher: the project's ServingCheck (a fresh process in its step),
+# or TFX's InfraValidator starting TensorFlow Serving as a pod (Kubeflow Pipelines on Kubernetes).
+PROCESS_SERVING_CHECK, KUBERNETES_SERVING_CHECK = 'process', 'kubernetes'
 FLINK_RUNNER, SPARK_RUNNER = 'FlinkRunner', 'SparkRunner'
 # What each runner needs besides --runner (passed with --beam-arg); see docs/operations.md: Scaling out.
 RUNNER_NEEDS = {
@@ -46,6 +49,8 @@ class CloudConfig:
   trainer_machine_type: str = 'n1-standard-8'
   trainer_accelerator_type: str = ''  # e.g. NVIDIA_TESLA_T4; '': CPU only
   trainer_accelerator_count: int = 0
+  serving_check: str = PROCESS_SERVING_CHECK  # or KUBERNETES_SERVING_CHECK
+  tf_serving_tag: str = '2.16.1'  # tensorflow/serving image of the Kubernetes check (TF 2.16)
 
   @property
   def dataflow_args(self) -> List[str]:

@@ -2,8 +2,8 @@
 (LocalDagRunner in cli/run.py, KubeflowV2DagRunner in cli/compile.py).
 
   ExampleGen → StatisticsGen → Schema → ExampleValidator → AnomalyGate ─┐
-             └ ShardCheck (every record's CRC) ─────────────────────────┼→ Trainer → Evaluator → Pusher
-               [LabelCheck (tabular/sequence labels), DriftCheck (spans)]┘
+             └ ShardCheck (every record's CRC) ─────────────────────────┼→ Trainer → Evaluator
+               [LabelCheck (tabular/sequence labels), DriftCheck (spans)]┘      → ServingCheck → Pusher
 
 Run as a script, this file is the command line (cli/main.py): `python pipeline.py --help`.
 """
@@ -33,12 +33,13 @@ from components.drift_check.component import DriftCheck
 from components.image_example_gen.component import ImageExampleGen
 from components.label_check.component import LabelCheck
 from components.recording_trainer.component import RecordingTrainer, VertexTrainer
+from components.serving_check import executor as serving_check_executor
+from components.serving_check.component import ServingCheck
 from components.shard_check.component import ShardCheck
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
-from contracts import fingerprint, text_record, trainer_options
+from contracts import fingerprint, serving, splits, text_record, trainer_options
 from contracts.trainer_options import TrainerOptions
-from trainer import signatures
 
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`), PipelineConfig fields.
 PARAMETERS = ('data', 'train_steps', 'learning_rate', 'min_accuracy')
@@ -253,10 +254,11 @@ def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict):
 
 
 def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: dict) -> List:
-  """Evaluator and Pusher (blessed models only). Blessing: eval accuracy ≥ min_accuracy and, once
-  a model is serving, at most max_accuracy_drop below it on the same eval split (the latest blessed
-  model, resolved as the baseline); with min_class_recall, every class's recall ≥ it
-  (components/blessing_evaluator/eval_config.py). values: min_accuracy (parameter_values)."""
+  """Evaluator, ServingCheck and Pusher: a model is pushed when it is blessed and serves.
+  Blessing: eval accuracy ≥ min_accuracy and, once a model is serving, at most max_accuracy_drop
+  below it on the same eval split (the latest blessed model, resolved as the baseline); with
+  min_class_recall, every class's recall ≥ it (components/blessing_evaluator/eval_config.py).
+  values: min_accuracy (parameter_values)."""
   serving_model = tfx.dsl.Resolver(
     strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
     model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
@@ -267,7 +269,7 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     config.max_accuracy_drop,
     config.min_class_recall,
     config.slice_features,
-    label_key=signatures.EVAL_LABEL_KEY,
+    label_key=serving.EVAL_LABEL_KEY,
   )
   evaluator = BlessingEvaluator(
     examples=examples,
@@ -277,14 +279,46 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     min_accuracy=values['min_accuracy'],
     code_fingerprint=fingerprint.of('components.blessing_evaluator.component'),
   ).with_id('Evaluator')
+  check, infra_blessing = serving_check(config, examples, trainer, evaluator)
   pusher = tfx.components.Pusher(
     model=trainer.outputs['model'],
     model_blessing=evaluator.outputs['blessing'],
+    infra_blessing=infra_blessing,
     push_destination=tfx.proto.PushDestination(
       filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)
     ),
   )
-  return [serving_model, evaluator, pusher]
+  return [serving_model, evaluator, check, pusher]
+
+
+def serving_check(config: cfg.PipelineConfig, examples, trainer, evaluator) -> tuple:
+  """(the component, its InfraBlessing channel): ServingCheck loads the blessed model in a fresh
+  process; compiled with cloud.serving_check = kubernetes, TFX's InfraValidator starts the
+  TensorFlow Serving image as a pod instead (Kubeflow Pipelines on a Kubernetes cluster)."""
+  if config.cloud and config.cloud.serving_check == cfg.KUBERNETES_SERVING_CHECK:
+    validator = tfx.components.InfraValidator(
+      model=trainer.outputs['model'],
+      examples=examples,
+      serving_spec=tfx.proto.ServingSpec(
+        tensorflow_serving=tfx.proto.TensorFlowServing(tags=[config.cloud.tf_serving_tag]),
+        kubernetes=tfx.proto.KubernetesConfig(),
+      ),
+      request_spec=tfx.proto.RequestSpec(
+        tensorflow_serving=tfx.proto.TensorFlowServingRequestSpec(
+          signature_names=[serving.SERVING_DEFAULT]
+        ),
+        split_name=splits.EVAL,
+        num_examples=serving_check_executor.EVAL_EXAMPLES,
+      ),
+    ).with_id('ServingCheck')
+    return validator, validator.outputs['blessing']
+  check = ServingCheck(
+    model=trainer.outputs['model'],
+    examples=examples,
+    model_blessing=evaluator.outputs['blessing'],
+    code_fingerprint=fingerprint.of('components.serving_check.component'),
+  )
+  return check, check.outputs['infra_blessing']
 
 
 def _existing(paths: List[str]) -> List[str]:

@@ -8,7 +8,7 @@ import time
 
 from cli import options
 import config as cfg
-from contracts.errors import EXIT_FAILED, EXIT_NOT_BLESSED, EXIT_OK
+from contracts.errors import EXIT_FAILED, EXIT_NOT_BLESSED, EXIT_NOT_SERVABLE, EXIT_OK
 
 HELP = 'run the whole pipeline locally (LocalDagRunner)'
 DESCRIPTION = (
@@ -97,8 +97,12 @@ def finish(result: dict) -> int:
 
   print('\n'.join(summary.render(result)))
   if 'error' not in result:
-    # Trained and evaluated but not blessed: nothing pushed, the serving model stays.
-    return EXIT_NOT_BLESSED if result.get('blessed') is False else EXIT_OK
+    # Not blessed, or blessed but it does not serve: nothing pushed, the serving model stays.
+    if result.get('blessed') is False:
+      return EXIT_NOT_BLESSED
+    if result.get('serving_check', {}).get('serves') is False:
+      return EXIT_NOT_SERVABLE
+    return EXIT_OK
   if result['anomalies_stop']:
     print(
       'stopped before training: the data does not match its schema (anomalies above)',

@@ -10,6 +10,8 @@ Examples artifact (ImageExampleGen, TextExampleGen):
 ModelRun artifact (trainer/task.py):
   input_damage.json     what the input pipeline lost to damaged shards
   training.json         per-epoch history and the input check (the run report reads it)
+InfraBlessing artifact (components/serving_check):
+  serving_check.json    load time, p50 / p99 per signature and the problems found
 """
 
 import math
@@ -22,6 +24,7 @@ TEXT_META_FILE = 'text_meta.json'
 VOCABULARY_FILE = 'vocabulary.txt'
 DAMAGE_FILE = 'input_damage.json'
 TRAINING_FILE = 'training.json'
+SERVING_CHECK_FILE = 'serving_check.json'
 
 # TFDV's schema feature that holds a SequenceExample's feature lists.
 SEQUENCE_STRUCT = '##SEQUENCE##'

@@ -4,6 +4,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # a component failed, the data has anomalies or drifted, damage found
 EXIT_BAD_INPUT = 2  # bad flags, unusable data or output: one line on stderr, no traceback
 EXIT_NOT_BLESSED = 3  # trained and evaluated, not blessed: nothing pushed, serving unchanged
+EXIT_NOT_SERVABLE = 4  # blessed, but failed the serving check: nothing pushed, serving unchanged
 
 
 class UserError(Exception):

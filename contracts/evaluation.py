@@ -2,7 +2,6 @@
 that bless and how TFMA names them in its results."""
 
 CANDIDATE, BASELINE = 'candidate', 'baseline'  # the model just trained, the serving one
-PROBABILITIES = 'probabilities'  # every serving signature's class probabilities (one per class)
 ACCURACY_METRIC = 'SparseCategoricalAccuracy'  # the class name in eval_config
 ACCURACY_KEY = 'sparse_categorical_accuracy'  # its name in TFMA's results
 # Per class (one sub key per class id; an example is given class c when the model's probability

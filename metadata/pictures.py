@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from contracts import image_record
+from contracts import image_record, serving
 
 PER_CLASS = 4  # sample images per class
 MAX_SHOWN = 16  # misclassified images drawn
@@ -100,8 +100,8 @@ def misclassified(model_dir: str, records: list, parsed: dict, names: Sequence[s
 
   if not records:
     return None
-  serve = tf.saved_model.load(model_dir).signatures['serving_default']
-  predicted = serve(examples=tf.constant(records))['class_ids'].numpy()
+  serve = tf.saved_model.load(model_dir).signatures[serving.SERVING_DEFAULT]
+  predicted = serve(examples=tf.constant(records))[serving.CLASS_IDS].numpy()
   labels = parsed[image_record.LABEL_KEY].numpy()
   wrong = [i for i in range(len(records)) if predicted[i] != labels[i]]
   if not wrong:

@@ -352,12 +352,38 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
       if 'evaluation' in out:
         summary['blessing'] = blessing_reason(out['evaluation'], summary['blessed'], found, names)
+    if 'infra_blessing' in out:
+      report = _serving_check(out['infra_blessing'])
+      if report.get('checked'):
+        summary['serving_check'] = report
     if 'pushed_model' in out:
       pushed = bool(property_value(out['pushed_model'], 'pushed'))
       summary['pushed_to'] = (
         property_value(out['pushed_model'], 'pushed_destination') if pushed else None
       )
   return summary
+
+
+def _serving_check(infra_blessing: metadata_store_pb2.Artifact) -> dict:
+  """ServingCheck's report (components/serving_check); {} when it is not there."""
+  from tfx.dsl.io import fileio
+
+  path = os.path.join(infra_blessing.uri, artifacts.SERVING_CHECK_FILE)
+  if not fileio.exists(path):
+    return {}
+  with fileio.open(path) as f:
+    return json.load(f)
+
+
+def render_serving_check(report: dict) -> str:
+  """'ok, loaded in 0.41 s; p50 / p99 per request: serving_default 0.8 / 1.9 ms, …' or
+  'failed (predict_image_bytes: …)'."""
+  if report['problems']:
+    return 'failed (' + '; '.join(report['problems']) + ')'
+  timings = ', '.join(
+    f'{name} {t["p50_ms"]:.1f} / {t["p99_ms"]:.1f} ms' for name, t in report['signatures'].items()
+  )
+  return f'ok, loaded in {report["load_seconds"]:.2f} s; p50 / p99 per request: {timings}'
 
 
 def render(summary: dict) -> List[str]:
@@ -394,6 +420,8 @@ def render(summary: dict) -> List[str]:
   if 'blessed' in summary:
     why = f' ({summary["blessing"]})' if summary.get('blessing') else ''
     lines.append(f'blessed:    {"yes" if summary["blessed"] else "no"}{why}')
+  if 'serving_check' in summary:
+    lines.append(f'serving:    {render_serving_check(summary["serving_check"])}')
   if 'pushed_to' in summary:
     lines.append(f'pushed to:  {summary["pushed_to"] or "not pushed"}')
   total = len(summary['components'])

@@ -20,21 +20,20 @@ from typing import Callable, Dict, List
 import keras
 import tensorflow as tf
 
-from contracts import evaluation, image_record
+from contracts import image_record, serving
 from trainer import input_pipeline, sequence_pipeline, text_tokens
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
-EVAL_LABEL_KEY = 'eval_label'
-_EXAMPLES = tf.TensorSpec([None], tf.string, name='examples')
+_EXAMPLES = tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)
 
 
 def _predictions(model: keras.Model, inputs, class_names: List[str]) -> Dict[str, tf.Tensor]:
   probabilities = model(inputs, training=False)
   class_ids = tf.argmax(probabilities, axis=-1)
   return {
-    evaluation.PROBABILITIES: probabilities,
-    'class_ids': class_ids,
-    'class_names': tf.gather(tf.constant(class_names), class_ids),
+    serving.PROBABILITIES: probabilities,
+    serving.CLASS_IDS: class_ids,
+    serving.CLASS_NAMES: tf.gather(tf.constant(class_names), class_ids),
   }
 
 
@@ -46,7 +45,7 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
     parsed = tf.io.parse_example(examples, image_fields)
     return _predictions(model, input_pipeline.decode_images(parsed, spec), spec.labels)
 
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name='image_bytes')])
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.IMAGE_BYTES_INPUT)])
   def serve_image_bytes(image_bytes):
     # Client bytes are JPEG/PNG of any size, whatever the training shards held.
     any_size = ImageSpec(
@@ -57,12 +56,12 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
   @tf.function(input_signature=[_EXAMPLES])
   def transform_features(examples):
     label_spec = {image_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
-    return {EVAL_LABEL_KEY: tf.io.parse_example(examples, label_spec)[image_record.LABEL_KEY]}
+    return {serving.EVAL_LABEL_KEY: tf.io.parse_example(examples, label_spec)[image_record.LABEL_KEY]}
 
   return {
-    'serving_default': serve_examples,
-    'predict_image_bytes': serve_image_bytes,
-    'transform_features': transform_features,
+    serving.SERVING_DEFAULT: serve_examples,
+    serving.IMAGE_BYTES: serve_image_bytes,
+    serving.TRANSFORM: transform_features,
   }
 
 
@@ -78,7 +77,7 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
   @tf.function(input_signature=[_EXAMPLES])
   def transform_features(examples):
     _, label = input_pipeline.parse_tabular(examples, only_label)
-    return {EVAL_LABEL_KEY: label}
+    return {serving.EVAL_LABEL_KEY: label}
 
   columns = {key: tf.TensorSpec([None], tf.float32, name=key) for key in spec.numeric}
   columns.update({key: tf.TensorSpec([None], tf.string, name=key) for key in spec.categorical})
@@ -94,9 +93,9 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
     return _predictions(model, features, class_names)
 
   return {
-    'serving_default': serve_examples,
-    'predict_columns': serve_columns,
-    'transform_features': transform_features,
+    serving.SERVING_DEFAULT: serve_examples,
+    serving.COLUMNS: serve_columns,
+    serving.TRANSFORM: transform_features,
   }
 
 
@@ -110,16 +109,16 @@ def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Cal
   @tf.function(input_signature=[_EXAMPLES])
   def transform_features(examples):
     _, labels = sequence_pipeline.parse_sequences(examples, spec)
-    return {EVAL_LABEL_KEY: labels}
+    return {serving.EVAL_LABEL_KEY: labels}
 
-  served = {'serving_default': serve_examples, 'transform_features': transform_features}
+  served = {serving.SERVING_DEFAULT: serve_examples, serving.TRANSFORM: transform_features}
   if spec.vocabulary:  # the text route: raw strings in
     model.text_vocabulary = text_tokens.vocabulary_table(spec.vocabulary)  # saved with the model
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name='text')])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.TEXT_INPUT)])
     def serve_text(text):
       ids = text_tokens.token_ids(text, model.text_vocabulary)[:, : sequence_pipeline.MAX_LENGTH]
       return _predictions(model, ids.to_tensor(), spec.labels)
 
-    served['predict_text'] = serve_text
+    served[serving.TEXT] = serve_text
   return served

@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 import tensorflow_model_analysis as tfma
 from tfx.utils import proto_utils
 
-from contracts import evaluation
+from contracts import evaluation, serving
 
 OVERALL = tfma.SlicingSpec()
 
@@ -59,10 +59,10 @@ def build(
     else {}
   )
   model_spec = dict(
-    signature_name='serving_default',
-    prediction_key=evaluation.PROBABILITIES,
+    signature_name=serving.SERVING_DEFAULT,
+    prediction_key=serving.PROBABILITIES,
     label_key=label_key,
-    preprocessing_function_names=['transform_features'],
+    preprocessing_function_names=[serving.TRANSFORM],
   )
   return tfma.EvalConfig(
     model_specs=[

@@ -10,7 +10,7 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import path_utils
 
 from components.blessing_evaluator import eval_config
-from contracts import evaluation
+from contracts import serving
 
 
 def num_classes(saved_model_dir: str) -> int:
@@ -18,8 +18,8 @@ def num_classes(saved_model_dir: str) -> int:
   saved = saved_model_pb2.SavedModel()
   with fileio.open(os.path.join(saved_model_dir, 'saved_model.pb'), 'rb') as f:
     saved.ParseFromString(f.read())
-  signature = saved.meta_graphs[0].signature_def['serving_default']
-  return signature.outputs[evaluation.PROBABILITIES].tensor_shape.dim[-1].size
+  signature = saved.meta_graphs[0].signature_def[serving.SERVING_DEFAULT]
+  return signature.outputs[serving.PROBABILITIES].tensor_shape.dim[-1].size
 
 
 class Executor(evaluator_executor.Executor):

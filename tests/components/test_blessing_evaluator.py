@@ -10,7 +10,7 @@ from tfx.utils import proto_utils
 
 from components.blessing_evaluator import eval_config, executor
 from components.blessing_evaluator.component import BlessingEvaluator
-from contracts import evaluation
+from contracts import evaluation, serving
 
 
 def _folded(built: tfma.EvalConfig, min_accuracy, classes: int) -> tfma.EvalConfig:
@@ -53,7 +53,7 @@ def test_the_class_count_is_read_from_the_saved_signature(tmp_path):
   class Five(tf.Module):
     @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
     def serve(self, x):
-      return {evaluation.PROBABILITIES: tf.nn.softmax(tf.concat([x, x, x[:, :1]], axis=1))}
+      return {serving.PROBABILITIES: tf.nn.softmax(tf.concat([x, x, x[:, :1]], axis=1))}
 
   model = Five()
   tf.saved_model.save(model, str(tmp_path), signatures={'serving_default': model.serve})

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from components.image_example_gen import encode
-from contracts import image_record
+from contracts import image_record, serving
 from tests.conftest import image_bytes
 from trainer import model, signatures
 from trainer.data_spec import ImageSpec, TabularSpec
@@ -60,7 +60,7 @@ def test_image_signatures_agree_on_examples_and_image_bytes(tmp_path):
   top = int(np.argmax(expected))
   assert from_examples['class_names'].numpy().tolist() == [spec.labels[top].encode()]
   labels = loaded.signatures['transform_features'](examples=tf.constant([example]))
-  assert labels[signatures.EVAL_LABEL_KEY].numpy().tolist() == [2]
+  assert labels[serving.EVAL_LABEL_KEY].numpy().tolist() == [2]
 
 
 def test_tabular_model_and_signatures(tmp_path):
@@ -79,7 +79,7 @@ def test_tabular_model_and_signatures(tmp_path):
   out = loaded.signatures['serving_default'](examples=tf.constant([example]))
   assert out['probabilities'].shape == (1, 2)
   labels = loaded.signatures['transform_features'](examples=tf.constant([example]))
-  assert labels[signatures.EVAL_LABEL_KEY].numpy().tolist() == [1]
+  assert labels[serving.EVAL_LABEL_KEY].numpy().tolist() == [1]
 
   # Raw values by column, a missing one as NaN / '': the same answers as the examples, where a
   # missing feature gets the same training default.

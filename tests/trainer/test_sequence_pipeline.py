@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from contracts import text_record
+from contracts import serving, text_record
 from trainer import data_spec, model, sequence_pipeline, signatures
 from trainer.data_spec import SequenceSpec
 
@@ -87,7 +87,7 @@ def test_the_model_trains_on_bucketed_batches_and_serves_sequence_examples(shard
   assert predictions['probabilities'].shape == (4, 2)
   assert np.isfinite(predictions['probabilities'].numpy()).all()
   assert serve['transform_features'](tf.constant(serialized))[
-    signatures.EVAL_LABEL_KEY
+    serving.EVAL_LABEL_KEY
   ].numpy().tolist() == [label for _, label in sequences[:4]]
 
 

@@ -1,0 +1,79 @@
+"""Runs the serving check (probe.py) in a fresh process and records its verdict as TFX's
+InfraBlessing: the files INFRA_BLESSED / INFRA_NOT_BLESSED and `serving_check.json` (load time,
+p50 / p99 per signature, problems) in the artifact; the component sets `blessed`, which the stock
+Pusher reads from its `infra_blessing` input.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import List
+
+import tensorflow as tf
+from tfx.dsl.io import fileio
+
+from components.serving_check import probe
+from contracts import artifacts, atomic, fingerprint, splits
+
+EVAL_EXAMPLES = 64  # the batch sent to every signature
+TIMEOUT_SECONDS = 600  # a model that takes longer to load and answer does not serve
+BLESSED_FILE, NOT_BLESSED_FILE = 'INFRA_BLESSED', 'INFRA_NOT_BLESSED'  # TFX InfraValidator's
+
+
+def eval_records(examples_uri: str, count: int = EVAL_EXAMPLES) -> List[bytes]:
+  """The first `count` intact records of the eval split (damaged ones are skipped)."""
+  records = []
+  for path in sorted(fileio.glob(os.path.join(examples_uri, f'Split-{splits.EVAL}', '*'))):
+    compression = 'GZIP' if path.endswith('.gz') else ''
+    dataset = tf.data.TFRecordDataset(path, compression_type=compression)
+    dataset = dataset.apply(tf.data.experimental.ignore_errors())
+    records += [record.numpy() for record in dataset.take(count - len(records))]
+    if len(records) >= count:
+      break
+  return records
+
+
+def run_probe(model_dir: str, records: List[bytes], timeout: float = TIMEOUT_SECONDS) -> dict:
+  """probe.check in a fresh Python process (the project's root importable, nothing else shared)."""
+  with tempfile.TemporaryDirectory(prefix='serving-check-') as scratch:
+    records_path, report_path = (os.path.join(scratch, name) for name in ('eval', 'report.json'))
+    with tf.io.TFRecordWriter(records_path) as writer:
+      for record in records:
+        writer.write(record)
+    env = dict(
+      os.environ,
+      PYTHONPATH=os.pathsep.join(filter(None, [fingerprint.ROOT, os.environ.get('PYTHONPATH')])),
+      TF_CPP_MIN_LOG_LEVEL='3',
+      PYTHONWARNINGS='ignore',
+    )
+    command = [sys.executable, '-m', probe.__name__, '--model', model_dir]
+    command += ['--records', records_path, '--report', report_path]
+    try:
+      done = subprocess.run(command, env=env, cwd=scratch, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+      return {'problems': [f'no answer within {timeout:g} s (load and {len(records)} examples)']}
+    if done.returncode != 0 or not os.path.exists(report_path):
+      lines = done.stderr.decode('utf-8', 'replace').strip().splitlines() or ['no output']
+      return {'problems': [f'the serving process failed (exit {done.returncode}): {lines[-1]}']}
+    with open(report_path) as f:
+      return json.load(f)
+
+
+def check(model_dir: str, examples_uri: str, model_blessed: bool, blessing_uri: str) -> dict:
+  """The serving check of a blessed model (an unblessed one is not pushed anyway: not checked).
+  Writes the verdict into blessing_uri; returns the report with `checked` and `serves`."""
+  if model_blessed:
+    report = run_probe(model_dir, eval_records(examples_uri))
+    report.update(checked=True, serves=not report['problems'])
+  else:
+    report = {'checked': False, 'serves': False, 'problems': []}
+  fileio.makedirs(blessing_uri)
+  atomic.write(
+    os.path.join(blessing_uri, artifacts.SERVING_CHECK_FILE), json.dumps(report, indent=2)
+  )
+  atomic.write(
+    os.path.join(blessing_uri, BLESSED_FILE if report['serves'] else NOT_BLESSED_FILE), ''
+  )
+  return report

@@ -1,0 +1,223 @@
+"""The serving check itself, run in a fresh process as a model server would load the model:
+`python -m components.serving_check.probe --model DIR --records FILE --report JSON`.
+
+It loads the SavedModel with TensorFlow alone (no project model code), sends every signature a
+batch built from real eval records (serving_default the records themselves; predict_image_bytes
+their image bytes; predict_columns their values by column; predict_text their words, read back
+through the model's own vocabulary asset), and checks that every prediction signature answers
+one row of probabilities per example, each summing to 1, and that the raw-input signatures agree
+with serving_default on the same examples. Then it times single-example requests to each
+signature (p50 / p99 after a warm-up call): what one client request costs on this machine.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from contracts import artifacts, atomic, image_record, serving, text_record
+
+SUM_TOLERANCE = 1e-3  # probabilities sum to 1 within float32 softmax error
+AGREEMENT_TOLERANCE = 1e-3  # raw-input signatures vs serving_default, per probability
+REQUESTS = 100  # single-example requests timed per signature
+_MESSAGE_LIMIT = 200
+
+
+def _feature_values(record: tf.train.Example, key: str) -> list:
+  feature = record.features.feature.get(key)
+  if feature is None:
+    return []
+  kind = feature.WhichOneof('kind')
+  return list(getattr(feature, kind).value) if kind else []
+
+
+def _image_bytes(records: List[bytes]) -> tf.Tensor:
+  """What a client sends: the stored JPEG/PNG bytes; raw pixels are sent as lossless PNG."""
+  payloads = []
+  for serialized in records:
+    record = tf.train.Example.FromString(serialized)
+    (payload,) = _feature_values(record, image_record.IMAGE_KEY)
+    if not payload.startswith((b'\xff\xd8', b'\x89PNG')):
+      shape = [
+        _feature_values(record, key)[0]
+        for key in (image_record.HEIGHT_KEY, image_record.WIDTH_KEY, image_record.CHANNELS_KEY)
+      ]
+      pixels = np.frombuffer(payload, np.uint8).reshape(shape)
+      payload = tf.io.encode_png(pixels).numpy()
+    payloads.append(payload)
+  return tf.constant(payloads)
+
+
+def _columns(records: List[bytes], specs: Dict[str, tf.TensorSpec]) -> Dict[str, tf.Tensor]:
+  """Each record's value by column, as a client has them: a missing number NaN, text ''."""
+  parsed = [tf.train.Example.FromString(serialized) for serialized in records]
+  columns = {}
+  for key, spec in specs.items():
+    values = [_feature_values(record, key)[:1] for record in parsed]
+    if spec.dtype == tf.string:
+      columns[key] = tf.constant([v[0] if v else b'' for v in values], tf.string)
+    else:
+      columns[key] = tf.constant([float(v[0]) if v else math.nan for v in values], spec.dtype)
+  return columns
+
+
+def _texts(records: List[bytes], vocabulary: List[str]) -> tf.Tensor:
+  """Each record's token ids as words again (an out-of-vocabulary id as a word the vocabulary
+  lacks): raw text that the model's tokenizer must turn back into the same ids."""
+  known = set(vocabulary)
+  unknown = next(w for w in (f'zq{"x" * n}' for n in range(1, 64)) if w not in known)
+  texts = []
+  for serialized in records:
+    record = tf.train.SequenceExample.FromString(serialized)
+    steps = record.feature_lists.feature_list[text_record.TOKENS_KEY].feature
+    ids = [step.int64_list.value[0] for step in steps]
+    texts.append(
+      ' '.join(
+        vocabulary[i] if len(text_record.RESERVED) <= i < len(vocabulary) else unknown for i in ids
+      )
+    )
+  return tf.constant(texts)
+
+
+def _vocabulary(model_dir: str) -> List[str]:
+  path = os.path.join(model_dir, 'assets', artifacts.VOCABULARY_FILE)
+  with tf.io.gfile.GFile(path) as f:
+    return f.read().splitlines()
+
+
+def request(name: str, signature: Callable, records: List[bytes], model_dir: str) -> dict:
+  """The inputs of `signature` for `records`, built the way its clients build them."""
+  specs = signature.structured_input_signature[1]
+  if name == serving.IMAGE_BYTES:
+    return {serving.IMAGE_BYTES_INPUT: _image_bytes(records)}
+  if name == serving.TEXT:
+    return {serving.TEXT_INPUT: _texts(records, _vocabulary(model_dir))}
+  if list(specs) == [serving.EXAMPLES_INPUT]:
+    return {serving.EXAMPLES_INPUT: tf.constant(records)}
+  return _columns(records, specs)
+
+
+def _problems_of(
+  name: str, outputs: dict, count: int, reference: Optional[np.ndarray]
+) -> List[str]:
+  """What is wrong with one prediction signature's answer to `count` examples."""
+  if serving.PROBABILITIES not in outputs:
+    return [f'{name}: no {serving.PROBABILITIES} output (has {", ".join(sorted(outputs))})']
+  probabilities = outputs[serving.PROBABILITIES].numpy()
+  width = reference.shape[1] if reference is not None else None
+  if (
+    probabilities.ndim != 2
+    or probabilities.shape[0] != count
+    or (width and probabilities.shape[1] != width)
+  ):
+    expected = f'[{count}, {width or "classes"}]'
+    return [f'{name}: {serving.PROBABILITIES} of shape {list(probabilities.shape)}, not {expected}']
+  sums = probabilities.sum(axis=1)
+  if not np.all(np.isfinite(probabilities)) or np.any(np.abs(sums - 1) > SUM_TOLERANCE):
+    return [f'{name}: probabilities sum to {np.nanmin(sums):.3g}–{np.nanmax(sums):.3g}, not 1']
+  if reference is not None:
+    difference = float(np.max(np.abs(probabilities - reference)))
+    if difference > AGREEMENT_TOLERANCE:
+      return [
+        f"{name}: probabilities differ from {serving.SERVING_DEFAULT}'s by up to "
+        f'{difference:.3g} on the same {count} eval examples'
+      ]
+  class_ids = outputs.get(serving.CLASS_IDS)
+  if class_ids is not None and not np.array_equal(class_ids.numpy(), probabilities.argmax(axis=1)):
+    return [f'{name}: {serving.CLASS_IDS} is not the most probable class']
+  return []
+
+
+def _latency_ms(signature: Callable, inputs: dict, requests: int) -> List[float]:
+  """Wall times of `requests` single-example calls (cycling through the examples)."""
+  count = int(next(iter(inputs.values())).shape[0])
+  singles = [{key: value[i : i + 1] for key, value in inputs.items()} for i in range(count)]
+  signature(**singles[0])  # warm-up: the first call of a shape builds its kernels
+  times = []
+  for i in range(requests):
+    start = time.perf_counter()
+    signature(**singles[i % count])
+    times.append((time.perf_counter() - start) * 1000)
+  return times
+
+
+def _failure(name: str, error: Exception) -> str:
+  first_line = (str(error).strip().splitlines() or [''])[0][:_MESSAGE_LIMIT]
+  return f'{name}: {type(error).__name__}: {first_line}'
+
+
+def check(model_dir: str, records: List[bytes], requests: int = REQUESTS) -> dict:
+  """Loads the model, calls every signature with `records`, times `requests` single-example
+  requests each. {'load_seconds', 'examples', 'signatures': {name: {p50_ms, p99_ms}},
+  'problems': [one line each]}: no problem means the model serves."""
+  report = {'pid': os.getpid(), 'examples': len(records), 'signatures': {}, 'problems': []}
+  start = time.perf_counter()
+  try:
+    loaded = tf.saved_model.load(model_dir)
+  except Exception as error:  # whatever stops a server from loading it
+    report['problems'].append(_failure('the model did not load', error))
+    return report
+  report['load_seconds'] = round(time.perf_counter() - start, 3)
+  signatures = dict(loaded.signatures)
+  if serving.SERVING_DEFAULT not in signatures:
+    report['problems'].append(
+      f'no {serving.SERVING_DEFAULT} signature (has {", ".join(signatures)})'
+    )
+    return report
+  if not records:
+    report['problems'].append('no eval examples to send')
+    return report
+  reference = None
+  for name in [serving.SERVING_DEFAULT] + sorted(set(signatures) - {serving.SERVING_DEFAULT}):
+    signature = signatures[name]
+    try:
+      inputs = request(name, signature, records, model_dir)
+      outputs = signature(**inputs)
+    except Exception as error:  # a signature that cannot answer its own kind of request
+      report['problems'].append(_failure(name, error))
+      continue
+    if name == serving.TRANSFORM:  # TFMA's: one label per example
+      labels = outputs.get(serving.EVAL_LABEL_KEY)
+      if labels is None or labels.shape.rank < 1 or labels.shape[0] != len(records):
+        report['problems'].append(f'{name}: not one {serving.EVAL_LABEL_KEY} per example')
+    else:
+      found = _problems_of(name, outputs, len(records), reference)
+      report['problems'] += found
+      if name == serving.SERVING_DEFAULT:
+        if found:
+          return report  # nothing to compare the raw-input signatures with
+        reference = outputs[serving.PROBABILITIES].numpy()
+    times = _latency_ms(signature, inputs, requests)
+    report['signatures'][name] = {
+      'p50_ms': round(float(np.percentile(times, 50)), 3),
+      'p99_ms': round(float(np.percentile(times, 99)), 3),
+    }
+  return report
+
+
+def read_records(path: str) -> List[bytes]:
+  return [record.numpy() for record in tf.data.TFRecordDataset(path)]
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+  parser.add_argument('--model', required=True, help='the SavedModel folder')
+  parser.add_argument('--records', required=True, help='a TFRecord file of eval records')
+  parser.add_argument('--report', required=True, help='where the JSON report goes')
+  parser.add_argument('--requests', type=int, default=REQUESTS, help='timed requests per signature')
+  args = parser.parse_args(argv)
+  if args.model.startswith('s3://'):
+    from components import object_storage  # noqa: F401  (registers s3:// with TensorFlow)
+  report = check(args.model, read_records(args.records), args.requests)
+  atomic.write(args.report, json.dumps(report, indent=2))
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -1,0 +1,212 @@
+"""The serving check: real SavedModels of every data kind pass; broken ones fail, each with the
+one line that says why; the check runs in its own process and writes TFX's InfraBlessing files."""
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from components.image_example_gen import encode
+from components.serving_check import executor, probe
+from contracts import artifacts, image_record, serving, text_record
+from tests.conftest import image_bytes
+from trainer import input_pipeline, model, signatures
+from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
+
+LABELS = ['zero', 'one', 'two']
+
+
+def _image_records(encoding: str, count: int = 6) -> list:
+  rng = np.random.default_rng(0)
+  records = []
+  for i in range(count):
+    pixels = rng.integers(0, 256, size=(8, 8), dtype=np.uint8)
+    if encoding == image_record.RAW:
+      image = image_record.EncodedImage(pixels.tobytes(), 8, 8, 1)
+    else:
+      image = encode.encode_image(image_bytes(pixels, 'PNG', 'L'))
+    label = i % len(LABELS)
+    records.append(
+      image_record.make_example(image, label, LABELS[label], f'{i}.png').SerializeToString()
+    )
+  return records
+
+
+def _saved(tmp_path, built, served) -> str:
+  path = str(tmp_path / 'model')
+  tf.saved_model.save(built, path, signatures=served)
+  return path
+
+
+def _image_model(encoding: str = image_record.ENCODED):
+  spec = ImageSpec(8, 8, 1, LABELS, encoding, True)
+  return model.build_image_model(spec), spec
+
+
+@pytest.mark.parametrize('encoding', image_record.ENCODINGS)
+def test_an_image_model_serves_on_every_signature(tmp_path, encoding):
+  built, spec = _image_model(encoding)
+  path = _saved(tmp_path, built, signatures.image_signatures(built, spec))
+  report = probe.check(path, _image_records(encoding), requests=20)
+  assert report['problems'] == []
+  assert set(report['signatures']) == {
+    serving.SERVING_DEFAULT,
+    serving.IMAGE_BYTES,
+    serving.TRANSFORM,
+  }
+  for timing in report['signatures'].values():
+    assert 0 < timing['p50_ms'] <= timing['p99_ms']
+  assert report['load_seconds'] > 0 and report['examples'] == 6
+
+
+def test_a_raw_input_signature_that_disagrees_with_serving_default_fails(tmp_path):
+  built, spec = _image_model()
+  served = signatures.image_signatures(built, spec)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.IMAGE_BYTES_INPUT)])
+  def unscaled(image_bytes):  # the skew the check exists for: pixels inverted on one path only
+    images = 255 - input_pipeline.decode_encoded(image_bytes, spec)
+    probabilities = built(images, training=False)
+    return {serving.PROBABILITIES: probabilities, serving.CLASS_IDS: tf.argmax(probabilities, -1)}
+
+  served[serving.IMAGE_BYTES] = unscaled
+  report = probe.check(_saved(tmp_path, built, served), _image_records(image_record.ENCODED))
+  (problem,) = report['problems']
+  assert problem.startswith(
+    f"{serving.IMAGE_BYTES}: probabilities differ from {serving.SERVING_DEFAULT}'s by up to "
+  )
+  assert problem.endswith('on the same 6 eval examples')
+  assert serving.SERVING_DEFAULT in report['signatures']  # the good one was still timed
+
+
+class _Logits(tf.Module):
+  """A model whose signatures answer scores that are not probabilities, or fail."""
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)])
+  def scores(self, examples):
+    length = tf.cast(tf.strings.length(examples), tf.float32)[:, None]
+    return {serving.PROBABILITIES: tf.concat([length, length], axis=1)}
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)])
+  def probabilities(self, examples):
+    return {serving.PROBABILITIES: tf.nn.softmax(self.scores(examples)[serving.PROBABILITIES])}
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.IMAGE_BYTES_INPUT)])
+  def undecodable(self, image_bytes):
+    return {serving.PROBABILITIES: tf.cast(tf.io.decode_raw(image_bytes, tf.float64), tf.float32)}
+
+
+def test_scores_that_do_not_sum_to_one_and_a_failing_signature_are_named(tmp_path):
+  module = _Logits()
+  path = str(tmp_path / 'model')
+  tf.saved_model.save(module, path, signatures={serving.SERVING_DEFAULT: module.scores})
+  (problem,) = probe.check(path, _image_records(image_record.ENCODED))['problems']
+  assert problem.startswith(f'{serving.SERVING_DEFAULT}: probabilities sum to ')
+  assert problem.endswith(', not 1')
+
+  tf.saved_model.save(
+    module,
+    path,
+    signatures={
+      serving.SERVING_DEFAULT: module.probabilities,
+      serving.IMAGE_BYTES: module.undecodable,
+    },
+  )
+  (problem,) = probe.check(path, _image_records(image_record.ENCODED))['problems']
+  assert problem.startswith(f'{serving.IMAGE_BYTES}: InvalidArgumentError: ')
+  assert '\n' not in problem
+
+
+def test_a_folder_without_a_model_does_not_load(tmp_path):
+  (problem,) = probe.check(str(tmp_path), _image_records(image_record.ENCODED))['problems']
+  assert problem.startswith('the model did not load: ')
+
+
+def test_a_tabular_model_answers_raw_columns_with_missing_values(tmp_path):
+  spec = TabularSpec('tips', 0.0, 2, ['fare', 'trips'], ['payment'], integer=['trips'])
+  sample = {
+    'fare': tf.constant([1.0, 2.0]),
+    'trips': tf.constant([1.0, 3.0]),
+    'payment': tf.constant(['a', 'b']),
+  }
+  built = model.build_tabular_model(spec, sample)
+  path = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
+  rows = [{'fare': 2.5, 'trips': 3, 'payment': b'cash'}, {'payment': b'card'}, {'fare': 1.0}, {}]
+  records = []
+  for row in rows:
+    feature = {}
+    for key, value in row.items():
+      if isinstance(value, bytes):
+        feature[key] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
+      elif isinstance(value, int):
+        feature[key] = tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+      else:
+        feature[key] = tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
+    records.append(
+      tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+    )
+  columns = probe.request(
+    serving.COLUMNS, tf.saved_model.load(path).signatures[serving.COLUMNS], records, path
+  )
+  assert columns['trips'].numpy().tolist()[0] == 3.0 and math.isnan(columns['trips'].numpy()[1])
+  assert columns['payment'].numpy().tolist() == [b'cash', b'card', b'', b'']
+  report = probe.check(path, records, requests=10)
+  assert report['problems'] == [] and serving.COLUMNS in report['signatures']
+
+
+def test_a_text_model_gets_its_records_back_as_text(tmp_path):
+  words = list(text_record.RESERVED) + ['good', 'bad', "isn't", 'film']
+  vocabulary = tmp_path / artifacts.VOCABULARY_FILE
+  vocabulary.write_text(''.join(w + '\n' for w in words), encoding='utf-8')
+  spec = SequenceSpec(
+    text_record.LABEL_KEY,
+    text_record.TOKENS_KEY,
+    tf.int64,
+    ['neg', 'pos'],
+    len(words),
+    False,
+    vocabulary=str(vocabulary),
+  )
+  built = model.build_sequence_model(spec)
+  path = _saved(tmp_path, built, signatures.sequence_signatures(built, spec))
+  ids = [[2, 5, 1, 3], [], [1, 1], [4, 4, 2]]  # 1: a word outside the vocabulary
+  records = [text_record.make_sequence_example(i, 0, 'neg').SerializeToString() for i in ids]
+  text_signature = tf.saved_model.load(path).signatures[serving.TEXT]
+  texts = probe.request(serving.TEXT, text_signature, records, path)[serving.TEXT_INPUT]
+  texts = texts.numpy().tolist()
+  assert texts[0].split()[:2] == [b'good', b'film'] and texts[0].split()[3] == b'bad'
+  assert texts[0].split()[2] not in [w.encode() for w in words] and texts[1] == b''
+  report = probe.check(path, records, requests=10)
+  assert report['problems'] == [] and serving.TEXT in report['signatures']
+
+
+def test_the_check_runs_in_its_own_process_and_writes_the_infra_blessing(tmp_path):
+  built, spec = _image_model()
+  path = _saved(tmp_path, built, signatures.image_signatures(built, spec))
+  examples = tmp_path / 'examples' / 'Split-eval'
+  examples.mkdir(parents=True)
+  with tf.io.TFRecordWriter(str(examples / 'data-00000-of-00001.gz'), 'GZIP') as writer:
+    for record in _image_records(image_record.ENCODED, count=80):
+      writer.write(record)
+  blessing = str(tmp_path / 'blessing')
+  report = executor.check(path, str(tmp_path / 'examples'), True, blessing)
+  assert report['checked'] and report['serves'] and report['problems'] == []
+  assert report['examples'] == executor.EVAL_EXAMPLES  # the first 64 of 80
+  assert report['pid'] != os.getpid()
+  with open(os.path.join(blessing, artifacts.SERVING_CHECK_FILE)) as f:
+    assert json.load(f) == report
+  assert sorted(os.listdir(blessing)) == [executor.BLESSED_FILE, artifacts.SERVING_CHECK_FILE]
+
+  # A model the Evaluator did not bless is not loaded at all, and not blessed here either.
+  unblessed = str(tmp_path / 'unblessed')
+  assert executor.check(path, str(tmp_path / 'examples'), False, unblessed)['checked'] is False
+  assert executor.NOT_BLESSED_FILE in os.listdir(unblessed)
+
+
+def test_a_check_that_does_not_answer_in_time_is_one_line(tmp_path):
+  report = executor.run_probe(str(tmp_path / 'missing'), [b'x'], timeout=0.01)
+  (problem,) = report['problems']
+  assert problem.startswith('no answer within 0.01 s')
