@@ -34,7 +34,7 @@ from components.image_example_gen.component import ImageExampleGen
 from components.label_check.component import LabelCheck
 from components.recording_trainer.component import RecordingTrainer, VertexTrainer
 from components.serving_check import executor as serving_check_executor
-from components.serving_check.component import ServingCheck
+from components.serving_check.component import ServingCheck, TensorFlowServingCheck
 from components.shard_check.component import ShardCheck
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
@@ -43,6 +43,7 @@ from contracts.trainer_options import TrainerOptions
 
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`), PipelineConfig fields.
 PARAMETERS = ('data', 'train_steps', 'learning_rate', 'min_accuracy')
+SERVING_CHECK = 'ServingCheck'  # the step id of either serving check
 
 
 def create_pipeline(
@@ -296,7 +297,7 @@ def serving_check(config: cfg.PipelineConfig, examples, trainer, evaluator) -> t
   process; compiled with cloud.serving_check = kubernetes, TFX's InfraValidator starts the
   TensorFlow Serving image as a pod instead (Kubeflow Pipelines on a Kubernetes cluster)."""
   if config.cloud and config.cloud.serving_check == cfg.KUBERNETES_SERVING_CHECK:
-    validator = tfx.components.InfraValidator(
+    validator = TensorFlowServingCheck(
       model=trainer.outputs['model'],
       examples=examples,
       serving_spec=tfx.proto.ServingSpec(
@@ -310,14 +311,14 @@ def serving_check(config: cfg.PipelineConfig, examples, trainer, evaluator) -> t
         split_name=splits.EVAL,
         num_examples=serving_check_executor.EVAL_EXAMPLES,
       ),
-    ).with_id('ServingCheck')
+    ).with_id(SERVING_CHECK)
     return validator, validator.outputs['blessing']
   check = ServingCheck(
     model=trainer.outputs['model'],
     examples=examples,
     model_blessing=evaluator.outputs['blessing'],
     code_fingerprint=fingerprint.of('components.serving_check.component'),
-  )
+  ).with_id(SERVING_CHECK)
   return check, check.outputs['infra_blessing']
 
 

@@ -102,6 +102,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
   )
   gcp.add_argument('--accelerator-type', default='', help='e.g. NVIDIA_TESLA_T4, NVIDIA_L4')
   gcp.add_argument('--accelerator-count', type=int, default=0)
+  check = parser.add_argument_group('serving check (before the Pusher)')
+  check.add_argument(
+    '--serving-check',
+    choices=(cfg.PROCESS_SERVING_CHECK, cfg.KUBERNETES_SERVING_CHECK),
+    default=cloud.serving_check,
+    help='process: load the model in a fresh process of its step (components/serving_check); '
+    "kubernetes: TFX's InfraValidator starts TensorFlow Serving as a pod (Kubeflow Pipelines "
+    'on Kubernetes only; not Vertex AI Pipelines) (default: %(default)s)',
+  )
+  check.add_argument(
+    '--kfp-namespace',
+    default='kubeflow',
+    help="the kubernetes check: Kubeflow Pipelines' namespace, where the serving pod starts "
+    '(default: %(default)s)',
+  )
+  check.add_argument(
+    '--tf-serving-tag',
+    default=cloud.tf_serving_tag,
+    help='tensorflow/serving image tag of the kubernetes check (default: %(default)s)',
+  )
 
 
 def _cloud(args: argparse.Namespace) -> cfg.CloudConfig:
@@ -118,6 +138,8 @@ def _cloud(args: argparse.Namespace) -> cfg.CloudConfig:
     trainer_machine_type=args.trainer_machine_type,
     trainer_accelerator_type=args.accelerator_type,
     trainer_accelerator_count=args.accelerator_count,
+    serving_check=args.serving_check,
+    tf_serving_tag=args.tf_serving_tag,
   )
   needs = {
     'Dataflow': cloud.beam_runner == cfg.DATAFLOW_RUNNER,
@@ -176,6 +198,11 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
     labels,
     args.service_account,
     parameter_values=pipeline.parameter_values(config, as_parameters=False),
+    # TFX's Kubernetes model server runner reads the namespace from KFP_NAMESPACE; the KFP 2
+    # backend sets KFP_POD_NAME alone.
+    step_env={pipeline.SERVING_CHECK: {'KFP_NAMESPACE': args.kfp_namespace}}
+    if config.cloud.serving_check == cfg.KUBERNETES_SERVING_CHECK
+    else None,
   )
   return compiler.write(job, output, args.format)
 

@@ -39,10 +39,12 @@ def compile_job(
   labels: Optional[Dict[str, str]] = None,
   service_account: str = '',
   parameter_values: Optional[Dict[str, object]] = None,
+  step_env: Optional[Dict[str, Dict[str, str]]] = None,
 ) -> dict:
   """The PipelineJob dict for `tfx_pipeline`, every step in `image`; parameter_values: the
   defaults of its pipeline parameters (RuntimeParameters), written to the job's runtime config
-  and to the spec's parameter declarations (kubeflow/parameters.py)."""
+  and to the spec's parameter declarations (kubeflow/parameters.py); step_env: {step id:
+  {name: value}}, environment variables of those steps' containers."""
   from tfx import v1 as tfx
 
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
@@ -56,6 +58,10 @@ def compile_job(
   declared = job['pipelineSpec']['root'].get('inputDefinitions', {}).get('parameters', {})
   for name, value in (parameter_values or {}).items():
     declared[name]['defaultValue'] = value  # a google.protobuf.Value: plain JSON
+  executors = job['pipelineSpec']['deploymentSpec']['executors']
+  for step, env in (step_env or {}).items():
+    container = executors[f'{step}_executor']['container']
+    container['env'] = [{'name': name, 'value': value} for name, value in sorted(env.items())]
   job['labels'] = {**job.get('labels', {}), **(labels or {})}
   if service_account:
     job['serviceAccount'] = service_account

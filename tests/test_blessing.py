@@ -1,14 +1,17 @@
-"""Only a model at least as good as the serving one is pushed, and an identical run re-runs
-nothing: four real runs on one output."""
+"""Only a model at least as good as the serving one, that serves, is pushed, and an identical
+run re-runs nothing: six real runs on one output."""
 
 import os
 import re
 
 import pytest
+import tensorflow as tf
 
-from contracts.errors import EXIT_NOT_BLESSED, EXIT_OK
+from contracts import serving as signature_names
+from contracts.errors import EXIT_NOT_BLESSED, EXIT_NOT_SERVABLE, EXIT_OK
 from metadata import summary
 from tests.conftest import run_pipeline
+from trainer import input_pipeline, signatures
 
 
 def _store(output):
@@ -18,13 +21,42 @@ def _store(output):
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
 
-def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(digits_subset, tmp_path, capsys):
+def _inverting_image_bytes(image_signatures):
+  """image_signatures whose predict_image_bytes inverts the pixels that serving_default does
+  not: the training/serving skew a raw-input signature can have."""
+
+  def broken(model, spec):
+    served = image_signatures(model, spec)
+    image_bytes = tf.TensorSpec([None], tf.string, name=signature_names.IMAGE_BYTES_INPUT)
+
+    @tf.function(input_signature=[image_bytes])
+    def inverted(image_bytes):
+      images = 255 - input_pipeline.decode_encoded(image_bytes, spec)
+      return {signature_names.PROBABILITIES: model(images, training=False)}
+
+    served[signature_names.IMAGE_BYTES] = inverted
+    return served
+
+  return broken
+
+
+def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
+  digits_subset, tmp_path, capsys, monkeypatch
+):
   output = str(tmp_path / 'out')
   serving = os.path.join(output, 'serving')
 
   code, first = run_pipeline(digits_subset, output)
   assert code == EXIT_OK and first['blessed'] and first['pushed_to']
   assert first['blessing'].endswith('no serving model to compare with')
+  checked = first['serving_check']  # in a process of its own, every signature
+  assert checked['serves'] and checked['problems'] == [] and checked['pid'] != os.getpid()
+  assert set(checked['signatures']) == {
+    signature_names.SERVING_DEFAULT,
+    signature_names.IMAGE_BYTES,
+    signature_names.TRANSFORM,
+  }
+  assert all(0 < t['p50_ms'] <= t['p99_ms'] for t in checked['signatures'].values())
   pushed = sorted(os.listdir(serving))
 
   capsys.readouterr()
@@ -38,6 +70,7 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(digits_subset, tm
   )
   out = capsys.readouterr().out
   assert f'blessed:    no ({weak["blessing"]})' in out.splitlines()
+  assert 'serving_check' not in weak and 'serving:' not in out  # not blessed: not loaded
   assert sorted(os.listdir(serving)) == pushed  # the serving folder as it was
 
   # The same weak model with the accuracy thresholds off: a class it misses blocks it alone.
@@ -48,7 +81,8 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(digits_subset, tm
     '1',
     *('--min-accuracy', '0', '--max-accuracy-drop', '1', '--min-class-recall', '0.9'),
   )
-  assert code == EXIT_NOT_BLESSED and missed['executed'] == ['Evaluator', 'Pusher']
+  assert code == EXIT_NOT_BLESSED
+  assert missed['executed'] == ['Evaluator', 'Pusher', 'ServingCheck']
   weakest = min(missed['class_recall'], key=missed['class_recall'].get)
   assert re.fullmatch(
     rf'accuracy \S+, class {weakest} recall {missed["class_recall"][weakest]:.3f}: '
@@ -63,7 +97,7 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(digits_subset, tm
   assert again['blessing'] == (
     f'accuracy {again["eval_accuracy"]:.3f}, serving model {first["eval_accuracy"]:.3f}'
   )
-  assert again['executed'] == ['Evaluator', 'Pusher']  # the Trainer's model was cached
+  assert again['executed'] == ['Evaluator', 'Pusher', 'ServingCheck']  # the model was cached
   # Against the Evaluator's last execution (the class-recall run): its thresholds, its model.
   assert again['why_executed']['Evaluator'] == (
     'options changed (metrics_specs, min_accuracy 0.0 → 0.3); new inputs from upstream (model)'
@@ -73,6 +107,22 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(digits_subset, tm
   before = len(_store(output).get_artifacts())
   code, cached = run_pipeline(digits_subset, output)
   assert code == EXIT_OK and set(cached['components'].values()) == {'CACHED'}
-  assert len(cached['components']) == len(first['components']) == 9  # the resolver is not one
+  assert len(cached['components']) == len(first['components']) == 10  # the resolver is not one
   assert len(_store(output).get_artifacts()) == before  # nothing new published
   assert 'all cached' in capsys.readouterr().out
+
+  # A model as good as the serving one whose raw-input signature disagrees with serving_default.
+  pushed = sorted(os.listdir(serving))
+  monkeypatch.setattr(
+    signatures, 'image_signatures', _inverting_image_bytes(signatures.image_signatures)
+  )
+  code, broken = run_pipeline(
+    digits_subset, output, '--train-steps', '149', '--max-accuracy-drop', '1'
+  )
+  assert code == EXIT_NOT_SERVABLE and broken['blessed'] and broken['pushed_to'] is None
+  (problem,) = broken['serving_check']['problems']
+  assert problem.startswith(
+    f"{signature_names.IMAGE_BYTES}: probabilities differ from {signature_names.SERVING_DEFAULT}'s"
+  )
+  assert f'serving:    failed ({problem})' in capsys.readouterr().out.splitlines()
+  assert sorted(os.listdir(serving)) == pushed

@@ -75,17 +75,17 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
 
-  assert 'components: 9 executed, 0 cached of 9' in run()
+  assert 'components: 10 executed, 0 cached of 10' in run()
   _append(project / 'README.md', 'An edit no component executes.')
   out = run()
   # Nothing re-runs for the edit. The first model is serving now, so the Evaluator compares with
   # it, once (tests/test_blessing.py: an identical run after that is all cache hits).
-  assert 'components: 2 executed, 7 cached of 9' in out and 'code changed' not in out
+  assert 'components: 3 executed, 7 cached of 10' in out and 'code changed' not in out
   assert 'Evaluator executed: new inputs from upstream (baseline_model)' in out
 
   _append(project / 'trainer' / 'model.py', '# an edit of the model')
   out = run(steps='25')  # and an option of the Trainer
-  assert 'components: 3 executed, 6 cached of 9' in out
+  assert 'components: 4 executed, 6 cached of 10' in out
   assert (
     'Trainer executed: code changed since the cached run (trainer/model.py); '
     'options changed (train_steps 20 → 25)'
@@ -94,7 +94,7 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path):
 
   _append(project / 'components' / 'image_example_gen' / 'executor.py', '# an edit')
   out = run()
-  assert 'components: 9 executed, 0 cached of 9' in out  # ExampleGen and all downstream of it
+  assert 'components: 10 executed, 0 cached of 10' in out  # ExampleGen and all downstream of it
   assert (
     'ImageExampleGen executed: code changed since the cached run '
     '(components/image_example_gen/executor.py)'

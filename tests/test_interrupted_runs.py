@@ -98,7 +98,7 @@ def test_killed_trainer_reruns_alone_and_leaves_no_trace(data, uninterrupted, tm
   again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
   assert again.returncode == 0, again.stderr[-2000:]
   assert 'an earlier run was interrupted in Trainer' in again.stdout
-  assert 'components: 3 executed, 6 cached of 9' in again.stdout  # Trainer, Evaluator, Pusher
+  assert 'components: 4 executed, 6 cached of 10' in again.stdout  # Trainer to Pusher
   assert _live_counts(output) == uninterrupted
   states = _executions(output)
   assert ('Trainer', 'CANCELED') in states and ('Trainer', 'COMPLETE') in states

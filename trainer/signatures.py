@@ -56,7 +56,9 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
   @tf.function(input_signature=[_EXAMPLES])
   def transform_features(examples):
     label_spec = {image_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
-    return {serving.EVAL_LABEL_KEY: tf.io.parse_example(examples, label_spec)[image_record.LABEL_KEY]}
+    return {
+      serving.EVAL_LABEL_KEY: tf.io.parse_example(examples, label_spec)[image_record.LABEL_KEY]
+    }
 
   return {
     serving.SERVING_DEFAULT: serve_examples,

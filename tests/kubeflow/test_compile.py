@@ -18,6 +18,7 @@ COMPONENTS = {
   'ShardCheck',
   'Trainer',
   'Evaluator',
+  'ServingCheck',
   'Pusher',
   # The serving_model Resolver (LatestBlessedModelStrategy) compiles to two resolver tasks.
   'serving_model-model-blessing-resolver',
@@ -67,6 +68,8 @@ def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsy
   assert sum('resolver' in e for e in executors) == 2  # the serving model's two queries
   assert not any(t.get('cachingOptions', {}).get('enableCache') for t in tasks.values())
   assert 'Trainer' in tasks['Evaluator'].get('dependentTasks', [])
+  assert 'Evaluator' in tasks['ServingCheck'].get('dependentTasks', [])
+  assert 'ServingCheck' in tasks['Pusher'].get('dependentTasks', [])
   assert {'AnomalyGate', 'ShardCheck'} <= set(tasks['Trainer'].get('dependentTasks', []))
   parameters = tasks['Trainer']['inputs']['parameters']
   assert parameters['run_fn']['runtimeValue']['constant'] == 'trainer.task.run_fn'
@@ -83,6 +86,25 @@ def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsy
   # Default: Beam runs inside each step, the Trainer in its own step.
   assert not any('DataflowRunner' in a for a in _executor(spec, 'StatisticsGen')['args'])
   assert 'components.recording_trainer.executor.Executor' in _executor(spec, 'Trainer')['args']
+
+
+def test_the_kubernetes_serving_check_is_tfx_infra_validator_with_tensorflow_serving(tmp_path):
+  spec = json.loads(_compile(tmp_path, '--serving-check', 'kubernetes').read_text())
+  spec = spec['pipelineSpec']
+  assert (
+    'tfx.components.infra_validator.executor.Executor' in _executor(spec, 'ServingCheck')['args']
+  )
+  parameters = spec['root']['dag']['tasks']['ServingCheck']['inputs']['parameters']
+  serving_spec = json.loads(parameters['serving_spec']['runtimeValue']['constant'])
+  assert serving_spec == {'tensorflow_serving': {'tags': ['2.16.1']}, 'kubernetes': {}}
+  request_spec = json.loads(parameters['request_spec']['runtimeValue']['constant'])
+  assert request_spec['tensorflow_serving']['signature_names'] == ['serving_default']
+  assert request_spec['split_name'] == 'eval'
+  inputs = spec['root']['dag']['tasks']['Pusher']['inputs']['artifacts']
+  assert inputs['infra_blessing']['taskOutputArtifact'] == {
+    'producerTask': 'ServingCheck',
+    'outputArtifactKey': 'blessing',
+  }
 
 
 def test_dataflow_vertex_training_labels_and_service_account(tmp_path):
