@@ -33,7 +33,6 @@ from components.drift_check.component import DriftCheck
 from components.image_example_gen.component import ImageExampleGen
 from components.label_check.component import LabelCheck
 from components.recording_trainer.component import RecordingTrainer, VertexTrainer
-from components.serving_check import executor as serving_check_executor
 from components.serving_check.component import ServingCheck, TensorFlowServingCheck
 from components.shard_check.component import ShardCheck
 from components.text_example_gen.component import TextExampleGen
@@ -309,7 +308,7 @@ def serving_check(config: cfg.PipelineConfig, examples, trainer, evaluator) -> t
           signature_names=[serving.SERVING_DEFAULT]
         ),
         split_name=splits.EVAL,
-        num_examples=serving_check_executor.EVAL_EXAMPLES,
+        num_examples=serving.CHECK_EXAMPLES,
       ),
     ).with_id(SERVING_CHECK)
     return validator, validator.outputs['blessing']

@@ -19,3 +19,5 @@ PROBABILITIES = 'probabilities'
 CLASS_IDS = 'class_ids'
 CLASS_NAMES = 'class_names'
 EVAL_LABEL_KEY = 'eval_label'  # the label the model is scored against (TRANSFORM's output)
+
+CHECK_EXAMPLES = 64  # eval examples the serving check sends to every signature

@@ -154,6 +154,8 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tmp_path):
   assert latest['span'] == 2 and sum(latest['examples_per_split'].values()) == 1700
   assert latest['eval_accuracy'] > 0.6 and latest['blessed']
   assert list(latest['class_recall']) == ['0', '1']  # tips > 0: no, yes
+  assert latest['serving_check']['serves']  # predict_columns agreed with serving_default
+  assert 'predict_columns' in latest['serving_check']['signatures']
   with open(latest['report'], encoding='utf-8') as f:
     page = f.read()
   assert 'payment_type = Cash' in page and 'payment_type = Credit Card' in page  # per slice

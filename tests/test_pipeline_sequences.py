@@ -83,6 +83,8 @@ def test_the_imdb_csv_runs_end_to_end(tmp_path):
   code, result = run_pipeline(str(data), str(tmp_path / 'out'), '--min-accuracy', '0')
   assert code == 0, result.get('error')
   assert sum(result['examples_per_split'].values()) == 100
+  assert result['serving_check']['serves']  # predict_text agreed with serving_default
+  assert 'predict_text' in result['serving_check']['signatures']
   assert os.path.isfile(os.path.join(result['pushed_to'], 'saved_model.pb'))
   vocabulary = os.path.join(result['examples_uri'], 'vocabulary.txt')
   assert os.path.isfile(vocabulary)

@@ -15,14 +15,13 @@ import tensorflow as tf
 from tfx.dsl.io import fileio
 
 from components.serving_check import probe
-from contracts import artifacts, atomic, fingerprint, splits
+from contracts import artifacts, atomic, fingerprint, serving, splits
 
-EVAL_EXAMPLES = 64  # the batch sent to every signature
 TIMEOUT_SECONDS = 600  # a model that takes longer to load and answer does not serve
 BLESSED_FILE, NOT_BLESSED_FILE = 'INFRA_BLESSED', 'INFRA_NOT_BLESSED'  # TFX InfraValidator's
 
 
-def eval_records(examples_uri: str, count: int = EVAL_EXAMPLES) -> List[bytes]:
+def eval_records(examples_uri: str, count: int = serving.CHECK_EXAMPLES) -> List[bytes]:
   """The first `count` intact records of the eval split (damaged ones are skipped)."""
   records = []
   for path in sorted(fileio.glob(os.path.join(examples_uri, f'Split-{splits.EVAL}', '*'))):

@@ -194,7 +194,7 @@ def test_the_check_runs_in_its_own_process_and_writes_the_infra_blessing(tmp_pat
   blessing = str(tmp_path / 'blessing')
   report = executor.check(path, str(tmp_path / 'examples'), True, blessing)
   assert report['checked'] and report['serves'] and report['problems'] == []
-  assert report['examples'] == executor.EVAL_EXAMPLES  # the first 64 of 80
+  assert report['examples'] == serving.CHECK_EXAMPLES  # the first 64 of 80
   assert report['pid'] != os.getpid()
   with open(os.path.join(blessing, artifacts.SERVING_CHECK_FILE)) as f:
     assert json.load(f) == report

@@ -244,7 +244,7 @@ def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
   out = capsys.readouterr().out
   assert code == 0 and out.startswith('dry run: would submit')
   assert 'min_accuracy=0.95 (--param), train_steps=600' in out
-  assert 'gs://YOUR_BUCKET/tfrecord-pipeline/root' in out and 'tasks:           11' in out
+  assert 'gs://YOUR_BUCKET/tfrecord-pipeline/root' in out and 'tasks:           12' in out
   assert ('run=dry' in out) == (target == 'vertex')
   assert kubeflow.requests == []
 
