@@ -14,7 +14,8 @@ HELP = 'run the whole pipeline locally (LocalDagRunner)'
 DESCRIPTION = (
   'Run the whole pipeline locally with LocalDagRunner and SQLite ML Metadata in '
   '<output>/metadata.sqlite. Exit codes: 0 done, 1 data anomalies or a failed '
-  'component, 2 bad input.'
+  'component, 2 bad input, 3 trained but not blessed, 4 blessed but failed the serving check '
+  '(3 and 4: nothing pushed).'
 )
 
 

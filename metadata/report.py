@@ -504,7 +504,29 @@ def _evaluation_section(
     else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
   details = _per_class_section(nodes, result, images, eval_images) + _slices_section(nodes)
-  return _table(['metric (eval split)', 'value'], sorted(metrics.items())) + verdict + details
+  return (
+    _table(['metric (eval split)', 'value'], sorted(metrics.items()))
+    + verdict
+    + _serving_check(result.get('serving_check'))
+    + details
+  )
+
+
+def _serving_check(report: Optional[dict]) -> str:
+  """The blessed model loaded in a fresh process: verdict, load time, p50 / p99 per signature."""
+  if not report:
+    return ''
+  verdict = (
+    f'<p class="bad">It does not serve: {_e("; ".join(report["problems"]))}. Not pushed.</p>'
+    if report['problems']
+    else f'<p class="good">It serves: loaded in {report["load_seconds"]:.2f} s in a fresh '
+    f'process; every signature answered {report["examples"]} eval examples.</p>'
+  )
+  rows = [
+    [name, timing['p50_ms'], timing['p99_ms']] for name, timing in report.get('signatures', {}).items()
+  ]
+  table = _table(['signature', 'p50 ms / request', 'p99 ms / request'], rows) if rows else ''
+  return '<h3>Serving check</h3>' + verdict + table
 
 
 def _input_section(training: Optional[dict], damage: Optional[dict]) -> str:

@@ -125,4 +125,6 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
     f"{signature_names.IMAGE_BYTES}: probabilities differ from {signature_names.SERVING_DEFAULT}'s"
   )
   assert f'serving:    failed ({problem})' in capsys.readouterr().out.splitlines()
+  with open(broken['report'], encoding='utf-8') as f:
+    assert 'It does not serve: predict_image_bytes: probabilities differ' in f.read()
   assert sorted(os.listdir(serving)) == pushed

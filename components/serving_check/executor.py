@@ -15,7 +15,7 @@ import tensorflow as tf
 from tfx.dsl.io import fileio
 
 from components.serving_check import probe
-from contracts import artifacts, atomic, fingerprint, serving, splits
+from contracts import artifacts, fingerprint, serving, splits
 
 TIMEOUT_SECONDS = 600  # a model that takes longer to load and answer does not serve
 BLESSED_FILE, NOT_BLESSED_FILE = 'INFRA_BLESSED', 'INFRA_NOT_BLESSED'  # TFX InfraValidator's
@@ -27,7 +27,7 @@ def eval_records(examples_uri: str, count: int = serving.CHECK_EXAMPLES) -> List
   for path in sorted(fileio.glob(os.path.join(examples_uri, f'Split-{splits.EVAL}', '*'))):
     compression = 'GZIP' if path.endswith('.gz') else ''
     dataset = tf.data.TFRecordDataset(path, compression_type=compression)
-    dataset = dataset.apply(tf.data.experimental.ignore_errors())
+    dataset = dataset.ignore_errors()
     records += [record.numpy() for record in dataset.take(count - len(records))]
     if len(records) >= count:
       break
@@ -68,11 +68,12 @@ def check(model_dir: str, examples_uri: str, model_blessed: bool, blessing_uri: 
     report.update(checked=True, serves=not report['problems'])
   else:
     report = {'checked': False, 'serves': False, 'problems': []}
+  # Written in place: TFX publishes the artifact only once the component has succeeded.
   fileio.makedirs(blessing_uri)
-  atomic.write(
-    os.path.join(blessing_uri, artifacts.SERVING_CHECK_FILE), json.dumps(report, indent=2)
-  )
-  atomic.write(
-    os.path.join(blessing_uri, BLESSED_FILE if report['serves'] else NOT_BLESSED_FILE), ''
-  )
+  with fileio.open(os.path.join(blessing_uri, artifacts.SERVING_CHECK_FILE), 'w') as f:
+    f.write(json.dumps(report, indent=2))
+  with fileio.open(
+    os.path.join(blessing_uri, BLESSED_FILE if report['serves'] else NOT_BLESSED_FILE), 'w'
+  ) as f:
+    f.write('')  # an empty marker, as TFX's InfraValidator writes
   return report

@@ -16,10 +16,10 @@ def test_a_default_run_prints_only_the_projects_lines(default_run):
   assert done.stderr == ''
   assert lines[0].startswith('pipeline tfrecord-pipeline: images from ')
   assert all(
-    re.match(r'\[\d/9\] \w+ (running…|done in [\d.]+ s \((executed|cached)\))$', line)
-    for line in lines[1:19]
+    re.match(r'\[\d+/10\] \w+ (running…|done in [\d.]+ s \((executed|cached)\))$', line)
+    for line in lines[1:21]
   )
-  assert lines[19] == '── summary ──' and lines[-1].startswith('report:')
+  assert lines[21] == '── summary ──' and lines[-1].startswith('report:')
   (log,) = re.findall(r'log: (\S+)', lines[0])
   with open(log) as f:
     assert 'Warning' in f.read()  # the library noise went to the run log instead

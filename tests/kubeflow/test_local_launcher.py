@@ -92,7 +92,7 @@ def test_compiled_pipeline_runs_to_a_pushed_model_with_parameters_set(compiled_l
     == 0
   )
   out = capsys.readouterr().out
-  assert 'min_accuracy=0.5, train_steps=150' in out and '[11/11] Pusher done' in out
+  assert 'min_accuracy=0.5, train_steps=150' in out and '[12/12] Pusher done' in out
   assert 'serving_model-model-resolver resolved nothing' in out  # no earlier blessed model
   (run,) = glob.glob(str(folder / 'root' / 'run-*'))
 
@@ -109,6 +109,7 @@ def test_compiled_pipeline_runs_to_a_pushed_model_with_parameters_set(compiled_l
   with open(os.path.join(reported('Trainer', 'model_run')['uri'], artifacts.TRAINING_FILE)) as f:
     assert json.load(f)['train_steps'] == 150  # compiled: 200
   assert reported('Evaluator', 'blessing')['metadata']['blessed'] == 1
+  assert reported('ServingCheck', 'infra_blessing')['metadata']['blessed'] == 1  # it serves
   pushed = reported('Pusher', 'pushed_model')['metadata']
   assert pushed['pushed'] == 1
   assert pushed['pushed_destination'].startswith(str(folder / 'root' / 'serving'))

@@ -88,6 +88,10 @@ def test_the_sections_show_this_runs_figures(rendered):
   )
   assert f'{result["eval_accuracy"]:.4g}' in text['evaluation'] and 'Blessed' in text['evaluation']
   assert 'Per class' in text['evaluation'] and 'Confusion matrix' in text['evaluation']
+  served = result['serving_check']
+  assert f'It serves: loaded in {served["load_seconds"]:.2f} s' in text['evaluation']
+  p50 = served['signatures']['predict_image_bytes']['p50_ms']
+  assert f'predict_image_bytes\t{p50:,.4g}' in text['evaluation']
   recall_of_0 = result['class_recall']['0']
   assert f'0\t{recall_of_0:,.4g}' in text['evaluation']  # class 0's row: its recall
   assert 'examples/s' in text['input'] and 'training step' in text['input']
