@@ -111,15 +111,37 @@ def _folder_contents(path: str):
   if not entries:
     raise UserError(f'--data {path}: the folder is empty')
   files = sorted(e for e in entries if _isfile(os.path.join(path, e)))
+  folders = sorted(e for e in set(entries) - set(files) if not _skipped(e))
+  found = None
   for kind, suffixes in ((cfg.CSV, _CSV_SUFFIXES), (cfg.TFRECORDS, _TFRECORD_SUFFIXES)):
     matching = [f for f in files if f.lower().endswith(suffixes)]
     if matching:
-      return kind, '*' + next(s for s in suffixes if matching[0].lower().endswith(s))
+      found = matching, (kind, '*' + next(s for s in suffixes if matching[0].lower().endswith(s)))
+      break
   gzipped = [f for f in files if f.lower().endswith('.gz')]
-  if gzipped and _gzip_tfrecord(os.path.join(path, gzipped[0])):
-    return cfg.TFRECORDS, '*.gz'
+  if not found and gzipped and _gzip_tfrecord(os.path.join(path, gzipped[0])):
+    found = gzipped, (cfg.TFRECORDS, '*.gz')
+  if found and folders:  # which one the user means is a guess: ask
+    raise UserError(
+      f'--data {path}: holds both folders ({_some(folders)}) and data files '
+      f'({_some(found[0])}); point --data at the file(s) or move them out of the image folder'
+    )
+  if found:
+    return found[1]
   check_image_tree(path)
   return cfg.IMAGES, CLASS_FOLDERS
+
+
+def _skipped(name: str) -> bool:
+  from components.image_example_gen import folder  # Beam's file systems: only when needed
+
+  return folder.skipped(name)
+
+
+def _some(names: list, shown: int = 3) -> str:
+  return ', '.join(names[:shown]) + (
+    f' and {len(names) - shown} more' if len(names) > shown else ''
+  )
 
 
 def resolve_data(path: str) -> DataSource:

@@ -25,7 +25,7 @@ import warnings
 
 from cli import compile as compile_command
 from cli import lineage, run, schema, submit, verify
-from contracts.errors import EXIT_BAD_INPUT, UserError
+from contracts.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, INTERRUPTED, UserError
 
 COMMANDS = {
   'run': run,
@@ -68,6 +68,9 @@ def main(argv: Optional[List[str]] = None) -> int:
   except UserError as e:
     print(f'error: {e}', file=sys.stderr)
     return EXIT_BAD_INPUT
+  except KeyboardInterrupt:  # before or after the pipeline ran (cli/run.py handles during)
+    print(INTERRUPTED, file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def exit_with(code: int) -> None:

@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 import os
 
-from cli import inputs
+from cli import inputs, output_lock
 import config as cfg
 from contracts.errors import UserError
 
@@ -34,6 +34,10 @@ OPTIONS = {
     help='with a gs:// or s3:// --output: the local folder for ML Metadata '
     '(metadata.sqlite), logs and the run report (default: '
     'output/remote/<scheme>/<bucket>/<path>)',
+  ),
+  '--wait': dict(
+    action='store_true',
+    help='when another run is using the same output, wait for it to end (default: refuse at once)',
   ),
   '--schema': dict(
     default=None,
@@ -207,7 +211,7 @@ DATA = (
   '--shard-size-mb',
   '--span',
 )
-OUTPUT = ('--output', '--local-dir')
+OUTPUT = ('--output', '--local-dir', '--wait')
 BEAM = ('--beam-runner', '--beam-arg', '--beam-mode', '--beam-workers')
 TRAINING = (
   '--schema',
@@ -253,14 +257,35 @@ def _data_kind(source, args: argparse.Namespace):
 
 
 def check_numbers(args: argparse.Namespace) -> None:
+  """Numbers out of range: one line each, before anything runs (`run` and `compile` alike)."""
   if not 1 <= args.eval_percent <= 99:
     raise UserError(f'--eval-percent {args.eval_percent}: must be between 1 and 99')
-  if args.shard_size_mb <= 0 or getattr(args, 'train_steps', 1) < 1:
-    raise UserError('--shard-size-mb and --train-steps must be positive')
-  for flag in ('max_accuracy_drop', 'min_class_recall'):
-    if not 0 <= getattr(args, flag, 0) <= 1:
-      name = '--' + flag.replace('_', '-')
-      raise UserError(f'{name} {getattr(args, flag)}: must be between 0 and 1')
+  positive = {
+    '--shard-size-mb': args.shard_size_mb,
+    '--train-steps': getattr(args, 'train_steps', 1),
+    '--batch-size': getattr(args, 'batch_size', 1),
+    '--learning-rate': getattr(args, 'learning_rate', 1),
+  }
+  for flag, value in positive.items():
+    if not value > 0:
+      raise UserError(f'{flag} {value:g}: must be positive')
+  at_least_zero = {
+    '--eval-steps': getattr(args, 'eval_steps', 0),
+    '--image-size': min(getattr(args, 'image_size', None) or (0,)),
+  }
+  for flag, value in at_least_zero.items():
+    if value < 0:
+      shown = ' '.join(map(str, args.image_size)) if flag == '--image-size' else value
+      raise UserError(f'{flag} {shown}: must be 0 (the default: decided from the data) or more')
+  ranges = {
+    '--min-accuracy': (getattr(args, 'min_accuracy', 0), 1),
+    '--max-accuracy-drop': (getattr(args, 'max_accuracy_drop', 0), 1),
+    '--min-class-recall': (getattr(args, 'min_class_recall', 0), 1),
+    '--max-damaged-percent': (getattr(args, 'max_damaged_percent', 0), 100),
+  }
+  for flag, (value, top) in ranges.items():
+    if not 0 <= value <= top:
+      raise UserError(f'{flag} {value:g}: must be between 0 and {top}')
 
 
 def check_input_service(args: argparse.Namespace, reachable: bool = False) -> None:
@@ -320,6 +345,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   local_dir = output
   if cfg.is_remote(output):
     local_dir = inputs.check_output(args.local_dir or inputs.local_state_dir(output))
+  output_lock.hold(local_dir, f'--output {output}', wait=getattr(args, 'wait', False))
   if source is None:
     source = inputs.resolve_data(
       inputs.write_digits(os.path.join(local_dir, 'default_data', 'digits'))

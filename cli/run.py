@@ -8,14 +8,22 @@ import time
 
 from cli import options
 import config as cfg
-from contracts.errors import EXIT_FAILED, EXIT_NOT_BLESSED, EXIT_NOT_SERVABLE, EXIT_OK
+from contracts.errors import (
+  EXIT_FAILED,
+  EXIT_INTERRUPTED,
+  EXIT_NOT_BLESSED,
+  EXIT_NOT_SERVABLE,
+  EXIT_OK,
+  INTERRUPTED,
+)
 
 HELP = 'run the whole pipeline locally (LocalDagRunner)'
 DESCRIPTION = (
   'Run the whole pipeline locally with LocalDagRunner and SQLite ML Metadata in '
   '<output>/metadata.sqlite. Exit codes: 0 done, 1 data anomalies or a failed '
   'component, 2 bad input, 3 trained but not blessed, 4 blessed but failed the serving check '
-  '(3 and 4: nothing pushed).'
+  '(3 and 4: nothing pushed), 130 interrupted (Ctrl-C; the same command goes on from there). '
+  'One run per --output at a time: a second one refuses (exit 2) unless given --wait.'
 )
 
 
@@ -69,6 +77,9 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
   error = None
   try:
     tfx.orchestration.LocalDagRunner().run(dag)
+  except KeyboardInterrupt as e:  # Ctrl-C: summary and report of what ran; the next run recovers
+    logging.warning('pipeline run interrupted (Ctrl-C)')
+    error = e
   except Exception as e:  # any component's failure: reported in the summary, logged in full
     logging.exception('pipeline run failed')
     error = e
@@ -80,7 +91,10 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
   result = summary.build(nodes, time.monotonic() - started)
   result['why_executed'] = summary.why_executed(store, config.pipeline_name, nodes) if store else {}
   result['log'] = log_path
-  if error is not None:
+  if isinstance(error, KeyboardInterrupt):
+    result['error'] = INTERRUPTED
+    result['interrupted'] = True
+  elif error is not None:
     result['error'] = str(error).splitlines()[0] if str(error) else type(error).__name__
     result['anomalies_stop'] = isinstance(error, AnomaliesFound) or bool(result.get('anomalies'))
   if not schema_only:
@@ -97,6 +111,12 @@ def finish(result: dict) -> int:
   from metadata import summary
 
   print('\n'.join(summary.render(result)))
+  if result.get('interrupted'):
+    print(
+      f'{INTERRUPTED}: the same command goes on from the last finished component',
+      file=sys.stderr,
+    )
+    return EXIT_INTERRUPTED
   if 'error' not in result:
     # Not blessed, or blessed but it does not serve: nothing pushed, the serving model stays.
     if result.get('blessed') is False:

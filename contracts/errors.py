@@ -5,6 +5,8 @@ EXIT_FAILED = 1  # a component failed, the data has anomalies or drifted, damage
 EXIT_BAD_INPUT = 2  # bad flags, unusable data or output: one line on stderr, no traceback
 EXIT_NOT_BLESSED = 3  # trained and evaluated, not blessed: nothing pushed, serving unchanged
 EXIT_NOT_SERVABLE = 4  # blessed, but failed the serving check: nothing pushed, serving unchanged
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it): summary and report written
+INTERRUPTED = 'interrupted'
 
 
 class UserError(Exception):

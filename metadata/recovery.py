@@ -23,7 +23,8 @@ _CANCELED = metadata_store_pb2.Execution.CANCELED
 def cancel_interrupted(metadata_path: str, pipeline_root: str) -> List[str]:
   """Marks RUNNING executions CANCELED and removes their outputs; returns 'Component (id N)'s.
 
-  Only for a store no other run is using at the same time (LocalDagRunner runs one at a time).
+  Called with the output's run lock held (cli/output_lock.py), so every RUNNING execution belongs
+  to a run whose process is gone.
   """
   if not os.path.exists(metadata_path):
     return []

@@ -523,7 +523,8 @@ def _serving_check(report: Optional[dict]) -> str:
     f'process; every signature answered {report["examples"]} eval examples.</p>'
   )
   rows = [
-    [name, timing['p50_ms'], timing['p99_ms']] for name, timing in report.get('signatures', {}).items()
+    [name, timing['p50_ms'], timing['p99_ms']]
+    for name, timing in report.get('signatures', {}).items()
   ]
   table = _table(['signature', 'p50 ms / request', 'p99 ms / request'], rows) if rows else ''
   return '<h3>Serving check</h3>' + verdict + table

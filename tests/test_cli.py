@@ -36,6 +36,11 @@ def _make(tmp_path, files):
     (['data.gz'], 'data.gz', 'unknown file type'),  # gzip, but not TFRecords inside
     (['Split-train/a.tfrecord'], '', 'need at least Split-train and Split-eval'),
     (['notes.txt'], '', 'no class folders, CSV or TFRecord files'),
+    # A stray data file beside class folders: neither is guessed.
+    (['cats/a.png', 'dogs/b.png', 'x.tfrecord'], '', 'holds both folders (cats, dogs) and data'),
+    (['cats/a.png', 'dogs/b.png', 'y.csv'], '', 'and data files (y.csv); point --data at'),
+    # Hidden and tool folders are not classes.
+    (['cats/a.png', '.ipynb_checkpoints/b.png', '__pycache__/c.png'], '', 'only one class'),
   ],
 )
 def test_bad_data(tmp_path, capsys, files, data_arg, message):
@@ -67,15 +72,34 @@ def test_unwritable_output(tmp_path, capsys):
     ('--eval-percent', '100'),
     ('--shard-size-mb', '0'),
     ('--train-steps', '0'),
+    ('--batch-size', '0'),
+    ('--learning-rate', '-1'),
+    ('--eval-steps', '-2'),
+    ('--image-size', '-3 5'),
+    ('--min-accuracy', '1.5'),
     ('--max-accuracy-drop', '-0.1'),
     ('--min-class-recall', '1.5'),
+    ('--max-damaged-percent', '101'),
   ],
 )
 def test_out_of_range_numbers(tmp_path, capsys, option, value):
-  code = cli_main.main(['run', option, value, '--output', str(tmp_path / 'out')])
+  code = cli_main.main(['run', option, *value.split(), '--output', str(tmp_path / 'out')])
   err = capsys.readouterr().err
-  assert code == 2 and err.startswith('error: ') and option in err
-  assert not (tmp_path / 'out').exists()
+  assert code == 2 and err.startswith('error: ') and f'{option} {value}: must be' in err
+  assert err.count('\n') == 1 and not (tmp_path / 'out').exists()
+  # compile checks the same numbers before it writes a spec
+  spec = tmp_path / 'spec.json'
+  compile_args = [
+    '--pipeline-root',
+    str(tmp_path / 'root'),
+    '--data',
+    'gs://b/d',
+    '--out',
+    str(spec),
+  ]
+  code = cli_main.main(['compile', *compile_args, option, *value.split()])
+  assert code == 2 and f'{option} {value}: must be' in capsys.readouterr().err
+  assert not spec.exists()
 
 
 def test_slices_need_columns(tmp_path, capsys):

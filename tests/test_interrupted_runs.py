@@ -1,7 +1,9 @@
-"""Runs killed with SIGKILL mid-component, then started again with the same command."""
+"""Runs interrupted mid-component (SIGKILL, Ctrl-C), then started again with the same command;
+a second run on the same output meanwhile refuses."""
 
 import collections
 import glob
+import json
 import os
 import re
 import signal
@@ -36,20 +38,29 @@ def _command(data, output, *extra):
   ]
 
 
-def _run_killed_when(command, *started_patterns: str, timeout: float = 240) -> None:
-  """Runs `command` and SIGKILLs its process group as soon as every pattern globs."""
-  process = subprocess.Popen(
-    command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-  )
+def _start_and_wait_for(command, *started_patterns: str, timeout: float = 240, **popen):
+  """Starts `command` in its own process group; returns it once every pattern globs."""
+  process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, **popen)
   deadline = time.monotonic() + timeout
   try:
     while not all(glob.glob(pattern) for pattern in started_patterns):
       assert process.poll() is None, 'the run ended before it could be interrupted'
       assert time.monotonic() < deadline, 'the component never started'
       time.sleep(0.02)
+  except BaseException:
     os.killpg(process.pid, signal.SIGKILL)
-  finally:
     process.wait()
+    raise
+  return process
+
+
+def _run_killed_when(command, *started_patterns: str) -> None:
+  """Runs `command` and SIGKILLs its process group as soon as every pattern globs."""
+  process = _start_and_wait_for(
+    command, *started_patterns, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+  )
+  os.killpg(process.pid, signal.SIGKILL)
+  process.wait()
 
 
 def _live_counts(output):
@@ -80,20 +91,47 @@ def uninterrupted(default_run):
   return _live_counts(output)
 
 
-def test_killed_trainer_reruns_alone_and_leaves_no_trace(data, uninterrupted, tmp_path):
+def test_ctrl_c_in_training_then_the_same_command_reruns_only_what_is_left(
+  data, uninterrupted, tmp_path
+):
   output = str(tmp_path / 'out')
   # The Trainer runs in the main process whatever the Beam mode; in_memory saves Beam's worker
   # start-up (the ExampleGen test below kills a multi_processing run).
   command = _command(data, output, '--beam-mode', 'in_memory')
   # Training has started once Keras' TensorBoard callback has written its first event file.
-  _run_killed_when(
+  first = _start_and_wait_for(
     command,
     os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*', 'train', 'events.*'),
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+    text=True,
   )
+  try:
+    # A second run on the same output while the first trains: refused, nothing touched.
+    second = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 2, second.stderr[-2000:]
+    assert f'another run (PID {first.pid}) is using it' in second.stderr
+    assert len(second.stderr.splitlines()) == 1
+    os.killpg(first.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends
+    stdout, stderr = first.communicate(timeout=120)
+  finally:
+    if first.poll() is None:
+      os.killpg(first.pid, signal.SIGKILL)
+      first.wait()
+  assert first.returncode == 130, stderr[-2000:]
+  assert (
+    stderr.splitlines()[-1]
+    == 'interrupted: the same command goes on from the last finished component'
+  )
+  assert 'Traceback' not in stdout + stderr
+  assert '── summary ──' in stdout
+  with open(os.path.join(output, 'last_run.json')) as f:
+    assert json.load(f)['interrupted'] is True
+  assert re.search(r'report: +\S+report\.html', stdout)
   assert ('Trainer', 'RUNNING') in _executions(output)
-  assert _live_counts(output)['Model'] == 0  # the dead attempt published nothing
-  killed_run = glob.glob(os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*'))
-  assert len(killed_run) == 1
+  assert _live_counts(output)['Model'] == 0  # the interrupted attempt published nothing
+  interrupted_run = glob.glob(os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*'))
+  assert len(interrupted_run) == 1
 
   again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
   assert again.returncode == 0, again.stderr[-2000:]
@@ -102,7 +140,7 @@ def test_killed_trainer_reruns_alone_and_leaves_no_trace(data, uninterrupted, tm
   assert _live_counts(output) == uninterrupted
   states = _executions(output)
   assert ('Trainer', 'CANCELED') in states and ('Trainer', 'COMPLETE') in states
-  assert not any(os.path.exists(folder) for folder in killed_run)  # partial outputs removed
+  assert not any(os.path.exists(folder) for folder in interrupted_run)  # partial outputs removed
 
 
 def test_killed_example_gen_leaves_nothing_later_components_pick_up(data, uninterrupted, tmp_path):

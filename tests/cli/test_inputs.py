@@ -67,10 +67,12 @@ def test_the_image_executor_reads_the_resolved_version_folder():
   assert executor.images_root(properties) == '/data/span-2/version-3'
 
 
-def test_a_span_folder_next_to_other_files_is_not_a_data_version(tmp_path):
+def test_a_span_folder_next_to_other_files_is_not_a_data_version_nor_guessed_away(tmp_path):
   _touch(str(tmp_path / 'span-1' / 'part.csv'))
   _touch(str(tmp_path / 'notes.csv'))
-  assert inputs.resolve_data(str(tmp_path)).pattern == '*.csv'
+  with pytest.raises(inputs.UserError, match=r'holds both folders \(span-1\) and data files'):
+    inputs.resolve_data(str(tmp_path))
+  assert inputs.resolve_data(str(tmp_path / 'notes.csv')).pattern == 'notes.csv'
 
 
 def test_an_empty_latest_span_is_a_one_line_error(tmp_path):
