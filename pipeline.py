@@ -174,7 +174,9 @@ def validation(
     gates.append(
       LabelCheck(
         schema=schema_gen.outputs['schema'],
+        statistics=statistics_gen.outputs['statistics'],
         label=config.label,
+        label_threshold=config.label_threshold,
         code_fingerprint=fingerprint.of('components.label_check.component'),
       )
     )

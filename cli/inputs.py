@@ -177,6 +177,8 @@ def resolve_data(path: str) -> DataSource:
 
 MIN_TEXT_WORDS = 5  # median words per row above which a string column is free text
 _SNIFF_ROWS = 200
+_SNIFF_BYTES = 1 << 20  # CSV bytes looked at before the run (rows, encoding, labels)
+MIN_ROWS = 2  # CSV data rows: one for each split at least
 
 
 def sample_file(source: DataSource) -> str:
@@ -194,40 +196,132 @@ def sample_file(source: DataSource) -> str:
 
 def text_column(csv_path: str, label: str, chosen: str = '') -> str:
   """The CSV's free-text column ('' for tabular data): `chosen`, or detected as the only column
-  besides the label, holding at least MIN_TEXT_WORDS words per row on median."""
+  besides the label, holding at least MIN_TEXT_WORDS words per row on median. Raises UserError
+  for what CsvExampleGen would fail on later (encoding, byte-order mark, no rows, text labels)."""
   import csv
+  import io
   import statistics
 
-  with (
-    _gfile().GFile(csv_path, 'r')
-    if cfg.is_remote(csv_path)
-    else open(csv_path, newline='', encoding='utf-8', errors='replace')
-  ) as f:
-    reader = csv.DictReader(f)
-    columns = reader.fieldnames or []
-    rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
+  with _gfile().GFile(csv_path, 'rb') if cfg.is_remote(csv_path) else open(csv_path, 'rb') as f:
+    head = f.read(_SNIFF_BYTES)
+  text = _utf8(csv_path, head)
+  if len(head) == _SNIFF_BYTES:  # the last row may be cut short
+    text = text[: text.rfind('\n') + 1]
+  reader = csv.DictReader(io.StringIO(text, newline=''))
+  columns = reader.fieldnames or []
+  rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
   for name, what in ((label, '--label'), (chosen, '--text-column')):
     if name and name not in columns:
       raise UserError(
         f'{what} {name}: no such column in {csv_path} (columns: {", ".join(columns)})'
       )
+  if len(rows) < MIN_ROWS:
+    raise UserError(
+      f'--data {csv_path}: {len(rows)} data row(s) under the header; '
+      f'training and evaluation need at least {MIN_ROWS}'
+    )
+  _check_label_values(csv_path, label, [row[label] for row in rows])
   if chosen:
     return chosen
   others = [c for c in columns if c != label]
-  if len(others) != 1 or not rows:
+  if len(others) != 1:
     return ''
   words = statistics.median(len((row[others[0]] or '').split()) for row in rows)
   return others[0] if words >= MIN_TEXT_WORDS else ''
 
 
+def _utf8(csv_path: str, head: bytes) -> str:
+  """The first bytes of a CSV as text: CsvExampleGen reads UTF-8 without a byte-order mark."""
+  if head.startswith(b'\xef\xbb\xbf'):
+    raise UserError(
+      f'--data {csv_path}: starts with a UTF-8 byte-order mark (Excel\'s "CSV UTF-8"), which '
+      'CsvExampleGen would read into the first column name; save it without one'
+    )
+  try:
+    return head.decode('utf-8')
+  except UnicodeDecodeError as e:
+    if e.start >= len(head) - 3:  # a character cut at the end of the sample
+      return head[: e.start].decode('utf-8')
+    line = head[: e.start].count(b'\n') + 1
+    raise UserError(
+      f'--data {csv_path}: not UTF-8 (byte 0x{head[e.start]:02x} on line {line}); '
+      'convert it, e.g. iconv -f latin1 -t utf-8'
+    ) from None
+
+
+def _check_label_values(csv_path: str, label: str, values: list) -> None:
+  """Labels must be numbers in every row: class ids, or a float turned binary by a threshold."""
+  missing = sum(1 for value in values if _missing(value))
+  if missing:
+    raise UserError(
+      f'--label {label}: {missing} of the first {len(values)} rows of {csv_path} have no value; '
+      'fill them in or drop those rows'
+    )
+  text = sorted({value for value in values if not _is_number(value)})  # none missing here
+  if text:
+    raise UserError(
+      f'--label {label}: holds class names ({_some(text)}), not class ids; '
+      'class names are not supported yet: map them to 0, 1, 2, … first'
+    )
+
+
+def _missing(value) -> bool:
+  """An empty cell, or one pandas and spreadsheets write for 'no value' (nan, NA, …)."""
+  return (value or '').strip().lower() in ('', 'nan', 'na', 'n/a', 'null', 'none')
+
+
+def _is_number(value: str) -> bool:
+  try:
+    float(value)
+    return True
+  except ValueError:
+    return False
+
+
 def holds_sequence_examples(tfrecord_path: str) -> bool:
-  """Whether the file's first record is a SequenceExample with feature lists."""
+  """Whether the file's first record is a SequenceExample with feature lists; raises UserError
+  when there is no first record or it is not a tf.Example / SequenceExample."""
   import tensorflow as tf
 
   compression = 'GZIP' if tfrecord_path.endswith('.gz') else ''
-  for record in tf.data.TFRecordDataset(tfrecord_path, compression_type=compression).take(1):
-    return bool(tf.train.SequenceExample.FromString(record.numpy()).feature_lists.feature_list)
+  try:
+    first = next(iter(tf.data.TFRecordDataset(tfrecord_path, compression_type=compression)), None)
+  except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
+    with _gfile().GFile(tfrecord_path, 'rb') as f:
+      gzipped = f.read(2) == b'\x1f\x8b'
+    raise UserError(
+      f'--data {tfrecord_path}: '
+      + (
+        'GZIP-compressed; name it *.tfrecord.gz or *.gz so that it is read as such'
+        if gzipped and not compression
+        else 'not a TFRecord file (its first record does not check)'
+      )
+    ) from None
+  if first is None:
+    raise UserError(f'--data {tfrecord_path}: holds no records')
+  sequence = _parsed(tf.train.SequenceExample, first.numpy())
+  if sequence is not None and sequence.feature_lists.feature_list:
+    return True
+  example = _parsed(tf.train.Example, first.numpy())
+  if example is None or not example.features.feature:
+    raise UserError(
+      f'--data {tfrecord_path}: its first record is not a tf.Example or tf.SequenceExample '
+      'with features'
+    )
   return False
+
+
+def _parsed(proto_class, record: bytes):
+  import warnings
+
+  from google.protobuf.message import DecodeError
+
+  try:
+    with warnings.catch_warnings():  # "Unexpected end-group tag": not this proto, said below
+      warnings.simplefilter('ignore', RuntimeWarning)
+      return proto_class.FromString(record)
+  except DecodeError:
+    return None
 
 
 def check_image_tree(path: str) -> None:

@@ -9,19 +9,21 @@ import time
 from cli import options
 import config as cfg
 from contracts.errors import (
+  EXIT_BAD_INPUT,
   EXIT_FAILED,
   EXIT_INTERRUPTED,
   EXIT_NOT_BLESSED,
   EXIT_NOT_SERVABLE,
   EXIT_OK,
   INTERRUPTED,
+  UnusableData,
 )
 
 HELP = 'run the whole pipeline locally (LocalDagRunner)'
 DESCRIPTION = (
   'Run the whole pipeline locally with LocalDagRunner and SQLite ML Metadata in '
   '<output>/metadata.sqlite. Exit codes: 0 done, 1 data anomalies or a failed '
-  'component, 2 bad input, 3 trained but not blessed, 4 blessed but failed the serving check '
+  'component, 2 bad input (also found by a component: fewer than two classes, labels missing), 3 trained but not blessed, 4 blessed but failed the serving check '
   '(3 and 4: nothing pushed), 130 interrupted (Ctrl-C; the same command goes on from there). '
   'One run per --output at a time: a second one refuses (exit 2) unless given --wait.'
 )
@@ -96,6 +98,7 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
     result['interrupted'] = True
   elif error is not None:
     result['error'] = str(error).splitlines()[0] if str(error) else type(error).__name__
+    result['unusable_data'] = isinstance(error, UnusableData)
     result['anomalies_stop'] = isinstance(error, AnomaliesFound) or bool(result.get('anomalies'))
   if not schema_only:
     try:
@@ -124,6 +127,9 @@ def finish(result: dict) -> int:
     if result.get('serving_check', {}).get('serves') is False:
       return EXIT_NOT_SERVABLE
     return EXIT_OK
+  if result['unusable_data']:  # a fact about the data, found by a component: bad input
+    print(f'error: {result["error"]}', file=sys.stderr)
+    return EXIT_BAD_INPUT
   if result['anomalies_stop']:
     print(
       'stopped before training: the data does not match its schema (anomalies above)',

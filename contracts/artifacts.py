@@ -10,6 +10,8 @@ Examples artifact (ImageExampleGen, TextExampleGen):
 ModelRun artifact (trainer/task.py):
   input_damage.json     what the input pipeline lost to damaged shards
   training.json         per-epoch history and the input check (the run report reads it)
+ExampleStatistics artifact (StatisticsGen):
+  Split-<split>/FeatureStats.pb   TFDV's DatasetFeatureStatisticsList
 InfraBlessing artifact (components/serving_check):
   serving_check.json    load time, p50 / p99 per signature and the problems found
 """
@@ -25,6 +27,7 @@ VOCABULARY_FILE = 'vocabulary.txt'
 DAMAGE_FILE = 'input_damage.json'
 TRAINING_FILE = 'training.json'
 SERVING_CHECK_FILE = 'serving_check.json'
+STATISTICS_FILE = 'FeatureStats.pb'
 
 # TFDV's schema feature that holds a SequenceExample's feature lists.
 SEQUENCE_STRUCT = '##SEQUENCE##'
@@ -39,3 +42,7 @@ def shard_path(uri: str, split: str, index: int, count: int, gzip: bool = False)
 def shard_count(total_bytes: int, shard_size_mb: float) -> int:
   """Shards needed to keep each near `shard_size_mb`."""
   return max(1, math.ceil(total_bytes / (shard_size_mb * 1024 * 1024)))
+
+
+def statistics_path(uri: str, split: str) -> str:
+  return os.path.join(uri, f'Split-{split}', STATISTICS_FILE)

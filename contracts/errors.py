@@ -11,3 +11,8 @@ INTERRUPTED = 'interrupted'
 
 class UserError(Exception):
   """Bad input: reported as one line, exit code 2, no traceback."""
+
+
+class UnusableData(RuntimeError):
+  """Raised by a component when the data cannot train a classifier (fewer than two classes,
+  labels missing or not class ids): the run stops before training, exit code 2, one line."""

@@ -5,9 +5,11 @@ Every prediction signature returns PROBABILITIES (one per class, summing to 1), 
 top class) and CLASS_NAMES (its name).
 """
 
+import re
+
 SERVING_DEFAULT = 'serving_default'  # EXAMPLES: serialized records as the ExampleGen wrote them
 IMAGE_BYTES = 'predict_image_bytes'  # IMAGE_BYTES_INPUT: JPEG/PNG bytes of any size
-COLUMNS = 'predict_columns'  # one input per tabular column, by its name
+COLUMNS = 'predict_columns'  # one input per tabular column, named column_input(column)
 TEXT = 'predict_text'  # TEXT_INPUT: raw strings
 TRANSFORM = 'transform_features'  # EXAMPLES → {EVAL_LABEL_KEY}: TFMA's preprocessing function
 
@@ -21,3 +23,11 @@ CLASS_NAMES = 'class_names'
 EVAL_LABEL_KEY = 'eval_label'  # the label the model is scored against (TRANSFORM's output)
 
 CHECK_EXAMPLES = 64  # eval examples the serving check sends to every signature
+
+
+def column_input(column: str) -> str:
+  """The name of a column's input in COLUMNS and of its Keras input layer: TensorFlow names
+  take letters, digits and `_.-` only, Keras no `/` (`speed_km/h` → `speed_km_h`,
+  `colour (name)` → `colour__name_`); a name that starts otherwise gets a `c`."""
+  name = re.sub(r'[^A-Za-z0-9_.-]', '_', column)
+  return name if re.match(r'[A-Za-z0-9.]', name) else 'c' + name

@@ -352,8 +352,12 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
       if 'evaluation' in out:
         summary['blessing'] = blessing_reason(out['evaluation'], summary['blessed'], found, names)
+    if 'model_run' in out:
+      capped = _artifact_json(out['model_run'], artifacts.TRAINING_FILE).get('batch_capped')
+      if capped:
+        summary['batch_capped'] = capped
     if 'infra_blessing' in out:
-      report = _serving_check(out['infra_blessing'])
+      report = _artifact_json(out['infra_blessing'], artifacts.SERVING_CHECK_FILE)
       if report.get('checked'):
         summary['serving_check'] = report
     if 'pushed_model' in out:
@@ -364,11 +368,11 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
   return summary
 
 
-def _serving_check(infra_blessing: metadata_store_pb2.Artifact) -> dict:
-  """ServingCheck's report (components/serving_check); {} when it is not there."""
+def _artifact_json(artifact: metadata_store_pb2.Artifact, name: str) -> dict:
+  """A JSON file inside an artifact (training.json, serving_check.json); {} when not there."""
   from tfx.dsl.io import fileio
 
-  path = os.path.join(infra_blessing.uri, artifacts.SERVING_CHECK_FILE)
+  path = os.path.join(artifact.uri, name)
   if not fileio.exists(path):
     return {}
   with fileio.open(path) as f:
@@ -416,6 +420,12 @@ def render(summary: dict) -> List[str]:
       f'per class:  recall {recall[weakest]:.3f} (class {weakest}) to {max(recall.values()):.3f},'
       f' {len(summary["class_recall"])} classes'
       + (f' ({unmeasured} with no eval example)' if unmeasured else '')
+    )
+  if 'batch_capped' in summary:
+    capped = summary['batch_capped']
+    lines.append(
+      f'batch:      {capped["train_examples"]}, the whole train split '
+      f'(--batch-size {capped["asked"]} is more than it holds)'
     )
   if 'blessed' in summary:
     why = f' ({summary["blessing"]})' if summary.get('blessing') else ''

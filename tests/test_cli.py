@@ -1,5 +1,6 @@
 """Bad input: one line on stderr, exit code 2, no traceback, nothing written."""
 
+import gzip
 import os
 import subprocess
 import sys
@@ -51,6 +52,52 @@ def test_bad_data(tmp_path, capsys, files, data_arg, message):
   err = capsys.readouterr().err
   assert code == 2
   assert err.count('\n') == 1 and err.startswith('error: ') and message in err
+  assert not output.exists()
+
+
+def _tfrecord(*records: bytes) -> bytes:
+  import tempfile
+
+  import tensorflow as tf
+
+  with tempfile.TemporaryDirectory() as scratch:
+    path = os.path.join(scratch, 'records')
+    with tf.io.TFRecordWriter(path) as writer:
+      for record in records:
+        writer.write(record)
+    with open(path, 'rb') as f:
+      return f.read()
+
+
+ROWS = b'x,label\n1,0\n2,1\n'
+
+
+BAD_FILES = [
+  ('latin1.csv', 'café,label\n1,0\n2,1\n'.encode('latin-1'), 'not UTF-8 (byte 0xe9 on line 1)'),
+  ('excel.csv', b'\xef\xbb\xbf' + ROWS, 'starts with a UTF-8 byte-order mark'),
+  ('header.csv', b'x,label\n', '0 data row(s) under the header'),
+  ('one.csv', b'x,label\n1,0\n', '1 data row(s) under the header; training and evaluation'),
+  ('names.csv', b'x,label\n1,setosa\n2,versicolor\n', 'holds class names (setosa, versicolor)'),
+  ('holes.csv', b'x,label\n1,0\n2,\n3,nan\n4,1\n', '2 of the first 4 rows of'),
+  ('noise.tfrecord', bytes(range(256)) * 4, 'not a TFRecord file'),
+  ('packed.tfrecord', gzip.compress(_tfrecord(b'')), 'GZIP-compressed; name it *.tfrecord.gz'),
+  ('empty.tfrecord', b'', 'holds no records'),
+  (
+    'words.tfrecord',
+    _tfrecord(b'hello'),
+    'is not a tf.Example or tf.SequenceExample with features',
+  ),
+]
+
+
+@pytest.mark.parametrize('name,content,message', BAD_FILES, ids=[case[0] for case in BAD_FILES])
+def test_bad_files(tmp_path, capsys, name, content, message):
+  """What CsvExampleGen or ImportExampleGen would fail on later: one line now."""
+  (tmp_path / name).write_bytes(content)
+  output = tmp_path / 'out'
+  assert cli_main.main(['run', '--data', str(tmp_path / name), '--output', str(output)]) == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and err.startswith('error: ') and message in err, err
   assert not output.exists()
 
 

@@ -3,10 +3,12 @@ mean pooling for token sequences."""
 
 import math
 from typing import Dict
+import warnings
 
 import keras
 import tensorflow as tf
 
+from contracts import serving
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
 HASH_BINS = 64  # buckets per categorical column (no vocabulary pass needed)
@@ -50,12 +52,12 @@ def build_tabular_model(
   """
   inputs, encoded = {}, []
   for key in spec.numeric:
-    inputs[key] = keras.Input(shape=(), dtype='float32', name=key)
+    inputs[key] = keras.Input(shape=(), dtype='float32', name=serving.column_input(key))
     norm = keras.layers.Normalization(axis=None)
     norm.adapt(numeric_sample[key])
     encoded.append(keras.layers.Reshape((1,))(norm(inputs[key])))
   for key in spec.categorical:
-    inputs[key] = keras.Input(shape=(), dtype='string', name=key)
+    inputs[key] = keras.Input(shape=(), dtype='string', name=serving.column_input(key))
     encoded.append(
       keras.layers.Hashing(HASH_BINS, output_mode='one_hot')(
         keras.layers.Reshape((1,))(inputs[key])
@@ -67,7 +69,9 @@ def build_tabular_model(
   outputs = keras.layers.Dense(
     spec.num_classes, activation='softmax', name='probabilities', dtype='float32'
   )(x)
-  return _compiled(keras.Model(inputs, outputs), learning_rate, jit_compile)
+  with warnings.catch_warnings():  # inputs stay keyed by column, whatever their layer names
+    warnings.filterwarnings('ignore', message='When providing `inputs` as a dict')
+    return _compiled(keras.Model(inputs, outputs), learning_rate, jit_compile)
 
 
 class MaskedMean(keras.layers.Layer):

@@ -81,8 +81,10 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
     _, label = input_pipeline.parse_tabular(examples, only_label)
     return {serving.EVAL_LABEL_KEY: label}
 
-  columns = {key: tf.TensorSpec([None], tf.float32, name=key) for key in spec.numeric}
-  columns.update({key: tf.TensorSpec([None], tf.string, name=key) for key in spec.categorical})
+  columns = {
+    key: tf.TensorSpec([None], tf.float32 if key in spec.numeric else tf.string, name=name)
+    for key, name in _column_inputs(spec).items()
+  }
 
   @tf.function(input_signature=[columns])
   def serve_columns(values):
@@ -99,6 +101,18 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
     serving.COLUMNS: serve_columns,
     serving.TRANSFORM: transform_features,
   }
+
+
+def _column_inputs(spec: TabularSpec) -> Dict[str, str]:
+  """Column → its input name in predict_columns (contracts/serving.column_input), unique."""
+  names = {key: serving.column_input(key) for key in spec.numeric + spec.categorical}
+  clashes = [n for n in set(names.values()) if list(names.values()).count(n) > 1]
+  if clashes:
+    raise ValueError(
+      f'columns {sorted(k for k, n in names.items() if n in clashes)} share the '
+      f'input name {clashes[0]!r} in {serving.COLUMNS}: rename one of them'
+    )
+  return names
 
 
 def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Callable]:

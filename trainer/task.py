@@ -15,6 +15,7 @@ import math
 import os
 import shutil
 import tempfile
+from typing import List, Optional, Tuple
 
 import keras
 import tensorflow as tf
@@ -148,6 +149,7 @@ def run_fn(fn_args: FnArgs) -> None:
     train_files = input_pipeline.shard_files(fn_args.train_files)
     if not service:  # with the service, every trainer reads the whole split from one shared job
       train_files = plan.worker_shards(train_files)
+    batch_size, capped = _capped_batch(batch_size, guard, train_files)
     with plan.strategy.scope():
       built, train, evaluation, serving, hint = setup(
         fn_args, train_files, config, batch_size, guard
@@ -197,6 +199,7 @@ def run_fn(fn_args: FnArgs) -> None:
       artifacts.TRAINING_FILE,
       {
         'batch_size': batch_size,
+        'batch_capped': capped,
         'epochs': epochs,
         'train_steps': fn_args.train_steps,
         'history': {k: [float(v) for v in values] for k, values in history.items()},
@@ -210,6 +213,17 @@ def run_fn(fn_args: FnArgs) -> None:
     logging.info('Saved model with signatures %s to %s', sorted(serving), serving_dir)
   finally:
     shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _capped_batch(batch_size: int, guard, train_files: List[str]) -> Tuple[int, Optional[dict]]:
+  """A batch no bigger than the train split (whose records the guard counts as it scans): a
+  bigger one only costs memory (--batch-size 100000 on 29 examples peaked at 16 GB)."""
+  guard(train_files)
+  records = sum(r.good for r in guard.reports if r.path in set(train_files))
+  if 0 < records < batch_size:
+    logging.warning("batch size %d capped at %d, the train split's size", batch_size, records)
+    return records, {'asked': batch_size, 'train_examples': records}
+  return batch_size, None
 
 
 def _record_damage(reports, model_run_dir: str) -> None:

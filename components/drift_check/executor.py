@@ -7,9 +7,10 @@ from typing import List, Optional
 import tensorflow_data_validation as tfdv
 from tensorflow_metadata.proto.v0 import anomalies_pb2
 
+from contracts import artifacts, splits
 from contracts.anomalies import plain_words
 
-SPLIT = 'train'
+SPLIT = splits.TRAIN
 _DRIFT = {
   anomalies_pb2.AnomalyInfo.COMPARATOR_L_INFTY_HIGH,
   anomalies_pb2.AnomalyInfo.COMPARATOR_JENSEN_SHANNON_DIVERGENCE_HIGH,
@@ -21,7 +22,7 @@ class DriftFound(RuntimeError):
 
 
 def _train_statistics(statistics_uri: str):
-  return tfdv.load_stats_binary(os.path.join(statistics_uri, f'Split-{SPLIT}', 'FeatureStats.pb'))
+  return tfdv.load_stats_binary(artifacts.statistics_path(statistics_uri, SPLIT))
 
 
 def describe_drift(statistics_uri: str, previous_uri: Optional[str], schema_uri: str) -> List[str]:

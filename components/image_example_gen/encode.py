@@ -35,6 +35,8 @@ def encode_image(data: bytes, encoding: str = ENCODED) -> EncodedImage:
   Raises:
     ValueError: the bytes are not a readable JPEG or PNG image.
   """
+  if not data:
+    raise ValueError('cannot decode image: the file is empty (0 bytes)')
   try:
     image = PIL.Image.open(io.BytesIO(data))
     image_format = image.format
@@ -45,6 +47,8 @@ def encode_image(data: bytes, encoding: str = ENCODED) -> EncodedImage:
       # 169 µs for a 224x224 photo (bench/example_gen.py's images), truncation still caught.
       image.draft(image.mode, (max(1, width // 8), max(1, height // 8)))
     image.load()
+  except PIL.UnidentifiedImageError:  # its message names the in-memory buffer, not the file
+    raise ValueError('cannot decode image: not a JPEG or PNG file') from None
   except Exception as e:  # PIL raises many unrelated types for bad files.
     raise ValueError(f'cannot decode image: {e}') from None
   if image_format not in _KEPT_AS_IS:

@@ -34,6 +34,7 @@ from tfx.utils import proto_utils
 
 from components.image_example_gen import encode, folder
 from contracts import artifacts, atomic, image_record, splits
+from contracts.errors import UnusableData
 
 COMPRESSIONS = ('none', 'gzip')
 _RAW_RATIO_SAMPLE = 32  # files opened to estimate raw-pixel size / file size
@@ -113,6 +114,7 @@ class _WriteShard(beam.DoFn):
           ).SerializeToString()
         )
         facts[('split', split)] += 1
+        facts[('class', image_file.label)] += 1
         facts[('size', image.height, image.width)] += 1
         facts[('channels', image.channels)] += 1
     finally:
@@ -188,10 +190,14 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     # A hash order mixes the classes inside every shard and is stable across runs.
     images = sorted(listing.images, key=lambda f: splits.path_hash(f.relpath))
     train = [f for f in images if not splits.is_eval(f.relpath, eval_percent)]
+    evaluation = [f for f in images if splits.is_eval(f.relpath, eval_percent)]
     shards = max(
       artifacts.shard_count(estimated_record_bytes(input_base, train, encoding), shard_size_mb),
       math.ceil(len(images) / IMAGES_PER_SHARD),
     )
+    # Never more shards than a split has images: each shard takes every shards-th image of
+    # each split, so none is empty (a tiny --shard-size-mb once wrote 126 empty files).
+    shards = min(shards, max(1, min(len(train), len(evaluation) or len(train))))
     examples.split_names = standard_artifact_utils.encode_split_names(list(splits.SPLITS))
     facts_prefix = os.path.join(self._get_tmp_dir(), 'facts')
 
@@ -204,7 +210,10 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         # ImageFile one by one (~65 µs each: 1.0 s of a 20,000-image run, in the runner).
         | 'Shards'
         >> beam.Create(
-          [(i, [tuple(f) for f in images[i::shards]]) for i in range(shards)], reshuffle=True
+          [
+            (i, [tuple(f) for f in train[i::shards] + evaluation[i::shards]]) for i in range(shards)
+          ],
+          reshuffle=True,
         )
         | 'EncodeAndWrite'
         >> beam.ParDo(
@@ -221,6 +230,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     with fileio.open(facts_prefix, 'r') as f:
       counted = [(tuple(fact), n) for fact, n in json.loads(f.read() or '[]')]
     meta = _write_side_files(examples.uri, listing, counted, encoding, compression)
+    _check_classes(meta, os.path.join(examples.uri, artifacts.EXCLUDED_FILE))
 
     examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_EXAMPLE)
     examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
@@ -232,6 +242,17 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_int_custom_property('schema_version', image_record.SCHEMA_VERSION)
 
 
+def _check_classes(meta: Dict[str, Any], excluded_csv: str) -> None:
+  """Raises UnusableData when fewer than two classes kept an image (the rest excluded)."""
+  kept = [name for name, n in meta['examples_per_class'].items() if n]
+  if len(kept) < 2:
+    raise UnusableData(
+      f'{"only class " + repr(kept[0]) if kept else "no class"} has images that decode: '
+      f'{len(meta["excluded"])} file(s) excluded ({excluded_csv}); '
+      'a classifier needs at least two classes'
+    )
+
+
 def _write_side_files(
   uri: str,
   listing: folder.FolderListing,
@@ -241,7 +262,7 @@ def _write_side_files(
 ) -> Dict[str, Any]:
   """Writes labels.txt, excluded_files.csv and image_meta.json; returns the meta."""
   split_counts = {split: 0 for split in splits.SPLITS}
-  sizes, channels = collections.Counter(), collections.Counter()
+  sizes, channels, per_class = collections.Counter(), collections.Counter(), {}
   excluded = sorted(listing.others)
   for fact, n in counted:
     kind = fact[0]
@@ -251,6 +272,8 @@ def _write_side_files(
       sizes[(fact[1], fact[2])] = n
     elif kind == 'channels':
       channels[fact[1]] = n
+    elif kind == 'class':
+      per_class[listing.labels[fact[1]]] = n
     else:
       excluded.append((fact[1], fact[2]))
   excluded.sort()
@@ -261,6 +284,7 @@ def _write_side_files(
     'compression': compression,
     'labels': listing.labels,
     'split_counts': split_counts,
+    'examples_per_class': {name: per_class.get(name, 0) for name in listing.labels},
     'most_common_size': [height, width],
     'uniform_size': len(sizes) == 1,
     'channels_seen': sorted(channels),

@@ -2,21 +2,28 @@
 
 import os
 
+import tensorflow_data_validation as tfdv
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx import v1 as tfx
 from tfx.utils import io_utils
 
 from components.label_check import executor
+from contracts import artifacts, splits
 
 
 @tfx.dsl.components.component
 def LabelCheck(
   schema: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Schema],
+  statistics: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.ExampleStatistics],
   label: tfx.dsl.components.Parameter[str],
+  label_threshold: tfx.dsl.components.Parameter[float],
   code_fingerprint: tfx.dsl.components.Parameter[str] = '',
 ) -> None:
-  """Raises executor.LabelMissing when `label` is not a (context) feature of the schema
+  """Raises executor.LabelMissing when `label` is not a (context) feature of the schema, and
+  UnusableData when the train split's label values cannot train a classifier
   (code_fingerprint: only for the cache key, contracts/fingerprint.py)."""
   executor.check(
     io_utils.parse_pbtxt_file(os.path.join(schema.uri, 'schema.pbtxt'), schema_pb2.Schema()), label
   )
+  train = tfdv.load_stats_binary(artifacts.statistics_path(statistics.uri, splits.TRAIN))
+  executor.check_values(train.datasets[0], label, label_threshold)

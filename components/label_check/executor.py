@@ -1,13 +1,15 @@
-"""Stops the run before training when the label the Trainer would learn is not in the data."""
+"""Stops the run before training when the label the Trainer would learn is not in the data, or
+its values cannot train a classifier (missing in some examples, class names, one class)."""
 
-from typing import List
+from typing import List, Optional
 
-from tensorflow_metadata.proto.v0 import schema_pb2
+from tensorflow_metadata.proto.v0 import schema_pb2, statistics_pb2
 
 from contracts import artifacts
+from contracts.errors import UnusableData
 
 
-class LabelMissing(RuntimeError):
+class LabelMissing(UnusableData):
   """The data has no feature of the label's name: there is nothing to train against."""
 
 
@@ -30,3 +32,39 @@ def check(schema: schema_pb2.Schema, label: str) -> None:
   else:
     have = f'features: {have}'
   raise LabelMissing(f"no label '{label}' in the data ({have}); name the label with --label KEY")
+
+
+def check_values(
+  statistics: statistics_pb2.DatasetFeatureStatistics, label: str, threshold: Optional[float]
+) -> None:
+  """Raises UnusableData when the train split's label values cannot train a classifier.
+  `threshold`: a float label trains as (label > threshold)."""
+  (feature,) = [f for f in statistics.features if f.path.step == [label] or f.name == label]
+  kind = feature.WhichOneof('stats')
+  common = getattr(feature, kind).common_stats
+  examples = statistics.num_examples
+  nans = sum(h.num_nan for h in feature.num_stats.histograms[:1]) if kind == 'num_stats' else 0
+  if common.num_missing or nans:
+    raise UnusableData(
+      f"label '{label}': {int(common.num_missing) + nans} of {examples} train examples have no "
+      'value; fill them in or drop those rows'
+    )
+  if feature.type == statistics_pb2.FeatureNameStatistics.STRING:
+    names = ', '.join(v.value for v in feature.string_stats.top_values[:3])
+    raise UnusableData(
+      f"label '{label}': holds class names ({names}), not class ids; class names are not "
+      'supported yet: map them to 0, 1, 2, … first'
+    )
+  low, high = feature.num_stats.min, feature.num_stats.max
+  if feature.type == statistics_pb2.FeatureNameStatistics.FLOAT:
+    if low > threshold or high <= threshold:
+      side = f'above {threshold:g}' if low > threshold else f'at most {threshold:g}'
+      raise UnusableData(
+        f"label '{label}': every train example is {side} (--label-threshold): one class; "
+        'a classifier needs at least two'
+      )
+  elif low == high:
+    raise UnusableData(
+      f"label '{label}': every train example has class {low:g}: one class; "
+      'a classifier needs at least two'
+    )

@@ -57,9 +57,10 @@ def _image_bytes(records: List[bytes]) -> tf.Tensor:
 def _columns(records: List[bytes], specs: Dict[str, tf.TensorSpec]) -> Dict[str, tf.Tensor]:
   """Each record's value by column, as a client has them: a missing number NaN, text ''."""
   parsed = [tf.train.Example.FromString(serialized) for serialized in records]
+  column_of = {serving.column_input(c): c for record in parsed for c in record.features.feature}
   columns = {}
   for key, spec in specs.items():
-    values = [_feature_values(record, key)[:1] for record in parsed]
+    values = [_feature_values(record, column_of.get(key, key))[:1] for record in parsed]
     if spec.dtype == tf.string:
       columns[key] = tf.constant([v[0] if v else b'' for v in values], tf.string)
     else:

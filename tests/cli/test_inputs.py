@@ -141,5 +141,11 @@ def test_tf_examples_are_not_sequence_examples(tmp_path):
 
   path = str(tmp_path / 'x.tfrecord')
   with tf.io.TFRecordWriter(path) as writer:
-    writer.write(tf.train.Example().SerializeToString())
+    writer.write(
+      tf.train.Example(
+        features=tf.train.Features(
+          feature={'x': tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))}
+        )
+      ).SerializeToString()
+    )
   assert not inputs.holds_sequence_examples(path)

@@ -63,10 +63,18 @@ def test_raw_encoding_stores_pixels_row_major():
   np.testing.assert_array_equal(pixels, rgba[..., :3])
 
 
-@pytest.mark.parametrize('data', [b'', b'hello', b'\xff\xd8\xff\xe0' + b'\x00' * 50])
-def test_undecodable_bytes_raise_value_error(data):
-  with pytest.raises(ValueError, match='cannot decode'):
+@pytest.mark.parametrize(
+  'data,reason',
+  [
+    (b'', 'the file is empty (0 bytes)'),
+    (b'hello', 'not a JPEG or PNG file'),
+    (b'\xff\xd8\xff\xe0' + b'\x00' * 50, 'not a JPEG or PNG file'),
+  ],
+)
+def test_undecodable_bytes_raise_value_error_saying_why(data, reason):
+  with pytest.raises(ValueError) as raised:
     encode.encode_image(data)
+  assert str(raised.value) == f'cannot decode image: {reason}'  # no '<_io.BytesIO object …>'
 
 
 def test_truncated_png_is_rejected():

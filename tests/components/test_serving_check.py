@@ -126,15 +126,21 @@ def test_a_folder_without_a_model_does_not_load(tmp_path):
 
 
 def test_a_tabular_model_answers_raw_columns_with_missing_values(tmp_path):
-  spec = TabularSpec('tips', 0.0, 2, ['fare', 'trips'], ['payment'], integer=['trips'])
+  # 'payment (type)' is not a TensorFlow name: its input is payment__type_.
+  spec = TabularSpec('tips', 0.0, 2, ['fare', 'trips'], ['payment (type)'], integer=['trips'])
   sample = {
     'fare': tf.constant([1.0, 2.0]),
     'trips': tf.constant([1.0, 3.0]),
-    'payment': tf.constant(['a', 'b']),
+    'payment (type)': tf.constant(['a', 'b']),
   }
   built = model.build_tabular_model(spec, sample)
   path = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
-  rows = [{'fare': 2.5, 'trips': 3, 'payment': b'cash'}, {'payment': b'card'}, {'fare': 1.0}, {}]
+  rows = [
+    {'fare': 2.5, 'trips': 3, 'payment (type)': b'cash'},
+    {'payment (type)': b'card'},
+    {'fare': 1.0},
+    {},
+  ]
   records = []
   for row in rows:
     feature = {}
@@ -152,7 +158,7 @@ def test_a_tabular_model_answers_raw_columns_with_missing_values(tmp_path):
     serving.COLUMNS, tf.saved_model.load(path).signatures[serving.COLUMNS], records, path
   )
   assert columns['trips'].numpy().tolist()[0] == 3.0 and math.isnan(columns['trips'].numpy()[1])
-  assert columns['payment'].numpy().tolist() == [b'cash', b'card', b'', b'']
+  assert columns['payment__type_'].numpy().tolist() == [b'cash', b'card', b'', b'']
   report = probe.check(path, records, requests=10)
   assert report['problems'] == [] and serving.COLUMNS in report['signatures']
 

@@ -64,14 +64,18 @@ def test_image_signatures_agree_on_examples_and_image_bytes(tmp_path):
 
 
 def test_tabular_model_and_signatures(tmp_path):
-  spec = TabularSpec('tips', 0.0, 2, ['fare'], ['payment'])
-  sample = {'fare': tf.constant([1.0, 2.0, 3.0]), 'payment': tf.constant(['a', 'b', 'c'])}
+  # Column names as CSV headers have them: Keras and TensorFlow names take neither.
+  spec = TabularSpec('tips', 0.0, 2, ['fare/usd'], ['payment (type)'])
+  sample = {
+    'fare/usd': tf.constant([1.0, 2.0, 3.0]),
+    'payment (type)': tf.constant(['a', 'b', 'c']),
+  }
   built = model.build_tabular_model(spec, sample)
   loaded = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
   example = tf.train.Example(
     features=tf.train.Features(
       feature={
-        'fare': tf.train.Feature(float_list=tf.train.FloatList(value=[2.0])),
+        'fare/usd': tf.train.Feature(float_list=tf.train.FloatList(value=[2.0])),
         'tips': tf.train.Feature(float_list=tf.train.FloatList(value=[1.5])),
       }
     )
@@ -85,19 +89,19 @@ def test_tabular_model_and_signatures(tmp_path):
   # missing feature gets the same training default.
   only_payment = tf.train.Example(
     features=tf.train.Features(
-      feature={'payment': tf.train.Feature(bytes_list=tf.train.BytesList(value=[b'b']))}
+      feature={'payment (type)': tf.train.Feature(bytes_list=tf.train.BytesList(value=[b'b']))}
     )
   ).SerializeToString()
   from_examples = loaded.signatures['serving_default'](
     examples=tf.constant([example, only_payment])
   )
   from_columns = loaded.signatures['predict_columns'](
-    fare=tf.constant([2.0, float('nan')]), payment=tf.constant(['', 'b'])
+    fare_usd=tf.constant([2.0, float('nan')]), payment__type_=tf.constant(['', 'b'])
   )
   np.testing.assert_allclose(
     from_columns['probabilities'].numpy(), from_examples['probabilities'].numpy(), rtol=1e-6
   )
   assert sorted(loaded.signatures['predict_columns'].structured_input_signature[1]) == [
-    'fare',
-    'payment',
+    'fare_usd',
+    'payment__type_',
   ]

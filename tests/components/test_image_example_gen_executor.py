@@ -1,0 +1,61 @@
+"""ImageExampleGen's executor in process (in_memory Beam) on tiny trees: shard count and classes."""
+
+import json
+import os
+import shutil
+
+import pytest
+from tfx.dsl.components.base import base_beam_executor
+from tfx.types import standard_artifacts
+
+from components.image_example_gen import executor
+from contracts.errors import UnusableData
+from tests.conftest import write_digits_subset
+
+
+def _run(folder: str, out: str, shard_size_mb: float):
+  examples = standard_artifacts.Examples()
+  examples.uri = out
+  context = base_beam_executor.BaseBeamExecutor.Context(
+    beam_pipeline_args=['--direct_running_mode=in_memory'],
+    tmp_dir=os.path.join(out, '.tmp'),
+    unique_id='1',
+  )
+  executor.Executor(context).Do(
+    {},
+    {'examples': [examples]},
+    {
+      'input_base': folder,
+      'encoding': 'encoded',
+      'compression': 'none',
+      'eval_percent': 20,
+      'shard_size_mb': shard_size_mb,
+      'input_config': json.dumps({'splits': [{'name': 'images', 'pattern': '*/*'}]}),
+    },
+  )
+
+
+def test_a_tiny_shard_size_never_writes_empty_shards(tmp_path):
+  data = write_digits_subset(str(tmp_path / 'data'), per_class=3)  # 30 images, ~6 eval
+  _run(data, str(tmp_path / 'out'), shard_size_mb=1e-6)  # asks for one shard per record
+  with open(tmp_path / 'out' / 'image_meta.json') as f:
+    counts = json.load(f)['split_counts']
+  for split, count in counts.items():
+    shards = sorted(os.listdir(tmp_path / 'out' / f'Split-{split}'))
+    assert len(shards) == min(counts.values()) and 0 < count
+    assert all(os.path.getsize(tmp_path / 'out' / f'Split-{split}' / s) for s in shards), split
+
+
+def test_one_class_left_after_exclusions_is_unusable(tmp_path):
+  data = write_digits_subset(str(tmp_path / 'data'), per_class=3)
+  for name in os.listdir(data):
+    if name not in ('0', '1'):
+      shutil.rmtree(os.path.join(data, name))
+  for name in os.listdir(os.path.join(data, '1')):
+    with open(os.path.join(data, '1', name), 'wb') as f:
+      f.write(b'')  # zero bytes: excluded
+  with pytest.raises(UnusableData) as raised:
+    _run(data, str(tmp_path / 'out'), shard_size_mb=64.0)
+  assert str(raised.value).startswith("only class '0' has images that decode: 3 file(s) excluded")
+  with open(tmp_path / 'out' / 'excluded_files.csv') as f:
+    assert f.read().count('the file is empty (0 bytes)') == 3
