@@ -10,6 +10,7 @@ IMAGES, CSV, TFRECORDS = 'images', 'csv', 'tfrecords'
 TEXT = 'text'  # a CSV with a free-text column, converted to SequenceExamples
 SEQUENCES = 'sequences'  # TFRecords of SequenceExamples
 PIPELINE_NAME = 'tfrecord-pipeline'
+METADATA_FILE = 'metadata.sqlite'  # ML Metadata's SQLite store, in the local folder
 _TRAINER = TrainerOptions()  # the training defaults' one source
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIGITS_SCHEMA = os.path.join(HERE, 'schema', 'digits', 'schema.pbtxt')  # the embedded data's
@@ -141,7 +142,7 @@ class PipelineConfig:
 
   @property
   def metadata_path(self) -> str:
-    return os.path.join(self.local_dir, 'metadata.sqlite')
+    return os.path.join(self.local_dir, METADATA_FILE)
 
   @property
   def uses_s3(self) -> bool:

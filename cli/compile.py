@@ -188,10 +188,11 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
     labels = compiler.parse_labels(args.job_label)
   except ValueError as e:
     raise UserError(str(e)) from None
-  config = compile_config(args)
   output = os.path.abspath(args.out)
   if not output.endswith('.' + args.format):
     output = os.path.splitext(output)[0] + '.' + args.format
+  _check_writable(output)
+  config = compile_config(args)
   job = compiler.compile_job(
     pipeline.create_pipeline(config, parameters=True),
     args.image,
@@ -205,6 +206,19 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
     else None,
   )
   return compiler.write(job, output, args.format)
+
+
+def _check_writable(path: str) -> None:
+  """Raises UserError unless `path`'s folder exists (or can be made) and takes a file."""
+  import tempfile
+
+  folder = os.path.dirname(path)
+  try:
+    os.makedirs(folder, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder, prefix='.write-test-'):
+      pass
+  except OSError as e:
+    raise UserError(f'--out {path}: cannot write there ({e.strerror or e})') from None
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,12 +1,15 @@
 """Checks --data and --output before anything is written, and lays out the embedded data."""
 
+import glob
+import json
 import os
 import shutil
+import struct
 import tempfile
-from typing import NamedTuple
+from typing import NamedTuple, Optional, Tuple
 
 import config as cfg
-from contracts import atomic
+from contracts import artifacts, atomic
 from contracts.errors import UserError
 
 
@@ -183,10 +186,9 @@ MIN_ROWS = 2  # CSV data rows: one for each split at least
 
 def sample_file(source: DataSource) -> str:
   """One data file of the newest version (to look at its header or first record)."""
-  import glob
-
   pattern = os.path.join(
-    source.root, source.pattern.replace('{SPAN}', '*').replace('{VERSION}', '*')
+    source.root if cfg.is_remote(source.root) else glob.escape(source.root),
+    source.pattern.replace('{SPAN}', '*').replace('{VERSION}', '*'),
   )
   files = sorted(_gfile().glob(pattern) if cfg.is_remote(pattern) else glob.glob(pattern))
   if not files:
@@ -286,29 +288,80 @@ def holds_sequence_examples(tfrecord_path: str) -> bool:
   compression = 'GZIP' if tfrecord_path.endswith('.gz') else ''
   try:
     first = next(iter(tf.data.TFRecordDataset(tfrecord_path, compression_type=compression)), None)
+    first = None if first is None else first.numpy()
   except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
-    with _gfile().GFile(tfrecord_path, 'rb') as f:
-      gzipped = f.read(2) == b'\x1f\x8b'
-    raise UserError(
-      f'--data {tfrecord_path}: '
-      + (
-        'GZIP-compressed; name it *.tfrecord.gz or *.gz so that it is read as such'
-        if gzipped and not compression
-        else 'not a TFRecord file (its first record does not check)'
-      )
-    ) from None
+    first = _first_intact_record(tfrecord_path, compression)  # damage further on: salvaged
   if first is None:
     raise UserError(f'--data {tfrecord_path}: holds no records')
-  sequence = _parsed(tf.train.SequenceExample, first.numpy())
+  sequence = _parsed(tf.train.SequenceExample, first)
   if sequence is not None and sequence.feature_lists.feature_list:
     return True
-  example = _parsed(tf.train.Example, first.numpy())
+  example = _parsed(tf.train.Example, first)
   if example is None or not example.features.feature:
     raise UserError(
       f'--data {tfrecord_path}: its first record is not a tf.Example or tf.SequenceExample '
       'with features'
     )
   return False
+
+
+def _first_intact_record(tfrecord_path: str, compression: str) -> bytes:
+  """The first record whose CRCs check (the project's scan), or UserError when none does."""
+  from components.shard_check import scan
+
+  report, data = scan.scan(tfrecord_path)
+  if report.good and report.spans:
+    start, end = report.spans[0]
+    if data is None:
+      with _gfile().GFile(tfrecord_path, 'rb') as f:
+        f.seek(start)
+        data, start = f.read(end - start), 0
+    (length,) = struct.unpack_from('<Q', data, start)
+    return bytes(data[start + scan.HEADER : start + scan.HEADER + length])
+  with _gfile().GFile(tfrecord_path, 'rb') as f:
+    gzipped = f.read(2) == b'\x1f\x8b'
+  raise UserError(
+    f'--data {tfrecord_path}: '
+    + (
+      'GZIP-compressed; name it *.tfrecord.gz or *.gz so that it is read as such'
+      if gzipped and not compression
+      else 'not a TFRecord file (no record in it checks)'
+    )
+  )
+
+
+def salvage_tfrecords(source: DataSource, destination: str) -> Tuple[DataSource, Optional[dict]]:
+  """Scans a local TFRecord input with the project's shard scan. Clean: (source, None). Damaged:
+  every file is copied below `destination` with its intact records only (same layout; a copy
+  newer than its original is kept, so re-runs stay cached), and the source read from there;
+  with the scan's totals, also written to `destination`/DAMAGE_FILE for the summary."""
+  from components.shard_check import scan
+
+  if cfg.is_remote(source.root):
+    return source, None
+  patterns = [source.pattern] + [pattern for _, pattern in source.splits]
+  files = sorted(
+    {
+      path
+      for pattern in patterns
+      for path in glob.glob(
+        os.path.join(
+          glob.escape(source.root), pattern.replace('{SPAN}', '*').replace('{VERSION}', '*')
+        )
+      )
+      if os.path.isfile(path)
+    }
+  )
+  reports = [scan.scan(path)[0] for path in files]
+  if all(report.clean for report in reports):
+    return source, None
+  for path in files:
+    target = os.path.join(destination, os.path.relpath(path, source.root))
+    if not (os.path.exists(target) and os.path.getmtime(target) >= os.path.getmtime(path)):
+      scan.check(path, target, salvage_clean=True)
+  totals = dict(scan.totals(reports), damaged=[r.summary() for r in reports if not r.clean])
+  atomic.write(os.path.join(destination, artifacts.DAMAGE_FILE), json.dumps(totals, indent=2))
+  return source._replace(root=destination), totals
 
 
 def _parsed(proto_class, record: bytes):
@@ -343,6 +396,12 @@ def check_image_tree(path: str) -> None:
 
 def check_output(path: str) -> str:
   """Creates the output folder if needed and proves it writable; returns its absolute path."""
+  pattern = sorted(set(path) & set('[]*?'))
+  if pattern:  # Beam and TFX find artifact files by glob patterns built on this path
+    raise UserError(
+      f'--output {path}: {" ".join(pattern)} would be read as glob patterns by Beam and TFX, '
+      'which find artifact files by pattern; choose a path without them'
+    )
   if cfg.is_remote(path):
     return _check_remote_output(path.rstrip('/'))
   path = os.path.abspath(path)
@@ -373,6 +432,19 @@ def _check_remote_output(path: str) -> str:
       f'--output {path}: not writable ({str(e).splitlines()[0] if str(e) else e!r})'
     ) from None
   return path
+
+
+def check_metadata(path: str) -> None:
+  """Raises UserError when an existing ML Metadata store is not an SQLite database."""
+  if not os.path.exists(path):
+    return
+  with open(path, 'rb') as f:
+    header = f.read(16)
+  if header != b'SQLite format 3\x00':
+    raise UserError(
+      f'{path}: not an SQLite database (damaged?); move it away to start afresh '
+      '(every component then runs again)'
+    )
 
 
 def local_state_dir(output: str) -> str:

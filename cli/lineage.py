@@ -6,6 +6,7 @@ import json
 import logging
 import os
 
+import config as cfg
 from contracts.errors import EXIT_OK, UserError
 
 HELP = 'data versions and models in ML Metadata, and which data trained which model'
@@ -31,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
   output, model_path, json_path = args.output, args.model, args.json
   logging.getLogger('tensorflow').setLevel(logging.ERROR)  # TFMA's deprecation notes
-  store_path = os.path.join(output, 'metadata.sqlite')
+  store_path = os.path.join(output, cfg.METADATA_FILE)
   if not os.path.isfile(store_path):
     raise UserError(f'{output}: no metadata.sqlite (run the pipeline there first)')
   from metadata import lineage

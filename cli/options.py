@@ -13,6 +13,7 @@ import config as cfg
 from contracts.errors import UserError
 
 _DEFAULTS = cfg.PipelineConfig(data='', data_kind='', output='')
+SALVAGED_INPUT = 'salvaged_input'  # <output>/…: intact copies of a damaged TFRecord input
 
 DATA_HELP = (
   'a class-per-folder image tree, a CSV file or folder, or TFRecord file(s) '
@@ -346,11 +347,14 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   if cfg.is_remote(output):
     local_dir = inputs.check_output(args.local_dir or inputs.local_state_dir(output))
   output_lock.hold(local_dir, f'--output {output}', wait=getattr(args, 'wait', False))
+  inputs.check_metadata(os.path.join(local_dir, cfg.METADATA_FILE))
   if source is None:
     source = inputs.resolve_data(
       inputs.write_digits(os.path.join(local_dir, 'default_data', 'digits'))
     )
     kind, schema = cfg.IMAGES, schema or cfg.DIGITS_SCHEMA
+  elif source.kind == cfg.TFRECORDS:  # damaged records: read intact copies instead
+    source, _ = inputs.salvage_tfrecords(source, os.path.join(local_dir, SALVAGED_INPUT))
   if kind == cfg.TEXT:
     schema = schema or cfg.TEXT_SCHEMA
   if args.span and args.span not in source.spans:

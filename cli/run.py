@@ -1,13 +1,18 @@
 """`pipeline.py run`: the whole pipeline locally with LocalDagRunner and SQLite ML Metadata."""
 
 import argparse
+import contextlib
+import json
 import logging
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 from cli import options
 import config as cfg
+from contracts import artifacts
 from contracts.errors import (
   EXIT_BAD_INPUT,
   EXIT_FAILED,
@@ -41,13 +46,32 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
   log_path = os.path.join(config.local_dir, 'logs', time.strftime('run-%Y%m%d-%H%M%S.log'))
   from cli import progress
 
-  with progress.stderr_to(log_path):
+  with progress.stderr_to(log_path), _temporary_folder():
     result = _run(config, schema_only, log_path)
   result['log'] = log_path
   from metadata import summary
 
   summary.write(result, os.path.join(config.local_dir, 'last_run.json'))
   return result
+
+
+@contextlib.contextmanager
+def _temporary_folder():
+  """The run's temporary files in a folder of their own, removed when the run ends: TensorFlow
+  leaves its autograph modules (~25 a run) behind when a process ends without the interpreter's
+  clean-up. Beam's worker processes and the serving check's probe inherit it through TMPDIR."""
+  folder = tempfile.mkdtemp(prefix='tfrecord-pipeline-run-')
+  saved = os.environ.get('TMPDIR'), tempfile.tempdir
+  os.environ['TMPDIR'] = tempfile.tempdir = folder
+  try:
+    yield
+  finally:
+    if saved[0] is None:
+      del os.environ['TMPDIR']
+    else:
+      os.environ['TMPDIR'] = saved[0]
+    tempfile.tempdir = saved[1]
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
@@ -92,6 +116,10 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
     store, nodes = None, {}
   result = summary.build(nodes, time.monotonic() - started)
   result['why_executed'] = summary.why_executed(store, config.pipeline_name, nodes) if store else {}
+  damage = os.path.join(config.data, artifacts.DAMAGE_FILE)
+  if os.path.basename(config.data) == options.SALVAGED_INPUT and os.path.exists(damage):
+    with open(damage) as f:
+      result['input_damage'] = dict(json.load(f), salvaged_to=config.data)
   result['log'] = log_path
   if isinstance(error, KeyboardInterrupt):
     result['error'] = INTERRUPTED

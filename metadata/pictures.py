@@ -27,6 +27,8 @@ def pyplot():
   import matplotlib
 
   matplotlib.use('Agg')
+  # Class names and column names are drawn as they are: '$x$' is not mathtext here.
+  matplotlib.rcParams['text.parse_math'] = False
   import matplotlib.pyplot as plt
 
   return plt

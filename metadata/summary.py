@@ -398,6 +398,13 @@ def render(summary: dict) -> List[str]:
   counts = summary.get('examples_per_split')
   if counts:
     lines.append('examples:   ' + ', '.join(f'{split} {n}' for split, n in counts.items()))
+  if 'input_damage' in summary:
+    damage = summary['input_damage']
+    lines.append(
+      f'input:      {damage["corrupt"]} damaged record(s) dropped from '
+      f'{damage["damaged_shards"]} of {damage["shards"]} file(s) ({damage["lost_bytes"]} bytes, '
+      f'{damage["truncated_bytes"]} truncated); read from intact copies in {damage["salvaged_to"]}'
+    )
   if 'excluded_files' in summary:
     lines.append(
       f'excluded:   {summary["excluded_files"]} file(s)'

@@ -81,6 +81,8 @@ def default_run(tmp_path_factory):
     capture_output=True,
     text=True,
     timeout=600,
+    # A system temp folder of its own, to see what the run leaves there.
+    env=dict(os.environ, TMPDIR=str(tmp_path_factory.mktemp('default_run_tmp'))),
   )
   return done, output
 

@@ -101,6 +101,35 @@ def test_bad_files(tmp_path, capsys, name, content, message):
   assert not output.exists()
 
 
+def test_a_damaged_metadata_store_is_named(tmp_path, capsys):
+  (tmp_path / 'metadata.sqlite').write_bytes(bytes(range(256)) * 16)
+  assert cli_main.main(['run', '--output', str(tmp_path)]) == 2
+  err = capsys.readouterr().err
+  assert err == (
+    f'error: {tmp_path}/metadata.sqlite: not an SQLite database (damaged?); move it away to '
+    'start afresh (every component then runs again)\n'
+  )
+  assert not (tmp_path / 'default_data').exists()
+
+
+def test_an_output_path_with_glob_characters_is_refused(tmp_path, capsys):
+  output = tmp_path / 'runs [2024]'
+  assert cli_main.main(['run', '--output', str(output)]) == 2
+  err = capsys.readouterr().err
+  assert err.startswith(f'error: --output {output}: [ ] would be read as glob patterns')
+  assert err.count('\n') == 1 and not output.exists()
+
+
+def test_compile_to_a_place_that_takes_no_file(tmp_path, capsys):
+  blocker = tmp_path / 'a-file'
+  blocker.write_text('')
+  args = ['compile', '--pipeline-root', 'gs://b/root', '--data', 'gs://b/images']
+  assert cli_main.main([*args, '--out', str(blocker / 'pipeline.json')]) == 2
+  err = capsys.readouterr().err
+  assert err.startswith(f'error: --out {blocker}/pipeline.json: cannot write there (')
+  assert err.count('\n') == 1
+
+
 def test_unwritable_output(tmp_path, capsys):
   blocker = tmp_path / 'a-file'
   blocker.write_text('')

@@ -38,9 +38,15 @@ def _command(data, output, *extra):
   ]
 
 
-def _start_and_wait_for(command, *started_patterns: str, timeout: float = 240, **popen):
+def _start_and_wait_for(command, *started_patterns: str, **popen):
   """Starts `command` in its own process group; returns it once every pattern globs."""
   process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, **popen)
+  _wait_for(process, *started_patterns)
+  return process
+
+
+def _wait_for(process, *started_patterns: str, timeout: float = 240) -> None:
+  """Returns once every pattern globs (the run's process group is killed if it never does)."""
   deadline = time.monotonic() + timeout
   try:
     while not all(glob.glob(pattern) for pattern in started_patterns):
@@ -51,7 +57,6 @@ def _start_and_wait_for(command, *started_patterns: str, timeout: float = 240, *
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     raise
-  return process
 
 
 def _run_killed_when(command, *started_patterns: str) -> None:
@@ -98,26 +103,38 @@ def test_ctrl_c_in_training_then_the_same_command_reruns_only_what_is_left(
   # The Trainer runs in the main process whatever the Beam mode; in_memory saves Beam's worker
   # start-up (the ExampleGen test below kills a multi_processing run).
   command = _command(data, output, '--beam-mode', 'in_memory')
-  # Training has started once Keras' TensorBoard callback has written its first event file.
+  pipeline_root = os.path.join(output, 'pipeline_root')
   first = _start_and_wait_for(
     command,
-    os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*', 'train', 'events.*'),
+    os.path.join(pipeline_root, 'StatisticsGen', 'statistics', '*'),  # ExampleGen is done
     stdout=subprocess.PIPE,
     stderr=subprocess.PIPE,
     text=True,
   )
   try:
-    # A second run on the same output while the first trains: refused, nothing touched.
-    second = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert second.returncode == 2, second.stderr[-2000:]
-    assert f'another run (PID {first.pid}) is using it' in second.stderr
-    assert len(second.stderr.splitlines()) == 1
+    # While it runs: a second run on the same output is refused; lineage reads ML Metadata
+    # (readers take no lock). Both in the background, so that Ctrl-C lands in training.
+    second, lineage = (
+      subprocess.Popen(
+        arguments, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+      )
+      for arguments in (command, [sys.executable, 'pipeline.py', 'lineage', '--output', output])
+    )
+    # Training has started once Keras' TensorBoard callback has written its first event file.
+    _wait_for(first, os.path.join(pipeline_root, 'Trainer', 'model_run', '*', 'train', 'events.*'))
     os.killpg(first.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends
     stdout, stderr = first.communicate(timeout=120)
+    refused, read = second.communicate(timeout=120), lineage.communicate(timeout=120)
   finally:
     if first.poll() is None:
       os.killpg(first.pid, signal.SIGKILL)
       first.wait()
+  assert second.returncode == 2, refused[1][-2000:]
+  assert refused[1].splitlines() == [
+    f'error: --output {output}: another run (PID {first.pid}) is using it; '
+    'wait for it to end or add --wait'
+  ]
+  assert lineage.returncode == 0 and 'examples #1' in read[0], read[1][-2000:]
   assert first.returncode == 130, stderr[-2000:]
   assert (
     stderr.splitlines()[-1]

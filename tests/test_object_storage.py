@@ -103,7 +103,13 @@ def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
     'train': result['examples_per_split']['train'],
     'eval': uploaded - result['examples_per_split']['train'],
   }
-  assert sorted(os.listdir(local)) == ['last_run.json', 'logs', 'metadata.sqlite', 'report.html']
+  assert sorted(os.listdir(local)) == [
+    'last_run.json',
+    'logs',
+    'metadata.sqlite',
+    'report.html',
+    'run.lock',
+  ]
 
   keys = _keys(client, 'runs', 'first/')
   shards = {

@@ -306,3 +306,37 @@ def test_spans_latest_or_pinned_traced_and_a_drifted_new_span_stops_before_train
   assert 'data drift against the previous data version' in section('anomalies')
   assert 'class="absent"' in section('training') and 'class="absent"' in section('evaluation')
   assert 'span</th>' in section('lineage') and '<img' in section('examples')
+
+
+def test_a_damaged_tfrecord_input_loses_only_its_damaged_records(tmp_path, capsys):
+  from tests import shards
+
+  rng = np.random.default_rng(5)
+
+  def record():
+    x = float(rng.normal())
+    feature = {
+      'x': tf.train.Feature(float_list=tf.train.FloatList(value=[x])),
+      'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[int(x > 0)])),
+    }
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+  data = tmp_path / 'data'
+  data.mkdir()
+  paths = [
+    shards.write_shard(str(data / f'part-{i}.tfrecord'), [record() for _ in range(150)])
+    for i in range(2)
+  ]
+  with open(paths[0], 'rb') as f:
+    clean = f.read()
+  for index in (0, 70):  # the first record too: the reader's kind check must see past it
+    shards.damage(paths[0], shards.record_offset(clean, index) + 14)  # data CRC fails
+  with open(paths[0], 'rb') as f:
+    damaged = f.read()
+  code, result = run_pipeline(str(data), str(tmp_path / 'out'))
+  assert code == 0, result.get('error')
+  assert result['input_damage']['corrupt'] == 2 and result['input_damage']['damaged_shards'] == 1
+  assert sum(result['examples_per_split'].values()) == 298  # 300 written, 2 damaged
+  assert 'input:      2 damaged record(s) dropped from 1 of 2 file(s)' in capsys.readouterr().out
+  with open(paths[0], 'rb') as f:
+    assert f.read() == damaged  # the user's files are left as they are

@@ -32,21 +32,24 @@ def list_image_folder(root: str) -> FolderListing:
   """Lists every file below `root`: each sub-folder holding files is a class, its image files
   anywhere below it.
 
-  One Beam file-system listing, sizes included: on object storage that is one request per
-  1,000 files, where walking folders and asking each file's size is a request per file
-  (1,797 digits on a loopback S3 server: 0.4 s against 40 s).
+  On object storage, one Beam file-system listing, sizes included: one request per 1,000 files,
+  where walking folders and asking each file's size is a request per file (1,797 digits on a
+  loopback S3 server: 0.4 s against 40 s). On a local disk, a walk that follows symbolic links
+  to folders and lists links that lead nowhere among the other files, with the reason.
   """
   root = root.rstrip('/')
-  with warnings.catch_warnings():  # re's "possible nested set" for an escaped '['
-    warnings.simplefilter('ignore', FutureWarning)
-    listed = FileSystems.match([glob.escape(root) + '/**'])[0].metadata_list  # names are literal
-  files = sorted(
-    (meta.path[len(root) + 1 :].replace(os.sep, '/'), meta.size_in_bytes) for meta in listed
-  )
-  files = [(relpath, size) for relpath, size in files if not skipped(relpath)]
+  if '://' in root:
+    with warnings.catch_warnings():  # re's "possible nested set" for an escaped '['
+      warnings.simplefilter('ignore', FutureWarning)
+      listed = FileSystems.match([glob.escape(root) + '/**'])[0].metadata_list  # literal names
+    files = [(meta.path[len(root) + 1 :], meta.size_in_bytes) for meta in listed]
+    broken = []
+  else:
+    files, broken = _walk(root)
+  files = sorted((relpath, size) for relpath, size in files if not skipped(relpath))
   labels = sorted({relpath.split('/')[0] for relpath, _ in files if '/' in relpath})
   label_ids = {name: i for i, name in enumerate(labels)}
-  images, others = [], []
+  images, others = [], [(relpath, why) for relpath, why in broken if not skipped(relpath)]
   for relpath, size in files:
     if '/' not in relpath:
       others.append((relpath, 'not inside a class folder'))
@@ -55,3 +58,24 @@ def list_image_folder(root: str) -> FolderListing:
     else:
       others.append((relpath, 'not an image file (expected .jpg, .jpeg or .png)'))
   return FolderListing(labels, images, others)
+
+
+def _walk(root: str) -> Tuple[List[Tuple[str, int]], List[Tuple[str, str]]]:
+  """(relpath, size) of the files below a local `root`, following symbolic links to folders (a
+  class folder may be one) but never into a folder twice; and (relpath, reason) of the links
+  that lead nowhere (dangling, or a loop)."""
+  files, broken, seen = [], [], set()
+  for folder, subfolders, names in os.walk(root, followlinks=True):
+    real = os.path.realpath(folder)
+    if real in seen:  # a link back up the tree
+      subfolders[:] = []
+      continue
+    seen.add(real)
+    relfolder = os.path.relpath(folder, root).replace(os.sep, '/')
+    for name in names:
+      relpath = name if relfolder == '.' else f'{relfolder}/{name}'
+      try:
+        files.append((relpath, os.stat(os.path.join(folder, name)).st_size))
+      except OSError as e:
+        broken.append((relpath, f'a symbolic link to nothing readable ({e.strerror})'))
+  return files, broken

@@ -23,3 +23,10 @@ def test_a_default_run_prints_only_the_projects_lines(default_run):
   (log,) = re.findall(r'log: (\S+)', lines[0])
   with open(log) as f:
     assert 'Warning' in f.read()  # the library noise went to the run log instead
+
+
+def test_a_run_leaves_nothing_in_the_system_temp_folder(default_run, tmp_path_factory):
+  done, _ = default_run
+  assert done.returncode == 0, done.stderr[-2000:]
+  (temp,) = tmp_path_factory.getbasetemp().glob('default_run_tmp*')
+  assert list(temp.iterdir()) == []  # TensorFlow's autograph modules included

@@ -34,6 +34,31 @@ def test_labels_are_sorted_folder_names_and_files_any_case(tmp_path):
   }
 
 
+def test_symbolic_links_class_folders_followed_broken_ones_listed(tmp_path):
+  root, elsewhere = str(tmp_path / 'data'), str(tmp_path / 'elsewhere')
+  _touch(root, 'cat/a.png')
+  _touch(elsewhere, 'dog/b.png')
+  os.symlink(os.path.join(elsewhere, 'dog'), os.path.join(root, 'dog'))  # a class folder
+  os.symlink(root, os.path.join(root, 'cat', 'back-up'))  # a loop through folders
+  os.symlink(os.path.join(elsewhere, 'gone.png'), os.path.join(root, 'cat', 'dangling.png'))
+  os.symlink('self.png', os.path.join(root, 'cat', 'self.png'))  # a loop of one link
+  listing = folder.list_image_folder(root)
+  assert listing.labels == ['cat', 'dog']
+  assert [f.relpath for f in listing.images] == ['cat/a.png', 'dog/b.png']
+  assert dict(listing.others) == {
+    'cat/dangling.png': 'a symbolic link to nothing readable (No such file or directory)',
+    'cat/self.png': 'a symbolic link to nothing readable (Too many levels of symbolic links)',
+  }
+
+
+def test_names_with_glob_characters_and_hidden_folders(tmp_path):
+  root = str(tmp_path / 'photos [2024]')
+  for relpath in ('a*/1.png', 'b?/2.png', '.ipynb_checkpoints/3.png', '__pycache__/4.png'):
+    _touch(root, relpath)
+  listing = folder.list_image_folder(root)
+  assert listing.labels == ['a*', 'b?'] and len(listing.images) == 2 and listing.others == []
+
+
 def test_split_is_deterministic_and_near_the_ratio():
   paths = [f'class{i % 7}/img{i}.png' for i in range(5000)]
   first = [splits.is_eval(p, 20) for p in paths]
