@@ -181,6 +181,11 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
 
 def compile_kubeflow(args: argparse.Namespace) -> str:
   """Compiles for KFP v2 with KubeflowV2DagRunner; returns the written file's path."""
+  output = os.path.abspath(args.out)
+  if not output.endswith('.' + args.format):
+    output = os.path.splitext(output)[0] + '.' + args.format
+  _check_writable(output)
+  config = compile_config(args)  # bad numbers and paths: one line before TFX is imported
   from kubeflow import compiler
   import pipeline
 
@@ -188,11 +193,6 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
     labels = compiler.parse_labels(args.job_label)
   except ValueError as e:
     raise UserError(str(e)) from None
-  output = os.path.abspath(args.out)
-  if not output.endswith('.' + args.format):
-    output = os.path.splitext(output)[0] + '.' + args.format
-  _check_writable(output)
-  config = compile_config(args)
   job = compiler.compile_job(
     pipeline.create_pipeline(config, parameters=True),
     args.image,

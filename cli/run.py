@@ -2,9 +2,11 @@
 
 import argparse
 import contextlib
+import errno
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -51,7 +53,10 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
   result['log'] = log_path
   from metadata import summary
 
-  summary.write(result, os.path.join(config.local_dir, 'last_run.json'))
+  try:
+    summary.write(result, os.path.join(config.local_dir, 'last_run.json'))
+  except OSError as e:  # a full disk: the summary is still printed
+    logging.warning('last_run.json not written: %s', e)
   return result
 
 
@@ -126,6 +131,8 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
     result['interrupted'] = True
   elif error is not None:
     result['error'] = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if _no_space_left(error):
+      result['error'] = _no_space_message(config.pipeline_root, result['error'])
     result['unusable_data'] = isinstance(error, UnusableData)
     result['anomalies_stop'] = isinstance(error, AnomaliesFound) or bool(result.get('anomalies'))
   if not schema_only:
@@ -135,6 +142,29 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
       logging.exception('run report not written')
       result['report'] = None
   return result
+
+
+def _no_space_left(error: BaseException) -> bool:
+  """Whether a full disk is behind `error` (an OSError or TensorFlow's own wording of it)."""
+  while error is not None:
+    if getattr(error, 'errno', None) == errno.ENOSPC or 'No space left on device' in str(error):
+      return True
+    error = error.__cause__ or error.__context__
+  return False
+
+
+def _no_space_message(folder: str, error: str) -> str:
+  """One line: which folder's disk is full, how much is free now, and what was being written."""
+  while not os.path.exists(folder):
+    folder = os.path.dirname(folder)
+  usage = shutil.disk_usage(folder)
+  written = re.search(r'(/\S+?)[;:,]? No space left on device', error)
+  return (
+    f'no space left on the disk of {folder} ({usage.free / 2**20:.1f} MB free of '
+    f'{usage.total / 2**20:.1f} MB)'
+    + (f' while writing {written.group(1)}' if written else '')
+    + '; free some space or give another --output'
+  )
 
 
 def finish(result: dict) -> int:

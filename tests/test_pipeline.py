@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from contracts import evaluation as evaluation_names
 from contracts.errors import EXIT_FAILED
 from metadata import lineage, summary
 import pipeline
-from tests.conftest import run_pipeline, write_digits_subset
+from tests.conftest import FAST, run_pipeline, write_digits_subset
 from tests.tfx_data import PENGUIN_TRAIN, TAXI_CSV
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
@@ -340,3 +341,23 @@ def test_a_damaged_tfrecord_input_loses_only_its_damaged_records(tmp_path, capsy
   assert 'input:      2 damaged record(s) dropped from 1 of 2 file(s)' in capsys.readouterr().out
   with open(paths[0], 'rb') as f:
     assert f.read() == damaged  # the user's files are left as they are
+
+
+def test_a_full_disk_is_one_line_naming_the_folder(tmp_path, capsys):
+  small = tmp_path / 'small'
+  small.mkdir()
+  mounted = subprocess.run(
+    ['mount', '-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', str(small)], capture_output=True, text=True
+  )
+  if mounted.returncode != 0:
+    pytest.skip(f'no 2 MB file system to fill: mount says {mounted.stderr.strip()!r}')
+  try:
+    data = write_digits_subset(str(tmp_path / 'data'), per_class=3)
+    code = cli_main.main(['run', '--data', data, '--output', str(small / 'out'), *FAST])
+    err = capsys.readouterr().err
+  finally:
+    subprocess.run(['umount', '--lazy', str(small)], check=True)  # the run's lock file is open
+  assert code == EXIT_FAILED
+  (line,) = err.splitlines()
+  assert line.startswith(f'error: no space left on the disk of {small}/out/pipeline_root (')
+  assert 'free some space or give another --output (full log: ' in line
