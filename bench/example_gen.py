@@ -73,8 +73,9 @@ def seed_loop(folder: str, out: str) -> float:
   return time.monotonic() - started
 
 
-def run_example_gen(folder: str, out: str, workers: int) -> float:
-  """In this (child) process: ImageExampleGen's executor over `folder`; returns seconds."""
+def run_example_gen(folder: str, out: str, workers: int, shard_size_mb: float = 16.0) -> float:
+  """In this process: ImageExampleGen's executor over `folder`; returns seconds. workers=0:
+  Beam in this process (in_memory), else that many worker processes."""
   from tfx.dsl.components.base import base_beam_executor
   from tfx.types import standard_artifacts
 
@@ -86,7 +87,9 @@ def run_example_gen(folder: str, out: str, workers: int) -> float:
     beam_pipeline_args=[
       '--direct_running_mode=multi_processing',
       f'--direct_num_workers={workers}',
-    ],
+    ]
+    if workers
+    else ['--direct_running_mode=in_memory'],
     tmp_dir=os.path.join(out, '.tmp'),
     unique_id='1',
   )
@@ -99,7 +102,7 @@ def run_example_gen(folder: str, out: str, workers: int) -> float:
       'encoding': 'encoded',
       'compression': 'none',
       'eval_percent': 20,
-      'shard_size_mb': 16.0,  # >= 4 shards at N/4 too: both workers busy in every run
+      'shard_size_mb': shard_size_mb,  # 16: >= 4 shards at N/4 too, both workers busy in every run
       'input_config': json.dumps({'splits': [{'name': 'images', 'pattern': '*/*'}]}),
     },
   )

@@ -1,38 +1,19 @@
-"""ImageExampleGen's executor in process (in_memory Beam) on tiny trees: shard count and classes."""
+"""ImageExampleGen's executor in process (in_memory Beam, as bench/example_gen.py runs it) on tiny
+trees: shard count and classes."""
 
 import json
 import os
 import shutil
 
 import pytest
-from tfx.dsl.components.base import base_beam_executor
-from tfx.types import standard_artifacts
 
-from components.image_example_gen import executor
+from bench import example_gen
 from contracts.errors import UnusableData
 from tests.conftest import write_digits_subset
 
 
 def _run(folder: str, out: str, shard_size_mb: float):
-  examples = standard_artifacts.Examples()
-  examples.uri = out
-  context = base_beam_executor.BaseBeamExecutor.Context(
-    beam_pipeline_args=['--direct_running_mode=in_memory'],
-    tmp_dir=os.path.join(out, '.tmp'),
-    unique_id='1',
-  )
-  executor.Executor(context).Do(
-    {},
-    {'examples': [examples]},
-    {
-      'input_base': folder,
-      'encoding': 'encoded',
-      'compression': 'none',
-      'eval_percent': 20,
-      'shard_size_mb': shard_size_mb,
-      'input_config': json.dumps({'splits': [{'name': 'images', 'pattern': '*/*'}]}),
-    },
-  )
+  example_gen.run_example_gen(folder, out, workers=0, shard_size_mb=shard_size_mb)
 
 
 def test_a_tiny_shard_size_never_writes_empty_shards(tmp_path):
