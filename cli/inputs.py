@@ -252,32 +252,19 @@ def _utf8(csv_path: str, head: bytes) -> str:
 
 
 def _check_label_values(csv_path: str, label: str, values: list) -> None:
-  """Labels must be numbers in every row: class ids, or a float turned binary by a threshold."""
+  """Every row needs a label (class ids, class names, or a float turned binary by a
+  threshold): a missing one would silently change what is learned."""
   missing = sum(1 for value in values if _missing(value))
   if missing:
     raise UserError(
       f'--label {label}: {missing} of the first {len(values)} rows of {csv_path} have no value; '
       'fill them in or drop those rows'
     )
-  text = sorted({value for value in values if not _is_number(value)})  # none missing here
-  if text:
-    raise UserError(
-      f'--label {label}: holds class names ({_some(text)}), not class ids; '
-      'class names are not supported yet: map them to 0, 1, 2, … first'
-    )
 
 
 def _missing(value) -> bool:
   """An empty cell, or one pandas and spreadsheets write for 'no value' (nan, NA, …)."""
   return (value or '').strip().lower() in ('', 'nan', 'na', 'n/a', 'null', 'none')
-
-
-def _is_number(value: str) -> bool:
-  try:
-    float(value)
-    return True
-  except ValueError:
-    return False
 
 
 def holds_sequence_examples(tfrecord_path: str) -> bool:

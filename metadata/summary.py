@@ -237,14 +237,19 @@ def accuracies(evaluation: metadata_store_pb2.Artifact) -> Dict[str, float]:
   }
 
 
-def class_names(examples: Optional[metadata_store_pb2.Artifact], count: int) -> List[str]:
-  """Label names from the examples' labels.txt (images, text), else the class ids."""
+def class_names(
+  examples: Optional[metadata_store_pb2.Artifact], count: int, trained: Sequence[str] = ()
+) -> List[str]:
+  """Label names from the examples' labels.txt (images, text), else those the Trainer learned
+  (`trained`: a CSV's class names), else the class ids."""
   path = os.path.join(examples.uri, artifacts.LABELS_FILE) if examples is not None else ''
   if path and os.path.isfile(path):
     with open(path, encoding='utf-8') as f:
       names = [line.rstrip('\n') for line in f]
     if len(names) == count:
       return names
+  if len(trained) == count:
+    return list(trained)
   return [str(i) for i in range(count)]
 
 
@@ -324,6 +329,12 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
   }
   examples = next((n.outputs['examples'] for n in nodes.values() if 'examples' in n.outputs), None)
   names: List[str] = []
+  model_run = next(
+    (n.outputs['model_run'] for n in nodes.values() if 'model_run' in n.outputs), None
+  )
+  training = _artifact_json(model_run, artifacts.TRAINING_FILE) if model_run else {}
+  if training.get('batch_capped'):
+    summary['batch_capped'] = training['batch_capped']
   for node in nodes.values():
     out = node.outputs
     if 'statistics' in out:
@@ -346,16 +357,12 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       summary['serving_accuracy'] = found.get(evaluation_names.BASELINE)
       classes = per_class(out['evaluation'])
       recall = classes.get(evaluation_names.CANDIDATE, {}).get(evaluation_names.RECALL_KEY, [])
-      names = class_names(examples, len(recall))
+      names = class_names(examples, len(recall), training.get('class_names', []))
       summary['class_recall'] = dict(zip(names, recall))
     if 'blessing' in out:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
       if 'evaluation' in out:
         summary['blessing'] = blessing_reason(out['evaluation'], summary['blessed'], found, names)
-    if 'model_run' in out:
-      capped = _artifact_json(out['model_run'], artifacts.TRAINING_FILE).get('batch_capped')
-      if capped:
-        summary['batch_capped'] = capped
     if 'infra_blessing' in out:
       report = _artifact_json(out['infra_blessing'], artifacts.SERVING_CHECK_FILE)
       if report.get('checked'):

@@ -77,7 +77,6 @@ BAD_FILES = [
   ('excel.csv', b'\xef\xbb\xbf' + ROWS, 'starts with a UTF-8 byte-order mark'),
   ('header.csv', b'x,label\n', '0 data row(s) under the header'),
   ('one.csv', b'x,label\n1,0\n', '1 data row(s) under the header; training and evaluation'),
-  ('names.csv', b'x,label\n1,setosa\n2,versicolor\n', 'holds class names (setosa, versicolor)'),
   ('holes.csv', b'x,label\n1,0\n2,\n3,nan\n4,1\n', '2 of the first 4 rows of'),
   ('noise.tfrecord', bytes(range(256)) * 4, 'not a TFRecord file'),
   ('packed.tfrecord', gzip.compress(_tfrecord(b'')), 'GZIP-compressed; name it *.tfrecord.gz'),

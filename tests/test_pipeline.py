@@ -361,3 +361,23 @@ def test_a_full_disk_is_one_line_naming_the_folder(tmp_path, capsys):
   (line,) = err.splitlines()
   assert line.startswith(f'error: no space left on the disk of {small}/out/pipeline_root (')
   assert 'free some space or give another --output (full log: ' in line
+
+
+def test_class_names_as_labels_are_learned_and_served_by_name(tmp_path):
+  """The commonest classification CSV: the label column holds class names."""
+  rng = np.random.default_rng(7)
+  names = ['setosa', 'versicolor', 'virginica']
+  rows = ['petal_length,petal_width,species']
+  for i in range(300):
+    k = i % 3
+    rows.append(f'{k * 2 + rng.normal(0, 0.3):.3f},{k + rng.normal(0, 0.2):.3f},{names[k]}')
+  data = tmp_path / 'iris.csv'
+  data.write_text('\n'.join(rows) + '\n')
+  code, result = run_pipeline(str(data), str(tmp_path / 'out'), '--label', 'species')
+  assert code == 0, result.get('error')
+  assert sorted(result['class_recall']) == names and result['eval_accuracy'] > 0.8
+  assert result['serving_check']['problems'] == []
+  served = tf.saved_model.load(result['pushed_to']).signatures['predict_columns'](
+    petal_length=tf.constant([0.0, 4.0]), petal_width=tf.constant([0.0, 2.0])
+  )
+  assert served['class_names'].numpy().tolist() == [b'setosa', b'virginica']

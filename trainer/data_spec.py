@@ -41,6 +41,8 @@ class TabularSpec:
   numeric: List[str]  # INT and FLOAT columns, all fed to the model as float32
   categorical: List[str]  # BYTES columns, hashed
   integer: List[str] = dataclasses.field(default_factory=list)  # the INT ones among numeric
+  label_names: List[str] = dataclasses.field(default_factory=list)  # set: a string label's
+  # class names, sorted (id = index; from the train split)
 
   def parse_spec(self) -> Dict[str, tf.io.RaggedFeature]:
     """Every column ragged: CSV rows may hold a column with no value at all."""
@@ -50,7 +52,7 @@ class TabularSpec:
     }
     spec.update({key: tf.io.RaggedFeature(tf.string) for key in self.categorical})
     label_dtype = tf.float32 if self.label_threshold is not None else tf.int64
-    spec[self.label_key] = tf.io.RaggedFeature(label_dtype)
+    spec[self.label_key] = tf.io.RaggedFeature(tf.string if self.label_names else label_dtype)
     return spec
 
 
@@ -93,8 +95,11 @@ def image_spec(examples_uri: str, config: dict) -> ImageSpec:
   return ImageSpec(height, width, channels, meta['labels'], meta['encoding'], uniform)
 
 
-def tabular_spec(schema: schema_pb2.Schema, config: dict, max_label: int) -> TabularSpec:
-  """Splits the schema's scalar features into numeric and categorical inputs."""
+def tabular_spec(
+  schema: schema_pb2.Schema, config: dict, max_label: int, label_names: List[str] = ()
+) -> TabularSpec:
+  """Splits the schema's scalar features into numeric and categorical inputs; a string label
+  takes its classes from `label_names`."""
   label_key = config['label_key']
   numeric, categorical, integer, label_type = [], [], [], None
   for feature in schema.feature:
@@ -110,6 +115,9 @@ def tabular_spec(schema: schema_pb2.Schema, config: dict, max_label: int) -> Tab
     raise ValueError(f'label column {label_key!r} is not in the data')
   if label_type == schema_pb2.FLOAT:
     return TabularSpec(label_key, config['label_threshold'], 2, numeric, categorical, integer)
+  if label_type == schema_pb2.BYTES:
+    names = list(label_names)
+    return TabularSpec(label_key, None, len(names), numeric, categorical, integer, names)
   return TabularSpec(label_key, None, max_label + 1, numeric, categorical, integer)
 
 

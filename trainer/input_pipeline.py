@@ -243,9 +243,16 @@ def image_dataset(
 
 
 def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
-  """The class id the model learns: a thresholded float label, or the int label itself."""
+  """The class id the model learns: a thresholded float label, a class name's index in
+  spec.label_names (-1 for a name the train split did not have), or the int label itself."""
   if spec.label_threshold is not None:
     return tf.cast(label > spec.label_threshold, tf.int64)
+  if spec.label_names:
+    # A comparison with every name: no lookup table to track in the SavedModel, and classes
+    # are few (a [batch, classes] boolean matrix).
+    matches = tf.equal(label[:, None], tf.constant(spec.label_names)[None, :])
+    found = tf.argmax(tf.cast(matches, tf.int64), axis=1)
+    return tf.where(tf.reduce_any(matches, axis=1), found, tf.constant(-1, tf.int64))
   return label
 
 
@@ -300,6 +307,20 @@ def tabular_dataset(
     .rebatch(batch_size, drop_remainder=training)
     .prefetch(AUTOTUNE)
   )
+
+
+def label_names(
+  file_patterns: Union[str, List[str]], label_key: str, guard: Optional[ShardGuard] = None
+) -> List[str]:
+  """The sorted distinct values of a string label column (one pass over the split)."""
+  spec = {label_key: tf.io.RaggedFeature(tf.string)}
+  names = set()
+  batches = serialized_batches(readable_files(file_patterns, guard), 4096, training=False).map(
+    lambda s: tf.unique(tf.io.parse_example(s, spec)[label_key].flat_values).y
+  )
+  for values in batches:
+    names.update(value.decode('utf-8', errors='replace') for value in values.numpy())
+  return sorted(names)
 
 
 def max_int_label(

@@ -65,7 +65,7 @@ def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, gu
     )
   if any(path.endswith('.gz') for path in input_pipeline.shard_files(fn_args.train_files)):
     hint = 'uncompressed shards (pipeline.py run --compression none): GZIP reads 4-8x slower'
-  return built, train, evaluation, signatures.image_signatures(built, spec), hint
+  return built, train, evaluation, signatures.image_signatures(built, spec), hint, spec.labels
 
 
 def _both_splits(fn_args: FnArgs):
@@ -82,7 +82,12 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
     if label is not None and label.type == schema_pb2.INT
     else 1
   )
-  spec = data_spec.tabular_spec(schema, config, max_label)
+  names = (  # class names: from the train split, as the text vocabulary is
+    input_pipeline.label_names(train_files, label_key, guard)
+    if label is not None and label.type == schema_pb2.BYTES
+    else []
+  )
+  spec = data_spec.tabular_spec(schema, config, max_label, names)
   logging.info(
     'Tabular input: %d numeric, %d categorical columns, label %s (%d classes)',
     len(spec.numeric),
@@ -98,7 +103,8 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
   features, _ = next(iter(sample))
   built = model.build_tabular_model(spec, features, config['learning_rate'], config['jit_compile'])
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
-  return built, train, evaluation, signatures.tabular_signatures(built, spec), hint
+  names = spec.label_names or [str(i) for i in range(spec.num_classes)]
+  return built, train, evaluation, signatures.tabular_signatures(built, spec), hint, names
 
 
 def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard):
@@ -121,7 +127,7 @@ def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int,
   )
   built = model.build_sequence_model(spec, config['learning_rate'], config['jit_compile'])
   hint = 'a larger --batch-size, or more CPU cores for the Trainer'
-  return built, train, evaluation, signatures.sequence_signatures(built, spec), hint
+  return built, train, evaluation, signatures.sequence_signatures(built, spec), hint, spec.labels
 
 
 _SETUP = {
@@ -151,7 +157,7 @@ def run_fn(fn_args: FnArgs) -> None:
       train_files = plan.worker_shards(train_files)
     batch_size, capped = _capped_batch(batch_size, guard, train_files)
     with plan.strategy.scope():
-      built, train, evaluation, serving, hint = setup(
+      built, train, evaluation, serving, hint, class_names = setup(
         fn_args, train_files, config, batch_size, guard
       )
     _record_damage(guard.reports, model_run_dir)
@@ -198,6 +204,7 @@ def run_fn(fn_args: FnArgs) -> None:
       model_run_dir,
       artifacts.TRAINING_FILE,
       {
+        'class_names': list(class_names),
         'batch_size': batch_size,
         'batch_capped': capped,
         'epochs': epochs,

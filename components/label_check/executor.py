@@ -1,5 +1,5 @@
 """Stops the run before training when the label the Trainer would learn is not in the data, or
-its values cannot train a classifier (missing in some examples, class names, one class)."""
+its values cannot train a classifier (missing in some examples, one class)."""
 
 from typing import List, Optional
 
@@ -49,12 +49,14 @@ def check_values(
       f"label '{label}': {int(common.num_missing) + nans} of {examples} train examples have no "
       'value; fill them in or drop those rows'
     )
-  if feature.type == statistics_pb2.FeatureNameStatistics.STRING:
-    names = ', '.join(v.value for v in feature.string_stats.top_values[:3])
-    raise UnusableData(
-      f"label '{label}': holds class names ({names}), not class ids; class names are not "
-      'supported yet: map them to 0, 1, 2, … first'
-    )
+  if feature.type == statistics_pb2.FeatureNameStatistics.STRING:  # class names
+    if feature.string_stats.unique < 2:
+      (only,) = [v.value for v in feature.string_stats.top_values[:1]] or ['']
+      raise UnusableData(
+        f"label '{label}': every train example has class {only!r}: one class; "
+        'a classifier needs at least two'
+      )
+    return
   low, high = feature.num_stats.min, feature.num_stats.max
   if feature.type == statistics_pb2.FeatureNameStatistics.FLOAT:
     if low > threshold or high <= threshold:
