@@ -75,14 +75,14 @@ def default_run(tmp_path_factory):
   """`pipeline.py run` as a user types it, in its own process: the embedded digits, every
   default (Beam worker processes included). (completed process, output folder)."""
   output = str(tmp_path_factory.mktemp('default_run'))
+  os.makedirs(output + '-tmp')  # a system temp folder of its own, to see what the run leaves
   done = subprocess.run(
     [sys.executable, os.path.join(ROOT, 'pipeline.py'), 'run', '--output', output],
     cwd=ROOT,
     capture_output=True,
     text=True,
     timeout=600,
-    # A system temp folder of its own, to see what the run leaves there.
-    env=dict(os.environ, TMPDIR=str(tmp_path_factory.mktemp('default_run_tmp'))),
+    env=dict(os.environ, TMPDIR=output + '-tmp'),
   )
   return done, output
 

@@ -309,23 +309,31 @@ def test_spans_latest_or_pinned_traced_and_a_drifted_new_span_stops_before_train
   assert 'span</th>' in section('lineage') and '<img' in section('examples')
 
 
-def test_a_damaged_tfrecord_input_loses_only_its_damaged_records(tmp_path, capsys):
+def test_damaged_tfrecords_with_class_names_lose_only_the_damaged_records(tmp_path, capsys):
+  """A user's TFRecords whose label holds class names (the commonest classification data), two
+  records damaged: those two are lost, the classes are learned and served by name."""
   from tests import shards
 
   rng = np.random.default_rng(5)
+  names = ['setosa', 'versicolor', 'virginica']
 
-  def record():
-    x = float(rng.normal())
+  def record(i):
+    k = i % 3
     feature = {
-      'x': tf.train.Feature(float_list=tf.train.FloatList(value=[x])),
-      'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[int(x > 0)])),
+      'petal_length': tf.train.Feature(
+        float_list=tf.train.FloatList(value=[k * 2 + rng.normal(0, 0.3)])
+      ),
+      'petal_width': tf.train.Feature(
+        float_list=tf.train.FloatList(value=[k + rng.normal(0, 0.2)])
+      ),
+      'species': tf.train.Feature(bytes_list=tf.train.BytesList(value=[names[k].encode()])),
     }
     return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
 
   data = tmp_path / 'data'
   data.mkdir()
   paths = [
-    shards.write_shard(str(data / f'part-{i}.tfrecord'), [record() for _ in range(150)])
+    shards.write_shard(str(data / f'part-{i}.tfrecord'), [record(j) for j in range(150)])
     for i in range(2)
   ]
   with open(paths[0], 'rb') as f:
@@ -334,13 +342,19 @@ def test_a_damaged_tfrecord_input_loses_only_its_damaged_records(tmp_path, capsy
     shards.damage(paths[0], shards.record_offset(clean, index) + 14)  # data CRC fails
   with open(paths[0], 'rb') as f:
     damaged = f.read()
-  code, result = run_pipeline(str(data), str(tmp_path / 'out'))
+  code, result = run_pipeline(str(data), str(tmp_path / 'out'), '--label', 'species')
   assert code == 0, result.get('error')
   assert result['input_damage']['corrupt'] == 2 and result['input_damage']['damaged_shards'] == 1
   assert sum(result['examples_per_split'].values()) == 298  # 300 written, 2 damaged
   assert 'input:      2 damaged record(s) dropped from 1 of 2 file(s)' in capsys.readouterr().out
   with open(paths[0], 'rb') as f:
     assert f.read() == damaged  # the user's files are left as they are
+  assert sorted(result['class_recall']) == names and result['eval_accuracy'] > 0.8
+  assert result['serving_check']['problems'] == []
+  served = tf.saved_model.load(result['pushed_to']).signatures['predict_columns'](
+    petal_length=tf.constant([0.0, 4.0]), petal_width=tf.constant([0.0, 2.0])
+  )
+  assert served['class_names'].numpy().tolist() == [b'setosa', b'virginica']
 
 
 def test_a_full_disk_is_one_line_naming_the_folder(tmp_path, capsys):
@@ -361,23 +375,3 @@ def test_a_full_disk_is_one_line_naming_the_folder(tmp_path, capsys):
   (line,) = err.splitlines()
   assert line.startswith(f'error: no space left on the disk of {small}/out/pipeline_root (')
   assert 'free some space or give another --output (full log: ' in line
-
-
-def test_class_names_as_labels_are_learned_and_served_by_name(tmp_path):
-  """The commonest classification CSV: the label column holds class names."""
-  rng = np.random.default_rng(7)
-  names = ['setosa', 'versicolor', 'virginica']
-  rows = ['petal_length,petal_width,species']
-  for i in range(300):
-    k = i % 3
-    rows.append(f'{k * 2 + rng.normal(0, 0.3):.3f},{k + rng.normal(0, 0.2):.3f},{names[k]}')
-  data = tmp_path / 'iris.csv'
-  data.write_text('\n'.join(rows) + '\n')
-  code, result = run_pipeline(str(data), str(tmp_path / 'out'), '--label', 'species')
-  assert code == 0, result.get('error')
-  assert sorted(result['class_recall']) == names and result['eval_accuracy'] > 0.8
-  assert result['serving_check']['problems'] == []
-  served = tf.saved_model.load(result['pushed_to']).signatures['predict_columns'](
-    petal_length=tf.constant([0.0, 4.0]), petal_width=tf.constant([0.0, 2.0])
-  )
-  assert served['class_names'].numpy().tolist() == [b'setosa', b'virginica']
