@@ -8,13 +8,14 @@ import logging
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
 
 from cli import options
 import config as cfg
-from contracts import artifacts
+from contracts import artifacts, interrupt
 from contracts.errors import (
   EXIT_BAD_INPUT,
   EXIT_FAILED,
@@ -58,6 +59,22 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
   except OSError as e:  # a full disk: the summary is still printed
     logging.warning('last_run.json not written: %s', e)
   return result
+
+
+@contextlib.contextmanager
+def _interrupt_requests():
+  """While the pipeline runs, Ctrl-C also sets contracts.interrupt.REQUESTED (see there)."""
+
+  def requested(signum, frame):
+    interrupt.REQUESTED.set()
+    raise KeyboardInterrupt
+
+  previous = signal.signal(signal.SIGINT, requested)
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGINT, previous)
+    interrupt.REQUESTED.clear()
 
 
 @contextlib.contextmanager
@@ -107,7 +124,8 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
   started = time.monotonic()
   error = None
   try:
-    tfx.orchestration.LocalDagRunner().run(dag)
+    with _interrupt_requests():
+      tfx.orchestration.LocalDagRunner().run(dag)
   except KeyboardInterrupt as e:  # Ctrl-C: summary and report of what ran; the next run recovers
     logging.warning('pipeline run interrupted (Ctrl-C)')
     error = e

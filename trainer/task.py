@@ -23,7 +23,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from components.shard_check import scan
-from contracts import artifacts, image_record, trainer_options
+from contracts import artifacts, image_record, interrupt, trainer_options
 from contracts.trainer_options import TrainerOptions
 from trainer import (
   data_spec,
@@ -198,7 +198,11 @@ def run_fn(fn_args: FnArgs) -> None:
         validation_data=evaluation,
         validation_steps=eval_steps,
         verbose=0,
-        callbacks=[keras.callbacks.TensorBoard(log_dir=model_run_dir), log_epoch],
+        callbacks=[
+          keras.callbacks.TensorBoard(log_dir=model_run_dir),
+          log_epoch,
+          stop_on_interrupt(),
+        ],
       ).history
     _write_json(
       model_run_dir,
@@ -220,6 +224,18 @@ def run_fn(fn_args: FnArgs) -> None:
     logging.info('Saved model with signatures %s to %s', sorted(serving), serving_dir)
   finally:
     shutil.rmtree(scratch, ignore_errors=True)
+
+
+def stop_on_interrupt() -> keras.callbacks.Callback:
+  """A Ctrl-C that Keras swallowed (contracts/interrupt.py) stops training at the next batch."""
+
+  def raise_if_interrupted(batch, logs=None):
+    if interrupt.REQUESTED.is_set():
+      raise KeyboardInterrupt
+
+  callback = keras.callbacks.LambdaCallback(on_train_batch_end=raise_if_interrupted)
+  callback.async_safe = True  # keeps Keras' step dispatch as it was
+  return callback
 
 
 def _capped_batch(batch_size: int, guard, train_files: List[str]) -> Tuple[int, Optional[dict]]:

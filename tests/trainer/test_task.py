@@ -1,7 +1,12 @@
-"""trainer/task.py: the batch is capped by the train split the guard counted."""
+"""trainer/task.py: the batch is capped by the train split the guard counted; a Ctrl-C that Keras
+swallowed still stops training."""
 
+import keras
+import numpy as np
+import pytest
 import tensorflow as tf
 
+from contracts import interrupt
 from metadata import summary
 from trainer import input_pipeline, task
 
@@ -37,3 +42,20 @@ def test_a_batch_bigger_than_the_train_split_is_capped_and_said(tmp_path):
   assert (
     'batch:      29, the whole train split (--batch-size 100000 is more than it holds)' in shown
   )
+
+
+def test_a_ctrl_c_keras_swallowed_stops_training_at_the_next_batch():
+  model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+  model.compile(optimizer='sgd', loss='mse')
+  x = np.zeros((64, 1), np.float32)
+  seen = []
+  count = keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: seen.append(batch))
+  interrupt.REQUESTED.set()  # what cli/run.py's SIGINT handler does before raising
+  try:
+    with pytest.raises(KeyboardInterrupt):
+      model.fit(
+        x, x, batch_size=8, epochs=3, verbose=0, callbacks=[count, task.stop_on_interrupt()]
+      )
+  finally:
+    interrupt.REQUESTED.clear()
+  assert seen == [0]  # stopped after the first batch, not after 24
