@@ -339,7 +339,7 @@ def salvage_tfrecords(source: DataSource, destination: str) -> Tuple[DataSource,
       if os.path.isfile(path)
     }
   )
-  reports = [scan.scan(path)[0] for path in files]
+  reports = scan.check_all(files)  # in parallel; copies are written below, for damage only
   if all(report.clean for report in reports):
     return source, None
   for path in files:
