@@ -319,7 +319,7 @@ def _check_runner(args: argparse.Namespace) -> None:
 
 def _check_buckets(args: argparse.Namespace) -> None:
   for flag, path in (('--data', args.data), ('--output', args.output)):
-    if path.startswith('s3://'):
+    if cfg.is_remote(path):
       from components import object_storage
 
       try:

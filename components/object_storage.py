@@ -1,9 +1,12 @@
-"""s3:// paths in every process of a run: importing this module enables them.
+"""Object storage (gs://, s3://) in every process of a run: importing this module enables it.
 
-TensorFlow reads gs:// by itself; s3:// comes from TensorFlow I/O's file system plugin, loaded
-by importing `tensorflow_io`. Beam has its own S3 file system (boto3). Both are configured from
-the standard AWS variables: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION and, for an
-S3-compatible store (MinIO, Ceph, a local test server), AWS_ENDPOINT_URL.
+TensorFlow reads gs:// by itself; s3:// comes from
+TensorFlow I/O's file system plugin, loaded by importing `tensorflow_io`. Beam has its own GCS
+(google-cloud-storage) and S3 (boto3) file systems. S3 is configured from the standard AWS
+variables: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION and, for an S3-compatible store
+(MinIO, Ceph, a local test server), AWS_ENDPOINT_URL; GCS from Application Default Credentials
+(and, for an emulator, STORAGE_EMULATOR_HOST, which TensorFlow's client does not read:
+tests/gcs_server.py).
 
 The run's process imports it when a path is remote (pipeline.py), and Beam worker processes
 (DirectRunner multi_processing, Flink, Spark) import it as a Beam plugin (beam_args), so that
@@ -61,8 +64,8 @@ class _Stat(NamedTuple):  # what tf.io.gfile.stat answers, for TFX's fingerprint
   is_directory: bool = False
 
 
-class ListingS3Filesystem(tensorflow_gfile.TensorflowFilesystem):
-  """TFX's `fileio` on s3:// as TensorFlow's, except `glob`: one Beam listing (boto3, 1,000
+class ListingFilesystem(tensorflow_gfile.TensorflowFilesystem):
+  """TFX's `fileio` on s3:// and gs:// as TensorFlow's, except `glob`: one Beam listing (1,000
   keys a request) instead of TensorFlow I/O's request per entry, whose sizes and times then
   answer the `stat` of each file found once, within LISTING_FRESH_SECONDS.
 
@@ -70,7 +73,7 @@ class ListingS3Filesystem(tensorflow_gfile.TensorflowFilesystem):
   on a loopback S3 server took ~40 s that way and ~0.5 s with this (tests/test_object_storage.py).
   """
 
-  SUPPORTED_SCHEMES = ['s3://']
+  SUPPORTED_SCHEMES = ['s3://', 'gs://']
   LISTING_FRESH_SECONDS = 60.0
   _listed: Dict[str, Tuple[float, int, float]] = {}  # path: (listed at, size, mtime seconds)
 
@@ -91,7 +94,7 @@ class ListingS3Filesystem(tensorflow_gfile.TensorflowFilesystem):
     found = set()
     for meta in FileSystems.match([folder + '**'])[0].metadata_list:
       cls._listed[meta.path] = (now, meta.size_in_bytes, meta.last_updated_in_seconds)
-      path = meta.path  # the file, then its folders (S3 has no folder objects)
+      path = meta.path.rstrip('/')  # the file, then its folders (objects named `x/` or none)
       while len(path) > len(folder):
         if matches.match(path):
           found.add(path)
@@ -107,12 +110,41 @@ class ListingS3Filesystem(tensorflow_gfile.TensorflowFilesystem):
 
 
 def check_bucket(path: str) -> None:
-  """Raises ValueError (one line) unless the bucket of an s3:// path answers: in seconds, where
-  TensorFlow I/O's client retries an unreachable endpoint for minutes (2.5 measured)."""
+  """Raises ValueError (one line) unless the bucket of a gs:// or s3:// path answers: in
+  seconds, where TensorFlow's clients retry an unreachable endpoint for minutes (2.5 measured
+  with S3)."""
+  scheme, rest = path.split('://', 1)
+  bucket = rest.split('/', 1)[0]
+  (_check_gcs_bucket if scheme == 'gs' else _check_s3_bucket)(bucket)
+
+
+def _check_gcs_bucket(bucket: str) -> None:
+  from google.api_core import exceptions
+  from google.auth import exceptions as auth_exceptions
+  from google.cloud import storage
+  import requests
+
+  try:
+    client = storage.Client()  # Application Default Credentials; anonymous on an emulator
+  except auth_exceptions.DefaultCredentialsError:
+    raise ValueError(
+      'no Google Cloud credentials (gcloud auth application-default login, or '
+      'GOOGLE_APPLICATION_CREDENTIALS)'
+    ) from None
+  try:
+    client.get_bucket(bucket, timeout=(5, 20), retry=None)
+  except exceptions.NotFound:
+    raise ValueError(f'bucket {bucket}: no such bucket') from None
+  except exceptions.Forbidden:
+    raise ValueError(f'bucket {bucket}: access denied') from None
+  except requests.exceptions.ConnectionError:
+    raise ValueError(f'cannot reach Google Cloud Storage at {client.api_endpoint}') from None
+
+
+def _check_s3_bucket(bucket: str) -> None:
   import boto3
   from botocore import config, exceptions
 
-  bucket = path[len('s3://') :].split('/', 1)[0]
   client = boto3.client(
     's3', config=config.Config(connect_timeout=5, read_timeout=20, retries={'max_attempts': 2})
   )
@@ -170,5 +202,5 @@ def _skip_native_teardown_in_beam_worker() -> None:
 
 _enable_s3()
 _configure_beam()
-filesystem_registry.DEFAULT_FILESYSTEM_REGISTRY.register(ListingS3Filesystem, priority=5)
+filesystem_registry.DEFAULT_FILESYSTEM_REGISTRY.register(ListingFilesystem, priority=5)
 _skip_native_teardown_in_beam_worker()

@@ -34,13 +34,7 @@ def loopback_s3(log_path: str) -> Iterator[Dict[str, str]]:
       stderr=subprocess.STDOUT,
     )
   try:
-    deadline = time.monotonic() + _STARTUP_SECONDS
-    while True:
-      with contextlib.suppress(OSError), socket.create_connection(('127.0.0.1', port), 0.5):
-        break
-      if server.poll() is not None or time.monotonic() > deadline:
-        pytest.fail(f'moto server did not start (log: {log_path})')
-      time.sleep(0.2)
+    wait_for_port(server, port, log_path)
     yield {
       'AWS_ENDPOINT_URL': f'http://127.0.0.1:{port}',
       'AWS_ACCESS_KEY_ID': 'test',
@@ -50,6 +44,17 @@ def loopback_s3(log_path: str) -> Iterator[Dict[str, str]]:
   finally:
     server.terminate()
     server.wait(timeout=30)
+
+
+def wait_for_port(server: subprocess.Popen, port: int, log_path: str) -> None:
+  """Returns once the server listens on `port`; fails the test if it exits or never does."""
+  deadline = time.monotonic() + _STARTUP_SECONDS
+  while True:
+    with contextlib.suppress(OSError), socket.create_connection(('127.0.0.1', port), 0.5):
+      return
+    if server.poll() is not None or time.monotonic() > deadline:
+      pytest.fail(f'{" ".join(server.args)} did not start (log: {log_path})')
+    time.sleep(0.2)
 
 
 def upload_folder(client, local_root: str, bucket: str, prefix: str) -> int:

@@ -44,16 +44,16 @@ def s3(tmp_path_factory):
     yield client, dict(os.environ, **env)
 
 
-def _sentinels_in(data: bytes) -> list:
-  return [name for name, value in SENTINELS.items() if value.encode() in data]
+def _sentinels_in(data: bytes, sentinels: dict = SENTINELS) -> list:
+  return [name for name, value in sentinels.items() if value.encode() in data]
 
 
-def _files_with_sentinels(folder) -> dict:
+def _files_with_sentinels(folder, sentinels: dict = SENTINELS) -> dict:
   found = {}
   for root, _, names in os.walk(folder):
     for name in names:
       with open(os.path.join(root, name), 'rb') as f:
-        hits = _sentinels_in(f.read())
+        hits = _sentinels_in(f.read(), sentinels)
       if hits:
         found[os.path.join(root, name)] = hits
   return found

@@ -38,3 +38,14 @@ def test_ratios_follow_from_the_rates_and_targets_from_the_ratios(figures):
     assert figures['ratios'][name] == pytest.approx(rates[numerator] / rates[denominator])
   for name, target in figures['targets'].items():
     assert target['met'] == (figures['ratios'][name] >= target['target'])
+    assert target['above_ceiling'] == (target['target'] > figures['ceilings'][name])
+
+
+def test_ceilings_follow_from_the_cpu_per_example(figures):
+  cpu, trainer = figures['cpu_us_per_example'], figures['trainer_cpu_us_per_example']
+  assert figures['ceilings'] == pytest.approx(
+    {
+      'service_over_in_process': cpu['in_process_2core'] / cpu['service_2w'],
+      'workers2_over_workers1': 2 * (cpu['service_1w'] - trainer['service_1w']) / cpu['service_2w'],
+    }
+  )
