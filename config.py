@@ -106,6 +106,7 @@ class PipelineConfig:
   text_column: str = ''  # TEXT: the CSV column holding the text
   tokens_key: str = ''  # SEQUENCES: the feature list holding tokens; '' = the first
   label_threshold: float = _TRAINER.label_threshold  # float labels train as (label > threshold)
+  label_default: str = _TRAINER.label_default  # what a missing label means ('': an error)
   encoding: str = 'encoded'  # images: 'encoded' (JPEG/PNG bytes) or 'raw' (uint8 pixels)
   compression: str = 'none'  # images: 'none' or 'gzip'
   eval_percent: int = 20

@@ -177,6 +177,7 @@ def validation(
         statistics=statistics_gen.outputs['statistics'],
         label=config.label,
         label_threshold=config.label_threshold,
+        label_default=config.label_default,
         code_fingerprint=fingerprint.of('components.label_check.component'),
       )
     )
@@ -213,6 +214,7 @@ def trainer_config(config: cfg.PipelineConfig) -> dict:
     }.get(config.data_kind, trainer_options.TABULAR),
     label_key=text_record.LABEL_KEY if config.data_kind == cfg.TEXT else config.label,
     label_threshold=config.label_threshold,
+    label_default=config.label_default,
     tokens_key=config.tokens_key,
     batch_size=config.batch_size,
     learning_rate=config.learning_rate,

@@ -196,10 +196,11 @@ def sample_file(source: DataSource) -> str:
   return files[-1]
 
 
-def text_column(csv_path: str, label: str, chosen: str = '') -> str:
+def text_column(csv_path: str, label: str, chosen: str = '', label_default: str = '') -> str:
   """The CSV's free-text column ('' for tabular data): `chosen`, or detected as the only column
   besides the label, holding at least MIN_TEXT_WORDS words per row on median. Raises UserError
-  for what CsvExampleGen would fail on later (encoding, byte-order mark, no rows, text labels)."""
+  for what CsvExampleGen would fail on later (encoding, byte-order mark, no rows, text labels)
+  and for rows without a label when there is no `label_default`."""
   import csv
   import io
   import statistics
@@ -222,7 +223,8 @@ def text_column(csv_path: str, label: str, chosen: str = '') -> str:
       f'--data {csv_path}: {len(rows)} data row(s) under the header; '
       f'training and evaluation need at least {MIN_ROWS}'
     )
-  _check_label_values(csv_path, label, [row[label] for row in rows])
+  if not label_default:
+    _check_label_values(csv_path, label, [row[label] for row in rows])
   if chosen:
     return chosen
   others = [c for c in columns if c != label]
@@ -258,7 +260,7 @@ def _check_label_values(csv_path: str, label: str, values: list) -> None:
   if missing:
     raise UserError(
       f'--label {label}: {missing} of the first {len(values)} rows of {csv_path} have no value; '
-      'fill them in or drop those rows'
+      'fill them in, drop those rows, or say what they mean with --label-default'
     )
 
 

@@ -63,6 +63,13 @@ OPTIONS = {
     help='SequenceExample TFRecords: the feature list holding the tokens (default: the first)',
   ),
   '--label-threshold': dict(type=float, default=_DEFAULTS.label_threshold),
+  '--label-default': dict(
+    default=_DEFAULTS.label_default,
+    metavar='VALUE',
+    help='CSV and TFRecord columns: the label of rows that have none (empty, nan, NA, …): a '
+    'class id, a float or a class name, as the label column holds. Default: such rows stop the '
+    'run',
+  ),
   '--eval-percent': dict(
     type=int,
     default=_DEFAULTS.eval_percent,
@@ -206,6 +213,7 @@ DATA = (
   '--text-column',
   '--tokens-key',
   '--label-threshold',
+  '--label-default',
   '--eval-percent',
   '--encoding',
   '--compression',
@@ -250,7 +258,9 @@ def _data_kind(source, args: argparse.Namespace):
   if source is None:
     return None, ''
   if source.kind == cfg.CSV:
-    text_column = inputs.text_column(inputs.sample_file(source), args.label, args.text_column)
+    text_column = inputs.text_column(
+      inputs.sample_file(source), args.label, args.text_column, args.label_default
+    )
     return (cfg.TEXT if text_column else cfg.CSV), text_column
   if source.kind == cfg.TFRECORDS and inputs.holds_sequence_examples(inputs.sample_file(source)):
     return cfg.SEQUENCES, ''

@@ -17,6 +17,7 @@ class TrainerOptions:
   data_kind: str = TABULAR  # IMAGE, TABULAR or SEQUENCE
   label_key: str = 'label'  # tabular label column / sequence context feature
   label_threshold: float = 0.0  # a float label trains as (label > threshold)
+  label_default: str = ''  # the label of rows without one ('': such rows stop the run)
   tokens_key: str = ''  # sequences: the feature list holding tokens ('' : first)
   batch_size: int = 64  # per step, across replicas
   learning_rate: float = 1e-3  # Adam

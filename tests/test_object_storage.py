@@ -205,7 +205,7 @@ object_storage.os._exit(0)
 
 
 def test_listing_glob_finds_what_tensorflow_io_finds(s3):
-  """ListingS3Filesystem (one listing) against TensorFlow I/O's glob (a request per entry)."""
+  """ListingFilesystem (one listing) against TensorFlow I/O's glob (a request per entry)."""
   client, env = s3
   for key in ('tree/a/x.png', 'tree/a/y.jpg', 'tree/b/sub/z.png', 'tree/top.txt'):
     client.put_object(Bucket='data', Key=key, Body=b'12345')

@@ -43,6 +43,7 @@ class TabularSpec:
   integer: List[str] = dataclasses.field(default_factory=list)  # the INT ones among numeric
   label_names: List[str] = dataclasses.field(default_factory=list)  # set: a string label's
   # class names, sorted (id = index; from the train split)
+  label_default: str = ''  # the label of rows without one (--label-default; '': 0 / '')
 
   def parse_spec(self) -> Dict[str, tf.io.RaggedFeature]:
     """Every column ragged: CSV rows may hold a column with no value at all."""
@@ -113,12 +114,15 @@ def tabular_spec(
       categorical.append(feature.name)
   if label_type is None:
     raise ValueError(f'label column {label_key!r} is not in the data')
+  default = config.get('label_default', '')
   if label_type == schema_pb2.FLOAT:
-    return TabularSpec(label_key, config['label_threshold'], 2, numeric, categorical, integer)
+    threshold = config['label_threshold']
+    return TabularSpec(label_key, threshold, 2, numeric, categorical, integer, [], default)
   if label_type == schema_pb2.BYTES:
-    names = list(label_names)
-    return TabularSpec(label_key, None, len(names), numeric, categorical, integer, names)
-  return TabularSpec(label_key, None, max_label + 1, numeric, categorical, integer)
+    names = sorted(set(label_names) | ({default} if default else set()))
+    return TabularSpec(label_key, None, len(names), numeric, categorical, integer, names, default)
+  classes = max(max_label, int(default) if default else 0) + 1
+  return TabularSpec(label_key, None, classes, numeric, categorical, integer, [], default)
 
 
 def read_schema(path: str) -> schema_pb2.Schema:

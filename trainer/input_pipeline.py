@@ -256,10 +256,24 @@ def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
   return label
 
 
-def first_or_default(ragged: tf.RaggedTensor) -> tf.Tensor:
-  """[batch, 0 or 1 values] → [batch], padding empty rows with 0 / ''."""
-  default = '' if ragged.dtype == tf.string else tf.zeros([], ragged.dtype)
+def first_or_default(ragged: tf.RaggedTensor, default=None) -> tf.Tensor:
+  """[batch, 0 or 1 values] → [batch], padding empty rows with `default` (None: 0 / '')."""
+  if default is None:
+    default = '' if ragged.dtype == tf.string else tf.zeros([], ragged.dtype)
   return ragged.to_tensor(default_value=default, shape=[None, 1])[:, 0]
+
+
+def label_or_default(ragged: tf.RaggedTensor, spec: TabularSpec) -> tf.Tensor:
+  """The label column as [batch]: rows without a value (or with NaN) take --label-default."""
+  if not spec.label_default:
+    return first_or_default(ragged)
+  if ragged.dtype == tf.string:
+    return first_or_default(ragged, spec.label_default)
+  default = tf.constant(float(spec.label_default), tf.float64)  # '3' and '3.0' alike
+  label = first_or_default(ragged, tf.cast(default, ragged.dtype))
+  if ragged.dtype.is_floating:
+    return tf.where(tf.math.is_nan(label), tf.cast(default, label.dtype), label)
+  return label
 
 
 def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = True):
@@ -270,11 +284,9 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
   parse_spec = spec.parse_spec()
   if not with_label:
     del parse_spec[spec.label_key]
-  parsed = {
-    key: first_or_default(value)
-    for key, value in tf.io.parse_example(serialized, parse_spec).items()
-  }
-  label = parsed.pop(spec.label_key, None)
+  parsed = tf.io.parse_example(serialized, parse_spec)
+  label = label_or_default(parsed.pop(spec.label_key), spec) if with_label else None
+  parsed = {key: first_or_default(value) for key, value in parsed.items()}
   features = {
     key: tf.cast(value, tf.float32) if key in spec.integer else value
     for key, value in parsed.items()

@@ -17,6 +17,7 @@ def LabelCheck(
   statistics: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.ExampleStatistics],
   label: tfx.dsl.components.Parameter[str],
   label_threshold: tfx.dsl.components.Parameter[float],
+  label_default: tfx.dsl.components.Parameter[str] = '',
   code_fingerprint: tfx.dsl.components.Parameter[str] = '',
 ) -> None:
   """Raises executor.LabelMissing when `label` is not a (context) feature of the schema, and
@@ -26,4 +27,4 @@ def LabelCheck(
     io_utils.parse_pbtxt_file(os.path.join(schema.uri, 'schema.pbtxt'), schema_pb2.Schema()), label
   )
   train = tfdv.load_stats_binary(artifacts.statistics_path(statistics.uri, splits.TRAIN))
-  executor.check_values(train.datasets[0], label, label_threshold)
+  executor.check_values(train.datasets[0], label, label_threshold, label_default)

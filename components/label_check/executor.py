@@ -35,29 +35,37 @@ def check(schema: schema_pb2.Schema, label: str) -> None:
 
 
 def check_values(
-  statistics: statistics_pb2.DatasetFeatureStatistics, label: str, threshold: Optional[float]
+  statistics: statistics_pb2.DatasetFeatureStatistics,
+  label: str,
+  threshold: Optional[float],
+  default: str = '',
 ) -> None:
   """Raises UnusableData when the train split's label values cannot train a classifier.
-  `threshold`: a float label trains as (label > threshold)."""
+  `threshold`: a float label trains as (label > threshold); `default`: the label of examples
+  without one ('': such examples are an error)."""
   (feature,) = [f for f in statistics.features if f.path.step == [label] or f.name == label]
   kind = feature.WhichOneof('stats')
   common = getattr(feature, kind).common_stats
   examples = statistics.num_examples
   nans = sum(h.num_nan for h in feature.num_stats.histograms[:1]) if kind == 'num_stats' else 0
-  if common.num_missing or nans:
+  absent = int(common.num_missing) + nans
+  if absent and not default:
     raise UnusableData(
-      f"label '{label}': {int(common.num_missing) + nans} of {examples} train examples have no "
-      'value; fill them in or drop those rows'
+      f"label '{label}': {absent} of {examples} train examples have no value; fill them in, "
+      'drop those rows, or say what they mean with --label-default'
     )
+  filled = _typed_default(feature, label, default) if absent else None
   if feature.type == statistics_pb2.FeatureNameStatistics.STRING:  # class names
-    if feature.string_stats.unique < 2:
-      (only,) = [v.value for v in feature.string_stats.top_values[:1]] or ['']
+    classes = {v.value for v in feature.string_stats.top_values[:1]} | {filled} - {None}
+    if feature.string_stats.unique < 2 and len(classes) < 2:
       raise UnusableData(
-        f"label '{label}': every train example has class {only!r}: one class; "
+        f"label '{label}': every train example has class {min(classes or [''])!r}: one class; "
         'a classifier needs at least two'
       )
     return
   low, high = feature.num_stats.min, feature.num_stats.max
+  if filled is not None:
+    low, high = min(low, filled), max(high, filled)
   if feature.type == statistics_pb2.FeatureNameStatistics.FLOAT:
     if low > threshold or high <= threshold:
       side = f'above {threshold:g}' if low > threshold else f'at most {threshold:g}'
@@ -70,3 +78,18 @@ def check_values(
       f"label '{label}': every train example has class {low:g}: one class; "
       'a classifier needs at least two'
     )
+
+
+def _typed_default(feature, label: str, default: str):
+  """--label-default as the label column's type (a class id, a float, a class name)."""
+  kinds = statistics_pb2.FeatureNameStatistics
+  parse, what = {kinds.INT: (int, 'a class id (integer)'), kinds.FLOAT: (float, 'a number')}.get(
+    feature.type, (str, '')
+  )
+  try:
+    value = parse(default)
+  except ValueError:
+    raise UnusableData(f"--label-default {default!r}: label '{label}' holds {what}") from None
+  if feature.type == kinds.INT and value < 0:
+    raise UnusableData(f'--label-default {default!r}: class ids are 0 or more')
+  return value

@@ -136,6 +136,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
           >> beam.io.WriteToText(os.path.join(scratch, name), num_shards=1, shard_name_template='')
         )
 
+    for split in splits.SPLITS:
+      _drop_empty_shards(standard_artifact_utils.get_split_uri([examples], split))
     saved = {}
     for name in ('vocabulary', 'labels', 'facts'):
       with fileio.open(os.path.join(scratch, name), 'r') as f:
@@ -185,6 +187,19 @@ def _write_splits(records, examples, shards: Dict[str, int]) -> None:
         compression_type=beam.io.filesystem.CompressionTypes.UNCOMPRESSED,
       )
     )
+
+
+def _drop_empty_shards(split_uri: str) -> None:
+  """Beam writes all of num_shards files, empty ones too when a split holds fewer rows than the
+  size-based count (a tiny --shard-size-mb): those go, and the rest are numbered again."""
+  files = sorted(fileio.glob(os.path.join(split_uri, 'data-*-of-*')))
+  kept = [path for path in files if fileio.stat(path).length > 0] or files[:1]
+  if len(kept) == len(files):
+    return
+  for path in set(files) - set(kept):
+    fileio.remove(path)
+  for index, path in enumerate(kept):  # the new -of- count differs: no name is taken twice
+    fileio.rename(path, os.path.join(split_uri, f'data-{index:05d}-of-{len(kept):05d}'))
 
 
 class _LengthFacts(beam.CombineFn):

@@ -12,6 +12,25 @@ def _train_statistics(**columns):
   return tfdv.generate_statistics_from_dataframe(pd.DataFrame(columns)).datasets[0]
 
 
+# Label columns with empty cells, as CsvExampleGen reads them (an int column with a missing value
+# stays int; pandas would make it float).
+_WITH_GAPS = {
+  'ids': ['0', '1', '', '1'],
+  'floats': ['0.5', '', '-0.5', '0.7'],
+  'names': ['setosa', '', 'virginica', 'setosa'],
+  'one_id': ['3', '', '3', '3'],
+  'one_name': ['setosa', '', 'setosa', 'setosa'],
+}
+
+
+@pytest.fixture(scope='module')
+def with_gaps(tmp_path_factory):
+  path = tmp_path_factory.mktemp('labels') / 'train.csv'
+  rows = zip(*_WITH_GAPS.values())
+  path.write_text(','.join(_WITH_GAPS) + '\n' + ''.join(','.join(row) + '\n' for row in rows))
+  return tfdv.generate_statistics_from_csv(str(path)).datasets[0]
+
+
 @pytest.mark.parametrize(
   'label,message',
   [
@@ -32,3 +51,32 @@ def test_labels_that_cannot_train_a_classifier_stop_the_run(label, message):
 @pytest.mark.parametrize('label', [[0, 1, 2, 1], [-0.5, 0.5, 0.1], ['setosa', 'virginica']])
 def test_two_classes_or_more_pass(label):
   executor.check_values(_train_statistics(x=[1.0] * len(label), label=label), 'label', 0.0)
+
+
+@pytest.mark.parametrize('label,default', [('ids', '0'), ('floats', '0.0'), ('names', 'unknown')])
+def test_missing_labels_pass_with_a_default_of_the_label_type(with_gaps, label, default):
+  executor.check_values(with_gaps, label, 0.0, default)
+
+
+@pytest.mark.parametrize(
+  'label,default,message',
+  [
+    ('ids', '', "label 'ids': 1 of 4 train examples have no value"),
+    ('ids', 'unknown', "--label-default 'unknown': label 'ids' holds a class id"),
+    ('ids', '-1', "--label-default '-1': class ids are 0 or more"),
+    ('floats', 'high', "--label-default 'high': label 'floats' holds a number"),
+    ('one_id', '3', 'every train example has class 3: one class'),
+    ('one_name', 'setosa', "every train example has class 'setosa': one class"),
+  ],
+)
+def test_a_missing_default_or_one_that_does_not_fit_stops_the_run(
+  with_gaps, label, default, message
+):
+  with pytest.raises(UnusableData) as raised:
+    executor.check_values(with_gaps, label, 0.0, default)
+  assert message in str(raised.value)
+
+
+def test_a_second_class_from_the_default_passes(with_gaps):
+  executor.check_values(with_gaps, 'one_id', 0.0, '0')
+  executor.check_values(with_gaps, 'one_name', 0.0, 'unknown')

@@ -19,7 +19,7 @@ ROWS = [
 ] * 25 + [('neg', 'zebra')]
 
 
-def _convert(tmp_path, rows=ROWS, min_count=2, max_vocabulary=100):
+def _convert(tmp_path, rows=ROWS, min_count=2, max_vocabulary=100, shard_size_mb=256.0):
   data = tmp_path / 'data'
   data.mkdir()
   with open(data / 'reviews.csv', 'w', newline='') as f:
@@ -40,7 +40,7 @@ def _convert(tmp_path, rows=ROWS, min_count=2, max_vocabulary=100):
       'label_column': 'sentiment',
       'text_column': 'review',
       'eval_percent': 20,
-      'shard_size_mb': 256.0,
+      'shard_size_mb': shard_size_mb,
       'max_vocabulary': max_vocabulary,
       'min_count': min_count,
     },
@@ -130,3 +130,12 @@ def test_a_quoted_text_spanning_lines_is_one_row(tmp_path):
     ('train', '1', ['first', 'line', 'second', 'quoted', 'line']),
     ('train', '0', ['plain']),
   ]
+
+
+def test_a_tiny_shard_size_writes_no_empty_shards(tmp_path):
+  examples = _convert(tmp_path, shard_size_mb=0.00002)  # 2 KB of rows: ~100 shards asked a split
+  for split in ('train', 'eval'):
+    names = sorted(os.listdir(os.path.join(examples.uri, f'Split-{split}')))
+    assert names == [f'data-{i:05d}-of-{len(names):05d}' for i in range(len(names))], names
+    assert all(os.path.getsize(os.path.join(examples.uri, f'Split-{split}', n)) for n in names)
+  assert len(_records(examples, 'train')) + len(_records(examples, 'eval')) == len(ROWS)

@@ -127,6 +127,41 @@ def test_tabular_float_label_is_thresholded(tmp_path):
   np.testing.assert_allclose(features['fare'].numpy(), [1.5, 2.5, 0.5])
 
 
+@pytest.mark.parametrize(
+  'values,spec,expected',
+  [
+    ([2, None, 0], TabularSpec('label', None, 3, ['x'], [], label_default='1'), [2, 1, 0]),
+    ([2, None, 0], TabularSpec('label', None, 3, ['x'], []), [2, 0, 0]),  # no default: 0
+    (
+      [0.5, None, float('nan')],
+      TabularSpec('label', 0.0, 2, ['x'], [], label_default='-1.0'),
+      [1, 0, 0],
+    ),
+    (
+      [b'setosa', None, b'virginica'],
+      TabularSpec('label', None, 3, ['x'], [], [], ['other', 'setosa', 'virginica'], 'other'),
+      [1, 0, 2],
+    ),
+  ],
+)
+def test_rows_without_a_label_take_the_label_default(tmp_path, values, spec, expected):
+  path = str(tmp_path / 'rows')
+  kind = {int: 'int64_list', float: 'float_list', bytes: 'bytes_list'}
+  with tf.io.TFRecordWriter(path) as writer:
+    for value in values:
+      feature = {'x': tf.train.Feature(float_list=tf.train.FloatList(value=[1.0]))}
+      if value is not None:
+        lists = {'int64_list': tf.train.Int64List, 'float_list': tf.train.FloatList}
+        lists['bytes_list'] = tf.train.BytesList
+        name = kind[type(value)]
+        feature['label'] = tf.train.Feature(**{name: lists[name](value=[value])})
+      writer.write(
+        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+      )
+  _, labels = next(iter(input_pipeline.tabular_dataset([path], spec, 3, training=False)))
+  assert labels.numpy().tolist() == expected
+
+
 def test_tabular_batches_are_cut_from_larger_parses_without_losing_order(tmp_path):
   """Eval: every row once, in order, batches of the asked size (the last one short); training:
   full batches only. Rows are parsed several batches at a time, then cut apart."""
