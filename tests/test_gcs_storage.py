@@ -4,13 +4,18 @@ and read, shards, statistics and the model written through TensorFlow's own GCS 
 (over TLS, as to Google) and Beam's (google-cloud-storage), in Beam worker processes too,
 authenticated with a service account key as on Vertex AI."""
 
-import json
 import os
 
 import pytest
 
 from tests import gcs_server, s3_server
-from tests.test_object_storage import ROOT, _files_with_sentinels, _pipeline, _sentinels_in
+from tests.test_object_storage import (
+  ROOT,
+  _files_with_sentinels,
+  _pipeline,
+  _sentinels_in,
+  run_remote,
+)
 
 pytestmark = pytest.mark.slow  # a whole pipeline run against a loopback GCS server
 
@@ -47,25 +52,7 @@ def test_default_pipeline_reads_and_writes_gcs(gcs, digits_subset, tmp_path):
       path = os.path.join(folder, name)
       bucket.blob(f'digits/{os.path.relpath(path, digits_subset)}').upload_from_filename(path)
   local = tmp_path / 'state'
-  done = _pipeline(
-    env,
-    'run',
-    '--data',
-    'gs://data/digits',
-    '--output',
-    'gs://runs/first',
-    '--local-dir',
-    str(local),
-    '--train-steps',
-    '150',
-    '--min-accuracy',
-    '0.3',
-    '--beam-workers',
-    '2',
-  )
-  assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-  with open(local / 'last_run.json') as f:
-    result = json.load(f)
+  done, result = run_remote(env, 'gs://data/digits', 'gs://runs/first', local)
   counted = result['examples_per_split']
   assert counted['train'] + counted['eval'] == len(_blobs(client, 'data', 'digits/'))
 

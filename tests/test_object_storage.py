@@ -70,22 +70,16 @@ def _pipeline(env, *args):
   )
 
 
-def _keys(client, bucket, prefix):
-  pages = client.get_paginator('list_objects_v2').paginate(Bucket=bucket, Prefix=prefix)
-  return {o['Key']: o['Size'] for page in pages for o in page.get('Contents', [])}
-
-
-def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
-  client, env = s3
-  uploaded = s3_server.upload_folder(client, digits_subset, 'data', 'digits')
-  local = tmp_path / 'state'
+def run_remote(env, data: str, output: str, local) -> tuple:
+  """`run` from and to object storage (Beam's multi_processing mode, 2 worker processes), state
+  in `local`: (the finished process, last_run.json)."""
   done = _pipeline(
     env,
     'run',
     '--data',
-    's3://data/digits',
+    data,
     '--output',
-    's3://runs/first',
+    output,
     '--local-dir',
     str(local),
     '--train-steps',
@@ -96,9 +90,21 @@ def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
     '2',
   )
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-  assert 'pure virtual method' not in done.stderr and 'exited with return code' not in done.stderr
   with open(local / 'last_run.json') as f:
-    result = json.load(f)
+    return done, json.load(f)
+
+
+def _keys(client, bucket, prefix):
+  pages = client.get_paginator('list_objects_v2').paginate(Bucket=bucket, Prefix=prefix)
+  return {o['Key']: o['Size'] for page in pages for o in page.get('Contents', [])}
+
+
+def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
+  client, env = s3
+  uploaded = s3_server.upload_folder(client, digits_subset, 'data', 'digits')
+  local = tmp_path / 'state'
+  done, result = run_remote(env, 's3://data/digits', 's3://runs/first', local)
+  assert 'pure virtual method' not in done.stderr and 'exited with return code' not in done.stderr
   assert result['examples_per_split'] == {
     'train': result['examples_per_split']['train'],
     'eval': uploaded - result['examples_per_split']['train'],
