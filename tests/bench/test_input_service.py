@@ -15,6 +15,9 @@ RATIOS = {
 }
 
 
+pytestmark = pytest.mark.slow  # six pipelines in processes of their own (~45 s)
+
+
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):
   path = tmp_path_factory.mktemp('bench') / 'figures.json'

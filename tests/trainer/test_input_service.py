@@ -203,6 +203,7 @@ def _run_trainer(examples, out, **custom_config) -> dict:
     return json.load(f)
 
 
+@pytest.mark.slow  # trainer and worker processes, training
 def test_the_trainer_through_the_service_learns_as_well_as_here(
   service, examples, tmp_path, caplog
 ):
@@ -237,6 +238,7 @@ task.run_fn(FnArgs(
 """
 
 
+@pytest.mark.slow  # trainer and worker processes, training
 def test_two_trainers_train_together_from_one_shared_job(service, examples, tmp_path):
   """MultiWorkerMirroredStrategy, two real trainer processes: no file sharding, one job."""
   out = str(tmp_path / 'out')
@@ -269,6 +271,7 @@ def test_two_trainers_train_together_from_one_shared_job(service, examples, tmp_
   assert os.path.isfile(os.path.join(out, 'serving', 'saved_model.pb'))
 
 
+@pytest.mark.slow  # trainer and worker processes, training
 def test_a_worker_killed_mid_epoch_leaves_training_to_the_other(examples, tmp_path):
   """distributed_epoch: the dead worker's files of this pass are lost, training goes on."""
   own = Service(str(tmp_path))
