@@ -1,17 +1,17 @@
 """Object storage (gs://, s3://) in every process of a run: importing this module enables it.
 
-TensorFlow reads gs:// by itself; s3:// comes from
-TensorFlow I/O's file system plugin, loaded by importing `tensorflow_io`. Beam has its own GCS
+TensorFlow reads gs:// by itself; s3:// comes from TensorFlow I/O's file system plugin, loaded
+by importing `tensorflow_io`. Beam has its own GCS
 (google-cloud-storage) and S3 (boto3) file systems. S3 is configured from the standard AWS
 variables: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION and, for an S3-compatible store
 (MinIO, Ceph, a local test server), AWS_ENDPOINT_URL; GCS from Application Default Credentials
 (and, for an emulator, STORAGE_EMULATOR_HOST, which TensorFlow's client does not read:
 tests/gcs_server.py).
 
-The run's process imports it when a path is remote (pipeline.py), and Beam worker processes
-(DirectRunner multi_processing, Flink, Spark) import it as a Beam plugin (beam_args), so that
-TensorFlow code inside them (TFMA loading the model, our ExampleGen writing shards) reads
-s3:// too.
+The run's process imports it when a path is remote (cli/options.py checks the buckets with it),
+and Beam worker processes (DirectRunner multi_processing, Flink, Spark) import it as a Beam
+plugin (beam_args), so that TensorFlow code inside them (TFMA loading the model, our ExampleGen
+writing shards) reads s3:// too.
 """
 
 import atexit

@@ -115,14 +115,14 @@ def tabular_spec(
   if label_type is None:
     raise ValueError(f'label column {label_key!r} is not in the data')
   default = config.get('label_default', '')
+  columns = dict(numeric=numeric, categorical=categorical, integer=integer, label_default=default)
   if label_type == schema_pb2.FLOAT:
-    threshold = config['label_threshold']
-    return TabularSpec(label_key, threshold, 2, numeric, categorical, integer, [], default)
+    return TabularSpec(label_key, config['label_threshold'], 2, **columns)
   if label_type == schema_pb2.BYTES:
     names = sorted(set(label_names) | ({default} if default else set()))
-    return TabularSpec(label_key, None, len(names), numeric, categorical, integer, names, default)
+    return TabularSpec(label_key, None, len(names), label_names=names, **columns)
   classes = max(max_label, int(default) if default else 0) + 1
-  return TabularSpec(label_key, None, classes, numeric, categorical, integer, [], default)
+  return TabularSpec(label_key, None, classes, **columns)
 
 
 def read_schema(path: str) -> schema_pb2.Schema:

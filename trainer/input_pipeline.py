@@ -269,7 +269,7 @@ def label_or_default(ragged: tf.RaggedTensor, spec: TabularSpec) -> tf.Tensor:
     return first_or_default(ragged)
   if ragged.dtype == tf.string:
     return first_or_default(ragged, spec.label_default)
-  default = tf.constant(float(spec.label_default), tf.float64)  # '3' and '3.0' alike
+  default = tf.constant(float(spec.label_default), tf.float64)  # exact for class ids and floats
   label = first_or_default(ragged, tf.cast(default, ragged.dtype))
   if ragged.dtype.is_floating:
     return tf.where(tf.math.is_nan(label), tf.cast(default, label.dtype), label)

@@ -56,7 +56,9 @@ def check_values(
     )
   filled = _typed_default(feature, label, default) if absent else None
   if feature.type == statistics_pb2.FeatureNameStatistics.STRING:  # class names
-    classes = {v.value for v in feature.string_stats.top_values[:1]} | {filled} - {None}
+    classes = {v.value for v in feature.string_stats.top_values[:1]}
+    if filled is not None:
+      classes.add(filled)
     if feature.string_stats.unique < 2 and len(classes) < 2:
       raise UnusableData(
         f"label '{label}': every train example has class {min(classes or [''])!r}: one class; "
