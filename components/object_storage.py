@@ -125,7 +125,9 @@ def _check_gcs_bucket(bucket: str) -> None:
   import requests
 
   try:
-    client = storage.Client()  # Application Default Credentials; anonymous on an emulator
+    # Application Default Credentials (anonymous on an emulator); a bucket needs no project, and
+    # credentials without one (a user's gcloud login) must not fail the check.
+    client = storage.Client(project=None)
   except auth_exceptions.DefaultCredentialsError:
     raise ValueError(
       'no Google Cloud credentials (gcloud auth application-default login, or '
