@@ -119,6 +119,7 @@ class PipelineConfig:
   batch_size: int = _TRAINER.batch_size
   learning_rate: float = _TRAINER.learning_rate
   augment: bool = _TRAINER.augment  # images: random flips and shifts while training
+  input_cache: str = _TRAINER.input_cache  # auto (when it fits in memory), memory, off
   mixed_precision: str = (
     _TRAINER.mixed_precision
   )  # auto (GPU mixed_float16, TPU mixed_bfloat16, CPU float32)

@@ -219,6 +219,7 @@ def trainer_config(config: cfg.PipelineConfig) -> dict:
     batch_size=config.batch_size,
     learning_rate=config.learning_rate,
     augment=config.augment,
+    input_cache=config.input_cache,
     image_height=config.image_height,
     image_width=config.image_width,
     image_channels=config.image_channels,

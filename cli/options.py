@@ -154,6 +154,12 @@ OPTIONS = {
     help='images: random left-right flips and shifts of up to 1/8 while training (off by '
     'default: digits and text are not mirror-invariant)',
   ),
+  '--input-cache': dict(
+    default=_DEFAULTS.input_cache,
+    choices=('auto', 'memory', 'off'),
+    help='hold the decoded training input in memory after the first epoch (default auto: when '
+    'the decoded train and eval splits fit a quarter of memory)',
+  ),
   '--image-size': dict(
     type=int,
     nargs=2,
@@ -232,6 +238,7 @@ TRAINING = (
   '--xla',
   '--tpu',
   '--augment',
+  '--input-cache',
   '--image-size',
   '--image-channels',
   '--min-accuracy',

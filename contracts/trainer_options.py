@@ -10,6 +10,7 @@ from typing import Union
 
 IMAGE, TABULAR, SEQUENCE = 'image', 'tabular', 'sequence'
 AUTO = 'auto'
+CACHE_MEMORY, CACHE_OFF = 'memory', 'off'  # input_cache besides AUTO (trainer/input_cache.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,6 +23,7 @@ class TrainerOptions:
   batch_size: int = 64  # per step, across replicas
   learning_rate: float = 1e-3  # Adam
   augment: bool = False  # images: random flips and shifts while training
+  input_cache: str = AUTO  # decoded input held in memory: AUTO (when it fits), CACHE_MEMORY, OFF
   image_height: int = 0  # model input; 0: the most common size in the data
   image_width: int = 0
   image_channels: int = 0  # 0: 1 for all-grayscale data, else 3

@@ -335,6 +335,11 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
   training = _artifact_json(model_run, artifacts.TRAINING_FILE) if model_run else {}
   if training.get('batch_capped'):
     summary['batch_capped'] = training['batch_capped']
+  if training.get('input_check') or training.get('input_cache'):
+    summary['input_check'] = {
+      'stall_fraction': (training.get('input_check') or {}).get('stall_fraction'),
+      'cache': training.get('input_cache'),
+    }
   for node in nodes.values():
     out = node.outputs
     if 'statistics' in out:
@@ -397,6 +402,16 @@ def render_serving_check(report: dict) -> str:
   return f'ok, loaded in {report["load_seconds"]:.2f} s; p50 / p99 per request: {timings}'
 
 
+def render_input_check(check: dict) -> str:
+  """The Trainer's input check (trainer/diagnosis.py) and cache decision, in one line."""
+  parts = []
+  if check.get('stall_fraction') is not None:
+    parts.append(f'training waited for input {check["stall_fraction"]:.1%} of the time')
+  if check.get('cache'):
+    parts.append(check['cache']['note'])  # trainer/input_cache.py's words
+  return '; '.join(parts)
+
+
 def render(summary: dict) -> List[str]:
   """Human-readable lines of the summary."""
   lines = ['── summary ──']
@@ -422,6 +437,8 @@ def render(summary: dict) -> List[str]:
       f'anomalies:  {len(summary["anomalies"])}'
       + ''.join(f'\n  - {a}' for a in summary['anomalies'])
     )
+  if summary.get('input_check'):
+    lines.append(f'input check: {render_input_check(summary["input_check"])}')
   if summary.get('eval_accuracy') is not None:
     lines.append(f'eval accuracy: {summary["eval_accuracy"]:.4f}')
   recall = {

@@ -51,11 +51,12 @@ def step_seconds(model, features, labels) -> float:
 
 
 def check_input(
-  model, dataset: tf.data.Dataset, batch_size: int, hint: str, service: str = ''
+  model, dataset: tf.data.Dataset, batch_size: int, hint: str, service: str = '', cache: str = ''
 ) -> dict:
   """Logs the diagnosis line (a warning when input-bound); returns the measured figures.
 
   service: the tf.data service the input comes through ('' : this process).
+  cache: what trainer/input_cache.py decided, in words ('' : nothing to say).
   """
   iterator = iter(dataset)
   features, labels = next(iterator)  # also fills the pipeline's buffers
@@ -69,7 +70,7 @@ def check_input(
     f'{source} alone {input_rate:,.0f} examples/s; one training step '
     f'{step * 1000:.1f} ms ({batch_size / step:,.0f} examples/s); at that pace training '
     f'waited for input {stall:.1%} of the time'
-  )
+  ) + (f'; {cache}' if cache else '')
   if stall > INPUT_BOUND:
     logging.warning(
       'input check: training is input-bound: %s (more than %.0f%%). First thing to try: %s',

@@ -105,8 +105,12 @@ def shuffle_buffer_size(files: List[str]) -> int:
   return int(max(64, min(MAX_SHUFFLE_RECORDS, SHUFFLE_BUFFER_BYTES // max(mean, 1))))
 
 
-def serialized_batches(files: List[str], batch_size: int, training: bool) -> tf.data.Dataset:
-  """Batches of serialized records: shuffled and repeated forever when training."""
+def serialized_batches(
+  files: List[str], batch_size: int, training: bool, repeat: Optional[bool] = None
+) -> tf.data.Dataset:
+  """Batches of serialized records: shuffled when training, and then repeated forever unless
+  `repeat` is False (one shuffled pass, for a cache)."""
+  repeat = training if repeat is None else repeat
   dataset = tf.data.Dataset.from_tensor_slices(files)
   if training:
     dataset = dataset.shuffle(len(files), reshuffle_each_iteration=True)
@@ -120,8 +124,8 @@ def serialized_batches(files: List[str], batch_size: int, training: bool) -> tf.
   else:  # local files: round-robin in one thread (see the module docstring for why)
     dataset = dataset.interleave(read, cycle_length=cycle)
   if training:
-    dataset = dataset.repeat().shuffle(shuffle_buffer_size(files))
-  return dataset.batch(batch_size, drop_remainder=training)
+    dataset = (dataset.repeat() if repeat else dataset).shuffle(shuffle_buffer_size(files))
+  return dataset.batch(batch_size, drop_remainder=training and repeat)
 
 
 def _fit(image: tf.Tensor, spec: ImageSpec) -> tf.Tensor:
@@ -215,6 +219,16 @@ def augment_images(images: tf.Tensor) -> tf.Tensor:
   )
 
 
+def record_count(files: List[str], guard: Optional[ShardGuard] = None) -> int:
+  """Records in `files`: counted by the guard's scan when there is one, else by reading."""
+  if guard is not None:
+    guard(files)
+    readable = set(files)
+    return sum(r.good for r in guard.reports if r.path in readable)
+  read = tf.data.TFRecordDataset(files, compression_type=_compression(files))
+  return int(read.reduce(tf.constant(0, tf.int64), lambda count, _: count + 1))
+
+
 def image_dataset(
   file_patterns: Union[str, List[str]],
   spec: ImageSpec,
@@ -222,24 +236,44 @@ def image_dataset(
   training: bool,
   guard: Optional[ShardGuard] = None,
   augment: bool = False,
+  cache: bool = False,
 ) -> tf.data.Dataset:
   """(uint8 images [B, H, W, C], int64 labels [B]) from the project's image shards.
 
   augment: random flips and shifts (augment_images), applied only when training.
+  cache: decode every record once, in the first pass, and serve later passes from memory
+  (trainer/input_cache.py decides; see CACHED_SHUFFLE below for how training still shuffles).
   """
 
   def parse_and_decode(serialized):
     parsed = tf.io.parse_example(serialized, image_record.parse_spec())
-    images = decode_images(parsed, spec)
-    if augment and training:
-      images = augment_images(images)
-    return images, parsed[image_record.LABEL_KEY]
+    return decode_images(parsed, spec), parsed[image_record.LABEL_KEY]
 
-  return (
-    serialized_batches(readable_files(file_patterns, guard), batch_size, training)
-    .map(parse_and_decode, num_parallel_calls=AUTOTUNE, deterministic=not training)
-    .prefetch(AUTOTUNE)
-  )
+  maybe_augment = lambda images, labels: (augment_images(images), labels)
+  files = readable_files(file_patterns, guard)
+  if not cache:
+    dataset = serialized_batches(files, batch_size, training).map(
+      parse_and_decode, num_parallel_calls=AUTOTUNE, deterministic=not training
+    )
+  elif not training:  # evaluation: the same batches in the same order every pass
+    dataset = (
+      serialized_batches(files, batch_size, training=False)
+      .map(parse_and_decode, num_parallel_calls=AUTOTUNE)
+      .cache()
+    )
+  else:
+    dataset = (
+      serialized_batches(files, batch_size, training=False)
+      .map(parse_and_decode, num_parallel_calls=AUTOTUNE)
+      .unbatch()
+      .cache()
+      .shuffle(record_count(files, guard), reshuffle_each_iteration=True)
+      .repeat()
+      .batch(batch_size, drop_remainder=True)
+    )
+  if augment and training:
+    dataset = dataset.map(maybe_augment, num_parallel_calls=AUTOTUNE, deterministic=False)
+  return dataset.prefetch(AUTOTUNE)
 
 
 def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
@@ -294,6 +328,14 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
   return (features, tabular_label(label, spec)) if with_label else features
 
 
+# CACHED_SHUFFLE: how a cached training set is still shuffled every epoch. Images are cached
+# one decoded example at a time and every epoch is a new permutation of them (a shuffle buffer
+# as large as the training set, holding references to the cached tensors, so it costs no memory
+# of its own); augmentation runs after the cache. Tabular rows are cached as parsed
+# batches (one parse per batch is what makes them fast: see TABULAR_BATCHES_PER_PARSE) whose
+# rows were shuffled in the first pass; later passes shuffle the order of those batches, not
+# their rows. Figures: docs/benchmarks.md (Input pipeline: the cache).
+
 # Tabular rows are parsed and densified TABULAR_BATCHES_PER_PARSE batches at a time, then cut
 # back into batches (`rebatch`, the same records in the same order): parsing costs a few ops per
 # column whatever the batch size, and small rows make that overhead the bottleneck. Taxi rows
@@ -308,17 +350,28 @@ def tabular_dataset(
   batch_size: int,
   training: bool,
   guard: Optional[ShardGuard] = None,
+  cache: bool = False,
 ) -> tf.data.Dataset:
-  """(feature dict, int64 labels [B]) from tabular tf.Example shards."""
+  """(feature dict, int64 labels [B]) from tabular tf.Example shards.
+
+  cache: parse every record once, in the first (shuffled) pass, and serve later passes from
+  memory as whole batches in a new order every pass (see CACHED_SHUFFLE).
+  """
   parse = lambda serialized: parse_tabular(serialized, spec)
-  return (
+  files = readable_files(file_patterns, guard)
+  dataset = (
     serialized_batches(
-      readable_files(file_patterns, guard), batch_size * TABULAR_BATCHES_PER_PARSE, training
+      files, batch_size * TABULAR_BATCHES_PER_PARSE, training, repeat=training and not cache
     )
     .map(parse, num_parallel_calls=AUTOTUNE, deterministic=not training)
     .rebatch(batch_size, drop_remainder=training)
-    .prefetch(AUTOTUNE)
   )
+  if cache:
+    dataset = dataset.cache()
+    if training:
+      batches = max(1, record_count(files, guard) // batch_size)
+      dataset = dataset.shuffle(batches, reshuffle_each_iteration=True).repeat()
+  return dataset.prefetch(AUTOTUNE)
 
 
 def label_names(

@@ -9,6 +9,7 @@ the Model artifact by components/recording_trainer. The per-epoch history and th
 go to <model_run>/training.json for the run report (metadata/report.py).
 """
 
+import dataclasses
 import json
 import logging
 import math
@@ -29,6 +30,7 @@ from trainer import (
   data_spec,
   diagnosis,
   distribution,
+  input_cache,
   input_pipeline,
   input_service,
   model,
@@ -41,8 +43,27 @@ NUMERIC_SAMPLE_ROWS = 4096
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves
 
 
-def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard):
+@dataclasses.dataclass
+class Setup:
+  """What run_fn trains with, built for one data kind."""
+
+  model: keras.Model
+  train: tf.data.Dataset
+  evaluation: tf.data.Dataset
+  serving: dict  # signature name → concrete function
+  hint: str  # the first thing to try when the input check finds training input-bound
+  class_names: List[str]
+  cache: input_cache.CacheDecision
+
+
+def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
   spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), config)
+  eval_files = input_pipeline.shard_files(fn_args.eval_files)
+  records = input_pipeline.record_count(train_files + eval_files, guard)
+  cache = input_cache.decide(
+    config['input_cache'],
+    input_cache.image_bytes(records, spec.height, spec.width, spec.channels),
+  )
   logging.info(
     'Image input %dx%dx%d, %d classes, %s records',
     spec.height,
@@ -52,9 +73,11 @@ def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, gu
     spec.encoding,
   )
   train = input_pipeline.image_dataset(
-    train_files, spec, batch_size, True, guard, augment=config['augment']
+    train_files, spec, batch_size, True, guard, augment=config['augment'], cache=cache.used
   )
-  evaluation = input_pipeline.image_dataset(fn_args.eval_files, spec, batch_size, False, guard)
+  evaluation = input_pipeline.image_dataset(
+    eval_files, spec, batch_size, False, guard, cache=cache.used
+  )
   built = model.build_image_model(spec, config['learning_rate'], config['jit_compile'])
   if spec.encoding == image_record.RAW:
     hint = 'faster storage for the shards, or more CPU cores for the Trainer'
@@ -65,7 +88,8 @@ def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, gu
     )
   if any(path.endswith('.gz') for path in input_pipeline.shard_files(fn_args.train_files)):
     hint = 'uncompressed shards (pipeline.py run --compression none): GZIP reads 4-8x slower'
-  return built, train, evaluation, signatures.image_signatures(built, spec), hint, spec.labels
+  serving = signatures.image_signatures(built, spec)
+  return Setup(built, train, evaluation, serving, hint, spec.labels, cache)
 
 
 def _both_splits(fn_args: FnArgs):
@@ -73,7 +97,7 @@ def _both_splits(fn_args: FnArgs):
   return list(fn_args.train_files) + list(fn_args.eval_files)
 
 
-def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard):
+def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
   schema = data_spec.read_schema(fn_args.schema_path)
   label_key = config['label_key']
   label = next((f for f in schema.feature if f.name == label_key), None)
@@ -95,8 +119,13 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
     label_key,
     spec.num_classes,
   )
-  train = input_pipeline.tabular_dataset(train_files, spec, batch_size, True, guard)
-  evaluation = input_pipeline.tabular_dataset(fn_args.eval_files, spec, batch_size, False, guard)
+  eval_files = input_pipeline.shard_files(fn_args.eval_files)
+  serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
+  cache = input_cache.decide(config['input_cache'], input_cache.tabular_bytes(serialized))
+  train = input_pipeline.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
+  evaluation = input_pipeline.tabular_dataset(
+    eval_files, spec, batch_size, False, guard, cache.used
+  )
   sample = input_pipeline.tabular_dataset(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )
@@ -104,10 +133,11 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
   built = model.build_tabular_model(spec, features, config['learning_rate'], config['jit_compile'])
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
   names = spec.label_names or [str(i) for i in range(spec.num_classes)]
-  return built, train, evaluation, signatures.tabular_signatures(built, spec), hint, names
+  serving = signatures.tabular_signatures(built, spec)
+  return Setup(built, train, evaluation, serving, hint, names, cache)
 
 
-def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard):
+def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
   schema = data_spec.read_schema(fn_args.schema_path)
   max_label = input_pipeline.max_int_label(_both_splits(fn_args), config['label_key'], guard)
   spec = data_spec.sequence_spec(
@@ -127,7 +157,9 @@ def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int,
   )
   built = model.build_sequence_model(spec, config['learning_rate'], config['jit_compile'])
   hint = 'a larger --batch-size, or more CPU cores for the Trainer'
-  return built, train, evaluation, signatures.sequence_signatures(built, spec), hint, spec.labels
+  serving = signatures.sequence_signatures(built, spec)
+  cache = input_cache.not_cached(config['input_cache'], 'sequence windows are cut anew every epoch')
+  return Setup(built, train, evaluation, serving, hint, spec.labels, cache)
 
 
 _SETUP = {
@@ -142,6 +174,8 @@ def run_fn(fn_args: FnArgs) -> None:
   options = TrainerOptions.from_custom_config(fn_args.custom_config)
   plan = distribution.plan(options.to_custom_config())
   config = dict(options.to_custom_config(), jit_compile=plan.jit_compile)
+  if options.input_service:  # the service's workers read and decode; nothing to hold here
+    config['input_cache'] = trainer_options.CACHE_OFF
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
   batch_size = plan.global_batch(options.batch_size)
   setup = _SETUP[options.data_kind]
@@ -157,11 +191,11 @@ def run_fn(fn_args: FnArgs) -> None:
       train_files = plan.worker_shards(train_files)
     batch_size, capped = _capped_batch(batch_size, guard, train_files)
     with plan.strategy.scope():
-      built, train, evaluation, serving, hint, class_names = setup(
-        fn_args, train_files, config, batch_size, guard
-      )
+      ready = setup(fn_args, train_files, config, batch_size, guard)
+    built, train, evaluation, hint = ready.model, ready.train, ready.evaluation, ready.hint
     _record_damage(guard.reports, model_run_dir)
     if service:
+      ready.cache = input_cache.not_cached(options.input_cache, 'the tf.data service decodes')
       train = input_service.distribute(
         train, service, input_service.job_name(fn_args.model_run_dir)
       )
@@ -170,10 +204,16 @@ def run_fn(fn_args: FnArgs) -> None:
     if plan.num_workers > 1:
       train = distribution.without_auto_shard(train)
     if plan.strategy.num_replicas_in_sync == 1 and plan.num_workers == 1:
-      input_check = diagnosis.check_input(built, train, batch_size, hint, service)
+      input_check = diagnosis.check_input(
+        built, train, batch_size, hint, service, ready.cache.describe()
+      )
     else:  # the warm-up step runs outside the strategy; measure on one device instead
       input_check = None
-      logging.info('input check: skipped under %s', distribution.strategy_name(plan.strategy))
+      logging.info(
+        'input check: skipped under %s; %s',
+        distribution.strategy_name(plan.strategy),
+        ready.cache.describe(),
+      )
     epochs = max(1, min(MAX_EPOCHS, fn_args.train_steps))
     eval_steps = fn_args.eval_steps or None  # None: the whole eval split
     # Epoch metrics go to the log (the terminal shows one line per component), and TensorBoard.
@@ -208,20 +248,21 @@ def run_fn(fn_args: FnArgs) -> None:
       model_run_dir,
       artifacts.TRAINING_FILE,
       {
-        'class_names': list(class_names),
+        'class_names': list(ready.class_names),
         'batch_size': batch_size,
         'batch_capped': capped,
         'epochs': epochs,
         'train_steps': fn_args.train_steps,
         'history': {k: [float(v) for v in values] for k, values in history.items()},
         'input_check': input_check,
+        'input_cache': ready.cache.to_json(),
         'distribution': plan.reason,
         'replicas': plan.strategy.num_replicas_in_sync,
       },
     )
     serving_dir = distribution.chief_or_scratch(fn_args.serving_model_dir, plan, scratch)
-    tf.saved_model.save(built, serving_dir, signatures=serving)
-    logging.info('Saved model with signatures %s to %s', sorted(serving), serving_dir)
+    tf.saved_model.save(built, serving_dir, signatures=ready.serving)
+    logging.info('Saved model with signatures %s to %s', sorted(ready.serving), serving_dir)
   finally:
     shutil.rmtree(scratch, ignore_errors=True)
 

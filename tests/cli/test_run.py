@@ -30,3 +30,15 @@ def test_a_run_leaves_nothing_in_the_system_temp_folder(default_run):
   done, output = default_run
   assert done.returncode == 0, done.stderr[-2000:]
   assert os.listdir(output + '-tmp') == []  # TensorFlow's autograph modules included
+
+
+def test_the_summary_says_whether_the_input_was_cached(default_run):
+  """The embedded digits fit the memory budget by far: the Trainer caches them, and says so."""
+  done, output = default_run
+  (line,) = [line for line in done.stdout.splitlines() if line.startswith('input check: ')]
+  assert re.search(r'training waited for input \d+\.\d% of the time', line), line
+  assert re.search(
+    r'; input cached in memory after the first epoch \([\d.,]+ MB decoded; '
+    r'--input-cache auto\)$',
+    line,
+  ), line

@@ -10,7 +10,7 @@ from components.image_example_gen import encode
 from contracts import image_record
 from tests import shards
 from tests.conftest import image_bytes
-from trainer import input_pipeline
+from trainer import input_cache, input_pipeline
 from trainer.data_spec import ImageSpec, TabularSpec
 
 RNG = np.random.default_rng(1)
@@ -282,3 +282,87 @@ def _is_shifted(image, original, pad=2):
     for y in range(2 * pad + 1)
     for x in range(2 * pad + 1)
   )
+
+
+def _write_rows(path, rows):
+  with tf.io.TFRecordWriter(path) as writer:
+    for i in range(rows):
+      feature = {
+        'x': tf.train.Feature(float_list=tf.train.FloatList(value=[float(i)])),
+        'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
+      }
+      writer.write(
+        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+      )
+
+
+def _remove(paths):
+  for path in paths:
+    os.remove(path)
+
+
+def test_cached_images_are_read_once_and_drawn_anew_every_epoch(tmp_path):
+  """After the first pass the shards can go: later epochs come from memory, every image still
+  in them, each epoch in a new random order."""
+  images = [(np.full((4, 4, 3), i, np.uint8), i % 3) for i in range(24)]
+  paths = _write_shards(str(tmp_path), images, image_record.RAW, '', shards=3)
+  spec = _spec(4, 4, 3, image_record.RAW, True)
+  iterator = iter(input_pipeline.image_dataset(paths, spec, 6, training=True, cache=True))
+  first = [next(iterator) for _ in range(4)]  # one epoch of 24 = 4 batches of 6
+  _remove(paths)
+  epochs = [first] + [[next(iterator) for _ in range(4)] for _ in range(3)]
+  seen = [
+    [int(pixel) for batch, _ in epoch for pixel in batch.numpy()[:, 0, 0, 0]] for epoch in epochs
+  ]
+  for epoch, values in zip(epochs, seen):
+    labels = [int(label) for _, batch in epoch for label in batch.numpy()]
+    assert labels == [value % 3 for value in values]  # pixels and labels stay paired
+  assert all(sorted(values) == list(range(24)) for values in seen)  # every image once an epoch
+  assert len({tuple(values) for values in seen}) == 4  # a new order every epoch
+
+
+def test_cached_evaluation_repeats_the_same_batches(tmp_path):
+  images = _images(10, (5, 5, 3))
+  paths = _write_shards(str(tmp_path), images, image_record.ENCODED, '', shards=2)
+  spec = _spec(5, 5, 3, image_record.ENCODED, True)
+  dataset = input_pipeline.image_dataset(paths, spec, 4, training=False, cache=True)
+  first = [labels.tolist() for _, labels in dataset.as_numpy_iterator()]
+  _remove(paths)
+  assert [labels.tolist() for _, labels in dataset.as_numpy_iterator()] == first
+  assert sorted(sum(first, [])) == sorted(label for _, label in images)
+
+
+def test_cached_tabular_batches_come_from_memory_in_a_new_order(tmp_path):
+  path = str(tmp_path / 'rows')
+  _write_rows(path, 40)
+  spec = TabularSpec('label', None, 2, ['x'], [])
+  iterator = iter(input_pipeline.tabular_dataset([path], spec, 5, training=True, cache=True))
+  first = [next(iterator) for _ in range(8)]
+  _remove([path])
+  epochs = [first] + [[next(iterator) for _ in range(8)] for _ in range(3)]
+  orders = []
+  for epoch in epochs:
+    batches = [tuple(features['x'].numpy().astype(int)) for features, _ in epoch]
+    assert sorted(x for batch in batches for x in batch) == list(range(40))
+    orders.append(batches)
+  assert sorted(orders[1]) == sorted(orders[0])  # the same batches: their rows stay together
+  assert len({tuple(order) for order in orders}) > 1  # in a new order
+
+
+@pytest.mark.parametrize(
+  'mode, decoded, expected',
+  [('auto', 100, True), ('auto', 101, False), ('memory', 10**12, True), ('off', 1, False)],
+)
+def test_cache_decision_follows_the_mode_and_the_budget(mode, decoded, expected):
+  decision = input_cache.decide(mode, decoded, budget_bytes=100)
+  assert decision.used is expected
+  words = decision.describe()
+  assert words.startswith('input cached' if expected else 'input not cached')
+  if mode == 'auto' and not expected:
+    assert 'above the 0 MB budget' in words and '--input-cache memory' in words
+
+
+def test_cache_budget_is_a_share_of_real_memory():
+  assert 0 < input_cache.memory_bytes() <= os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+  with pytest.raises(ValueError, match='auto, memory or off'):
+    input_cache.decide('sometimes', 1)
