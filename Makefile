@@ -3,6 +3,8 @@
 # make test  — set up .venv the same way, run the whole test suite
 # make test-fast — the same without the end-to-end tests marked `slow` (the inner loop)
 # make lint  — ruff: lint and format check (pyproject.toml); make format rewrites the files
+# make gpu-check — on a machine with an NVIDIA GPU: add TensorFlow's CUDA libraries
+#              (requirements-gpu.lock) to .venv, run bench.gpu_check (ARGS="--json OUT ...")
 # make compile — recompile the committed example kubeflow/pipeline.json (args: kubeflow/example.args)
 # make lock  — re-resolve requirements.in and rewrite requirements.lock
 PYTHON ?= python3.10
@@ -14,7 +16,7 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 2
 PYTEST := $(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
-.PHONY: run test test-fast lint format lock bench compile clean
+.PHONY: run test test-fast lint format lock bench gpu-check compile clean
 
 $(STAMP): requirements.lock .python-version
 	rm -rf $(VENV)
@@ -45,6 +47,13 @@ compile: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/python -m bench.pipeline_runs
+
+$(VENV)/.installed-gpu-extras: $(STAMP) requirements-gpu.lock
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-gpu.lock
+	touch $@
+
+gpu-check: $(VENV)/.installed-gpu-extras
+	$(VENV)/bin/python -m bench.gpu_check $(ARGS)
 
 lock:
 	rm -rf .venv-lock

@@ -111,6 +111,7 @@ class PipelineConfig:
   compression: str = 'none'  # images: 'none' or 'gzip'
   eval_percent: int = 20
   shard_size_mb: float = 256.0
+  max_image_side: int = 0  # images: stored with the longer side at most this (0: as they are)
   image_height: int = _TRAINER.image_height  # 0: the most common size in the data
   image_width: int = _TRAINER.image_width
   image_channels: int = _TRAINER.image_channels  # 0: 1 for all-grayscale data, else 3

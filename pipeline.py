@@ -117,6 +117,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None):
       compression=config.compression,
       eval_percent=config.eval_percent,
       shard_size_mb=config.shard_size_mb,
+      max_image_side=config.max_image_side,
       pattern=config.data_pattern,
       span=config.span,
       code_fingerprint=fingerprint.of('components.image_example_gen.executor'),

@@ -73,7 +73,9 @@ def seed_loop(folder: str, out: str) -> float:
   return time.monotonic() - started
 
 
-def run_example_gen(folder: str, out: str, workers: int, shard_size_mb: float = 16.0) -> float:
+def run_example_gen(
+  folder: str, out: str, workers: int, shard_size_mb: float = 16.0, max_image_side: int = 0
+) -> float:
   """In this process: ImageExampleGen's executor over `folder`; returns seconds. workers=0:
   Beam in this process (in_memory), else that many worker processes."""
   from tfx.dsl.components.base import base_beam_executor
@@ -103,18 +105,20 @@ def run_example_gen(folder: str, out: str, workers: int, shard_size_mb: float = 
       'compression': 'none',
       'eval_percent': 20,
       'shard_size_mb': shard_size_mb,  # 16: >= 4 shards at N/4 too, both workers busy in every run
+      'max_image_side': max_image_side,
       'input_config': json.dumps({'splits': [{'name': 'images', 'pattern': '*/*'}]}),
     },
   )
   return time.monotonic() - started
 
 
-def measured_child(folder: str, out: str, workers: int):
+def measured_child(folder: str, out: str, workers: int, max_image_side: int = 0):
   """(seconds, peak MB of the whole process tree) of one ExampleGen run in a fresh process."""
   import psutil
 
   child = subprocess.Popen(
-    [sys.executable, '-m', 'bench.example_gen', '--child', folder, out, str(workers)],
+    [sys.executable, '-m', 'bench.example_gen', '--child', folder, out, str(workers)]
+    + [str(max_image_side)],
     cwd=ROOT,
     stdout=subprocess.PIPE,
     stderr=subprocess.DEVNULL,
@@ -144,13 +148,13 @@ def main(argv=None) -> None:
   parser.add_argument('--repeats', type=int, default=0, help='rounds (default 2, quick: 1)')
   parser.add_argument('--json', help='also write the figures here')
   parser.add_argument(
-    '--child', nargs=3, metavar=('DATA', 'OUT', 'WORKERS'), help=argparse.SUPPRESS
+    '--child', nargs=4, metavar=('DATA', 'OUT', 'WORKERS', 'MAX_SIDE'), help=argparse.SUPPRESS
   )
   args = parser.parse_args(argv)
   if args.child:
-    print(
-      json.dumps({'seconds': run_example_gen(args.child[0], args.child[1], int(args.child[2]))})
-    )
+    data, out, workers, max_side = args.child
+    seconds = run_example_gen(data, out, int(workers), max_image_side=int(max_side))
+    print(json.dumps({'seconds': seconds}))
     return
   from bench import figures as figures_file
 

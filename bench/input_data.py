@@ -3,6 +3,9 @@
 - jpeg:    224x224 JPEGs cut from two real photos (scikit-learn's china.jpg and flower.jpg:
            random square crops of 160–427 px, rescaled, some mirrored), kept encoded;
 - raw:     the same images as raw uint8 pixels (150 KB per record);
+- photos:  camera-size 1600x1200 JPEGs (~440 KB) cut from the same two photos (random 4:3 crops
+           scaled up, with mild sensor-like noise so that they compress like photos), as image
+           files in class folders (for ExampleGen) and as full-size shards;
 - tabular: the Chicago taxi CSV shipped in the tfx wheel (15k rows, 17 columns), as tf.Examples
            the way CsvExampleGen types them (int, float or bytes per column), repeated as needed.
 """
@@ -25,6 +28,8 @@ from contracts import image_record
 from trainer.data_spec import ImageSpec, TabularSpec
 
 SIDE = 224
+PHOTO_SIZE = (1600, 1200)  # width, height: a 2-megapixel camera photo
+DISTINCT_PHOTOS = 40  # then cycled (decode cost does not depend on which photo)
 SHARDS = 4
 DISTINCT_IMAGES = 400  # cut this many images, then cycle through them
 PHOTOS = os.path.join(os.path.dirname(sklearn.datasets.__file__), 'images')
@@ -72,6 +77,30 @@ def _photo_crops(count: int, seed: int = 0) -> List[bytes]:
   return out
 
 
+def _camera_photos(count: int, seed: int = 0) -> List[bytes]:
+  rng = np.random.default_rng(seed)
+  sources = [
+    PIL.Image.open(os.path.join(PHOTOS, name)).convert('RGB')
+    for name in ('china.jpg', 'flower.jpg')
+  ]
+  width, height = PHOTO_SIZE
+  out = []
+  for i in range(count):
+    photo = sources[i % len(sources)]
+    crop_h = int(rng.integers(photo.size[1] * 2 // 3, photo.size[1] + 1))
+    crop_w = min(photo.size[0], crop_h * width // height)
+    left = int(rng.integers(0, photo.size[0] - crop_w + 1))
+    top = int(rng.integers(0, photo.size[1] - crop_h + 1))
+    image = photo.crop((left, top, left + crop_w, top + crop_h)).resize(
+      PHOTO_SIZE, PIL.Image.BICUBIC
+    )
+    noisy = np.asarray(image, np.int16) + rng.normal(0, 3, (height, width, 3)).astype(np.int16)
+    buffer = io.BytesIO()
+    PIL.Image.fromarray(np.clip(noisy, 0, 255).astype(np.uint8)).save(buffer, 'JPEG', quality=90)
+    out.append(buffer.getvalue())
+  return out
+
+
 def _write(folder: str, examples) -> List[str]:
   os.makedirs(folder, exist_ok=True)
   paths = [os.path.join(folder, f'data-{i:05d}-of-{SHARDS:05d}') for i in range(SHARDS)]
@@ -114,6 +143,41 @@ def images(folder: str, count: int, encoding: str) -> DataSet:
   spec = ImageSpec(SIDE, SIDE, 3, [str(i) for i in range(10)], encoding, uniform=True)
   payloads = np.array(jpegs, dtype=object) if encoding == image_record.ENCODED else None
   return DataSet(name, paths, count, _megabytes(paths), spec, _image_schema(), payloads)
+
+
+def photos(folder: str, count: int, classes: int = 10):
+  """(full-size shards as a DataSet, the class-folder tree ExampleGen reads)."""
+  jpegs = _camera_photos(min(count, DISTINCT_PHOTOS))
+  tree = os.path.join(folder, 'photo_files')
+  width, height = PHOTO_SIZE
+
+  def examples():
+    for i in range(count):
+      payload = jpegs[i % len(jpegs)]
+      relpath = f'class{i % classes}/{i:05d}.jpg'
+      os.makedirs(os.path.join(tree, f'class{i % classes}'), exist_ok=True)
+      with open(os.path.join(tree, relpath), 'wb') as f:
+        f.write(payload)
+      encoded = image_record.EncodedImage(payload, height, width, 3)
+      yield image_record.make_example(
+        encoded, i % classes, f'class{i % classes}', relpath
+      ).SerializeToString()
+
+  paths = _write(os.path.join(folder, 'photos'), examples())
+  spec = ImageSpec(
+    SIDE, SIDE, 3, [f'class{i}' for i in range(classes)], image_record.ENCODED, False
+  )
+  payloads = np.array(jpegs, dtype=object)
+  data = DataSet('photos', paths, count, _megabytes(paths), spec, _image_schema(), payloads)
+  return data, tree
+
+
+def prepared(name: str, files: List[str], records: int, classes: int = 10) -> DataSet:
+  """Shards ExampleGen wrote from photos(): smaller JPEGs, resized to SIDE by the Trainer."""
+  spec = ImageSpec(
+    SIDE, SIDE, 3, [f'class{i}' for i in range(classes)], image_record.ENCODED, False
+  )
+  return DataSet(name, files, records, _megabytes(files), spec, _image_schema())
 
 
 def _column_kinds(rows: List[dict]) -> dict:

@@ -1,9 +1,12 @@
 """The input pipelines the benchmark compares, each an endless iterator of batches of 64.
 
-ceiling    what the hardware delivers with nothing else to do: JPEG decode of in-memory bytes on
-           all cores (per image or per batch); a bare TFRecord read for raw pixels; read → batch
-           → parse_example → prefetch for tabular data (reads sequential or parallel). The
-           fastest variant is the data set's ceiling.
+ceiling    the work that cannot be skipped, on all cores: JPEG decode of in-memory bytes (per
+           image or per batch); read → batch → parse_example → decode_raw for raw pixels
+           (`ceiling_parse`); read → batch → parse_example → prefetch for tabular data (reads
+           sequential or parallel). The fastest variant is the data set's ceiling.
+bare_read  raw pixels only: a bare TFRecord read → batch (what the disk and page cache give).
+memory     decoded batches already in memory, each epoch in a new order (the ceiling of a
+           cached epoch); memory_in_order: the same in stored order, no copy at all.
 seed_000   the 000 seed article's recipe: map(parse_single_example + decode_image + resize + normalise
            to float, AUTOTUNE) → shuffle(10,000) → batch(64) → prefetch(AUTOTUNE).
 seed_004   the 004 seed article's recipe: TF1 queue runners in graph mode (string_input_producer →
@@ -11,7 +14,11 @@ seed_004   the 004 seed article's recipe: TF1 queue runners in graph mode (strin
            per core, min_after_dequeue 1,000).
 tfx_stock  TFX's reader (tfx_bsl TFExampleRecord.TensorFlowDataset, what
            DataAccessor.tf_dataset_factory returns) plus the project's decode of the image batch.
-project    trainer.input_pipeline exactly as the Trainer calls it (ShardGuard included).
+tfx_stock_per_record  the same reader with the decode a TFX user writes: unbatch → map(decode
+           one image, AUTOTUNE) → batch.
+project    trainer.input_pipeline exactly as the Trainer calls it (ShardGuard included);
+           project_cached: the same with the in-memory cache (trainer/input_cache.py), after its
+           first epoch.
 """
 
 import os
@@ -38,6 +45,12 @@ def _decode_one(payload: tf.Tensor, encoding: str) -> tf.Tensor:
   return tf.reshape(tf.io.decode_raw(payload, tf.uint8), [SIDE, SIDE, 3])
 
 
+def _parse_raw_batch(serialized: tf.Tensor):
+  parsed = tf.io.parse_example(serialized, _IMAGE_FEATURES)
+  pixels = tf.io.decode_raw(parsed[image_record.IMAGE_KEY], tf.uint8)
+  return tf.reshape(pixels, [-1, SIDE, SIDE, 3]), parsed[image_record.LABEL_KEY]
+
+
 def ceilings(data: DataSet) -> dict:
   """name → dataset; the data set's ceiling is the fastest of them."""
   if data.name == 'jpeg':
@@ -60,7 +73,8 @@ def ceilings(data: DataSet) -> dict:
   }
   if data.name == 'raw':
     return {
-      f'ceiling_read_{kind}': read.batch(BATCH).prefetch(AUTOTUNE) for kind, read in reads.items()
+      f'ceiling_parse_{kind}': read.batch(BATCH).map(_parse_raw_batch, AUTOTUNE).prefetch(AUTOTUNE)
+      for kind, read in reads.items()
     }
   spec = data.spec.parse_spec()
   # Parsed columns are ragged (cells can be empty); handing RaggedTensors to Python costs more
@@ -72,7 +86,58 @@ def ceilings(data: DataSet) -> dict:
   }
 
 
-def seed_000(data: DataSet) -> tf.data.Dataset:
+def decode_scaled(data: DataSet, scale: int) -> tf.data.Dataset:
+  """In-memory JPEGs decoded at 1/scale (libjpeg's DCT-domain downscaling), then resized to
+  the model's SIDE x SIDE, a batch per map call on all cores."""
+
+  def one(payload):
+    image = tf.io.decode_jpeg(payload, channels=3, ratio=scale)
+    resized = tf.image.resize(image, [SIDE, SIDE], antialias=True)
+    return tf.cast(tf.clip_by_value(tf.round(resized), 0, 255), tf.uint8)
+
+  per_batch = lambda b: tf.map_fn(
+    one, b, fn_output_signature=tf.TensorSpec([SIDE, SIDE, 3], tf.uint8)
+  )
+  payloads = tf.data.Dataset.from_tensor_slices(tf.constant(list(data.payloads))).repeat()
+  return payloads.batch(BATCH).map(per_batch, AUTOTUNE, deterministic=False).prefetch(AUTOTUNE)
+
+
+def bare_read(data: DataSet) -> tf.data.Dataset:
+  files = data.files
+  return tf.data.TFRecordDataset(files, num_parallel_reads=len(files)).repeat().batch(BATCH)
+
+
+def in_memory(data: DataSet, salvage_dir: str, shuffled: bool) -> tf.data.Dataset:
+  """Every decoded batch of the data set held in memory (the project's evaluation pass decodes
+  them once, remainder dropped), iterated: the ceiling of a cached epoch.
+
+  shuffled: a new order every epoch with the least work, the order the project's cache gives:
+  images one example at a time (a permutation per epoch, each batch one tf.gather: every image
+  copied once), tabular rows as whole batches in a new order. Else in stored order, which hands
+  out slices of the stacked batches without copying them.
+  """
+  decoded = list(project(data, salvage_dir, training=False).take(data.records // BATCH))
+  stacked = tf.nest.map_structure(lambda *parts: tf.stack(parts), *decoded)
+  batches = tf.data.Dataset.from_tensor_slices(stacked)
+  if not shuffled:
+    return batches.repeat().prefetch(AUTOTUNE)
+  if data.name == 'tabular':
+    return batches.shuffle(len(decoded), reshuffle_each_iteration=True).repeat().prefetch(AUTOTUNE)
+  examples = tf.nest.map_structure(lambda t: tf.reshape(t, [-1] + t.shape[2:].as_list()), stacked)
+  count = len(decoded) * BATCH
+  epoch = lambda _: tf.data.Dataset.from_tensor_slices(
+    tf.reshape(tf.random.shuffle(tf.range(count)), [-1, BATCH])
+  )
+  gather = lambda indices: tf.nest.map_structure(lambda t: tf.gather(t, indices), examples)
+  return (
+    tf.data.Dataset.range(1 << 62)
+    .flat_map(epoch)
+    .map(gather, AUTOTUNE, deterministic=False)
+    .prefetch(AUTOTUNE)
+  )
+
+
+def seed_000(data: DataSet, shuffle: int = 10_000) -> tf.data.Dataset:
   if data.name == 'tabular':  # per record, every column a VarLenFeature (cells can be empty)
     spec = {k: tf.io.VarLenFeature(v.dtype) for k, v in data.spec.parse_spec().items()}
     parse = lambda s: tf.io.parse_single_example(s, spec)
@@ -80,7 +145,7 @@ def seed_000(data: DataSet) -> tf.data.Dataset:
 
     def parse(serialized):
       parsed = tf.io.parse_single_example(serialized, _IMAGE_FEATURES)
-      if data.name == 'jpeg':
+      if data.spec.encoding == image_record.ENCODED:
         image = tf.io.decode_image(
           parsed[image_record.IMAGE_KEY], channels=3, expand_animations=False
         )
@@ -93,7 +158,7 @@ def seed_000(data: DataSet) -> tf.data.Dataset:
     tf.data.TFRecordDataset(data.files)
     .repeat()
     .map(parse, num_parallel_calls=AUTOTUNE)
-    .shuffle(10_000)
+    .shuffle(shuffle)
     .batch(BATCH)
     .prefetch(AUTOTUNE)
   )
@@ -154,20 +219,52 @@ def tfx_stock(data: DataSet) -> tf.data.Dataset:
   return dataset.map(decode, AUTOTUNE).prefetch(AUTOTUNE)
 
 
-def project(data: DataSet, salvage_dir: str) -> tf.data.Dataset:
+def tfx_stock_per_record(data: DataSet) -> tf.data.Dataset:
+  """TFX's reader, then one image decoded per map call, as a TFX user writes it."""
+  encoding = data.spec.encoding
+  reader = tfxio.TFExampleRecord(
+    file_pattern=data.files, schema=data.schema, telemetry_descriptors=['bench']
+  ).TensorFlowDataset(
+    tfxio.TensorFlowDatasetOptions(batch_size=BATCH, label_key=image_record.LABEL_KEY)
+  )
+  decode = lambda features, label: (
+    _decode_one(tf.reshape(features[image_record.IMAGE_KEY], []), encoding),
+    label,
+  )
+  return reader.unbatch().map(decode, AUTOTUNE).batch(BATCH).prefetch(AUTOTUNE)
+
+
+def project(
+  data: DataSet,
+  salvage_dir: str,
+  batch: int = BATCH,
+  training: bool = True,
+  cache: bool = False,
+) -> tf.data.Dataset:
   guard = input_pipeline.ShardGuard(salvage_dir)
   if data.name == 'tabular':
-    return input_pipeline.tabular_dataset(data.files, data.spec, BATCH, True, guard)
-  return input_pipeline.image_dataset(data.files, data.spec, BATCH, True, guard)
+    return input_pipeline.tabular_dataset(data.files, data.spec, batch, training, guard, cache)
+  return input_pipeline.image_dataset(data.files, data.spec, batch, training, guard, cache=cache)
 
 
-def batches(name: str, data: DataSet, salvage_dir: str) -> Iterator:
-  """An endless iterator of BATCH-sized batches for one pipeline (call .close() if present)."""
+def batches(name: str, data: DataSet, salvage_dir: str, seed_shuffle: int = 10_000) -> Iterator:
+  """An endless iterator of BATCH-sized batches for one pipeline (call .close() if present).
+  seed_shuffle: seed_000's shuffle buffer (the recipe's 10,000; --quick runs take less)."""
   if name == 'seed_004':
     return QueueRunnerBatches(data)
-  dataset = {'seed_000': seed_000, 'tfx_stock': tfx_stock}.get(name)
+  if name == 'seed_000':
+    return iter(seed_000(data, seed_shuffle))
+  dataset = {
+    'tfx_stock': tfx_stock,
+    'tfx_stock_per_record': tfx_stock_per_record,
+    'bare_read': bare_read,
+  }.get(name)
   if dataset is not None:
     return iter(dataset(data))
   if name == 'project':
     return iter(project(data, salvage_dir))
+  if name == 'project_cached':
+    return iter(project(data, salvage_dir, cache=True))
+  if name.startswith('memory'):  # memory (shuffled: the reference), memory_in_order
+    return iter(in_memory(data, salvage_dir, shuffled=name == 'memory'))
   return iter(ceilings(data)[name])

@@ -90,6 +90,14 @@ OPTIONS = {
     default=_DEFAULTS.shard_size_mb,
     help='images: target shard size (default: %(default)s)',
   ),
+  '--max-image-side': dict(
+    type=int,
+    default=_DEFAULTS.max_image_side,
+    metavar='PIXELS',
+    help='images: store each image whose longer side is above PIXELS downscaled to it, once, '
+    'at ingestion (aspect kept), so that training does not decode camera-size photos every '
+    'epoch; e.g. 256 for a 224x224 model (default: 0, sizes kept)',
+  ),
   '--span': dict(
     type=int,
     default=_DEFAULTS.span,
@@ -224,6 +232,7 @@ DATA = (
   '--encoding',
   '--compression',
   '--shard-size-mb',
+  '--max-image-side',
   '--span',
 )
 OUTPUT = ('--output', '--local-dir', '--wait')
@@ -295,6 +304,8 @@ def check_numbers(args: argparse.Namespace) -> None:
     if value < 0:
       shown = ' '.join(map(str, args.image_size)) if flag == '--image-size' else value
       raise UserError(f'{flag} {shown}: must be 0 (the default: decided from the data) or more')
+  if getattr(args, 'max_image_side', 0) < 0:
+    raise UserError(f'--max-image-side {args.max_image_side}: must be 0 (sizes kept) or more')
   ranges = {
     '--min-accuracy': (getattr(args, 'min_accuracy', 0), 1),
     '--max-accuracy-drop': (getattr(args, 'max_accuracy_drop', 0), 1),
@@ -357,6 +368,8 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   _check_buckets(args)
   source = inputs.resolve_data(args.data) if args.data else None
   kind, text_column = _data_kind(source, args)
+  if getattr(args, 'max_image_side', 0) and kind not in (None, cfg.IMAGES):
+    raise UserError('--max-image-side: only image folders are stored by the project')
   if getattr(args, 'slice_features', None) and kind not in (cfg.CSV, cfg.TFRECORDS):
     raise UserError('--slice-feature: only tabular data (CSV or TFRecord columns) has features')
   output = inputs.check_output(args.output)

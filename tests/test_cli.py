@@ -155,6 +155,7 @@ def test_unwritable_output(tmp_path, capsys):
     ('--max-accuracy-drop', '-0.1'),
     ('--min-class-recall', '1.5'),
     ('--max-damaged-percent', '101'),
+    ('--max-image-side', '-1'),
   ],
 )
 def test_out_of_range_numbers(tmp_path, capsys, option, value):
@@ -184,6 +185,18 @@ def test_slices_need_columns(tmp_path, capsys):
     'error: --slice-feature: only tabular data (CSV or TFRecord columns) has features\n'
   )
   assert not (tmp_path / 'out').exists()  # the embedded digits are images: nothing written
+
+
+def test_max_image_side_is_for_image_folders(tmp_path, capsys):
+  csv = tmp_path / 'rows.csv'
+  csv.write_text('a,label\n1,0\n2,1\n')
+  out = tmp_path / 'out'
+  code = cli_main.main(['run', '--data', str(csv), '--max-image-side', '256', '--output', str(out)])
+  err = capsys.readouterr().err
+  assert (
+    code == 2 and err == 'error: --max-image-side: only image folders are stored by the project\n'
+  )
+  assert not out.exists()
 
 
 def test_missing_schema_file(tmp_path, capsys):

@@ -216,12 +216,19 @@ def test_schema_command_writes_an_inferred_schema(digits_subset, tmp_path):
   }
 
 
-def test_augment_reaches_the_trainer_config(tmp_path):
-  built = pipeline.create_pipeline(
-    cfg.PipelineConfig(data=str(tmp_path), data_kind=cfg.IMAGES, output=str(tmp_path), augment=True)
+def test_image_options_reach_the_example_gen_and_the_trainer_config(tmp_path):
+  config = cfg.PipelineConfig(
+    data=str(tmp_path),
+    data_kind=cfg.IMAGES,
+    output=str(tmp_path),
+    augment=True,
+    input_cache='off',
+    max_image_side=300,
   )
-  (trainer,) = [c for c in built.components if c.id == 'Trainer']
-  assert json.loads(trainer.exec_properties['custom_config'])['augment'] is True
+  components = {c.id: c for c in pipeline.create_pipeline(config).components}
+  trainer_config = json.loads(components['Trainer'].exec_properties['custom_config'])
+  assert trainer_config['augment'] is True and trainer_config['input_cache'] == 'off'
+  assert components['ImageExampleGen'].exec_properties['max_image_side'] == 300
 
 
 def test_lineage_names_the_data_that_trained_the_pushed_model(

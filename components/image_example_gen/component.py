@@ -23,7 +23,7 @@ class ImageExampleGenSpec(component_spec.ComponentSpec):
   """FileBasedExampleGen's parameters plus the image options."""
 
   PARAMETERS = file_based.spec_parameters(
-    encoding=str, compression=str, eval_percent=int, shard_size_mb=float
+    encoding=str, compression=str, eval_percent=int, shard_size_mb=float, max_image_side=int
   )
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
@@ -42,6 +42,7 @@ class ImageExampleGen(FileBasedExampleGen):
     compression: str = 'none',
     eval_percent: int = 20,
     shard_size_mb: float = 256.0,
+    max_image_side: int = 0,
     pattern: str = CLASS_FOLDER_PATTERN,
     span: int = 0,
     code_fingerprint: str = '',
@@ -52,6 +53,8 @@ class ImageExampleGen(FileBasedExampleGen):
     compression: 'none' (default: image payloads are already compressed) or 'gzip'.
     eval_percent: share of images (by path hash) in the eval split.
     shard_size_mb: target size of one shard; small data gives one shard per split.
+    max_image_side: store images whose longer side is above this downscaled to it, once
+      (aspect kept); 0 keeps every image's size.
     pattern: '<class>/<file>' under input_base: '*/*', or with data versions
       'span-{SPAN}/*/*' or 'span-{SPAN}/version-{VERSION}/*/*' (the driver resolves them).
     span: with {SPAN} in the pattern, read span N; 0 = the latest.
@@ -71,6 +74,7 @@ class ImageExampleGen(FileBasedExampleGen):
       compression=compression,
       eval_percent=eval_percent,
       shard_size_mb=float(shard_size_mb),
+      max_image_side=int(max_image_side),
       code_fingerprint=code_fingerprint,
     )
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the image options.

@@ -77,8 +77,10 @@ class _WriteShard(beam.DoFn):
     uri: str,
     shards: int,
     compression: str,
+    max_side: int,
   ):
     self._input_base = input_base
+    self._max_side = max_side
     self._labels = labels
     self._encoding = encoding
     self._eval_percent = eval_percent
@@ -103,7 +105,7 @@ class _WriteShard(beam.DoFn):
     try:
       for image_file, data in _read_in_order(self._input_base, image_files):
         try:
-          image = encode.encode_image(data, self._encoding)
+          image = encode.encode_image(data, self._encoding, self._max_side)
         except ValueError as e:
           facts[('excluded', image_file.relpath, str(e))] += 1
           continue
@@ -181,6 +183,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     compression = exec_properties['compression']
     eval_percent = exec_properties['eval_percent']
     shard_size_mb = exec_properties['shard_size_mb']
+    max_side = exec_properties['max_image_side']
     if encoding not in image_record.ENCODINGS or compression not in COMPRESSIONS:
       raise ValueError(f'bad encoding {encoding!r} or compression {compression!r}')
 
@@ -218,7 +221,14 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         | 'EncodeAndWrite'
         >> beam.ParDo(
           _WriteShard(
-            input_base, listing.labels, encoding, eval_percent, examples.uri, shards, compression
+            input_base,
+            listing.labels,
+            encoding,
+            eval_percent,
+            examples.uri,
+            shards,
+            compression,
+            max_side,
           )
         )
         | 'Count' >> beam.CombinePerKey(sum)
@@ -229,7 +239,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
     with fileio.open(facts_prefix, 'r') as f:
       counted = [(tuple(fact), n) for fact, n in json.loads(f.read() or '[]')]
-    meta = _write_side_files(examples.uri, listing, counted, encoding, compression)
+    meta = _write_side_files(examples.uri, listing, counted, encoding, compression, max_side)
     _check_classes(meta, os.path.join(examples.uri, artifacts.EXCLUDED_FILE))
 
     examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_EXAMPLE)
@@ -259,6 +269,7 @@ def _write_side_files(
   counted: List[Tuple[tuple, int]],
   encoding: str,
   compression: str,
+  max_side: int,
 ) -> Dict[str, Any]:
   """Writes labels.txt, excluded_files.csv and image_meta.json; returns the meta."""
   split_counts = {split: 0 for split in splits.SPLITS}
@@ -282,6 +293,7 @@ def _write_side_files(
     'schema_version': image_record.SCHEMA_VERSION,
     'encoding': encoding,
     'compression': compression,
+    'max_image_side': max_side,
     'labels': listing.labels,
     'split_counts': split_counts,
     'examples_per_class': {name: per_class.get(name, 0) for name in listing.labels},

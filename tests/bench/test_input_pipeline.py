@@ -9,7 +9,9 @@ from bench import input_pipeline
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
-PIPELINES = ('ceiling', 'seed_000', 'seed_004', 'tfx_stock', 'project')
+PIPELINES = ('ceiling', 'seed_000', 'seed_004', 'tfx_stock', 'tfx_stock_per_record', 'project')
+IMAGE_ONLY = ('seed_004', 'tfx_stock_per_record')
+CACHED = ('project_cached', 'memory', 'memory_in_order')
 
 
 @pytest.fixture(scope='module')
@@ -22,16 +24,25 @@ def report(tmp_path_factory):
     return json.load(f), folder
 
 
-def test_every_data_set_has_every_pipeline_with_positive_rates(report):
+def _expected(name):
+  expected = [p for p in PIPELINES if not (p in IMAGE_ONLY and name == 'tabular')]
+  expected += ['bare_read'] if name == 'raw' else []
+  return expected + (list(CACHED) if name in ('jpeg', 'tabular') else [])
+
+
+def test_every_data_set_has_every_pipeline_with_positive_rates_and_cpu(report):
   figures, _ = report
   assert set(figures['datasets']) == {'jpeg', 'raw', 'tabular'}
   for name, data in figures['datasets'].items():
-    expected = [p for p in PIPELINES if not (p == 'seed_004' and name == 'tabular')]
-    for pipeline in expected:
+    for pipeline in _expected(name):
       assert data[pipeline] > 0, (name, pipeline)
+      assert data['cpu_ms_per_1k'][pipeline] > 0, (name, pipeline)
+    assert 'seed_004' not in data['cpu_ms_per_1k'] or name != 'tabular'
     assert data['ceiling'] == max(data['ceiling_variants'].values())
+    assert data['ceiling_kind'].startswith('ceiling_parse' if name == 'raw' else 'ceiling_')
     for demand in (50, 80, 100):
       assert 0 <= data[f'stall_{demand}'] <= 1
+  assert figures['datasets']['tabular']['stall_batch'] == 1024
 
 
 def test_ratios_and_throughputs_agree_with_the_rates(report):
@@ -41,7 +52,36 @@ def test_ratios_and_throughputs_agree_with_the_rates(report):
       assert ratio == pytest.approx(data['project'] / data[baseline])
     for pipeline, megabytes in data['mb_per_s'].items():
       assert megabytes == pytest.approx(data[pipeline] * data['bytes_per_record'] / 1e6, rel=1e-3)
+    cpu = data['cpu_ms_per_1k']
+    assert data['cpu_over']['seed_000'] == pytest.approx(cpu['project'] / cpu['seed_000'])
+    if 'memory' in data:
+      assert data['cached_over_memory'] == pytest.approx(data['project_cached'] / data['memory'])
     assert data['records'] > 0 and data['bytes_per_record'] > 0
+
+
+def test_photos_epochs_and_break_even_follow_from_the_rates(report):
+  figures, _ = report
+  photos = figures['photos']
+  rates, epochs = photos['examples_per_s'], photos['epoch_seconds']
+  for name in ('seed_000', 'project_full_size', 'project_prepared'):
+    assert epochs[name] == pytest.approx(photos['records'] / rates[name])
+  assert photos['epoch_speedup'] == pytest.approx(epochs['seed_000'] / epochs['project_prepared'])
+  assert photos['prepare_seconds'] > 0 and photos['prepared_side'] == 300
+  assert photos['megabytes_prepared'] < photos['megabytes_full_size'] / 4  # really downscaled
+  if epochs['seed_000'] > epochs['project_prepared']:
+    saved = epochs['seed_000'] - epochs['project_prepared']
+    assert photos['break_even_epochs'] == pytest.approx(photos['prepare_seconds'] / saved)
+  assert photos['decode_scale_over_full']['1'] == 1.0
+  assert set(photos['decode_scale_over_full']) == {'1', '2', '4', '8'}
+
+
+def test_every_target_is_reported_met_or_not(report):
+  figures, _ = report
+  rows = figures['targets']
+  assert len(rows) == 3 + 3 * 3 + 2 + 2  # throughput, CPU ×2 and stall per set, cache, photos
+  assert all(isinstance(row['met'], bool) and row['measured'] for row in rows)
+  photos = next(r for r in rows if r['target'].startswith('photos: epoch'))
+  assert photos['met'] == (figures['photos']['epoch_speedup'] >= 10)
 
 
 def test_chart_is_a_png(report):

@@ -40,3 +40,22 @@ def test_one_class_left_after_exclusions_is_unusable(tmp_path):
   assert str(raised.value).startswith("only class '0' has images that decode: 3 file(s) excluded")
   with open(tmp_path / 'out' / 'excluded_files.csv') as f:
     assert f.read().count('the file is empty (0 bytes)') == 3
+
+
+def test_max_image_side_stores_camera_size_photos_downscaled(tmp_path):
+  import tensorflow as tf
+
+  from contracts import image_record
+
+  example_gen.write_images(str(tmp_path / 'data'), 20)  # 224x224 JPEG crops of real photos
+  example_gen.run_example_gen(str(tmp_path / 'data'), str(tmp_path / 'out'), 0, max_image_side=100)
+  with open(tmp_path / 'out' / 'image_meta.json') as f:
+    meta = json.load(f)
+  assert meta['max_image_side'] == 100 and meta['most_common_size'] == [100, 100]
+  records = tf.data.TFRecordDataset(
+    [str(p) for p in (tmp_path / 'out').glob('Split-*/data-*')]
+  ).batch(64)
+  parsed = tf.io.parse_example(next(iter(records)), image_record.parse_spec())
+  assert len(parsed[image_record.HEIGHT_KEY]) == 20
+  for payload in parsed[image_record.IMAGE_KEY].numpy():
+    assert tf.io.decode_jpeg(payload).shape == (100, 100, 3)

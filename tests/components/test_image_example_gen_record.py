@@ -116,3 +116,48 @@ def test_example_round_trips_through_parse_example():
   assert parsed['schema_version'].numpy().tolist() == [image_record.SCHEMA_VERSION]
   assert [parsed[k].numpy()[0] for k in ('height', 'width', 'channels')] == [2, 3, 1]
   assert parsed['image'].numpy()[0] == encoded.payload
+
+
+def _photo(width, height, mode='RGB', image_format='JPEG'):
+  gradient = np.linspace(0, 255, width * height * 3).reshape(height, width, 3).astype(np.uint8)
+  image = PIL.Image.fromarray(gradient, 'RGB').convert(mode)
+  buffer = io.BytesIO()
+  image.save(buffer, format=image_format, quality=95)
+  return buffer.getvalue(), np.asarray(image.convert('RGB'), dtype=np.float64)
+
+
+@pytest.mark.parametrize(
+  'encoding, image_format, stored',
+  [
+    (image_record.ENCODED, 'JPEG', b'\xff\xd8'),
+    (image_record.ENCODED, 'PNG', b'\x89PNG'),
+    (image_record.RAW, 'JPEG', None),
+  ],
+)
+def test_max_side_stores_a_large_image_downscaled_once_with_its_aspect(
+  encoding, image_format, stored
+):
+  data, pixels = _photo(400, 300, image_format=image_format)
+  encoded = encode.encode_image(data, encoding, max_side=100)
+  assert (encoded.height, encoded.width, encoded.channels) == (75, 100, 3)
+  if stored:
+    assert encoded.payload.startswith(stored)
+    decoded = _decoded(encoded.payload)
+  else:
+    decoded = np.frombuffer(encoded.payload, np.uint8).reshape(75, 100, 3)
+  expected = np.asarray(
+    PIL.Image.fromarray(pixels.astype(np.uint8)).resize((100, 75), PIL.Image.LANCZOS)
+  )
+  assert np.abs(decoded.astype(np.float64) - expected).mean() < 4  # the same picture, smaller
+
+
+def test_max_side_keeps_small_images_and_their_bytes():
+  data, _ = _photo(80, 60)
+  encoded = encode.encode_image(data, image_record.ENCODED, max_side=100)
+  assert encoded.payload == data and (encoded.height, encoded.width) == (60, 80)
+
+
+def test_max_side_still_rejects_a_truncated_jpeg():
+  data, _ = _photo(400, 300)
+  with pytest.raises(ValueError, match='cannot decode image'):
+    encode.encode_image(data[: len(data) // 2], image_record.ENCODED, max_side=100)

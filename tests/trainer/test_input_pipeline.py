@@ -366,3 +366,13 @@ def test_cache_budget_is_a_share_of_real_memory():
   assert 0 < input_cache.memory_bytes() <= os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
   with pytest.raises(ValueError, match='auto, memory or off'):
     input_cache.decide('sometimes', 1)
+
+
+@pytest.mark.parametrize('side, decoded', [(40, 40), (80, 40), (160, 40), (320, 40), (330, 42)])
+def test_large_jpegs_are_decoded_at_the_smallest_scale_that_covers_the_model(side, decoded):
+  """libjpeg's 1/2, 1/4, 1/8 scales: never below the model's 40x40, so resizing only shrinks."""
+  pixels = np.full((side, side, 3), 128, np.uint8)
+  payload = tf.constant(image_bytes(pixels, 'JPEG', 'RGB'))
+  spec = _spec(40, 40, 3, image_record.ENCODED, False)
+  assert input_pipeline.decode_jpeg_at_least(payload, spec).shape == (decoded, decoded, 3)
+  assert input_pipeline.decode_encoded(payload[None], spec).shape == (1, 40, 40, 3)

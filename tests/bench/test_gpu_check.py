@@ -1,0 +1,56 @@
+"""`bench.gpu_check --smoke` (tiny CNN, 60 images, on whatever device there is): the whole path
+runs and the JSON is complete and sane (not a speed test); without a GPU the real check refuses
+to run."""
+
+import json
+
+import pytest
+
+from bench import gpu_check
+
+pytestmark = pytest.mark.slow  # ExampleGen, both pipelines and training steps (~30 s on 2 cores)
+
+
+@pytest.fixture(scope='module')
+def report(tmp_path_factory):
+  path = tmp_path_factory.mktemp('bench') / 'gpu_check.json'
+  gpu_check.main(['--smoke', '--json', str(path)])
+  with open(path) as f:
+    return json.load(f)
+
+
+def test_both_pipelines_train_and_have_positive_rates(report):
+  assert set(report['pipelines']) == {'project', 'seed_000'}
+  for name, figures in report['pipelines'].items():
+    assert figures['examples_per_s'] > 0 and figures['device_only_examples_per_s'] > 0, name
+    assert figures['step_ms'] > 0 and figures['device_only_step_ms'] > 0, name
+    assert 0 < figures['busy_share'] <= 1.5, name
+    assert figures['busy_share'] == pytest.approx(
+      figures['device_only_step_ms'] / figures['step_ms']
+    )
+    assert figures['examples_per_s'] == pytest.approx(report['batch'] * 1e3 / figures['step_ms'])
+  assert report['pipelines']['project']['input_dtype'] == 'uint8'  # the model normalises
+  assert report['pipelines']['seed_000']['input_dtype'] == 'float32'  # the recipe did
+
+
+def test_the_run_records_its_device_and_settings(report):
+  assert report['device_kind'] in ('cpu', 'gpu')
+  assert report['device'].startswith('GPU' if report['device_kind'] == 'gpu' else 'CPU')
+  assert report['smoke'] is True and report['model'] == 'tiny CNN (smoke)'
+  assert report['batch'] == 64 and report['steps'] > 0 and report['images'] == 60
+  assert report['train_shards'] >= 2  # ExampleGen wrote several shards to interleave
+  if report['device_kind'] == 'cpu':
+    assert report['mixed_precision'] == 'float32' and report['xla'] is False
+
+
+def test_the_real_check_refuses_to_run_without_a_gpu(capsys):
+  import tensorflow as tf
+
+  if tf.config.list_physical_devices('GPU'):
+    pytest.skip('a GPU is visible: the real check would run')
+  with pytest.raises(SystemExit) as exited:
+    gpu_check.main(['--steps', '1'])
+  assert exited.value.code == 2
+  error = capsys.readouterr().err.strip()
+  assert error.startswith('gpu_check: ') and '--allow-cpu' in error
+  assert len(error.splitlines()) == 1  # one line, no traceback
