@@ -5,7 +5,7 @@ from typing import Dict, List
 import PIL.Image
 import PIL.ImageDraw
 
-COLOURS = ['#4c72b0', '#dd8452', '#55a868', '#c44e52', '#8172b3', '#937860']
+COLOURS = ['#4c72b0', '#dd8452', '#55a868', '#c44e52', '#8172b3', '#937860', '#da8bc3', '#8c8c8c']
 
 
 def bars(
@@ -38,7 +38,7 @@ def bars(
     x += gap
   for i, name in enumerate(series):
     draw.rectangle(
-      [left + i * 110, base + 40, left + i * 110 + 12, base + 52], fill=COLOURS[i % len(COLOURS)]
+      [left + i * 125, base + 40, left + i * 125 + 12, base + 52], fill=COLOURS[i % len(COLOURS)]
     )
-    draw.text((left + i * 110 + 16, base + 40), name, fill='black')
+    draw.text((left + i * 125 + 16, base + 40), name, fill='black')
   image.save(path)

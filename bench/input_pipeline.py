@@ -1,32 +1,36 @@
 """The Trainer's input function against the work that cannot be skipped, the seed recipes and
 TFX's reader; the in-memory cache; camera-size photos prepared once.
 
-  .venv/bin/python -m bench.input_pipeline [--quick] [--json OUT] [--plot OUT.png]
+  .venv/bin/python -m bench.input_pipeline [--quick] [--only SET] [--json OUT] [--plot OUT.png]
 
-One process. For each data set (bench/input_data.py: jpeg, raw, tabular) every pipeline of
-bench/recipes.py is opened once, then measured several times interleaved with the others (settle,
-untimed pull, timed window: see rate()); medians are reported as examples/s, MB/s and process CPU
-milliseconds per 1,000 examples (all threads, measured around the same window), with ratios to
-the ceiling and to each baseline. jpeg and tabular also run the project with its in-memory cache
-(after its first epoch) against the same decoded batches already in memory. Then the
-input-stall fraction of the project's pipeline: a simulated accelerator takes each batch and
-sleeps for a fixed step time set to 50%, 80% and 100% of the ceiling's rate (tabular batches of
-1,024, so that the step is well above the timer's resolution); the stall fraction is the share of
-wall time spent in next().
+One process per data set (bench/input_data.py: jpeg, raw, tabular, photos), one after another.
+In it, every pipeline of bench/recipes.py is opened once, then measured several times
+interleaved with the others (settle, untimed pull, timed window: see rate()); medians are
+reported as examples/s, MB/s and process CPU milliseconds per 1,000 examples (all threads,
+measured around the same window), with ratios to the ceiling and to each baseline. jpeg and
+tabular also run the project with its in-memory cache (after its first epoch) against the same
+decoded data already in memory. Then the input-stall fraction of the project's pipeline: a
+simulated accelerator takes each batch and sleeps for a fixed step time set to 50%, 80% and 100%
+of the ceiling's rate (tabular batches of 1,024, so that the step is well above the timer's
+resolution); the stall fraction is the share of wall time spent in next().
 
 photos: camera-size JPEGs (1600x1200) for a 224x224 model. The 000 recipe reads full-size
-shards (decode + resize every epoch); the project reads shards that its ImageExampleGen prepared
-once with --max-image-side PREPARED_SIDE (timed in a fresh process, imports excluded, Beam's worker start-up
-included: one worker process per core, as `pipeline.py run` does), and the
-full-size shards too (decoded at the smallest DCT scale that covers 224x224). Per-epoch seconds,
-the break-even point in epochs (preparation included), and decode_jpeg at each DCT scale.
+shards (decode + resize every epoch); the project reads shards that its ImageExampleGen
+prepared once with --max-image-side PREPARED_SIDE (timed in a fresh process, imports excluded,
+Beam's worker start-up included: one worker process per core, as `pipeline.py run` does), and
+the full-size shards too (decoded at the smallest DCT scale that covers 224x224). Per-epoch
+seconds, the break-even point in epochs (preparation included), decode_jpeg at each DCT scale.
 """
 
 import argparse
+from functools import partial
 import glob
+import json
 import math
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -38,11 +42,14 @@ from bench import chart, example_gen, input_data, recipes
 from bench import figures as figures_file
 from contracts import image_record
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SETS = ('jpeg', 'raw', 'tabular', 'photos')
 BASELINES = ('seed_000', 'seed_004', 'tfx_stock', 'tfx_stock_per_record')
 IMAGE_ONLY = ('seed_004', 'tfx_stock_per_record')  # tabular data has no image to decode
 CACHED_SETS = ('jpeg', 'tabular')
 STALL_BATCH = {'tabular': 1024}  # else recipes.BATCH
 DEMANDS = (0.5, 0.8, 1.0)
+PHOTOS_SEED_SHUFFLE = 600  # seed_000's buffer on photos: 600 decoded images are 360 MB already
 PREPARED_SIDE = 300  # --max-image-side for the photos: 300x225, the model takes 224x224
 DECODE_SCALES = (1, 2, 4, 8)
 TARGETS = {  # the issue's targets, each a (bound, 'min' or 'max') on a measured figure
@@ -58,7 +65,7 @@ FULL = dict(
   jpeg=6000,
   raw=3000,
   tabular_copies=10,
-  photos=600,
+  photos=1500,
   seed_shuffle=10_000,
   repeats=5,
   window_s=2.0,
@@ -129,6 +136,30 @@ def interleaved(label: str, iterators: dict, settings: dict):
   return median(rates), median(cpu)
 
 
+def one_at_a_time(label: str, makers: dict, settings: dict):
+  """interleaved(), but each window on a fresh iterator that is deleted right after: slow
+  pipelines (camera-size photos, ~20 ms each) would otherwise spend the other pipelines' windows
+  refilling their own buffers, and every round read slower than the one before (179 → 35
+  photos/s for seed_000 over 5 rounds)."""
+  rates = {name: [] for name in makers}
+  cpu = {name: [] for name in makers}
+  for repeat in range(settings['repeats']):
+    for name, make in makers.items():
+      batches = recipes.endless(make())
+      next(batches)  # buffers filled, shuffle buffer included, before the settle and the window
+      examples_per_s, cpu_ms = rate(batches, settings['window_s'], settings['settle_s'])
+      del batches  # its background threads stop here
+      rates[name].append(examples_per_s)
+      cpu[name].append(cpu_ms)
+    print(
+      f'  {label} round {repeat + 1}/{settings["repeats"]}: '
+      + ', '.join(f'{n} {rates[n][-1]:,.0f}' for n in makers),
+      flush=True,
+    )
+  median = lambda samples: {name: statistics.median(values) for name, values in samples.items()}
+  return median(rates), median(cpu)
+
+
 def _close(iterators: dict) -> None:
   for batches in iterators.values():
     getattr(batches, 'close', lambda: None)()
@@ -139,11 +170,18 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
   names = list(recipes.ceilings(data)) + (['bare_read'] if data.name == 'raw' else [])
   names += [b for b in BASELINES if not (b in IMAGE_ONLY and data.name == 'tabular')]
   names.append('project')
-  if data.name in CACHED_SETS:
-    names += ['project_cached', 'memory', 'memory_in_order']
   iterators = {
     name: recipes.batches(name, data, salvage_dir, settings['seed_shuffle']) for name in names
   }
+  if data.name in CACHED_SETS:  # one decoded copy in memory serves both orders
+    stacked = recipes.decoded_in_memory(data, salvage_dir)
+    iterators['project_cached'] = recipes.batches('project_cached', data, salvage_dir)
+    for name, shuffled in (('memory', True), ('memory_in_order', False)):
+      iterators[name] = recipes.endless(
+        recipes.in_memory(stacked, data.name == 'tabular', shuffled)
+      )
+    names += ['project_cached', 'memory', 'memory_in_order']
+    del stacked
   try:
     rates, cpu = interleaved(data.name, iterators, settings)
   finally:
@@ -165,7 +203,7 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
   )
   batch = STALL_BATCH.get(data.name, recipes.BATCH)
   result['stall_batch'] = batch
-  stalled = iter(recipes.project(data, salvage_dir, batch=batch))
+  stalled = recipes.endless(recipes.project(data, salvage_dir, batch=batch))
   rate(stalled, 0.2, settings['settle_s'], batch)
   for demand in DEMANDS:
     step = batch / (demand * result['ceiling'])
@@ -198,18 +236,16 @@ def photos(folder: str, settings: dict, salvage_dir: str) -> dict:
   files = sorted(glob.glob(os.path.join(out, 'Split-*', 'data-*')))
   prepared = input_data.prepared('photos_prepared', files, full.records)
   salvage_dir = f'{salvage_dir}/photos'
-  iterators = {
-    'seed_000': iter(recipes.seed_000(full, shuffle=full.records)),
-    'project_full_size': iter(recipes.project(full, salvage_dir)),
-    'project_prepared': iter(recipes.project(prepared, salvage_dir)),
+  shuffle = min(PHOTOS_SEED_SHUFFLE, full.records)
+  makers = {
+    'seed_000': lambda: recipes.seed_000(full, shuffle=shuffle),
+    'project_full_size': lambda: recipes.project(full, salvage_dir),
+    'project_prepared': lambda: recipes.project(prepared, salvage_dir),
   }
-  iterators.update(
-    {f'decode_scale_{s}': iter(recipes.decode_scaled(full, s)) for s in DECODE_SCALES}
+  makers.update(
+    {f'decode_scale_{s}': partial(recipes.decode_scaled, full, s) for s in DECODE_SCALES}
   )
-  try:
-    rates, cpu = interleaved('photos', iterators, settings)
-  finally:
-    _close(iterators)
+  rates, cpu = one_at_a_time('photos', makers, settings)
   epoch_s = {
     n: full.records / rates[n] for n in ('seed_000', 'project_full_size', 'project_prepared')
   }
@@ -227,9 +263,26 @@ def photos(folder: str, settings: dict, salvage_dir: str) -> dict:
     'epoch_speedup': epoch_s['seed_000'] / epoch_s['project_prepared'],
     'break_even_epochs': prepare_s / saved_per_epoch if saved_per_epoch > 0 else math.inf,
     'decode_scale_over_full': {
-      s: rates[f'decode_scale_{s}'] / rates['decode_scale_1'] for s in DECODE_SCALES
+      str(s): rates[f'decode_scale_{s}'] / rates['decode_scale_1'] for s in DECODE_SCALES
     },
   }
+
+
+def measure_set(name: str, folder: str, settings: dict) -> dict:
+  recipes.tf.get_logger().setLevel('ERROR')  # the seed_004 recipe's deprecation notices
+  salvage_dir = os.path.join(folder, 'salvage')
+  if name == 'photos':
+    return photos(folder, settings, salvage_dir)
+  data = {
+    'jpeg': lambda: input_data.images(folder, settings['jpeg'], image_record.ENCODED),
+    'raw': lambda: input_data.images(folder, settings['raw'], image_record.RAW),
+    'tabular': lambda: input_data.tabular(folder, settings['tabular_copies']),
+  }[name]()
+  print(
+    f'{data.name}: {data.records} records, {data.megabytes:.0f} MB in {len(data.files)} shards',
+    flush=True,
+  )
+  return measure(data, settings, salvage_dir)
 
 
 def targets(report: dict) -> list:
@@ -361,7 +414,7 @@ def tables(report: dict) -> list:
       + ' | '.join(f'{rates[f"decode_scale_{s}"]:,.0f}' for s in DECODE_SCALES)
       + ' |',
       '| over 1/1 | '
-      + ' | '.join(f'{p["decode_scale_over_full"][s]:.2f}×' for s in DECODE_SCALES)
+      + ' | '.join(f'{p["decode_scale_over_full"][str(s)]:.2f}×' for s in DECODE_SCALES)
       + ' |',
     ]
   lines += ['', '| target | measured | |', '|---|---|---|']
@@ -400,25 +453,36 @@ def main(argv=None) -> dict:
   )
   parser.add_argument('--json', help='write the figures here')
   parser.add_argument('--plot', help='draw the bar chart here (PNG)')
+  parser.add_argument(
+    '--only',
+    choices=SETS,
+    help='measure this data set alone, in this process (default: each data set in a fresh '
+    "process, one after another, so that one set's memory is returned before the next: "
+    "seed_000's 10,000-image shuffle buffer alone holds 6 GB)",
+  )
   args = parser.parse_args(argv)
   settings = QUICK if args.quick else FULL
+  if args.only:
+    with tempfile.TemporaryDirectory() as folder:
+      figures_file.save(measure_set(args.only, folder, settings), args.json)
+    return {}
   started = time.monotonic()
   report = {'cores': os.cpu_count(), 'quick': args.quick, 'batch': recipes.BATCH, 'datasets': {}}
   with tempfile.TemporaryDirectory() as folder:
-    salvage_dir = os.path.join(folder, 'salvage')
-    makers = [
-      lambda: input_data.images(folder, settings['jpeg'], image_record.ENCODED),
-      lambda: input_data.images(folder, settings['raw'], image_record.RAW),
-      lambda: input_data.tabular(folder, settings['tabular_copies']),
-    ]
-    for make in makers:
-      data = make()
-      print(
-        f'{data.name}: {data.records} records, {data.megabytes:.0f} MB in {len(data.files)} shards',
-        flush=True,
+    for name in SETS:
+      out = os.path.join(folder, f'{name}.json')
+      subprocess.run(
+        [sys.executable, '-m', 'bench.input_pipeline', '--only', name, '--json', out]
+        + (['--quick'] if args.quick else []),
+        check=True,
+        cwd=ROOT,
       )
-      report['datasets'][data.name] = measure(data, settings, salvage_dir)
-    report['photos'] = photos(folder, settings, salvage_dir)
+      with open(out) as f:
+        figures = json.load(f)
+      if name == 'photos':
+        report['photos'] = figures
+      else:
+        report['datasets'][name] = figures
   report['targets'] = targets(report)
   report['seconds'] = time.monotonic() - started
   print(

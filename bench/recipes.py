@@ -107,26 +107,30 @@ def bare_read(data: DataSet) -> tf.data.Dataset:
   return tf.data.TFRecordDataset(files, num_parallel_reads=len(files)).repeat().batch(BATCH)
 
 
-def in_memory(data: DataSet, salvage_dir: str, shuffled: bool) -> tf.data.Dataset:
-  """Every decoded batch of the data set held in memory (the project's evaluation pass decodes
-  them once, remainder dropped), iterated: the ceiling of a cached epoch.
+def decoded_in_memory(data: DataSet, salvage_dir: str):
+  """Every decoded batch of the data set (the project's evaluation pass decodes them once,
+  remainder dropped), stacked: [batches, BATCH, ...] tensors."""
+  decoded = list(project(data, salvage_dir, training=False).take(data.records // BATCH))
+  return tf.nest.map_structure(lambda *parts: tf.stack(parts), *decoded)
+
+
+def in_memory(stacked, tabular: bool, shuffled: bool) -> tf.data.Dataset:
+  """decoded_in_memory()'s batches iterated: the ceiling of a cached epoch.
 
   shuffled: a new order every epoch with the least work, the order the project's cache gives:
   images one example at a time (a permutation per epoch, each batch one tf.gather: every image
   copied once), tabular rows as whole batches in a new order. Else in stored order, which hands
   out slices of the stacked batches without copying them.
   """
-  decoded = list(project(data, salvage_dir, training=False).take(data.records // BATCH))
-  stacked = tf.nest.map_structure(lambda *parts: tf.stack(parts), *decoded)
   batches = tf.data.Dataset.from_tensor_slices(stacked)
+  count = tf.nest.flatten(stacked)[0].shape[0]
   if not shuffled:
     return batches.repeat().prefetch(AUTOTUNE)
-  if data.name == 'tabular':
-    return batches.shuffle(len(decoded), reshuffle_each_iteration=True).repeat().prefetch(AUTOTUNE)
+  if tabular:
+    return batches.shuffle(count, reshuffle_each_iteration=True).repeat().prefetch(AUTOTUNE)
   examples = tf.nest.map_structure(lambda t: tf.reshape(t, [-1] + t.shape[2:].as_list()), stacked)
-  count = len(decoded) * BATCH
   epoch = lambda _: tf.data.Dataset.from_tensor_slices(
-    tf.reshape(tf.random.shuffle(tf.range(count)), [-1, BATCH])
+    tf.reshape(tf.random.shuffle(tf.range(count * BATCH)), [-1, BATCH])
   )
   gather = lambda indices: tf.nest.map_structure(lambda t: tf.gather(t, indices), examples)
   return (
@@ -247,24 +251,34 @@ def project(
   return input_pipeline.image_dataset(data.files, data.spec, batch, training, guard, cache=cache)
 
 
+# tf.data's autotuning may grow each pipeline's buffers up to half of the machine's memory: one
+# pipeline alone, as in training, but a dozen open side by side here ran out of memory (24 GB).
+RAM_BUDGET_PER_PIPELINE = 512 * 1024 * 1024
+
+
+def endless(dataset: tf.data.Dataset) -> Iterator:
+  """An iterator over `dataset` with its autotuned buffers capped (RAM_BUDGET_PER_PIPELINE)."""
+  options = tf.data.Options()
+  options.autotune.ram_budget = RAM_BUDGET_PER_PIPELINE
+  return iter(dataset.with_options(options))
+
+
 def batches(name: str, data: DataSet, salvage_dir: str, seed_shuffle: int = 10_000) -> Iterator:
   """An endless iterator of BATCH-sized batches for one pipeline (call .close() if present).
   seed_shuffle: seed_000's shuffle buffer (the recipe's 10,000; --quick runs take less)."""
   if name == 'seed_004':
     return QueueRunnerBatches(data)
   if name == 'seed_000':
-    return iter(seed_000(data, seed_shuffle))
+    return endless(seed_000(data, seed_shuffle))
   dataset = {
     'tfx_stock': tfx_stock,
     'tfx_stock_per_record': tfx_stock_per_record,
     'bare_read': bare_read,
   }.get(name)
   if dataset is not None:
-    return iter(dataset(data))
+    return endless(dataset(data))
   if name == 'project':
-    return iter(project(data, salvage_dir))
+    return endless(project(data, salvage_dir))
   if name == 'project_cached':
-    return iter(project(data, salvage_dir, cache=True))
-  if name.startswith('memory'):  # memory (shuffled: the reference), memory_in_order
-    return iter(in_memory(data, salvage_dir, shuffled=name == 'memory'))
-  return iter(ceilings(data)[name])
+    return endless(project(data, salvage_dir, cache=True))
+  return endless(ceilings(data)[name])

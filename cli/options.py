@@ -165,7 +165,7 @@ OPTIONS = {
   '--input-cache': dict(
     default=_DEFAULTS.input_cache,
     choices=('auto', 'memory', 'off'),
-    help='hold the decoded training input in memory after the first epoch (default auto: when '
+    help='hold the decoded training input in memory, decoded once for every epoch (default auto: when '
     'the decoded train and eval splits fit a quarter of memory)',
   ),
   '--image-size': dict(

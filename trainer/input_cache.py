@@ -1,4 +1,4 @@
-"""Whether the Trainer holds its decoded input in memory after the first epoch.
+"""Whether the Trainer holds its decoded input in memory (decoded once, read every epoch).
 
 `--input-cache auto` (the default) caches when the decoded train and eval splits fit
 MEMORY_FRACTION of this machine's memory (the smaller of physical memory and the container's
@@ -31,7 +31,7 @@ class CacheDecision:
     """The words the input check adds to its line."""
     size = f'{self.decoded_mb:,.{0 if self.decoded_mb >= 10 else 1}f} MB decoded'
     if self.used:
-      return f'input cached in memory after the first epoch ({size}; --input-cache {self.mode})'
+      return f'input held in memory, decoded once ({size}; --input-cache {self.mode})'
     if self.why_not:
       return f'input not cached ({self.why_not})'
     if self.mode == CACHE_OFF:

@@ -25,6 +25,14 @@ Shape of the pipeline, and why (2 cores, batch 64; figures from ../shared/NOTES.
   records (150 KB at 224×224×3) cannot blow up host memory the way 10,000 records would.
 - When every stored image already has the model's shape, raw pixels are decoded for the whole
   batch at once (one `decode_raw` + reshape), and JPEG/PNG skip the resize.
+- A training set that fits a quarter of memory is decoded once and served from memory ever
+  after (`--input-cache`, trainer/input_cache.py; CACHED_SHUFFLE below says how it is
+  still shuffled): 39–45k images/s from memory against 4.1–4.3k decoding JPEGs every epoch,
+  0.84–0.94× of serving the same decoded images from memory in a new order with nothing else
+  (docs/benchmarks.md: Input pipeline, the cache).
+- Large JPEGs (stored bigger than the model's input) are decoded at a 1/2, 1/4 or 1/8 DCT scale
+  that still covers the model's size: 1600x1200 photos for a 224x224 model, decoded and resized,
+  226 photos/s at 1/4 against 126 in full (docs/benchmarks.md: camera-size photos).
 - Damaged shards lose only their damaged records (ShardGuard): every shard is scanned once
   (CRCs, ~1 µs per record plus reading the file) and a damaged one is read from a salvaged copy
   of its intact records, so the reading itself is always TensorFlow's native reader at full speed.
@@ -129,14 +137,24 @@ def serialized_batches(
 
 
 def _fit(image: tf.Tensor, spec: ImageSpec) -> tf.Tensor:
-  """Resizes one HxWxC uint8 image to the model's size (a no-op when it already fits)."""
-  same = tf.reduce_all(tf.shape(image)[:2] == [spec.height, spec.width])
-  resized = lambda: tf.cast(
-    tf.clip_by_value(
-      tf.round(tf.image.resize(image, [spec.height, spec.width], antialias=True)), 0, 255
-    ),
-    tf.uint8,
+  """Resizes one HxWxC uint8 image to the model's size (a no-op when it already fits).
+
+  Antialiased only when a side shrinks by more than 2x: a plain bilinear resize would alias
+  there, and below that it is as good for half the cost (0.71 vs 1.53 ms for 300x225 → 224x224
+  on one core; large JPEGs arrive within 2x after decode_jpeg_at_least).
+  """
+  size = tf.shape(image)[:2]
+  same = tf.reduce_all(size == [spec.height, spec.width])
+  large = tf.reduce_any(size > [2 * spec.height, 2 * spec.width])
+  resize = lambda antialias: (
+    lambda: tf.cast(
+      tf.clip_by_value(
+        tf.round(tf.image.resize(image, [spec.height, spec.width], antialias=antialias)), 0, 255
+      ),
+      tf.uint8,
+    )
   )
+  resized = lambda: tf.cond(large, resize(True), resize(False))
   return tf.ensure_shape(
     tf.cond(same, lambda: image, resized), [spec.height, spec.width, spec.channels]
   )
@@ -147,8 +165,8 @@ JPEG_SCALES = (1, 2, 4, 8)  # libjpeg decodes at 1/2, 1/4 or 1/8 scale for less 
 
 def decode_jpeg_at_least(payload: tf.Tensor, spec: ImageSpec) -> tf.Tensor:
   """A JPEG decoded at the smallest of JPEG_SCALES that still covers the model's size (DCT-domain
-  downscaling), ready for _fit: a 1600x1200 photo for a 224x224 model is decoded at 400x300,
-  3.9x faster than in full (docs/benchmarks.md: Input pipeline, camera-size photos)."""
+  downscaling), ready for _fit: a 1600x1200 photo for a 224x224 model is decoded at 400x300;
+  with the resize, 1.8x the photos/s of a full decode (docs/benchmarks.md: camera-size photos)."""
   shape = tf.io.extract_jpeg_shape(payload)
   covers = [
     tf.logical_and(shape[0] // scale >= spec.height, shape[1] // scale >= spec.width)
@@ -266,8 +284,9 @@ def image_dataset(
   """(uint8 images [B, H, W, C], int64 labels [B]) from the project's image shards.
 
   augment: random flips and shifts (augment_images), applied only when training.
-  cache: decode every record once, in the first pass, and serve later passes from memory
-  (trainer/input_cache.py decides; see CACHED_SHUFFLE below for how training still shuffles).
+  cache: decode every record once and serve every later pass from memory (trainer/input_cache.py
+  decides): training decodes into memory here, before its first epoch (CACHED_SHUFFLE below),
+  evaluation in its first pass.
   """
 
   def parse_and_decode(serialized):
@@ -287,18 +306,44 @@ def image_dataset(
       .cache()
     )
   else:
-    dataset = (
-      serialized_batches(files, batch_size, training=False)
-      .map(parse_and_decode, num_parallel_calls=AUTOTUNE)
-      .unbatch()
-      .cache()
-      .shuffle(record_count(file_patterns, guard), reshuffle_each_iteration=True)
-      .repeat()
-      .batch(batch_size, drop_remainder=True)
+    decoded = serialized_batches(files, CACHE_DECODE_BATCH, training=False).map(
+      parse_and_decode, num_parallel_calls=AUTOTUNE
     )
+    dataset = shuffled_from_memory(decoded, batch_size)
   if augment and training:
     dataset = dataset.map(maybe_augment, num_parallel_calls=AUTOTUNE, deterministic=False)
   return dataset.prefetch(AUTOTUNE)
+
+
+CACHE_DECODE_BATCH = 256
+
+
+def shuffled_from_memory(decoded: tf.data.Dataset, batch_size: int) -> tf.data.Dataset:
+  """Endless batches of `decoded`'s examples, held in memory: every epoch a new permutation,
+  each batch one tf.gather of it (parallel over batches), the remainder of each epoch left out.
+
+  decoded: a finite dataset of (images, labels) batches, read once here.
+  """
+  with tf.device('/CPU:0'):  # host memory, whatever device (or strategy scope) is around
+    batches = list(decoded)
+    examples = tuple(tf.concat(parts, axis=0) for parts in zip(*batches))
+  del batches  # the concatenated copy is what stays
+  logging.info('input cache: %d examples decoded into memory', int(examples[1].shape[0]))
+  count = int(examples[1].shape[0])
+  if count < batch_size:
+    raise ValueError(f'{count} examples cannot fill a batch of {batch_size}')
+  steps = count // batch_size
+
+  def epoch(_):
+    order = tf.random.shuffle(tf.range(count))[: steps * batch_size]
+    return tf.data.Dataset.from_tensor_slices(tf.reshape(order, [steps, batch_size]))
+
+  gather = lambda indices: tuple(tf.gather(tensor, indices) for tensor in examples)
+  return (
+    tf.data.Dataset.range(2**62)
+    .flat_map(epoch)
+    .map(gather, num_parallel_calls=AUTOTUNE, deterministic=False)
+  )
 
 
 def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
@@ -353,10 +398,10 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
   return (features, tabular_label(label, spec)) if with_label else features
 
 
-# CACHED_SHUFFLE: how a cached training set is still shuffled every epoch. Images are cached
-# one decoded example at a time and every epoch is a new permutation of them (a shuffle buffer
-# as large as the training set, holding references to the cached tensors, so it costs no memory
-# of its own); augmentation runs after the cache. Tabular rows are cached as parsed
+# CACHED_SHUFFLE: how a cached training set is still shuffled every epoch. Images are decoded
+# into one uint8 tensor before training (the pass that would have been the first epoch), and
+# every epoch is a new permutation of it, each batch one gather (shuffled_from_memory): the least
+# work a new order per epoch needs (every image copied once); augmentation runs after it. Tabular rows are cached as parsed
 # batches (one parse per batch is what makes them fast: see TABULAR_BATCHES_PER_PARSE) whose
 # rows were shuffled in the first pass; later passes shuffle the order of those batches, not
 # their rows. Figures: docs/benchmarks.md (Input pipeline: the cache).

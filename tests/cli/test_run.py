@@ -38,7 +38,7 @@ def test_the_summary_says_whether_the_input_was_cached(default_run):
   (line,) = [line for line in done.stdout.splitlines() if line.startswith('input check: ')]
   assert re.search(r'training waited for input \d+\.\d% of the time', line), line
   assert re.search(
-    r'; input cached in memory after the first epoch \([\d.,]+ MB decoded; '
+    r'; input held in memory, decoded once \([\d.,]+ MB decoded; '
     r'--input-cache auto\)$',
     line,
   ), line

@@ -357,7 +357,7 @@ def test_cache_decision_follows_the_mode_and_the_budget(mode, decoded, expected)
   decision = input_cache.decide(mode, decoded, budget_bytes=100)
   assert decision.used is expected
   words = decision.describe()
-  assert words.startswith('input cached' if expected else 'input not cached')
+  assert words.startswith('input held in memory' if expected else 'input not cached')
   if mode == 'auto' and not expected:
     assert 'above the 0 MB budget' in words and '--input-cache memory' in words
 
