@@ -116,48 +116,45 @@ def stall_fraction(batches, step_s: float, duration_s: float) -> float:
   return waited / (time.monotonic() - started)
 
 
-def interleaved(label: str, iterators: dict, settings: dict):
-  """Medians over settings['repeats'] rounds: ({name: examples/s}, {name: CPU ms per 1k})."""
-  rates = {name: [] for name in iterators}
-  cpu = {name: [] for name in iterators}
-  for batches in iterators.values():  # warm-up: shuffle buffers, tracing, first reads, caches
-    rate(batches, 0.2, settings['settle_s'])
+def _rounds(label: str, names, settings: dict, window):
+  """Medians over settings['repeats'] rounds of window(name) → (examples/s, CPU ms per 1k), each
+  round taking every name in turn: ({name: examples/s}, {name: CPU ms per 1k})."""
+  rates = {name: [] for name in names}
+  cpu = {name: [] for name in names}
   for repeat in range(settings['repeats']):
-    for name, batches in iterators.items():
-      examples_per_s, cpu_ms = rate(batches, settings['window_s'], settings['settle_s'])
+    for name in names:
+      examples_per_s, cpu_ms = window(name)
       rates[name].append(examples_per_s)
       cpu[name].append(cpu_ms)
     print(
       f'  {label} round {repeat + 1}/{settings["repeats"]}: '
-      + ', '.join(f'{n} {rates[n][-1]:,.0f}' for n in iterators),
+      + ', '.join(f'{n} {rates[n][-1]:,.0f}' for n in names),
       flush=True,
     )
   median = lambda samples: {name: statistics.median(values) for name, values in samples.items()}
   return median(rates), median(cpu)
+
+
+def interleaved(label: str, iterators: dict, settings: dict):
+  """_rounds() over iterators that stay open, warmed up once."""
+  for batches in iterators.values():  # warm-up: shuffle buffers, tracing, first reads, caches
+    rate(batches, 0.2, settings['settle_s'])
+  window = lambda name: rate(iterators[name], settings['window_s'], settings['settle_s'])
+  return _rounds(label, list(iterators), settings, window)
 
 
 def one_at_a_time(label: str, makers: dict, settings: dict):
-  """interleaved(), but each window on a fresh iterator that is deleted right after: slow
+  """_rounds(), but each window on a fresh iterator that is deleted right after: slow
   pipelines (camera-size photos, ~20 ms each) would otherwise spend the other pipelines' windows
   refilling their own buffers, and every round read slower than the one before (179 → 35
   photos/s for seed_000 over 5 rounds)."""
-  rates = {name: [] for name in makers}
-  cpu = {name: [] for name in makers}
-  for repeat in range(settings['repeats']):
-    for name, make in makers.items():
-      batches = recipes.endless(make())
-      next(batches)  # buffers filled, shuffle buffer included, before the settle and the window
-      examples_per_s, cpu_ms = rate(batches, settings['window_s'], settings['settle_s'])
-      del batches  # its background threads stop here
-      rates[name].append(examples_per_s)
-      cpu[name].append(cpu_ms)
-    print(
-      f'  {label} round {repeat + 1}/{settings["repeats"]}: '
-      + ', '.join(f'{n} {rates[n][-1]:,.0f}' for n in makers),
-      flush=True,
-    )
-  median = lambda samples: {name: statistics.median(values) for name, values in samples.items()}
-  return median(rates), median(cpu)
+
+  def window(name):
+    batches = recipes.endless(makers[name]())
+    next(batches)  # buffers filled, shuffle buffer included, before the settle and the window
+    return rate(batches, settings['window_s'], settings['settle_s'])  # then deleted: it stops
+
+  return _rounds(label, list(makers), settings, window)
 
 
 def _close(iterators: dict) -> None:

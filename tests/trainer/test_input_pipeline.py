@@ -162,11 +162,7 @@ def test_rows_without_a_label_take_the_label_default(tmp_path, values, spec, exp
   assert labels.numpy().tolist() == expected
 
 
-def test_tabular_batches_are_cut_from_larger_parses_without_losing_order(tmp_path):
-  """Eval: every row once, in order, batches of the asked size (the last one short); training:
-  full batches only. Rows are parsed several batches at a time, then cut apart."""
-  path = str(tmp_path / 'rows')
-  rows = 5 * input_pipeline.TABULAR_BATCHES_PER_PARSE + 3  # more than one parse, plus a rest
+def _write_rows(path, rows):
   with tf.io.TFRecordWriter(path) as writer:
     for i in range(rows):
       feature = {
@@ -176,6 +172,14 @@ def test_tabular_batches_are_cut_from_larger_parses_without_losing_order(tmp_pat
       writer.write(
         tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
       )
+
+
+def test_tabular_batches_are_cut_from_larger_parses_without_losing_order(tmp_path):
+  """Eval: every row once, in order, batches of the asked size (the last one short); training:
+  full batches only. Rows are parsed several batches at a time, then cut apart."""
+  path = str(tmp_path / 'rows')
+  rows = 5 * input_pipeline.TABULAR_BATCHES_PER_PARSE + 3  # more than one parse, plus a rest
+  _write_rows(path, rows)
   spec = TabularSpec('label', None, 2, ['x'], [])
   batches = list(input_pipeline.tabular_dataset([path], spec, 5, training=False))
   assert [len(labels) for _, labels in batches] == [5] * (rows // 5) + [rows % 5]
@@ -282,18 +286,6 @@ def _is_shifted(image, original, pad=2):
     for y in range(2 * pad + 1)
     for x in range(2 * pad + 1)
   )
-
-
-def _write_rows(path, rows):
-  with tf.io.TFRecordWriter(path) as writer:
-    for i in range(rows):
-      feature = {
-        'x': tf.train.Feature(float_list=tf.train.FloatList(value=[float(i)])),
-        'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
-      }
-      writer.write(
-        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
-      )
 
 
 def _remove(paths):
