@@ -145,6 +145,13 @@ def images(folder: str, count: int, encoding: str) -> DataSet:
   return DataSet(name, paths, count, _megabytes(paths), spec, _image_schema(), payloads)
 
 
+def _photo_spec(classes: int) -> ImageSpec:
+  """Photos of any stored size, read for a SIDE x SIDE model (resized by the Trainer)."""
+  return ImageSpec(
+    SIDE, SIDE, 3, [f'class{i}' for i in range(classes)], image_record.ENCODED, False
+  )
+
+
 def photos(folder: str, count: int, classes: int = 10):
   """(full-size shards as a DataSet, the class-folder tree ExampleGen reads)."""
   jpegs = _camera_photos(min(count, DISTINCT_PHOTOS))
@@ -164,9 +171,7 @@ def photos(folder: str, count: int, classes: int = 10):
       ).SerializeToString()
 
   paths = _write(os.path.join(folder, 'photos'), examples())
-  spec = ImageSpec(
-    SIDE, SIDE, 3, [f'class{i}' for i in range(classes)], image_record.ENCODED, False
-  )
+  spec = _photo_spec(classes)
   payloads = np.array(jpegs, dtype=object)
   data = DataSet('photos', paths, count, _megabytes(paths), spec, _image_schema(), payloads)
   return data, tree
@@ -174,9 +179,7 @@ def photos(folder: str, count: int, classes: int = 10):
 
 def prepared(name: str, files: List[str], records: int, classes: int = 10) -> DataSet:
   """Shards ExampleGen wrote from photos(): smaller JPEGs, resized to SIDE by the Trainer."""
-  spec = ImageSpec(
-    SIDE, SIDE, 3, [f'class{i}' for i in range(classes)], image_record.ENCODED, False
-  )
+  spec = _photo_spec(classes)
   return DataSet(name, files, records, _megabytes(files), spec, _image_schema())
 
 

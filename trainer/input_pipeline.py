@@ -32,7 +32,7 @@ Shape of the pipeline, and why (2 cores, batch 64; figures from ../shared/NOTES.
   (docs/benchmarks.md: Input pipeline, the cache).
 - Large JPEGs (stored bigger than the model's input) are decoded at a 1/2, 1/4 or 1/8 DCT scale
   that still covers the model's size: 1600x1200 photos for a 224x224 model, decoded and resized,
-  226 photos/s at 1/4 against 126 in full (docs/benchmarks.md: camera-size photos).
+  252 photos/s at 1/4 against 134 in full (docs/benchmarks.md: camera-size photos).
 - Damaged shards lose only their damaged records (ShardGuard): every shard is scanned once
   (CRCs, ~1 µs per record plus reading the file) and a damaged one is read from a salvaged copy
   of its intact records, so the reading itself is always TensorFlow's native reader at full speed.
@@ -166,7 +166,7 @@ JPEG_SCALES = (1, 2, 4, 8)  # libjpeg decodes at 1/2, 1/4 or 1/8 scale for less 
 def decode_jpeg_at_least(payload: tf.Tensor, spec: ImageSpec) -> tf.Tensor:
   """A JPEG decoded at the smallest of JPEG_SCALES that still covers the model's size (DCT-domain
   downscaling), ready for _fit: a 1600x1200 photo for a 224x224 model is decoded at 400x300;
-  with the resize, 1.8x the photos/s of a full decode (docs/benchmarks.md: camera-size photos)."""
+  with the resize, 1.9x the photos/s of a full decode (docs/benchmarks.md: camera-size photos)."""
   shape = tf.io.extract_jpeg_shape(payload)
   covers = [
     tf.logical_and(shape[0] // scale >= spec.height, shape[1] // scale >= spec.width)
