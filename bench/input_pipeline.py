@@ -12,12 +12,15 @@ tabular also run the project with its in-memory cache (after its first epoch) ag
 decoded data already in memory. Then the input-stall fraction of the project's pipeline: a
 simulated accelerator takes each batch and sleeps for a fixed step time set to 50%, 80% and 100%
 of the ceiling's rate (tabular batches of 1,024, so that the step is well above the timer's
-resolution); the stall fraction is the share of wall time spent in next().
+resolution); the stall fraction is the share of wall time spent in next(). Its floor: the same
+loop on an always-ready pipeline (one batch, repeated, prefetched) at 80 %, which measures what
+next() itself costs after the step's sleep (~1 ms per call on 2 cores, whatever the batch).
 
 photos: camera-size JPEGs (1600x1200) for a 224x224 model. The 000 recipe reads full-size
 shards (decode + resize every epoch); the project reads shards that its ImageExampleGen
 prepared once with --max-image-side PREPARED_SIDE (timed in a fresh process, imports excluded,
-Beam's worker start-up included: one worker process per core, as `pipeline.py run` does), and
+twice: with one Beam worker process per core, as `pipeline.py run` does by default, their
+start-up included, and with --beam-mode in_memory, which costs less on small sets), and
 the full-size shards too (decoded at the smallest DCT scale that covers 224x224). Per-epoch
 seconds, the break-even point in epochs (preparation included), decode_jpeg at each DCT scale.
 """
@@ -49,6 +52,7 @@ IMAGE_ONLY = ('seed_004', 'tfx_stock_per_record')  # tabular data has no image t
 CACHED_SETS = ('jpeg', 'tabular')
 STALL_BATCH = {'tabular': 1024}  # else recipes.BATCH
 DEMANDS = (0.5, 0.8, 1.0)
+FLOOR_DEMAND = 0.8
 PHOTOS_SEED_SHUFFLE = 600  # seed_000's buffer on photos: 600 decoded images are 360 MB already
 PREPARED_SIDE = 300  # --max-image-side for the photos: 300x225, the model takes 224x224
 DECODE_SCALES = (1, 2, 4, 8)
@@ -205,6 +209,10 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
   for demand in DEMANDS:
     step = batch / (demand * result['ceiling'])
     result[f'stall_{round(demand * 100)}'] = stall_fraction(stalled, step, settings['stall_s'])
+  ready = recipes.endless(recipes.always_ready(next(stalled)))
+  step = batch / (FLOOR_DEMAND * result['ceiling'])
+  result['stall_floor_80'] = stall_fraction(ready, step, settings['stall_s'])
+  del stalled, ready
   compared = ('ceiling', 'bare_read') + BASELINES
   result['mb_per_s'] = {
     n: result[n] * data.bytes_per_record / 1e6 for n in compared + ('project',) if n in result
@@ -229,7 +237,11 @@ def photos(folder: str, settings: dict, salvage_dir: str) -> dict:
   )
   out = os.path.join(folder, 'photos_prepared')
   workers = os.cpu_count() or 1
-  prepare_s, _ = example_gen.measured_child(tree, out, workers, max_image_side=PREPARED_SIDE)
+  prepare_s = {  # the default (`pipeline.py run`), and --beam-mode in_memory for small sets
+    mode: example_gen.measured_child(tree, f'{out}_{mode}', n, max_image_side=PREPARED_SIDE)[0]
+    for mode, n in (('worker_processes', workers), ('in_memory', 0))
+  }
+  out += '_worker_processes'
   files = sorted(glob.glob(os.path.join(out, 'Split-*', 'data-*')))
   prepared = input_data.prepared('photos_prepared', files, full.records)
   salvage_dir = f'{salvage_dir}/photos'
@@ -252,13 +264,16 @@ def photos(folder: str, settings: dict, salvage_dir: str) -> dict:
     'megabytes_full_size': round(full.megabytes, 1),
     'megabytes_prepared': round(prepared.megabytes, 1),
     'prepared_side': PREPARED_SIDE,
-    'prepare_seconds': prepare_s,
+    'prepare_seconds': prepare_s,  # by Beam mode
     'prepare_workers': workers,
     'examples_per_s': rates,
     'cpu_ms_per_1k': cpu,
     'epoch_seconds': epoch_s,
     'epoch_speedup': epoch_s['seed_000'] / epoch_s['project_prepared'],
-    'break_even_epochs': prepare_s / saved_per_epoch if saved_per_epoch > 0 else math.inf,
+    'break_even_epochs': {
+      mode: seconds / saved_per_epoch if saved_per_epoch > 0 else math.inf
+      for mode, seconds in prepare_s.items()
+    },
     'decode_scale_over_full': {
       str(s): rates[f'decode_scale_{s}'] / rates['decode_scale_1'] for s in DECODE_SCALES
     },
@@ -297,12 +312,19 @@ def targets(report: dict) -> list:
       rows.append(
         (f'{name}: CPU per example ≤ {bound:.2f}× {label}', f'{value:.2f}×', value <= bound)
       )
-    value = r['stall_80']
+    value, floor, bound = r['stall_80'], r['stall_floor_80'], TARGETS['stall_80']
     rows.append(
       (
-        f'{name}: stall < {TARGETS["stall_80"]:.0%} at 80 % (batch {r["stall_batch"]})',
-        f'{value:.1%}',
-        value < TARGETS['stall_80'],
+        f'{name}: stall < {bound:.0%} at 80 % (batch {r["stall_batch"]})',
+        f'{value:.1%} (floor {floor:.1%})',
+        value < bound,
+      )
+    )
+    rows.append(
+      (
+        f'{name}: stall beyond the floor < {bound:.0%} at 80 %',
+        f'{value - floor:.1%}',
+        value - floor < bound,
       )
     )
     if 'cached_over_memory' in r:
@@ -321,11 +343,12 @@ def targets(report: dict) -> list:
       )
     )
     bound = TARGETS['photos_break_even_epochs']
+    mode, epochs = min(p['break_even_epochs'].items(), key=lambda item: item[1])
     rows.append(
       (
         f'photos: break-even ≤ {bound:.0f} epochs, preparation included',
-        f'{p["break_even_epochs"]:.2f}',
-        p['break_even_epochs'] <= bound,
+        f'{epochs:.2f} (Beam {mode.replace("_", " ")})',
+        epochs <= bound,
       )
     )
   return [{'target': t, 'measured': m, 'met': bool(ok)} for t, m, ok in rows]
@@ -360,8 +383,8 @@ def tables(report: dict) -> list:
   lines += [
     '',
     '| data | CPU ms / 1k examples: ceiling | seed_000 | tfx_stock | project | project / ceiling | '
-    'project / seed_000 | stall at 50 / 80 / 100 % (batch) |',
-    '|---|---|---|---|---|---|---|---|',
+    'project / seed_000 | stall at 50 / 80 / 100 % (batch) | floor at 80 % |',
+    '|---|---|---|---|---|---|---|---|---|',
   ]
   for name, r in sets.items():
     cpu = r['cpu_ms_per_1k']
@@ -370,7 +393,7 @@ def tables(report: dict) -> list:
       f'| {name} | '
       + ' | '.join(f'{cpu[c]:,.0f}' for c in ('ceiling', 'seed_000', 'tfx_stock', 'project'))
       + f' | {r["cpu_over"]["ceiling"]:.2f}× | {r["cpu_over"]["seed_000"]:.2f}× | '
-      f'{stalls} ({r["stall_batch"]}) |'
+      f'{stalls} ({r["stall_batch"]}) | {r["stall_floor_80"]:.1%} |'
     )
   lines += [
     '',
@@ -397,10 +420,16 @@ def tables(report: dict) -> list:
       lines.append(
         f'| {name} | {rates[name]:,.0f} | {p["cpu_ms_per_1k"][name]:,.0f} | {epochs[name]:.2f} |'
       )
-    lines.append(
-      f'| ExampleGen --max-image-side {p["prepared_side"]} ({p["prepare_workers"]} Beam '
-      f'workers, {p["megabytes_prepared"]:.0f} MB out) | | | {p["prepare_seconds"]:.1f} once |'
-    )
+    modes = {
+      'worker_processes': f'{p["prepare_workers"]} Beam worker processes, the default',
+      'in_memory': '--beam-mode in_memory',
+    }
+    lines += [
+      f'| ExampleGen --max-image-side {p["prepared_side"]} ({label}, '
+      f'{p["megabytes_prepared"]:.0f} MB out) | | | {p["prepare_seconds"][mode]:.1f} once, '
+      f'break-even after {p["break_even_epochs"][mode]:.1f} epochs |'
+      for mode, label in modes.items()
+    ]
     lines += [
       '',
       '| decode_jpeg ratio (then resize to 224x224) | '

@@ -263,6 +263,12 @@ def endless(dataset: tf.data.Dataset) -> Iterator:
   return iter(dataset.with_options(options))
 
 
+def always_ready(element) -> tf.data.Dataset:
+  """`element` again and again, prefetched: no input work, so stalling on it measures only what
+  calling next() costs (the stall's floor)."""
+  return tf.data.Dataset.from_tensors(element).repeat().prefetch(AUTOTUNE)
+
+
 def batches(name: str, data: DataSet, salvage_dir: str, seed_shuffle: int = 10_000) -> Iterator:
   """An endless iterator of BATCH-sized batches for one pipeline (call .close() if present).
   seed_shuffle: seed_000's shuffle buffer (the recipe's 10,000; --quick runs take less)."""

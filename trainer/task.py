@@ -60,9 +60,8 @@ def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, gu
   spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), config)
   eval_files = input_pipeline.shard_files(fn_args.eval_files)
   records = input_pipeline.record_count(train_files + eval_files, guard)
-  cache = input_cache.decide(
-    config['input_cache'],
-    input_cache.image_bytes(records, spec.height, spec.width, spec.channels),
+  cache = _cache_decision(
+    config, input_cache.image_bytes(records, spec.height, spec.width, spec.channels)
   )
   logging.info(
     'Image input %dx%dx%d, %d classes, %s records',
@@ -121,7 +120,7 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
   )
   eval_files = input_pipeline.shard_files(fn_args.eval_files)
   serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
-  cache = input_cache.decide(config['input_cache'], input_cache.tabular_bytes(serialized))
+  cache = _cache_decision(config, input_cache.tabular_bytes(serialized))
   train = input_pipeline.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
   evaluation = input_pipeline.tabular_dataset(
     eval_files, spec, batch_size, False, guard, cache.used
@@ -162,6 +161,14 @@ def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int,
   return Setup(built, train, evaluation, serving, hint, spec.labels, cache)
 
 
+def _cache_decision(config: dict, decoded_bytes: int) -> input_cache.CacheDecision:
+  """Whether to hold the decoded input in memory: never with the tf.data service, whose
+  workers read and decode."""
+  if config['input_service']:
+    return input_cache.not_cached(config['input_cache'], 'the tf.data service decodes')
+  return input_cache.decide(config['input_cache'], decoded_bytes)
+
+
 _SETUP = {
   trainer_options.IMAGE: _image_setup,
   trainer_options.TABULAR: _tabular_setup,
@@ -174,8 +181,6 @@ def run_fn(fn_args: FnArgs) -> None:
   options = TrainerOptions.from_custom_config(fn_args.custom_config)
   plan = distribution.plan(options.to_custom_config())
   config = dict(options.to_custom_config(), jit_compile=plan.jit_compile)
-  if options.input_service:  # the service's workers read and decode; nothing to hold here
-    config['input_cache'] = trainer_options.CACHE_OFF
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
   batch_size = plan.global_batch(options.batch_size)
   setup = _SETUP[options.data_kind]
@@ -195,7 +200,6 @@ def run_fn(fn_args: FnArgs) -> None:
     built, train, evaluation, hint = ready.model, ready.train, ready.evaluation, ready.hint
     _record_damage(guard.reports, model_run_dir)
     if service:
-      ready.cache = input_cache.not_cached(options.input_cache, 'the tf.data service decodes')
       train = input_service.distribute(
         train, service, input_service.job_name(fn_args.model_run_dir)
       )

@@ -221,6 +221,8 @@ def test_the_trainer_through_the_service_learns_as_well_as_here(
   )
   assert remote['input_check']['input_service'] == service.address
   assert here['input_check']['input_service'] == ''
+  assert here['input_cache']['used'] and not remote['input_cache']['used']  # auto, both
+  assert remote['input_cache']['why_not'] == 'the tf.data service decodes'
   assert f'tf.data service {service.address}: 2 worker(s)' in caplog.text
 
 
