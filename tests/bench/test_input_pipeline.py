@@ -44,6 +44,9 @@ def test_every_data_set_has_every_pipeline_with_positive_rates_and_cpu(report):
       assert 0 <= data[f'stall_{demand}'] <= 1
     assert 0 <= data['stall_floor_80'] <= 1
   assert figures['datasets']['tabular']['stall_batch'] == 1024
+  jpeg = figures['datasets']['jpeg']
+  assert set(jpeg['ceiling_variants_cpu_ms_per_1k']) == set(jpeg['ceiling_variants'])
+  assert 'ceiling_read_parse_decode' in jpeg['ceiling_variants']  # what reading adds
 
 
 def test_ratios_and_throughputs_agree_with_the_rates(report):
@@ -84,6 +87,9 @@ def test_every_target_is_reported_met_or_not(report):
   # throughput; CPU ×2, stall and stall beyond its floor per set; cache; photos
   assert len(rows) == 3 + 3 * 4 + 2 + 2
   assert all(isinstance(row['met'], bool) and row['measured'] for row in rows)
+  jpeg = next(r for r in rows if r['target'].startswith('jpeg: project'))
+  reading = figures['datasets']['jpeg']['ceiling_kind'] != 'ceiling_read_parse_decode'
+  assert ('read → parse → decode alone' in jpeg['measured']) == reading
   tabular = figures['datasets']['tabular']
   beyond = next(r for r in rows if r['target'].startswith('tabular: stall beyond'))
   assert beyond['met'] == (tabular['stall_80'] - tabular['stall_floor_80'] < 0.05)
