@@ -44,6 +44,7 @@ warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages o
 from bench import chart, example_gen, input_data, recipes
 from bench import figures as figures_file
 from contracts import image_record
+from trainer import diagnosis
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETS = ('jpeg', 'raw', 'tabular', 'photos')
@@ -110,14 +111,10 @@ def rate(batches, window_s: float, settle_s: float, batch: int = recipes.BATCH):
 
 
 def stall_fraction(batches, step_s: float, duration_s: float) -> float:
-  """Share of wall time blocked in next() when each batch takes step_s to consume."""
-  waited, started = 0.0, time.monotonic()
-  while time.monotonic() - started < duration_s:
-    before = time.monotonic()
-    next(batches)
-    waited += time.monotonic() - before
-    time.sleep(step_s)
-  return waited / (time.monotonic() - started)
+  """Share of wall time blocked in next() when each batch takes step_s to consume (the
+  Trainer's input check measures the same way: trainer/diagnosis.pull)."""
+  _, waited, wall = diagnosis.pull(batches, duration_s, step_s)
+  return waited / wall
 
 
 def _rounds(label: str, names, settings: dict, window):

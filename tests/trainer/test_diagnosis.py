@@ -5,6 +5,7 @@ import time
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from trainer import diagnosis
@@ -42,3 +43,34 @@ def test_step_time_does_not_change_the_weights():
   x, y = np.ones((8, 4), np.float32), np.zeros(8, np.int64)
   assert diagnosis.step_seconds(model, tf.constant(x), tf.constant(y)) > 0
   assert all((a == b.numpy()).all() for a, b in zip(before, model.weights))
+
+
+class _Clock:
+  """A fake time module: monotonic() reads it, sleep() and the work below advance it."""
+
+  def __init__(self):
+    self.now = 0.0
+
+  def monotonic(self):
+    return self.now
+
+  def sleep(self, seconds):
+    self.now += seconds
+
+
+def test_dropping_a_batch_is_the_consumers_step_not_waiting_for_input(monkeypatch):
+  clock = _Clock()
+  monkeypatch.setattr(diagnosis, 'time', clock)
+
+  class Batch:
+    def __del__(self):  # freeing a large batch takes 0.3 s on this clock
+      clock.now += 0.3
+
+  def batches():
+    while True:
+      clock.now += 0.1  # the wait for each batch
+      yield Batch()
+
+  pulled, waited, wall = diagnosis.pull(batches(), seconds=10.0, step_seconds=1.0)
+  assert waited == pytest.approx(0.1 * pulled)  # the 0.3 s of freeing is not in it
+  assert wall == pytest.approx(1.1 * pulled)  # it is inside each 1 s step
