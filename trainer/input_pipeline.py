@@ -27,12 +27,12 @@ Shape of the pipeline, and why (2 cores, batch 64; figures from ../shared/NOTES.
   batch at once (one `decode_raw` + reshape), and JPEG/PNG skip the resize.
 - A training set that fits a quarter of memory is decoded once and served from memory ever
   after (`--input-cache`, trainer/input_cache.py; CACHED_SHUFFLE below says how it is
-  still shuffled): 39–45k images/s from memory against 4.1–4.3k decoding JPEGs every epoch,
-  0.84–0.94× of serving the same decoded images from memory in a new order with nothing else
+  still shuffled): 67–75k images/s from memory against 5.5–6.3k decoding JPEGs every epoch,
+  1.00× of serving the same decoded images from memory in a new order with nothing else
   (docs/benchmarks.md: Input pipeline, the cache).
 - Large JPEGs (stored bigger than the model's input) are decoded at a 1/2, 1/4 or 1/8 DCT scale
   that still covers the model's size: 1600x1200 photos for a 224x224 model, decoded and resized,
-  252 photos/s at 1/4 against 134 in full (docs/benchmarks.md: camera-size photos).
+  370 photos/s at 1/4 against 204 in full (docs/benchmarks.md: camera-size photos).
 - Damaged shards lose only their damaged records (ShardGuard): every shard is scanned once
   (CRCs, ~1 µs per record plus reading the file) and a damaged one is read from a salvaged copy
   of its intact records, so the reading itself is always TensorFlow's native reader at full speed.
@@ -146,15 +146,12 @@ def _fit(image: tf.Tensor, spec: ImageSpec) -> tf.Tensor:
   size = tf.shape(image)[:2]
   same = tf.reduce_all(size == [spec.height, spec.width])
   large = tf.reduce_any(size > [2 * spec.height, 2 * spec.width])
-  resize = lambda antialias: (
-    lambda: tf.cast(
-      tf.clip_by_value(
-        tf.round(tf.image.resize(image, [spec.height, spec.width], antialias=antialias)), 0, 255
-      ),
-      tf.uint8,
-    )
-  )
-  resized = lambda: tf.cond(large, resize(True), resize(False))
+
+  def resize(antialias: bool) -> tf.Tensor:
+    resized = tf.image.resize(image, [spec.height, spec.width], antialias=antialias)
+    return tf.cast(tf.clip_by_value(tf.round(resized), 0, 255), tf.uint8)
+
+  resized = lambda: tf.cond(large, lambda: resize(True), lambda: resize(False))
   return tf.ensure_shape(
     tf.cond(same, lambda: image, resized), [spec.height, spec.width, spec.channels]
   )
@@ -166,7 +163,7 @@ JPEG_SCALES = (1, 2, 4, 8)  # libjpeg decodes at 1/2, 1/4 or 1/8 scale for less 
 def decode_jpeg_at_least(payload: tf.Tensor, spec: ImageSpec) -> tf.Tensor:
   """A JPEG decoded at the smallest of JPEG_SCALES that still covers the model's size (DCT-domain
   downscaling), ready for _fit: a 1600x1200 photo for a 224x224 model is decoded at 400x300;
-  with the resize, 1.9x the photos/s of a full decode (docs/benchmarks.md: camera-size photos)."""
+  with the resize, 1.8x the photos/s of a full decode (docs/benchmarks.md: camera-size photos)."""
   shape = tf.io.extract_jpeg_shape(payload)
   covers = [
     tf.logical_and(shape[0] // scale >= spec.height, shape[1] // scale >= spec.width)
@@ -328,8 +325,8 @@ def shuffled_from_memory(decoded: tf.data.Dataset, batch_size: int) -> tf.data.D
     batches = list(decoded)
     examples = tuple(tf.concat(parts, axis=0) for parts in zip(*batches))
   del batches  # the concatenated copy is what stays
-  logging.info('input cache: %d examples decoded into memory', int(examples[1].shape[0]))
   count = int(examples[1].shape[0])
+  logging.info('input cache: %d examples decoded into memory', count)
   if count < batch_size:
     raise ValueError(f'{count} examples cannot fill a batch of {batch_size}')
   steps = count // batch_size
@@ -400,11 +397,12 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
 
 # CACHED_SHUFFLE: how a cached training set is still shuffled every epoch. Images are decoded
 # into one uint8 tensor before training (the pass that would have been the first epoch), and
-# every epoch is a new permutation of it, each batch one gather (shuffled_from_memory): the least
-# work a new order per epoch needs (every image copied once); augmentation runs after it. Tabular rows are cached as parsed
-# batches (one parse per batch is what makes them fast: see TABULAR_BATCHES_PER_PARSE) whose
-# rows were shuffled in the first pass; later passes shuffle the order of those batches, not
-# their rows. Figures: docs/benchmarks.md (Input pipeline: the cache).
+# every epoch is a new permutation of it, each batch one gather (shuffled_from_memory): the
+# least work a new order per epoch needs (every image copied once); augmentation runs after
+# it. Tabular rows are cached as parsed batches (one parse per batch is what makes them fast:
+# see TABULAR_BATCHES_PER_PARSE) whose rows were shuffled in the first pass; later passes
+# shuffle the order of those batches, not their rows. Figures: docs/benchmarks.md (Input
+# pipeline: the cache).
 
 # Tabular rows are parsed and densified TABULAR_BATCHES_PER_PARSE batches at a time, then cut
 # back into batches (`rebatch`, the same records in the same order): parsing costs a few ops per
