@@ -87,11 +87,16 @@ def default_run(tmp_path_factory):
   return done, output
 
 
+# 8×8 gray raw records are ~64 B of pixels: ~320 train images ≈ 20 KB → 2 shards of 0.01 MB.
+FIRST_RUN_STORAGE = ['--compression', 'gzip', '--encoding', 'raw', '--shard-size-mb', '0.01']
+
+
 @pytest.fixture(scope='session')
 def first_run(images_with_junk, tmp_path_factory):
-  """One whole pipeline run on images_with_junk: (exit code, summary, output folder)."""
+  """One whole pipeline run on images_with_junk, stored as FIRST_RUN_STORAGE (the default
+  storage is default_run's): (exit code, summary, output folder)."""
   output = str(tmp_path_factory.mktemp('run'))
-  code, result = run_pipeline(images_with_junk, output)
+  code, result = run_pipeline(images_with_junk, output, *FIRST_RUN_STORAGE)
   return code, result, output
 
 

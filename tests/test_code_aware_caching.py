@@ -1,20 +1,18 @@
 """An edit re-runs exactly the components whose code it touches, and the summary says why.
 
-A copy of the project (its code, schema and lock) in a temporary folder is run, edited and run
-again, as an engineer does in the edit → run loop.
+A copy of the project's files (its code, schema and lock) in a temporary folder is fingerprinted,
+edited and run again, as an engineer does in the edit → run loop.
 """
 
 import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from contracts import fingerprint
-from tests.conftest import ROOT, write_digits_subset
+from tests.conftest import ROOT, run_pipeline, write_digits_subset
 
 COPIED = (
   'cli',
@@ -37,7 +35,9 @@ def _append(path: str, line: str) -> None:
 
 
 @pytest.mark.slow
-def test_edits_rerun_what_runs_the_edited_code(tmp_path):
+def test_edits_rerun_what_runs_the_edited_code(tmp_path, capsys, monkeypatch):
+  """In one process, as in a notebook: the fingerprints read the copy's files (ROOT), and each
+  run reads them again (their mtime is in the cache key)."""
   project = tmp_path / 'project'
   for name in COPIED:
     source = os.path.join(ROOT, name)
@@ -45,35 +45,21 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path):
       shutil.copytree(source, project / name, ignore=shutil.ignore_patterns('__pycache__'))
     else:
       shutil.copy(source, project / name)
+  monkeypatch.setattr(fingerprint, 'ROOT', str(project))
   data = write_digits_subset(str(tmp_path / 'digits'), per_class=10)
 
   def run(steps: str = '20') -> str:
-    done = subprocess.run(
-      [
-        sys.executable,
-        'pipeline.py',
-        'run',
-        '--data',
-        data,
-        '--output',
-        str(tmp_path / 'out'),
-        '--beam-mode',
-        'in_memory',
-        '--train-steps',
-        steps,
-        '--min-accuracy',
-        '0',
-        # Runs with fewer steps may fall behind the serving model; blessing is not tested here.
-        '--max-accuracy-drop',
-        '1',
-      ],
-      cwd=project,
-      capture_output=True,
-      text=True,
-      timeout=600,
+    capsys.readouterr()
+    code, _ = run_pipeline(
+      data,
+      str(tmp_path / 'out'),
+      *('--train-steps', steps, '--min-accuracy', '0'),
+      # Runs with fewer steps may fall behind the serving model; blessing is not tested here.
+      *('--max-accuracy-drop', '1'),
     )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return done.stdout
+    out = capsys.readouterr().out
+    assert code == 0, out[-2000:]
+    return out
 
   assert 'components: 10 executed, 0 cached of 10' in run()
   _append(project / 'README.md', 'An edit no component executes.')

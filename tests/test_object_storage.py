@@ -70,9 +70,9 @@ def _pipeline(env, *args):
   )
 
 
-def run_remote(env, data: str, output: str, local) -> tuple:
-  """`run` from and to object storage (Beam's multi_processing mode, 2 worker processes), state
-  in `local`: (the finished process, last_run.json)."""
+def run_remote(env, data: str, output: str, local, *beam: str) -> tuple:
+  """`run` from and to object storage, state in `local`, Beam's default (multi_processing, 2
+  worker processes) unless `beam` says otherwise: (the finished process, last_run.json)."""
   done = _pipeline(
     env,
     'run',
@@ -86,8 +86,7 @@ def run_remote(env, data: str, output: str, local) -> tuple:
     '150',
     '--min-accuracy',
     '0.3',
-    '--beam-workers',
-    '2',
+    *(beam or ('--beam-workers', '2')),
   )
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   with open(local / 'last_run.json') as f:

@@ -1,9 +1,11 @@
 """What a user sees from `pipeline.py run`: the project's own lines, library noise in the log."""
 
+import json
 import os
 import re
 
 import pytest
+import tensorflow as tf
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -42,3 +44,13 @@ def test_the_summary_says_whether_the_input_was_cached(default_run):
     r'--input-cache auto\)$',
     line,
   ), line
+
+
+def test_shards_are_uncompressed_and_readable_by_plain_tf_data(default_run):
+  done, output = default_run
+  with open(os.path.join(output, 'last_run.json')) as f:
+    result = json.load(f)
+  for split, count in result['examples_per_split'].items():
+    shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], f'Split-{split}', '*'))
+    assert [os.path.basename(s) for s in shards] == ['data-00000-of-00001']
+    assert sum(1 for _ in tf.data.TFRecordDataset(shards)) == count
