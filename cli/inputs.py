@@ -119,7 +119,7 @@ def _folder_contents(path: str):
   for kind, suffixes in ((cfg.CSV, _CSV_SUFFIXES), (cfg.TFRECORDS, _TFRECORD_SUFFIXES)):
     matching = [f for f in files if f.lower().endswith(suffixes)]
     if matching:
-      found = matching, (kind, '*' + next(s for s in suffixes if matching[0].lower().endswith(s)))
+      found = matching, (kind, '*' + _one_suffix(path, matching, suffixes))
       break
   gzipped = [f for f in files if f.lower().endswith('.gz')]
   if not found and gzipped and _gzip_tfrecord(os.path.join(path, gzipped[0])):
@@ -133,6 +133,23 @@ def _folder_contents(path: str):
     return found[1]
   check_image_tree(path)
   return cfg.IMAGES, CLASS_FOLDERS
+
+
+def _one_suffix(path: str, files: list, suffixes: tuple) -> str:
+  """The suffix all `files` share: ExampleGen reads one file pattern, and a second suffix would
+  leave its files out without a word."""
+  by_suffix = {}
+  for name in files:
+    by_suffix.setdefault(next(s for s in suffixes if name.lower().endswith(s)), []).append(name)
+  if len(by_suffix) > 1:
+    kinds = ', '.join(
+      f'{suffix} ({_some(names, 1)})' for suffix, names in sorted(by_suffix.items())
+    )
+    raise UserError(
+      f'--data {path}: holds {kinds}: one kind of file is read at a time; '
+      'give them one suffix (compress all of them or none)'
+    )
+  return next(iter(by_suffix))
 
 
 def _skipped(name: str) -> bool:

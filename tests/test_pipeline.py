@@ -24,7 +24,7 @@ from contracts.errors import EXIT_FAILED
 from metadata import lineage, summary
 import pipeline
 from tests.conftest import FAST, run_pipeline, write_digits_subset
-from tests.tfx_data import PENGUIN_TRAIN, TAXI_CSV
+from tests.tfx_data import TAXI_CSV
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -168,16 +168,6 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tmp_path, c
   assert versions == {(2, 2)}
 
 
-def test_tfrecord_input_goes_through_import_example_gen(tmp_path):
-  data = tmp_path / 'data'
-  data.mkdir()
-  shutil.copy(PENGUIN_TRAIN, data / 'penguins.tfrecord.gz')
-  code, result = run_pipeline(str(data), str(tmp_path / 'out'), '--label', 'species')
-  assert code == 0, result.get('error')
-  assert result['components']['ImportExampleGen'] == 'COMPLETE'
-  assert result['eval_accuracy'] > 0.5  # 3 classes
-
-
 def test_schema_command_writes_an_inferred_schema(digits_subset, tmp_path):
   out = tmp_path / 'schema' / 'schema.pbtxt'
   code = cli_main.main(
@@ -303,7 +293,8 @@ def test_spans_latest_or_pinned_traced_and_a_drifted_new_span_stops_before_train
 
 def test_damaged_tfrecords_with_class_names_lose_only_the_damaged_records(tmp_path, capsys):
   """A user's TFRecords whose label holds class names (the commonest classification data), two
-  records damaged: those two are lost, the classes are learned and served by name."""
+  records damaged: those two are lost, the classes are learned and served by name.
+  (Gzip TFRecords through ImportExampleGen: tests/test_pipeline_sequences.py.)"""
   from tests import shards
 
   rng = np.random.default_rng(5)
@@ -336,6 +327,7 @@ def test_damaged_tfrecords_with_class_names_lose_only_the_damaged_records(tmp_pa
     damaged = f.read()
   code, result = run_pipeline(str(data), str(tmp_path / 'out'), '--label', 'species')
   assert code == 0, result.get('error')
+  assert result['components']['ImportExampleGen'] == 'COMPLETE'
   assert result['input_damage']['corrupt'] == 2 and result['input_damage']['damaged_shards'] == 1
   assert sum(result['examples_per_split'].values()) == 298  # 300 written, 2 damaged
   assert 'input:      2 damaged record(s) dropped from 1 of 2 file(s)' in capsys.readouterr().out

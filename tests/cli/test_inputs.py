@@ -130,6 +130,18 @@ def test_split_folders_of_gzip_sequence_examples_are_recognised():
   assert single.kind == cfg.TFRECORDS and single.pattern == 'data_tfrecord_eval.gz'
 
 
+def test_files_of_two_suffixes_are_refused_rather_than_half_read(tmp_path):
+  for name in ('part-0.tfrecord', 'part-1.tfrecord', 'part-2.tfrecord.gz'):
+    (tmp_path / name).write_bytes(b'')
+  with pytest.raises(inputs.UserError) as refused:
+    inputs.resolve_data(str(tmp_path))
+  assert str(refused.value) == (
+    f'--data {tmp_path}: holds .tfrecord (part-0.tfrecord and 1 more), .tfrecord.gz '
+    '(part-2.tfrecord.gz): one kind of file is read at a time; give them one suffix (compress '
+    'all of them or none)'
+  )
+
+
 def test_split_folders_need_train_and_eval(tmp_path):
   (tmp_path / 'Split-train').mkdir()
   with pytest.raises(inputs.UserError, match='need at least Split-train and Split-eval'):
