@@ -46,13 +46,15 @@ class ComponentProgress(logging.Handler):
     self._stream.flush()
 
 
-def route_logs(log_path: str, progress: ComponentProgress) -> None:
-  """Everything at INFO and above to `log_path`; only progress lines to the terminal."""
+@contextlib.contextmanager
+def logs_routed(log_path: str, progress: ComponentProgress) -> Iterator[None]:
+  """While the block runs, everything at INFO and above goes to `log_path` and only progress
+  lines to the terminal; then the root logger's handlers and level are as they were (a later
+  test, notebook cell or run in this process does not write into this run's log)."""
   root = logging.getLogger()
-  for handler in list(root.handlers):
+  saved = list(root.handlers), root.level
+  for handler in saved[0]:
     root.removeHandler(handler)
-    if isinstance(handler, (logging.FileHandler, ComponentProgress)):
-      handler.close()  # ours, from an earlier run in this process
   file_handler = logging.FileHandler(log_path)
   file_handler.setFormatter(logging.Formatter('%(asctime)s %(levelname)s %(name)s: %(message)s'))
   root.addHandler(file_handler)
@@ -71,6 +73,15 @@ def route_logs(log_path: str, progress: ComponentProgress) -> None:
     absl_logging.set_verbosity(absl_logging.INFO)
   except ImportError:
     pass
+  try:
+    yield
+  finally:
+    for handler in (file_handler, progress):
+      root.removeHandler(handler)
+      handler.close()
+    for handler in saved[0]:
+      root.addHandler(handler)
+    root.setLevel(saved[1])
 
 
 @contextlib.contextmanager

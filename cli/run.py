@@ -100,8 +100,7 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
   from tfx import v1 as tfx
 
   from cli import progress
-  from contracts.anomalies import AnomaliesFound
-  from metadata import recovery, report, summary
+  from metadata import recovery
   import pipeline
 
   for interrupted in recovery.cancel_interrupted(config.metadata_path, config.pipeline_root):
@@ -116,7 +115,17 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
     schema_only=schema_only,
   )
   components = [c.id for c in dag.components if not isinstance(c, tfx.dsl.Resolver)]
-  progress.route_logs(log_path, progress.ComponentProgress(components))
+  with progress.logs_routed(log_path, progress.ComponentProgress(components)):
+    return _run_dag(config, dag, schema_only, log_path)
+
+
+def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) -> dict:
+  """Runs `dag` with LocalDagRunner (logs routed): the run's result for the summary."""
+  from tfx import v1 as tfx
+
+  from contracts.anomalies import AnomaliesFound
+  from metadata import report, summary
+
   print(
     f'pipeline {config.pipeline_name}: {config.data_kind} from {config.data}; log: {log_path}',
     flush=True,
