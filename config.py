@@ -19,6 +19,22 @@ TEXT_SCHEMA_IN_IMAGE = 'schema/text/schema.pbtxt'  # the same, in the image
 COMPILED_EXAMPLE = os.path.join(HERE, 'kubeflow', 'pipeline.json')  # make compile writes it
 REMOTE_PREFIXES = ('gs://', 's3://')  # object storage (components/object_storage.py)
 DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
+# The DirectRunner's running mode by default: Beam's worker processes cost ~16.6 s to start per
+# Beam component on 2 cores and then save ~5 ms per camera-size photo (docs/benchmarks.md, photos
+# prepared both ways), so one process (in_memory) finishes sooner below ~2,600 such photos, and
+# further still for small images. `auto` is in_memory below IN_MEMORY_BELOW_IMAGES images.
+BEAM_AUTO = 'auto'
+IN_MEMORY_BELOW_IMAGES = 2000
+
+
+def direct_running_mode(requested: str, images: int, workers: int) -> str:
+  """The DirectRunner mode: `requested` itself unless 'auto', which is 'in_memory' for fewer than
+  IN_MEMORY_BELOW_IMAGES images (and no worker count asked for), else 'multi_processing'."""
+  if requested != BEAM_AUTO:
+    return requested
+  return 'in_memory' if 0 < images < IN_MEMORY_BELOW_IMAGES and not workers else 'multi_processing'
+
+
 # The serving check before the Pusher: the project's ServingCheck (a fresh process in its step),
 # or TFX's InfraValidator starting TensorFlow Serving as a pod (Kubeflow Pipelines on Kubernetes).
 PROCESS_SERVING_CHECK, KUBERNETES_SERVING_CHECK = 'process', 'kubernetes'
@@ -133,7 +149,7 @@ class PipelineConfig:
   max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
   enable_cache: bool = True
   beam_runner: str = DIRECT_RUNNER  # local runs: or Dataflow/Flink/Spark
-  beam_direct_running_mode: str = 'multi_processing'  # or 'in_memory', 'multi_threading'
+  beam_direct_running_mode: str = BEAM_AUTO  # or 'in_memory', 'multi_processing', 'multi_threading'
   beam_direct_num_workers: int = 0  # 0: one per core
   beam_extra_args: List[str] = dataclasses.field(default_factory=list)  # passed to Beam as is
   input_service: str = _TRAINER.input_service  # grpc://HOST:PORT: training input on tf.data service
@@ -164,8 +180,8 @@ class PipelineConfig:
     # Without a dependency flag TFX builds an sdist of itself for Beam workers before every
     # Beam component (~1.3 s each); the DirectRunner runs this very environment, so we name
     # the local environment instead and skip that build.
-    local = [
-      f'--direct_running_mode={self.beam_direct_running_mode}',
+    local = [  # an 'auto' left unresolved (compile: no data to count) is worker processes
+      f'--direct_running_mode={direct_running_mode(self.beam_direct_running_mode, 0, 0)}',
       f'--direct_num_workers={self.beam_direct_num_workers}',  # 0: Beam uses every core
       '--sdk_container_image=local-environment',
     ]

@@ -43,6 +43,7 @@ warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages o
 
 from bench import chart, example_gen, input_data, recipes
 from bench import figures as figures_file
+import config as cfg
 from contracts import image_record
 from trainer import diagnosis
 
@@ -235,7 +236,7 @@ def photos(folder: str, settings: dict, salvage_dir: str) -> dict:
   )
   out = os.path.join(folder, 'photos_prepared')
   workers = os.cpu_count() or 1
-  prepare_s = {  # the default (`pipeline.py run`), and --beam-mode in_memory for small sets
+  prepare_s = {  # Beam worker processes, and one process (what `run` picks for few images)
     mode: example_gen.measured_child(tree, f'{out}_{mode}', n, max_image_side=PREPARED_SIDE)[0]
     for mode, n in (('worker_processes', workers), ('in_memory', 0))
   }
@@ -441,8 +442,8 @@ def tables(report: dict) -> list:
         f'| {name} | {rates[name]:,.0f} | {p["cpu_ms_per_1k"][name]:,.0f} | {epochs[name]:.2f} |'
       )
     modes = {
-      'worker_processes': f'{p["prepare_workers"]} Beam worker processes, the default',
-      'in_memory': '--beam-mode in_memory',
+      'worker_processes': f'{p["prepare_workers"]} Beam worker processes',
+      'in_memory': f'--beam-mode in_memory, auto below {cfg.IN_MEMORY_BELOW_IMAGES:,} images',
     }
     lines += [
       f'| ExampleGen --max-image-side {p["prepared_side"]} ({label}, '

@@ -19,6 +19,7 @@ class DataSource(NamedTuple):
   pattern: str  # files under root, with {SPAN} / {VERSION} for data versions
   spans: tuple = ()  # the span numbers found (span-<N> folders)
   splits: tuple = ()  # TFRecords already split: ((name, pattern), …) from Split-<name> folders
+  images: int = 0  # image files found (the latest data version's); 0 for other kinds
 
 
 # Data versions: <root>/span-<N>/… or <root>/span-<N>/version-<M>/…, the newest read by default.
@@ -109,7 +110,8 @@ def _numbered(path: str, prefix: str) -> list:
 
 
 def _folder_contents(path: str):
-  """(kind, file pattern relative to `path`) of a folder of CSV, TFRecord or class folders."""
+  """(kind, file pattern relative to `path`, image files) of a folder of CSV, TFRecord or class
+  folders."""
   entries = _visible(path)
   if not entries:
     raise UserError(f'--data {path}: the folder is empty')
@@ -130,9 +132,8 @@ def _folder_contents(path: str):
       f'({_some(found[0])}); point --data at the file(s) or move them out of the image folder'
     )
   if found:
-    return found[1]
-  check_image_tree(path)
-  return cfg.IMAGES, CLASS_FOLDERS
+    return (*found[1], 0)
+  return cfg.IMAGES, CLASS_FOLDERS, check_image_tree(path)
 
 
 def _one_suffix(path: str, files: list, suffixes: tuple) -> str:
@@ -184,15 +185,15 @@ def resolve_data(path: str) -> DataSource:
     return DataSource(cfg.TFRECORDS, path, splits[0][1], splits=splits)
   spans = _numbered(path, 'span-')
   if not spans:
-    kind, files = _folder_contents(path)
-    return DataSource(kind, path, files)
+    kind, files, images = _folder_contents(path)
+    return DataSource(kind, path, files, images=images)
   latest = os.path.join(path, f'span-{spans[-1]}')
   versions = _numbered(latest, 'version-')
   folders = f'{SPAN_FOLDER}/{VERSION_FOLDER}' if versions else SPAN_FOLDER
-  kind, files = _folder_contents(
+  kind, files, images = _folder_contents(
     os.path.join(latest, f'version-{versions[-1]}') if versions else latest
   )
-  return DataSource(kind, path, f'{folders}/{files}', tuple(spans))
+  return DataSource(kind, path, f'{folders}/{files}', tuple(spans), images=images)
 
 
 MIN_TEXT_WORDS = 5  # median words per row above which a string column is free text
@@ -383,8 +384,9 @@ def _parsed(proto_class, record: bytes):
     return None
 
 
-def check_image_tree(path: str) -> None:
-  """Raises UserError unless `path` holds at least two class folders with images."""
+def check_image_tree(path: str) -> int:
+  """The number of images under `path`; raises UserError unless it holds at least two class
+  folders with images."""
   from components.image_example_gen import folder
 
   listing = folder.list_image_folder(path)
@@ -398,6 +400,7 @@ def check_image_tree(path: str) -> None:
       f'--data {path}: only one class folder with images ({classes[0]!r}); '
       'a classifier needs at least two'
     )
+  return len(listing.images)
 
 
 def check_output(path: str) -> str:

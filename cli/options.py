@@ -121,9 +121,9 @@ OPTIONS = {
   '--beam-mode': dict(
     dest='beam_direct_running_mode',
     default=_DEFAULTS.beam_direct_running_mode,
-    choices=('in_memory', 'multi_processing', 'multi_threading'),
-    help='DirectRunner running mode (default: %(default)s; in_memory is faster for small '
-    'data: no worker processes to start)',
+    choices=(cfg.BEAM_AUTO, 'in_memory', 'multi_processing', 'multi_threading'),
+    help='DirectRunner running mode (default: %(default)s: in_memory, with no worker processes '
+    f'to start, for fewer than {cfg.IN_MEMORY_BELOW_IMAGES:,} images, else multi_processing)',
   ),
   '--beam-workers': dict(
     dest='beam_direct_num_workers',
@@ -406,6 +406,9 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     data_splits=source.splits,
     text_column=text_column,
     schema=os.path.abspath(schema) if schema else None,
+    beam_direct_running_mode=cfg.direct_running_mode(
+      args.beam_direct_running_mode, source.images, args.beam_direct_num_workers
+    ),
   )
 
 

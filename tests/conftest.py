@@ -3,6 +3,7 @@
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,10 +44,19 @@ def digits_subset(tmp_path_factory) -> str:
   return write_digits_subset(str(tmp_path_factory.mktemp('digits')), per_class=40)
 
 
-# in_memory: Beam's worker processes (the default, multi_processing) cost ~6 s per Beam component
-# to start; tests/test_beam_modes.py, the default run and the ExampleGen SIGKILL test run the
-# default mode.
+# in_memory, as `--beam-mode auto` picks for these few images anyway; Beam's worker processes
+# (~6 s per Beam component to start) run in tests/test_beam_modes.py, the S3 run and the
+# ExampleGen SIGKILL test.
 FAST = ['--train-steps', '150', '--min-accuracy', '0.3', '--beam-mode', 'in_memory']
+
+
+def library_noise(output: str) -> list:
+  """The lines of a run's terminal output that come from libraries (warnings, log records)."""
+  return [
+    line
+    for line in output.splitlines()
+    if re.search(r'Warning|warnings\.warn|^\d{4}-\d\d-\d\d ', line)
+  ]
 
 
 def run_pipeline(data: str, output: str, *extra: str):

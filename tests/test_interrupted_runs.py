@@ -162,9 +162,10 @@ def test_ctrl_c_in_training_then_the_same_command_reruns_only_what_is_left(
 
 def test_killed_example_gen_leaves_nothing_later_components_pick_up(data, uninterrupted, tmp_path):
   output = str(tmp_path / 'out')
-  # Killed once its executor has started (scratch folder) and made its output folder.
+  # Killed once its executor has started (scratch folder) and made its output folder, Beam's
+  # worker processes with it.
   _run_killed_when(
-    _command(data, output),
+    _command(data, output, '--beam-mode', 'multi_processing'),
     os.path.join(
       output, 'pipeline_root', 'ImageExampleGen', '.system', 'executor_execution', '*', '.temp'
     ),
@@ -178,11 +179,9 @@ def test_killed_example_gen_leaves_nothing_later_components_pick_up(data, uninte
   )
   assert len(half_written) == 2  # examples/1 and the executor's scratch folder
 
-  # Started again in one process: recovery does not depend on the Beam mode, and Beam's worker
-  # processes would cost ~6 s per Beam component.
-  again = subprocess.run(
-    _command(data, output, '--beam-mode', 'in_memory'), cwd=ROOT, capture_output=True, text=True
-  )
+  # Started again with the default (300 images: Beam in one process): recovery does not depend
+  # on the Beam mode.
+  again = subprocess.run(_command(data, output), cwd=ROOT, capture_output=True, text=True)
   assert again.returncode == 0, again.stderr[-2000:]
   counts = re.search(r'examples: +train (\d+), eval (\d+)', again.stdout)
   assert int(counts.group(1)) + int(counts.group(2)) == 300

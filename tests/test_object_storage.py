@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from tests import s3_server
+from tests.conftest import library_noise
 
 pytestmark = pytest.mark.slow  # whole pipeline runs against a loopback S3 server
 
@@ -104,6 +105,7 @@ def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
   local = tmp_path / 'state'
   done, result = run_remote(env, 's3://data/digits', 's3://runs/first', local)
   assert 'pure virtual method' not in done.stderr and 'exited with return code' not in done.stderr
+  assert not library_noise(done.stdout + done.stderr)  # not from the worker processes either
   assert result['examples_per_split'] == {
     'train': result['examples_per_split']['train'],
     'eval': uploaded - result['examples_per_split']['train'],

@@ -24,9 +24,10 @@ def test_flat_folders_of_each_kind(tmp_path, digits_subset):
     '*.csv',
     (),
     (),
+    0,
   )
   assert inputs.resolve_data(str(tmp_path / 'tfr')).pattern == '*.tfrecord.gz'
-  assert inputs.resolve_data(digits_subset) == (cfg.IMAGES, digits_subset, '*/*', (), ())
+  assert inputs.resolve_data(digits_subset) == (cfg.IMAGES, digits_subset, '*/*', (), (), 400)
 
 
 def test_spans_and_versions_of_each_kind(tmp_path):
@@ -40,6 +41,7 @@ def test_spans_and_versions_of_each_kind(tmp_path):
     'span-{SPAN}/version-{VERSION}/*.csv',
     (1, 2),
     (),
+    0,
   )
   assert inputs.resolve_data(str(tmp_path / 'tfr')) == (
     cfg.TFRECORDS,
@@ -47,6 +49,7 @@ def test_spans_and_versions_of_each_kind(tmp_path):
     'span-{SPAN}/*.tfrecord',
     (1, 2),
     (),
+    0,
   )
   assert inputs.resolve_data(str(tmp_path / 'img')) == (
     cfg.IMAGES,
@@ -54,7 +57,38 @@ def test_spans_and_versions_of_each_kind(tmp_path):
     'span-{SPAN}/version-{VERSION}/*/*',
     (1, 2),
     (),
+    10,  # the latest version's: one digit of each class
   )
+
+
+@pytest.mark.parametrize(
+  'flags,mode',
+  [
+    ([], 'in_memory'),  # 400 images: below cfg.IN_MEMORY_BELOW_IMAGES
+    (['--beam-workers', '2'], 'multi_processing'),  # worker processes asked for
+    (['--beam-mode', 'multi_threading'], 'multi_threading'),
+  ],
+)
+def test_auto_keeps_beam_in_one_process_for_few_images(tmp_path, digits_subset, flags, mode):
+  from cli import main as cli_main
+  from cli import options
+
+  args = cli_main.parser().parse_args(
+    ['run', '--data', digits_subset, '--output', str(tmp_path / 'out'), *flags]
+  )
+  config = options.build_config(args)
+  assert config.beam_direct_running_mode == mode
+  assert f'--direct_running_mode={mode}' in config.beam_pipeline_args
+
+
+def test_auto_is_worker_processes_for_many_images_other_data_and_compiled_specs():
+  below = cfg.IN_MEMORY_BELOW_IMAGES
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, below - 1, 0) == 'in_memory'
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, below, 0) == 'multi_processing'
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, 0, 0) == 'multi_processing'  # CSV, TFRecords
+  compiled = cfg.PipelineConfig(data='gs://b/d', data_kind=cfg.IMAGES, output='gs://b/o')
+  assert compiled.beam_direct_running_mode == cfg.BEAM_AUTO  # compile counts no files
+  assert '--direct_running_mode=multi_processing' in compiled.beam_pipeline_args
 
 
 def test_the_image_executor_reads_the_resolved_version_folder():
