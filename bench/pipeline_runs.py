@@ -5,10 +5,10 @@ components from the cache).
 
 Each run is a separate `pipeline.py run` process (imports included, as a user sees it),
 cold and cached alternated so that machine noise hits both alike (between them an untimed run:
-the first model is serving by then, and the Evaluator compares the model with it once), plus a cold run with Beam's
-worker processes (`--beam-mode multi_processing`, what `auto` picks from 2,000 images on) to show
-what they cost on this small data, where `auto` keeps Beam in one process; prints medians and
-ratios measured in this one invocation.
+the first model is serving by then, and the Evaluator compares the model with it once), plus a
+cold run with Beam's worker processes (`--beam-mode multi_processing`, what `auto` picks from
+2,000 images on) to show what they cost on this small data, where `auto` keeps Beam in one
+process; prints medians and ratios measured in this one invocation.
 """
 
 import argparse

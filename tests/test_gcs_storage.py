@@ -2,8 +2,8 @@
 (tests/gcs_server.py: gcp-storage-emulator, a real HTTP server, behind a TLS proxy): data listed
 and read, shards, statistics and the model written through TensorFlow's own GCS file system
 (over TLS, as to Google) and Beam's (google-cloud-storage), authenticated with a service account
-key as on Vertex AI. Beam runs in process (in_memory): Beam worker processes on object storage
-are tests/test_object_storage.py's S3 run, and they cost a run ~50 s more CPU here."""
+key as on Vertex AI. Beam runs in one process (the default for 400 images): Beam worker
+processes on object storage are tests/test_object_storage.py's S3 run."""
 
 import os
 
@@ -53,9 +53,7 @@ def test_default_pipeline_reads_and_writes_gcs(gcs, digits_subset, tmp_path):
       path = os.path.join(folder, name)
       bucket.blob(f'digits/{os.path.relpath(path, digits_subset)}').upload_from_filename(path)
   local = tmp_path / 'state'
-  done, result = run_remote(
-    env, 'gs://data/digits', 'gs://runs/first', local, '--beam-mode', 'in_memory'
-  )
+  done, result = run_remote(env, 'gs://data/digits', 'gs://runs/first', local)
   counted = result['examples_per_split']
   assert counted['train'] + counted['eval'] == len(_blobs(client, 'data', 'digits/'))
 

@@ -72,8 +72,8 @@ def _pipeline(env, *args):
 
 
 def run_remote(env, data: str, output: str, local, *beam: str) -> tuple:
-  """`run` from and to object storage, state in `local`, Beam's default (multi_processing, 2
-  worker processes) unless `beam` says otherwise: (the finished process, last_run.json)."""
+  """`run` from and to object storage, state in `local`, with the `beam` flags: (the finished
+  process, last_run.json)."""
   done = _pipeline(
     env,
     'run',
@@ -87,7 +87,7 @@ def run_remote(env, data: str, output: str, local, *beam: str) -> tuple:
     '150',
     '--min-accuracy',
     '0.3',
-    *(beam or ('--beam-workers', '2')),
+    *beam,
   )
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   with open(local / 'last_run.json') as f:
@@ -103,7 +103,9 @@ def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
   client, env = s3
   uploaded = s3_server.upload_folder(client, digits_subset, 'data', 'digits')
   local = tmp_path / 'state'
-  done, result = run_remote(env, 's3://data/digits', 's3://runs/first', local)
+  done, result = run_remote(  # Beam's worker processes, which load the S3 plugin too
+    env, 's3://data/digits', 's3://runs/first', local, '--beam-workers', '2'
+  )
   assert 'pure virtual method' not in done.stderr and 'exited with return code' not in done.stderr
   assert not library_noise(done.stdout + done.stderr)  # not from the worker processes either
   assert result['examples_per_split'] == {
