@@ -145,6 +145,7 @@ class PipelineConfig:
   min_accuracy: float = 0.9  # Evaluator blessing threshold
   max_accuracy_drop: float = 0.01  # and at most this far below the serving (last blessed) model
   min_class_recall: float = 0.0  # and every class's eval recall at least this (0: not checked)
+  allow_missed_classes: bool = False  # bless a model that never predicts some eval class
   slice_features: List[str] = dataclasses.field(default_factory=list)  # tabular: metrics per value
   max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
   enable_cache: bool = True

@@ -34,6 +34,7 @@ from components.image_example_gen.component import ImageExampleGen
 from components.label_check.component import LabelCheck
 from components.recording_trainer.component import RecordingTrainer, VertexTrainer
 from components.serving_check.component import ServingCheck, TensorFlowServingCheck
+from components.serving_pusher.component import ServingPusher
 from components.shard_check.component import ShardCheck
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
@@ -263,7 +264,9 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
   """Evaluator, ServingCheck and Pusher: a model is pushed when it is blessed and serves.
   Blessing: eval accuracy ≥ min_accuracy and, once a model is serving, at most max_accuracy_drop
   below it on the same eval split (the latest blessed model, resolved as the baseline); with
-  min_class_recall, every class's recall ≥ it (components/blessing_evaluator/eval_config.py).
+  min_class_recall, every class's recall ≥ it (components/blessing_evaluator/eval_config.py); and
+  every class of the eval split predicted at least once unless allow_missed_classes. A model
+  that is already the newest serving version is not pushed again (components/serving_pusher).
   values: min_accuracy (parameter_values)."""
   serving_model = tfx.dsl.Resolver(
     strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
@@ -283,17 +286,19 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     baseline_model=serving_model.outputs['model'],
     eval_config=eval_config,
     min_accuracy=values['min_accuracy'],
+    allow_missed_classes=config.allow_missed_classes,
     code_fingerprint=fingerprint.of('components.blessing_evaluator.component'),
   ).with_id('Evaluator')
   check, infra_blessing = serving_check(config, examples, trainer, evaluator)
-  pusher = tfx.components.Pusher(
+  pusher = ServingPusher(
     model=trainer.outputs['model'],
     model_blessing=evaluator.outputs['blessing'],
     infra_blessing=infra_blessing,
     push_destination=tfx.proto.PushDestination(
       filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)
     ),
-  )
+    code_fingerprint=fingerprint.of('components.serving_pusher.component'),
+  ).with_id('Pusher')
   return [serving_model, evaluator, check, pusher]
 
 

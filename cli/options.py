@@ -199,6 +199,12 @@ OPTIONS = {
     help='bless only a model that finds at least this share of every class in the eval split '
     '(recall per class; default: %(default)s, not checked)',
   ),
+  '--allow-missed-classes': dict(
+    action='store_true',
+    help='bless a model even when it never predicts some class of the eval split (by default '
+    'such a model is not pushed: with 990:10 labels, always answering the majority class scores '
+    'accuracy 0.99)',
+  ),
   '--slice-feature': dict(
     action='append',
     dest='slice_features',
@@ -253,6 +259,7 @@ TRAINING = (
   '--min-accuracy',
   '--max-accuracy-drop',
   '--min-class-recall',
+  '--allow-missed-classes',
   '--slice-feature',
   '--max-damaged-percent',
   '--no-cache',

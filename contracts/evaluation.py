@@ -9,3 +9,14 @@ ACCURACY_KEY = 'sparse_categorical_accuracy'  # its name in TFMA's results
 RECALL_METRIC, RECALL_KEY = 'Recall', 'recall'
 PRECISION_METRIC, PRECISION_KEY = 'Precision', 'precision'
 CONFUSION_PLOT = 'MultiClassConfusionMatrixPlot'
+
+# Custom properties the project adds to TFX's artifacts (components/blessing_evaluator,
+# components/serving_pusher), read by metadata/summary.py.
+# ModelBlessing: the classes present in the eval split that the model never predicts (top class),
+# as JSON [{"class_id": 1, "examples": 6}, …]; when any, the model is not blessed (unless allowed).
+MISSED_CLASSES = 'missed_classes'
+# ModelBlessing: 1 when the candidate is the serving model itself (a cached model evaluated again
+# after its push): it is evaluated alone, not compared with itself.
+CANDIDATE_IS_SERVING = 'candidate_is_serving'
+# PushedModel: the serving version that already holds the model (nothing pushed).
+ALREADY_SERVING = 'already_serving'

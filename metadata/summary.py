@@ -274,15 +274,29 @@ def per_class(
   }
 
 
+def missed_text(missed: Dict[str, int]) -> str:
+  """'class 1 never predicted (6 eval examples)', 'classes 1, 7 never predicted (6, 3 …)'."""
+  shown = list(missed)[:5]
+  more = f' and {len(missed) - len(shown)} more' if len(missed) > len(shown) else ''
+  return (
+    f'class{"es" if len(missed) > 1 else ""} {", ".join(shown)}{more} never predicted '
+    f'({", ".join(str(missed[name]) for name in shown)} eval examples)'
+  )
+
+
 def blessing_reason(
   evaluation: metadata_store_pb2.Artifact,
   blessed: bool,
   found: Dict[str, float],
   names: Sequence[str] = (),
+  missed: Optional[Dict[str, int]] = None,
+  candidate_is_serving: bool = False,
 ) -> str:
   """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
-  model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed'.
-  found: accuracies(evaluation); names: class names by id."""
+  model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed',
+  then the project's rule (every eval class predicted) and whether a serving model was compared.
+  found: accuracies(evaluation); names: class names by id; missed: {class name: eval examples}
+  the model never predicts; candidate_is_serving: the model evaluated is the serving one."""
   import tensorflow_model_analysis as tfma
 
   candidate = found.get(evaluation_names.CANDIDATE)
@@ -313,7 +327,15 @@ def blessing_reason(
     bounds = [t.value_threshold for t in failed if t.HasField('value_threshold')]
     if bounds:
       return f'{said}, below the {bounds[0].lower_bound.value:g} needed'
+    if missed:
+      return (
+        f'{said}, {missed_text(missed)}: a model that misses a class is not pushed '
+        '(--allow-missed-classes pushes it)'
+      )
     return said
+  said += f', {missed_text(missed)}, allowed' if missed else ', every class predicted'
+  if candidate_is_serving:
+    return f'{said}; it is the serving model (not compared with itself)'
   if serving is None:
     return f'{said}; no serving model to compare with'
   return f'{said}, serving model {serving:.3f}'
@@ -366,8 +388,19 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       summary['class_recall'] = dict(zip(names, recall))
     if 'blessing' in out:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
+      missed = {
+        (names[c['class_id']] if c['class_id'] < len(names) else str(c['class_id'])): c['examples']
+        for c in json.loads(
+          property_value(out['blessing'], evaluation_names.MISSED_CLASSES) or '[]'
+        )
+      }
+      if missed:
+        summary['missed_classes'] = missed
+      is_serving = bool(property_value(out['blessing'], evaluation_names.CANDIDATE_IS_SERVING))
       if 'evaluation' in out:
-        summary['blessing'] = blessing_reason(out['evaluation'], summary['blessed'], found, names)
+        summary['blessing'] = blessing_reason(
+          out['evaluation'], summary['blessed'], found, names, missed, is_serving
+        )
     if 'infra_blessing' in out:
       report = _artifact_json(out['infra_blessing'], artifacts.SERVING_CHECK_FILE)
       if report.get('checked'):
@@ -377,6 +410,9 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       summary['pushed_to'] = (
         property_value(out['pushed_model'], 'pushed_destination') if pushed else None
       )
+      already = property_value(out['pushed_model'], evaluation_names.ALREADY_SERVING)
+      if already:
+        summary['already_serving'] = already
   return summary
 
 
@@ -464,7 +500,13 @@ def render(summary: dict) -> List[str]:
   if 'serving_check' in summary:
     lines.append(f'serving:    {render_serving_check(summary["serving_check"])}')
   if 'pushed_to' in summary:
-    lines.append(f'pushed to:  {summary["pushed_to"] or "not pushed"}')
+    lines.append(
+      f'pushed to:  {summary["pushed_to"]}'
+      if summary['pushed_to']
+      else f'pushed to:  not again: already serving as {summary["already_serving"]}'
+      if summary.get('already_serving')
+      else 'pushed to:  not pushed'
+    )
   total = len(summary['components'])
   lines.append(
     f'components: {len(summary["executed"])} executed, {len(summary["cached"])} cached'

@@ -4,6 +4,7 @@ run re-runs nothing: six real runs on one output."""
 import os
 import re
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -48,7 +49,9 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
 
   code, first = run_pipeline(digits_subset, output)
   assert code == EXIT_OK and first['blessed'] and first['pushed_to']
-  assert first['blessing'].endswith('no serving model to compare with')
+  assert first['blessing'] == (
+    f'accuracy {first["eval_accuracy"]:.3f}, every class predicted; no serving model to compare with'
+  )
   checked = first['serving_check']  # in a process of its own, every signature
   assert checked['serves'] and checked['problems'] == [] and checked['pid'] != os.getpid()
   assert set(checked['signatures']) == {
@@ -91,12 +94,17 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
   )
   assert sorted(os.listdir(serving)) == pushed
 
-  # The first run's settings again: its (cached) model against itself as the serving model.
+  # The first run's settings again: its (cached) model is the serving model. It is evaluated
+  # alone, not against itself, and not pushed a second time.
   code, again = run_pipeline(digits_subset, output)
-  assert code == EXIT_OK and again['blessed'] and again['pushed_to']
+  assert code == EXIT_OK and again['blessed'] and again['pushed_to'] is None
+  assert again['serving_accuracy'] is None
   assert again['blessing'] == (
-    f'accuracy {again["eval_accuracy"]:.3f}, serving model {first["eval_accuracy"]:.3f}'
+    f'accuracy {again["eval_accuracy"]:.3f}, every class predicted; '
+    'it is the serving model (not compared with itself)'
   )
+  assert again['already_serving'] == first['pushed_to']
+  assert sorted(os.listdir(serving)) == pushed  # no second version of the same model
   assert again['executed'] == ['Evaluator', 'Pusher', 'ServingCheck']  # the model was cached
   # Against the Evaluator's last execution (the class-recall run): its thresholds, its model.
   assert again['why_executed']['Evaluator'] == (
@@ -109,7 +117,9 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
   assert code == EXIT_OK and set(cached['components'].values()) == {'CACHED'}
   assert len(cached['components']) == len(first['components']) == 10  # the resolver is not one
   assert len(_store(output).get_artifacts()) == before  # nothing new published
-  assert 'all cached' in capsys.readouterr().out
+  out = capsys.readouterr().out
+  assert 'all cached' in out
+  assert f'pushed to:  not again: already serving as {first["pushed_to"]}' in out.splitlines()
 
   # A model as good as the serving one whose raw-input signature disagrees with serving_default.
   pushed = sorted(os.listdir(serving))
@@ -128,3 +138,33 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
   with open(broken['report'], encoding='utf-8') as f:
     assert 'It does not serve: predict_image_bytes: probabilities differ' in f.read()
   assert sorted(os.listdir(serving)) == pushed
+
+
+def test_a_model_that_never_predicts_the_minority_class_is_not_pushed(tmp_path, capsys):
+  """990:10-like labels on features that say nothing: always answering the majority class
+  scores above --min-accuracy, and is still not blessed unless --allow-missed-classes."""
+  rng = np.random.default_rng(0)
+  data = tmp_path / 'rare.csv'
+  rows = [
+    f'{x:.4f},{y:.4f},{int(i % 33 == 0)}' for i, (x, y) in enumerate(rng.normal(size=(1000, 2)))
+  ]
+  data.write_text('x,y,label\n' + '\n'.join(rows) + '\n')
+  output = str(tmp_path / 'out')
+
+  code, rare = run_pipeline(str(data), output, '--label', 'label', '--min-accuracy', '0.9')
+  assert code == EXIT_NOT_BLESSED and rare['blessed'] is False and rare['pushed_to'] is None
+  assert rare['eval_accuracy'] >= 0.9 and list(rare['missed_classes']) == ['1']
+  examples = rare['missed_classes']['1']
+  assert rare['blessing'] == (
+    f'accuracy {rare["eval_accuracy"]:.3f}, class 1 never predicted ({examples} eval examples): '
+    'a model that misses a class is not pushed (--allow-missed-classes pushes it)'
+  )
+  assert f'blessed:    no ({rare["blessing"]})' in capsys.readouterr().out.splitlines()
+  assert not os.path.exists(os.path.join(output, 'serving'))
+
+  code, allowed = run_pipeline(
+    str(data), output, '--label', 'label', '--min-accuracy', '0.9', '--allow-missed-classes'
+  )
+  assert code == EXIT_OK and allowed['pushed_to']
+  assert allowed['executed'] == ['Evaluator', 'Pusher', 'ServingCheck']
+  assert 'class 1 never predicted' in allowed['blessing'] and 'allowed' in allowed['blessing']

@@ -20,6 +20,7 @@ class BlessingEvaluatorSpec(component_spec.ComponentSpec):
   PARAMETERS = dict(
     standard_component_specs.EvaluatorSpec.PARAMETERS,
     min_accuracy=component_spec.ExecutionParameter(type=float),
+    allow_missed_classes=component_spec.ExecutionParameter(type=int),
     code_fingerprint=component_spec.ExecutionParameter(type=str),
   )
   INPUTS = standard_component_specs.EvaluatorSpec.INPUTS
@@ -27,7 +28,8 @@ class BlessingEvaluatorSpec(component_spec.ComponentSpec):
 
 
 class BlessingEvaluator(base_beam_component.BaseBeamComponent):
-  """Evaluator; blesses when eval accuracy ≥ min_accuracy (eval_config's other thresholds too)."""
+  """Evaluator; blesses when eval accuracy ≥ min_accuracy (eval_config's other thresholds too)
+  and the model predicts every class of the eval split at least once."""
 
   SPEC_CLASS = BlessingEvaluatorSpec
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
@@ -40,10 +42,12 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
     eval_config: tfma.EvalConfig,
     min_accuracy: Union[float, tfx.dsl.experimental.RuntimeParameter],
     code_fingerprint: str = '',
+    allow_missed_classes: bool = False,
   ):
     """baseline_model: the model to compare with (a Resolver's output; empty: none yet).
     eval_config's accuracy threshold says the default; min_accuracy (a value or a
-    RuntimeParameter) is what the run uses."""
+    RuntimeParameter) is what the run uses. allow_missed_classes: bless a model that never
+    predicts some class of the eval split (by default it is not blessed)."""
     super().__init__(
       spec=BlessingEvaluatorSpec(
         examples=examples,
@@ -53,6 +57,7 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
         example_splits=json_utils.dumps(None),
         fairness_indicator_thresholds=json_utils.dumps(None),
         min_accuracy=min_accuracy,
+        allow_missed_classes=int(allow_missed_classes),
         code_fingerprint=code_fingerprint,
         evaluation=channel.Channel(type=standard_artifacts.ModelEvaluation),
         blessing=channel.Channel(type=standard_artifacts.ModelBlessing),

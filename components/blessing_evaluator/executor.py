@@ -1,16 +1,24 @@
-"""TFX's Evaluator executor, with the run's values written into eval_config first: the
-`min_accuracy` parameter and the candidate model's class ids (eval_config.with_parameters)."""
+"""TFX's Evaluator executor, with the run's values written into eval_config first (the
+`min_accuracy` parameter and the candidate model's class ids: eval_config.with_parameters), and
+two rules of the project around it:
+- a candidate that is the serving model itself (a cached model evaluated again after its push) is
+  evaluated alone rather than against itself, and its blessing says so (CANDIDATE_IS_SERVING);
+- a model that never predicts a class of the eval split is not blessed unless
+  `allow_missed_classes` (MISSED_CLASSES on the blessing names those classes).
+"""
 
+import json
 import os
 
 from tensorflow.core.protobuf import saved_model_pb2
+from tfx.components.evaluator import constants
 from tfx.components.evaluator import executor as evaluator_executor
 from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
-from tfx.utils import path_utils
+from tfx.utils import io_utils, path_utils
 
-from components.blessing_evaluator import eval_config
-from contracts import serving
+from components.blessing_evaluator import class_coverage, eval_config
+from contracts import evaluation, serving
 
 
 def num_classes(saved_model_dir: str) -> int:
@@ -20,6 +28,19 @@ def num_classes(saved_model_dir: str) -> int:
     saved.ParseFromString(f.read())
   signature = saved.meta_graphs[0].signature_def[serving.SERVING_DEFAULT]
   return signature.outputs[serving.PROBABILITIES].tensor_shape.dim[-1].size
+
+
+def withhold(blessing, missed: list) -> None:
+  """Turns a blessing into a refusal because of `missed` classes (as TFX's Evaluator writes
+  one: the NOT_BLESSED file and the `blessed` property the Pusher reads)."""
+  blessed_file = os.path.join(blessing.uri, constants.BLESSED_FILE_NAME)
+  if fileio.exists(blessed_file):
+    fileio.remove(blessed_file)
+  io_utils.write_string_file(os.path.join(blessing.uri, constants.NOT_BLESSED_FILE_NAME), '')
+  blessing.set_int_custom_property(
+    constants.ARTIFACT_PROPERTY_BLESSED_KEY, constants.NOT_BLESSED_VALUE
+  )
+  blessing.set_string_custom_property(evaluation.MISSED_CLASSES, json.dumps(missed))
 
 
 class Executor(evaluator_executor.Executor):
@@ -38,4 +59,22 @@ class Executor(evaluator_executor.Executor):
         )
       },
     )
+    baselines = input_dict.get(standard_component_specs.BASELINE_MODEL_KEY) or []
+    is_serving = any(baseline.uri == model.uri for baseline in baselines)
+    if is_serving:
+      input_dict = dict(input_dict, **{standard_component_specs.BASELINE_MODEL_KEY: []})
     super().Do(input_dict, output_dict, exec_properties)
+
+    blessing = artifact_utils.get_single_instance(
+      output_dict[standard_component_specs.BLESSING_KEY]
+    )
+    if is_serving:
+      blessing.set_int_custom_property(evaluation.CANDIDATE_IS_SERVING, 1)
+    evaluated = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
+    missed = class_coverage.missed_classes(class_coverage.confusion_rows(evaluated))
+    blessed = blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY)
+    if missed and blessed == constants.BLESSED_VALUE:
+      if exec_properties.get('allow_missed_classes'):
+        blessing.set_string_custom_property(evaluation.MISSED_CLASSES, json.dumps(missed))
+      else:
+        withhold(blessing, missed)

@@ -8,7 +8,7 @@ import tensorflow_model_analysis as tfma
 from tfx import v1 as tfx
 from tfx.utils import proto_utils
 
-from components.blessing_evaluator import eval_config, executor
+from components.blessing_evaluator import class_coverage, eval_config, executor
 from components.blessing_evaluator.component import BlessingEvaluator
 from contracts import evaluation, serving
 
@@ -70,3 +70,29 @@ def test_min_accuracy_is_a_whole_parameter_a_compiled_spec_can_expose():
   assert evaluator.exec_properties['min_accuracy'] is parameter
   assert json.loads(evaluator.exec_properties['eval_config'])['metrics_specs']
   assert set(evaluator.outputs) == {'evaluation', 'blessing'}
+
+
+def test_a_class_with_eval_examples_none_predicted_as_it_is_missed():
+  rows = {  # true class: {predicted class: examples}; -1: a label the model has no class for
+    0: {0: 190.0, 2: 4.0},
+    1: {0: 6.0},  # the minority class, always answered as the majority
+    2: {2: 3.0, 0: 1.0},
+    -1: {0: 2.0},
+  }
+  assert class_coverage.missed_classes(rows) == [{'class_id': 1, 'examples': 6}]
+  assert class_coverage.missed_classes({0: {0: 5.0}, 1: {1: 1.0, 0: 9.0}}) == []
+
+
+def test_a_missed_class_withholds_a_blessing_as_the_evaluator_writes_one(tmp_path):
+  from tfx.components.evaluator import constants
+
+  blessing = tfx.types.standard_artifacts.ModelBlessing()
+  blessing.uri = str(tmp_path)
+  (tmp_path / constants.BLESSED_FILE_NAME).write_text('')
+  blessing.set_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY, 1)
+  executor.withhold(blessing, [{'class_id': 1, 'examples': 6}])
+  assert sorted(p.name for p in tmp_path.iterdir()) == [constants.NOT_BLESSED_FILE_NAME]
+  assert blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY) == 0
+  assert json.loads(blessing.get_string_custom_property(evaluation.MISSED_CLASSES)) == [
+    {'class_id': 1, 'examples': 6}
+  ]
