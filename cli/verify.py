@@ -1,27 +1,49 @@
-"""`pipeline.py verify PATH…`: every TFRecord shard's records checked, damage reported, salvage.
+"""`pipeline.py verify PATH…`: every TFRecord shard's records checked, damage reported, salvage;
+what the artifact records (shard numbering, splits, record counts) checked against what is there.
 
-Exit codes: 0 every shard clean, 1 damage found (and salvaged with --repair), 2 bad input.
+Exit codes: 0 every shard clean and nothing missing, 1 damage found (and salvaged with --repair)
+or shards, splits or records missing, 2 bad input.
 """
 
 import argparse
+import collections
+import contextlib
+import dataclasses
+import json
 import os
+import re
 import sys
-from typing import List
+import types
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from components.shard_check import scan
+import config as cfg
+from contracts import artifacts
 from contracts.errors import UserError
 
 HELP = 'check TFRecord shards record by record; salvage the intact records'
 DESCRIPTION = (
   'Check every record of TFRecord shards (plain or GZIP) against its CRCs, in '
   'parallel, and report per shard: good records, corrupt records, truncated tail '
-  'bytes. Exit codes: 0 clean, 1 damage found, 2 bad input.'
+  'bytes. In the folders searched, also report what is missing: shards of a numbered '
+  'set (data-00001-of-00002), and the splits and record counts an Examples artifact '
+  'records (ML Metadata, image_meta.json, text_meta.json, StatisticsGen). '
+  'Exit codes: 0 clean, 1 damage found or something missing, 2 bad input.'
 )
 SHARD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz', '.gz')
+# TFX writes protos beside shards in the Split-* folders of other artifacts (StatisticsGen's
+# FeatureStats.pb, ExampleValidator's SchemaDiff.pb): not TFRecords.
+NOT_SHARDS = ('.pb', '.pbtxt')
+# Beam's (and so TFX ExampleGens') and the project's shard names: data_tfrecord-00001-of-00002.gz,
+# data-00001-of-00002.gz, metrics-00000-of-00001.tfrecord.
+NUMBERED = re.compile(r'^(?P<prefix>.+)-(?P<index>\d+)-of-(?P<count>\d+)(?P<suffix>\.[^-]*)?$')
+META_FILES = (artifacts.IMAGE_META_FILE, artifacts.TEXT_META_FILE)
 
 
 def _is_shard(path: str) -> bool:
   name = os.path.basename(path)
+  if name.endswith(NOT_SHARDS):
+    return False
   return (
     name.endswith(SHARD_SUFFIXES)
     or name.startswith('data-')
@@ -29,21 +51,26 @@ def _is_shard(path: str) -> bool:
   )
 
 
-def find_shards(paths: List[str]) -> List[str]:
-  """Files as given; folders searched for shards (Examples artifacts, *.tfrecord[.gz], …)."""
-  found = []
+def _search(paths: List[str]) -> Tuple[List[str], List[str]]:
+  """(shards, folders searched): files as given; folders walked for shards."""
+  found, folders = [], []
   for path in paths:
     if os.path.isfile(path):
       found.append(os.path.abspath(path))
     elif os.path.isdir(path):
-      found += sorted(
-        os.path.abspath(os.path.join(folder, name))
-        for folder, _, names in os.walk(path)
-        for name in names
-        if _is_shard(os.path.join(folder, name))
-      )
+      walked = []
+      for folder, _, names in os.walk(os.path.abspath(path)):
+        folders.append(folder)
+        walked += [os.path.join(folder, n) for n in names if _is_shard(os.path.join(folder, n))]
+      found += sorted(walked)
     else:
       raise UserError(f'{path}: no such file or folder')
+  return list(dict.fromkeys(found)), list(dict.fromkeys(folders))
+
+
+def find_shards(paths: List[str]) -> List[str]:
+  """Files as given; folders searched for shards (Examples artifacts, *.tfrecord[.gz], …)."""
+  found, _ = _search(paths)
   if not found:
     raise UserError(f'no TFRecord shards under {" ".join(paths)}')
   return found
@@ -62,12 +89,284 @@ def describe(report: scan.ShardReport) -> str:
   return f'{report.path}: DAMAGED: ' + ', '.join(parts)
 
 
+@dataclasses.dataclass
+class Finding:
+  """Something the artifact or the shard numbering says should be there and is not."""
+
+  kind: str  # 'shard', 'split', 'records' (fewer than recorded), 'extra' (more than recorded)
+  line: str
+  amount: int = 1  # shards, splits or records
+
+
+@dataclasses.dataclass
+class Recorded:
+  """What an Examples artifact records about itself, and where that was read."""
+
+  splits: List[str]
+  counts: Dict[str, int]
+  source: str  # of the splits
+  counts_source: str = ''  # 'recorded in image_meta.json', 'counted by StatisticsGen', …
+
+
+def missing_shards(shards: List[str], folders: List[str]) -> List[Finding]:
+  """Every index absent from a numbered set <prefix>-NNNNN-of-MMMMM[suffix] of a folder searched."""
+  searched = set(folders)
+  sets = collections.defaultdict(set)
+  for path in shards:
+    folder, name = os.path.split(path)
+    match = NUMBERED.match(name)
+    if folder in searched and match:
+      key = (folder, match['prefix'], match['count'], match['suffix'] or '', len(match['index']))
+      sets[key].add(int(match['index']))
+  findings = []
+  for (folder, prefix, count, suffix, width), present in sorted(sets.items()):
+    total = int(count)
+    for index in sorted(set(range(total)) - present):
+      name = f'{prefix}-{index:0{width}d}-of-{count}{suffix}'
+      findings.append(
+        Finding(
+          'shard',
+          f'{os.path.join(folder, name)}: missing ({len(present)} of {total} shards present)',
+        )
+      )
+  return findings
+
+
+def _split_folders(folder: str) -> List[str]:
+  try:
+    return sorted(n for n in os.listdir(folder) if n.startswith('Split-'))
+  except OSError:
+    return []
+
+
+def _from_meta_file(folder: str) -> Optional[Recorded]:
+  for name in META_FILES:
+    path = os.path.join(folder, name)
+    if not os.path.isfile(path):
+      continue
+    try:
+      with open(path) as f:
+        counts = json.load(f)['split_counts']
+      counts = {str(split): int(n) for split, n in counts.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+      continue
+    return Recorded(list(counts), counts, name, f'recorded in {name}')
+  return None
+
+
+class _Metadata:
+  """Examples artifacts as ML Metadata (a metadata.sqlite in a folder above) records them."""
+
+  def __init__(self):
+    self._stores = {}
+
+  def _store(self, folder: str):
+    """(store, the folder metadata.sqlite is in), from the nearest folder up that has one."""
+    here = folder
+    while True:
+      path = os.path.join(here, cfg.METADATA_FILE)
+      if os.path.isfile(path):
+        break
+      if os.path.dirname(here) == here:
+        return None, ''
+      here = os.path.dirname(here)
+    if path not in self._stores:
+      from ml_metadata.metadata_store import metadata_store
+      from ml_metadata.proto import metadata_store_pb2
+
+      connection = metadata_store_pb2.ConnectionConfig()
+      connection.sqlite.filename_uri = path
+      connection.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
+      try:
+        self._stores[path] = metadata_store.MetadataStore(connection)
+      except Exception:  # damaged or not ML Metadata: the artifact's own files say what they can
+        self._stores[path] = None
+    return self._stores[path], here
+
+  def recorded(self, folder: str) -> Optional[Recorded]:
+    store, root = self._store(folder)
+    if store is None:
+      return None
+    try:
+      return self._recorded(store, root, folder)
+    except Exception:  # an unreadable store is no record; the files present are still checked
+      return None
+
+  def _recorded(self, store, root: str, folder: str) -> Optional[Recorded]:
+    # The URI recorded, or (an output folder moved or copied) one ending the same way.
+    tail = os.sep + os.path.relpath(folder, root)
+    found = store.get_artifacts_by_uri(folder) or [
+      a for a in store.get_artifacts_by_type('Examples') if a.uri.endswith(tail)
+    ]
+    examples_type = store.get_artifact_type('Examples')
+    found = [a for a in found if a.type_id == examples_type.id]
+    if not found:
+      return None
+    artifact = max(found, key=lambda a: a.id)
+    if 'split_names' not in artifact.properties:
+      return None
+    splits = [str(s) for s in json.loads(artifact.properties['split_names'].string_value)]
+    recorded = Recorded(splits, {}, 'ML Metadata')
+    if 'split_counts' in artifact.custom_properties:
+      counts = json.loads(artifact.custom_properties['split_counts'].string_value)
+      recorded.counts = {str(s): int(n) for s, n in counts.items()}
+      recorded.counts_source = 'recorded in ML Metadata'
+    else:
+      moved_from = artifact.uri[: len(artifact.uri) - len(tail)] if artifact.uri != folder else ''
+      recorded.counts = _statistics_counts(store, artifact, splits, moved_from, root)
+      recorded.counts_source = 'counted by StatisticsGen' if recorded.counts else ''
+    return recorded
+
+
+def _statistics_counts(store, examples, splits: List[str], moved_from: str, root: str):
+  """num_examples per split of the newest ExampleStatistics computed from `examples` (TFX's
+  ExampleGens record no counts of their own); {} if there is none to read."""
+  from ml_metadata.proto import metadata_store_pb2
+  from tensorflow_metadata.proto.v0 import statistics_pb2
+
+  event = metadata_store_pb2.Event
+  executions = [
+    e.execution_id for e in store.get_events_by_artifact_ids([examples.id]) if e.type == event.INPUT
+  ]
+  if not executions:
+    return {}
+  outputs = [
+    e.artifact_id for e in store.get_events_by_execution_ids(executions) if e.type == event.OUTPUT
+  ]
+  statistics_type = store.get_artifact_type('ExampleStatistics')
+  found = [a for a in store.get_artifacts_by_id(outputs) if a.type_id == statistics_type.id]
+  if not found:
+    return {}
+  uri = max(found, key=lambda a: a.id).uri
+  if moved_from and uri.startswith(moved_from):
+    uri = root + uri[len(moved_from) :]
+  counts = {}
+  for split in splits:
+    path = artifacts.statistics_path(uri, split)
+    try:
+      with open(path, 'rb') as f:
+        statistics = statistics_pb2.DatasetFeatureStatisticsList.FromString(f.read())
+    except Exception:  # missing, or protobuf's DecodeError: no count to compare
+      return {}
+    counts[split] = sum(d.num_examples for d in statistics.datasets)
+  return counts
+
+
+def _artifact_folders(shards: List[str], folders: List[str]) -> List[str]:
+  """Folders searched that look like an Examples artifact: Split-* folders holding shards, or
+  image_meta.json / text_meta.json (the splits may all be gone)."""
+  with_shards = {
+    os.path.dirname(os.path.dirname(p))
+    for p in shards
+    if os.path.basename(os.path.dirname(p)).startswith('Split-')
+  }
+  return [
+    f
+    for f in folders
+    if f in with_shards or any(os.path.isfile(os.path.join(f, n)) for n in META_FILES)
+  ]
+
+
+def missing_splits_and_records(
+  shards: List[str], folders: List[str], reports: Dict[str, scan.ShardReport]
+) -> List[Finding]:
+  """Per Examples artifact searched: recorded splits without a folder or shards, and splits
+  whose clean shards hold other than the recorded number of records."""
+  metadata, findings = _Metadata(), []
+  per_split = collections.defaultdict(list)
+  for path in shards:
+    per_split[os.path.dirname(path)].append(path)
+  for folder in _artifact_folders(shards, folders):
+    recorded = metadata.recorded(folder) or _from_meta_file(folder)
+    present = [name[len('Split-') :] for name in _split_folders(folder)]
+    splits = recorded.splits if recorded else present
+    for split in splits:
+      split_folder = os.path.join(folder, f'Split-{split}')
+      where = f"split '{split}' recorded in {recorded.source}" if recorded else ''
+      if not os.path.isdir(split_folder):
+        findings.append(Finding('split', f'{split_folder}: missing ({where})'))
+        continue
+      split_shards = per_split.get(split_folder, [])
+      if not split_shards:
+        findings.append(
+          Finding(
+            'split',
+            f'{split_folder}: missing (the folder holds no shards'
+            + (f'; {where})' if where else ')'),
+          )
+        )
+        continue
+      if not recorded or split not in recorded.counts:
+        continue
+      if not all(reports[p].clean for p in split_shards if p in reports):
+        continue  # the damage reported above accounts for records not read
+      counted = sum(reports[p].good for p in split_shards if p in reports)
+      expected = recorded.counts[split]
+      if counted < expected:
+        findings.append(
+          Finding(
+            'records',
+            f'{split_folder}: {expected - counted} records missing ({counted} of {expected} '
+            f'{recorded.counts_source})',
+            expected - counted,
+          )
+        )
+      elif counted > expected:
+        findings.append(
+          Finding(
+            'extra',
+            f'{split_folder}: {counted - expected} records more than recorded ({counted}, '
+            f'{expected} {recorded.counts_source})',
+            counted - expected,
+          )
+        )
+  return findings
+
+
+def summarise(findings: List[Finding]) -> str:
+  """One line: what is missing, in all."""
+  amounts = collections.Counter()
+  for finding in findings:
+    amounts[finding.kind] += finding.amount
+  parts = [
+    f'{amounts[kind]} {noun}(s)'
+    for kind, noun in (('shard', 'shard'), ('split', 'split'), ('records', 'record'))
+    if amounts[kind]
+  ]
+  line = f'incomplete: {", ".join(parts)} missing' if parts else 'incomplete:'
+  if amounts['extra']:
+    line += ('; ' if parts else ' ') + f'{amounts["extra"]} record(s) more than recorded'
+  return line
+
+
+@contextlib.contextmanager
+def _plain_workers() -> Iterator[None]:
+  """Spawned scan workers are fresh interpreters that first import `__main__` again: pipeline.py,
+  run as a script, would import TFX and TensorFlow in each (seconds apiece, and a dozen
+  FutureWarnings on the terminal that the parent's warnings filter does not reach). The scan needs
+  none of it: the workers start from an empty `__main__`, and with PYTHONWARNINGS quieting what
+  they import themselves (TensorFlow for gs:// shards)."""
+  main, saved = sys.modules.get('__main__'), os.environ.get('PYTHONWARNINGS')
+  sys.modules['__main__'] = types.ModuleType('__main__')
+  quiet = 'ignore::FutureWarning,ignore::DeprecationWarning'
+  os.environ['PYTHONWARNINGS'] = f'{quiet},{saved}' if saved else quiet
+  try:
+    yield
+  finally:
+    if main is not None:
+      sys.modules['__main__'] = main
+    if saved is None:
+      os.environ.pop('PYTHONWARNINGS', None)
+    else:
+      os.environ['PYTHONWARNINGS'] = saved
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument(
     'paths',
     nargs='+',
     metavar='PATH',
-    help='shard files, or folders to search (e.g. an Examples artifact)',
+    help='shard files, or folders to search (e.g. an Examples artifact, or an output folder)',
   )
   parser.add_argument(
     '--repair',
@@ -86,7 +385,9 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(paths: List[str], repair_dir: str = '', workers: int = 0) -> int:
-  shards = find_shards(paths)
+  shards, folders = _search(paths)
+  if not shards and not missing_splits_and_records([], folders, {}):
+    raise UserError(f'no TFRecord shards under {" ".join(paths)}')
   if repair_dir:
     repair_dir = os.path.abspath(repair_dir)
     if any(s.startswith(repair_dir + os.sep) for s in shards):
@@ -94,24 +395,31 @@ def run(paths: List[str], repair_dir: str = '', workers: int = 0) -> int:
     if os.path.isdir(repair_dir) and os.listdir(repair_dir):
       raise UserError(f'--repair {repair_dir}: folder exists and is not empty')
   print(
-    f'verifying {len(shards)} shard(s) with {workers or min(len(shards), os.cpu_count() or 1)}'
-    ' worker(s)',
+    f'verifying {len(shards)} shard(s) with '
+    f'{workers or min(len(shards), os.cpu_count() or 1) or 1} worker(s)',
     flush=True,
   )
-  reports = scan.check_all(
-    shards, salvage_dir=repair_dir, salvage_clean=True, workers=workers, processes=True
-  )
+  with _plain_workers():
+    reports = scan.check_all(
+      shards, salvage_dir=repair_dir, salvage_clean=True, workers=workers, processes=True
+    )
   for report in reports:
     print(describe(report))
+  findings = missing_shards(shards, folders) + missing_splits_and_records(
+    shards, folders, {r.path: r for r in reports}
+  )
+  for finding in findings:
+    print(finding.line)
   totals = scan.totals(reports)
   print(
     f'total: {totals["shards"]} shard(s), {totals["damaged_shards"]} damaged; '
     f'{totals["good"]} good records, {totals["corrupt"]} corrupt, '
     f'{totals["lost_bytes"]} bytes lost, {totals["truncated_bytes"]} truncated tail bytes'
   )
-  if repair_dir:
+  if repair_dir and reports:
     print(f'salvaged shards (every intact record, nothing else) written under {repair_dir}')
   if totals['damaged_shards']:
     print(f'damage found in {totals["damaged_shards"]} shard(s)', file=sys.stderr)
-    return 1
-  return 0
+  if findings:
+    print(summarise(findings), file=sys.stderr)
+  return 1 if totals['damaged_shards'] or findings else 0
