@@ -393,7 +393,7 @@ def check_image_tree(path: str) -> int:
   if not listing.labels:
     raise UserError(f'--data {path}: no class folders, CSV or TFRecord files in it {_KNOWN}')
   if not listing.images:
-    raise UserError(f'--data {path}: no images (.jpg, .jpeg, .png) in its class folders')
+    raise UserError(f'--data {path}: no images ({folder.IMAGE_SUFFIXES}) in its class folders')
   classes = sorted({listing.labels[f.label] for f in listing.images})
   if len(classes) < 2:
     raise UserError(

@@ -4,7 +4,8 @@ Examples artifact (ImageExampleGen, TextExampleGen):
   Split-<split>/data-00000-of-0000N[.gz]   TFRecord shards
   labels.txt            the label vocabulary: line i holds the name of label id i
   excluded_files.csv    images: path,reason of every file that was not turned into a record
-  image_meta.json       images: encoding, compression, counts, most common size, channels
+  image_meta.json       images: encoding, compression, counts, most common size, channels,
+                        how many were turned upright by their EXIF orientation
   vocabulary.txt        text: line i holds the word of token id i
   text_meta.json        text: columns, counts, vocabulary size, labels
 ModelRun artifact (trainer/task.py):
@@ -28,6 +29,9 @@ DAMAGE_FILE = 'input_damage.json'
 TRAINING_FILE = 'training.json'
 SERVING_CHECK_FILE = 'serving_check.json'
 STATISTICS_FILE = 'FeatureStats.pb'
+# ImageExampleGen's count of images stored upright by their EXIF orientation: an image_meta.json
+# key and a custom property of the Examples artifact (metadata/summary.py reports it).
+TURNED_UPRIGHT = 'num_turned_upright'
 
 # TFDV's schema feature that holds a SequenceExample's feature lists.
 SEQUENCE_STRUCT = '##SEQUENCE##'

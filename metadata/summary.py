@@ -369,6 +369,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
     if 'examples' in out and property_value(out['examples'], 'num_excluded') is not None:
       summary['excluded_files'] = property_value(out['examples'], 'num_excluded')
       summary['excluded_report'] = os.path.join(out['examples'].uri, artifacts.EXCLUDED_FILE)
+      summary['turned_upright'] = property_value(out['examples'], artifacts.TURNED_UPRIGHT) or 0
       summary['examples_uri'] = out['examples'].uri
     elif 'examples' in out:
       summary['examples_uri'] = out['examples'].uri
@@ -455,7 +456,15 @@ def render(summary: dict) -> List[str]:
     lines.append(f'data:       span {summary["span"]}')
   counts = summary.get('examples_per_split')
   if counts:
-    lines.append('examples:   ' + ', '.join(f'{split} {n}' for split, n in counts.items()))
+    lines.append(
+      'examples:   '
+      + ', '.join(f'{split} {n}' for split, n in counts.items())
+      + (
+        f'; {summary["turned_upright"]} photo(s) turned upright by their EXIF orientation'
+        if summary.get('turned_upright')
+        else ''
+      )
+    )
   if 'input_damage' in summary:
     damage = summary['input_damage']
     lines.append(

@@ -68,11 +68,29 @@ def run_pipeline(data: str, output: str, *extra: str):
     return code, json.load(f)
 
 
+# In images_with_junk; both fall in the eval split (by their path's hash), so that the train
+# split's estimated size, and with it first_run's shard count, is what it was without them.
+PHONE_PHOTO = '7/phone-3.jpg'
+BMP_IMAGE = '5/scan.bmp'
+
+
 @pytest.fixture(scope='session')
 def images_with_junk(digits_subset, tmp_path_factory) -> str:
-  """The digits subset plus a corrupt JPEG and a text file (both excluded by ExampleGen)."""
+  """The digits subset plus a corrupt JPEG and a text file (both excluded by ExampleGen), and two
+  more digits: a phone-style JPEG stored sideways with EXIF orientation 6 (ExampleGen turns it
+  upright: PHONE_PHOTO) and a BMP (stored as PNG: BMP_IMAGE)."""
   root = str(tmp_path_factory.mktemp('junk') / 'digits')
   shutil.copytree(digits_subset, root)
+  for relpath, source in ((PHONE_PHOTO, '7'), (BMP_IMAGE, '5')):
+    first = sorted(os.listdir(os.path.join(digits_subset, source)))[0]
+    with PIL.Image.open(os.path.join(digits_subset, source, first)) as digit:
+      if relpath == BMP_IMAGE:
+        digit.save(os.path.join(root, relpath), 'BMP')
+        continue
+      exif = PIL.Image.Exif()
+      exif[0x0112] = 6  # viewers turn it a quarter clockwise: the digit upright again
+      sideways = PIL.Image.fromarray(np.ascontiguousarray(np.rot90(np.asarray(digit), 1)))
+      sideways.save(os.path.join(root, relpath), 'JPEG', exif=exif.tobytes(), quality=95)
   with open(os.path.join(root, '3', 'broken.jpg'), 'wb') as f:
     f.write(b'\xff\xd8\xff\xe0' + b'\x00' * 100)  # a JPEG header and nothing else
   with open(os.path.join(root, '1', 'notes.txt'), 'w') as f:

@@ -1,7 +1,8 @@
 """The whole pipeline, in process: real Beam, real ML Metadata, real training.
 
-Data: 40 scikit-learn digits per class (400 PNGs) plus a corrupt JPEG and a text file; the
-shared first run stores them as gzip raw pixels in 0.01 MB shards (tests/conftest.py).
+Data: 40 scikit-learn digits per class (400 PNGs) plus a corrupt JPEG and a text file, a digit
+stored sideways with EXIF orientation 6 and a BMP digit; the shared first run stores them as gzip
+raw pixels in 0.01 MB shards (tests/conftest.py).
 """
 
 import csv
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 
 import numpy as np
+import PIL.Image
 import pytest
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
@@ -23,7 +25,7 @@ from contracts import evaluation as evaluation_names
 from contracts.errors import EXIT_FAILED
 from metadata import lineage, summary
 import pipeline
-from tests.conftest import FAST, run_pipeline, write_digits_subset
+from tests.conftest import BMP_IMAGE, FAST, PHONE_PHOTO, run_pipeline, write_digits_subset
 from tests.tfx_data import TAXI_CSV
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
@@ -32,7 +34,7 @@ pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them
 def test_run_trains_blesses_and_pushes(first_run):
   code, result, output = first_run
   assert code == 0, result.get('error')
-  assert sum(result['examples_per_split'].values()) == 400
+  assert sum(result['examples_per_split'].values()) == 402  # 400 PNGs, a JPEG and a BMP
   assert set(result['examples_per_split']) == {'train', 'eval'}
   assert result['eval_accuracy'] > 0.3  # 10 classes: chance is 0.1
   assert result['blessed'] is True
@@ -95,7 +97,7 @@ def test_the_first_run_stored_gzip_raw_pixels_in_small_shards(first_run):
   assert records == result['examples_per_split']['train']
 
 
-def test_exclusion_report_and_label_vocabulary(first_run):
+def test_exclusion_report_and_label_vocabulary(first_run, images_with_junk):
   _, result, _ = first_run
   assert result['excluded_files'] == 2
   with open(result['excluded_report']) as f:
@@ -105,6 +107,30 @@ def test_exclusion_report_and_label_vocabulary(first_run):
   assert 'not an image file' in rows['1/notes.txt']
   with open(os.path.join(result['examples_uri'], 'labels.txt')) as f:
     assert f.read().split() == [str(i) for i in range(10)]
+  # The BMP is read (not excluded), the sideways phone photo turned upright and counted.
+  assert result['turned_upright'] == 1
+  assert any(
+    line.endswith('; 1 photo(s) turned upright by their EXIF orientation')
+    for line in summary.render(result)
+  )
+  with open(os.path.join(result['examples_uri'], 'image_meta.json')) as f:
+    assert json.load(f)['num_turned_upright'] == 1
+  shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], 'Split-eval', '*'))
+  stored = {}
+  for record in tf.data.TFRecordDataset(shards, compression_type='GZIP'):
+    example = tf.train.Example.FromString(record.numpy())
+    image_id = example.features.feature['image_id'].bytes_list.value[0].decode()
+    if image_id in (PHONE_PHOTO, BMP_IMAGE):
+      stored[image_id] = np.frombuffer(
+        example.features.feature['image'].bytes_list.value[0], np.uint8
+      ).reshape(8, 8)
+  assert set(stored) == {PHONE_PHOTO, BMP_IMAGE}
+  with PIL.Image.open(os.path.join(images_with_junk, PHONE_PHOTO)) as sideways:
+    sideways = np.asarray(sideways, np.float64)
+  upright = np.rot90(sideways, -1)  # a quarter clockwise, as orientation 6 says
+  assert (
+    np.abs(stored[PHONE_PHOTO] - upright).mean() < np.abs(stored[PHONE_PHOTO] - sideways).mean()
+  )
 
 
 def test_anomalies_stop_before_training(tmp_path, capsys):

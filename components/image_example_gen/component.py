@@ -49,7 +49,8 @@ class ImageExampleGen(FileBasedExampleGen):
   ):
     """Args:
     input_base: root of the tree; each sub-folder's name is a class label.
-    encoding: 'encoded' keeps the JPEG/PNG bytes, 'raw' stores uint8 pixels.
+    encoding: 'encoded' keeps the JPEG/PNG bytes (re-encoded when EXIF-rotated or downscaled;
+      WebP, BMP, GIF and TIFF stored as PNG), 'raw' stores uint8 pixels (upright).
     compression: 'none' (default: image payloads are already compressed) or 'gzip'.
     eval_percent: share of images (by path hash) in the eval split.
     shard_size_mb: target size of one shard; small data gives one shard per split.

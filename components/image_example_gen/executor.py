@@ -5,7 +5,8 @@ Output layout under the Examples artifact's URI:
   Split-eval/...
   labels.txt            the label vocabulary: line i holds the name of label id i
   excluded_files.csv    path,reason of every file that was not turned into a record
-  image_meta.json       encoding, compression, per-split counts, most common image size, channels
+  image_meta.json       encoding, compression, per-split counts, most common image size, channels,
+                        images turned upright by their EXIF orientation
 
 The images (sorted by a hash of their path, so classes mix within every shard) are dealt into
 N shards; each Beam element is one shard's file list, and the worker that takes it decodes,
@@ -66,7 +67,8 @@ def estimated_record_bytes(input_base: str, images: List[folder.ImageFile], enco
 class _WriteShard(beam.DoFn):
   """One shard's share of the images → its train and eval shard files, written by the worker
   that holds it: records never travel back to the runner, so memory stays flat however many
-  images there are. Yields (fact, count) pairs: split sizes, image sizes, channels, exclusions."""
+  images there are. Yields (fact, count) pairs: split sizes, image sizes (upright), channels,
+  images turned upright, exclusions."""
 
   def __init__(
     self,
@@ -105,10 +107,12 @@ class _WriteShard(beam.DoFn):
     try:
       for image_file, data in _read_in_order(self._input_base, image_files):
         try:
-          image = encode.encode_image(data, self._encoding, self._max_side)
+          image, turned_upright = encode.encode_file(data, self._encoding, self._max_side)
         except ValueError as e:
           facts[('excluded', image_file.relpath, str(e))] += 1
           continue
+        if turned_upright:
+          facts[('turned_upright',)] += 1
         split = splits.split_of(image_file.relpath, self._eval_percent)
         writers[split].write(
           image_record.make_example(
@@ -189,7 +193,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
     listing = folder.list_image_folder(input_base)
     if not listing.images:  # also a missing folder: a listing finds no files there
-      raise ValueError(f'{input_base}: no images (.jpg, .jpeg, .png) in class folders')
+      raise ValueError(f'{input_base}: no images ({folder.IMAGE_SUFFIXES}) in class folders')
     # A hash order mixes the classes inside every shard and is stable across runs.
     images = sorted(listing.images, key=lambda f: splits.path_hash(f.relpath))
     train = [f for f in images if not splits.is_eval(f.relpath, eval_percent)]
@@ -249,6 +253,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_string_custom_property('compression', compression)
     examples.set_string_custom_property('split_counts', json.dumps(meta['split_counts']))
     examples.set_int_custom_property('num_excluded', len(meta['excluded']))
+    examples.set_int_custom_property(artifacts.TURNED_UPRIGHT, meta[artifacts.TURNED_UPRIGHT])
     examples.set_int_custom_property('schema_version', image_record.SCHEMA_VERSION)
 
 
@@ -274,6 +279,7 @@ def _write_side_files(
   """Writes labels.txt, excluded_files.csv and image_meta.json; returns the meta."""
   split_counts = {split: 0 for split in splits.SPLITS}
   sizes, channels, per_class = collections.Counter(), collections.Counter(), {}
+  turned_upright = 0
   excluded = sorted(listing.others)
   for fact, n in counted:
     kind = fact[0]
@@ -285,6 +291,8 @@ def _write_side_files(
       channels[fact[1]] = n
     elif kind == 'class':
       per_class[listing.labels[fact[1]]] = n
+    elif kind == 'turned_upright':
+      turned_upright = n
     else:
       excluded.append((fact[1], fact[2]))
   excluded.sort()
@@ -301,6 +309,7 @@ def _write_side_files(
     'uniform_size': len(sizes) == 1,
     'channels_seen': sorted(channels),
     'excluded': len(excluded),
+    artifacts.TURNED_UPRIGHT: turned_upright,  # EXIF-oriented (encode.py)
   }
   table = io.StringIO()
   writer = csv.writer(table)

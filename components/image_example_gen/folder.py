@@ -7,7 +7,13 @@ import warnings
 
 from apache_beam.io.filesystems import FileSystems
 
-IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png')  # what ImageExampleGen reads
+# What ImageExampleGen reads (any case): JPEG and PNG kept as they are, the rest decoded by PIL
+# and stored as PNG (encode.CONVERTED_TO_PNG).
+IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.webp', '.bmp', '.gif', '.tif', '.tiff')
+IMAGE_SUFFIXES = ', '.join(IMAGE_EXTENSIONS)  # for messages: '.jpg, .jpeg, …, .tiff'
+NOT_AN_IMAGE = (
+  f'not an image file (expected {", ".join(IMAGE_EXTENSIONS[:-1])} or {IMAGE_EXTENSIONS[-1]})'
+)
 TOOL_FOLDERS = ('__pycache__',)  # never data, like hidden ones (.ipynb_checkpoints, .git)
 
 
@@ -56,7 +62,7 @@ def list_image_folder(root: str) -> FolderListing:
     elif os.path.splitext(relpath)[1].lower() in IMAGE_EXTENSIONS:
       images.append(ImageFile(relpath, label_ids[relpath.split('/')[0]], size))
     else:
-      others.append((relpath, 'not an image file (expected .jpg, .jpeg or .png)'))
+      others.append((relpath, NOT_AN_IMAGE))
   return FolderListing(labels, images, others)
 
 

@@ -59,3 +59,51 @@ def test_max_image_side_stores_camera_size_photos_downscaled(tmp_path):
   assert len(parsed[image_record.HEIGHT_KEY]) == 20
   for payload in parsed[image_record.IMAGE_KEY].numpy():
     assert tf.io.decode_jpeg(payload).shape == (100, 100, 3)
+
+
+def test_phone_photos_are_stored_upright_and_other_formats_as_png(tmp_path):
+  import csv
+  import io
+
+  import numpy as np
+  import PIL.Image
+  import tensorflow as tf
+
+  from contracts import image_record
+
+  upright = np.linspace(0, 255, 40 * 24 * 3).reshape(40, 24, 3).astype(np.uint8)  # 40 high
+  exif = PIL.Image.Exif()
+  exif[0x0112] = 6  # stored a quarter turn counter-clockwise: 24 high, 40 wide in the file
+  data = tmp_path / 'data'
+  for name in ('phone', 'a', 'b'):
+    os.makedirs(data / name, exist_ok=True)
+  for i in range(3):
+    PIL.Image.fromarray(np.ascontiguousarray(np.rot90(upright, 1))).save(
+      data / 'phone' / f'{i}.jpg', 'JPEG', exif=exif.tobytes(), quality=95
+    )
+  PIL.Image.fromarray(upright).save(data / 'phone' / 'plain.jpg', 'JPEG', quality=95)
+  for i, suffix in enumerate(('webp', 'bmp', 'gif', 'tif', 'TIFF')):
+    PIL.Image.fromarray(upright).save(
+      data / 'ab'[i % 2] / f'{i}.{suffix}', **({'lossless': True} if suffix == 'webp' else {})
+    )
+  (data / 'b' / 'bad.webp').write_bytes(b'RIFF0000WEBPjunk')
+  example_gen.run_example_gen(str(data), str(tmp_path / 'out'), 0)
+  with open(tmp_path / 'out' / 'image_meta.json') as f:
+    meta = json.load(f)
+  assert meta['num_turned_upright'] == 3
+  assert meta['most_common_size'] == [40, 24] and meta['uniform_size'] is True
+  assert sum(meta['split_counts'].values()) == 9 and meta['excluded'] == 1
+  with open(tmp_path / 'out' / 'excluded_files.csv') as f:
+    (row,) = list(csv.DictReader(f))
+  assert row['path'] == 'b/bad.webp' and row['reason'].startswith('cannot decode image')
+  spec = dict(image_record.parse_spec(), image_id=tf.io.FixedLenFeature([], tf.string))
+  records = tf.data.TFRecordDataset([str(p) for p in (tmp_path / 'out').glob('Split-*/data-*')])
+  parsed = tf.io.parse_example(next(iter(records.batch(64))), spec)
+  for image_id, payload in zip(parsed['image_id'].numpy(), parsed['image'].numpy()):
+    name = image_id.decode()
+    if name.startswith('phone/') and name != 'phone/plain.jpg':
+      assert payload != (data / name).read_bytes()  # re-encoded upright
+    with PIL.Image.open(io.BytesIO(payload)) as stored:
+      assert stored.format == ('JPEG' if name.endswith('.jpg') else 'PNG'), name
+    decoded = tf.io.decode_image(payload).numpy()
+    assert decoded.shape == (40, 24, 3) and np.abs(decoded.astype(float) - upright).mean() < 2

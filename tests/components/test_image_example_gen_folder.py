@@ -30,8 +30,20 @@ def test_labels_are_sorted_folder_names_and_files_any_case(tmp_path):
   )
   assert dict(listing.others) == {
     'README.md': 'not inside a class folder',
-    'mole/notes.txt': 'not an image file (expected .jpg, .jpeg or .png)',
+    'mole/notes.txt': (
+      'not an image file (expected .jpg, .jpeg, .png, .webp, .bmp, .gif, .tif or .tiff)'
+    ),
   }
+
+
+def test_webp_bmp_gif_and_tiff_files_are_listed_as_images(tmp_path):
+  root = str(tmp_path)
+  names = ('a/1.webp', 'a/2.BMP', 'b/3.gif', 'b/4.tif', 'b/5.Tiff', 'b/6.heic', 'b/7.svg')
+  for relpath in names:
+    _touch(root, relpath)
+  listing = folder.list_image_folder(root)
+  assert [f.relpath for f in listing.images] == list(names[:5])
+  assert [relpath for relpath, _ in listing.others] == ['b/6.heic', 'b/7.svg']
 
 
 def test_symbolic_links_class_folders_followed_broken_ones_listed(tmp_path):

@@ -67,8 +67,8 @@ def test_raw_encoding_stores_pixels_row_major():
   'data,reason',
   [
     (b'', 'the file is empty (0 bytes)'),
-    (b'hello', 'not a JPEG or PNG file'),
-    (b'\xff\xd8\xff\xe0' + b'\x00' * 50, 'not a JPEG or PNG file'),
+    (b'hello', 'not a JPEG, PNG, WebP, BMP, GIF or TIFF file'),
+    (b'\xff\xd8\xff\xe0' + b'\x00' * 50, 'not a JPEG, PNG, WebP, BMP, GIF or TIFF file'),
   ],
 )
 def test_undecodable_bytes_raise_value_error_saying_why(data, reason):
@@ -161,3 +161,111 @@ def test_max_side_still_rejects_a_truncated_jpeg():
   data, _ = _photo(400, 300)
   with pytest.raises(ValueError, match='cannot decode image'):
     encode.encode_image(data[: len(data) // 2], image_record.ENCODED, max_side=100)
+
+
+def _with_orientation(pixels: np.ndarray, orientation: int, image_format: str = 'JPEG') -> bytes:
+  """`pixels` saved with an EXIF orientation tag."""
+  exif = PIL.Image.Exif()
+  exif[0x0112] = orientation
+  buffer = io.BytesIO()
+  PIL.Image.fromarray(pixels).save(buffer, image_format, exif=exif.tobytes(), quality=95)
+  return buffer.getvalue()
+
+
+# A portrait photo, 40 high and 24 wide, as a phone stores it with orientation 6: its sensor
+# rows turned a quarter counter-clockwise (24 high, 40 wide); viewers turn it back clockwise.
+UPRIGHT = np.linspace(0, 255, 40 * 24 * 3).reshape(40, 24, 3).astype(np.uint8)
+SIDEWAYS = np.ascontiguousarray(np.rot90(UPRIGHT, 1))
+
+
+@pytest.mark.parametrize('image_format', ['JPEG', 'PNG'])
+def test_an_exif_orientation_6_photo_is_stored_upright_with_its_upright_size(image_format):
+  data = _with_orientation(SIDEWAYS, 6, image_format)
+  stored = encode.encode_file(data)
+  assert stored.turned_upright is True
+  image = stored.image
+  assert (image.height, image.width, image.channels) == (40, 24, 3)  # not the file's 24x40
+  assert image.payload != data and image.payload.startswith(
+    b'\xff\xd8' if image_format == 'JPEG' else b'\x89PNG'
+  )  # re-encoded, in its own format
+  decoded = _decoded(image.payload)
+  assert decoded.shape == (40, 24, 3) and np.abs(decoded.astype(float) - UPRIGHT).mean() < 2
+  assert PIL.Image.open(io.BytesIO(image.payload)).getexif().get(0x0112) is None  # not twice
+  raw = encode.encode_file(data, image_record.RAW)
+  assert raw.turned_upright and (raw.image.height, raw.image.width) == (40, 24)
+  pixels = np.frombuffer(raw.image.payload, np.uint8).reshape(40, 24, 3)
+  assert np.abs(pixels.astype(float) - UPRIGHT).mean() < 2
+
+
+@pytest.mark.parametrize(
+  'orientation,expected', [(3, np.rot90(SIDEWAYS, 2)), (2, SIDEWAYS[:, ::-1])]
+)
+def test_a_half_turn_or_a_mirror_keeps_the_size_and_is_undone(orientation, expected):
+  stored = encode.encode_file(_with_orientation(SIDEWAYS, orientation, 'PNG'))
+  assert stored.turned_upright and (stored.image.height, stored.image.width) == (24, 40)
+  np.testing.assert_array_equal(_decoded(stored.image.payload), expected)
+
+
+def test_max_side_downscales_the_upright_photo():
+  stored = encode.encode_file(_with_orientation(SIDEWAYS, 6), image_record.ENCODED, max_side=20)
+  assert stored.turned_upright and (stored.image.height, stored.image.width) == (20, 12)
+  decoded = _decoded(stored.image.payload)
+  expected = np.asarray(PIL.Image.fromarray(UPRIGHT).resize((12, 20), PIL.Image.LANCZOS))
+  assert decoded.shape == (20, 12, 3) and np.abs(decoded.astype(float) - expected).mean() < 6
+
+
+@pytest.mark.parametrize('encoding', image_record.ENCODINGS)
+def test_an_orientation_1_or_bad_orientation_keeps_the_bytes_and_counts_nothing(encoding):
+  for orientation in (1, 0, 9):
+    data = _with_orientation(SIDEWAYS, orientation)
+    stored = encode.encode_file(data, encoding)
+    assert stored.turned_upright is False
+    assert (stored.image.height, stored.image.width) == (24, 40)
+    if encoding == image_record.ENCODED:
+      assert stored.image.payload == data  # untouched, EXIF and all
+
+
+def test_a_multi_picture_jpeg_is_a_jpeg_kept_as_is():
+  # MPO: what PIL calls a JPEG with more pictures after it (phones' Ultra HDR gain maps).
+  first = PIL.Image.fromarray(SIDEWAYS)
+  buffer = io.BytesIO()
+  first.save(buffer, 'MPO', save_all=True, append_images=[PIL.Image.new('L', (8, 8))])
+  data = buffer.getvalue()
+  assert PIL.Image.open(io.BytesIO(data)).format == 'MPO'
+  stored = encode.encode_file(data)
+  assert stored.image.payload == data and (stored.image.height, stored.image.width) == (24, 40)
+  assert _decoded(data).shape == (24, 40, 3)  # what the Trainer's decoders read: the first
+
+
+@pytest.mark.parametrize(
+  'image_format,mode,options',
+  [
+    ('WEBP', 'RGB', {'lossless': True}),
+    ('BMP', 'RGB', {}),
+    ('BMP', 'L', {}),
+    ('GIF', 'L', {}),
+    ('TIFF', 'RGB', {}),
+    ('TIFF', 'RGBA', {'compression': 'tiff_lzw'}),
+  ],
+)
+def test_webp_bmp_gif_and_tiff_are_stored_as_png_with_the_same_pixels(image_format, mode, options):
+  source = PIL.Image.fromarray(UPRIGHT).convert(mode)
+  buffer = io.BytesIO()
+  source.save(buffer, image_format, **options)
+  stored = encode.encode_file(buffer.getvalue())
+  assert stored.turned_upright is False
+  image = stored.image
+  assert image.payload.startswith(b'\x89PNG') and (image.height, image.width) == (40, 24)
+  decoded = _decoded(image.payload)
+  expected = np.asarray(source.convert({1: 'L', 3: 'RGB', 4: 'RGBA'}[image.channels]))
+  np.testing.assert_array_equal(decoded.reshape(expected.shape), expected)
+  raw = encode.encode_file(buffer.getvalue(), image_record.RAW).image
+  assert (raw.height, raw.width) == (40, 24)
+
+
+def test_only_the_first_frame_of_an_animated_gif_is_stored():
+  frames = [PIL.Image.new('L', (6, 4), value) for value in (10, 200)]
+  buffer = io.BytesIO()
+  frames[0].save(buffer, 'GIF', save_all=True, append_images=frames[1:])
+  decoded = _decoded(encode.encode_image(buffer.getvalue()).payload)
+  assert decoded.shape[:2] == (4, 6) and int(decoded.max()) == 10
