@@ -1,16 +1,22 @@
-"""The run report's pictures of data and predictions (matplotlib figures; report.py embeds them).
+"""The run report's pictures of data and predictions (matplotlib figures; report.py embeds them
+as inline SVG whose text stays text, so that the browser draws class names of any script).
 
-- sample_grid: a few eval images of every class (image data);
+- sample_grid: a few eval images of each class (image data; the first MAX_SAMPLE_CLASSES);
 - misclassified: eval images the candidate model gets wrong, with true and predicted class
   (its serving_default signature on the eval records of eval_records: at most MAX_PREDICTED);
-- class_recall: recall per class of the candidate next to the serving model;
-- confusion_matrix: TFMA's confusion matrix as a heat map;
+- label_distribution: examples per label value and split (the MAX_BARS largest);
+- class_recall: recall per class of the candidate next to the serving model (the MAX_BARS
+  lowest);
+- confusion_matrix: TFMA's confusion matrix as a heat map, up to MAX_MATRIX classes (beyond,
+  report.py lists the most confused pairs);
 - histograms: StatisticsGen's histogram of every numeric feature (tabular data).
-Each returns None when the run left nothing to draw.
+Each returns None when the run left nothing to draw. The report's tables hold every class, so a
+chart may leave classes out.
 """
 
 import os
 from typing import Dict, List, Optional, Sequence
+import warnings
 
 import numpy as np
 
@@ -20,18 +26,48 @@ PER_CLASS = 4  # sample images per class
 MAX_SHOWN = 16  # misclassified images drawn
 MAX_PREDICTED = 512  # eval records the model is asked about
 MAX_HISTOGRAMS = 12
+# Limits that keep a chart readable on the report's page (~1,100 px wide) at any class count: a
+# bar or row needs ~0.3 in (30 px) for its 8 pt name, and a chart much past 1,000 px is either
+# scaled down until no name can be read or has to be scrolled (150 classes drew 6,000 px wide).
+MAX_BARS = 25  # classes in a per-class bar chart: 25 rows of 0.32 in ≈ 900 px
+MAX_MATRIX = 20  # classes of a heat map: 20 cells of 0.45 in ≈ 900 px, each count still legible
+MAX_SAMPLE_CLASSES = 12  # rows of the sample grid, 1.5 in each: ≈ 1,800 px
+MAX_NAME = 32  # characters of a class name in a chart (the tables have the whole name)
 
 
-def pyplot():
-  """matplotlib's pyplot on the Agg backend (no display); the report's charts use it too."""
+def _settings() -> None:
+  """matplotlib's settings for the report's charts (rcParams, process-wide)."""
   import matplotlib
 
-  matplotlib.use('Agg')
   # Class names and column names are drawn as they are: '$x$' is not mathtext here.
   matplotlib.rcParams['text.parse_math'] = False
-  import matplotlib.pyplot as plt
+  # matplotlib measures text with DejaVu Sans, which lacks CJK and other scripts; the report's
+  # SVG keeps text as text and the browser draws it with a font that has the glyphs.
+  warnings.filterwarnings('ignore', message='Glyph .* missing from font', category=UserWarning)
 
-  return plt
+
+def new_figure(label: str, figsize: tuple, rows: int = 1, columns: int = 1):
+  """(figure, 2-d array of its axes): a figure of its own, outside pyplot's registry, so that a
+  second chart of the same label is not drawn into the first one."""
+  from matplotlib.figure import Figure
+
+  _settings()
+  figure = Figure(figsize=figsize)
+  figure.set_label(label)
+  return figure, figure.subplots(rows, columns, squeeze=False)
+
+
+def short(name) -> str:
+  """A class name cut to MAX_NAME characters, for a chart."""
+  name = str(name)
+  return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + '…'
+
+
+def lowest(values: Sequence[Optional[float]], limit: int) -> List[int]:
+  """Indices of the `limit` lowest values, lowest first; None (not measured) after the others,
+  ties by index."""
+  order = sorted(range(len(values)), key=lambda i: (values[i] is None, values[i] or 0.0, i))
+  return order[:limit]
 
 
 def eval_records(examples_uri: str, limit: int = MAX_PREDICTED):
@@ -67,11 +103,8 @@ def _pixels(parsed: dict, index: int, encoding: str) -> np.ndarray:
 
 def _grid(tiles: List[tuple], columns: int, title: str, label: str):
   """tiles: (pixels or None, caption); a figure of them, `columns` wide."""
-  plt = pyplot()
   rows = -(-len(tiles) // columns)
-  figure, axes = plt.subplots(
-    rows, columns, figsize=(max(3, 1.3 * columns), 0.4 + 1.5 * rows), num=label, squeeze=False
-  )
+  figure, axes = new_figure(label, (max(3, 1.3 * columns), 0.4 + 1.5 * rows), rows, columns)
   for axis in axes.flat:
     axis.axis('off')
   for axis, (pixels, caption) in zip(axes.flat, tiles):
@@ -84,16 +117,22 @@ def _grid(tiles: List[tuple], columns: int, title: str, label: str):
 
 
 def sample_grid(records: list, parsed: dict, names: Sequence[str], encoding: str):
-  """PER_CLASS eval images of each class (the first in the shards), one row per class."""
+  """PER_CLASS eval images of each class (the first in the shards), one row per class, for the
+  first MAX_SAMPLE_CLASSES classes."""
   if not records:
     return None
   labels = parsed[image_record.LABEL_KEY].numpy()
   tiles = []
-  for class_id, name in enumerate(names):
+  for class_id, name in enumerate(names[:MAX_SAMPLE_CLASSES]):
     found = [i for i in range(len(records)) if labels[i] == class_id][:PER_CLASS]
-    tiles += [(_pixels(parsed, i, encoding), name) for i in found]
+    tiles += [(_pixels(parsed, i, encoding), short(name)) for i in found]
     tiles += [(None, '')] * (PER_CLASS - len(found))
-  return _grid(tiles, PER_CLASS, 'eval images per class', 'sample images per class')
+  title = (
+    'eval images per class'
+    if len(names) <= MAX_SAMPLE_CLASSES
+    else f'eval images of the first {MAX_SAMPLE_CLASSES} of {len(names)} classes'
+  )
+  return _grid(tiles, PER_CLASS, title, 'sample images per class')
 
 
 def misclassified(model_dir: str, records: list, parsed: dict, names: Sequence[str], encoding: str):
@@ -108,7 +147,7 @@ def misclassified(model_dir: str, records: list, parsed: dict, names: Sequence[s
   wrong = [i for i in range(len(records)) if predicted[i] != labels[i]]
   if not wrong:
     return None
-  name = lambda i: names[i] if 0 <= i < len(names) else str(i)
+  name = lambda i: short(names[i]) if 0 <= i < len(names) else str(i)
   tiles = [
     (_pixels(parsed, i, encoding), f'{name(labels[i])} → {name(predicted[i])}')
     for i in wrong[:MAX_SHOWN]
@@ -117,33 +156,92 @@ def misclassified(model_dir: str, records: list, parsed: dict, names: Sequence[s
   return _grid(tiles, min(8, len(tiles)), title, 'misclassified eval images')
 
 
+def largest(per_split: Dict[str, list], limit: int = MAX_BARS) -> list:
+  """The label values label_distribution draws: the first split's, in order, up to `limit`;
+  else the `limit` with the most examples over all splits, largest first."""
+  values = [value for value, _ in next(iter(per_split.values()))]
+  if len(values) <= limit:
+    return values
+  total = {v: 0 for v in values}
+  for pairs in per_split.values():
+    for value, count in pairs:
+      if value in total:
+        total[value] += count
+  return sorted(values, key=lambda v: -total[v])[:limit]  # stable: ties in the first order
+
+
+def label_distribution(key: str, per_split: Dict[str, list], exact: bool):
+  """Examples per label value (bars) and split; per_split: {split: [(value, count)]}, the first
+  split's values in order. Beyond MAX_BARS values, the MAX_BARS largest (by their total)."""
+  every = [value for value, _ in next(iter(per_split.values()))]
+  counts = {split: dict(pairs) for split, pairs in per_split.items()}
+  values = largest(per_split)
+  if len(values) < len(every):
+    title = f'the {len(values)} largest of {len(every)} {key} values'
+  else:
+    title = f'{key} per split' + ('' if exact else ' (StatisticsGen histogram buckets)')
+  figure, [[axes]] = new_figure(f'label distribution ({key})', (8, 3))
+  width = 0.8 / len(per_split)
+  for index, (split, by_value) in enumerate(counts.items()):
+    axes.bar(
+      [i + index * width for i in range(len(values))],
+      [by_value.get(v, 0) for v in values],
+      width,
+      label=split,
+    )
+  axes.set_xticks([i + width * (len(per_split) - 1) / 2 for i in range(len(values))])
+  slanted = len(values) > 12 or max((len(str(v)) for v in values), default=0) > 8
+  axes.set_xticklabels(
+    [short(v) for v in values],
+    rotation=45 if slanted else 0,
+    ha='right' if slanted else 'center',
+    fontsize=8,
+  )
+  axes.set_ylabel('examples')
+  axes.set_title(title)
+  axes.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
+  return figure
+
+
 def class_recall(names: Sequence[str], candidate: List[Optional[float]], serving: Optional[list]):
-  plt = pyplot()
-  figure, axes = plt.subplots(figsize=(max(4, 0.5 * len(names) + 2), 3), num='recall per class')
-  width = 0.4 if serving else 0.8
-  positions = np.arange(len(names))
-  zero = lambda values: [value or 0.0 for value in values]  # None: no eval example of the class
-  axes.bar(positions, zero(candidate), width, label='this model')
+  """Horizontal bars of recall per class: every class by id up to MAX_BARS, else the MAX_BARS
+  of lowest recall, the lowest on top. None (no eval example of the class) is drawn as no bar."""
+  shown = lowest(candidate, MAX_BARS) if len(names) > MAX_BARS else list(range(len(names)))
+  row = 0.32 if serving else 0.25  # inches per class
+  figure, [[axes]] = new_figure('recall per class', (7, 0.9 + row * len(shown)))
+  height = 0.4 if serving else 0.7
+  positions = np.arange(len(shown))
+  pick = lambda values: [(values[i] if i < len(values) else None) or 0.0 for i in shown]
+  axes.barh(positions, pick(candidate), height, label='this model')
   if serving:
-    axes.bar(positions + width, zero(serving[: len(names)]), width, label='serving model')
-  axes.set_xticks(positions + (width / 2 if serving else 0), names, fontsize=8)
-  axes.set_ylim(0, 1.05)
-  axes.set_ylabel('recall (eval split)')
-  axes.legend(fontsize=8)
+    axes.barh(positions + height, pick(serving), height, label='serving model')
+  axes.set_yticks(positions + (height / 2 if serving else 0), [short(names[i]) for i in shown])
+  axes.tick_params(axis='y', labelsize=8)
+  axes.invert_yaxis()  # the first class (or the lowest recall) on top
+  axes.set_xlim(0, 1.05)
+  axes.set_xlabel('recall (eval split)')
+  if len(shown) < len(names):
+    axes.set_title(f'the {len(shown)} of {len(names)} classes with the lowest recall', fontsize=9)
+  axes.legend(fontsize=8, loc='lower left', bbox_to_anchor=(1.01, 0))  # beside, not on, bars
   return figure
 
 
 def confusion_matrix(matrix: List[List[float]], names: Sequence[str]):
-  """rows: true class, columns: predicted class; names: by class id."""
-  plt = pyplot()
+  """rows: true class, columns: predicted class; names: by class id (an id past them is shown
+  as the id). None beyond MAX_MATRIX classes: such a heat map cannot be read."""
   size = len(matrix)
-  labels = names if len(names) == size else [str(i) for i in range(size)]
-  figure, axes = plt.subplots(figsize=(1 + 0.45 * size, 1 + 0.4 * size), num='confusion matrix')
+  if size > MAX_MATRIX:
+    return None
+  labels = [short(names[i]) if i < len(names) else str(i) for i in range(size)]
+  figure, [[axes]] = new_figure('confusion matrix', (1 + 0.45 * size, 1 + 0.4 * size))
   axes.imshow(matrix, cmap='Blues')
+  dark = 0.6 * max(max(row) for row in matrix)  # cells above it are dark blue: white counts
   for row in range(size):
     for column in range(size):
-      if matrix[row][column]:
-        axes.text(column, row, f'{matrix[row][column]:g}', ha='center', va='center', fontsize=8)
+      count = matrix[row][column]
+      if count:
+        color = 'white' if count > dark else 'black'
+        axes.text(column, row, f'{count:g}', ha='center', va='center', fontsize=8, color=color)
   axes.set_xticks(range(size), labels, rotation=90)
   axes.set_yticks(range(size), labels)
   axes.set_xlabel('predicted class')
@@ -161,16 +259,9 @@ def histograms(dataset) -> Optional[object]:
         found['.'.join(feature.path.step) or feature.name] = standard[0].buckets
   if not found:
     return None
-  plt = pyplot()
   columns = min(4, len(found))
   rows = -(-len(found) // columns)
-  figure, axes = plt.subplots(
-    rows,
-    columns,
-    figsize=(3 * columns, 2.2 * rows),
-    num='numeric feature histograms',
-    squeeze=False,
-  )
+  figure, axes = new_figure('numeric feature histograms', (3 * columns, 2.2 * rows), rows, columns)
   for axis in axes.flat:
     axis.axis('off')
   for axis, (name, buckets) in zip(axes.flat, found.items()):

@@ -4,17 +4,19 @@
 Everything comes from what the run left behind: ML Metadata (which artifacts this run used or
 produced), StatisticsGen's statistics, ExampleValidator's anomalies, the exclusion report,
 <model_run>/training.json (per-epoch history and the Trainer's input check), TFMA's metrics and
-the lineage (cli/lineage.py). Charts are PNGs drawn with matplotlib and embedded as data: URIs;
-there are no scripts, fonts or links to fetch, so the file opens offline and can be mailed.
+the lineage (cli/lineage.py). Charts are drawn with matplotlib and embedded as inline SVG whose
+text stays text (svg.fonttype 'none'): the browser draws class names with its own fonts, which
+have the glyphs matplotlib's DejaVu Sans lacks (CJK and others). There are no scripts, fonts or
+links to fetch, so the file opens offline and can be mailed.
 A section whose artifacts the run did not produce (it stopped earlier) says so.
 """
 
-import base64
 import csv
 import html
 import io
 import json
 import os
+import statistics as stats
 import time
 from typing import Dict, List, Optional, Sequence
 
@@ -25,6 +27,9 @@ from metadata import lineage, pictures, summary
 REPORT_FILE = 'report.html'
 EXCLUDED_ROWS_SHOWN = 200
 TOP_VALUES_UP_TO = 50  # a string feature with more distinct values is not categorical
+# Confused pairs listed in place of a confusion matrix too big to read (pictures.MAX_MATRIX):
+# the few that explain most errors, on one screen.
+MAX_CONFUSED_PAIRS = 30
 SECTIONS = (
   ('run', 'Run'),
   ('examples', 'Examples and labels'),
@@ -42,7 +47,7 @@ h1{font-size:1.5em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-t
 table{border-collapse:collapse;font-size:.9em} td,th{border:1px solid #ddd;padding:.2em .5em}
 th{background:#f4f4f4;text-align:left} td.n{text-align:right;font-variant-numeric:tabular-nums}
 .absent{color:#777;font-style:italic} .bad{color:#b00020} .good{color:#1b7a1b}
-nav a{margin-right:1em} img{max-width:100%;border:1px solid #eee}
+nav a{margin-right:1em} svg.chart{max-width:100%;height:auto;border:1px solid #eee}
 code{background:#f4f4f4;padding:0 .2em}
 """
 
@@ -77,17 +82,49 @@ def _absent(what: str) -> str:
   return f'<p class="absent">{_e(what)}</p>'
 
 
-def _png(figure) -> str:
-  """An <img> with the figure embedded as a PNG data: URI."""
-  import matplotlib.pyplot as plt
+# Text as SVG <text> in the page's font (DejaVu Sans first, as matplotlib measured it, then any
+# sans-serif); no metadata (a date would make every report differ).
+_SVG_SETTINGS = {'svg.fonttype': 'none', 'font.sans-serif': ['DejaVu Sans']}
+_SVG_METADATA = {'Creator': None, 'Date': None, 'Format': None, 'Type': None}
 
-  buffer = io.BytesIO()
-  figure.savefig(buffer, format='png', dpi=100, bbox_inches='tight')
-  plt.close(figure)
-  alt = figure.get_label()
+
+def _chart(figure) -> str:
+  """The figure as an inline <svg> (class "chart", its label as aria-label); images in it (the
+  sample grids, a heat map) are embedded PNGs."""
+  import matplotlib
+
+  buffer = io.StringIO()
+  with matplotlib.rc_context(_SVG_SETTINGS):
+    figure.savefig(buffer, format='svg', dpi=100, bbox_inches='tight', metadata=_SVG_METADATA)
+  drawn = buffer.getvalue()
+  drawn = drawn[drawn.index('<svg') :]  # no XML declaration or DOCTYPE inside HTML
+  label = _e(figure.get_label())
   return (
-    f'<p><img alt="{_e(alt)}" src="data:image/png;base64,'
-    f'{base64.b64encode(buffer.getvalue()).decode("ascii")}"></p>'
+    '<p>'
+    + drawn.replace('<svg ', f'<svg class="chart" role="img" aria-label="{label}" ', 1)
+    + '</p>'
+  )
+
+
+def _range(values: Sequence[float], what: str) -> str:
+  """'recall 0.91–1, median 0.97' of the numbers in values (None left out)."""
+  found = [v for v in values if v is not None]
+  if not found:
+    return f'no {what}'
+  return (
+    f'{what} {_number(min(found))}–{_number(max(found))}, median {_number(stats.median(found))}'
+  )
+
+
+def _rest(shown: int, total: int, values: Sequence[float], what: str) -> str:
+  """The line under a chart that shows `shown` of `total` classes; values: those left out."""
+  if shown >= total:
+    return ''
+  unmeasured = sum(v is None for v in values)
+  without = f'; {unmeasured} without eval examples' if unmeasured else ''
+  return (
+    f'<p>… and {total - shown:,} more classes: {_e(_range(values, what))}{without} (every class '
+    'in the table below).</p>'
   )
 
 
@@ -280,30 +317,23 @@ def _examples_section(result: dict, statistics: dict, label_keys: Sequence[str])
   key, per_split, exact = _label_counts(statistics, label_keys)
   if not per_split:
     return parts[0] + _absent('No label feature in the statistics.')
-  plt = pictures.pyplot()
+  return ''.join(parts) + label_distribution_html(key, per_split, exact)
+
+
+def label_distribution_html(key: str, per_split: Dict[str, list], exact: bool) -> str:
+  """The chart of examples per label value (the largest pictures.MAX_BARS), a line on the rest
+  and a table of every value; per_split: {split: [(value, count)]}."""
   labels = [value for value, _ in next(iter(per_split.values()))]
-  figure, axes = plt.subplots(figsize=(8, 3), num=f'label distribution ({key})')
-  width = 0.8 / len(per_split)
-  for index, (split, pairs) in enumerate(per_split.items()):
-    by_value = dict(pairs)
-    axes.bar(
-      [i + index * width for i in range(len(labels))],
-      [by_value.get(v, 0) for v in labels],
-      width,
-      label=split,
-    )
-  axes.set_xticks([i + width * (len(per_split) - 1) / 2 for i in range(len(labels))])
-  axes.set_xticklabels(
-    labels,
-    rotation=45 if len(labels) > 12 else 0,
-    ha='right' if len(labels) > 12 else 'center',
-    fontsize=8,
-  )
-  axes.set_ylabel('examples')
-  axes.set_title(f'{key} per split' + ('' if exact else ' (StatisticsGen histogram buckets)'))
-  axes.legend()
+  first = next(iter(per_split))
+  drawn = set(pictures.largest(per_split))
+  rest = [dict(per_split[first]).get(v, 0) for v in labels if v not in drawn]
+  line = _rest(len(drawn), len(labels), rest, f'{first} examples')
   rows = [[value] + [dict(pairs).get(value, 0) for pairs in per_split.values()] for value in labels]
-  return ''.join(parts) + _png(figure) + _table([key] + list(per_split), rows)
+  return (
+    _chart(pictures.label_distribution(key, per_split, exact))
+    + line
+    + _table([key] + list(per_split), rows)
+  )
 
 
 def _samples(result: dict, images: str, eval_images: tuple) -> str:
@@ -312,7 +342,7 @@ def _samples(result: dict, images: str, eval_images: tuple) -> str:
   if not eval_images or not names:
     return ''
   figure = pictures.sample_grid(*eval_images, names, images)
-  return '<h3>Eval images per class</h3>' + _png(figure) if figure else ''
+  return '<h3>Eval images per class</h3>' + _chart(figure) if figure else ''
 
 
 def _features_section(statistics: dict, histograms: bool) -> str:
@@ -321,7 +351,7 @@ def _features_section(statistics: dict, histograms: bool) -> str:
   # The train split's histogram of each numeric feature, for tabular data.
   train = statistics.get('train') or next(iter(statistics.values()))
   figure = pictures.histograms(train) if histograms else None
-  pictured = _png(figure) if figure else ''
+  pictured = _chart(figure) if figure else ''
   header = ['feature', 'type', 'present', 'missing', 'mean', 'std dev', 'min', 'max', 'values']
   return pictured + ''.join(
     f'<h3>{_e(split)}</h3>' + _table(header, _feature_rows(dataset))
@@ -374,10 +404,7 @@ def _training_section(training: Optional[dict], nodes) -> str:
     return _absent('No training: the run stopped before the Trainer.')
   history = training['history']
   metrics = [k for k in history if not k.startswith('val_')][:3]
-  plt = pictures.pyplot()
-  figure, axes = plt.subplots(
-    1, len(metrics), figsize=(4 * len(metrics), 3), num='training curves', squeeze=False
-  )
+  figure, axes = pictures.new_figure('training curves', (4 * len(metrics), 3), 1, len(metrics))
   for axis, metric in zip(axes[0], metrics):
     epochs = range(1, len(history[metric]) + 1)
     axis.plot(epochs, history[metric], marker='o', label='train')
@@ -393,15 +420,16 @@ def _training_section(training: Optional[dict], nodes) -> str:
   return (
     f'<p>{training["train_steps"]:,} steps of batch {training["batch_size"]} in '
     f'{training["epochs"]} epochs.</p>'
-    + _png(figure)
+    + _chart(figure)
     + _table(['epoch'] + list(history), rows)
     + f'<p>TensorBoard: <code>.venv/bin/tensorboard --logdir {_e(model_run.uri)}</code></p>'
   )
 
 
-def _confusion(nodes) -> Optional[List[List[float]]]:
+def _confusion(nodes, size: int = 0) -> Optional[List[List[float]]]:
   """The candidate's confusion matrix on the eval split (TFMA's plot): rows true, columns
-  predicted class id."""
+  predicted class id; at least `size` (the number of class names) square, so that a class that
+  is last and neither seen nor predicted still has its row and column."""
   import tensorflow_model_analysis as tfma
 
   evaluation = _output(nodes, 'evaluation')
@@ -415,7 +443,8 @@ def _confusion(nodes) -> Optional[List[List[float]]]:
       if not matrices:
         continue
       entries = matrices[0].entries
-      size = 1 + max([max(e.actual_class_id, e.predicted_class_id) for e in entries] or [0])
+      seen = 1 + max([max(e.actual_class_id, e.predicted_class_id) for e in entries] or [0])
+      size = max(size, seen)
       matrix = [[0.0] * size for _ in range(size)]
       for entry in entries:
         if entry.predicted_class_id >= 0:  # -1: no prediction above the threshold
@@ -424,31 +453,85 @@ def _confusion(nodes) -> Optional[List[List[float]]]:
   return None
 
 
+def _at(values: Optional[Sequence], index: int):
+  return values[index] if values and index < len(values) else None
+
+
+def confusion_html(matrix: List[List[float]], names: Sequence[str]) -> str:
+  """The confusion matrix as a heat map up to pictures.MAX_MATRIX classes; beyond, a table of
+  the MAX_CONFUSED_PAIRS most frequent confusions, 'true → predicted', by class name."""
+  figure = pictures.confusion_matrix(matrix, names)
+  if figure is not None:
+    return _chart(figure)
+  name = lambda i: names[i] if i < len(names) else str(i)
+  pairs = sorted(
+    (
+      (-count, true, predicted)
+      for true, row in enumerate(matrix)
+      for predicted, count in enumerate(row)
+      if count and true != predicted
+    )
+  )
+  if not pairs:
+    return '<p class="good">No eval example was misclassified.</p>'
+  shown = pairs[:MAX_CONFUSED_PAIRS]
+  rows = [
+    [f'{name(true)} → {name(predicted)}', -negative, f'{-negative / (sum(matrix[true]) or 1):.0%}']
+    for negative, true, predicted in shown
+  ]
+  wrong = -sum(negative for negative, _, _ in pairs)
+  return (
+    f'<p>{len(matrix):,} classes: more than a readable heat map holds ({pictures.MAX_MATRIX}). '
+    f'The {len(shown):,} most frequent of {len(pairs):,} confusions (true class → predicted '
+    f'class; {_number(wrong)} misclassified eval examples in all):</p>'
+    + _table(['true → predicted', 'eval examples', 'share of the true class'], rows)
+  )
+
+
+def per_class_html(
+  names: Sequence[str],
+  recall: Sequence[Optional[float]],
+  precision: Sequence[Optional[float]],
+  serving: Optional[Sequence[Optional[float]]],
+  matrix: Optional[List[List[float]]],
+) -> str:
+  """Recall per class next to the serving model's (a chart of at most pictures.MAX_BARS, the
+  lowest, a line on the rest and a table of every class) and the confusion matrix; by class id."""
+  header = ['class', 'recall (p > 0.5)', 'precision']
+  header += ['recall of the serving model'] if serving else []
+  rows = [
+    [name, _at(recall, i), _at(precision, i)] + ([_at(serving, i)] if serving else [])
+    for i, name in enumerate(names)
+  ]
+  shown = set(pictures.lowest(recall, pictures.MAX_BARS))
+  rest = [_at(recall, i) for i in range(len(names)) if i not in shown]
+  html_out = (
+    '<h3>Per class</h3>'
+    + _chart(pictures.class_recall(names, list(recall), serving))
+    + _rest(min(len(names), pictures.MAX_BARS), len(names), rest, 'recall')
+    + _table(header, rows)
+  )
+  if matrix:
+    html_out += '<h3>Confusion matrix (eval split)</h3>' + confusion_html(matrix, names)
+  return html_out
+
+
 def _per_class_section(nodes, result: dict, images: str, eval_images: tuple) -> str:
-  """Recall per class next to the serving model's, precision, the confusion matrix and, for
-  image data (images: their encoding, else ''; eval_images: pictures.eval_records), the
-  misclassified eval images."""
+  """per_class_html of the run and, for image data (images: their encoding, else '';
+  eval_images: pictures.eval_records), the misclassified eval images."""
   evaluation = _output(nodes, 'evaluation')
   names = list(result.get('class_recall') or {})
   if evaluation is None or not names:
     return ''
   classes = summary.per_class(evaluation)
   candidate = classes.get(evaluation_names.CANDIDATE, {})
-  serving = classes.get(evaluation_names.BASELINE, {}).get(evaluation_names.RECALL_KEY)
-  header = ['class', 'recall (p > 0.5)', 'precision']
-  header += ['recall of the serving model'] if serving else []
-  rows = [
-    [name, candidate[evaluation_names.RECALL_KEY][i], candidate[evaluation_names.PRECISION_KEY][i]]
-    + ([serving[i]] if serving and i < len(serving) else [])
-    for i, name in enumerate(names)
-  ]
-  html_out = '<h3>Per class</h3>' + _table(header, rows)
-  html_out += _png(pictures.class_recall(names, candidate[evaluation_names.RECALL_KEY], serving))
-  matrix = _confusion(nodes)
-  if matrix:
-    html_out += '<h3>Confusion matrix (eval split)</h3>' + _png(
-      pictures.confusion_matrix(matrix, names)
-    )
+  html_out = per_class_html(
+    names,
+    candidate.get(evaluation_names.RECALL_KEY, []),
+    candidate.get(evaluation_names.PRECISION_KEY, []),
+    classes.get(evaluation_names.BASELINE, {}).get(evaluation_names.RECALL_KEY),
+    _confusion(nodes, len(names)),
+  )
   model = _output(nodes, 'model')
   if eval_images and model is not None:
     from tfx.utils import path_utils
@@ -457,7 +540,7 @@ def _per_class_section(nodes, result: dict, images: str, eval_images: tuple) -> 
       path_utils.serving_model_path(model.uri), *eval_images, names, images
     )
     html_out += '<h3>Misclassified</h3>' + (
-      _png(figure) if figure else '<p>No misclassified image among those checked.</p>'
+      _chart(figure) if figure else '<p>No misclassified image among those checked.</p>'
     )
   return html_out
 

@@ -1,8 +1,45 @@
-"""metadata/pictures.py: names are drawn as they are written."""
+"""metadata/pictures.py and the report's per-class charts built from it: names are drawn as they
+are written, in any script, and the charts stay readable at any class count (synthetic metrics,
+no pipeline run)."""
 
+import html
 import io
+import re
 
-from metadata import pictures
+import numpy as np
+
+from metadata import pictures, report
+
+NON_LATIN = ['猫', '犬', 'ねこ', '고양이', 'кошка', 'قطة']
+
+
+def _metrics(count: int, seed: int = 0):
+  """names, recall, precision, serving recall and a confusion matrix of `count` classes."""
+  rng = np.random.default_rng(seed)
+  names = [f'{NON_LATIN[i % len(NON_LATIN)]}_{i}' for i in range(count)]
+  recall = [float(r) for r in rng.uniform(0.5, 1.0, count)]
+  recall[7] = None  # a class without eval examples
+  precision = [float(p) for p in rng.uniform(0.5, 1.0, count)]
+  serving = [float(r) for r in rng.uniform(0.5, 1.0, count)]
+  matrix = [[0.0] * count for _ in range(count)]
+  for true in range(count):
+    matrix[true][true] = 20.0
+    matrix[true][(true * 7 + 1) % count] += float(1 + true % 3)
+  return names, recall, precision, serving, matrix
+
+
+def _svgs(page: str) -> list:
+  return re.findall(r'<svg\b.*?</svg>', page, re.S)
+
+
+def _size_px(svg: str) -> tuple:
+  """(width, height) in CSS pixels of an inline SVG that matplotlib sized in points."""
+  width, height = re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups()
+  return float(width) * 96 / 72, float(height) * 96 / 72
+
+
+def _texts(svg: str) -> list:
+  return [html.unescape(t) for t in re.findall(r'<text\b[^>]*>([^<]*)</text>', svg)]
 
 
 def test_class_names_that_look_like_mathtext_are_drawn_as_text():
@@ -14,5 +51,76 @@ def test_class_names_that_look_like_mathtext_are_drawn_as_text():
     drawn = io.BytesIO()
     figure.savefig(drawn, format='png')
     assert drawn.getvalue().startswith(b'\x89PNG')
-    shown = [t.get_text() for axis in figure.axes for t in axis.get_xticklabels()]
+    shown = [t.get_text() for axis in figure.axes for t in axis.get_yticklabels()]
     assert names[0] in shown
+    assert names[0] in _texts(report._chart(figure))  # in the report: as text, unparsed
+
+
+def test_non_latin_class_names_are_text_in_the_report_not_glyphs_of_a_font():
+  names = ['猫', '犬', '$x_$']
+  page = report.per_class_html(
+    names, [0.9, 0.5, 0.7], [0.8, 0.6, 0.7], None, [[9, 1, 0], [4, 5, 1], [0, 0, 8]]
+  )
+  charts = _svgs(page)
+  assert len(charts) == 2  # recall per class, confusion matrix
+  for chart in charts:
+    assert {'猫', '犬', '$x_$'} <= set(_texts(chart)), _texts(chart)
+    # svg.fonttype 'path' would draw each glyph as a path defined from DejaVu Sans (boxes for 猫)
+    assert 'DejaVuSans-' not in chart
+  assert '<td>猫</td>' in page and '<td>犬</td>' in page  # the table below the chart
+
+
+def test_the_confusion_matrix_is_labelled_with_class_names():
+  names = ['猫', '犬', 'bird']
+  figure = pictures.confusion_matrix([[3, 1], [0, 4]], names)  # the last class never seen
+  assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ['猫', '犬']
+  assert [t.get_text() for t in figure.axes[0].get_yticklabels()] == ['猫', '犬']
+  page = report.confusion_html([[3, 1, 0], [0, 4, 0], [0, 0, 0]], names)
+  assert {'猫', '犬', 'bird'} <= set(_texts(page))
+  assert '0' not in _texts(page) and '2' not in _texts(page)  # no class ids (and no 0 counts)
+
+
+def test_a_report_of_150_classes_has_bounded_charts_and_names_every_class():
+  names, recall, precision, serving, matrix = _metrics(150)
+  figure = pictures.class_recall(names, recall, serving)
+  assert (
+    len(figure.axes[0].patches) == 2 * pictures.MAX_BARS
+  )  # this model and the serving model, the lowest
+  drawn = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+  lowest = sorted((r, i) for i, r in enumerate(recall) if r is not None)[: pictures.MAX_BARS]
+  assert drawn == [names[i] for _, i in lowest]
+  assert pictures.confusion_matrix(matrix, names) is None  # no 150 × 150 heat map
+
+  counts = {'train': [(n, 10 + i) for i, n in enumerate(names)], 'eval': [(n, 3) for n in names]}
+  page = report.label_distribution_html('label_name', counts, True) + report.per_class_html(
+    names, recall, precision, serving, matrix
+  )
+  charts = _svgs(page)
+  assert len(charts) == 2  # label distribution, recall per class; confusions as a table
+  for chart in charts:
+    width, height = _size_px(chart)
+    assert width <= 1100 and height <= 1000, (width, height)
+  assert f'… and {150 - pictures.MAX_BARS} more classes: recall ' in page
+  assert 'without eval examples' in page  # the class with recall None
+  assert f'… and {150 - pictures.MAX_BARS} more classes: train examples 10–' in page
+  assert all(page.count(f'<td>{n}</td>') == 2 for n in names)  # both tables name every class
+  pairs = re.findall(r'<td>([^<]*) → ([^<]*)</td>', page)
+  assert len(pairs) == report.MAX_CONFUSED_PAIRS
+  assert pairs[0] == (names[2], names[(2 * 7 + 1) % 150])  # the most frequent: 3 examples
+  assert len(page.encode()) < 150_000, len(page.encode())
+
+
+def test_few_classes_are_all_drawn_by_id():
+  names, recall, precision, serving, matrix = _metrics(10)
+  figure = pictures.class_recall(names, recall, None)
+  assert [t.get_text() for t in figure.axes[0].get_yticklabels()] == names
+  page = report.per_class_html(names, recall, precision, None, matrix)
+  assert 'more classes' not in page and len(_svgs(page)) == 2
+
+
+def test_long_class_names_are_cut_in_charts_only():
+  name = 'a class name far longer than any chart has room for'
+  figure = pictures.class_recall([name, 'b'], [0.5, 0.9], None)
+  shown = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+  assert shown[0] == name[: pictures.MAX_NAME - 1] + '…'
+  assert f'<td>{name}</td>' in report.per_class_html([name, 'b'], [0.5, 0.9], [1, 1], None, None)

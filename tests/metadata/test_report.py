@@ -18,9 +18,12 @@ ARTIFACTS = os.environ.get('TEST_ARTIFACTS', os.path.join(HERE, '..', '..', 'tes
 PAGE_FACTS = """({
   sections: [...document.querySelectorAll('section')].map(s => ({
       id: s.id, heading: s.querySelector('h2').textContent, text: s.innerText})),
-  images: [...document.images].map(i => ({
-      alt: i.alt, complete: i.complete, width: i.naturalWidth, height: i.naturalHeight,
-      section: i.closest('section').id})),
+  charts: [...document.querySelectorAll('svg.chart')].map(c => ({
+      alt: c.getAttribute('aria-label'), width: c.getBoundingClientRect().width,
+      height: c.getBoundingClientRect().height, section: c.closest('section').id,
+      texts: c.querySelectorAll('text').length,
+      images: [...c.querySelectorAll('image')].map(i => i.getAttribute('xlink:href').slice(0, 22))})),
+  img: document.images.length,
   absent: [...document.querySelectorAll('.absent')].map(e => e.textContent),
 })"""
 
@@ -54,11 +57,12 @@ def test_every_section_is_rendered_with_content(rendered):
   assert all(len(s['text']) > len(s['heading']) + 20 for s in facts['sections']), facts['sections']
 
 
-def test_each_chart_loaded_with_a_real_size(rendered):
+def test_each_chart_is_drawn_inline_with_a_real_size_and_its_text_as_text(rendered):
   facts, result, _ = rendered
-  charts = {i['section']: i for i in facts['images']}
+  assert facts['img'] == 0  # charts are inline SVG, not <img>
+  charts = {i['section']: i for i in facts['charts']}
   assert set(charts) == {'examples', 'training', 'evaluation'}
-  by_alt = {i['alt']: i['section'] for i in facts['images']}
+  by_alt = {i['alt']: i['section'] for i in facts['charts']}
   assert by_alt == {
     'label distribution (label_name)': 'examples',
     'sample images per class': 'examples',
@@ -67,8 +71,11 @@ def test_each_chart_loaded_with_a_real_size(rendered):
     'confusion matrix': 'evaluation',
     **({'misclassified eval images': 'evaluation'} if result['eval_accuracy'] < 1 else {}),
   }
-  for chart in facts['images']:
-    assert chart['complete'] and chart['width'] > 200 and chart['height'] > 100, chart
+  for chart in facts['charts']:
+    assert chart['width'] > 200 and chart['height'] > 100 and chart['texts'] > 3, chart
+    assert all(i == 'data:image/png;base64,' for i in chart['images']), chart  # embedded
+    if chart['alt'] in ('sample images per class', 'misclassified eval images'):
+      assert chart['images'], chart
 
 
 def test_the_page_fetches_nothing_but_itself(rendered):
