@@ -200,6 +200,8 @@ MIN_TEXT_WORDS = 5  # median words per row above which a string column is free t
 _SNIFF_ROWS = 200
 _SNIFF_BYTES = 1 << 20  # CSV bytes looked at before the run (rows, encoding, labels)
 MIN_ROWS = 2  # CSV data rows: one for each split at least
+MIN_ID_ROWS = 20  # rows with a label of their own each, at least, that make it an id column
+_OTHER_DELIMITERS = {';': 'semicolon', '\t': 'tab'}  # Excel's exports in some locales
 
 
 def sample_file(source: DataSource) -> str:
@@ -231,6 +233,7 @@ def text_column(csv_path: str, label: str, chosen: str = '', label_default: str 
   reader = csv.DictReader(io.StringIO(text, newline=''))
   columns = reader.fieldnames or []
   rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
+  _check_header(csv_path, text.partition('\n')[0].rstrip('\r'), columns, (label, chosen))
   for name, what in ((label, '--label'), (chosen, '--text-column')):
     if name and name not in columns:
       raise UserError(
@@ -243,6 +246,9 @@ def text_column(csv_path: str, label: str, chosen: str = '', label_default: str 
     )
   if not label_default:
     _check_label_values(csv_path, label, [row[label] for row in rows])
+  _check_label_is_no_id(
+    csv_path, label, [label_default if _missing(r[label]) else r[label] for r in rows]
+  )
   if chosen:
     return chosen
   others = [c for c in columns if c != label]
@@ -269,6 +275,54 @@ def _utf8(csv_path: str, head: bytes) -> str:
       f'--data {csv_path}: not UTF-8 (byte 0x{head[e.start]:02x} on line {line}); '
       'convert it, e.g. iconv -f latin1 -t utf-8'
     ) from None
+
+
+def _check_header(csv_path: str, line: str, columns: list, named: tuple) -> None:
+  """What CsvExampleGen would read wrongly: a header of another delimiter (a column named by a
+  flag not found, the delimiter more common than commas), a column name given twice (one
+  column dropped without a word)."""
+  if any(name and name not in columns for name in named):
+    delimiter = max(_OTHER_DELIMITERS, key=line.count)
+    if delimiter in line and line.count(delimiter) >= len(columns):
+      shown = (line if len(line) <= 60 else line[:60] + '…').replace('\t', '\\t')
+      raise UserError(
+        f'--data {csv_path}: the header looks {_OTHER_DELIMITERS[delimiter]}-separated '
+        f'({shown}); CsvExampleGen reads comma-separated files: save it as CSV with commas'
+      )
+  twice = sorted({name for name in columns if columns.count(name) > 1})
+  if twice:
+    raise UserError(
+      f'--data {csv_path}: the header names column{"s" if len(twice) > 1 else ""} '
+      f'{", ".join(map(repr, twice))} more than once; CsvExampleGen would keep one of each and '
+      'drop the others without a word: give every column its own name'
+    )
+
+
+def _check_label_is_no_id(csv_path: str, label: str, values: list) -> None:
+  """Class ids or names that differ in every row looked at (MIN_ID_ROWS at least) name no
+  classes: an id column given as --label would train a class per row. A float label is turned
+  binary by --label-threshold and may well differ in every row."""
+  if len(values) < MIN_ID_ROWS or len(set(values)) < len(values) or _floats(values):
+    return
+  raise UserError(
+    f'--label {label}: every one of the first {len(values)} rows of {csv_path} has its own '
+    f'value ({len(values)} distinct); a label names classes shared by many rows — is this an '
+    'id column?'
+  )
+
+
+def _floats(values: list) -> bool:
+  """Whether CsvExampleGen reads `values` as floats: numbers, not all of them integers."""
+  return not _all_read_as(int, values) and _all_read_as(float, values)
+
+
+def _all_read_as(kind: type, values: list) -> bool:
+  try:
+    for value in values:
+      kind(value)
+  except ValueError:
+    return False
+  return True
 
 
 def _check_label_values(csv_path: str, label: str, values: list) -> None:
@@ -401,6 +455,31 @@ def check_image_tree(path: str) -> int:
       'a classifier needs at least two'
     )
   return len(listing.images)
+
+
+def check_outside_data(data: str, kind: str, flag: str, path: str) -> None:
+  """Raises UserError when `path` (--output, --local-dir) is the --data folder or below it,
+  other than in a hidden folder: a data folder is listed whole (an image folder to its last
+  file, other folders for their data files or span-<N> folders), so the pipeline's own files
+  would be read as data, and the data would change with every run."""
+  if not _isdir(data):
+    return  # one file: only it is read, whatever lies beside it
+  if cfg.is_remote(data) or cfg.is_remote(path):
+    folder, inside = data.rstrip('/'), path.rstrip('/')
+  else:
+    folder, inside = os.path.realpath(data), os.path.realpath(path)
+  below = folder.rstrip('/') + '/'
+  if not (inside == folder or inside.startswith(below)) or _skipped(inside[len(below) :]):
+    return
+  raise UserError(
+    f'{flag} {path} is inside --data {data}: '
+    + (
+      'its files would be read as images (an extra class)'
+      if kind == cfg.IMAGES
+      else 'the next run would take its folder for part of the data'
+    )
+    + f'; choose {"an output" if flag == "--output" else "a " + flag} outside the data folder'
+  )
 
 
 def check_output(path: str) -> str:

@@ -68,7 +68,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   except UserError as e:
     print(f'error: {e}', file=sys.stderr)
     return EXIT_BAD_INPUT
-  except KeyboardInterrupt:  # before or after the pipeline ran (cli/run.py handles during)
+  except KeyboardInterrupt:  # other commands; `run` after its pipeline (cli/run.py: till then)
     print(INTERRUPTED, file=sys.stderr)
     return EXIT_INTERRUPTED
 

@@ -10,6 +10,7 @@ import os
 
 from cli import inputs, output_lock
 import config as cfg
+from contracts import limits
 from contracts.errors import UserError
 
 _DEFAULTS = cfg.PipelineConfig(data='', data_kind='', output='')
@@ -291,37 +292,20 @@ def _data_kind(source, args: argparse.Namespace):
 
 
 def check_numbers(args: argparse.Namespace) -> None:
-  """Numbers out of range: one line each, before anything runs (`run` and `compile` alike)."""
-  if not 1 <= args.eval_percent <= 99:
-    raise UserError(f'--eval-percent {args.eval_percent}: must be between 1 and 99')
-  positive = {
-    '--shard-size-mb': args.shard_size_mb,
-    '--train-steps': getattr(args, 'train_steps', 1),
-    '--batch-size': getattr(args, 'batch_size', 1),
-    '--learning-rate': getattr(args, 'learning_rate', 1),
-  }
-  for flag, value in positive.items():
-    if not value > 0:
-      raise UserError(f'{flag} {value:g}: must be positive')
-  at_least_zero = {
-    '--eval-steps': getattr(args, 'eval_steps', 0),
-    '--image-size': min(getattr(args, 'image_size', None) or (0,)),
-  }
-  for flag, value in at_least_zero.items():
-    if value < 0:
-      shown = ' '.join(map(str, args.image_size)) if flag == '--image-size' else value
-      raise UserError(f'{flag} {shown}: must be 0 (the default: decided from the data) or more')
-  if getattr(args, 'max_image_side', 0) < 0:
-    raise UserError(f'--max-image-side {args.max_image_side}: must be 0 (sizes kept) or more')
-  ranges = {
-    '--min-accuracy': (getattr(args, 'min_accuracy', 0), 1),
-    '--max-accuracy-drop': (getattr(args, 'max_accuracy_drop', 0), 1),
-    '--min-class-recall': (getattr(args, 'min_class_recall', 0), 1),
-    '--max-damaged-percent': (getattr(args, 'max_damaged_percent', 0), 100),
-  }
-  for flag, (value, top) in ranges.items():
-    if not 0 <= value <= top:
-      raise UserError(f'{flag} {value:g}: must be between 0 and {top}')
+  """Numbers out of range: one line each, before anything runs (`run` and `compile` alike; the
+  same table, contracts/limits.py, checks `submit --param`)."""
+  for name in limits.RULES:
+    value = getattr(args, name, None)
+    wrong = value is not None and limits.problem(name, value)
+    if wrong:
+      raise UserError(f'--{name.replace("_", "-")} {_shown(value)}: {wrong}')
+
+
+def _shown(value) -> str:
+  """A number as typed: 0.5, 100, or the two of --image-size."""
+  if isinstance(value, (list, tuple)):
+    return ' '.join(map(str, value))
+  return f'{value:g}' if isinstance(value, float) else str(value)
 
 
 def check_input_service(args: argparse.Namespace, reachable: bool = False) -> None:
@@ -379,10 +363,15 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     raise UserError('--max-image-side: only image folders are stored by the project')
   if getattr(args, 'slice_features', None) and kind not in (cfg.CSV, cfg.TFRECORDS):
     raise UserError('--slice-feature: only tabular data (CSV or TFRecord columns) has features')
+  if source is not None:
+    inputs.check_outside_data(args.data, source.kind, '--output', args.output)
   output = inputs.check_output(args.output)
   local_dir = output
   if cfg.is_remote(output):
-    local_dir = inputs.check_output(args.local_dir or inputs.local_state_dir(output))
+    local_dir = args.local_dir or inputs.local_state_dir(output)
+    if source is not None:
+      inputs.check_outside_data(args.data, source.kind, '--local-dir', local_dir)
+    local_dir = inputs.check_output(local_dir)
   output_lock.hold(local_dir, f'--output {output}', wait=getattr(args, 'wait', False))
   inputs.check_metadata(os.path.join(local_dir, cfg.METADATA_FILE))
   if source is None:

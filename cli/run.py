@@ -97,9 +97,21 @@ def _temporary_folder():
 
 
 def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
+  started = time.monotonic()
+  try:  # importing TensorFlow and TFX, building the DAG: a Ctrl-C here stops no component
+    dag, components = _built(config, schema_only)
+  except KeyboardInterrupt:
+    return _not_started(time.monotonic() - started)
+  from cli import progress
+
+  with progress.logs_routed(log_path, progress.ComponentProgress(components)):
+    return _run_dag(config, dag, schema_only, log_path)
+
+
+def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
+  """(the pipeline, its component ids in order) after an interrupted earlier run's clean-up."""
   from tfx import v1 as tfx
 
-  from cli import progress
   from metadata import recovery
   import pipeline
 
@@ -114,9 +126,21 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
     tfx.orchestration.metadata.sqlite_metadata_connection_config(config.metadata_path),
     schema_only=schema_only,
   )
-  components = [c.id for c in dag.components if not isinstance(c, tfx.dsl.Resolver)]
-  with progress.logs_routed(log_path, progress.ComponentProgress(components)):
-    return _run_dag(config, dag, schema_only, log_path)
+  return dag, [c.id for c in dag.components if not isinstance(c, tfx.dsl.Resolver)]
+
+
+def _not_started(seconds: float) -> dict:
+  """The result of a run interrupted (Ctrl-C) before its first component: nothing ran."""
+  from metadata import summary
+
+  return dict(summary.build({}, seconds), error=INTERRUPTED, interrupted=True, not_started=True)
+
+
+def _data_given(config: cfg.PipelineConfig) -> str:
+  """What --data named: the file when the pattern names one (a CSV or TFRecord file), else the
+  folder (image, CSV or TFRecord folders, span-<N> layouts)."""
+  one_file = not any(c in config.data_pattern for c in '*?[{')
+  return os.path.join(config.data, config.data_pattern) if one_file else config.data
 
 
 def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) -> dict:
@@ -127,7 +151,8 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   from metadata import report, summary
 
   print(
-    f'pipeline {config.pipeline_name}: {config.data_kind} from {config.data}; log: {log_path}',
+    f'pipeline {config.pipeline_name}: {config.data_kind} from {_data_given(config)}; '
+    f'log: {log_path}',
     flush=True,
   )
   started = time.monotonic()
@@ -198,7 +223,10 @@ def finish(result: dict) -> int:
   """Prints the summary (and the error, if any); returns the exit code."""
   from metadata import summary
 
-  print('\n'.join(summary.render(result)))
+  lines = summary.render(result)
+  if result.get('not_started'):
+    lines.insert(1, 'nothing ran: interrupted (Ctrl-C) before the first component started')
+  print('\n'.join(lines))
   if result.get('interrupted'):
     print(
       f'{INTERRUPTED}: the same command goes on from the last finished component',
@@ -226,4 +254,9 @@ def finish(result: dict) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-  return finish(run_local(options.build_config(args)))
+  started = time.monotonic()
+  try:  # the data checked, the embedded digits written out: before any component too
+    config = options.build_config(args)
+  except KeyboardInterrupt:
+    return finish(_not_started(time.monotonic() - started))
+  return finish(run_local(config))

@@ -9,6 +9,7 @@ KFP pipeline spec 2.0 (what KubeflowV2DagRunner writes) declares each parameter'
 
 from typing import Dict, Iterable
 
+from contracts import limits
 from contracts.errors import UserError
 
 # Spec 2.0 type names (and their spec 2.1 equivalents) → the Python type of a value.
@@ -56,7 +57,8 @@ def defaults(job: dict) -> Dict[str, object]:
 
 
 def overrides(pairs: Iterable[str], job: dict) -> Dict[str, object]:
-  """['train_steps=800', ...] → {'train_steps': 800}; UserError names the first bad pair."""
+  """['train_steps=800', ...] → {'train_steps': 800}; UserError names the first bad pair (a
+  malformed pair, an unknown name, a value of the wrong type or out of range)."""
   kinds = declared(job)
   found = {}
   for pair in pairs:
@@ -72,6 +74,9 @@ def overrides(pairs: Iterable[str], job: dict) -> Dict[str, object]:
       raise UserError(
         f'--param {pair}: {name} is a{"n" if kinds[name] is int else ""} {kinds[name].__name__}'
       ) from None
+    wrong = limits.problem(name, found[name])  # the ranges `run` checks its flags with
+    if wrong:
+      raise UserError(f'--param {pair}: {wrong}')
   return found
 
 

@@ -78,6 +78,19 @@ BAD_FILES = [
   ('header.csv', b'x,label\n', '0 data row(s) under the header'),
   ('one.csv', b'x,label\n1,0\n', '1 data row(s) under the header; training and evaluation'),
   ('holes.csv', b'x,label\n1,0\n2,\n3,nan\n4,1\n', '2 of the first 4 rows of'),
+  ('twice.csv', b'a,a,label\n1,2,0\n3,4,1\n', "twice.csv: the header names column 'a' more than"),
+  (
+    'semicolons.csv',
+    b'a;b;label\n1;2;0\n3;4;1\n',
+    'semicolons.csv: the header looks semicolon-separated (a;b;label); CsvExampleGen reads '
+    'comma-separated files: save it as CSV with commas',
+  ),
+  ('tabs.csv', b'a\tb\tlabel\n1\t2\t0\n3\t4\t1\n', 'looks tab-separated (a\\tb\\tlabel)'),
+  (
+    'ids.csv',
+    b'x,label\n' + b''.join(b'%d,%d\n' % (i % 2, i) for i in range(30)),
+    '--label label: every one of the first 30 rows of',
+  ),
   ('noise.tfrecord', bytes(range(256)) * 4, 'not a TFRecord file'),
   ('packed.tfrecord', gzip.compress(_tfrecord(b'')), 'GZIP-compressed; name it *.tfrecord.gz'),
   ('empty.tfrecord', b'', 'holds no records'),
@@ -243,3 +256,49 @@ def test_csv_columns_are_checked_before_anything_runs(tmp_path, capsys, extra, m
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and message in err and 'columns: label, city' in err
   assert not output.exists()
+
+
+@pytest.mark.parametrize(
+  'files,data,output,message',
+  [
+    (['cats/a.png', 'dogs/b.png'], 'data', 'data/out', 'its files would be read as images'),
+    (['cats/a.png', 'dogs/b.png'], 'data', 'data', 'its files would be read as images'),
+    (['cats/a.png', 'dogs/b.png'], 'link', 'data/out', 'is inside --data'),  # link → data
+    (['span-1/cats/a.png', 'span-1/dogs/b.png'], 'data', 'data/out', 'read as images'),
+    (['a.csv'], 'data', 'data/out', 'the next run would take its folder for part of the data'),
+  ],
+)
+def test_an_output_inside_the_data_folder_is_refused(
+  tmp_path, capsys, files, data, output, message
+):
+  """The pipeline's own files would become data (an extra class of images, for one)."""
+  (tmp_path / 'data').mkdir()
+  for name in files:
+    (tmp_path / 'data' / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / 'data' / name).write_bytes(
+      image_bytes(np.zeros((4, 4), np.uint8), 'PNG', 'L') if name.endswith('.png') else ROWS
+    )
+  (tmp_path / 'link').symlink_to(tmp_path / 'data')
+  code = cli_main.main(['run', '--data', str(tmp_path / data), '--output', str(tmp_path / output)])
+  err = capsys.readouterr().err
+  assert code == 2 and err.count('\n') == 1, err
+  assert err.startswith(f'error: --output {tmp_path / output} is inside --data {tmp_path / data}: ')
+  assert message in err and err.endswith('; choose an output outside the data folder\n')
+  assert not (tmp_path / 'data' / 'out').exists()
+
+
+def test_an_output_beside_a_csv_file_or_hidden_in_the_data_is_taken(tmp_path, monkeypatch):
+  """Only the CSV file is read, not its folder; hidden folders are never read as data."""
+  from cli import options
+  from contracts.errors import UserError
+
+  images = _make(tmp_path, ['cats/a.png', 'dogs/b.png'])
+  (tmp_path / 'rows.csv').write_bytes(ROWS)
+  monkeypatch.chdir(tmp_path)
+  for argv in (['--data', 'rows.csv'], ['--data', images, '--output', f'{images}/.runs']):
+    config = options.build_config(cli_main.parser().parse_args(['run', *argv]))
+    assert os.path.isdir(config.output)
+  monkeypatch.chdir(images)  # the default output, ./output, inside --data .
+  with pytest.raises(UserError, match=r'^--output output is inside --data \.: its files'):
+    options.build_config(cli_main.parser().parse_args(['run', '--data', '.']))
+  assert not os.path.exists('output')

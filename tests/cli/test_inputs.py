@@ -143,6 +143,40 @@ def test_a_csv_whose_only_other_column_is_free_text_takes_the_text_route(tmp_pat
     inputs.text_column(reviews, 'sentiment')
 
 
+@pytest.mark.parametrize(
+  'labels,label_default,refused',
+  [
+    ([str(i) for i in range(30)], '', True),  # an id column
+    ([f'user-{i}' for i in range(30)], '', True),
+    ([str(i) for i in range(19)], '', False),  # a tiny CSV with one row per class
+    ([f'{i / 7:.3f}' for i in range(30)], '', False),  # a float: binarised by a threshold
+    ([str(i) for i in range(25)] + [''] * 5, '0', False),  # missing cells: the default's
+  ],
+)
+def test_a_label_unique_per_row_is_refused_as_an_id(tmp_path, labels, label_default, refused):
+  path = _csv(tmp_path / 'rows.csv', ['id', 'x'], [(label, '1') for label in labels])
+  if not refused:
+    assert inputs.text_column(path, 'id', label_default=label_default) == ''
+    return
+  with pytest.raises(inputs.UserError) as raised:
+    inputs.text_column(path, 'id', label_default=label_default)
+  assert str(raised.value) == (
+    f'--label id: every one of the first 30 rows of {path} has its own value (30 distinct); a '
+    'label names classes shared by many rows — is this an id column?'
+  )
+
+
+def test_an_output_inside_remote_data_is_found_by_prefix(tmp_path, monkeypatch):
+  """And a remote output's local folder (metadata, logs) inside local data."""
+  monkeypatch.setattr(inputs, '_isdir', lambda path: True)  # gs://b/images: a folder
+  with pytest.raises(inputs.UserError, match=r'gs://b/images/out is inside --data gs://b/images/'):
+    inputs.check_outside_data('gs://b/images/', cfg.IMAGES, '--output', 'gs://b/images/out')
+  with pytest.raises(inputs.UserError, match=r'; choose a --local-dir outside the data folder$'):
+    inputs.check_outside_data(str(tmp_path), cfg.CSV, '--local-dir', str(tmp_path / 'state'))
+  for outside in ('gs://b/images-out', 'gs://b/images/.runs', 's3://b/images/out', '/b/images'):
+    inputs.check_outside_data('gs://b/images', cfg.IMAGES, '--output', outside)
+
+
 def test_the_imdb_txt_gets_a_one_line_hint_and_its_csv_copy_is_text(tmp_path):
   with pytest.raises(inputs.UserError, match='give it a .csv name'):
     inputs.resolve_data(IMDB)

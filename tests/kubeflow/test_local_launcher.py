@@ -145,6 +145,13 @@ def test_remote_pipeline_root_is_refused(capsys):
   assert 'pass a local --pipeline-root' in capsys.readouterr().err
 
 
+def test_a_parameter_out_of_range_is_refused_before_any_task(tmp_path, capsys):
+  args = ['--pipeline-root', str(tmp_path), '--param', 'min_accuracy=2']
+  assert local_launcher.main(args) == 2
+  assert capsys.readouterr().err == 'error: --param min_accuracy=2: must be between 0 and 1\n'
+  assert os.listdir(tmp_path) == []
+
+
 def _produced(root, run, blessed):
   folder = root / run
   folder.mkdir(parents=True)

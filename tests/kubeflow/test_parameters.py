@@ -44,6 +44,8 @@ def test_overrides_are_typed_by_the_declaration():
     ('train_steps=1.5', 'train_steps is an int'),
     ('learning_rate=fast', 'learning_rate is a float'),
     ('train_steps', 'want NAME=VALUE'),
+    ('train_steps=-5', '--param train_steps=-5: must be positive'),  # as `run --train-steps`
+    ('learning_rate=0', '--param learning_rate=0: must be positive'),
   ],
 )
 def test_a_bad_override_names_itself(pair, message):

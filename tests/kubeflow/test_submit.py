@@ -276,6 +276,15 @@ def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
       'train_steps is an int',
     ),
     (['--target', 'kubeflow', '--host', 'http://h', '--param', 'train_steps'], 'want NAME=VALUE'),
+    # the ranges `run` checks its flags with
+    (
+      ['--target', 'kubeflow', '--host', 'http://h', '--param', 'train_steps=-5'],
+      '--param train_steps=-5: must be positive',
+    ),
+    (
+      ['--target', 'kubeflow', '--host', 'http://h', '--param', 'min_accuracy=2'],
+      '--param min_accuracy=2: must be between 0 and 1',
+    ),
   ],
 )
 def test_bad_input_is_one_line(capsys, args, message):
