@@ -1,5 +1,7 @@
 """What the Evaluator's configuration and its readers agree on: TFMA model names, the metrics
-that bless and how TFMA names them in its results."""
+that bless and how TFMA names them in its results, and how its confusion matrix is read."""
+
+from typing import Dict
 
 CANDIDATE, BASELINE = 'candidate', 'baseline'  # the model just trained, the serving one
 ACCURACY_METRIC = 'SparseCategoricalAccuracy'  # the class name in eval_config
@@ -13,10 +15,35 @@ CONFUSION_PLOT = 'MultiClassConfusionMatrixPlot'
 # Custom properties the project adds to TFX's artifacts (components/blessing_evaluator,
 # components/serving_pusher), read by metadata/summary.py.
 # ModelBlessing: the classes present in the eval split that the model never predicts (top class),
-# as JSON [{"class_id": 1, "examples": 6}, …]; when any, the model is not blessed (unless allowed).
+# as JSON [{"class_id": 1, "examples": 6, "judged": true}, …]; a judged one (enough examples, or a
+# minority class) withholds the blessing unless allowed.
 MISSED_CLASSES = 'missed_classes'
 # ModelBlessing: 1 when the candidate is the serving model itself (a cached model evaluated again
 # after its push): it is evaluated alone, not compared with itself.
 CANDIDATE_IS_SERVING = 'candidate_is_serving'
 # PushedModel: the serving version that already holds the model (nothing pushed).
 ALREADY_SERVING = 'already_serving'
+
+
+def confusion_rows(evaluation_uri: str) -> Dict[int, Dict[int, float]]:
+  """{true class id: {predicted class id: eval examples}} of the candidate on the whole eval
+  split, from TFMA's CONFUSION_PLOT (threshold 0: the predicted class is the top class; -1 where
+  no class was given); {} when the evaluation has none."""
+  import tensorflow_model_analysis as tfma
+
+  for for_slice in tfma.load_plots(evaluation_uri):
+    if for_slice.slice_key.single_slice_keys:
+      continue
+    for key_and_value in for_slice.plot_keys_and_values:
+      if key_and_value.key.model_name not in ('', CANDIDATE):
+        continue
+      matrices = key_and_value.value.multi_class_confusion_matrix_at_thresholds.matrices
+      if matrices:
+        rows: Dict[int, Dict[int, float]] = {}
+        for entry in matrices[0].entries:
+          row = rows.setdefault(entry.actual_class_id, {})
+          row[entry.predicted_class_id] = (
+            row.get(entry.predicted_class_id, 0.0) + entry.num_weighted_examples
+          )
+        return rows
+  return {}

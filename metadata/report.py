@@ -430,27 +430,18 @@ def _confusion(nodes, size: int = 0) -> Optional[List[List[float]]]:
   """The candidate's confusion matrix on the eval split (TFMA's plot): rows true, columns
   predicted class id; at least `size` (the number of class names) square, so that a class that
   is last and neither seen nor predicted still has its row and column."""
-  import tensorflow_model_analysis as tfma
-
   evaluation = _output(nodes, 'evaluation')
-  for for_slice in tfma.load_plots(evaluation.uri) if evaluation is not None else ():
-    if for_slice.slice_key.single_slice_keys:
-      continue
-    for key_and_value in for_slice.plot_keys_and_values:
-      if key_and_value.key.model_name not in ('', evaluation_names.CANDIDATE):
-        continue
-      matrices = key_and_value.value.multi_class_confusion_matrix_at_thresholds.matrices
-      if not matrices:
-        continue
-      entries = matrices[0].entries
-      seen = 1 + max([max(e.actual_class_id, e.predicted_class_id) for e in entries] or [0])
-      size = max(size, seen)
-      matrix = [[0.0] * size for _ in range(size)]
-      for entry in entries:
-        if entry.predicted_class_id >= 0:  # -1: no prediction above the threshold
-          matrix[entry.actual_class_id][entry.predicted_class_id] += entry.num_weighted_examples
-      return matrix
-  return None
+  rows = evaluation_names.confusion_rows(evaluation.uri) if evaluation is not None else {}
+  if not rows:
+    return None
+  seen = 1 + max(max([true] + list(row)) for true, row in rows.items())
+  size = max(size, seen)
+  matrix = [[0.0] * size for _ in range(size)]
+  for true, row in rows.items():
+    for predicted, examples in row.items():
+      if true >= 0 and predicted >= 0:  # -1: no class given (threshold), or a label unknown
+        matrix[true][predicted] += examples
+  return matrix
 
 
 def _at(values: Optional[Sequence], index: int):

@@ -274,13 +274,27 @@ def per_class(
   }
 
 
-def missed_text(missed: Dict[str, int]) -> str:
-  """'class 1 never predicted (6 eval examples)', 'classes 1, 7 never predicted (6, 3 …)'."""
+def missed_text(missed: Dict[str, dict]) -> str:
+  """'class 1 never predicted (6 eval examples)', 'classes 1, 7 never predicted (6, 3 eval
+  examples)'; missed: {class name: {'examples': n, …}}."""
   shown = list(missed)[:5]
   more = f' and {len(missed) - len(shown)} more' if len(missed) > len(shown) else ''
+  counts = [missed[name]['examples'] for name in shown]
   return (
     f'class{"es" if len(missed) > 1 else ""} {", ".join(shown)}{more} never predicted '
-    f'({", ".join(str(missed[name]) for name in shown)} eval examples)'
+    f'({", ".join(map(str, counts))} eval example{"s" if counts != [1] else ""})'
+  )
+
+
+def _missed_said(missed: Dict[str, dict]) -> str:
+  """', class 1 never predicted (6 eval examples), allowed; class 9 never predicted (1 eval
+  example), too few to judge' for a blessed model (judged ones were allowed)."""
+  judged = {name: c for name, c in missed.items() if c['judged']}
+  unjudged = {name: c for name, c in missed.items() if not c['judged']}
+  return ''.join(
+    f', {missed_text(part)}, {what}'
+    for part, what in ((judged, 'allowed'), (unjudged, 'too few to judge'))
+    if part
   )
 
 
@@ -295,8 +309,9 @@ def blessing_reason(
   """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
   model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed',
   then the project's rule (every eval class predicted) and whether a serving model was compared.
-  found: accuracies(evaluation); names: class names by id; missed: {class name: eval examples}
-  the model never predicts; candidate_is_serving: the model evaluated is the serving one."""
+  found: accuracies(evaluation); names: class names by id; missed: {class name: {'examples': n,
+  'judged': bool}} of the classes the model never predicts (components/blessing_evaluator/
+  class_coverage.py); candidate_is_serving: the model evaluated is the serving one."""
   import tensorflow_model_analysis as tfma
 
   candidate = found.get(evaluation_names.CANDIDATE)
@@ -327,13 +342,14 @@ def blessing_reason(
     bounds = [t.value_threshold for t in failed if t.HasField('value_threshold')]
     if bounds:
       return f'{said}, below the {bounds[0].lower_bound.value:g} needed'
-    if missed:
+    judged = {name: c for name, c in (missed or {}).items() if c['judged']}
+    if judged:
       return (
-        f'{said}, {missed_text(missed)}: a model that misses a class is not pushed '
+        f'{said}, {missed_text(judged)}: a model that misses a class is not pushed '
         '(--allow-missed-classes pushes it)'
       )
     return said
-  said += f', {missed_text(missed)}, allowed' if missed else ', every class predicted'
+  said += _missed_said(missed) if missed else ', every class predicted'
   if candidate_is_serving:
     return f'{said}; it is the serving model (not compared with itself)'
   if serving is None:
@@ -390,7 +406,10 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
     if 'blessing' in out:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
       missed = {
-        (names[c['class_id']] if c['class_id'] < len(names) else str(c['class_id'])): c['examples']
+        (names[c['class_id']] if c['class_id'] < len(names) else str(c['class_id'])): {
+          'examples': c['examples'],
+          'judged': c.get('judged', True),
+        }
         for c in json.loads(
           property_value(out['blessing'], evaluation_names.MISSED_CLASSES) or '[]'
         )

@@ -154,7 +154,8 @@ def test_a_model_that_never_predicts_the_minority_class_is_not_pushed(tmp_path, 
   code, rare = run_pipeline(str(data), output, '--label', 'label', '--min-accuracy', '0.9')
   assert code == EXIT_NOT_BLESSED and rare['blessed'] is False and rare['pushed_to'] is None
   assert rare['eval_accuracy'] >= 0.9 and list(rare['missed_classes']) == ['1']
-  examples = rare['missed_classes']['1']
+  assert rare['missed_classes']['1']['judged']
+  examples = rare['missed_classes']['1']['examples']
   assert rare['blessing'] == (
     f'accuracy {rare["eval_accuracy"]:.3f}, class 1 never predicted ({examples} eval examples): '
     'a model that misses a class is not pushed (--allow-missed-classes pushes it)'

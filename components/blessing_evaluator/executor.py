@@ -3,8 +3,9 @@
 two rules of the project around it:
 - a candidate that is the serving model itself (a cached model evaluated again after its push) is
   evaluated alone rather than against itself, and its blessing says so (CANDIDATE_IS_SERVING);
-- a model that never predicts a class of the eval split is not blessed unless
-  `allow_missed_classes` (MISSED_CLASSES on the blessing names those classes).
+- a model that never predicts a class of the eval split is not blessed, where that class is
+  judged (class_coverage.py), unless `allow_missed_classes` (MISSED_CLASSES on the blessing
+  names the classes missed).
 """
 
 import json
@@ -71,10 +72,11 @@ class Executor(evaluator_executor.Executor):
     if is_serving:
       blessing.set_int_custom_property(evaluation.CANDIDATE_IS_SERVING, 1)
     evaluated = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
-    missed = class_coverage.missed_classes(class_coverage.confusion_rows(evaluated))
+    missed = class_coverage.missed_classes(evaluation.confusion_rows(evaluated))
     blessed = blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY)
     if missed and blessed == constants.BLESSED_VALUE:
-      if exec_properties.get('allow_missed_classes'):
-        blessing.set_string_custom_property(evaluation.MISSED_CLASSES, json.dumps(missed))
-      else:
+      judged = any(c['judged'] for c in missed)
+      if judged and not exec_properties.get('allow_missed_classes'):
         withhold(blessing, missed)
+      else:
+        blessing.set_string_custom_property(evaluation.MISSED_CLASSES, json.dumps(missed))

@@ -79,8 +79,17 @@ def test_a_class_with_eval_examples_none_predicted_as_it_is_missed():
     2: {2: 3.0, 0: 1.0},
     -1: {0: 2.0},
   }
-  assert class_coverage.missed_classes(rows) == [{'class_id': 1, 'examples': 6}]
+  assert class_coverage.missed_classes(rows) == [{'class_id': 1, 'examples': 6, 'judged': True}]
   assert class_coverage.missed_classes({0: {0: 5.0}, 1: {1: 1.0, 0: 9.0}}) == []
+
+
+def test_one_missed_example_is_judged_only_for_a_minority_class():
+  balanced = {0: {0: 4.0}, 1: {0: 1.0}, 2: {2: 3.0}}  # a tiny eval split: 1 example of class 1
+  assert class_coverage.missed_classes(balanced) == [
+    {'class_id': 1, 'examples': 1, 'judged': False}
+  ]
+  rare = {0: {0: 198.0}, 1: {0: 2.0}}  # 990:10 labels: 2 of the 10 in the eval split
+  assert class_coverage.missed_classes(rare) == [{'class_id': 1, 'examples': 2, 'judged': True}]
 
 
 def test_a_missed_class_withholds_a_blessing_as_the_evaluator_writes_one(tmp_path):
