@@ -103,6 +103,7 @@ def artifact(first_run, tmp_path):
     return copy, json.load(f)['split_counts']
 
 
+@pytest.mark.slow  # first_run: a whole pipeline run
 def test_a_clean_artifact_is_clean(artifact, capsys):
   folder, counts = artifact
   assert cli_main.main(['verify', str(folder)]) == 0
@@ -111,6 +112,7 @@ def test_a_clean_artifact_is_clean(artifact, capsys):
   assert f'{sum(counts.values())} good records' in out
 
 
+@pytest.mark.slow  # first_run: a whole pipeline run
 def test_a_missing_shard_is_named_with_the_records_it_held(artifact, capsys):
   folder, counts = artifact
   os.remove(folder / 'Split-train' / 'data-00001-of-00002.gz')
@@ -139,6 +141,7 @@ def test_a_missing_middle_shard_of_a_numbered_set_is_named(tmp_path, capsys):
   assert out.count(': missing (') == 1 and err == 'incomplete: 1 shard(s) missing\n'
 
 
+@pytest.mark.slow  # first_run: a whole pipeline run
 def test_a_missing_split_is_named(artifact, capsys):
   folder, _ = artifact
   shutil.rmtree(folder / 'Split-eval')
@@ -148,6 +151,7 @@ def test_a_missing_split_is_named(artifact, capsys):
   assert out.count(': missing (') == 1 and err == 'incomplete: 1 split(s) missing\n'
 
 
+@pytest.mark.slow  # first_run: a whole pipeline run
 def test_an_output_folder_is_checked_against_ml_metadata(first_run, tmp_path, capsys):
   """A copy of the output folder (ML Metadata's URIs name the original): the Examples artifact's
   recorded splits and counts apply; StatisticsGen's counts where the artifact has none."""
@@ -176,6 +180,7 @@ def test_an_output_folder_is_checked_against_ml_metadata(first_run, tmp_path, ca
   )
 
 
+@pytest.mark.slow  # first_run: a whole pipeline run
 def test_the_terminal_shows_no_library_noise(artifact):
   """Its scan workers are fresh processes: the parent's warnings filter does not reach them."""
   folder, _ = artifact
