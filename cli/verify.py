@@ -68,14 +68,6 @@ def _search(paths: List[str]) -> Tuple[List[str], List[str]]:
   return list(dict.fromkeys(found)), list(dict.fromkeys(folders))
 
 
-def find_shards(paths: List[str]) -> List[str]:
-  """Files as given; folders searched for shards (Examples artifacts, *.tfrecord[.gz], …)."""
-  found, _ = _search(paths)
-  if not found:
-    raise UserError(f'no TFRecord shards under {" ".join(paths)}')
-  return found
-
-
 def describe(report: scan.ShardReport) -> str:
   if report.clean:
     return f'{report.path}: ok, {report.good} records'
