@@ -4,6 +4,7 @@ import dataclasses
 import os
 from typing import List, Optional, Tuple
 
+from contracts import trainer_options
 from contracts.trainer_options import TrainerOptions
 
 IMAGES, CSV, TFRECORDS = 'images', 'csv', 'tfrecords'
@@ -25,6 +26,15 @@ DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
 # further still for small images. `auto` is in_memory below IN_MEMORY_BELOW_IMAGES images.
 BEAM_AUTO = 'auto'
 IN_MEMORY_BELOW_IMAGES = 2000
+
+
+def trainer_kind(data_kind: str) -> str:
+  """The Trainer's kind of data (contracts/trainer_options.py) for a PipelineConfig.data_kind."""
+  return {
+    IMAGES: trainer_options.IMAGE,
+    TEXT: trainer_options.SEQUENCE,
+    SEQUENCES: trainer_options.SEQUENCE,
+  }.get(data_kind, trainer_options.TABULAR)
 
 
 def direct_running_mode(requested: str, images: int, workers: int) -> str:
@@ -131,6 +141,13 @@ class PipelineConfig:
   image_height: int = _TRAINER.image_height  # 0: the most common size in the data
   image_width: int = _TRAINER.image_width
   image_channels: int = _TRAINER.image_channels  # 0: 1 for all-grayscale data, else 3
+  model: str = _TRAINER.model  # a built-in (trainer/models/) or a model file; '' : the kind's
+  model_source: str = _TRAINER.model_source  # the model file's text, set from `model`
+  weights: str = _TRAINER.weights  # backbones: imagenet, none or a weights file ('' : imagenet)
+  fine_tune_steps: int = _TRAINER.fine_tune_steps  # -1: half of train_steps when pretrained
+  fine_tune_layers: int = _TRAINER.fine_tune_layers
+  tune_trials: int = 0  # > 0: TFX's Tuner searches the model's search space first
+  tune_steps: int = 100  # training steps per tuning trial
   train_steps: int = 600
   eval_steps: int = 0  # 0: the whole eval split
   batch_size: int = _TRAINER.batch_size

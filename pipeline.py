@@ -40,6 +40,7 @@ from components.text_example_gen.component import TextExampleGen
 import config as cfg
 from contracts import fingerprint, serving, splits, text_record, trainer_options
 from contracts.trainer_options import TrainerOptions
+from trainer import models
 
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`), PipelineConfig fields.
 PARAMETERS = ('data', 'train_steps', 'learning_rate', 'min_accuracy')
@@ -209,11 +210,7 @@ def validation(
 def trainer_config(config: cfg.PipelineConfig) -> dict:
   """The Trainer's custom_config (contracts/trainer_options.py): what run_fn reads."""
   return TrainerOptions(
-    data_kind={
-      cfg.IMAGES: trainer_options.IMAGE,
-      cfg.TEXT: trainer_options.SEQUENCE,
-      cfg.SEQUENCES: trainer_options.SEQUENCE,
-    }.get(config.data_kind, trainer_options.TABULAR),
+    data_kind=cfg.trainer_kind(config.data_kind),
     label_key=text_record.LABEL_KEY if config.data_kind == cfg.TEXT else config.label,
     label_threshold=config.label_threshold,
     label_default=config.label_default,
@@ -229,9 +226,23 @@ def trainer_config(config: cfg.PipelineConfig) -> dict:
     xla={'on': True, 'off': False}.get(config.xla, trainer_options.AUTO),
     tpu=config.tpu,
     input_service=config.input_service,
-    # run_fn's code: TFX does not fingerprint code referenced by module path.
-    code_fingerprint=fingerprint.of('trainer.task', 'components.recording_trainer.executor'),
+    model=config.model,
+    model_source=config.model_source,
+    weights=config.weights,
+    fine_tune_steps=config.fine_tune_steps,
+    fine_tune_layers=config.fine_tune_layers,
+    code_fingerprint=trainer_fingerprint(config),
   ).to_custom_config()
+
+
+def trainer_fingerprint(config: cfg.PipelineConfig) -> str:
+  """run_fn's code (TFX does not fingerprint code referenced by module path), with the model:
+  a built-in's file, or the user's model file by its path (its text is in custom_config too)."""
+  modules = ['trainer.task', 'trainer.tuning', 'components.recording_trainer.executor']
+  if config.model_source:
+    return fingerprint.of(*modules, data_files=_existing([config.model]))
+  name = config.model or models.DEFAULT[cfg.trainer_kind(config.data_kind)]
+  return fingerprint.of(*modules, f'trainer.models.{name}')
 
 
 def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict):

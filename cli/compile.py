@@ -176,6 +176,7 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     schema=args.schema,
     schema_default=cfg.TEXT_SCHEMA_IN_IMAGE if args.data_kind == cfg.TEXT else None,
     cloud=_cloud(args),
+    **options.model_options(args, args.data_kind, local=False),
   )
 
 

@@ -10,8 +10,9 @@ import os
 
 from cli import inputs, output_lock
 import config as cfg
-from contracts import limits
+from contracts import limits, trainer_options
 from contracts.errors import UserError
+from trainer import models
 
 _DEFAULTS = cfg.PipelineConfig(data='', data_kind='', output='')
 SALVAGED_INPUT = 'salvaged_input'  # <output>/…: intact copies of a damaged TFRecord input
@@ -132,6 +133,50 @@ OPTIONS = {
     default=_DEFAULTS.beam_direct_num_workers,
     help='DirectRunner worker processes; 0 = one per core (default: %(default)s)',
   ),
+  '--model': dict(
+    default=_DEFAULTS.model,
+    metavar='NAME|FILE.py',
+    help='what trains: a model file defining build_model(spec, hp) (docs/models.md), or a '
+    f'built-in: {", ".join(models.BUILT_IN)} (default: {models.DEFAULT[trainer_options.IMAGE]} '
+    f'for images, {models.DEFAULT[trainer_options.TABULAR]} for columns, '
+    f'{models.DEFAULT[trainer_options.SEQUENCE]} for text and sequences)',
+  ),
+  '--weights': dict(
+    default=_DEFAULTS.weights,
+    metavar='imagenet|none|FILE',
+    help='the backbone models: start from ImageNet weights (the default; fetched once into '
+    '~/.keras/models), from random ones (none), or from a Keras weights file of the same '
+    'backbone (for machines without internet access; docs/models.md)',
+  ),
+  '--fine-tune-steps': dict(
+    type=int,
+    default=_DEFAULTS.fine_tune_steps,
+    metavar='N',
+    help='with pretrained weights: after --train-steps with the backbone frozen, N steps with '
+    'its top --fine-tune-layers unfrozen at a tenth of the learning rate (default: half of '
+    '--train-steps; 0: the backbone stays frozen)',
+  ),
+  '--fine-tune-layers': dict(
+    type=int,
+    default=_DEFAULTS.fine_tune_layers,
+    metavar='N',
+    help='backbone layers (with weights, BatchNormalization excluded) unfrozen for fine-tuning, '
+    'counted from the top (default: %(default)s)',
+  ),
+  '--tune-trials': dict(
+    type=int,
+    default=_DEFAULTS.tune_trials,
+    metavar='N',
+    help="search the model's search_space(hp) with TFX's Tuner (KerasTuner, random search) "
+    'over N trials before training; the Trainer trains with the best values (default: 0, no '
+    'tuning)',
+  ),
+  '--tune-steps': dict(
+    type=int,
+    default=_DEFAULTS.tune_steps,
+    metavar='S',
+    help='training steps of each tuning trial (default: %(default)s)',
+  ),
   '--train-steps': dict(
     type=int, default=_DEFAULTS.train_steps, help='training steps (default: %(default)s)'
   ),
@@ -246,6 +291,12 @@ OUTPUT = ('--output', '--local-dir', '--wait')
 BEAM = ('--beam-runner', '--beam-arg', '--beam-mode', '--beam-workers')
 TRAINING = (
   '--schema',
+  '--model',
+  '--weights',
+  '--fine-tune-steps',
+  '--fine-tune-layers',
+  '--tune-trials',
+  '--tune-steps',
   '--train-steps',
   '--eval-steps',
   '--batch-size',
@@ -323,6 +374,91 @@ def check_input_service(args: argparse.Namespace, reachable: bool = False) -> No
     raise UserError(f'--input-service: {e}') from None
 
 
+def model_options(args: argparse.Namespace, data_kind: str, local: bool = True) -> dict:
+  """PipelineConfig fields for --model and --weights, checked without importing TensorFlow:
+  a built-in for this kind of data, or a model file that parses and defines build_model (what
+  it builds is checked by the Trainer, against the data). local: --weights FILE must exist."""
+  name, weights = getattr(args, 'model', ''), getattr(args, 'weights', '')
+  kind = cfg.trainer_kind(data_kind)
+  decided = {}
+  if name.endswith('.py'):
+    decided = dict(model=os.path.abspath(name), model_source=_model_source(name))
+  elif name and name not in models.BUILT_IN:
+    raise UserError(
+      f'--model {name}: not a built-in model ({", ".join(models.BUILT_IN)}) nor a .py file'
+    )
+  elif name and models.BUILT_IN[name] != kind:
+    raise UserError(
+      f'--model {name}: a model for {models.BUILT_IN[name]} data; this data is {kind} '
+      f'(its built-in: {models.DEFAULT[kind]})'
+    )
+  backbone = name in models.BACKBONES or 'model_source' in decided
+  for flag, value, unset in (
+    ('--weights', weights, ''),
+    ('--fine-tune-steps', args.fine_tune_steps, _DEFAULTS.fine_tune_steps),
+  ):
+    if value != unset and not backbone:
+      raise UserError(
+        f'{flag}: only for a backbone model ({", ".join(models.BACKBONES)}) or a model file'
+      )
+  special = (trainer_options.IMAGENET, trainer_options.NO_WEIGHTS)
+  if weights and weights not in special and local and not cfg.is_remote(weights):
+    if not os.path.isfile(weights):
+      raise UserError(f'--weights {weights}: no such file (or imagenet, none)')
+    decided['weights'] = os.path.abspath(weights)
+  return decided
+
+
+def check_imagenet(args: argparse.Namespace) -> None:
+  """A backbone starting from ImageNet weights: they are in Keras' cache or can be fetched now
+  (the Trainer would fail on them after the data components ran)."""
+  if args.model not in models.BACKBONES or args.weights not in ('', trainer_options.IMAGENET):
+    return
+  from trainer.models import backbone
+
+  try:
+    backbone.fetch_imagenet(args.model)
+  except Exception as e:
+    raise UserError(
+      f'--model {args.model}: its ImageNet weights cannot be fetched ({_reason(e)}); pass '
+      '--weights none, or --weights FILE with the weights saved on a machine that can '
+      '(docs/models.md)'
+    ) from None
+
+
+def _reason(error: BaseException) -> str:
+  while error.__cause__ or error.__context__:
+    error = error.__cause__ or error.__context__
+  text = str(error).strip()
+  return text.splitlines()[0] if text else type(error).__name__
+
+
+def _model_source(path: str) -> str:
+  """The model file's text, once it parses and defines build_model at its top level."""
+  import ast
+
+  try:
+    with open(path, encoding='utf-8') as f:
+      source = f.read()
+  except OSError as e:
+    raise UserError(f'--model {path}: {e.strerror or e}') from None
+  try:
+    tree = ast.parse(source, path)
+  except SyntaxError as e:
+    raise UserError(f'--model {path}: line {e.lineno}: {e.msg}') from None
+  defined = set()
+  for node in tree.body:
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+      defined.add(node.name)
+    elif isinstance(node, ast.Assign):
+      defined.update(target.id for target in node.targets if isinstance(target, ast.Name))
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+      defined.update(alias.asname or alias.name for alias in node.names)
+  if 'build_model' not in defined:
+    raise UserError(f'--model {path}: defines no build_model(spec, hp) (docs/models.md)')
+  return source
+
+
 def _check_runner(args: argparse.Namespace) -> None:
   missing = [
     flag
@@ -363,6 +499,8 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     raise UserError('--max-image-side: only image folders are stored by the project')
   if getattr(args, 'slice_features', None) and kind not in (cfg.CSV, cfg.TFRECORDS):
     raise UserError('--slice-feature: only tabular data (CSV or TFRecord columns) has features')
+  chosen_model = model_options(args, kind or cfg.IMAGES)
+  check_imagenet(args)
   if source is not None:
     inputs.check_outside_data(args.data, source.kind, '--output', args.output)
   output = inputs.check_output(args.output)
@@ -405,6 +543,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     beam_direct_running_mode=cfg.direct_running_mode(
       args.beam_direct_running_mode, source.images, args.beam_direct_num_workers
     ),
+    **chosen_model,
   )
 
 

@@ -16,3 +16,9 @@ class UserError(Exception):
 class UnusableData(RuntimeError):
   """Raised by a component when the data cannot train a classifier (fewer than two classes,
   labels missing or not class ids): the run stops before training, exit code 2, one line."""
+
+
+class UnusableModel(UnusableData):
+  """Raised by the Trainer (or Tuner) when the model file cannot train on the data: it does not
+  import, builds no keras.Model, or its inputs or outputs do not fit the data (exit code 2, one
+  line, as for unusable data)."""

@@ -32,6 +32,10 @@ RULES: Dict[str, Tuple[Callable, str]] = {
   'max_accuracy_drop': _between(0, 1),
   'min_class_recall': _between(0, 1),
   'max_damaged_percent': _between(0, 100),
+  'fine_tune_steps': (lambda value: value >= -1, 'must be 0 (no fine-tuning) or more'),
+  'fine_tune_layers': _POSITIVE,
+  'tune_trials': _zero_or_more('the default: no tuning'),
+  'tune_steps': _POSITIVE,
 }
 
 

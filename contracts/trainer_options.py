@@ -11,6 +11,7 @@ from typing import Union
 IMAGE, TABULAR, SEQUENCE = 'image', 'tabular', 'sequence'
 AUTO = 'auto'
 CACHE_MEMORY, CACHE_OFF = 'memory', 'off'  # input_cache besides AUTO (trainer/input_cache.py)
+IMAGENET, NO_WEIGHTS = 'imagenet', 'none'  # weights besides a weights file's path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,6 +32,12 @@ class TrainerOptions:
   xla: Union[bool, str] = AUTO  # AUTO (on with GPUs/TPUs), True, False
   tpu: str = ''  # TPUStrategy target ('' : $TPU_NAME or none)
   input_service: str = ''  # grpc://HOST:PORT: training input on tf.data service ('' : here)
+  model: str = ''  # a built-in model (trainer/models/) or a model file's path ('' : the kind's)
+  model_source: str = ''  # the model file's text ('' : a built-in): it travels with the config
+  weights: str = ''  # backbones: IMAGENET, NO_WEIGHTS or a weights file ('' : IMAGENET)
+  fine_tune_steps: int = -1  # steps with the backbone's top unfrozen (-1: train_steps // 2
+  # when the backbone starts from pretrained weights, else 0)
+  fine_tune_layers: int = 20  # backbone layers unfrozen (from the top, BatchNorm excluded)
   code_fingerprint: str = ''  # run_fn's code, for TFX's cache key (contracts/fingerprint.py)
 
   def to_custom_config(self) -> dict:

@@ -373,6 +373,10 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
   training = _artifact_json(model_run, artifacts.TRAINING_FILE) if model_run else {}
   if training.get('batch_capped'):
     summary['batch_capped'] = training['batch_capped']
+  if training.get('model'):
+    summary['training'] = {
+      key: training.get(key) for key in ('model', 'hyperparameters', 'tuned', 'weights', 'phases')
+    }
   if training.get('input_check') or training.get('input_cache'):
     summary['input_check'] = {
       'stall_fraction': (training.get('input_check') or {}).get('stall_fraction'),
@@ -403,6 +407,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       recall = classes.get(evaluation_names.CANDIDATE, {}).get(evaluation_names.RECALL_KEY, [])
       names = class_names(examples, len(recall), training.get('class_names', []))
       summary['class_recall'] = dict(zip(names, recall))
+    if 'best_hyperparameters' in out:
+      summary['tuning'] = _artifact_json(out['best_hyperparameters'], artifacts.TUNING_FILE)
     if 'blessing' in out:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
       missed = {
@@ -468,6 +474,52 @@ def render_input_check(check: dict) -> str:
   return '; '.join(parts)
 
 
+def _values(values: dict) -> str:
+  return ', '.join(
+    f'{name} {value:g}' if isinstance(value, float) else f'{name} {value}'
+    for name, value in sorted(values.items())
+  )
+
+
+def render_training(training: dict) -> List[str]:
+  """'model: …' (the model, its hyperparameters, the backbone's weights) and, for a model
+  trained in phases (trainer/fine_tune.py), 'training: …' with each phase's steps, rate, time."""
+  weights = f'; backbone weights: {training["weights"]}' if training.get('weights') else ''
+  tuned = ' (tuned)' if training.get('tuned') else ''
+  lines = [
+    f'model:      {training["model"]}{weights}; {_values(training["hyperparameters"])}{tuned}'
+  ]
+  phases = training.get('phases') or []
+  if len(phases) > 1 or (phases and phases[0]['name'] != 'train'):
+    lines.append(
+      'training:   '
+      + ', then '.join(
+        f'{p["name"]} {p["steps"]} steps at learning rate {p["learning_rate"]:g}'
+        + (
+          f' (top {p["unfrozen_layers"]} backbone layers unfrozen)'
+          if p.get('unfrozen_layers')
+          else ' (backbone frozen)'
+          if p['name'] == 'head'
+          else ''
+        )
+        + f' in {p["seconds"]:.1f} s'
+        for p in phases
+      )
+    )
+  return lines
+
+
+def render_tuning(tuning: dict) -> str:
+  """'best of 3 trials: trial 2, val_sparse_categorical_accuracy 0.91 with learning_rate …'."""
+  best = tuning.get('best') or {}
+  if not best:
+    return f'{len(tuning.get("trials", []))} trial(s), none finished'
+  return (
+    f'best of {len(tuning["trials"])} trials: trial {best["trial_id"]}, '
+    f'{tuning["objective"]} {best["score"]:.4f} with {_values(best["values"])}'
+  )
+
+
 def render(summary: dict) -> List[str]:
   """Human-readable lines of the summary."""
   lines = ['── summary ──']
@@ -501,6 +553,10 @@ def render(summary: dict) -> List[str]:
       f'anomalies:  {len(summary["anomalies"])}'
       + ''.join(f'\n  - {a}' for a in summary['anomalies'])
     )
+  if summary.get('tuning'):
+    lines.append(f'tuning:     {render_tuning(summary["tuning"])}')
+  if summary.get('training'):
+    lines.extend(render_training(summary['training']))
   if summary.get('input_check'):
     lines.append(f'input check: {render_input_check(summary["input_check"])}')
   if summary.get('eval_accuracy') is not None:

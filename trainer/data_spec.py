@@ -8,7 +8,8 @@ from typing import Dict, List, Optional
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 
-from contracts import artifacts, text_record
+from contracts import artifacts, serving, text_record
+from contracts.trainer_options import NO_WEIGHTS
 
 # Imported SequenceExamples' token values are hashed into HASH_BUCKETS ids from FIRST_ID on.
 HASH_BUCKETS = 20_000
@@ -25,6 +26,7 @@ class ImageSpec:
   labels: List[str]
   encoding: str
   uniform: bool  # every stored image already has the model's input shape
+  weights: str = NO_WEIGHTS  # --weights: IMAGENET, NO_WEIGHTS or a local weights file
 
   @property
   def num_classes(self) -> int:
@@ -44,6 +46,13 @@ class TabularSpec:
   label_names: List[str] = dataclasses.field(default_factory=list)  # set: a string label's
   # class names, sorted (id = index; from the train split)
   label_default: str = ''  # the label of rows without one (--label-default; '': 0 / '')
+  hash_bins: int = 64  # categorical values are fed as ids in [0, hash_bins) (hashed strings)
+  numeric_mean: Dict[str, float] = dataclasses.field(default_factory=dict)  # the train split's,
+  numeric_variance: Dict[str, float] = dataclasses.field(default_factory=dict)  # per column
+
+  def input_name(self, column: str) -> str:
+    """A Keras input name for `column` (Keras and TensorFlow refuse some characters)."""
+    return serving.column_input(column)
 
   def parse_spec(self) -> Dict[str, tf.io.RaggedFeature]:
     """Every column ragged: CSV rows may hold a column with no value at all."""

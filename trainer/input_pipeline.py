@@ -378,9 +378,9 @@ def label_or_default(ragged: tf.RaggedTensor, spec: TabularSpec) -> tf.Tensor:
 
 
 def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = True):
-  """A batch of serialized rows → float32 numeric / string categorical columns (+ label).
+  """A batch of serialized rows → the model's columns (model_columns) (+ label).
 
-  A missing or empty value becomes 0 (numeric) or '' (categorical).
+  A missing or empty value becomes 0 (numeric) or '' (categorical, before hashing).
   """
   parse_spec = spec.parse_spec()
   if not with_label:
@@ -388,11 +388,20 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
   parsed = tf.io.parse_example(serialized, parse_spec)
   label = label_or_default(parsed.pop(spec.label_key), spec) if with_label else None
   parsed = {key: first_or_default(value) for key, value in parsed.items()}
-  features = {
-    key: tf.cast(value, tf.float32) if key in spec.integer else value
-    for key, value in parsed.items()
-  }
+  features = model_columns(parsed, spec)
   return (features, tabular_label(label, spec)) if with_label else features
+
+
+def model_columns(columns: Dict[str, tf.Tensor], spec: TabularSpec) -> Dict[str, tf.Tensor]:
+  """Column values as the model takes them: numbers as float32, categories as int64 ids in
+  [0, spec.hash_bins) (FarmHash of the string, as keras.layers.Hashing), so that the model's
+  step holds no string op and XLA can compile it (TPUs need that)."""
+  return {
+    key: tf.strings.to_hash_bucket_fast(value, spec.hash_bins)
+    if key in spec.categorical
+    else tf.cast(value, tf.float32)
+    for key, value in columns.items()
+  }
 
 
 # CACHED_SHUFFLE: how a cached training set is still shuffled every epoch. Images are decoded

@@ -1,115 +1,193 @@
-"""Keras models: a small CNN for images, a small MLP for tabular columns, embedding + masked
-mean pooling for token sequences."""
+"""The model contract: a model file defines `build_model(spec, hp) -> keras.Model` and, optionally,
+`search_space(hp)` (docs/models.md). The project's own models (trainer/models/) are such files;
+`--model PATH.py` brings a user's.
 
-import math
-from typing import Dict
-import warnings
+- spec: what the Trainer knows about the data (trainer/data_spec.py: ImageSpec, TabularSpec,
+  SequenceSpec); the model takes exactly what the input pipeline feeds (example_batch).
+- hp: keras_tuner.HyperParameters, always holding `learning_rate`: the search space's defaults
+  (with --learning-rate) when not tuning, the Tuner's best values when tuning.
+- The model returns class probabilities [B, num_classes]; it may come back uncompiled: the
+  project compiles it (compile_model) with its loss and metrics, the learning rate from hp and
+  XLA as planned (trainer/distribution.py).
+
+A model that does not fit is refused before training with UnusableModel: one line, exit 2.
+"""
+
+import importlib
+import types
+from typing import Optional
 
 import keras
-import tensorflow as tf
+import keras_tuner
+import numpy as np
 
-from contracts import serving
+from contracts import trainer_options
+from contracts.errors import UnusableModel
+from trainer import models
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
-HASH_BINS = 64  # buckets per categorical column (no vocabulary pass needed)
+LEARNING_RATE = 'learning_rate'
+PROBABILITY_TOLERANCE = 1e-2  # rows of probabilities sum to 1 within this (float16 included)
+EXAMPLE_ROWS = 2
 
 
-def build_image_model(
-  spec: ImageSpec, learning_rate: float = 1e-3, jit_compile: bool = False
-) -> keras.Model:
-  """uint8 images in, class probabilities out; normalisation happens here, not on the host.
-
-  Strided convolutions halve the resolution until it is 8 pixels or less, so the same
-  builder serves 8×8 digits (no downsampling) and 224×224 photos (5 halvings); the final
-  ≤8×8 feature map is flattened, keeping where things are (digits need that).
-  """
-  inputs = keras.Input(shape=(spec.height, spec.width, spec.channels), dtype='uint8', name='image')
-  x = keras.layers.Rescaling(1.0 / 255)(inputs)
-  filters = 32
-  x = keras.layers.Conv2D(filters, 3, padding='same', activation='relu')(x)
-  for _ in range(max(0, math.ceil(math.log2(max(spec.height, spec.width) / 8)))):
-    filters = min(filters * 2, 128)
-    x = keras.layers.Conv2D(filters, 3, strides=2, padding='same', activation='relu')(x)
-  x = keras.layers.Conv2D(64, 3, padding='same', activation='relu')(x)
-  x = keras.layers.Flatten()(x)
-  x = keras.layers.Dropout(0.3)(x)
-  x = keras.layers.Dense(128, activation='relu')(x)
-  outputs = keras.layers.Dense(
-    spec.num_classes, activation='softmax', name='probabilities', dtype='float32'
-  )(x)
-  return _compiled(keras.Model(inputs, outputs), learning_rate, jit_compile)
+def _one_line(error: BaseException) -> str:
+  text = str(error).strip()
+  return f'{type(error).__name__}: {text.splitlines()[0]}' if text else type(error).__name__
 
 
-def build_tabular_model(
-  spec: TabularSpec,
-  numeric_sample: Dict[str, tf.Tensor],
-  learning_rate: float = 1e-3,
-  jit_compile: bool = False,
-) -> keras.Model:
-  """Normalised numeric columns + hashed one-hot categorical columns → MLP.
+def model_name(options: trainer_options.TrainerOptions) -> str:
+  """The model the options ask for: --model, else the data kind's built-in."""
+  return options.model or models.DEFAULT[options.data_kind]
 
-  `numeric_sample` (a few thousand training rows) sets the normalisation statistics.
-  """
-  inputs, encoded = {}, []
-  for key in spec.numeric:
-    inputs[key] = keras.Input(shape=(), dtype='float32', name=serving.column_input(key))
-    norm = keras.layers.Normalization(axis=None)
-    norm.adapt(numeric_sample[key])
-    encoded.append(keras.layers.Reshape((1,))(norm(inputs[key])))
-  for key in spec.categorical:
-    inputs[key] = keras.Input(shape=(), dtype='string', name=serving.column_input(key))
-    encoded.append(
-      keras.layers.Hashing(HASH_BINS, output_mode='one_hot')(
-        keras.layers.Reshape((1,))(inputs[key])
-      )
+
+def load(name: str, source: str = '') -> types.ModuleType:
+  """The model file: `source` run as a module named after the file, else trainer.models.<name>."""
+  if source:
+    module = types.ModuleType('model_file')
+    module.__file__ = name
+    try:
+      exec(compile(source, name, 'exec'), module.__dict__)
+    except Exception as e:
+      raise UnusableModel(f'--model {name}: does not import ({_one_line(e)})') from None
+  else:
+    module = importlib.import_module(f'{models.__name__}.{name}')
+  if not callable(getattr(module, 'build_model', None)):
+    raise UnusableModel(f'--model {name}: defines no build_model(spec, hp)')
+  return module
+
+
+def hyperparameters(
+  module: types.ModuleType, name: str, learning_rate: float, tuned: Optional[dict] = None
+) -> keras_tuner.HyperParameters:
+  """The search space (module.search_space, when defined) at its defaults with `learning_rate`,
+  or at `tuned` values (HyperParameters.get_config(), as the Tuner's best_hyperparameters)."""
+  if tuned:
+    hp = keras_tuner.HyperParameters.from_config(tuned)
+  else:
+    hp = keras_tuner.HyperParameters()
+    if hasattr(module, 'search_space'):
+      try:
+        module.search_space(hp)
+      except Exception as e:
+        raise UnusableModel(f'--model {name}: search_space(hp) failed ({_one_line(e)})') from None
+    if LEARNING_RATE in hp.values:
+      hp.values[LEARNING_RATE] = learning_rate
+  if LEARNING_RATE not in hp.values:
+    hp.Fixed(LEARNING_RATE, learning_rate)
+  return hp
+
+
+def example_batch(spec):
+  """A batch of what the input pipeline feeds the model (zeros), and its description."""
+  if isinstance(spec, ImageSpec):
+    shape = (EXAMPLE_ROWS, spec.height, spec.width, spec.channels)
+    return np.zeros(
+      shape, np.uint8
+    ), f'uint8 images [B, {spec.height}, {spec.width}, {spec.channels}]'
+  if isinstance(spec, TabularSpec):
+    batch = {key: np.zeros(EXAMPLE_ROWS, np.float32) for key in spec.numeric}
+    batch.update({key: np.zeros(EXAMPLE_ROWS, np.int64) for key in spec.categorical})
+    described = ', '.join(
+      f'{key} ({"float32" if key in spec.numeric else "int64"} [B])' for key in batch
     )
-  x = keras.layers.Concatenate()(encoded) if len(encoded) > 1 else encoded[0]
-  for units in (64, 32):
-    x = keras.layers.Dense(units, activation='relu')(x)
-  outputs = keras.layers.Dense(
-    spec.num_classes, activation='softmax', name='probabilities', dtype='float32'
-  )(x)
-  with warnings.catch_warnings():  # inputs stay keyed by column, whatever their layer names
-    warnings.filterwarnings('ignore', message='When providing `inputs` as a dict')
-    return _compiled(keras.Model(inputs, outputs), learning_rate, jit_compile)
+    return batch, f'a dict of columns: {described}'
+  if isinstance(spec, SequenceSpec):
+    return np.ones((EXAMPLE_ROWS, 4), np.int64), 'int64 token ids [B, T]'
+  raise TypeError(type(spec).__name__)
 
 
-class MaskedMean(keras.layers.Layer):
-  """Mean of the embeddings of the non-padding positions (id 0 is padding); 0 for an empty
-  sequence instead of 0/0."""
+def build(module: types.ModuleType, name: str, spec, hp) -> keras.Model:
+  """module.build_model(spec, hp), checked against the data (UnusableModel when it does not
+  fit): a keras.Model that takes example_batch(spec) and returns probabilities per class."""
+  try:
+    built = module.build_model(spec, hp)
+  except UnusableModel:
+    raise
+  except Exception as e:
+    raise UnusableModel(f'--model {name}: build_model failed ({_one_line(e)})') from None
+  if not isinstance(built, keras.Model):
+    raise UnusableModel(
+      f'--model {name}: build_model returned {type(built).__name__}, not a keras.Model'
+    )
+  batch, described = example_batch(spec)
+  _check_input_shape(built, name, spec, described)
+  try:
+    outputs = built(batch, training=False)
+  except Exception as e:
+    raise UnusableModel(
+      f"--model {name}: does not take the Trainer's input, {described} ({_one_line(e)})"
+    ) from None
+  _check_probabilities(outputs, name, spec.num_classes)
+  return built
 
-  def call(self, embedded, ids):
-    mask = keras.ops.expand_dims(keras.ops.cast(ids > 0, embedded.dtype), -1)
-    total = keras.ops.sum(embedded * mask, axis=1)
-    return total / keras.ops.maximum(keras.ops.sum(mask, axis=1), 1.0)
+
+def _check_input_shape(built: keras.Model, name: str, spec, described: str) -> None:
+  """Images: the one input's shape, where the model states it (a functional model)."""
+  try:
+    inputs = built.inputs if isinstance(spec, ImageSpec) else None
+  except (AttributeError, ValueError):  # a subclassed model: it is called with the batch
+    inputs = None
+  if not inputs:
+    return
+  wanted = (spec.height, spec.width, spec.channels)
+  if len(inputs) != 1:
+    raise UnusableModel(f'--model {name}: takes {len(inputs)} inputs; one is fed, {described}')
+  shape = tuple(inputs[0].shape[1:])
+  if len(shape) != 3 or any(got not in (None, want) for got, want in zip(shape, wanted)):
+    raise UnusableModel(
+      f'--model {name}: takes input shape {shape}; the data is fed as {described} '
+      '(spec.height, spec.width, spec.channels)'
+    )
 
 
-def build_sequence_model(
-  spec: SequenceSpec,
-  learning_rate: float = 1e-3,
-  jit_compile: bool = False,
-  embedding_dim: int = 32,
+def _check_probabilities(outputs, name: str, num_classes: int) -> None:
+  if isinstance(outputs, (dict, list, tuple)):
+    raise UnusableModel(f'--model {name}: returns {len(outputs)} outputs; one is needed')
+  values = np.asarray(outputs, np.float64)
+  if values.shape != (EXAMPLE_ROWS, num_classes):
+    shown = 'x'.join(str(d) for d in values.shape[1:]) or 'a scalar'
+    raise UnusableModel(
+      f'--model {name}: returns {shown} per example; the data has {num_classes} classes '
+      f'(probabilities [B, spec.num_classes] are needed)'
+    )
+  sums = values.sum(axis=-1)
+  if (
+    not np.all(np.isfinite(values))
+    or values.min() < 0
+    or np.abs(sums - 1).max() > PROBABILITY_TOLERANCE
+  ):
+    raise UnusableModel(
+      f'--model {name}: its outputs are not class probabilities (a row sums to '
+      f'{sums[0]:.3g}): end the model with a softmax'
+    )
+
+
+def compile_model(
+  built: keras.Model, learning_rate: float, jit_compile: bool, xla_asked: bool = False
 ) -> keras.Model:
-  """Token ids [B, T] (0-padded, any T) → embedding → masked mean → MLP → class probabilities.
-
-  Averaging is order-blind but cheap and length-independent: enough for "which words occur"
-  (sentiment, topic); a recurrent layer would be the next step for order-dependent labels.
-  """
-  ids = keras.Input(shape=(None,), dtype='int64', name='tokens')
-  embedded = keras.layers.Embedding(spec.vocabulary_size, embedding_dim)(ids)
-  x = MaskedMean()(embedded, ids)
-  x = keras.layers.Dense(32, activation='relu')(x)
-  outputs = keras.layers.Dense(
-    spec.num_classes, activation='softmax', name='probabilities', dtype='float32'
-  )(x)
-  return _compiled(keras.Model(ids, outputs), learning_rate, jit_compile)
-
-
-def _compiled(model: keras.Model, learning_rate: float, jit_compile: bool) -> keras.Model:
-  model.compile(
+  """The project's loss and metrics (what training.json and the report read), Adam at
+  `learning_rate`; with jit_compile the train step is compiled by XLA. A model with a layer XLA
+  cannot compile is refused when XLA was asked for (--xla on), else trained without it."""
+  built.compile(
     optimizer=keras.optimizers.Adam(learning_rate),
     jit_compile=jit_compile,
     loss='sparse_categorical_crossentropy',
     metrics=['sparse_categorical_accuracy'],
   )
-  return model
+  if jit_compile and not built.jit_compile and xla_asked:  # Keras turned XLA off
+    unsupported = sorted(
+      {layer.__class__.__name__ for layer in built._flatten_layers() if not layer.supports_jit}
+    )
+    raise UnusableModel(
+      f'--xla on: XLA cannot compile layer(s) {", ".join(unsupported)} of the model; '
+      'move that work into the input or pass --xla off'
+    )
+  return built
+
+
+def built_in(name: str, spec, learning_rate: float = 1e-3, jit_compile: bool = False):
+  """The built-in model `name` for `spec` at its default hyperparameters, compiled."""
+  module = load(name)
+  built = build(module, name, spec, hyperparameters(module, name, learning_rate))
+  return compile_model(built, learning_rate, jit_compile)

@@ -48,9 +48,7 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
   @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.IMAGE_BYTES_INPUT)])
   def serve_image_bytes(image_bytes):
     # Client bytes are JPEG/PNG of any size, whatever the training shards held.
-    any_size = ImageSpec(
-      spec.height, spec.width, spec.channels, spec.labels, image_record.ENCODED, uniform=False
-    )
+    any_size = dataclasses.replace(spec, encoding=image_record.ENCODED, uniform=False)
     return _predictions(model, input_pipeline.decode_encoded(image_bytes, any_size), spec.labels)
 
   @tf.function(input_signature=[_EXAMPLES])
@@ -94,7 +92,7 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
       else value
       for key, value in values.items()
     }
-    return _predictions(model, features, class_names)
+    return _predictions(model, input_pipeline.model_columns(features, spec), class_names)
 
   return {
     serving.SERVING_DEFAULT: serve_examples,

@@ -16,24 +16,28 @@ import math
 import os
 import shutil
 import tempfile
-from typing import List, Optional, Tuple
+import time
+from typing import Callable, List, Optional, Tuple
 
 import keras
+import numpy as np
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from components.shard_check import scan
 from contracts import artifacts, image_record, interrupt, trainer_options
-from contracts.trainer_options import TrainerOptions
+from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TrainerOptions
 from trainer import (
   data_spec,
   diagnosis,
   distribution,
+  fine_tune,
   input_cache,
   input_pipeline,
   input_service,
   model,
+  models,
   multi_worker,
   sequence_pipeline,
   signatures,
@@ -47,10 +51,10 @@ MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows cu
 class Setup:
   """What run_fn trains with, built for one data kind."""
 
-  model: keras.Model
+  spec: object  # data_spec.ImageSpec, TabularSpec or SequenceSpec: what build_model gets
   train: tf.data.Dataset
   evaluation: tf.data.Dataset
-  serving: dict  # signature name → concrete function
+  signatures: Callable[[keras.Model], dict]  # the model → {signature name: function}
   hint: str  # the first thing to try when the input check finds training input-bound
   class_names: List[str]
   cache: input_cache.CacheDecision
@@ -77,7 +81,6 @@ def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, gu
   evaluation = input_pipeline.image_dataset(
     eval_files, spec, batch_size, False, guard, cache=cache.used
   )
-  built = model.build_image_model(spec, config['learning_rate'], config['jit_compile'])
   if spec.encoding == image_record.RAW:
     hint = 'faster storage for the shards, or more CPU cores for the Trainer'
   else:
@@ -87,8 +90,7 @@ def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, gu
     )
   if any(path.endswith('.gz') for path in input_pipeline.shard_files(fn_args.train_files)):
     hint = 'uncompressed shards (pipeline.py run --compression none): GZIP reads 4-8x slower'
-  serving = signatures.image_signatures(built, spec)
-  return Setup(built, train, evaluation, serving, hint, spec.labels, cache)
+  return Setup(spec, train, evaluation, signatures.image_signatures, hint, spec.labels, cache)
 
 
 def _both_splits(fn_args: FnArgs):
@@ -129,11 +131,14 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )
   features, _ = next(iter(sample))
-  built = model.build_tabular_model(spec, features, config['learning_rate'], config['jit_compile'])
+  spec = dataclasses.replace(
+    spec,
+    numeric_mean={key: float(np.mean(features[key])) for key in spec.numeric},
+    numeric_variance={key: float(np.var(features[key])) for key in spec.numeric},
+  )
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
   names = spec.label_names or [str(i) for i in range(spec.num_classes)]
-  serving = signatures.tabular_signatures(built, spec)
-  return Setup(built, train, evaluation, serving, hint, names, cache)
+  return Setup(spec, train, evaluation, signatures.tabular_signatures, hint, names, cache)
 
 
 def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
@@ -154,11 +159,9 @@ def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int,
   evaluation = sequence_pipeline.sequence_dataset(
     fn_args.eval_files, spec, batch_size, False, guard
   )
-  built = model.build_sequence_model(spec, config['learning_rate'], config['jit_compile'])
   hint = 'a larger --batch-size, or more CPU cores for the Trainer'
-  serving = signatures.sequence_signatures(built, spec)
   cache = input_cache.not_cached(config['input_cache'], 'sequence windows are cut anew every epoch')
-  return Setup(built, train, evaluation, serving, hint, spec.labels, cache)
+  return Setup(spec, train, evaluation, signatures.sequence_signatures, hint, spec.labels, cache)
 
 
 def _cache_decision(config: dict, decoded_bytes: int) -> input_cache.CacheDecision:
@@ -197,7 +200,8 @@ def run_fn(fn_args: FnArgs) -> None:
     batch_size, capped = _capped_batch(batch_size, guard, train_files)
     with plan.strategy.scope():
       ready = setup(fn_args, train_files, config, batch_size, guard)
-    built, train, evaluation, hint = ready.model, ready.train, ready.evaluation, ready.hint
+      trained = _model(options, ready.spec, fn_args, scratch)
+    built, train, evaluation, hint = trained.model, ready.train, ready.evaluation, ready.hint
     _record_damage(guard.reports, model_run_dir)
     if service:
       train = input_service.distribute(
@@ -207,68 +211,132 @@ def run_fn(fn_args: FnArgs) -> None:
       input_service.warn_salvaged(guard.reports)
     if plan.num_workers > 1:
       train = distribution.without_auto_shard(train)
-    if plan.strategy.num_replicas_in_sync == 1 and plan.num_workers == 1:
-      input_check = diagnosis.check_input(
-        built, train, batch_size, hint, service, ready.cache.describe()
-      )
-    else:  # the warm-up step runs outside the strategy; measure on one device instead
-      input_check = None
+    history, phases, input_check = {}, [], None
+    for number, phase in enumerate(trained.phases):
+      with plan.strategy.scope():
+        fine_tune.prepare(built, phase)
+        model.compile_model(
+          built, phase.learning_rate, plan.jit_compile, xla_asked=options.xla is True
+        )
+      if not number:
+        input_check = _input_check(built, train, batch_size, hint, service, ready.cache, plan)
       logging.info(
-        'input check: skipped under %s; %s',
-        distribution.strategy_name(plan.strategy),
-        ready.cache.describe(),
+        'training phase %s: %d steps at learning rate %g, %d trainable weights',
+        phase.name,
+        phase.steps,
+        phase.learning_rate,
+        len(built.trainable_weights),
       )
-    epochs = max(1, min(MAX_EPOCHS, fn_args.train_steps))
-    eval_steps = fn_args.eval_steps or None  # None: the whole eval split
-    # Epoch metrics go to the log (the terminal shows one line per component), and TensorBoard.
-    log_epoch = keras.callbacks.LambdaCallback(
-      on_epoch_end=lambda epoch, logs: logging.info(
-        'epoch %d/%d: %s',
-        epoch + 1,
-        epochs,
-        ', '.join(f'{k} {v:.4f}' for k, v in sorted((logs or {}).items())),
-      )
-    )
-    steps_per_epoch = math.ceil(fn_args.train_steps / epochs)
-    if plan.num_workers > 1:
-      history = multi_worker.fit(
-        built, train, plan, epochs, steps_per_epoch, batch_size, model_run_dir
-      )
-    else:
-      history = built.fit(
-        train,
-        epochs=epochs,
-        steps_per_epoch=steps_per_epoch,
-        validation_data=evaluation,
-        validation_steps=eval_steps,
-        verbose=0,
-        callbacks=[
-          keras.callbacks.TensorBoard(log_dir=model_run_dir),
-          log_epoch,
-          stop_on_interrupt(),
-        ],
-      ).history
+      started = time.monotonic()
+      ran = _fit(built, train, evaluation, phase.steps, plan, batch_size, fn_args, model_run_dir)
+      phases.append(fine_tune.record(phase, time.monotonic() - started, built))
+      for key, values in ran.items():
+        history.setdefault(key, []).extend(float(v) for v in values)
     _write_json(
       model_run_dir,
       artifacts.TRAINING_FILE,
       {
         'class_names': list(ready.class_names),
+        'model': trained.name,
+        'hyperparameters': trained.hyperparameters,
+        'tuned': bool(fn_args.hyperparameters),
+        'weights': trained.weights_shown,
+        'phases': phases,
         'batch_size': batch_size,
         'batch_capped': capped,
-        'epochs': epochs,
+        'epochs': len(next(iter(history.values()), [])),
         'train_steps': fn_args.train_steps,
-        'history': {k: [float(v) for v in values] for k, values in history.items()},
+        'history': history,
         'input_check': input_check,
         'input_cache': ready.cache.to_json(),
         'distribution': plan.reason,
         'replicas': plan.strategy.num_replicas_in_sync,
+        'xla': bool(built.jit_compile),
       },
     )
+    serving = ready.signatures(built, ready.spec)
     serving_dir = distribution.chief_or_scratch(fn_args.serving_model_dir, plan, scratch)
-    tf.saved_model.save(built, serving_dir, signatures=ready.serving)
-    logging.info('Saved model with signatures %s to %s', sorted(ready.serving), serving_dir)
+    tf.saved_model.save(built, serving_dir, signatures=serving)
+    logging.info('Saved model with signatures %s to %s', sorted(serving), serving_dir)
   finally:
     shutil.rmtree(scratch, ignore_errors=True)
+
+
+@dataclasses.dataclass
+class Trained:
+  """The model run_fn trains, and how."""
+
+  model: keras.Model
+  name: str  # the built-in's name or the model file as given
+  hyperparameters: dict  # hp.values
+  weights_shown: str  # what the backbone started from ('' : no backbone)
+  phases: List[fine_tune.Phase]
+
+
+def _model(options: TrainerOptions, spec, fn_args: FnArgs, scratch: str) -> Trained:
+  """The model file's model for `spec`, checked (trainer/model.py), with its training phases."""
+  name = model.model_name(options)
+  module = model.load(name, options.model_source)
+  hp = model.hyperparameters(module, name, options.learning_rate, fn_args.hyperparameters)
+  weights = options.weights or (IMAGENET if name in models.BACKBONES else NO_WEIGHTS)
+  if isinstance(spec, data_spec.ImageSpec):
+    spec = dataclasses.replace(spec, weights=_local_weights(weights, scratch))
+  built = model.build(module, name, spec, hp)
+  rate = hp.get(model.LEARNING_RATE)
+  phases = fine_tune.phases(built, options, weights, fn_args.train_steps, rate)
+  shown = weights if fine_tune.backbone_of(built) is not None else ''
+  return Trained(built, name, dict(hp.values), shown, phases)
+
+
+def _local_weights(weights: str, scratch: str) -> str:
+  """A weights file in object storage is copied here first (Keras reads local files)."""
+  if weights in (IMAGENET, NO_WEIGHTS) or os.path.exists(weights):
+    return weights
+  local = os.path.join(scratch, os.path.basename(weights))
+  tf.io.gfile.copy(weights, local, overwrite=True)
+  return local
+
+
+def _input_check(built, train, batch_size: int, hint: str, service: str, cache, plan):
+  """The input check's figures; None under a distribution strategy (its warm-up step runs
+  outside the strategy), where only the cache decision is logged."""
+  if plan.strategy.num_replicas_in_sync == 1 and plan.num_workers == 1:
+    return diagnosis.check_input(built, train, batch_size, hint, service, cache.describe())
+  logging.info(
+    'input check: skipped under %s; %s', distribution.strategy_name(plan.strategy), cache.describe()
+  )
+  return None
+
+
+def _fit(built, train, evaluation, steps: int, plan, batch_size: int, fn_args, model_run_dir):
+  """`steps` training steps cut into up to MAX_EPOCHS epochs (curves in TensorBoard); the
+  per-epoch history."""
+  epochs = max(1, min(MAX_EPOCHS, steps))
+  steps_per_epoch = math.ceil(steps / epochs)
+  if plan.num_workers > 1:
+    return multi_worker.fit(built, train, plan, epochs, steps_per_epoch, batch_size, model_run_dir)
+  # Epoch metrics go to the log (the terminal shows one line per component), and TensorBoard.
+  log_epoch = keras.callbacks.LambdaCallback(
+    on_epoch_end=lambda epoch, logs: logging.info(
+      'epoch %d/%d: %s',
+      epoch + 1,
+      epochs,
+      ', '.join(f'{k} {v:.4f}' for k, v in sorted((logs or {}).items())),
+    )
+  )
+  return built.fit(
+    train,
+    epochs=epochs,
+    steps_per_epoch=steps_per_epoch,
+    validation_data=evaluation,
+    validation_steps=fn_args.eval_steps or None,  # None: the whole eval split
+    verbose=0,
+    callbacks=[
+      keras.callbacks.TensorBoard(log_dir=model_run_dir),
+      log_epoch,
+      stop_on_interrupt(),
+    ],
+  ).history
 
 
 def stop_on_interrupt() -> keras.callbacks.Callback:

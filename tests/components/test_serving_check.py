@@ -43,7 +43,7 @@ def _saved(tmp_path, built, served) -> str:
 
 def _image_model(encoding: str = image_record.ENCODED):
   spec = ImageSpec(8, 8, 1, LABELS, encoding, True)
-  return model.build_image_model(spec), spec
+  return model.built_in('cnn', spec), spec
 
 
 @pytest.mark.parametrize('encoding', image_record.ENCODINGS)
@@ -127,13 +127,17 @@ def test_a_folder_without_a_model_does_not_load(tmp_path):
 
 def test_a_tabular_model_answers_raw_columns_with_missing_values(tmp_path):
   # 'payment (type)' is not a TensorFlow name: its input is payment__type_.
-  spec = TabularSpec('tips', 0.0, 2, ['fare', 'trips'], ['payment (type)'], integer=['trips'])
-  sample = {
-    'fare': tf.constant([1.0, 2.0]),
-    'trips': tf.constant([1.0, 3.0]),
-    'payment (type)': tf.constant(['a', 'b']),
-  }
-  built = model.build_tabular_model(spec, sample)
+  spec = TabularSpec(
+    'tips',
+    0.0,
+    2,
+    ['fare', 'trips'],
+    ['payment (type)'],
+    integer=['trips'],
+    numeric_mean={'fare': 1.5, 'trips': 2.0},
+    numeric_variance={'fare': 0.25, 'trips': 1.0},
+  )
+  built = model.built_in('mlp', spec)
   path = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
   rows = [
     {'fare': 2.5, 'trips': 3, 'payment (type)': b'cash'},
@@ -176,7 +180,7 @@ def test_a_text_model_gets_its_records_back_as_text(tmp_path):
     False,
     vocabulary=str(vocabulary),
   )
-  built = model.build_sequence_model(spec)
+  built = model.built_in('bag_of_words', spec)
   path = _saved(tmp_path, built, signatures.sequence_signatures(built, spec))
   ids = [[2, 5, 1, 3], [], [1, 1], [4, 4, 2]]  # 1: a word outside the vocabulary
   records = [text_record.make_sequence_example(i, 0, 'neg').SerializeToString() for i in ids]

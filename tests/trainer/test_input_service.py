@@ -283,7 +283,7 @@ def test_a_worker_killed_mid_epoch_leaves_training_to_the_other(examples, tmp_pa
       os.path.join(examples, 'Split-train', '*'), spec, BATCH, training=True
     )
     train = input_service.distribute(train, own.address, 'killed')
-    built = model.build_image_model(spec, 1e-3, False)
+    built = model.built_in('cnn', spec)
     kill = keras.callbacks.LambdaCallback(
       on_train_batch_end=lambda batch, logs: own.workers[0].kill() if batch == 5 else None
     )

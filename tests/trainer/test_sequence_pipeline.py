@@ -71,7 +71,7 @@ def test_imported_byte_tokens_are_hashed_above_the_reserved_ids():
 
 def test_the_model_trains_on_bucketed_batches_and_serves_sequence_examples(shard):
   path, sequences = shard
-  built = model.build_sequence_model(SPEC)
+  built = model.built_in('bag_of_words', SPEC)
   built.fit(
     sequence_pipeline.sequence_dataset([path], SPEC, 32, training=True),
     epochs=1,
@@ -104,7 +104,7 @@ def test_a_text_model_takes_raw_strings_with_its_vocabulary_inside(tmp_path):
     hashed=False,
     vocabulary=str(vocabulary),
   )
-  built = model.build_sequence_model(spec)
+  built = model.built_in('bag_of_words', spec)
   path = str(tmp_path / 'model')
   tf.saved_model.save(built, path, signatures=signatures.sequence_signatures(built, spec))
   vocabulary.unlink()  # the saved model carries its own copy

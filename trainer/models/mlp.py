@@ -1,0 +1,38 @@
+"""A small MLP over normalised numeric columns and one-hot hashed categorical columns: the
+default model for tabular data (CSV, TFRecord columns)."""
+
+import warnings
+
+import keras
+
+
+def search_space(hp) -> None:
+  hp.Float('learning_rate', 1e-4, 1e-2, sampling='log', default=1e-3)
+  hp.Choice('hidden_units', [32, 64, 128], default=64)
+
+
+def build_model(spec, hp) -> keras.Model:
+  """Inputs keyed by column: numeric ones float32 [B], normalised with the train split's
+  mean and variance; categorical ones int64 ids [B] (hashed by the Trainer), one-hot encoded."""
+  inputs, encoded = {}, []
+  for key in spec.numeric:
+    inputs[key] = keras.Input(shape=(), dtype='float32', name=spec.input_name(key))
+    norm = keras.layers.Normalization(
+      axis=None, mean=spec.numeric_mean[key], variance=spec.numeric_variance[key]
+    )
+    encoded.append(keras.layers.Reshape((1,))(norm(inputs[key])))
+  for key in spec.categorical:
+    inputs[key] = keras.Input(shape=(), dtype='int64', name=spec.input_name(key))
+    encoded.append(
+      keras.layers.CategoryEncoding(spec.hash_bins, output_mode='one_hot')(inputs[key])
+    )
+  x = keras.layers.Concatenate()(encoded) if len(encoded) > 1 else encoded[0]
+  units = hp.get('hidden_units')
+  for width in (units, units // 2):
+    x = keras.layers.Dense(width, activation='relu')(x)
+  outputs = keras.layers.Dense(
+    spec.num_classes, activation='softmax', name='probabilities', dtype='float32'
+  )(x)
+  with warnings.catch_warnings():  # inputs stay keyed by column, whatever their layer names
+    warnings.filterwarnings('ignore', message='When providing `inputs` as a dict')
+    return keras.Model(inputs, outputs, name='mlp')
