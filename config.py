@@ -73,6 +73,8 @@ class CloudConfig:
   dataflow_max_workers: int = 0  # 0: Dataflow's autoscaling default
   dataflow_machine_type: str = ''  # '': Dataflow's default
   vertex_training: bool = False  # Trainer as a Vertex AI custom job
+  vertex_tuning: bool = False  # Tuner's trials as a Vertex AI custom job (TFX's Vertex Tuner)
+  tune_parallel_trials: int = 1  # with vertex_tuning: trials at once (one worker each)
   trainer_machine_type: str = 'n1-standard-8'
   trainer_accelerator_type: str = ''  # e.g. NVIDIA_TESLA_T4; '': CPU only
   trainer_accelerator_count: int = 0
@@ -95,6 +97,12 @@ class CloudConfig:
     if self.dataflow_machine_type:
       args.append(f'--machine_type={self.dataflow_machine_type}')
     return args
+
+  @property
+  def vertex_tuning_args(self) -> dict:
+    """The CustomJob TFX's Vertex Tuner starts: one replica per parallel trial, in `image`."""
+    pools = self.vertex_training_args['worker_pool_specs']
+    return {'project': self.project, 'job_spec': {'worker_pool_specs': pools}}
 
   @property
   def vertex_training_args(self) -> dict:

@@ -22,6 +22,7 @@ if __name__ == '__main__':
 from typing import List, Tuple
 
 from tfx import v1 as tfx
+from tfx.extensions.google_cloud_ai_platform.tuner import executor as vertex_tuner
 from tfx.proto import example_gen_pb2
 
 from components import file_based
@@ -72,10 +73,12 @@ def create_pipeline(
   components = [example_gen, statistics_gen, schema_gen]
   if not schema_only:
     checks, gates = validation(config, examples, statistics_gen, schema_gen)
-    trainer = training(config, examples, schema_gen, values)
-    for gate in gates:  # a failing gate stops the run before training
-      trainer.add_upstream_node(gate)
-    components += checks + [trainer] + evaluation_and_push(config, examples, trainer, values)
+    tuner = tuning(config, examples, schema_gen) if config.tune_trials else None
+    trainer = training(config, examples, schema_gen, values, tuner)
+    for gate in gates:  # a failing gate stops the run before tuning and training
+      (tuner or trainer).add_upstream_node(gate)
+    components += checks + ([tuner] if tuner else []) + [trainer]
+    components += evaluation_and_push(config, examples, trainer, values)
   return tfx.dsl.Pipeline(
     pipeline_name=config.pipeline_name,
     pipeline_root=config.pipeline_root,
@@ -245,9 +248,43 @@ def trainer_fingerprint(config: cfg.PipelineConfig) -> str:
   return fingerprint.of(*modules, f'trainer.models.{name}')
 
 
-def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict):
+def tuning(config: cfg.PipelineConfig, examples, schema_gen):
+  """TFX's Tuner (tuner_fn trainer.tuning.tuner_fn): config.tune_trials trials of
+  config.tune_steps over the model's search space; compiled with cloud.vertex_tuning, TFX's
+  Vertex AI Tuner runs cloud.tune_parallel_trials of them at once on Vertex AI Training."""
+  custom_config = dict(
+    trainer_config(config), **{trainer_options.MAX_TRIALS_KEY: config.tune_trials}
+  )
+  tuner_class, tune_args = tfx.components.Tuner, None
+  if config.cloud and config.cloud.vertex_tuning:
+    vertex = tfx.extensions.google_cloud_ai_platform
+    tuner_class = vertex.Tuner
+    tune_args = tfx.proto.TuneArgs(num_parallel_trials=config.cloud.tune_parallel_trials)
+    custom_config.update(
+      {
+        vertex.ENABLE_VERTEX_KEY: True,
+        vertex.VERTEX_REGION_KEY: config.cloud.region,
+        vertex_tuner.TUNING_ARGS_KEY: config.cloud.vertex_tuning_args,
+        vertex_tuner.REMOTE_TRIALS_WORKING_DIR_KEY: os.path.join(
+          config.pipeline_root, 'tuning_trials'
+        ),
+      }
+    )
+  return tuner_class(
+    tuner_fn='trainer.tuning.tuner_fn',
+    examples=examples,
+    schema=schema_gen.outputs['schema'],
+    train_args=tfx.proto.TrainArgs(num_steps=config.tune_steps),
+    eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps or None),
+    tune_args=tune_args,
+    custom_config=custom_config,
+  ).with_id('Tuner')
+
+
+def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict, tuner=None):
   """The Trainer (run_fn trainer.task.run_fn): in this step, or as a Vertex AI custom job.
-  values: train_steps and learning_rate (parameter_values)."""
+  values: train_steps and learning_rate (parameter_values); tuner: its best hyperparameters are
+  the Trainer's."""
   custom_config = trainer_config(config)
   trainer_class = RecordingTrainer  # records input damage on the Model artifact
   if config.cloud and config.cloud.vertex_training:
@@ -268,6 +305,7 @@ def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict):
     learning_rate=values['learning_rate'],
     eval_steps=config.eval_steps or None,
     custom_config=custom_config,
+    hyperparameters=tuner.outputs['best_hyperparameters'] if tuner else None,
   ).with_id('Trainer')
 
 

@@ -13,9 +13,10 @@ ModelRun artifact (trainer/task.py):
   training.json         per-epoch history and the input check (the run report reads it)
 ExampleStatistics artifact (StatisticsGen):
   Split-<split>/FeatureStats.pb   TFDV's DatasetFeatureStatisticsList
-HyperParameters artifact (components/tuner, TFX's Tuner):
-  best_hyperparameters.txt   KerasTuner's HyperParameters config of the best trial (TFX's)
-  tuning_trials.json    every trial: its values and objective, the best one
+HyperParameters artifact (TFX's Tuner, tuner_fn trainer.tuning.tuner_fn):
+  best_hyperparameters.txt   KerasTuner's HyperParameters config of the best trial
+TunerResults artifact (the same Tuner):
+  tuner_results.json    every finished trial, best first: trial_id, score, its values
 InfraBlessing artifact (components/serving_check):
   serving_check.json    load time, p50 / p99 per signature and the problems found
 """
@@ -31,7 +32,7 @@ VOCABULARY_FILE = 'vocabulary.txt'
 DAMAGE_FILE = 'input_damage.json'
 TRAINING_FILE = 'training.json'
 SERVING_CHECK_FILE = 'serving_check.json'
-TUNING_FILE = 'tuning_trials.json'  # HyperParameters artifact (components/tuner): every trial
+TUNER_RESULTS_FILE = 'tuner_results.json'  # TFX's Tuner: every finished trial, best first
 STATISTICS_FILE = 'FeatureStats.pb'
 # ImageExampleGen's count of images stored upright by their EXIF orientation: an image_meta.json
 # key and a custom property of the Examples artifact (metadata/summary.py reports it).

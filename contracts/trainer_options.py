@@ -12,6 +12,7 @@ IMAGE, TABULAR, SEQUENCE = 'image', 'tabular', 'sequence'
 AUTO = 'auto'
 CACHE_MEMORY, CACHE_OFF = 'memory', 'off'  # input_cache besides AUTO (trainer/input_cache.py)
 IMAGENET, NO_WEIGHTS = 'imagenet', 'none'  # weights besides a weights file's path
+MAX_TRIALS_KEY = 'max_trials'  # the Tuner's custom_config: this and the Trainer's options
 
 
 @dataclasses.dataclass(frozen=True)

@@ -407,8 +407,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       recall = classes.get(evaluation_names.CANDIDATE, {}).get(evaluation_names.RECALL_KEY, [])
       names = class_names(examples, len(recall), training.get('class_names', []))
       summary['class_recall'] = dict(zip(names, recall))
-    if 'best_hyperparameters' in out:
-      summary['tuning'] = _artifact_json(out['best_hyperparameters'], artifacts.TUNING_FILE)
+    if 'tuner_results' in out:  # TFX's Tuner: finished trials, best first
+      summary['tuning'] = _artifact_json(out['tuner_results'], artifacts.TUNER_RESULTS_FILE)
     if 'blessing' in out:
       summary['blessed'] = bool(property_value(out['blessing'], 'blessed'))
       missed = {
@@ -442,7 +442,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
   return summary
 
 
-def _artifact_json(artifact: metadata_store_pb2.Artifact, name: str) -> dict:
+def _artifact_json(artifact: metadata_store_pb2.Artifact, name: str):
   """A JSON file inside an artifact (training.json, serving_check.json); {} when not there."""
   from tfx.dsl.io import fileio
 
@@ -509,14 +509,15 @@ def render_training(training: dict) -> List[str]:
   return lines
 
 
-def render_tuning(tuning: dict) -> str:
-  """'best of 3 trials: trial 2, val_sparse_categorical_accuracy 0.91 with learning_rate …'."""
-  best = tuning.get('best') or {}
-  if not best:
-    return f'{len(tuning.get("trials", []))} trial(s), none finished'
+def render_tuning(trials: list) -> str:
+  """'best of 3 trials: trial 2, eval accuracy 0.9100 with learning_rate …' (TFX's
+  tuner_results.json: finished trials, best first, each {trial_id, score, **values})."""
+  if not trials:
+    return 'no trial finished'
+  best = {k: v for k, v in trials[0].items() if k not in ('trial_id', 'score')}
   return (
-    f'best of {len(tuning["trials"])} trials: trial {best["trial_id"]}, '
-    f'{tuning["objective"]} {best["score"]:.4f} with {_values(best["values"])}'
+    f'best of {len(trials)} trials: trial {trials[0]["trial_id"]}, eval accuracy '
+    f'{trials[0]["score"]:.4f} with {_values(best)}'
   )
 
 
@@ -553,7 +554,7 @@ def render(summary: dict) -> List[str]:
       f'anomalies:  {len(summary["anomalies"])}'
       + ''.join(f'\n  - {a}' for a in summary['anomalies'])
     )
-  if summary.get('tuning'):
+  if 'tuning' in summary:
     lines.append(f'tuning:     {render_tuning(summary["tuning"])}')
   if summary.get('training'):
     lines.extend(render_training(summary['training']))

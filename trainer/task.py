@@ -179,28 +179,35 @@ _SETUP = {
 }
 
 
+def prepare_input(fn_args: FnArgs, options: TrainerOptions, plan, scratch: str) -> tuple:
+  """(Setup, the shard guard, the batch size, its cap or None): the input of one data kind,
+  read by this worker, in plan.strategy's scope (the Trainer's and the Tuner's)."""
+  guard = input_pipeline.ShardGuard(os.path.join(scratch, 'salvaged'))
+  train_files = input_pipeline.shard_files(fn_args.train_files)
+  if not options.input_service:  # with the service, every trainer reads the whole split
+    train_files = plan.worker_shards(train_files)
+  batch_size, capped = _capped_batch(plan.global_batch(options.batch_size), guard, train_files)
+  config = dict(options.to_custom_config(), jit_compile=plan.jit_compile)
+  with plan.strategy.scope():
+    ready = _SETUP[options.data_kind](fn_args, train_files, config, batch_size, guard)
+  return ready, guard, batch_size, capped
+
+
 def run_fn(fn_args: FnArgs) -> None:
   """Trains for fn_args.train_steps, evaluates, saves a SavedModel with its signatures."""
   options = TrainerOptions.from_custom_config(fn_args.custom_config)
   plan = distribution.plan(options.to_custom_config())
-  config = dict(options.to_custom_config(), jit_compile=plan.jit_compile)
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
-  batch_size = plan.global_batch(options.batch_size)
-  setup = _SETUP[options.data_kind]
   service = options.input_service
   if service:  # before any shard is scanned: an unreachable dispatcher fails in seconds
     input_service.connect(service)
   scratch = tempfile.mkdtemp(prefix='trainer-scratch-')  # salvaged shards, non-chief output
   model_run_dir = distribution.chief_or_scratch(fn_args.model_run_dir, plan, scratch)
   try:
-    guard = input_pipeline.ShardGuard(os.path.join(scratch, 'salvaged'))
-    train_files = input_pipeline.shard_files(fn_args.train_files)
-    if not service:  # with the service, every trainer reads the whole split from one shared job
-      train_files = plan.worker_shards(train_files)
-    batch_size, capped = _capped_batch(batch_size, guard, train_files)
+    ready, guard, batch_size, capped = prepare_input(fn_args, options, plan, scratch)
     with plan.strategy.scope():
-      ready = setup(fn_args, train_files, config, batch_size, guard)
-      trained = _model(options, ready.spec, fn_args, scratch)
+      hp = hyperparameters(options, fn_args.hyperparameters)
+      trained = model_for(options, ready.spec, hp, fn_args.train_steps, scratch)
     built, train, evaluation, hint = trained.model, ready.train, ready.evaluation, ready.hint
     _record_damage(guard.reports, model_run_dir)
     if service:
@@ -273,19 +280,26 @@ class Trained:
   phases: List[fine_tune.Phase]
 
 
-def _model(options: TrainerOptions, spec, fn_args: FnArgs, scratch: str) -> Trained:
-  """The model file's model for `spec`, checked (trainer/model.py), with its training phases."""
+def model_for(options: TrainerOptions, spec, hp, train_steps: int, scratch: str) -> Trained:
+  """The model file's model for `spec` at `hp`, checked (trainer/model.py), with its training
+  phases (trainer/fine_tune.py)."""
   name = model.model_name(options)
   module = model.load(name, options.model_source)
-  hp = model.hyperparameters(module, name, options.learning_rate, fn_args.hyperparameters)
   weights = options.weights or (IMAGENET if name in models.BACKBONES else NO_WEIGHTS)
   if isinstance(spec, data_spec.ImageSpec):
     spec = dataclasses.replace(spec, weights=_local_weights(weights, scratch))
   built = model.build(module, name, spec, hp)
-  rate = hp.get(model.LEARNING_RATE)
-  phases = fine_tune.phases(built, options, weights, fn_args.train_steps, rate)
+  phases = fine_tune.phases(built, options, weights, train_steps, hp.get(model.LEARNING_RATE))
   shown = weights if fine_tune.backbone_of(built) is not None else ''
   return Trained(built, name, dict(hp.values), shown, phases)
+
+
+def hyperparameters(options: TrainerOptions, tuned: Optional[dict] = None):
+  """The model file's hyperparameters: its search space at its defaults, or `tuned`."""
+  name = model.model_name(options)
+  return model.hyperparameters(
+    model.load(name, options.model_source), name, options.learning_rate, tuned
+  )
 
 
 def _local_weights(weights: str, scratch: str) -> str:

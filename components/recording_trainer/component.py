@@ -45,14 +45,17 @@ class RecordingTrainer(base_component.BaseComponent):
     learning_rate: Number,
     eval_steps: Optional[int],
     custom_config: dict,
+    hyperparameters=None,
   ):
     """train_steps and learning_rate: values, or RuntimeParameters whose defaults are the values;
-    `train_args` and `custom_config` record the defaults."""
+    `train_args` and `custom_config` record the defaults. hyperparameters: the Tuner's
+    best_hyperparameters, when tuning (run_fn's fn_args.hyperparameters)."""
     default = lambda value: getattr(value, 'default', value)  # noqa: E731
     super().__init__(
       spec=RecordingTrainerSpec(
         examples=examples,
         schema=schema,
+        hyperparameters=hyperparameters,
         run_fn=run_fn,
         train_args=tfx.proto.TrainArgs(num_steps=default(train_steps)),
         eval_args=tfx.proto.EvalArgs(num_steps=eval_steps),

@@ -1,0 +1,82 @@
+"""TFX Tuner entry point, referenced as `tuner_fn='trainer.tuning.tuner_fn'`: KerasTuner's random
+search over the model file's search_space(hp), every trial trained for --tune-steps on the
+input the Trainer reads (trainer/task.prepare_input), scored on the eval split.
+
+custom_config is the Trainer's (contracts/trainer_options.py) plus its MAX_TRIALS_KEY. TFX's Tuner
+executor writes the best trial's values (best_hyperparameters.txt, which the Trainer trains
+with) and every finished trial with its score (tuner_results.json, which the summary and the
+run report show). A model with a pretrained backbone is tuned in its first phase (head only).
+"""
+
+import contextlib
+import io
+import logging
+import tempfile
+
+import keras
+import keras_tuner
+from tfx import v1 as tfx
+from tfx.components.trainer.fn_args_utils import FnArgs
+
+from contracts.trainer_options import MAX_TRIALS_KEY, TrainerOptions
+from trainer import distribution, fine_tune, model, task
+
+OBJECTIVE = 'val_sparse_categorical_accuracy'
+SEED = 0  # the same trials for the same inputs: a rerun is served from TFX's cache anyway
+
+
+class RandomSearch(keras_tuner.RandomSearch):
+  """KerasTuner's random search whose summaries, which it prints, go to the run's log."""
+
+  def search_space_summary(self, extended: bool = False) -> None:
+    self._logged(super().search_space_summary, extended)
+
+  def results_summary(self, num_trials: int = 10) -> None:
+    self._logged(super().results_summary, num_trials)
+
+  @staticmethod
+  def _logged(summary, *args) -> None:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+      summary(*args)
+    logging.info('tuner: %s', printed.getvalue())
+
+
+def tuner_fn(fn_args: FnArgs) -> tfx.components.TunerFnResult:
+  options = TrainerOptions.from_custom_config(fn_args.custom_config)
+  plan = distribution.plan(options.to_custom_config())
+  keras.mixed_precision.set_global_policy(plan.mixed_precision)
+  scratch = tempfile.mkdtemp(prefix='tuner-scratch-')  # removed with the run's temporary folder
+  ready, _, _, _ = task.prepare_input(fn_args, options, plan, scratch)
+  space = task.hyperparameters(options)
+
+  def build(hp: keras_tuner.HyperParameters) -> keras.Model:
+    trained = task.model_for(options, ready.spec, hp, fn_args.train_steps, scratch)
+    first = trained.phases[0]
+    fine_tune.prepare(trained.model, first)
+    return model.compile_model(
+      trained.model, hp.get(model.LEARNING_RATE), plan.jit_compile, xla_asked=options.xla is True
+    )
+
+  build(space.copy())  # a model file that does not fit fails here, in one line, not per trial
+  tuner = RandomSearch(
+    build,
+    objective=OBJECTIVE,
+    max_trials=int(fn_args.custom_config[MAX_TRIALS_KEY]),
+    hyperparameters=space,
+    seed=SEED,
+    directory=fn_args.working_dir,
+    project_name='trials',
+    overwrite=True,
+  )
+  return tfx.components.TunerFnResult(
+    tuner=tuner,
+    fit_kwargs=dict(
+      x=ready.train,
+      validation_data=ready.evaluation,
+      steps_per_epoch=fn_args.train_steps,
+      validation_steps=fn_args.eval_steps or None,
+      epochs=1,
+      verbose=0,
+    ),
+  )
