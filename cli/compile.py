@@ -96,6 +96,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     help='train as a Vertex AI custom job (TFX google_cloud_ai_platform Trainer)',
   )
   gcp.add_argument(
+    '--vertex-tuning',
+    action='store_true',
+    help="with --tune-trials: run the Tuner's trials as a Vertex AI custom job (TFX "
+    'google_cloud_ai_platform Tuner) on --trainer-machine-type machines',
+  )
+  gcp.add_argument(
+    '--tune-parallel-trials',
+    type=int,
+    default=cloud.tune_parallel_trials,
+    metavar='N',
+    help='with --vertex-tuning: trials run at once, one machine each (default: %(default)s)',
+  )
+  gcp.add_argument(
     '--trainer-machine-type',
     default=cloud.trainer_machine_type,
     help='Vertex training machine (default: %(default)s)',
@@ -135,6 +148,8 @@ def _cloud(args: argparse.Namespace) -> cfg.CloudConfig:
     dataflow_max_workers=args.max_workers,
     dataflow_machine_type=args.dataflow_machine_type,
     vertex_training=args.vertex_training,
+    vertex_tuning=args.vertex_tuning,
+    tune_parallel_trials=args.tune_parallel_trials,
     trainer_machine_type=args.trainer_machine_type,
     trainer_accelerator_type=args.accelerator_type,
     trainer_accelerator_count=args.accelerator_count,
@@ -144,7 +159,12 @@ def _cloud(args: argparse.Namespace) -> cfg.CloudConfig:
   needs = {
     'Dataflow': cloud.beam_runner == cfg.DATAFLOW_RUNNER,
     'Vertex AI Training': cloud.vertex_training,
+    'Vertex AI tuning': cloud.vertex_tuning,
   }
+  if cloud.vertex_tuning and not args.tune_trials:
+    raise UserError('--vertex-tuning needs --tune-trials N')
+  if cloud.tune_parallel_trials < 1 or (cloud.tune_parallel_trials > 1 and not cloud.vertex_tuning):
+    raise UserError('--tune-parallel-trials: 1 or more, above 1 only with --vertex-tuning')
   for service, used in needs.items():
     if used and not (cloud.project and cloud.region):
       raise UserError(f'{service} needs --project and --region')

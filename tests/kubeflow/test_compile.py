@@ -319,3 +319,54 @@ def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
   assert constant('input_config')['splits'][0]['pattern'] == 'span-{SPAN}/*.csv'
   assert constant('range_config')['static_range'] == {'start_span_number': 2, 'end_span_number': 2}
   assert 'DriftCheck' in tasks['Trainer'].get('dependentTasks', [])
+
+
+def test_tuning_compiles_to_tfx_vertex_tuner_with_parallel_trials_feeding_the_trainer(tmp_path):
+  flags = ['--tune-trials', '6', '--tune-steps', '50', '--vertex-tuning']
+  flags += ['--tune-parallel-trials', '3', '--project', 'p', '--region', 'europe-west4']
+  spec = json.loads(_compile(tmp_path, *flags, '--model', 'resnet50').read_text())['pipelineSpec']
+  tuner = _executor(spec, 'Tuner')
+  assert tuner['args'][tuner['args'].index('--executor_class_path') + 1] == (
+    'tfx.extensions.google_cloud_ai_platform.tuner.executor.Executor'
+  )
+  parameters = spec['root']['dag']['tasks']['Tuner']['inputs']['parameters']
+  constant = lambda name: parameters[name]['runtimeValue']['constant']  # noqa: E731
+  assert constant('tuner_fn') == 'trainer.tuning.tuner_fn'
+  assert json.loads(constant('tune_args')) == {'num_parallel_trials': 3}
+  assert json.loads(constant('train_args')) == {'num_steps': 50}
+  custom_config = json.loads(constant('custom_config'))
+  assert custom_config['max_trials'] == 6 and custom_config['model'] == 'resnet50'
+  assert custom_config['ai_platform_enable_vertex'] is True
+  assert custom_config['ai_platform_vertex_region'] == 'europe-west4'
+  tuning = custom_config['ai_platform_tuning_args']
+  assert tuning['project'] == 'p'
+  assert tuning['job_spec']['worker_pool_specs'][0]['container_spec']['image_uri'] == IMAGE
+  trainer_inputs = spec['root']['dag']['tasks']['Trainer']['inputs']['artifacts']
+  assert trainer_inputs['hyperparameters']['taskOutputArtifact'] == {
+    'producerTask': 'Tuner',
+    'outputArtifactKey': 'best_hyperparameters',
+  }
+
+
+@pytest.mark.parametrize(
+  'flags,message',
+  [
+    (['--vertex-tuning', '--project', 'p', '--region', 'r'], '--vertex-tuning needs --tune-trials'),
+    (['--tune-trials', '2', '--tune-parallel-trials', '2'], 'above 1 only with --vertex-tuning'),
+    (['--data-kind', 'csv', '--model', 'resnet50'], 'a model for image data; this data is tabular'),
+  ],
+)
+def test_bad_tuning_and_model_flags_are_one_line(tmp_path, capsys, flags, message):
+  code = cli_main.main(
+    [
+      'compile',
+      '--pipeline-root',
+      'gs://b/r',
+      '--data',
+      'gs://b/d',
+      '--out',
+      str(tmp_path / 'x.json'),
+      *flags,
+    ]
+  )
+  assert code == 2 and message in capsys.readouterr().err
