@@ -16,6 +16,8 @@ weights file of the same backbone, as
 writes it (for machines without internet access).
 """
 
+import socket
+
 import keras
 
 from contracts.errors import UnusableModel
@@ -23,6 +25,7 @@ from contracts.trainer_options import IMAGENET, NO_WEIGHTS
 
 MIN_SIDE = 32  # the smallest input keras.applications builds these backbones for
 BACKBONE_LAYER = 'backbone'
+FETCH_TIMEOUT_SECONDS = 60  # per socket operation of the weights' download
 CAFFE_MEANS = (103.939, 116.779, 123.68)  # ImageNet's B, G, R means (resnet50.preprocess_input)
 APPLICATIONS = {
   'mobilenet_v3_small': keras.applications.MobileNetV3Small,
@@ -45,8 +48,14 @@ def application(name: str, input_shape=None, weights=None) -> keras.Model:
 
 
 def fetch_imagenet(name: str) -> None:
-  """Puts the ImageNet weights of `name` into Keras' cache (a download the first time)."""
-  application(name, weights=IMAGENET)
+  """Puts the ImageNet weights of `name` into Keras' cache (a download the first time). Keras
+  downloads without a timeout: a network that accepts and never answers would hang the run."""
+  previous = socket.getdefaulttimeout()
+  socket.setdefaulttimeout(FETCH_TIMEOUT_SECONDS)
+  try:
+    application(name, (224, 224, 3), weights=IMAGENET)  # the size the weights were made for
+  finally:
+    socket.setdefaulttimeout(previous)
 
 
 def build(name: str, spec, hp) -> keras.Model:

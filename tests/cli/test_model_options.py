@@ -1,0 +1,77 @@
+"""--model, --weights and the fine-tuning flags: what the command line refuses in one line,
+exit 2, before anything runs (cli/options.model_options, check_imagenet)."""
+
+import os
+
+import pytest
+
+from cli import main as cli_main
+
+
+@pytest.fixture
+def csv_file(tmp_path):
+  data = tmp_path / 'rows.csv'
+  data.write_text('x,label\n1,0\n2,1\n')
+  return str(data)
+
+
+def _refused(capsys, tmp_path, *args) -> str:
+  output = tmp_path / 'out'
+  code = cli_main.main(['run', '--output', str(output), *args])
+  lines = capsys.readouterr().err.strip().splitlines()
+  assert code == 2 and len(lines) == 1, lines
+  assert not os.path.exists(output / 'pipeline_root')
+  return lines[0]
+
+
+@pytest.mark.parametrize(
+  'source,expected',
+  [
+    ('def build_model(spec, hp)\n  pass\n', 'line 1: '),  # SyntaxError: no colon
+    ('def make_model(spec, hp):\n  pass\n', 'defines no build_model(spec, hp)'),
+  ],
+  ids=['syntax', 'no-build_model'],
+)
+def test_a_model_file_that_cannot_be_a_model_is_refused(
+  tmp_path, capsys, csv_file, source, expected
+):
+  path = tmp_path / 'my_model.py'
+  path.write_text(source)
+  line = _refused(capsys, tmp_path, '--data', csv_file, '--model', str(path))
+  assert line.startswith(f'error: --model {path}: ') and expected in line
+
+
+@pytest.mark.parametrize(
+  'flags,expected',
+  [
+    (['--model', 'missing.py'], '--model missing.py: No such file or directory'),
+    (['--model', 'vgg16'], '--model vgg16: not a built-in model (cnn, mlp, bag_of_words, '),
+    (['--model', 'resnet50'], '--model resnet50: a model for image data; this data is tabular'),
+    (['--weights', 'none'], '--weights: only for a backbone model'),
+    (['--model', 'mlp', '--fine-tune-steps', '5'], '--fine-tune-steps: only for a backbone'),
+    (['--fine-tune-layers', '0'], '--fine-tune-layers 0: must be positive'),
+    (['--tune-trials', '-1'], '--tune-trials -1: must be 0 (the default: no tuning) or more'),
+  ],
+)
+def test_model_flags_that_do_not_fit_are_refused(tmp_path, capsys, csv_file, flags, expected):
+  assert expected in _refused(capsys, tmp_path, '--data', csv_file, *flags)
+
+
+def test_a_missing_weights_file_is_refused(tmp_path, capsys):
+  line = _refused(capsys, tmp_path, '--model', 'resnet50', '--weights', 'nowhere.weights.h5')
+  assert line == 'error: --weights nowhere.weights.h5: no such file (or imagenet, none)'
+
+
+def test_imagenet_weights_that_cannot_be_fetched_say_what_to_pass_instead(
+  tmp_path, capsys, monkeypatch
+):
+  monkeypatch.setenv('KERAS_HOME', str(tmp_path / 'keras'))  # an empty cache
+  for proxy in ('https_proxy', 'HTTPS_PROXY'):  # and no way out: a refused connection
+    monkeypatch.setenv(proxy, 'http://127.0.0.1:9')
+  line = _refused(capsys, tmp_path, '--model', 'mobilenet_v3_small')
+  assert line.startswith(
+    'error: --model mobilenet_v3_small: its ImageNet weights cannot be fetched ('
+  )
+  assert line.endswith(
+    'pass --weights none, or --weights FILE with the weights saved on a machine that can (docs/models.md)'
+  )
