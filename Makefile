@@ -4,7 +4,8 @@
 # make test-fast — the same without the end-to-end tests marked `slow` (the inner loop)
 # make lint  — ruff: lint and format check (pyproject.toml); make format rewrites the files
 # make gpu-check — on a machine with an NVIDIA GPU: add TensorFlow's CUDA libraries
-#              (requirements-gpu.lock) to .venv, run bench.gpu_check (ARGS="--json OUT ...")
+#              (requirements-gpu.lock) to .venv, run bench.gpu_check (ARGS="--json OUT ...";
+#              it also runs pipeline.py on ResNet-50: --product-steps 0 leaves that out)
 # make compile — recompile the committed example kubeflow/pipeline.json (args: kubeflow/example.args)
 # make lock  — re-resolve requirements.in and rewrite requirements.lock
 PYTHON ?= python3.10

@@ -6,8 +6,9 @@ takes the Trainer's uint8 images and brings them to what its backbone expects in
 - A side below MIN_SIDE is resized up to it inside the model (keras.applications refuses less).
 - Each backbone's own preprocessing: MobileNetV3 and EfficientNet rescale and normalise 0-255
   themselves; ResNet50 wants Caffe's (BGR, ImageNet channel means subtracted), done here.
-- The backbone is the layer named BACKBONE_LAYER, called with training=False so that its
-  BatchNormalization layers stay in inference mode also when they are fine-tuned (trainer/fine_tune.py).
+- The backbone is the layer named BACKBONE_LAYER. With pretrained weights it is called with
+  training=False, so that its BatchNormalization layers stay in inference mode also when it is
+  fine-tuned (trainer/fine_tune.py); with random weights they train like every other layer.
 
 spec.weights says where the backbone's weights come from: IMAGENET (Keras downloads them once
 into ~/.keras/models), NO_WEIGHTS (random: everything trains from the start) or a local Keras
@@ -75,7 +76,10 @@ def build(name: str, spec, hp) -> keras.Model:
   if spec.weights not in (IMAGENET, NO_WEIGHTS):
     load_weights(backbone, name, spec.weights)
   backbone.name = BACKBONE_LAYER
-  x = backbone(x, training=False)
+  # Pretrained: BatchNormalization keeps the statistics it was trained with, also when its
+  # backbone is fine-tuned. Random weights: it must learn them (MobileNetV3 from scratch with
+  # frozen statistics stayed at chance on two classes of photos; with them: see docs/models.md).
+  x = backbone(x, training=False) if spec.weights != NO_WEIGHTS else backbone(x)
   x = keras.layers.GlobalAveragePooling2D()(x)
   x = keras.layers.Dropout(hp.get('dropout'))(x)
   outputs = keras.layers.Dense(
