@@ -395,7 +395,7 @@ def model_options(args: argparse.Namespace, data_kind: str, local: bool = True) 
   backbone = name in models.BACKBONES or 'model_source' in decided
   for flag, value, unset in (
     ('--weights', weights, ''),
-    ('--fine-tune-steps', args.fine_tune_steps, _DEFAULTS.fine_tune_steps),
+    ('--fine-tune-steps', getattr(args, 'fine_tune_steps', -1), _DEFAULTS.fine_tune_steps),
   ):
     if value != unset and not backbone:
       raise UserError(
@@ -412,15 +412,16 @@ def model_options(args: argparse.Namespace, data_kind: str, local: bool = True) 
 def check_imagenet(args: argparse.Namespace) -> None:
   """A backbone starting from ImageNet weights: they are in Keras' cache or can be fetched now
   (the Trainer would fail on them after the data components ran)."""
-  if args.model not in models.BACKBONES or args.weights not in ('', trainer_options.IMAGENET):
+  name, weights = getattr(args, 'model', ''), getattr(args, 'weights', '')
+  if name not in models.BACKBONES or weights not in ('', trainer_options.IMAGENET):
     return
   from trainer.models import backbone
 
   try:
-    backbone.fetch_imagenet(args.model)
+    backbone.fetch_imagenet(name)
   except Exception as e:
     raise UserError(
-      f'--model {args.model}: its ImageNet weights cannot be fetched ({_reason(e)}); pass '
+      f'--model {name}: its ImageNet weights cannot be fetched ({_reason(e)}); pass '
       '--weights none, or --weights FILE with the weights saved on a machine that can '
       '(docs/models.md)'
     ) from None
