@@ -11,7 +11,7 @@ import os
 from cli import inputs, output_lock
 import config as cfg
 from contracts import limits, trainer_options
-from contracts.errors import UserError
+from contracts.errors import UserError, first_line
 from trainer import models
 
 _DEFAULTS = cfg.PipelineConfig(data='', data_kind='', output='')
@@ -428,10 +428,10 @@ def check_imagenet(args: argparse.Namespace) -> None:
 
 
 def _reason(error: BaseException) -> str:
+  """The first line of the error at the root of `error` (Keras wraps urllib's)."""
   while error.__cause__ or error.__context__:
     error = error.__cause__ or error.__context__
-  text = str(error).strip()
-  return text.splitlines()[0] if text else type(error).__name__
+  return first_line(error)
 
 
 def _model_source(path: str) -> str:

@@ -9,6 +9,13 @@ EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it): summary an
 INTERRUPTED = 'interrupted'
 
 
+def first_line(error: BaseException) -> str:
+  """An error's message, its first line only (its type's name when it has none): for the one
+  line a refusal prints."""
+  text = str(error).strip()
+  return text.splitlines()[0] if text else type(error).__name__
+
+
 class UserError(Exception):
   """Bad input: reported as one line, exit code 2, no traceback."""
 

@@ -22,7 +22,7 @@ import keras_tuner
 import numpy as np
 
 from contracts import trainer_options
-from contracts.errors import UnusableModel
+from contracts.errors import UnusableModel, first_line
 from trainer import models
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
@@ -32,8 +32,7 @@ EXAMPLE_ROWS = 2
 
 
 def _one_line(error: BaseException) -> str:
-  text = str(error).strip()
-  return f'{type(error).__name__}: {text.splitlines()[0]}' if text else type(error).__name__
+  return f'{type(error).__name__}: {first_line(error)}' if str(error).strip() else first_line(error)
 
 
 def model_name(options: trainer_options.TrainerOptions) -> str:

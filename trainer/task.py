@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 import time
+import types
 from typing import Callable, List, Optional, Tuple
 
 import keras
@@ -206,8 +207,11 @@ def run_fn(fn_args: FnArgs) -> None:
   try:
     ready, guard, batch_size, capped = prepare_input(fn_args, options, plan, scratch)
     with plan.strategy.scope():
-      hp = hyperparameters(options, fn_args.hyperparameters)
-      trained = model_for(options, ready.spec, hp, fn_args.train_steps, scratch)
+      chosen = model_file(options, ready.spec, scratch)
+      hp = model.hyperparameters(
+        chosen.module, chosen.name, options.learning_rate, fn_args.hyperparameters
+      )
+      trained = model_for(chosen, options, hp, fn_args.train_steps)
     built, train, evaluation, hint = trained.model, ready.train, ready.evaluation, ready.hint
     _record_damage(guard.reports, model_run_dir)
     if service:
@@ -280,26 +284,32 @@ class Trained:
   phases: List[fine_tune.Phase]
 
 
-def model_for(options: TrainerOptions, spec, hp, train_steps: int, scratch: str) -> Trained:
-  """The model file's model for `spec` at `hp`, checked (trainer/model.py), with its training
-  phases (trainer/fine_tune.py)."""
+@dataclasses.dataclass
+class ModelFile:
+  """The model file run_fn and tuner_fn build from, loaded once, and the spec it builds for."""
+
+  module: types.ModuleType
+  name: str  # the built-in's name or the model file as given
+  weights: str  # what the backbone starts from: IMAGENET, NO_WEIGHTS or a weights file
+  spec: object  # the data's spec; images: with the weights file copied here (spec.weights)
+
+
+def model_file(options: TrainerOptions, spec, scratch: str) -> ModelFile:
   name = model.model_name(options)
-  module = model.load(name, options.model_source)
   weights = options.weights or (IMAGENET if name in models.BACKBONES else NO_WEIGHTS)
   if isinstance(spec, data_spec.ImageSpec):
     spec = dataclasses.replace(spec, weights=_local_weights(weights, scratch))
-  built = model.build(module, name, spec, hp)
-  phases = fine_tune.phases(built, options, weights, train_steps, hp.get(model.LEARNING_RATE))
-  shown = weights if fine_tune.backbone_of(built) is not None else ''
-  return Trained(built, name, dict(hp.values), shown, phases)
+  return ModelFile(model.load(name, options.model_source), name, weights, spec)
 
 
-def hyperparameters(options: TrainerOptions, tuned: Optional[dict] = None):
-  """The model file's hyperparameters: its search space at its defaults, or `tuned`."""
-  name = model.model_name(options)
-  return model.hyperparameters(
-    model.load(name, options.model_source), name, options.learning_rate, tuned
-  )
+def model_for(chosen: ModelFile, options: TrainerOptions, hp, train_steps: int) -> Trained:
+  """The model file's model at `hp`, checked (trainer/model.py), with its training phases
+  (trainer/fine_tune.py)."""
+  built = model.build(chosen.module, chosen.name, chosen.spec, hp)
+  rate = hp.get(model.LEARNING_RATE)
+  phases = fine_tune.phases(built, options, chosen.weights, train_steps, rate)
+  shown = chosen.weights if fine_tune.backbone_of(built) is not None else ''
+  return Trained(built, chosen.name, dict(hp.values), shown, phases)
 
 
 def _local_weights(weights: str, scratch: str) -> str:

@@ -48,10 +48,11 @@ def tuner_fn(fn_args: FnArgs) -> tfx.components.TunerFnResult:
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
   scratch = tempfile.mkdtemp(prefix='tuner-scratch-')  # removed with the run's temporary folder
   ready, _, _, _ = task.prepare_input(fn_args, options, plan, scratch)
-  space = task.hyperparameters(options)
+  chosen = task.model_file(options, ready.spec, scratch)
+  space = model.hyperparameters(chosen.module, chosen.name, options.learning_rate)
 
   def build(hp: keras_tuner.HyperParameters) -> keras.Model:
-    trained = task.model_for(options, ready.spec, hp, fn_args.train_steps, scratch)
+    trained = task.model_for(chosen, options, hp, fn_args.train_steps)
     first = trained.phases[0]
     fine_tune.prepare(trained.model, first)
     return model.compile_model(

@@ -21,7 +21,7 @@ import socket
 
 import keras
 
-from contracts.errors import UnusableModel
+from contracts.errors import UnusableModel, first_line
 from contracts.trainer_options import IMAGENET, NO_WEIGHTS
 
 MIN_SIDE = 32  # the smallest input keras.applications builds these backbones for
@@ -92,5 +92,6 @@ def load_weights(backbone: keras.Model, name: str, path: str) -> None:
   try:
     backbone.load_weights(path)
   except Exception as e:  # a file of another backbone, or not a weights file
-    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    raise UnusableModel(f'--weights {path}: not a weights file of {name} ({first})') from None
+    raise UnusableModel(
+      f'--weights {path}: not a weights file of {name} ({first_line(e)})'
+    ) from None
