@@ -3,11 +3,12 @@
 
 Everything comes from what the run left behind: ML Metadata (which artifacts this run used or
 produced), StatisticsGen's statistics, ExampleValidator's anomalies, the exclusion report,
-<model_run>/training.json (per-epoch history and the Trainer's input check), TFMA's metrics and
-the lineage (cli/lineage.py). Charts are drawn with matplotlib and embedded as inline SVG whose
-text stays text (svg.fonttype 'none'): the browser draws class names with its own fonts, which
-have the glyphs matplotlib's DejaVu Sans lacks (CJK and others). There are no scripts, fonts or
-links to fetch, so the file opens offline and can be mailed.
+<model_run>/training.json (the model, its phases, per-epoch history and the Trainer's input
+check), the Tuner's trials (tuner_results.json), TFMA's metrics and the lineage
+(cli/lineage.py). Charts are drawn with matplotlib and embedded as inline SVG whose text stays
+text (svg.fonttype 'none'): the browser draws class names with its own fonts, which have the
+glyphs matplotlib's DejaVu Sans lacks (CJK and others). There are no scripts, fonts or links to
+fetch, so the file opens offline and can be mailed.
 A section whose artifacts the run did not produce (it stopped earlier) says so.
 """
 
@@ -252,11 +253,12 @@ def _excluded(result: dict) -> Optional[List[dict]]:
     return list(csv.DictReader(io.StringIO(f.read())))
 
 
-def _model_run_file(nodes, name: str) -> Optional[dict]:
+def _output_file(nodes, key: str, name: str):
+  """The JSON file `name` in this run's output artifact `key` (None when absent)."""
   from tfx.dsl.io import fileio
 
-  model_run = _output(nodes, 'model_run')
-  path = os.path.join(model_run.uri, name) if model_run is not None else ''
+  output = _output(nodes, key)
+  path = os.path.join(output.uri, name) if output is not None else ''
   if not path or not fileio.exists(path):
     return None
   with fileio.open(path, 'r') as f:
@@ -399,9 +401,66 @@ def _excluded_section(result: dict) -> str:
   )
 
 
+def _model_html(training: dict) -> str:
+  """The model, its backbone's weights and hyperparameters, and the phases it trained in
+  (trainer/fine_tune.py); '' for a training.json written before they were recorded."""
+  if 'model' not in training:
+    return ''
+  rows = [['model', training['model']]]
+  if training.get('weights'):
+    rows.append(['backbone weights', training['weights']])
+  if 'xla' in training:
+    rows.append(['XLA', 'on' if training['xla'] else 'off'])
+  tuned = ' (tuned)' if training.get('tuned') else ''
+  rows += [[name + tuned, value] for name, value in training.get('hyperparameters', {}).items()]
+  phases = [
+    [
+      p['name'],
+      p['steps'],
+      p['learning_rate'],
+      'frozen' if p['name'] == 'head' else p['unfrozen_layers'],
+      p['trainable_parameters'],
+      p['seconds'],
+    ]
+    for p in training.get('phases', [])
+  ]
+  model = _table(['', ''], rows)
+  if not phases:
+    return model
+  return model + _table(
+    [
+      'phase',
+      'steps',
+      'learning rate',
+      'unfrozen backbone layers',
+      'trainable parameters',
+      'seconds',
+    ],
+    phases,
+  )
+
+
+def _tuning_html(trials: Optional[list]) -> str:
+  """Every Tuner trial (tuner_results.json: best first), the best marked; '' without a Tuner."""
+  if trials is None:
+    return ''
+  if not trials:
+    return '<h3>Tuning</h3>' + _absent('No tuning trial finished.')
+  names = list(dict.fromkeys(k for t in trials for k in t if k not in ('trial_id', 'score')))
+  rows = [
+    [f'{t["trial_id"]}' + (' (best)' if i == 0 else '')] + [t.get(n) for n in names] + [t['score']]
+    for i, t in enumerate(trials)
+  ]
+  return (
+    f'<h3>Tuning</h3><p>{len(trials):,} trial(s), best first; the Trainer trained with the '
+    "best one's values.</p>" + _table(['trial'] + names + ['eval accuracy'], rows)
+  )
+
+
 def _training_section(training: Optional[dict], nodes) -> str:
+  tuning = _tuning_html(_output_file(nodes, 'tuner_results', artifacts.TUNER_RESULTS_FILE))
   if training is None:
-    return _absent('No training: the run stopped before the Trainer.')
+    return _absent('No training: the run stopped before the Trainer.') + tuning
   history = training['history']
   metrics = [k for k in history if not k.startswith('val_')][:3]
   figure, axes = pictures.new_figure('training curves', (4 * len(metrics), 3), 1, len(metrics))
@@ -418,11 +477,13 @@ def _training_section(training: Optional[dict], nodes) -> str:
   ]
   model_run = _output(nodes, 'model_run')
   return (
-    f'<p>{training["train_steps"]:,} steps of batch {training["batch_size"]} in '
+    _model_html(training)
+    + f'<p>{training["train_steps"]:,} steps of batch {training["batch_size"]} in '
     f'{training["epochs"]} epochs.</p>'
     + _chart(figure)
     + _table(['epoch'] + list(history), rows)
     + f'<p>TensorBoard: <code>.venv/bin/tensorboard --logdir {_e(model_run.uri)}</code></p>'
+    + tuning
   )
 
 
@@ -711,7 +772,7 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
   images = _image_encoding(result)
   # Image data: the first eval records, read once for the sample grid and the misclassified.
   eval_images = pictures.eval_records(result['examples_uri']) if images else ()
-  training = _model_run_file(nodes, artifacts.TRAINING_FILE)
+  training = _output_file(nodes, 'model_run', artifacts.TRAINING_FILE)
   bodies = {
     'run': _run_section(result, config),
     'examples': _examples_section(
@@ -723,7 +784,7 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
     'excluded': _excluded_section(result),
     'training': _training_section(training, nodes),
     'evaluation': _evaluation_section(_metrics(nodes), result, nodes, images, eval_images),
-    'input': _input_section(training, _model_run_file(nodes, artifacts.DAMAGE_FILE)),
+    'input': _input_section(training, _output_file(nodes, 'model_run', artifacts.DAMAGE_FILE)),
     'lineage': _lineage_section(config, nodes),
   }
   title = f'{config.pipeline_name} run, {time.strftime("%Y-%m-%d %H:%M")}'

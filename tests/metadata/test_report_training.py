@@ -1,0 +1,93 @@
+"""The run report's training section from hand-made training.json and tuner_results.json (no
+pipeline run): the model, its phases and the Tuner's trials."""
+
+import json
+
+from ml_metadata.proto import metadata_store_pb2
+
+from contracts import artifacts
+from metadata import report, summary
+
+HISTORY = {'loss': [1.2, 0.6], 'sparse_categorical_accuracy': [0.5, 0.8], 'val_loss': [1.0, 0.7]}
+OLD_TRAINING = {
+  'train_steps': 100,
+  'batch_size': 32,
+  'epochs': 2,
+  'history': HISTORY,
+  'input_check': None,
+}
+TRAINING = dict(
+  OLD_TRAINING,
+  model='mobilenet',
+  hyperparameters={'learning_rate': 0.003, 'dropout': 0.25},
+  tuned=True,
+  weights='imagenet',
+  xla=False,
+  phases=[
+    {
+      'name': 'head',
+      'steps': 100,
+      'learning_rate': 0.003,
+      'unfrozen_layers': None,
+      'seconds': 12.5,
+      'trainable_parameters': 12810,
+    },
+    {
+      'name': 'fine_tune',
+      'steps': 50,
+      'learning_rate': 0.0003,
+      'unfrozen_layers': 20,
+      'seconds': 30.1,
+      'trainable_parameters': 987654,
+    },
+  ],
+)
+TRIALS = [
+  {'trial_id': '02', 'score': 0.9125, 'learning_rate': 0.003, 'dropout': 0.25},
+  {'trial_id': '00', 'score': 0.8375, 'learning_rate': 0.01, 'dropout': 0.5},
+  {'trial_id': '01', 'score': 0.6625, 'learning_rate': 0.0001, 'dropout': 0.1},
+]
+
+
+def _node(tmp_path, node_id: str, key: str, name: str, content) -> summary.NodeRun:
+  folder = tmp_path / node_id
+  folder.mkdir()
+  (folder / name).write_text(json.dumps(content))
+  artifact = metadata_store_pb2.Artifact(uri=str(folder))
+  return summary.NodeRun(node_id, 'COMPLETE', {key: artifact})
+
+
+def _section(tmp_path, training: dict, trials=None) -> str:
+  nodes = {'Trainer': _node(tmp_path, 'Trainer', 'model_run', artifacts.TRAINING_FILE, training)}
+  if trials is not None:
+    nodes['Tuner'] = _node(tmp_path, 'Tuner', 'tuner_results', artifacts.TUNER_RESULTS_FILE, trials)
+  found = report._output_file(nodes, 'model_run', artifacts.TRAINING_FILE)
+  return report._training_section(found, nodes)
+
+
+def test_the_model_its_phases_and_every_tuning_trial_are_shown_best_first(tmp_path):
+  page = _section(tmp_path, TRAINING, TRIALS)
+  for shown in ('mobilenet', 'imagenet', 'learning_rate (tuned)', 'dropout (tuned)'):
+    assert shown in page
+  for phase in ('<td>head</td>', '<td>fine_tune</td>', '0.003', '0.0003', '12,810', '987,654'):
+    assert phase in page
+  positions = [page.index(f'<td>{t["trial_id"]}') for t in TRIALS]
+  assert positions == sorted(positions)
+  for trial in TRIALS:
+    assert f'<td class="n">{trial["score"]:.4g}</td>' in page
+  assert '<td>02 (best)</td>' in page
+  assert page.count('(best)') == 1
+
+
+def test_a_run_without_a_tuner_shows_no_trials_nor_tuned_values(tmp_path):
+  page = _section(tmp_path, dict(TRAINING, tuned=False))
+  assert 'Tuning' not in page
+  assert '(tuned)' not in page
+  assert '<td>learning_rate</td>' in page
+
+
+def test_a_training_json_from_before_the_model_and_phases_were_recorded_still_renders(tmp_path):
+  page = _section(tmp_path, OLD_TRAINING)
+  assert '100 steps of batch 32 in 2 epochs.' in page
+  assert 'phase' not in page
+  assert 'TensorBoard' in page
