@@ -128,7 +128,29 @@ def first_run(images_with_junk, tmp_path_factory):
   return code, result, output
 
 
-SHARED_RUNS = ('first_run', 'default_run')
+@pytest.fixture(scope='session')
+def tabular_run(tmp_path_factory):
+  """A whole run on 2,000 taxi rows in span/version folders (span 2 version 2 is the latest:
+  1,700 rows; every 50th row from the 300th has no tips, --label-default 0): (exit code,
+  summary, output folder, data folder)."""
+  from tests.tfx_data import TAXI_CSV
+
+  with open(TAXI_CSV) as src:
+    header, *rows = [line for _, line in zip(range(2001), src)]
+  rows[300::50] = [row.rsplit(',', 1)[0] + ',\n' for row in rows[300::50]]  # tips (last): none
+  folder = tmp_path_factory.mktemp('tabular_run')
+  data, output = folder / 'taxi', str(folder / 'out')
+  for span, version, chunk in ((1, 1, rows[:300]), (2, 1, rows[300:600]), (2, 2, rows[300:])):
+    version_folder = data / f'span-{span}' / f'version-{version}'
+    version_folder.mkdir(parents=True)
+    (version_folder / 'trips.csv').write_text(header + ''.join(chunk))
+  code, result = run_pipeline(
+    str(data), output, '--label', 'tips', '--label-default', '0', '--slice-feature', 'payment_type'
+  )
+  return code, result, output, str(data)
+
+
+SHARED_RUNS = ('first_run', 'default_run', 'tabular_run')
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook turns the marker into a group

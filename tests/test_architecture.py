@@ -7,7 +7,16 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ('cli', 'components', 'contracts', 'kubeflow', 'metadata', 'trainer')
+PACKAGES = (
+  'cli',
+  'components',
+  'contracts',
+  'inference',
+  'kubeflow',
+  'metadata',
+  'monitoring',
+  'trainer',
+)
 TOP_MODULES = ('pipeline', 'config')
 PROJECT = PACKAGES + TOP_MODULES
 # Who may import whom (first name of the importing module → first names it may import).
@@ -16,6 +25,8 @@ ALLOWED = {
   'components': {'components', 'contracts'},
   'trainer': {'trainer', 'contracts', 'components'},  # components.shard_check.scan only
   'metadata': {'metadata', 'contracts'},
+  'inference': {'inference', 'contracts'},
+  'monitoring': {'monitoring', 'contracts', 'metadata'},  # the serving model's training data
   'kubeflow': {'kubeflow', 'contracts'},
   'config': {'components', 'contracts'},  # object_storage: Beam's S3 flags; trainer defaults
   'pipeline': {'components', 'config', 'contracts', 'trainer'},

@@ -26,7 +26,6 @@ from contracts.errors import EXIT_FAILED
 from metadata import lineage, summary
 import pipeline
 from tests.conftest import BMP_IMAGE, FAST, PHONE_PHOTO, run_pipeline, write_digits_subset
-from tests.tfx_data import TAXI_CSV
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -147,21 +146,16 @@ def test_anomalies_stop_before_training(tmp_path, capsys):
   assert not store.get_artifacts_by_type('Model')
 
 
-def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tmp_path, capsys):
-  with open(TAXI_CSV) as src:
-    header, *rows = [line for _, line in zip(range(2001), src)]
-  rows[300::50] = [row.rsplit(',', 1)[0] + ',\n' for row in rows[300::50]]  # tips (last): none
-  data, output = tmp_path / 'taxi', str(tmp_path / 'out')
-  for span, version, chunk in ((1, 1, rows[:300]), (2, 1, rows[300:600]), (2, 2, rows[300:])):
-    folder = data / f'span-{span}' / f'version-{version}'
-    folder.mkdir(parents=True)
-    (folder / 'trips.csv').write_text(header + ''.join(chunk))
-  # Rows without a label stop the run at once, unless --label-default says what they mean.
-  assert cli_main.main(['run', '--data', str(data), '--output', output, '--label', 'tips']) == 2
+def test_rows_without_a_label_stop_the_run_unless_label_default_says_what_they_mean(
+  tabular_run, tmp_path, capsys
+):
+  data = tabular_run[3]
+  assert cli_main.main(['run', '--data', data, '--output', str(tmp_path), '--label', 'tips']) == 2
   assert '4 of the first 200 rows' in capsys.readouterr().err
-  code, latest = run_pipeline(
-    str(data), output, '--label', 'tips', '--label-default', '0', '--slice-feature', 'payment_type'
-  )
+
+
+def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tabular_run):
+  code, latest, output, _ = tabular_run
   assert code == 0, latest.get('error')
   assert latest['span'] == 2 and sum(latest['examples_per_split'].values()) == 1700
   assert latest['eval_accuracy'] > 0.6 and latest['blessed']
