@@ -4,6 +4,8 @@
   ExampleGen → StatisticsGen → Schema → ExampleValidator → AnomalyGate ─┐
              └ ShardCheck (every record's CRC) ─────────────────────────┼→ Trainer → Evaluator
                [LabelCheck (tabular/sequence labels), DriftCheck (spans)]┘      → ServingCheck → Pusher
+  [--infer-data: InferExampleGen ─→ BulkInferrer (Trainer's model, once the Evaluator blessed it)
+                                    → PredictionCsv (predictions.csv)]
 
 Run as a script, this file is the command line (cli/main.py): `python pipeline.py --help`.
 """
@@ -19,6 +21,7 @@ if __name__ == '__main__':
 
   main.exit_with(main.main())
 
+import dataclasses
 from typing import List, Tuple
 
 from tfx import v1 as tfx
@@ -33,6 +36,7 @@ from components.curated_schema_gen.component import CuratedSchemaGen
 from components.drift_check.component import DriftCheck
 from components.image_example_gen.component import ImageExampleGen
 from components.label_check.component import LabelCheck
+from components.prediction_csv.component import PredictionCsv
 from components.recording_trainer.component import RecordingTrainer, VertexTrainer
 from components.serving_check.component import ServingCheck, TensorFlowServingCheck
 from components.serving_pusher.component import ServingPusher
@@ -46,6 +50,7 @@ from trainer import models
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`), PipelineConfig fields.
 PARAMETERS = ('data', 'train_steps', 'learning_rate', 'min_accuracy')
 SERVING_CHECK = 'ServingCheck'  # the step id of either serving check
+INFER_SPLIT = 'infer'  # the one split of --infer-data's examples
 
 
 def create_pipeline(
@@ -78,7 +83,10 @@ def create_pipeline(
     for gate in gates:  # a failing gate stops the run before tuning and training
       (tuner or trainer).add_upstream_node(gate)
     components += checks + ([tuner] if tuner else []) + [trainer]
-    components += evaluation_and_push(config, examples, trainer, values)
+    pushing = evaluation_and_push(config, examples, trainer, values)
+    components += pushing
+    if config.infer_data:
+      components += inference(config, trainer, pushing[1])
   return tfx.dsl.Pipeline(
     pipeline_name=config.pipeline_name,
     pipeline_root=config.pipeline_root,
@@ -349,6 +357,35 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     code_fingerprint=fingerprint.of('components.serving_pusher.component'),
   ).with_id('Pusher')
   return [serving_model, evaluator, check, pusher]
+
+
+def inference(config: cfg.PipelineConfig, trainer, evaluator) -> List:
+  """--infer-data: its own ExampleGen (one split, INFER_SPLIT), TFX's BulkInferrer with the
+  Trainer's model through bulk_inference (serving_default's answer, contracts/serving.py) once
+  the Evaluator blessed it (unblessed: the step is skipped), and PredictionCsv writing
+  predictions.csv (contracts/predictions.py) with the model's class names."""
+  infer_gen = example_gen_for(
+    dataclasses.replace(
+      config,
+      data_pattern=config.infer_pattern,
+      data_splits=((INFER_SPLIT, config.infer_pattern),),
+      span=0,
+    ),
+    config.infer_data,
+  ).with_id('InferExampleGen')
+  inferrer = tfx.components.BulkInferrer(
+    examples=infer_gen.outputs['examples'],
+    model=trainer.outputs['model'],
+    model_blessing=evaluator.outputs['blessing'],
+    data_spec=tfx.proto.DataSpec(example_splits=[INFER_SPLIT]),
+    model_spec=tfx.proto.ModelSpec(model_signature_name=[serving.BULK_INFERENCE]),
+  ).with_id('BulkInferrer')
+  to_csv = PredictionCsv(
+    inference_result=inferrer.outputs['inference_result'],
+    model=trainer.outputs['model'],
+    code_fingerprint=fingerprint.of('components.prediction_csv.component'),
+  ).with_id('PredictionCsv')
+  return [infer_gen, inferrer, to_csv]
 
 
 def serving_check(config: cfg.PipelineConfig, examples, trainer, evaluator) -> tuple:

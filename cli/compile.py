@@ -27,6 +27,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
       help='with {SPAN} in --data-pattern: pin that span (default: the latest at run time)'
     ),
   )
+  options.add(
+    parser,
+    *options.INFER,
+    infer_data=dict(
+      help='unlabeled data as the cluster sees it '
+      '(gs://...: a .csv / .tfrecord file or a folder of them) that the blessed model scores '
+      "(TFX's BulkInferrer → predictions.csv)"
+    ),
+  )
   parser.add_argument(
     '--data-kind',
     choices=(cfg.IMAGES, cfg.CSV, cfg.TFRECORDS, cfg.TEXT, cfg.SEQUENCES),
@@ -179,14 +188,40 @@ def _cloud(args: argparse.Namespace) -> cfg.CloudConfig:
   return cloud
 
 
+def _file_kind(path: str):
+  """CSV / TFRECORDS for a data file's name, None for a folder (nothing is read: the path is
+  the cluster's)."""
+  lowered = path.lower()
+  if lowered.endswith('.csv'):
+    return cfg.CSV
+  if lowered.endswith(('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz')):
+    return cfg.TFRECORDS
+  return None
+
+
 def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   """The same builder as `run`'s (cli/options.py), for data as the cluster sees it."""
   options.check_numbers(args)
   options.check_input_service(args)
   if args.data_kind == cfg.TEXT and not args.text_column:
     raise UserError('--data-kind text needs --text-column')
+  infer = {}
+  if args.infer_data:
+    options.check_infer_kind(args.data_kind)
+    kind = _file_kind(args.infer_data)
+    if kind and kind != args.data_kind:
+      raise UserError(
+        f'--infer-data {args.infer_data}: {kind} data, but --data-kind is {args.data_kind}'
+      )
+    root = args.infer_data.rstrip('/')
+    infer = (
+      dict(infer_data=os.path.dirname(root), infer_pattern=os.path.basename(root))
+      if kind
+      else dict(infer_data=root, infer_pattern='*')
+    )
   return options.config_from(
     args,
+    **infer,
     data=args.data,
     data_kind=args.data_kind,
     data_pattern=args.data_pattern

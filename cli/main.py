@@ -5,6 +5,8 @@ evaluated and pushed model, locally or compiled for Kubeflow Pipelines / Vertex 
   .venv/bin/python pipeline.py schema --data PATH --out schema/NAME/schema.pbtxt
   .venv/bin/python pipeline.py verify PATH... [--repair OUT_DIR]
   .venv/bin/python pipeline.py lineage [--output DIR] [--model output/serving/VERSION]
+  .venv/bin/python pipeline.py predict --data PATH [--output DIR] [--model DIR] [--out FILE] [--log DIR]
+  .venv/bin/python pipeline.py monitor --serving-data PATH [--output DIR] [--skew-threshold [FEATURE=]X]
   .venv/bin/python pipeline.py compile --pipeline-root gs://B/root --data gs://B/images [--image IMG]
   .venv/bin/python pipeline.py submit --target vertex --project P --region R [--dry-run]
   .venv/bin/python pipeline.py submit --target kubeflow --host http://HOST:PORT [--dry-run]
@@ -24,7 +26,7 @@ from typing import List, Optional
 import warnings
 
 from cli import compile as compile_command
-from cli import lineage, run, schema, submit, verify
+from cli import lineage, monitor, predict, run, schema, submit, verify
 from contracts.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, INTERRUPTED, UserError
 
 COMMANDS = {
@@ -32,6 +34,8 @@ COMMANDS = {
   'schema': schema,
   'verify': verify,
   'lineage': lineage,
+  'predict': predict,
+  'monitor': monitor,
   'compile': compile_command,
   'submit': submit,
 }

@@ -25,6 +25,14 @@ DATA_HELP = (
 # flag → add_argument keywords; `dest` names the PipelineConfig field it sets.
 OPTIONS = {
   '--data': dict(dest='data', default='', help=DATA_HELP),
+  '--infer-data': dict(
+    dest='infer_data',
+    default='',
+    metavar='PATH',
+    help='unlabeled data of the same kind as --data (a CSV file or folder without the label '
+    "column, or TFRecords of tf.Examples): once the Evaluator blesses the model, TFX's "
+    'BulkInferrer scores it (serving_default) into an InferenceResult and predictions.csv',
+  ),
   '--output': dict(
     default='output',
     help='folder for metadata, artifacts, serving model and logs (default: %(default)s); '
@@ -273,6 +281,7 @@ OPTIONS = {
   ),
 }
 
+INFER = ('--infer-data',)
 DATA = (
   '--data',
   '--label',
@@ -340,6 +349,53 @@ def _data_kind(source, args: argparse.Namespace):
   if source.kind == cfg.TFRECORDS and inputs.holds_sequence_examples(inputs.sample_file(source)):
     return cfg.SEQUENCES, ''
   return source.kind, ''
+
+
+INFERRED_KINDS = (cfg.CSV, cfg.TFRECORDS)  # what --infer-data can be (BulkInferrer in the DAG)
+
+
+def check_infer_kind(kind: str) -> None:
+  if kind not in INFERRED_KINDS:
+    raise UserError(
+      f'--infer-data: only CSV and TFRecord (tf.Example) data is scored in the DAG, not {kind} '
+      'data; score it after the push with pipeline.py predict'
+    )
+
+
+def infer_source(args: argparse.Namespace, kind: str, training):
+  """--infer-data checked against --data (`training`, its DataSource): the same kind, and for
+  CSV no column --data lacks. (input base, pattern), or None without it."""
+  path = getattr(args, 'infer_data', '')
+  if not path:
+    return None
+  check_infer_kind(kind)
+  try:
+    source = inputs.resolve_data(path)
+  except UserError as e:
+    raise UserError(str(e).replace('--data', '--infer-data', 1)) from None
+  if source.kind != kind:
+    raise UserError(f'--infer-data {path}: {source.kind} data, but --data is {kind} data')
+  if source.spans or source.splits:
+    raise UserError(
+      f'--infer-data {path}: one file or a folder of files, not span-<N> or Split-<name> folders'
+    )
+  sample = inputs.sample_file(source)  # a folder without files of its kind: one line now
+  if kind == cfg.CSV and not cfg.is_remote(sample) and not cfg.is_remote(training.root):
+    known = _csv_header(inputs.sample_file(training))
+    unknown = [column for column in _csv_header(sample) if column not in known]
+    if unknown:
+      raise UserError(
+        f'--infer-data {sample}: column(s) {", ".join(unknown)} not in --data '
+        f'(columns: {", ".join(known)})'
+      )
+  return source.root, source.pattern
+
+
+def _csv_header(path: str) -> list:
+  import csv
+
+  with open(path, encoding='utf-8', errors='replace', newline='') as f:
+    return next(csv.reader([f.readline()]), [])
 
 
 def check_numbers(args: argparse.Namespace) -> None:
@@ -504,6 +560,9 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   check_imagenet(args)
   if source is not None:
     inputs.check_outside_data(args.data, source.kind, '--output', args.output)
+  if getattr(args, 'infer_data', '') and source is None:
+    raise UserError('--infer-data needs --data (CSV or TFRecords) to train on')
+  infer = infer_source(args, kind, source) if source is not None else None
   output = inputs.check_output(args.output)
   local_dir = output
   if cfg.is_remote(output):
@@ -540,6 +599,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     local_dir=local_dir,
     data_splits=source.splits,
     text_column=text_column,
+    **(dict(infer_data=infer[0], infer_pattern=infer[1]) if infer else {}),
     schema=os.path.abspath(schema) if schema else None,
     beam_direct_running_mode=cfg.direct_running_mode(
       args.beam_direct_running_mode, source.images, args.beam_direct_num_workers

@@ -38,7 +38,9 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-  options.add(parser, *options.DATA, *options.OUTPUT, *options.BEAM, *options.TRAINING)
+  options.add(
+    parser, *options.DATA, *options.INFER, *options.OUTPUT, *options.BEAM, *options.TRAINING
+  )
 
 
 def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:

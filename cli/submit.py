@@ -11,7 +11,9 @@ DESCRIPTION = (
   'Submit a compiled pipeline (pipeline.py compile) to Vertex AI Pipelines '
   '(google.cloud.aiplatform.PipelineJob) or to a Kubeflow Pipelines cluster '
   '(kfp.Client). Exit codes: 0 submitted (or --dry-run), 2 bad input, missing '
-  'credentials, unreachable host or a refused request.'
+  'credentials, unreachable host or a refused request. With --schedule, a pipeline schedule '
+  '(PipelineJob.create_schedule) or a recurring run (kfp.Client.create_recurring_run) instead '
+  'of one run.'
 )
 
 
@@ -63,6 +65,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
   )
   parser.add_argument(
     '--dry-run', action='store_true', help='print what would be sent and exit 0, without network'
+  )
+  schedule = parser.add_argument_group(
+    'retraining on a schedule',
+    'Instead of one run, create a Vertex AI pipeline schedule or a Kubeflow Pipelines '
+    'recurring run that starts the pipeline at the times of a cron expression (UTC).',
+  )
+  schedule.add_argument(
+    '--schedule',
+    default='',
+    metavar='CRON',
+    help="standard 5-field cron, MINUTE HOUR DAY-OF-MONTH MONTH DAY-OF-WEEK, UTC, e.g. '0 3 * * 1' "
+    '(Mondays 03:00); sent to Kubeflow with a leading 0 seconds field',
+  )
+  schedule.add_argument(
+    '--schedule-name',
+    default='',
+    help='the schedule / recurring run name (default: the display name)',
+  )
+  schedule.add_argument(
+    '--max-concurrent-runs',
+    default='',
+    metavar='N',
+    help='at most N runs of the schedule at the same time (default: 1)',
   )
   vertex = parser.add_argument_group('--target vertex')
   vertex.add_argument('--project', default='')

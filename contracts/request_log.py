@@ -10,7 +10,8 @@ EXAMPLES_INPUT (serialized records) for serving_default. Each input has the requ
 its first dimension.
 """
 
-from typing import Dict, Iterable, Iterator, Mapping, NamedTuple, Optional
+import os
+from typing import Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional
 
 import numpy as np
 
@@ -49,6 +50,14 @@ def predict_log(
 
 def file_name(index: int, count: int) -> str:
   return f'{FILE_PREFIX}-{index:05d}-of-{count:05d}{FILE_SUFFIX}'
+
+
+def files(folder: str) -> List[str]:
+  """The PredictionLog files `pipeline.py predict --log` wrote into `folder`, sorted
+  (FILE_PREFIX…FILE_SUFFIX; each run adds its own, FILE_PREFIX-<time>-NNNNN-of-MMMMM)."""
+  import glob
+
+  return sorted(glob.glob(os.path.join(glob.escape(folder), f'{FILE_PREFIX}*{FILE_SUFFIX}')))
 
 
 def write(path: str, logs: Iterable) -> int:

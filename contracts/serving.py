@@ -6,12 +6,17 @@ top class) and CLASS_NAMES (its name).
 """
 
 import re
+from typing import List
 
 SERVING_DEFAULT = 'serving_default'  # EXAMPLES: serialized records as the ExampleGen wrote them
 IMAGE_BYTES = 'predict_image_bytes'  # IMAGE_BYTES_INPUT: JPEG/PNG bytes of any size
 COLUMNS = 'predict_columns'  # one input per tabular column, named column_input(column)
 TEXT = 'predict_text'  # TEXT_INPUT: raw strings
 TRANSFORM = 'transform_features'  # EXAMPLES → {EVAL_LABEL_KEY}: TFMA's preprocessing function
+# serving_default's answer with CLASS_NAMES as [batch, 1]: TFX's BulkInferrer (tfx-bsl) splits
+# every output by row and needs each row to be an array, which a string of a [batch] output is not.
+BULK_INFERENCE = 'bulk_inference'
+CLASS_NAMES_ASSET = 'labels.txt'  # assets/labels.txt of a SavedModel: line i names class i
 
 EXAMPLES_INPUT = 'examples'
 IMAGE_BYTES_INPUT = 'image_bytes'
@@ -31,3 +36,15 @@ def column_input(column: str) -> str:
   `colour (name)` → `colour__name_`); a name that starts otherwise gets a `c`."""
   name = re.sub(r'[^A-Za-z0-9_.-]', '_', column)
   return name if re.match(r'[A-Za-z0-9.]', name) else 'c' + name
+
+
+def class_names(saved_model_dir: str) -> List[str]:
+  """The class names saved with a model (CLASS_NAMES_ASSET; line i names class i); [] for a
+  model saved without them."""
+  import tensorflow as tf
+
+  path = f'{saved_model_dir.rstrip("/")}/assets/{CLASS_NAMES_ASSET}'
+  if not tf.io.gfile.exists(path):
+    return []
+  with tf.io.gfile.GFile(path) as f:
+    return f.read().splitlines()

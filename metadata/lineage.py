@@ -125,7 +125,7 @@ def trace(metadata_path: str) -> dict:
       {property_value(p, 'pushed_destination') for p in pushes if property_value(p, 'pushed')}
     )
     models.append(entry)
-  return {'data_versions': versions, 'models': models}
+  return {'data_versions': versions, 'models': models, 'monitoring': monitoring_runs(metadata_path)}
 
 
 def which_data(report: dict, model_path: str) -> dict:
@@ -168,4 +168,84 @@ def render(report: dict) -> List[str]:
       f'{evaluated}; {"blessed" if blessed else "not blessed"}; '
       f'pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
     )
+  if report.get('monitoring'):
+    lines.append('monitoring runs (pipeline.py monitor):')
+  for run in report.get('monitoring', []):
+    flagged = ', '.join(run['flagged'])
+    lines.append(
+      f'  monitor #{run["execution_id"]}  {run["created"]}  model #{run["model_id"]}  '
+      f'serving data {run["serving_data"]}: {"flagged " + flagged if flagged else "nothing flagged"}'
+      f'  ({run["summary"]})'
+    )
   return lines
+
+
+MONITOR_EXECUTION = 'pipeline.py monitor'  # the execution type `pipeline.py monitor` records
+
+
+def serving_model(metadata_path: str) -> dict:
+  """The newest pushed model and what trained it: {'model_id', 'model_uri', 'pushed_to',
+  'examples_uri', 'schema_uri', 'statistics_uri', 'label'} (plain values). UserError when no
+  model was pushed, or its training inputs are not in this store."""
+  graph = _Graph(metadata_path)
+  pushes = [
+    p
+    for p in graph.of_kind('PushedModel')
+    if property_value(p, 'pushed') and graph.consumer_input(p.id, 'model') is not None
+  ]
+  if not pushes:
+    raise UserError(f'{metadata_path}: no model was pushed (no serving model to monitor)')
+  push = pushes[-1]
+  model_id = graph.consumer_input(push.id, 'model')
+  trainer = graph.producer.get(model_id)
+  inputs = graph.inputs[trainer] if trainer is not None else {}
+  examples_id, schema_id = inputs.get('examples'), inputs.get('schema')
+  statistics = (
+    [
+      i
+      for i in graph.consumer_outputs(examples_id, 'statistics')
+      if graph.kind.get(i) == 'ExampleStatistics'
+    ]
+    if examples_id is not None
+    else []
+  )
+  if examples_id is None or schema_id is None or not statistics:
+    raise UserError(
+      f'model #{model_id}: its training data, schema or statistics are not in ML Metadata'
+    )
+  options = json.loads(property_value(graph.executions[trainer], 'custom_config') or '{}')
+  return {
+    'model_id': model_id,
+    'model_uri': graph.artifacts[model_id].uri,
+    'pushed_to': property_value(push, 'pushed_destination'),
+    'examples_uri': graph.artifacts[examples_id].uri,
+    'schema_uri': graph.artifacts[schema_id].uri,
+    'statistics_uri': graph.artifacts[statistics[0]].uri,
+    'label': options.get('label_key') or '',
+    'data_kind': options.get('data_kind') or '',
+  }
+
+
+def monitoring_runs(metadata_path: str) -> List[dict]:
+  """Every `pipeline.py monitor` execution, oldest first: {'execution_id', 'model_id',
+  'created', 'serving_data', 'flagged', 'statistics_uri', 'summary'}."""
+  graph = _Graph(metadata_path)
+  types = {t.id: t.name for t in graph.store.get_execution_types()}
+  runs = []
+  for execution in sorted(graph.executions.values(), key=lambda e: e.id):
+    if types.get(execution.type_id) != MONITOR_EXECUTION:
+      continue
+    outputs = graph.outputs[execution.id]
+    statistics = graph.artifacts.get(outputs.get('statistics'))
+    runs.append(
+      {
+        'execution_id': execution.id,
+        'model_id': graph.inputs[execution.id].get('model'),
+        'created': _when(execution),
+        'serving_data': property_value(execution, 'serving_data'),
+        'flagged': json.loads(property_value(execution, 'flagged') or '[]'),
+        'statistics_uri': statistics.uri if statistics else None,
+        'summary': property_value(execution, 'summary'),
+      }
+    )
+  return runs

@@ -9,10 +9,13 @@ from typing import Dict, List, Optional, Sequence
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
-from contracts import anomalies, artifacts, fingerprint
+from contracts import anomalies, artifacts, fingerprint, predictions
 from contracts import evaluation as evaluation_names
 
 _EXECUTION = metadata_store_pb2.Execution
+# pipeline.inference's steps: its ExampleGen's examples are not the training data's
+INFER_EXAMPLE_GEN = 'InferExampleGen'
+PREDICTIONS_ROWS = 'rows'  # components/prediction_csv: the CSV's rows, inputs inferred
 
 
 @dataclasses.dataclass
@@ -365,6 +368,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
     'executed': sorted(n.node_id for n in nodes.values() if n.state == 'COMPLETE'),
     'cached': sorted(n.node_id for n in nodes.values() if n.state == 'CACHED'),
   }
+  inferring = nodes.get(INFER_EXAMPLE_GEN)
+  nodes = {key: n for key, n in nodes.items() if n.node_id != INFER_EXAMPLE_GEN}
   examples = next((n.outputs['examples'] for n in nodes.values() if 'examples' in n.outputs), None)
   names: List[str] = []
   model_run = next(
@@ -439,6 +444,15 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       already = property_value(out['pushed_model'], evaluation_names.ALREADY_SERVING)
       if already:
         summary['already_serving'] = already
+    if 'inference_result' in out:
+      summary.setdefault('inferred', {})['inference_result'] = out['inference_result'].uri
+    if 'predictions' in out:
+      summary.setdefault('inferred', {}).update(
+        inputs=property_value(out['predictions'], PREDICTIONS_ROWS) or 0,
+        csv=os.path.join(out['predictions'].uri, predictions.FILE_NAME),
+      )
+  if 'inferred' in summary and inferring and 'examples' in inferring.outputs:
+    summary['inferred']['examples_uri'] = inferring.outputs['examples'].uri
   return summary
 
 
@@ -591,6 +605,12 @@ def render(summary: dict) -> List[str]:
       else f'pushed to:  not again: already serving as {summary["already_serving"]}'
       if summary.get('already_serving')
       else 'pushed to:  not pushed'
+    )
+  if summary.get('inferred', {}).get('csv'):
+    inferred = summary['inferred']
+    lines.append(
+      f'inferred:   {inferred["inputs"]} input(s) → {inferred["csv"]}'
+      + ('' if inferred['inputs'] or summary.get('blessed') else ' (not blessed: none scored)')
     )
   total = len(summary['components'])
   lines.append(

@@ -131,12 +131,14 @@ def first_run(images_with_junk, tmp_path_factory):
 @pytest.fixture(scope='session')
 def tabular_run(tmp_path_factory):
   """A whole run on 2,000 taxi rows in span/version folders (span 2 version 2 is the latest:
-  1,700 rows; every 50th row from the 300th has no tips, --label-default 0): (exit code,
-  summary, output folder, data folder)."""
+  1,700 rows; every 50th row from the 300th has no tips, --label-default 0), and
+  --infer-data INFER_ROWS held-out rows without the tips column, as a spreadsheet exports them
+  (CRLF): (exit code, summary, output folder, data folder)."""
   from tests.tfx_data import TAXI_CSV
 
   with open(TAXI_CSV) as src:
-    header, *rows = [line for _, line in zip(range(2001), src)]
+    lines = [line for _, line in zip(range(2001 + INFER_ROWS), src)]
+  header, *rows = lines[:2001]
   rows[300::50] = [row.rsplit(',', 1)[0] + ',\n' for row in rows[300::50]]  # tips (last): none
   folder = tmp_path_factory.mktemp('tabular_run')
   data, output = folder / 'taxi', str(folder / 'out')
@@ -144,10 +146,28 @@ def tabular_run(tmp_path_factory):
     version_folder = data / f'span-{span}' / f'version-{version}'
     version_folder.mkdir(parents=True)
     (version_folder / 'trips.csv').write_text(header + ''.join(chunk))
+  unlabeled = folder / 'unlabeled.csv'  # the label column is the last: cut off
+  unlabeled.write_bytes(
+    b''.join(
+      line.rstrip('\n').rsplit(',', 1)[0].encode() + b'\r\n' for line in lines[:1] + lines[2001:]
+    )
+  )
   code, result = run_pipeline(
-    str(data), output, '--label', 'tips', '--label-default', '0', '--slice-feature', 'payment_type'
+    str(data),
+    output,
+    '--label',
+    'tips',
+    '--label-default',
+    '0',
+    '--slice-feature',
+    'payment_type',
+    '--infer-data',
+    str(unlabeled),
   )
   return code, result, output, str(data)
+
+
+INFER_ROWS = 40  # tabular_run's --infer-data rows
 
 
 SHARED_RUNS = ('first_run', 'default_run', 'tabular_run')

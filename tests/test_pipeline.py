@@ -20,12 +20,20 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.utils import io_utils
 
 from cli import main as cli_main
+from components.prediction_csv import predictions as prediction_logs
 import config as cfg
 from contracts import evaluation as evaluation_names
 from contracts.errors import EXIT_FAILED
 from metadata import lineage, summary
 import pipeline
-from tests.conftest import BMP_IMAGE, FAST, PHONE_PHOTO, run_pipeline, write_digits_subset
+from tests.conftest import (
+  BMP_IMAGE,
+  FAST,
+  INFER_ROWS,
+  PHONE_PHOTO,
+  run_pipeline,
+  write_digits_subset,
+)
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -182,12 +190,30 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tabular_run
     served['serving_default'](examples=tf.constant([b'']))['probabilities'].numpy(),
     rtol=1e-6,
   )
+  # --infer-data: the blessed model scored the unlabeled rows (BulkInferrer → predictions.csv).
+  inferred = latest['inferred']
+  assert inferred['inputs'] == INFER_ROWS
+  assert os.listdir(inferred['inference_result'])  # the InferenceResult's PredictionLogs
+  with open(inferred['csv'], newline='', encoding='utf-8') as f:
+    rows = list(csv.DictReader(f))
+  assert len(rows) == INFER_ROWS and len({row['id'] for row in rows}) == INFER_ROWS
+  records = [
+    prediction_logs.log_example(log)
+    for log in prediction_logs.read_logs(inferred['inference_result'])
+  ]
+  assert not any('tips' in tf.train.Example.FromString(r).features.feature for r in records)
+  expected = served['serving_default'](examples=tf.constant(records))['probabilities'].numpy()
+  for row, probabilities in zip(rows, expected):
+    top = [float(pair.split('=')[1]) for pair in row['top_k'].split(';')]
+    assert all(0 <= p <= 1 for p in top) and 0 <= float(row['probability']) <= 1
+    assert row['class'] == str(int(np.argmax(probabilities)))
+    np.testing.assert_allclose(float(row['probability']), probabilities.max(), rtol=1e-5)
   # Pinning a span (--span) goes through the same driver: the image test below runs it.
-  versions = {
-    (v['span'], v['version'])
-    for v in lineage.trace(os.path.join(output, 'metadata.sqlite'))['data_versions']
-  }
+  traced = lineage.trace(os.path.join(output, 'metadata.sqlite'))['data_versions']
+  versions = {(v['span'], v['version']) for v in traced if v['producer'] != 'InferExampleGen'}
   assert versions == {(2, 2)}
+  (scored,) = [v for v in traced if v['producer'] == 'InferExampleGen']  # lineage sees it too
+  assert scored['uri'] == inferred['examples_uri']
 
 
 def test_schema_command_writes_an_inferred_schema(digits_subset, tmp_path):

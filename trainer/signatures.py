@@ -11,10 +11,14 @@
   vocabulary are inside the model (trainer/text_tokens.py).
 - transform_features(examples): the label the model is scored against (TFMA's preprocessing
   function), so that a float column such as `tips` is compared as `tips > threshold`.
-Every prediction returns class probabilities, the top class id and its name.
+- bulk_inference(examples): serving_default with class_names as [batch, 1], for TFX's
+  BulkInferrer (contracts/serving.py says why).
+Every prediction returns class probabilities, the top class id and its name. The class names are
+also saved as assets/labels.txt (line i: class i) for clients that show the top k.
 """
 
 import dataclasses
+import os
 from typing import Callable, Dict, List
 
 import keras
@@ -136,3 +140,23 @@ def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Cal
 
     served[serving.TEXT] = serve_text
   return served
+
+
+def bulk_inference(serve_examples: Callable) -> Callable:
+  """serve_examples's answer with CLASS_NAMES as [batch, 1] (serving.BULK_INFERENCE)."""
+
+  @tf.function(input_signature=[_EXAMPLES])
+  def bulk(examples):
+    outputs = dict(serve_examples(examples))
+    outputs[serving.CLASS_NAMES] = outputs[serving.CLASS_NAMES][:, None]
+    return outputs
+
+  return bulk
+
+
+def attach_class_names(model: keras.Model, class_names: List[str], scratch: str) -> None:
+  """Saves `class_names` with the model as assets/CLASS_NAMES_ASSET (written under scratch)."""
+  path = os.path.join(scratch, serving.CLASS_NAMES_ASSET)
+  with open(path, 'w', encoding='utf-8') as f:
+    f.write(''.join(f'{name}\n' for name in class_names))
+  model.class_names_asset = tf.saved_model.Asset(path)

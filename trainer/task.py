@@ -28,6 +28,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 
 from components.shard_check import scan
 from contracts import artifacts, image_record, interrupt, trainer_options
+from contracts.serving import BULK_INFERENCE, SERVING_DEFAULT
 from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TrainerOptions
 from trainer import (
   data_spec,
@@ -266,7 +267,12 @@ def run_fn(fn_args: FnArgs) -> None:
       },
     )
     serving = ready.signatures(built, ready.spec)
+    serving[BULK_INFERENCE] = signatures.bulk_inference(serving[SERVING_DEFAULT])
     serving_dir = distribution.chief_or_scratch(fn_args.serving_model_dir, plan, scratch)
+    signatures.attach_class_names(built, ready.class_names, scratch)
+    # A TF1-style loader (TensorFlow Serving, tfx-bsl's BulkInferrer) finds a Keras 3 model's
+    # variables only when they are tracked as tf.Variables (tensorflow/tfx#7782).
+    built._tf_saved_variables = [getattr(v, 'value', v) for v in built.variables]
     tf.saved_model.save(built, serving_dir, signatures=serving)
     logging.info('Saved model with signatures %s to %s', sorted(serving), serving_dir)
   finally:

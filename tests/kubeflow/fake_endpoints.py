@@ -54,7 +54,10 @@ class FakeEndpoint:
     self.url = f'http://127.0.0.1:{self._server.server_address[1]}'
 
   def __enter__(self):
-    threading.Thread(target=self._server.serve_forever, daemon=True).start()
+    # shutdown() waits for the loop's next poll: 0.5 s by default, for every test
+    threading.Thread(
+      target=self._server.serve_forever, kwargs={'poll_interval': 0.02}, daemon=True
+    ).start()
     return self
 
   def __exit__(self, *exc):
@@ -66,14 +69,15 @@ class FakeEndpoint:
 
 
 def vertex_and_storage(project: str, bucket: str) -> Callable[[Request], Optional[Reply]]:
-  """Vertex AI PipelineService (REST v1) for `project` and the Cloud Storage bucket lookup."""
+  """Vertex AI PipelineService and ScheduleService (REST v1) for `project` and the Cloud Storage
+  bucket lookup."""
 
   def answer(request: Request) -> Optional[Reply]:
     if request.path.startswith('/storage/v1/b/'):
       name = request.path.split('/')[4]
       return (200, {'name': name}) if name == bucket else None
     prefix = f'/v1/projects/{project}/locations/'
-    if request.method == 'POST' and request.path.endswith('/pipelineJobs'):
+    if request.method == 'POST' and request.path.endswith(('/pipelineJobs', '/schedules')):
       if not request.path.startswith(prefix):
         project_asked = request.path.split('/')[3]
         return 403, {
@@ -82,6 +86,12 @@ def vertex_and_storage(project: str, bucket: str) -> Callable[[Request], Optiona
             'status': 'PERMISSION_DENIED',
             'message': f'Permission denied on project {project_asked}',
           }
+        }
+      if request.path.endswith('/schedules'):
+        return 200, {
+          **request.json,
+          'name': request.path[len('/v1/') :] + '/schedule-1',
+          'state': 'ACTIVE',
         }
       job_id = request.query.get('pipelineJobId', 'job-1')
       return 200, {
@@ -95,7 +105,7 @@ def vertex_and_storage(project: str, bucket: str) -> Callable[[Request], Optiona
 
 
 def kubeflow_pipelines() -> Callable[[Request], Optional[Reply]]:
-  """The KFP v2beta1 API: health, experiments (one, created on demand) and runs."""
+  """The KFP v2beta1 API: health, experiments (one, created on demand), runs and recurring runs."""
   experiments = []
 
   def answer(request: Request) -> Optional[Reply]:
@@ -109,6 +119,8 @@ def kubeflow_pipelines() -> Callable[[Request], Optional[Reply]]:
       return 200, experiments[-1]
     if path == '/apis/v2beta1/runs' and request.method == 'POST':
       return 200, {**request.json, 'run_id': 'run-1', 'state': 'PENDING'}
+    if path == '/apis/v2beta1/recurringruns' and request.method == 'POST':
+      return 200, {**request.json, 'recurring_run_id': 'recurring-1', 'status': 'ENABLED'}
     return None
 
   return answer

@@ -321,6 +321,53 @@ def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
   assert 'DriftCheck' in tasks['Trainer'].get('dependentTasks', [])
 
 
+def test_infer_data_compiles_to_the_bulk_inferrer_on_the_blessed_model(tmp_path):
+  output = _compile(
+    tmp_path, '--data-kind', 'csv', '--label', 'tips', '--infer-data', 'gs://bucket/new/rows.csv'
+  )
+  tasks = json.loads(output.read_text())['pipelineSpec']['root']['dag']['tasks']
+  assert {'InferExampleGen', 'BulkInferrer', 'PredictionCsv'} <= set(tasks)
+  parameters = tasks['InferExampleGen']['inputs']['parameters']
+  constant = lambda key: json.loads(parameters[key]['runtimeValue']['constant'])
+  assert parameters['input_base']['runtimeValue']['constant'] == 'gs://bucket/new'
+  assert constant('input_config')['splits'] == [{'name': 'infer', 'pattern': 'rows.csv'}]
+  inferrer = tasks['BulkInferrer']['inputs']
+  assert inferrer['artifacts']['model']['taskOutputArtifact']['producerTask'] == 'Trainer'
+  assert inferrer['artifacts']['model_blessing']['taskOutputArtifact']['producerTask'] == (
+    'Evaluator'
+  )
+  model_spec = json.loads(inferrer['parameters']['model_spec']['runtimeValue']['constant'])
+  assert model_spec['model_signature_name'] == ['bulk_inference']  # contracts/serving.py
+  assert 'BulkInferrer' in tasks['PredictionCsv'].get('dependentTasks', [])
+
+
+@pytest.mark.parametrize(
+  'extra,message',
+  [
+    (['--infer-data', 'gs://b/new'], 'only CSV and TFRecord (tf.Example) data is scored'),
+    (
+      ['--data-kind', 'csv', '--infer-data', 'gs://b/new.tfrecord'],
+      'tfrecords data, but --data-kind is csv',
+    ),
+  ],
+)
+def test_bad_infer_data_is_one_line(tmp_path, capsys, extra, message):
+  code = cli_main.main(
+    [
+      'compile',
+      '--pipeline-root',
+      'gs://b/r',
+      '--data',
+      'gs://b/d',
+      '--out',
+      str(tmp_path / 'p.json'),
+      *extra,
+    ]
+  )
+  err = capsys.readouterr().err
+  assert code == 2 and err.count('\n') == 1 and err.startswith('error: ') and message in err
+
+
 def test_tuning_compiles_to_tfx_vertex_tuner_with_parallel_trials_feeding_the_trainer(tmp_path):
   flags = ['--tune-trials', '6', '--tune-steps', '50', '--vertex-tuning']
   flags += ['--tune-parallel-trials', '3', '--project', 'p', '--region', 'europe-west4']

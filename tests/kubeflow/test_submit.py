@@ -290,3 +290,156 @@ def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
 def test_bad_input_is_one_line(capsys, args, message):
   code = cli_main.main(['submit', '--dry-run', *args])
   _one_line_error(capsys, code, message)
+
+
+def test_vertex_schedule_reaches_the_fake_with_the_cron(vertex, capsys):
+  code = cli_main.main(
+    _vertex_args(
+      vertex,
+      '--pipeline-root',
+      'gs://bucket/root',
+      '--schedule',
+      '0  3 * * MON',
+      '--schedule-name',
+      'digits-weekly',
+      '--max-concurrent-runs',
+      '2',
+      '--service-account',
+      'runner@proj.iam.gserviceaccount.com',
+      '--param',
+      'train_steps=800',
+    )
+  )
+  out = capsys.readouterr().out
+  assert code == 0, out
+  assert (
+    'created Vertex AI pipeline schedule projects/proj/locations/us-central1/schedules/schedule-1'
+    in out
+  )
+  assert vertex.find('POST', '/pipelineJobs') == []  # a schedule, not a run now
+  (create,) = vertex.find('POST', '/schedules')
+  assert create.path == '/v1/projects/proj/locations/us-central1/schedules'
+  assert create.headers['authorization'] == f'Bearer {TOKEN}'
+  body = create.json
+  assert body['cron'] == '0 3 * * MON'  # 5 fields, as Vertex takes them
+  assert body['displayName'] == 'digits-weekly'
+  assert int(body['maxConcurrentRunCount']) == 2
+  job = body['createPipelineJobRequest']['pipelineJob']
+  assert job['serviceAccount'] == 'runner@proj.iam.gserviceaccount.com'
+  assert job['runtimeConfig']['gcsOutputDirectory'] == 'gs://bucket/root'
+  assert int(_sent_parameters(job['runtimeConfig'])['train_steps']) == 800
+  committed = _committed_job()
+  assert set(job['pipelineSpec']['root']['dag']['tasks']) == set(
+    committed['pipelineSpec']['root']['dag']['tasks']
+  )
+  assert job['pipelineSpec']['deploymentSpec'] == committed['pipelineSpec']['deploymentSpec']
+
+
+def test_vertex_schedule_refusal_is_one_line(vertex, capsys):
+  code = cli_main.main(
+    _vertex_args(
+      vertex, '--pipeline-root', 'gs://bucket/r', '--schedule', '0 3 * * *', project='other'
+    )
+  )
+  _one_line_error(
+    capsys, code, 'Vertex AI refused the schedule: 403 Permission denied on project other'
+  )
+
+
+def test_kubeflow_recurring_run_reaches_the_fake_with_the_cron(kubeflow, capsys):
+  code = cli_main.main(
+    [
+      'submit',
+      '--target',
+      'kubeflow',
+      '--host',
+      kubeflow.url,
+      '--pipeline-root',
+      'minio://mlpipeline/root',
+      '--experiment',
+      'digits',
+      '--display-name',
+      'digits-run',
+      '--schedule',
+      '30 2 * * *',
+      '--param',
+      'learning_rate=0.01',
+    ]
+  )
+  out = capsys.readouterr().out
+  assert code == 0 and 'created Kubeflow Pipelines recurring run recurring-1' in out, out
+  assert kubeflow.find('POST', '/apis/v2beta1/runs') == []
+  (experiment,) = kubeflow.find('POST', '/apis/v2beta1/experiments')
+  assert experiment.json['display_name'] == 'digits'
+  (recurring,) = kubeflow.find('POST', '/apis/v2beta1/recurringruns')
+  body = recurring.json
+  assert body['trigger']['cron_schedule']['cron'] == '0 30 2 * * *'  # seconds first for KFP
+  assert body['display_name'] == 'digits-run'  # the schedule name defaults to the display name
+  assert body['experiment_id'] == 'exp-1' and body['mode'] == 'ENABLE'
+  assert int(body['max_concurrency']) == 1 and body['no_catchup'] is True
+  assert body['runtime_config']['pipeline_root'] == 'minio://mlpipeline/root'
+  assert _sent_parameters(body['runtime_config'])['learning_rate'] == 0.01
+  committed = _committed_job()['pipelineSpec']
+  assert set(body['pipeline_spec']['root']['dag']['tasks']) == set(
+    committed['root']['dag']['tasks']
+  )
+  assert body['pipeline_spec']['deploymentSpec'] == committed['deploymentSpec']
+
+
+@pytest.mark.parametrize(
+  'target,sent', [('vertex', "cron '0 3 * * 1'"), ('kubeflow', "cron '0 0 3 * * 1'")]
+)
+def test_dry_run_prints_the_schedule(kubeflow, capsys, target, sent):
+  code = cli_main.main(
+    [
+      'submit',
+      '--target',
+      target,
+      '--dry-run',
+      '--project',
+      'proj',
+      '--region',
+      'us-central1',
+      '--host',
+      kubeflow.url,
+      '--schedule',
+      '0 3 * * 1',
+      '--schedule-name',
+      'weekly',
+    ]
+  )
+  out = capsys.readouterr().out
+  assert code == 0 and 'would create a' in out and "'weekly', " + sent in out, out
+  assert 'concurrent runs: at most 1' in out
+  assert kubeflow.requests == []
+
+
+@pytest.mark.parametrize(
+  'extra,message',
+  [
+    (['--schedule', '0 3 * *'], "--schedule '0 3 * *': want 5 fields"),
+    (['--schedule', '0 0 3 * * *'], 'want 5 fields'),  # KFP's own 6-field form
+    (['--schedule', '@daily'], 'want 5 fields'),
+    (['--schedule', '60 3 * * *'], 'minute 60 is out of 0-59'),
+    (['--schedule', '0 3 0 * *'], 'day of month 0 is out of 1-31'),
+    (['--schedule', '0 3 * * 7'], 'day of week 7 is out of 0-6'),
+    (['--schedule', '0 3 * FOO *'], "month 'FOO' is not a number"),
+    (['--schedule', '0 5-3 * * *'], "hour range '5-3' runs backwards"),
+    (['--schedule', '*/0 * * * *'], "minute step '*/0' is 0"),
+    (['--schedule', '0 3 ? * *'], "day of month '?' is not N, N-M"),
+    (['--schedule', '0 3 * * *', '--max-concurrent-runs', '0'], 'must be a positive'),
+    (['--max-concurrent-runs', '2'], '--max-concurrent-runs needs --schedule CRON'),
+    (['--schedule-name', 'weekly'], '--schedule-name needs --schedule CRON'),
+  ],
+)
+def test_bad_schedule_is_one_line(capsys, extra, message):
+  code = cli_main.main(
+    ['submit', '--dry-run', '--target', 'kubeflow', '--host', 'http://h', *extra]
+  )
+  _one_line_error(capsys, code, message)
+
+
+def test_cron_accepts_lists_ranges_steps_and_names():
+  from kubeflow import submit
+
+  assert submit.check_cron('*/15 8-18/2 1,15 jan-Jun MON-FRI') == '*/15 8-18/2 1,15 jan-Jun MON-FRI'

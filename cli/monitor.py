@@ -1,0 +1,83 @@
+"""`pipeline.py monitor`: serving data (PredictionLog TFRecords, tf.Example TFRecords or CSV)
+against the serving model's own training data, found through ML Metadata (monitoring/)."""
+
+import argparse
+import os
+import sys
+
+import config as cfg
+from contracts.errors import EXIT_FAILED, EXIT_OK, UserError
+
+HELP = "skew and drift of serving data against the serving model's training data"
+DESCRIPTION = (
+  'Compute TFDV statistics of --serving-data with the training schema (SERVING environment: '
+  'the label may be absent) and compare them with the statistics of the data that trained the '
+  'newest pushed model of --output (found in its ML Metadata): Jensen-Shannon divergence for '
+  'numeric features, L-infinity for categorical ones, and drift against the previous '
+  'monitoring run of the same model. Writes <output>/monitoring/<time>/ (statistics, anomalies, '
+  'monitoring.json), records the run in ML Metadata, prints a line per flagged feature. Exit 1 '
+  'when anything is flagged, 0 when not. docs/monitoring.md.'
+)
+
+
+def _threshold(text: str):
+  name, _, value = text.rpartition('=')
+  try:
+    number = float(value)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f'{text!r}: expected X or FEATURE=X') from None
+  if not 0 <= number <= 1:
+    raise argparse.ArgumentTypeError(f'{text!r}: a threshold is between 0 and 1')
+  return name or '*', number
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+  parser.add_argument(
+    '--serving-data',
+    required=True,
+    metavar='PATH',
+    help='PredictionLog TFRecords (predict --log), tf.Example TFRecords or a CSV file/folder',
+  )
+  parser.add_argument('--output', default='output', help='the run folder (default: %(default)s)')
+  parser.add_argument(
+    '--skew-threshold',
+    type=_threshold,
+    action='append',
+    default=[],
+    metavar='[FEATURE=]X',
+    help='threshold of every feature (X) or of one (FEATURE=X), repeatable; default: the '
+    "schema's comparator, else 0.3 (Jensen-Shannon) / 0.1 (L-infinity)",
+  )
+  parser.add_argument(
+    '--id-column',
+    action='append',
+    default=[],
+    metavar='COLUMN',
+    help='compare serving rows with the training rows of the same id (repeat for a compound '
+    'id): per-feature mismatch counts (TFDV feature skew)',
+  )
+
+
+def main(args: argparse.Namespace) -> int:
+  store_path = os.path.join(args.output, cfg.METADATA_FILE)
+  if not os.path.isfile(store_path):
+    raise UserError(f'{args.output}: no metadata.sqlite (run the pipeline there first)')
+  if not os.path.exists(args.serving_data):
+    raise UserError(f'--serving-data {args.serving_data}: no such file or folder')
+  from cli import progress
+
+  os.makedirs(os.path.join(args.output, 'logs'), exist_ok=True)
+  log = os.path.join(args.output, 'logs', 'monitor.log')
+  import logging
+
+  logging.getLogger('tensorflow').setLevel(logging.ERROR)
+  with progress.stderr_to(log):
+    from monitoring import run
+
+    summary = run.monitor(
+      store_path, args.serving_data, dict(args.skew_threshold), id_columns=args.id_column
+    )
+  for line in run.lines(summary):
+    print(line)
+  sys.stdout.flush()
+  return EXIT_FAILED if summary['flagged'] else EXIT_OK

@@ -1,0 +1,213 @@
+"""`pipeline.py predict --data PATH`: batch prediction with a pushed model through its raw-input
+signatures, on Beam (inference/predict.py): one row per input in a predictions CSV
+(contracts/predictions.py), unreadable inputs skipped and listed, and with --log DIR the requests
+as TensorFlow Serving PredictionLog TFRecords (contracts/request_log.py)."""
+
+import argparse
+import contextlib
+import os
+import sys
+import threading
+import time
+
+from contracts import predictions
+from contracts.errors import EXIT_OK, UserError
+
+HELP = 'predict with a pushed model: images, CSV, text CSV or TFRecords → a predictions CSV'
+DESCRIPTION = (
+  'Send every input of --data to the pushed model (default: the newest version under '
+  '<output>/serving) through the signature a serving client uses for it: image files (a folder '
+  'of any depth, or one file) to predict_image_bytes, CSV rows to predict_columns (or '
+  'predict_text), TFRecords to serving_default; write id, class, probability and the top '
+  'classes per input to a CSV. Inputs that cannot be read are skipped and listed. '
+  'docs/serving.md: Batch prediction.'
+)
+PROGRESS_SECONDS = 3.0
+SHOWN_SKIPPED = 5
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+  parser.add_argument(
+    '--data',
+    required=True,
+    metavar='PATH',
+    help='an image folder (any depth) or file, a CSV file or folder of CSV files, or TFRecord '
+    'file(s)',
+  )
+  parser.add_argument(
+    '--output',
+    default='output',
+    help='the run folder whose serving/ holds the pushed model (default: %(default)s)',
+  )
+  parser.add_argument(
+    '--model',
+    default='',
+    metavar='DIR',
+    help='a SavedModel folder (e.g. output/serving/<version>) or a folder of versions '
+    '(default: the newest version under <output>/serving)',
+  )
+  parser.add_argument(
+    '--out',
+    default='',
+    metavar='FILE',
+    help=f'the predictions CSV (default: <output>/{predictions.FILE_NAME})',
+  )
+  parser.add_argument(
+    '--top-k',
+    type=int,
+    default=predictions.DEFAULT_TOP_K,
+    metavar='K',
+    help='classes listed per input in top_k (default: %(default)s)',
+  )
+  parser.add_argument(
+    '--text-column',
+    default='',
+    metavar='COLUMN',
+    help='text models: the CSV column holding the text (default: the only column, or the only '
+    'one of free text)',
+  )
+  parser.add_argument(
+    '--log',
+    default='',
+    metavar='DIR',
+    help='also write every request as TensorFlow Serving PredictionLog TFRecords into DIR '
+    '(added beside earlier ones; `pipeline.py monitor` reads them)',
+  )
+  parser.add_argument(
+    '--beam-arg',
+    dest='beam_args',
+    action='append',
+    default=[],
+    metavar='ARG',
+    help='passed to Beam as is (default: the DirectRunner in memory, with a progress line)',
+  )
+
+
+@contextlib.contextmanager
+def _progress_line(total_files: int, kind: str):
+  """A line every PROGRESS_SECONDS while the pipeline runs: inputs predicted and skipped."""
+  from inference import predict
+
+  stop = threading.Event()
+  started = time.monotonic()
+
+  def report():
+    while not stop.wait(PROGRESS_SECONDS):
+      done = predict.progress()
+      of = f' of {total_files}' if kind == 'images' else ''
+      print(
+        f'  {done["predicted"] + done["skipped"]}{of} inputs done ({done["skipped"]} skipped), '
+        f'{time.monotonic() - started:.0f} s',
+        flush=True,
+      )
+
+  thread = threading.Thread(target=report, daemon=True)
+  thread.start()
+  try:
+    yield
+  finally:
+    stop.set()
+    thread.join()
+
+
+def main(args: argparse.Namespace) -> int:
+  from inference import inputs, model
+
+  if args.top_k < 1:
+    raise UserError(f'--top-k {args.top_k}: must be 1 or more')
+  try:
+    data = inputs.find(args.data)
+    model_path = model.find(args.model, args.output)
+  except (inputs.Problem, model.Problem) as e:
+    raise UserError(str(e)) from None
+  out = args.out or os.path.join(args.output, predictions.FILE_NAME)
+  if os.path.isdir(out):
+    raise UserError(f'--out {out}: is a folder (give a file name, e.g. {predictions.FILE_NAME})')
+  if not data.files:
+    raise UserError(f'--data {args.data}: no image, CSV or TFRecord files there')
+  os.makedirs(args.output if not args.out else os.path.dirname(os.path.abspath(out)), exist_ok=True)
+  log_folder = os.path.join(os.path.dirname(os.path.abspath(out)), 'logs')
+  os.makedirs(log_folder, exist_ok=True)
+  log_path = os.path.join(log_folder, time.strftime('predict-%Y%m%d-%H%M%S.log'))
+  from cli import progress
+
+  started = time.monotonic()
+  with progress.stderr_to(log_path), _library_logging(log_path):
+    try:
+      _, served = model.load(model_path, data.kind)
+      layouts = {}
+      if data.kind == inputs.CSV:
+        wanted = list(served.kinds)
+        for relpath in data.files:
+          layouts[relpath] = inputs.csv_layout(
+            os.path.join(data.root, relpath), wanted, args.text_column
+          )
+    except (inputs.Problem, model.Problem) as e:
+      raise UserError(str(e)) from None
+    print(
+      f'predicting {len(data.files)} {data.kind} file(s) under {data.root} with '
+      f'{served.path} ({served.signature})',
+      flush=True,
+    )
+    from inference import predict
+
+    with _progress_line(len(data.files), data.kind):
+      result = predict.run(
+        served,
+        data,
+        out,
+        layouts=layouts,
+        top_k=args.top_k,
+        log_dir=args.log,
+        beam_args=args.beam_args,
+      )
+  seconds = time.monotonic() - started
+  print(
+    f'predicted {result.predicted} input(s) in {seconds:.1f} s '
+    f'({result.predicted / max(seconds, 1e-9):.0f}/s): {result.out}'
+  )
+  if data.kind == inputs.IMAGES and result.turned_upright:
+    print(
+      f'turned upright: {result.turned_upright} image(s) by their EXIF orientation (sent as PNG)'
+    )
+  if result.skipped:
+    shown = '; '.join(f'{i}: {reason}' for i, reason in result.skipped[:SHOWN_SKIPPED])
+    more = len(result.skipped) - SHOWN_SKIPPED
+    print(
+      f'skipped {len(result.skipped)} input(s) ({result.skipped_out}): {shown}'
+      + (f'; and {more} more' if more > 0 else '')
+    )
+  if args.log:
+    print(f'requests logged: {", ".join(result.log_files) or "none"}')
+  print(f'log: {log_path}')
+  sys.stdout.flush()
+  return EXIT_OK
+
+
+@contextlib.contextmanager
+def _library_logging(log_path: str):
+  """Python logging (Beam, TensorFlow, absl) to the log file, not the terminal."""
+  import logging
+
+  root = logging.getLogger()
+  saved = list(root.handlers), root.level
+  handler = logging.FileHandler(log_path)
+  handler.setFormatter(logging.Formatter('%(asctime)s %(levelname)s %(name)s: %(message)s'))
+  for h in saved[0]:
+    root.removeHandler(h)
+  root.addHandler(handler)
+  root.setLevel(logging.INFO)
+  tf_logger = logging.getLogger('tensorflow')
+  tf_handlers = list(tf_logger.handlers)
+  for h in tf_handlers:
+    tf_logger.removeHandler(h)
+  try:
+    yield
+  finally:
+    root.removeHandler(handler)
+    handler.close()
+    for h in saved[0]:
+      root.addHandler(h)
+    root.setLevel(saved[1])
+    for h in tf_handlers:
+      tf_logger.addHandler(h)

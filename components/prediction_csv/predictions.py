@@ -1,0 +1,67 @@
+"""The BulkInferrer's PredictionLogs as the predictions CSV (contracts/predictions.py); runs
+without TFX (TensorFlow and TensorFlow Serving's protos only)."""
+
+import csv
+import io
+import os
+from typing import Iterator, List, Sequence, Tuple
+
+import numpy as np
+
+from contracts import atomic, image_record, predictions, serving
+
+RECORD_ID_PREFIX = 'record-'  # rows without an image path: `record-N`, N from 1 in log order
+
+
+def read_logs(inference_uri: str) -> Iterator:
+  """Every PredictionLog under an InferenceResult's folder (TFRecord files, gzip or not)."""
+  import tensorflow as tf
+  from tensorflow_serving.apis import prediction_log_pb2
+
+  for name in sorted(tf.io.gfile.listdir(inference_uri)):
+    path = os.path.join(inference_uri, name)
+    if tf.io.gfile.isdir(path) or not name.startswith('prediction_logs'):
+      continue
+    compression = 'GZIP' if name.endswith('.gz') else ''
+    for record in tf.data.TFRecordDataset(path, compression_type=compression).as_numpy_iterator():
+      yield prediction_log_pb2.PredictionLog.FromString(record)
+
+
+def log_example(log) -> bytes:
+  """The serialized record a predict log was asked about (tfx_bsl keeps it in the request)."""
+  (tensor,) = log.predict_log.request.inputs.values()
+  return tensor.string_val[0]
+
+
+def log_probabilities(log) -> np.ndarray:
+  import tensorflow as tf
+
+  return tf.make_ndarray(log.predict_log.response.outputs[serving.PROBABILITIES]).reshape(-1)
+
+
+def input_id(example_bytes: bytes, number: int) -> str:
+  """An image's path (image_id) where the record has one, else `record-N`."""
+  import tensorflow as tf
+
+  feature = tf.train.Example.FromString(example_bytes).features.feature
+  found = feature.get(image_record.IMAGE_ID_KEY)
+  if found is not None and found.bytes_list.value:
+    return found.bytes_list.value[0].decode('utf-8', 'replace')
+  return f'{RECORD_ID_PREFIX}{number}'
+
+
+def rows(logs, class_names: Sequence[str] = (), k: int = predictions.DEFAULT_TOP_K) -> List[dict]:
+  return [
+    predictions.row(input_id(log_example(log), number), log_probabilities(log), class_names, k)
+    for number, log in enumerate(logs, 1)
+  ]
+
+
+def write(inference_uri: str, out_dir: str, class_names: Sequence[str] = ()) -> Tuple[str, int]:
+  """Writes out_dir/predictions.csv (write-then-rename); returns (its path, its rows)."""
+  found = rows(read_logs(inference_uri), class_names)
+  text = io.StringIO(newline='')
+  writer = csv.DictWriter(text, fieldnames=predictions.HEADER, lineterminator='\n')
+  writer.writeheader()
+  writer.writerows(found)
+  return atomic.write(os.path.join(out_dir, predictions.FILE_NAME), text.getvalue()), len(found)

@@ -1,0 +1,248 @@
+"""What `pipeline.py predict --data` holds and its inputs, one by one, in the form of the
+signature they are sent to (docs/serving.md):
+
+  images      every file below a folder (any depth; hidden and tool folders left out) or one
+              image file; id: its path below --data          → predict_image_bytes
+  CSV         rows of .csv files (raw columns, the label may be absent); id: FILE:ROW
+                                                           → predict_columns, or predict_text
+  TFRecords   records of .tfrecord(.gz) files or Beam shards (data-00000-of-00002); id: FILE:N
+                                                           → serving_default
+
+An input that cannot be read (a corrupt image, a file that is not one, a cell that is not a
+number) is an `Unreadable` with its reason, not an error: it is listed and skipped.
+"""
+
+import csv
+import math
+import os
+import re
+from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from contracts import serving
+from inference import images
+
+IMAGES = 'images'
+CSV = 'csv'
+TFRECORDS = 'tfrecords'
+CSV_SUFFIXES = ('.csv',)
+TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz', '.gz')
+TOOL_FOLDERS = ('__pycache__',)
+# Cells spreadsheets and pandas write for "no value": missing (NaN / '' in predict_columns).
+MISSING = ('', 'nan', 'na', 'n/a', 'null', 'none')
+DELIMITERS = (',', ';', '\t')  # Excel's CSV exports use ';' (and decimal commas) in some locales
+MIN_TEXT_WORDS = 5  # median words per row from which a column is the free text (predict_text)
+
+
+class Input(NamedTuple):
+  order: Tuple[int, int]  # (file, row): the output keeps the input's order
+  id: str
+  inputs: Dict[str, object]  # signature input name → one value (bytes, str or float)
+
+
+class Unreadable(NamedTuple):
+  order: Tuple[int, int]
+  id: str
+  reason: str
+
+
+class DataFiles(NamedTuple):
+  kind: str
+  root: str  # ids are relative to it
+  files: List[str]  # relative to root, '/'-separated, sorted
+  others: List[str]  # files of no data kind in an image folder (skipped: not an image)
+
+
+class Problem(ValueError):
+  """--data or the CSV cannot be predicted at all (cli/predict.py: a UserError)."""
+
+
+def _hidden(relpath: str) -> bool:
+  return any(p.startswith('.') or p in TOOL_FOLDERS for p in relpath.split('/'))
+
+
+def kind_of_file(path: str) -> Optional[str]:
+  lowered = path.lower()
+  if lowered.endswith(CSV_SUFFIXES):
+    return CSV
+  if lowered.endswith(TFRECORD_SUFFIXES):
+    return TFRECORDS
+  if images.is_image(lowered):
+    return IMAGES
+  if re.search(r'-\d{5}-of-\d{5}$', lowered):  # a Beam shard, as ImageExampleGen names them
+    return TFRECORDS
+  return None
+
+
+def find(path: str) -> DataFiles:
+  """The data files of a local file or folder: a folder holding CSV files is CSV data, one
+  holding TFRecord files TFRecords, any other an image folder (files of no image format in it
+  are listed in `others`). Raises Problem for what holds nothing to predict."""
+  path = os.path.abspath(path)
+  if os.path.isfile(path):
+    kind = kind_of_file(path)
+    if kind is None:
+      raise Problem(f'--data {path}: unknown file type (expected an image, .csv or .tfrecord)')
+    return DataFiles(kind, os.path.dirname(path), [os.path.basename(path)], [])
+  if not os.path.isdir(path):
+    raise Problem(f'--data {path}: no such file or folder')
+  found = []
+  for folder, subfolders, names in os.walk(path, followlinks=True):
+    subfolders.sort()
+    for name in names:
+      relpath = os.path.relpath(os.path.join(folder, name), path).replace(os.sep, '/')
+      if not _hidden(relpath):
+        found.append(relpath)
+  found.sort()
+  by_kind = {k: [f for f in found if kind_of_file(f) == k] for k in (CSV, TFRECORDS, IMAGES)}
+  data_kinds = [k for k in (CSV, TFRECORDS) if by_kind[k]]
+  if len(data_kinds) > 1 or (data_kinds and by_kind[IMAGES]):
+    held = ', '.join(f'{len(by_kind[k])} {k}' for k in (CSV, TFRECORDS, IMAGES) if by_kind[k])
+    raise Problem(f'--data {path}: holds files of more than one kind ({held}); point it at one')
+  if data_kinds:
+    return DataFiles(data_kinds[0], path, by_kind[data_kinds[0]], [])
+  if not by_kind[IMAGES]:
+    raise Problem(
+      f'--data {path}: holds no image, CSV or TFRecord files'
+      + (f' (found {", ".join(found[:3])}{" …" if len(found) > 3 else ""})' if found else '')
+    )
+  return DataFiles(IMAGES, path, by_kind[IMAGES], [f for f in found if f not in by_kind[IMAGES]])
+
+
+# Images -------------------------------------------------------------------------------------
+
+
+def read_image(order, relpath: str, path: str) -> Union[Input, Unreadable]:
+  """One image file as predict_image_bytes' input (inputs: IMAGE_BYTES_INPUT), with whether it
+  was turned upright (`inputs['turned']`, removed before sending)."""
+  try:
+    with open(path, 'rb') as f:
+      prepared = images.prepare(f.read())
+  except (OSError, ValueError) as e:
+    return Unreadable(order, relpath, str(e))
+  return Input(
+    order, relpath, {serving.IMAGE_BYTES_INPUT: prepared.data, TURNED: prepared.turned_upright}
+  )
+
+
+TURNED = '_turned_upright'  # a mark on an image input, not a signature input
+
+
+# CSV ----------------------------------------------------------------------------------------
+
+
+class CsvLayout(NamedTuple):
+  delimiter: str
+  columns: Dict[str, str]  # signature input name → the CSV column read into it
+
+
+def _header(path: str) -> str:
+  with open(path, encoding='utf-8-sig', newline='') as f:
+    return f.readline().rstrip('\r\n')
+
+
+def csv_layout(path: str, wanted: Sequence[str], text_column: str = '') -> CsvLayout:
+  """How a CSV file's columns feed a signature's inputs `wanted` (input names: column_input of
+  the training columns, or [TEXT_INPUT]). Columns that feed no input (the label, an id) are
+  ignored; an input without its column raises Problem naming the missing ones."""
+  line = _header(path)
+  delimiter = max(DELIMITERS, key=line.count) if line else ','
+  try:
+    header = next(csv.reader([line], delimiter=delimiter))
+  except (csv.Error, StopIteration):
+    header = []
+  if wanted == [serving.TEXT_INPUT]:
+    return CsvLayout(
+      delimiter, {serving.TEXT_INPUT: _text_column(path, header, delimiter, text_column)}
+    )
+  by_input = {serving.column_input(c): c for c in header}
+  missing = [name for name in wanted if name not in by_input]
+  if missing:
+    raise Problem(
+      f"{path}: no column for {len(missing)} of the model's {len(wanted)} inputs: "
+      f'{", ".join(missing)} (the CSV has: {", ".join(header) or "no header"})'
+    )
+  return CsvLayout(delimiter, {name: by_input[name] for name in wanted})
+
+
+def _text_column(path: str, header: List[str], delimiter: str, chosen: str) -> str:
+  if chosen:
+    if chosen not in header:
+      raise Problem(f'--text-column {chosen}: no such column in {path} ({", ".join(header)})')
+    return chosen
+  if len(header) == 1:
+    return header[0]
+  words = {c: [] for c in header}
+  with open(path, encoding='utf-8-sig', newline='') as f:
+    for i, row in enumerate(csv.DictReader(f, delimiter=delimiter)):
+      if i == 200:
+        break
+      for c in header:
+        words[c].append(len((row.get(c) or '').split()))
+  texts = [c for c, counts in words.items() if counts and np.median(counts) >= MIN_TEXT_WORDS]
+  if len(texts) != 1:
+    raise Problem(f'{path}: which column holds the text? ({", ".join(header)}): give --text-column')
+  return texts[0]
+
+
+def _number(cell: str, decimal_comma: bool) -> float:
+  cell = cell.strip()
+  if cell.lower() in MISSING:
+    return math.nan
+  if decimal_comma:
+    cell = cell.replace(',', '.')
+  return float(cell)
+
+
+def read_csv(
+  file_index: int, relpath: str, path: str, layout: CsvLayout, kinds: Dict[str, str]
+) -> Iterator[Union[Input, Unreadable]]:
+  """The rows of one CSV file as inputs of the signature whose input dtypes are `kinds`
+  (input name → 'float' or 'string'). A row whose number cell is not a number, or that is
+  shorter than the header, is Unreadable. ROW counts data rows from 1 (blank lines left out)."""
+  decimal_comma = layout.delimiter != ','
+  with open(path, encoding='utf-8-sig', newline='') as f:
+    reader = csv.DictReader(f, delimiter=layout.delimiter)
+    row_number = 0
+    for row in reader:
+      row_number += 1
+      order, input_id = (file_index, row_number), f'{relpath}:{row_number}'
+      values, problem = {}, ''
+      for name, column in layout.columns.items():
+        cell = row.get(column)
+        if cell is None:
+          problem = f'column {column}: the row is shorter than the header'
+          break
+        if kinds.get(name) == 'float':
+          try:
+            values[name] = _number(cell, decimal_comma)
+          except ValueError:
+            problem = f'column {column}: {cell[:40]!r} is not a number'
+            break
+        else:
+          values[name] = '' if cell.strip().lower() in MISSING else cell
+      yield Unreadable(order, input_id, problem) if problem else Input(order, input_id, values)
+
+
+# TFRecords ----------------------------------------------------------------------------------
+
+
+def read_tfrecords(file_index: int, relpath: str, path: str) -> Iterator[Union[Input, Unreadable]]:
+  """The records of one TFRecord file (GZIP when it ends in .gz) as serving_default inputs; a
+  damaged record ends the file's records with one Unreadable saying so."""
+  import tensorflow as tf
+
+  with open(path, 'rb') as f:
+    compression = 'GZIP' if f.read(2) == b'\x1f\x8b' else ''  # GZIP's magic, whatever the name
+  number = 0
+  try:
+    for record in tf.data.TFRecordDataset(path, compression_type=compression).as_numpy_iterator():
+      number += 1
+      yield Input((file_index, number), f'{relpath}:{number}', {serving.EXAMPLES_INPUT: record})
+  except tf.errors.OpError as e:
+    yield Unreadable(
+      (file_index, number + 1),
+      f'{relpath}:{number + 1}',
+      f'damaged TFRecord file: records from here on not read ({e.message.splitlines()[0]})',
+    )

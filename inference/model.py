@@ -1,0 +1,102 @@
+"""The pushed model predict sends its inputs to: where it is, which signature fits the data,
+the signature's inputs and the model's class names."""
+
+import os
+import re
+from typing import Dict, List, NamedTuple
+
+from contracts import serving
+from inference import inputs
+
+SIGNATURE_FOR = {inputs.IMAGES: serving.IMAGE_BYTES, inputs.TFRECORDS: serving.SERVING_DEFAULT}
+
+
+class Problem(ValueError):
+  """No model, or none that takes this data (cli/predict.py: a UserError)."""
+
+
+class Served(NamedTuple):
+  path: str  # the SavedModel folder (…/serving/<version>)
+  signature: str
+  kinds: Dict[str, str]  # the signature's inputs: name → 'float' or 'string'
+  class_names: List[str]  # index = class id (serving.class_names; [] for an older model)
+
+
+def _is_saved_model(path: str) -> bool:
+  return os.path.isfile(os.path.join(path, 'saved_model.pb'))
+
+
+def newest_version(serving_dir: str) -> str:
+  """The newest <version> folder (the largest number, as TensorFlow Serving picks) holding a
+  SavedModel under `serving_dir`; '' when there is none."""
+  try:
+    names = os.listdir(serving_dir)
+  except OSError:
+    return ''
+  versions = [
+    int(n) for n in names if n.isdigit() and _is_saved_model(os.path.join(serving_dir, n))
+  ]
+  return os.path.join(serving_dir, str(max(versions))) if versions else ''
+
+
+def find(model: str, output: str) -> str:
+  """`--model` (a SavedModel folder, or a serving folder of versions), else the newest version
+  under <output>/serving."""
+  if model:
+    if _is_saved_model(model):
+      return os.path.abspath(model)
+    newest = newest_version(model)
+    if newest:
+      return os.path.abspath(newest)
+    raise Problem(f'--model {model}: no SavedModel there (saved_model.pb), nor versions of one')
+  serving_dir = os.path.join(output, 'serving')
+  newest = newest_version(serving_dir)
+  if not newest:
+    raise Problem(
+      f'no pushed model under {serving_dir} (run the pipeline with --output {output} first, or '
+      'give --model DIR)'
+    )
+  return os.path.abspath(newest)
+
+
+def _dtype(spec) -> str:
+  return 'float' if spec.dtype.is_floating else 'string' if spec.dtype.name == 'string' else 'int'
+
+
+def load(path: str, kind: str):
+  """(the loaded model, Served) for data of `kind`; raises Problem when the model has no
+  signature that takes it."""
+  import tensorflow as tf
+
+  try:
+    loaded = tf.saved_model.load(path)
+  except Exception as e:  # a damaged or foreign folder: one line
+    raise Problem(f'{path}: not a loadable SavedModel ({str(e).splitlines()[0][:200]})') from None
+  signatures = dict(loaded.signatures)
+  if kind == inputs.CSV:
+    wanted = [s for s in (serving.TEXT, serving.COLUMNS) if s in signatures]
+  else:
+    wanted = [SIGNATURE_FOR[kind]] if SIGNATURE_FOR[kind] in signatures else []
+  if not wanted:
+    needed = {
+      inputs.CSV: f'{serving.COLUMNS} or {serving.TEXT}',
+      inputs.IMAGES: serving.IMAGE_BYTES,
+      inputs.TFRECORDS: serving.SERVING_DEFAULT,
+    }[kind]
+    raise Problem(
+      f'{path}: the model has no {needed} signature for {kind} data (it has '
+      f'{", ".join(sorted(signatures)) or "none"}): was it trained on another kind of data?'
+    )
+  function = signatures[wanted[0]]
+  specs = function.structured_input_signature[1]
+  outputs = function.structured_outputs
+  if serving.PROBABILITIES not in outputs:
+    raise Problem(f'{path}: signature {wanted[0]} returns no {serving.PROBABILITIES}')
+  names = serving.class_names(path)
+  kinds = {name: _dtype(spec) for name, spec in specs.items()}
+  return loaded, Served(path, wanted[0], kinds, names)
+
+
+def version_of(path: str) -> str:
+  name = os.path.basename(path.rstrip('/'))
+  return name if re.fullmatch(r'\d+', name) else path

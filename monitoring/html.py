@@ -1,0 +1,132 @@
+"""The monitoring run's HTML page: a table of every compared feature, and per flagged feature a
+chart that overlays its training and serving distributions (the quantile histograms the
+Jensen-Shannon divergence reads, as densities; the top values' shares for L-infinity). Charts are
+inline SVG drawn with matplotlib, as in the run report (metadata/pictures.py)."""
+
+import html
+import io
+from typing import Dict, Optional
+
+from metadata import pictures
+
+MAX_VALUES = 12  # categorical values drawn per chart
+_SVG_SETTINGS = {'svg.fonttype': 'none', 'font.sans-serif': ['DejaVu Sans']}
+_SVG_METADATA = {'Creator': None, 'Date': None, 'Format': None, 'Type': None}
+_STYLE = (
+  'body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}'
+  'td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}.flagged{color:#b00020}'
+  'svg.chart{max-width:100%;height:auto;border:1px solid #eee}'
+)
+
+
+def _features(statistics) -> Dict[str, object]:
+  return {'.'.join(f.path.step) or f.name: f for f in statistics.datasets[0].features}
+
+
+def _svg(figure) -> str:
+  import matplotlib
+
+  buffer = io.StringIO()
+  with matplotlib.rc_context(_SVG_SETTINGS):
+    figure.savefig(buffer, format='svg', dpi=100, bbox_inches='tight', metadata=_SVG_METADATA)
+  drawn = buffer.getvalue()
+  drawn = drawn[drawn.index('<svg') :]
+  label = html.escape(figure.get_label())
+  return drawn.replace('<svg ', f'<svg class="chart" role="img" aria-label="{label}" ', 1)
+
+
+def _quantiles(feature):
+  for histogram in feature.num_stats.histograms:
+    if histogram.type == histogram.QUANTILES and histogram.buckets:
+      return histogram.buckets
+  return []
+
+
+def overlay(name: str, training, serving) -> Optional[object]:
+  """One feature's training and serving distributions in one chart, or None."""
+  figure, axes = pictures.new_figure(f'{name}: training and serving', (6, 2.6))
+  axis = axes[0][0]
+  if training.HasField('num_stats') and serving.HasField('num_stats'):
+    for feature, label, colour in (
+      (training, 'training', '#1f77b4'),
+      (serving, 'serving', '#d62728'),
+    ):
+      buckets = _quantiles(feature)
+      if not buckets:
+        return None
+      total = sum(b.sample_count for b in buckets) or 1
+      for b in buckets:  # density: equal-mass buckets differ in width
+        width = max(b.high_value - b.low_value, 1e-9)
+        axis.bar(
+          b.low_value,
+          b.sample_count / total / width,
+          width=width,
+          align='edge',
+          color=colour,
+          alpha=0.45,
+          label=label if b is buckets[0] else None,
+        )
+    axis.set_ylabel('density', fontsize=8)
+  else:
+    shares = []
+    for feature in (training, serving):
+      counts = {v.value: v.frequency for v in feature.string_stats.top_values}
+      total = sum(counts.values()) or 1
+      shares.append({k: c / total for k, c in counts.items()})
+    values = sorted(set(shares[0]) | set(shares[1]), key=lambda v: -shares[0].get(v, 0))[
+      :MAX_VALUES
+    ]
+    if not values:
+      return None
+    positions = range(len(values))
+    axis.bar(
+      [p - 0.2 for p in positions], [shares[0].get(v, 0) for v in values], 0.4, label='training'
+    )
+    axis.bar(
+      [p + 0.2 for p in positions], [shares[1].get(v, 0) for v in values], 0.4, label='serving'
+    )
+    axis.set_xticks(list(positions), [pictures.short(v) for v in values], rotation=30, ha='right')
+    axis.set_ylabel('share', fontsize=8)
+  axis.set_title(name, fontsize=9)
+  axis.tick_params(labelsize=7)
+  axis.legend(fontsize=7)
+  figure.tight_layout()
+  return figure
+
+
+def page(summary: dict, training_statistics, serving_statistics) -> str:
+  """The whole page; section id="monitoring"."""
+  from monitoring.compare import MEASURE_NAMES
+
+  e = html.escape
+  rows = []
+  for name, f in summary['features'].items():
+    drift = f.get('drift') or {}
+    drifted = f'{drift["value"]:.4f}' + (' (flagged)' if drift['flagged'] else '') if drift else '-'
+    rows.append(
+      f'<tr class="{"flagged" if name in summary["flagged"] else ""}"><td>{e(name)}</td>'
+      f'<td>{MEASURE_NAMES[f["measure"]]}</td><td>{f["value"]:.4f}</td><td>{f["threshold"]:g}</td>'
+      f'<td>{"yes" if f["flagged"] else "no"}</td><td>{drifted}</td></tr>'
+    )
+  charts = []
+  training, serving = _features(training_statistics), _features(serving_statistics)
+  for name in summary['flagged']:
+    if name in training and name in serving:
+      figure = overlay(name, training[name], serving[name])
+      if figure is not None:
+        charts.append(f'<h3>{e(name)}</h3><p>{_svg(figure)}</p>')
+  anomalies = ''.join(
+    f'<li>{e(name)}: {e("; ".join(found))}</li>' for name, found in summary['anomalies'].items()
+  )
+  model = summary['model']
+  return (
+    f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>monitoring</title>'
+    f'<style>{_STYLE}</style></head><body><section id="monitoring"><h2>Serving data against '
+    f'training data</h2><p>{summary["serving_examples"]} serving examples from '
+    f'{e(summary["serving_data"])}; model #{model["model_id"]} ({e(str(model["pushed_to"]))}); '
+    f'{len(summary["flagged"])} flagged.</p><table><tr><th>feature</th><th>measure</th>'
+    f'<th>skew</th><th>threshold</th><th>flagged</th><th>drift</th></tr>{"".join(rows)}</table>'
+    + (f'<h3>Serving anomalies</h3><ul>{anomalies}</ul>' if anomalies else '')
+    + ''.join(charts)
+    + '</section></body></html>\n'
+  )

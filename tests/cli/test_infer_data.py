@@ -1,0 +1,69 @@
+"""`run --infer-data`: what is refused in one line before anything runs."""
+
+import numpy as np
+import PIL.Image
+import pytest
+
+from cli import main as cli_main
+
+
+def _data(tmp_path):
+  data = tmp_path / 'rows.csv'
+  data.write_text('x,label\n1,0\n2,1\n3,0\n')
+  return data
+
+
+def _images(tmp_path):
+  for label in ('a', 'b'):
+    (tmp_path / 'images' / label).mkdir(parents=True)
+    PIL.Image.fromarray(np.zeros((8, 8), np.uint8)).save(tmp_path / 'images' / label / '1.png')
+  return tmp_path / 'images'
+
+
+def _mkdir(path):
+  path.mkdir(parents=True)
+  return path
+
+
+def _tfrecord(tmp_path):
+  import tensorflow as tf
+
+  with tf.io.TFRecordWriter(str(tmp_path / 'new.tfrecord')) as writer:
+    writer.write(tf.train.Example().SerializeToString())
+  return tmp_path / 'new.tfrecord'
+
+
+@pytest.mark.parametrize(
+  'data,infer,message',
+  [
+    (_data, lambda p: p / 'missing.csv', '--infer-data {p}/missing.csv: no such file or folder'),
+    (_data, _tfrecord, 'tfrecords data, but --data is csv data'),
+    (_images, lambda p: p / 'images', 'only CSV and TFRecord (tf.Example) data is scored'),
+    (
+      _data,
+      lambda p: (_mkdir(p / 'new' / 'span-1') / 'rows.csv').write_text('x\n1\n') and p / 'new',
+      'not span-<N> or Split-<name> folders',
+    ),
+    (_data, lambda p: (p / 'empty').mkdir() or p / 'empty', '--infer-data'),
+    (
+      _data,
+      lambda p: (p / 'new.csv').write_text('x;label\r\n1;0\r\n') and p / 'new.csv',
+      '--infer-data {p}/new.csv: column(s) x;label not in --data (columns: x, label)',
+    ),
+  ],
+)
+def test_bad_infer_data_is_one_line(tmp_path, capsys, data, infer, message):
+  code = cli_main.main(
+    [
+      'run',
+      '--data',
+      str(data(tmp_path)),
+      '--infer-data',
+      str(infer(tmp_path)),
+      '--output',
+      str(tmp_path / 'out'),
+    ]
+  )
+  err = capsys.readouterr().err
+  assert code == 2 and err.startswith('error: ') and err.count('\n') == 1, err
+  assert message.format(p=tmp_path) in err, err

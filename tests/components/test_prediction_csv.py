@@ -1,0 +1,57 @@
+"""components/prediction_csv: PredictionLogs (as tfx_bsl's RunInference writes them for a
+predict signature) → predictions.csv, without TFX."""
+
+import csv
+
+import numpy as np
+import tensorflow as tf
+from tensorflow_serving.apis import prediction_log_pb2
+
+from components.prediction_csv import predictions
+from contracts import image_record
+from contracts import predictions as layout
+
+
+def _log(example: tf.train.Example, probabilities) -> prediction_log_pb2.PredictionLog:
+  log = prediction_log_pb2.PredictionLog()
+  request = log.predict_log.request.inputs['examples']
+  request.dtype = tf.string.as_datatype_enum
+  request.tensor_shape.dim.add().size = 1
+  request.string_val.append(example.SerializeToString())
+  values = np.asarray([probabilities], np.float32)
+  log.predict_log.response.outputs['probabilities'].CopyFrom(tf.make_tensor_proto(values))
+  return log
+
+
+def _write_logs(folder, logs) -> None:
+  options = tf.io.TFRecordOptions(compression_type='GZIP')
+  with tf.io.TFRecordWriter(str(folder / 'prediction_logs-00000-of-00001.gz'), options) as w:
+    for log in logs:
+      w.write(log.SerializeToString())
+
+
+def test_rows_and_ids_from_the_logged_records(tmp_path):
+  image = tf.train.Example()
+  image.features.feature[image_record.IMAGE_ID_KEY].bytes_list.value.append(b'new/0001.png')
+  row = tf.train.Example()
+  row.features.feature['trip_miles'].float_list.value.append(1.5)
+  inference = tmp_path / 'inference'
+  inference.mkdir()
+  _write_logs(inference, [_log(image, [0.1, 0.7, 0.2]), _log(row, [0.9, 0.05, 0.05])])
+  (inference / 'not_logs.txt').write_text('ignored')
+  path, count = predictions.write(str(inference), str(tmp_path / 'out'))
+  with open(path, newline='') as f:
+    read = list(csv.DictReader(f))
+  assert count == 2 and list(read[0]) == list(layout.HEADER)
+  assert read[0]['id'] == 'new/0001.png' and read[0]['class'] == '1'
+  assert read[0]['probability'] == '0.7'
+  assert read[0]['top_k'] == '1=0.7;2=0.2;0=0.1'
+  assert read[1]['id'] == 'record-2' and read[1]['class'] == '0'
+
+
+def test_no_logs_an_empty_csv(tmp_path):
+  """An unblessed model: BulkInferrer writes nothing, the CSV is its header."""
+  (tmp_path / 'inference').mkdir()
+  path, count = predictions.write(str(tmp_path / 'inference'), str(tmp_path / 'out'))
+  with open(path) as f:
+    assert count == 0 and f.read() == ','.join(layout.HEADER) + '\n'

@@ -1,0 +1,259 @@
+"""inference/ and `pipeline.py predict` on a tiny SavedModel with a predict_columns signature:
+rows, order, skipped inputs, class names, request logs and bad input (tests/test_predict.py has
+the real runs)."""
+
+import csv
+import math
+import os
+
+import numpy as np
+import pytest
+
+from cli import main as cli_main
+from contracts import predictions, request_log, serving
+from contracts.errors import EXIT_BAD_INPUT, EXIT_OK
+from inference import inputs, model
+
+NAMES = ['low', 'high', 'other']
+
+
+@pytest.fixture(scope='module')
+def tiny_model(tmp_path_factory) -> str:
+  """predict_columns(fare: float, payment_type: string): softmax of [fare (NaN → 0),
+  len(payment_type), 1]; fails on a fare of 666 (an input the model cannot take)."""
+  import tensorflow as tf
+
+  class Tiny(tf.Module):
+    @tf.function(
+      input_signature=[
+        tf.TensorSpec([None], tf.float32, name='fare'),
+        tf.TensorSpec([None], tf.string, name='payment_type'),
+      ]
+    )
+    def columns(self, fare, payment_type):
+      tf.debugging.assert_none_equal(fare, 666.0, message='fare 666')
+      fare = tf.where(tf.math.is_nan(fare), tf.zeros_like(fare), fare)
+      length = tf.cast(tf.strings.length(payment_type), tf.float32)
+      probabilities = tf.nn.softmax(tf.stack([fare, length, tf.ones_like(fare)], axis=1))
+      class_ids = tf.argmax(probabilities, axis=-1)
+      return {
+        serving.PROBABILITIES: probabilities,
+        serving.CLASS_IDS: class_ids,
+        serving.CLASS_NAMES: tf.gather(tf.constant(NAMES), class_ids),
+      }
+
+  module = Tiny()
+  output = tmp_path_factory.mktemp('tiny')
+  names = output / serving.CLASS_NAMES_ASSET
+  names.write_text(''.join(f'{name}\n' for name in NAMES))
+  module.class_names_asset = tf.saved_model.Asset(str(names))  # as trainer/signatures.py saves
+  path = str(output / 'serving' / '7')
+  tf.saved_model.save(module, path, signatures={serving.COLUMNS: module.columns})
+  os.makedirs(output / 'serving' / '12')  # no SavedModel inside: not a version
+  return str(output)
+
+
+def _expected(fare: float, payment_type: str) -> np.ndarray:
+  logits = np.array([0.0 if math.isnan(fare) else fare, len(payment_type.encode()), 1.0])
+  e = np.exp(logits - logits.max())
+  return e / e.sum()
+
+
+def _predict(*argv):
+  return cli_main.main(['predict', *argv])
+
+
+def _rows(path):
+  with open(path, newline='') as f:
+    return list(csv.DictReader(f))
+
+
+def test_every_row_predicted_in_order_and_the_unreadable_listed(tiny_model, tmp_path, capsys):
+  data = tmp_path / 'in.csv'
+  data.write_text(
+    'id,payment_type,fare,tips\n'  # id and tips feed no input: ignored
+    '1,Cash,0.5,1\n'
+    '2,,3,0\n'  # '' → missing
+    '3,Credit Card,nan,\n'  # NaN → missing
+    '4,Cash,lots,1\n'  # not a number: skipped
+    '5,Cash,666,1\n'  # the model fails on it: skipped
+    + ''.join(f'{i},Card,{i % 5},1\n' for i in range(6, 200))
+  )
+  out = str(tmp_path / 'p.csv')
+  log = str(tmp_path / 'log')
+  assert (
+    _predict('--data', str(data), '--output', tiny_model, '--out', out, '--log', log) == EXIT_OK
+  )
+  shown = capsys.readouterr().out
+  rows = _rows(out)
+  assert tuple(rows[0]) == predictions.HEADER
+  assert [r['id'] for r in rows] == [f'in.csv:{i}' for i in [1, 2, 3] + list(range(6, 200))]
+  cells = {1: (0.5, 'Cash'), 2: (3.0, ''), 3: (math.nan, 'Credit Card')}
+  cells.update({i: (float(i % 5), 'Card') for i in range(6, 200)})
+  for r, (_, (fare, payment)) in zip(rows, sorted(cells.items())):
+    expected = _expected(fare, payment)
+    assert r[predictions.CLASS] == NAMES[int(np.argmax(expected))]
+    assert float(r[predictions.PROBABILITY]) == pytest.approx(expected.max(), rel=1e-5)
+    top = [part.split('=') for part in r[predictions.TOP_K].split(';')]
+    assert [name for name, _ in top] == [NAMES[i] for i in np.argsort(-expected, kind='stable')]
+    assert sum(float(p) for _, p in top) == pytest.approx(1.0, abs=1e-5)
+  skipped = _rows(out[: -len('.csv')] + '_skipped.csv')
+  assert [(s['id'], s['reason'][:30]) for s in skipped] == [
+    ('in.csv:4', "column fare: 'lots' is not a n"),
+    ('in.csv:5', 'the model failed on it: assert'),
+  ]
+  assert 'predicted 197 input(s)' in shown and 'skipped 2 input(s)' in shown
+  assert '/serving/7 (predict_columns)' in shown
+
+  logged = list(request_log.read(request_log.files(log)))
+  assert len(logged) == 197 and {r.signature for r in logged} == {serving.COLUMNS}
+  first, second = logged[0].inputs, logged[1].inputs
+  assert sorted(first) == ['fare', 'payment_type']
+  np.testing.assert_array_equal(first['fare'], np.array([0.5], np.float32))
+  assert first['payment_type'].tolist() == [b'Cash'] and second['payment_type'].tolist() == [b'']
+
+
+def test_a_spreadsheets_semicolon_csv_with_decimal_commas(tiny_model, tmp_path):
+  data = tmp_path / 'excel.csv'
+  data.write_bytes('\ufefffare;payment_type\r\n"1,5";Cash\r\n2;Card\r\n'.encode('utf-8'))
+  out = str(tmp_path / 'p.csv')
+  assert _predict('--data', str(data), '--output', tiny_model, '--out', out) == EXIT_OK
+  rows = _rows(out)
+  assert [r['id'] for r in rows] == ['excel.csv:1', 'excel.csv:2']
+  assert float(rows[0][predictions.PROBABILITY]) == pytest.approx(
+    _expected(1.5, 'Cash').max(), 1e-5
+  )
+
+
+def test_a_csv_without_the_models_columns_stops_naming_them(tiny_model, tmp_path, capsys):
+  data = tmp_path / 'other.csv'
+  data.write_text('fare,company\n1,x\n')
+  out = tmp_path / 'p.csv'
+  code = _predict('--data', str(data), '--output', tiny_model, '--out', str(out))
+  assert code == EXIT_BAD_INPUT
+  error = capsys.readouterr().err.strip().splitlines()
+  assert len(error) == 1 and error[0].startswith('error: ') and 'payment_type' in error[0]
+  assert 'fare,' not in error[0].split('inputs:')[1].split('(')[0]  # only the missing one named
+  assert not out.exists()
+
+
+@pytest.mark.parametrize(
+  'argv, message',
+  [
+    (['--data', '{tmp}/nothing'], 'no such file or folder'),
+    (['--data', '{tmp}/images'], 'no predict_image_bytes signature'),
+    (['--data', '{tmp}/images', '--output', '{tmp}'], 'no pushed model under'),
+    (['--data', '{tmp}/images', '--model', '{tmp}'], 'no SavedModel there'),
+    (['--data', '{tmp}/mixed'], 'more than one kind'),
+  ],
+)
+def test_bad_input_is_one_line(tiny_model, tmp_path, capsys, argv, message):
+  (tmp_path / 'images').mkdir()
+  (tmp_path / 'images' / 'a.png').write_bytes(b'x')
+  (tmp_path / 'mixed').mkdir()
+  (tmp_path / 'mixed' / 'a.csv').write_text('a\n1\n')
+  (tmp_path / 'mixed' / 'b.jpg').write_bytes(b'x')
+  argv = [a.format(tmp=tmp_path) for a in argv]
+  if '--output' not in argv:
+    argv += ['--output', tiny_model]
+  assert _predict(*argv, '--out', str(tmp_path / 'p.csv')) == EXIT_BAD_INPUT
+  error = capsys.readouterr().err.strip().splitlines()
+  assert len(error) == 1 and message in error[0], error
+
+
+def test_the_newest_version_with_a_saved_model_is_found(tiny_model):
+  assert model.find('', tiny_model) == os.path.join(tiny_model, 'serving', '7')
+
+
+def test_an_image_folder_of_any_depth_lists_other_files_to_skip(tmp_path):
+  for relpath in ('a/b/c/x.JPG', 'y.png', 'a/notes.txt', '.hidden/z.png', 'a/__pycache__/q.png'):
+    (tmp_path / relpath).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / relpath).write_bytes(b'')
+  found = inputs.find(str(tmp_path))
+  assert found.kind == inputs.IMAGES
+  assert found.files == ['a/b/c/x.JPG', 'y.png'] and found.others == ['a/notes.txt']
+
+
+@pytest.fixture(scope='module')
+def text_model(tmp_path_factory) -> str:
+  """predict_text(text): softmax of [words, 3] (names: short, long)."""
+  import tensorflow as tf
+
+  class Text(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.TEXT_INPUT)])
+    def text(self, text):
+      words = tf.cast(tf.strings.split(text).row_lengths(), tf.float32)
+      probabilities = tf.nn.softmax(tf.stack([3.0 * tf.ones_like(words), words], axis=1))
+      class_ids = tf.argmax(probabilities, axis=-1)
+      return {
+        serving.PROBABILITIES: probabilities,
+        serving.CLASS_IDS: class_ids,
+        serving.CLASS_NAMES: tf.gather(tf.constant(['short', 'long']), class_ids),
+      }
+
+  module = Text()
+  path = str(tmp_path_factory.mktemp('text') / 'serving' / '1')
+  tf.saved_model.save(module, path, signatures={serving.TEXT: module.text})
+  return os.path.dirname(path)
+
+
+def test_a_text_csv_goes_to_predict_text_from_its_free_text_column(text_model, tmp_path):
+  data = tmp_path / 'reviews.csv'
+  data.write_text(
+    'stars,review\n'
+    '5,"A great film, one of the best of the year."\n'
+    '1,Dull.\n'
+    '3,"Not bad at all, if a little too long."\n'
+  )
+  out = str(tmp_path / 'p.csv')
+  assert (
+    _predict('--data', str(data), '--model', text_model, '--out', out, '--log', str(tmp_path)) == 0
+  )
+  assert [r[predictions.CLASS] for r in _rows(out)] == ['long', 'short', 'long']
+  (logged,) = request_log.files(str(tmp_path))
+  sent = [r.inputs[serving.TEXT_INPUT][0] for r in request_log.read([logged])]
+  assert sent[1] == b'Dull.' and {r.signature for r in request_log.read([logged])} == {serving.TEXT}
+
+
+def test_help_and_bad_input_import_neither_tensorflow_nor_beam(tmp_path):
+  import subprocess
+  import sys
+
+  code = (
+    'import sys; from cli import main; main.main(["predict", "--data", sys.argv[1]]); '
+    'print(sorted(m for m in ("tensorflow", "apache_beam") if m in sys.modules))'
+  )
+  root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  done = subprocess.run(
+    [sys.executable, '-c', code, str(tmp_path / 'nope')],
+    cwd=root,
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
+  assert done.stdout.strip() == '[]' and 'no such file or folder' in done.stderr
+
+
+def test_beam_shards_and_gzip_records_are_tfrecords(tmp_path):
+  import tensorflow as tf
+
+  shard = tmp_path / 'data-00000-of-00001'  # ImageExampleGen's names: no suffix, GZIP inside
+  with tf.io.TFRecordWriter(str(shard), options='GZIP') as writer:
+    for record in (b'one', b'two'):
+      writer.write(record)
+  found = inputs.find(str(tmp_path))
+  assert found.kind == inputs.TFRECORDS and found.files == ['data-00000-of-00001']
+  read = list(inputs.read_tfrecords(0, found.files[0], str(shard)))
+  assert [(r.id, r.inputs[serving.EXAMPLES_INPUT]) for r in read] == [
+    ('data-00000-of-00001:1', b'one'),
+    ('data-00000-of-00001:2', b'two'),
+  ]
+  plain = tmp_path / 'cut.tfrecord'
+  with tf.io.TFRecordWriter(str(plain)) as writer:
+    for record in (b'one', b'two'):
+      writer.write(record)
+  plain.write_bytes(plain.read_bytes()[:-3])  # the second record cut short: listed, not fatal
+  first, last = inputs.read_tfrecords(0, 'cut.tfrecord', str(plain))
+  assert first.inputs[serving.EXAMPLES_INPUT] == b'one'
+  assert isinstance(last, inputs.Unreadable) and 'damaged TFRecord' in last.reason
+  assert last.id == 'cut.tfrecord:2'
