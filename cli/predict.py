@@ -145,7 +145,7 @@ def main(args: argparse.Namespace) -> int:
     except (inputs.Problem, model.Problem) as e:
       raise UserError(str(e)) from None
     print(
-      f'predicting {len(data.files)} {data.kind} file(s) under {data.root} with '
+      f'predicting {len(data.files)} file(s) ({data.kind}) under {data.root} with '
       f'{served.path} ({served.signature})',
       flush=True,
     )
