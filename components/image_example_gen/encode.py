@@ -6,25 +6,20 @@ orientation, kept as JPEG/PNG bytes or turned into raw pixels, optionally downsc
 import io
 from typing import NamedTuple
 
-import numpy as np
 import PIL.Image
 import PIL.ImageOps
 
+from contracts.image_files import (
+  CHANNELS,
+  CONVERTED_TO_PNG,
+  KEPT_AS_IS,
+  SIDES_SWAPPED,
+  normalised_mode,
+  orientation,
+)
 from contracts.image_record import ENCODED, RAW, EncodedImage
 
-# Modes TensorFlow's decode_jpeg / decode_png read as they are; anything else
-# (CMYK, palette, 32-bit, ...) is converted once here and stored as PNG.
-_KEPT_AS_IS = {'JPEG': ('L', 'RGB'), 'PNG': ('L', 'LA', 'RGB', 'RGBA')}
-# Formats PIL decodes that are stored as PNG (lossless), so that records and every serving
-# signature only ever see JPEG/PNG: the first frame of an animated GIF or WebP, the first page
-# of a multi-page TIFF.
-CONVERTED_TO_PNG = ('BMP', 'GIF', 'TIFF', 'WEBP')
-_CHANNELS = {'L': 1, 'LA': 2, 'RGB': 3, 'RGBA': 4}
 DOWNSCALED_JPEG_QUALITY = 90  # also for JPEGs turned upright: a JPEG re-encoded stays a JPEG
-_EXIF_ORIENTATION = 0x0112
-# EXIF orientations other than 1 (upright): 2-4 flip or turn 180°, 5-8 also swap the sides.
-_TURNED = range(2, 9)
-_SIDES_SWAPPED = range(5, 9)
 
 
 class Stored(NamedTuple):
@@ -40,34 +35,6 @@ def _scaled_size(width: int, height: int, max_side: int):
   if not max_side or longer <= max_side:
     return width, height
   return max(1, round(width * max_side / longer)), max(1, round(height * max_side / longer))
-
-
-def _normalised_mode(image: PIL.Image.Image) -> PIL.Image.Image:
-  """Converts exotic modes to the nearest of L, LA, RGB, RGBA."""
-  if image.mode in _CHANNELS:
-    return image
-  has_alpha = 'A' in image.getbands() or 'transparency' in image.info
-  if image.mode in ('1', 'I', 'I;16', 'I;16B', 'I;16L', 'F'):
-    if image.mode != '1':
-      # Wide grayscale: scale the full range down to 8 bits.
-      pixels = np.asarray(image, dtype=np.float64)
-      top = pixels.max() or 1.0
-      return PIL.Image.fromarray((pixels * (255.0 / top)).round().astype(np.uint8), 'L')
-    return image.convert('L')
-  return image.convert('RGBA' if has_alpha else 'RGB')
-
-
-def orientation(image: PIL.Image.Image) -> int:
-  """The EXIF orientation (1-8) of an opened image; 1 when it has none or a bad one.
-
-  For a JPEG, TIFF or WebP it is read from the header PIL parsed on opening (no pixel is
-  decoded); a PNG keeps its EXIF chunk anywhere in the file, so PIL reads the file for it.
-  """
-  try:
-    value = image.getexif().get(_EXIF_ORIENTATION, 1)
-  except Exception:  # a damaged EXIF block: the pixels may still be fine, decoded below
-    return 1
-  return value if isinstance(value, int) and value in _TURNED else 1
 
 
 def encode_image(data: bytes, encoding: str = ENCODED, max_side: int = 0) -> EncodedImage:
@@ -107,7 +74,7 @@ def encode_file(data: bytes, encoding: str = ENCODED, max_side: int = 0) -> Stor
     elif (
       encoding == ENCODED
       and image_format == 'JPEG'
-      and image.mode in _KEPT_AS_IS['JPEG']
+      and image.mode in KEPT_AS_IS['JPEG']
       and turn == 1
     ):
       # The bytes are kept as they are; decoding only proves they decode. At 1/8 scale libjpeg
@@ -121,26 +88,26 @@ def encode_file(data: bytes, encoding: str = ENCODED, max_side: int = 0) -> Stor
     raise ValueError('cannot decode image: not a JPEG, PNG, WebP, BMP, GIF or TIFF file') from None
   except Exception as e:  # PIL raises many unrelated types for bad files.
     raise ValueError(f'cannot decode image: {e}') from None
-  if image_format not in _KEPT_AS_IS and image_format not in CONVERTED_TO_PNG:
+  if image_format not in KEPT_AS_IS and image_format not in CONVERTED_TO_PNG:
     raise ValueError(f'unsupported image format {image_format}')
-  if turn in _SIDES_SWAPPED:  # sizes upright from here on
+  if turn in SIDES_SWAPPED:  # sizes upright from here on
     width, height, scaled = height, width, scaled[::-1]
   if turn != 1 or scaled != (width, height):
     data = b''  # the file's bytes no longer match: re-encoded below
   if scaled != (width, height):
-    image = _normalised_mode(image).resize(scaled, PIL.Image.LANCZOS)
+    image = normalised_mode(image).resize(scaled, PIL.Image.LANCZOS)
     width, height = scaled
   if encoding == RAW:
     # Raw pixels keep 1 or 3 channels: the Trainer drops alpha anyway.
-    image = _normalised_mode(image)
+    image = normalised_mode(image)
     image = image.convert('L' if image.mode in ('L', 'LA') else 'RGB')
-    return Stored(EncodedImage(image.tobytes(), height, width, _CHANNELS[image.mode]), turn != 1)
-  if data and image.mode in _KEPT_AS_IS.get(image_format, ()):
-    return Stored(EncodedImage(data, height, width, _CHANNELS[image.mode]), False)
-  image = _normalised_mode(image)
+    return Stored(EncodedImage(image.tobytes(), height, width, CHANNELS[image.mode]), turn != 1)
+  if data and image.mode in KEPT_AS_IS.get(image_format, ()):
+    return Stored(EncodedImage(data, height, width, CHANNELS[image.mode]), False)
+  image = normalised_mode(image)
   buffer = io.BytesIO()
-  if image_format == 'JPEG' and image.mode in _KEPT_AS_IS['JPEG'] and not data:
+  if image_format == 'JPEG' and image.mode in KEPT_AS_IS['JPEG'] and not data:
     image.save(buffer, format='JPEG', quality=DOWNSCALED_JPEG_QUALITY)
   else:
     image.save(buffer, format='PNG')
-  return Stored(EncodedImage(buffer.getvalue(), height, width, _CHANNELS[image.mode]), turn != 1)
+  return Stored(EncodedImage(buffer.getvalue(), height, width, CHANNELS[image.mode]), turn != 1)

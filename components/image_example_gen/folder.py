@@ -7,9 +7,8 @@ import warnings
 
 from apache_beam.io.filesystems import FileSystems
 
-# What ImageExampleGen reads (any case): JPEG and PNG kept as they are, the rest decoded by PIL
-# and stored as PNG (encode.CONVERTED_TO_PNG).
-IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.webp', '.bmp', '.gif', '.tif', '.tiff')
+from contracts.image_files import IMAGE_EXTENSIONS  # any case: JPEG and PNG kept, the rest PNG
+
 IMAGE_SUFFIXES = ', '.join(IMAGE_EXTENSIONS)  # for messages: '.jpg, .jpeg, …, .tiff'
 NOT_AN_IMAGE = (
   f'not an image file (expected {", ".join(IMAGE_EXTENSIONS[:-1])} or {IMAGE_EXTENSIONS[-1]})'

@@ -7,7 +7,7 @@ import numpy as np
 import PIL.Image
 import pytest
 
-from components.image_example_gen import encode, folder
+from components.image_example_gen import encode
 from contracts.image_record import RAW
 from inference import images
 
@@ -29,10 +29,6 @@ def _stored(data: bytes) -> np.ndarray:
   shape = (stored.height, stored.width, stored.channels)
   pixels = np.frombuffer(stored.payload, np.uint8).reshape(shape)
   return pixels[..., 0] if stored.channels == 1 else pixels
-
-
-def test_the_formats_are_image_example_gens():
-  assert images.IMAGE_EXTENSIONS == folder.IMAGE_EXTENSIONS
 
 
 RGB = PIL.Image.fromarray(np.random.default_rng(0).integers(0, 255, (6, 9, 3), np.uint8))
