@@ -50,7 +50,6 @@ from trainer import models
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`), PipelineConfig fields.
 PARAMETERS = ('data', 'train_steps', 'learning_rate', 'min_accuracy')
 SERVING_CHECK = 'ServingCheck'  # the step id of either serving check
-INFER_SPLIT = 'infer'  # the one split of --infer-data's examples
 
 
 def create_pipeline(
@@ -108,10 +107,18 @@ def parameter_values(config: cfg.PipelineConfig, as_parameters: bool) -> dict:
   }
 
 
-def example_gen_for(config: cfg.PipelineConfig, data=None):
+def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = False):
   """Data in: the project's ImageExampleGen / TextExampleGen, or TFX's CSV / Import ones.
-  data: where from (a pipeline parameter when compiled); default config.data."""
+  data: where from (a pipeline parameter when compiled); default config.data. unlabeled:
+  --infer-data's (config.infer_data, .infer_pattern), in one split, splits.INFER."""
   data = config.data if data is None else data
+  if unlabeled:
+    config = dataclasses.replace(
+      config,
+      data_pattern=config.infer_pattern,
+      data_splits=((splits.INFER, config.infer_pattern),),
+      span=0,
+    )
   if config.data_kind == cfg.TEXT:
     return TextExampleGen(
       input_base=data,
@@ -133,6 +140,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None):
       max_image_side=config.max_image_side,
       pattern=config.data_pattern,
       span=config.span,
+      unlabeled_split=splits.INFER if unlabeled else '',
       code_fingerprint=fingerprint.of('components.image_example_gen.executor'),
     )
   if config.data_splits:  # already split (Split-<name> folders): kept as they are
@@ -360,24 +368,16 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
 
 
 def inference(config: cfg.PipelineConfig, trainer, evaluator) -> List:
-  """--infer-data: its own ExampleGen (one split, INFER_SPLIT), TFX's BulkInferrer with the
+  """--infer-data: its own ExampleGen (one split, splits.INFER), TFX's BulkInferrer with the
   Trainer's model through bulk_inference (serving_default's answer, contracts/serving.py) once
   the Evaluator blessed it (unblessed: the step is skipped), and PredictionCsv writing
   predictions.csv (contracts/predictions.py) with the model's class names."""
-  infer_gen = example_gen_for(
-    dataclasses.replace(
-      config,
-      data_pattern=config.infer_pattern,
-      data_splits=((INFER_SPLIT, config.infer_pattern),),
-      span=0,
-    ),
-    config.infer_data,
-  ).with_id('InferExampleGen')
+  infer_gen = example_gen_for(config, config.infer_data, unlabeled=True).with_id('InferExampleGen')
   inferrer = tfx.components.BulkInferrer(
     examples=infer_gen.outputs['examples'],
     model=trainer.outputs['model'],
     model_blessing=evaluator.outputs['blessing'],
-    data_spec=tfx.proto.DataSpec(example_splits=[INFER_SPLIT]),
+    data_spec=tfx.proto.DataSpec(example_splits=[splits.INFER]),
     model_spec=tfx.proto.ModelSpec(model_signature_name=[serving.BULK_INFERENCE]),
   ).with_id('BulkInferrer')
   to_csv = PredictionCsv(

@@ -74,7 +74,12 @@ def seed_loop(folder: str, out: str) -> float:
 
 
 def run_example_gen(
-  folder: str, out: str, workers: int, shard_size_mb: float = 16.0, max_image_side: int = 0
+  folder: str,
+  out: str,
+  workers: int,
+  shard_size_mb: float = 16.0,
+  max_image_side: int = 0,
+  unlabeled_split: str = '',
 ) -> float:
   """In this process: ImageExampleGen's executor over `folder`; returns seconds. workers=0:
   Beam in this process (in_memory), else that many worker processes."""
@@ -106,6 +111,7 @@ def run_example_gen(
       'eval_percent': 20,
       'shard_size_mb': shard_size_mb,  # 16: >= 4 shards at N/4 too, both workers busy in every run
       'max_image_side': max_image_side,
+      'unlabeled_split': unlabeled_split,
       'input_config': json.dumps({'splits': [{'name': 'images', 'pattern': '*/*'}]}),
     },
   )

@@ -31,9 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser,
     *options.INFER,
     infer_data=dict(
-      help='unlabeled data as the cluster sees it '
-      '(gs://...: a .csv / .tfrecord file or a folder of them) that the blessed model scores '
-      "(TFX's BulkInferrer → predictions.csv)"
+      help='unlabeled data as the cluster sees it (gs://...: a folder of images, a .csv / '
+      ".tfrecord file or a folder of them) that the blessed model scores (TFX's BulkInferrer "
+      '→ predictions.csv)',
     ),
   )
   parser.add_argument(

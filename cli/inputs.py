@@ -26,6 +26,7 @@ class DataSource(NamedTuple):
 SPAN_FOLDER = 'span-{SPAN}'
 VERSION_FOLDER = 'version-{VERSION}'
 CLASS_FOLDERS = '*/*'  # images: <class>/<file>
+UNLABELED_IMAGES = '*'  # unlabeled images (--infer-data): what lies right below the folder
 
 _CSV_SUFFIXES = ('.csv',)
 _TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz')
@@ -455,6 +456,21 @@ def check_image_tree(path: str) -> int:
       'a classifier needs at least two'
     )
   return len(listing.images)
+
+
+def unlabeled_images(path: str, flag: str) -> str:
+  """The folder of a flag's unlabeled images (any depth; files of other kinds are skipped and
+  listed); raises UserError for a file, a missing folder or one without images."""
+  from components.image_example_gen import folder
+
+  if not _exists(path):
+    raise UserError(f'{flag} {path}: no such folder')
+  if _isfile(path):
+    raise UserError(f'{flag} {path}: a folder of images, not a file')
+  root = path.rstrip('/') if cfg.is_remote(path) else os.path.abspath(path)
+  if not folder.list_unlabeled(root).images:
+    raise UserError(f'{flag} {path}: no images ({folder.IMAGE_SUFFIXES}) in it')
+  return root
 
 
 def check_outside_data(data: str, kind: str, flag: str, path: str) -> None:

@@ -29,8 +29,9 @@ OPTIONS = {
     dest='infer_data',
     default='',
     metavar='PATH',
-    help='unlabeled data of the same kind as --data (a CSV file or folder without the label '
-    "column, or TFRecords of tf.Examples): once the Evaluator blesses the model, TFX's "
+    help='unlabeled data of the same kind as --data (a folder of images at any depth, a CSV '
+    'file or folder without the label column, or TFRecords of tf.Examples): once the Evaluator '
+    "blesses the model, TFX's "
     'BulkInferrer scores it (serving_default) into an InferenceResult and predictions.csv',
   ),
   '--output': dict(
@@ -351,14 +352,15 @@ def _data_kind(source, args: argparse.Namespace):
   return source.kind, ''
 
 
-INFERRED_KINDS = (cfg.CSV, cfg.TFRECORDS)  # what --infer-data can be (BulkInferrer in the DAG)
+# What --infer-data can be (BulkInferrer in the DAG): not text or sequences yet.
+INFERRED_KINDS = (cfg.IMAGES, cfg.CSV, cfg.TFRECORDS)
 
 
 def check_infer_kind(kind: str) -> None:
   if kind not in INFERRED_KINDS:
     raise UserError(
-      f'--infer-data: only CSV and TFRecord (tf.Example) data is scored in the DAG, not {kind} '
-      'data; score it after the push with pipeline.py predict'
+      f'--infer-data: only images, CSV and TFRecord (tf.Example) data are scored in the DAG, '
+      f'not {kind} data; score it after the push with pipeline.py predict'
     )
 
 
@@ -369,6 +371,8 @@ def infer_source(args: argparse.Namespace, kind: str, training):
   if not path:
     return None
   check_infer_kind(kind)
+  if kind == cfg.IMAGES:
+    return inputs.unlabeled_images(path, '--infer-data'), inputs.UNLABELED_IMAGES
   try:
     source = inputs.resolve_data(path)
   except UserError as e:
@@ -560,9 +564,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   check_imagenet(args)
   if source is not None:
     inputs.check_outside_data(args.data, source.kind, '--output', args.output)
-  if getattr(args, 'infer_data', '') and source is None:
-    raise UserError('--infer-data needs --data (CSV or TFRecords) to train on')
-  infer = infer_source(args, kind, source) if source is not None else None
+  infer = infer_source(args, kind or cfg.IMAGES, source)
   output = inputs.check_output(args.output)
   local_dir = output
   if cfg.is_remote(output):

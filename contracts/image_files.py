@@ -5,6 +5,18 @@ is what a training record would hold.
 """
 
 IMAGE_EXTENSIONS = ('.jpg', '.jpeg', '.png', '.webp', '.bmp', '.gif', '.tif', '.tiff')
+
+
+def is_image(path: str) -> bool:
+  """Whether a file's name is one of an image format read (IMAGE_EXTENSIONS, any case)."""
+  return path.lower().endswith(IMAGE_EXTENSIONS)
+
+
+NOT_AN_IMAGE = (  # why a file that is_image rejects is skipped
+  f'not an image file (expected {", ".join(IMAGE_EXTENSIONS[:-1])} or {IMAGE_EXTENSIONS[-1]})'
+)
+
+
 # Modes TensorFlow's decode_jpeg / decode_png read as they are; anything else (CMYK, palette,
 # 32-bit, ...) is converted once and sent or stored as PNG.
 KEPT_AS_IS = {'JPEG': ('L', 'RGB'), 'PNG': ('L', 'LA', 'RGB', 'RGBA')}

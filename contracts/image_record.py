@@ -2,8 +2,8 @@
 
 One record per image:
   image          bytes   encoded JPEG/PNG bytes (default) or raw uint8 pixels, row-major H×W×C
-  label          int64   id of the class folder in the sorted label vocabulary
-  label_name     bytes   the class folder's name
+  label          int64   id of the class folder in the sorted label vocabulary (absent: unlabeled)
+  label_name     bytes   the class folder's name (absent: unlabeled)
   image_id       bytes   the source file's path below the data root (since version 2)
   height, width, channels  int64  size of the image as stored
   schema_version int64   bumped whenever this layout changes
@@ -12,7 +12,7 @@ Versions: 1 had no image_id; 2 adds it (to trace a record back to its file). The
 parse_spec reads only features every version has, so shards of both versions train together.
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import tensorflow as tf
 
@@ -51,13 +51,18 @@ def _bytes(value: bytes) -> tf.train.Feature:
 
 
 def make_example(
-  image: EncodedImage, label: int, label_name: str, image_id: str
+  image: EncodedImage, label: Optional[int], label_name: str, image_id: str
 ) -> tf.train.Example:
-  """Builds the record for one image (current layout)."""
+  """Builds the record for one image (current layout); label None: an unlabeled image (no
+  label features), as --infer-data's are."""
+  labels = (
+    {}
+    if label is None
+    else {LABEL_KEY: _int64(label), LABEL_NAME_KEY: _bytes(label_name.encode('utf-8'))}
+  )
   feature = {
     IMAGE_KEY: _bytes(image.payload),
-    LABEL_KEY: _int64(label),
-    LABEL_NAME_KEY: _bytes(label_name.encode('utf-8')),
+    **labels,
     IMAGE_ID_KEY: _bytes(image_id.encode('utf-8')),
     HEIGHT_KEY: _int64(image.height),
     WIDTH_KEY: _int64(image.width),

@@ -4,6 +4,7 @@ import hashlib
 
 TRAIN, EVAL = 'train', 'eval'
 SPLITS = (TRAIN, EVAL)
+INFER = 'infer'  # the one split of unlabeled examples (run --infer-data)
 
 
 def shares(eval_percent: int) -> tuple:

@@ -13,13 +13,11 @@ from typing import NamedTuple
 
 from contracts.image_files import (
   CONVERTED_TO_PNG,
-  IMAGE_EXTENSIONS,
   KEPT_AS_IS,
   normalised_mode,
   orientation,
 )
 
-NOT_AN_IMAGE = f'not an image file (expected {", ".join(IMAGE_EXTENSIONS)})'
 _READ = tuple(KEPT_AS_IS) + CONVERTED_TO_PNG  # MPO is read as the JPEG it starts with
 
 
@@ -27,10 +25,6 @@ class Prepared(NamedTuple):
   data: bytes  # JPEG or PNG bytes, upright
   turned_upright: bool  # its EXIF orientation was applied
   converted: bool  # re-encoded as PNG (another format or mode, or turned)
-
-
-def is_image(path: str) -> bool:
-  return path.lower().endswith(IMAGE_EXTENSIONS)
 
 
 def prepare(data: bytes) -> Prepared:

@@ -21,6 +21,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, 
 import numpy as np
 
 from contracts import serving
+from contracts.image_files import is_image
 from inference import images
 
 IMAGES = 'images'
@@ -68,7 +69,7 @@ def kind_of_file(path: str) -> Optional[str]:
     return CSV
   if lowered.endswith(TFRECORD_SUFFIXES):
     return TFRECORDS
-  if images.is_image(lowered):
+  if is_image(lowered):
     return IMAGES
   if re.search(r'-\d{5}-of-\d{5}$', lowered):  # a Beam shard, as ImageExampleGen names them
     return TFRECORDS

@@ -23,6 +23,7 @@ from apache_beam.ml.inference import base
 import numpy as np
 
 from contracts import atomic, predictions, request_log, serving
+from contracts.image_files import NOT_AN_IMAGE
 from inference import inputs
 from inference.model import Served
 
@@ -212,8 +213,7 @@ def run(
     _done.update(predicted=0, skipped=0)
   files = [(i, rel, os.path.join(data.root, rel)) for i, rel in enumerate(data.files)]
   others = [
-    json.dumps([[len(files) + i, 0], rel, inputs.images.NOT_AN_IMAGE])
-    for i, rel in enumerate(data.others)
+    json.dumps([[len(files) + i, 0], rel, NOT_AN_IMAGE]) for i, rel in enumerate(data.others)
   ]
   folder = os.path.dirname(os.path.abspath(out))
   os.makedirs(folder, exist_ok=True)

@@ -452,7 +452,15 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
         csv=os.path.join(out['predictions'].uri, predictions.FILE_NAME),
       )
   if 'inferred' in summary and inferring and 'examples' in inferring.outputs:
-    summary['inferred']['examples_uri'] = inferring.outputs['examples'].uri
+    scored = inferring.outputs['examples']
+    summary['inferred']['examples_uri'] = scored.uri
+    if property_value(scored, 'num_excluded'):  # images: files skipped, photos turned
+      summary['inferred'].update(
+        skipped=property_value(scored, 'num_excluded'),
+        skipped_report=os.path.join(scored.uri, artifacts.EXCLUDED_FILE),
+      )
+    if property_value(scored, artifacts.TURNED_UPRIGHT):
+      summary['inferred']['turned_upright'] = property_value(scored, artifacts.TURNED_UPRIGHT)
   return summary
 
 
@@ -611,6 +619,16 @@ def render(summary: dict) -> List[str]:
     lines.append(
       f'inferred:   {inferred["inputs"]} input(s) → {inferred["csv"]}'
       + ('' if inferred['inputs'] or summary.get('blessed') else ' (not blessed: none scored)')
+      + (
+        f'; {inferred["turned_upright"]} photo(s) turned upright by their EXIF orientation'
+        if inferred.get('turned_upright')
+        else ''
+      )
+      + (
+        f'; {inferred["skipped"]} file(s) skipped (see {inferred["skipped_report"]})'
+        if inferred.get('skipped')
+        else ''
+      )
     )
   total = len(summary['components'])
   lines.append(

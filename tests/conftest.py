@@ -119,13 +119,46 @@ def default_run(tmp_path_factory):
 FIRST_RUN_STORAGE = ['--compression', 'gzip', '--encoding', 'raw', '--shard-size-mb', '0.01']
 
 
+# unlabeled_images: 8x8 PNGs as the digits are, 16x16 colour JPEGs two folders down, one photo
+# stored sideways (EXIF orientation 6), a corrupt JPEG and a text file (both skipped).
+UNLABELED_PNGS, UNLABELED_JPEGS = 12, 8
+UNLABELED_IMAGES = UNLABELED_PNGS + UNLABELED_JPEGS + 1
+
+
+def write_unlabeled_images(dest: str) -> str:
+  """Held-out digits (none of digits_subset's) as a user's folder of new images, no classes."""
+  from sklearn.datasets import load_digits
+
+  images = load_digits().images[-(UNLABELED_PNGS + UNLABELED_JPEGS + 1) :]
+  gray = [np.round(p * (255.0 / 16.0)).astype(np.uint8) for p in images]
+  os.makedirs(os.path.join(dest, 'phone', '2026-12'))
+  for i, pixels in enumerate(gray[:UNLABELED_PNGS]):
+    PIL.Image.fromarray(pixels, 'L').save(os.path.join(dest, f'new-{i:02d}.png'))
+  for i, pixels in enumerate(gray[UNLABELED_PNGS:-1]):
+    colour = PIL.Image.fromarray(pixels, 'L').resize((16, 16)).convert('RGB')
+    colour.save(os.path.join(dest, 'phone', '2026-12', f'IMG_{i:04d}.JPG'), quality=95)
+  exif = PIL.Image.Exif()
+  exif[0x0112] = 6
+  sideways = PIL.Image.fromarray(np.ascontiguousarray(np.rot90(gray[-1], 1)))
+  sideways.save(os.path.join(dest, 'phone', 'sideways.jpg'), exif=exif.tobytes(), quality=95)
+  with open(os.path.join(dest, 'phone', 'broken.jpg'), 'wb') as f:
+    f.write(b'\xff\xd8\xff\xe0' + b'\x00' * 100)
+  with open(os.path.join(dest, 'notes.txt'), 'w') as f:
+    f.write('not an image')
+  return dest
+
+
 @pytest.fixture(scope='session')
 def first_run(images_with_junk, tmp_path_factory):
   """One whole pipeline run on images_with_junk, stored as FIRST_RUN_STORAGE (the default
-  storage is default_run's): (exit code, summary, output folder)."""
+  storage is default_run's), scoring write_unlabeled_images with --infer-data: (exit code,
+  summary, output folder, the unlabeled folder)."""
   output = str(tmp_path_factory.mktemp('run'))
-  code, result = run_pipeline(images_with_junk, output, *FIRST_RUN_STORAGE)
-  return code, result, output
+  unlabeled = write_unlabeled_images(str(tmp_path_factory.mktemp('unlabeled') / 'new'))
+  code, result = run_pipeline(
+    images_with_junk, output, *FIRST_RUN_STORAGE, '--infer-data', unlabeled
+  )
+  return code, result, output, unlabeled
 
 
 @pytest.fixture(scope='session')

@@ -249,7 +249,7 @@ def _copy_images(source, dest, change=None):
 def test_brightened_images_are_flagged(first_run, images_with_junk, tmp_path, capsys):
   """Images are compared by their size, channels, brightness and contrast, measured the same way
   on the training records (raw pixels here) and on the serving files."""
-  code, _, output = first_run
+  code, _, output, _ = first_run
   assert code == EXIT_OK
   copy = str(tmp_path / 'out')
   shutil.copytree(output, copy)

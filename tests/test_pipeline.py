@@ -31,6 +31,8 @@ from tests.conftest import (
   FAST,
   INFER_ROWS,
   PHONE_PHOTO,
+  UNLABELED_IMAGES,
+  UNLABELED_PNGS,
   run_pipeline,
   write_digits_subset,
 )
@@ -39,7 +41,7 @@ pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them
 
 
 def test_run_trains_blesses_and_pushes(first_run):
-  code, result, output = first_run
+  code, result, output, _ = first_run
   assert code == 0, result.get('error')
   assert sum(result['examples_per_split'].values()) == 402  # 400 PNGs, a JPEG and a BMP
   assert set(result['examples_per_split']) == {'train', 'eval'}
@@ -52,7 +54,7 @@ def test_run_trains_blesses_and_pushes(first_run):
 def test_tfma_records_recall_per_class_and_a_confusion_matrix(first_run):
   import tensorflow_model_analysis as tfma
 
-  _, result, output = first_run
+  _, result, output, _ = first_run
   assert list(result['class_recall']) == [str(i) for i in range(10)]  # labels.txt's names
   assert all(0 <= recall <= 1 for recall in result['class_recall'].values())
   (evaluation,) = summary.open_store(os.path.join(output, 'metadata.sqlite')).get_artifacts_by_type(
@@ -79,7 +81,7 @@ def test_tfma_records_recall_per_class_and_a_confusion_matrix(first_run):
 
 
 def test_shards_are_checked_before_training_and_the_model_records_it(first_run):
-  _, result, output = first_run
+  _, result, output, _ = first_run
   assert result['components']['ShardCheck'] == 'COMPLETE'
   store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
   (model,) = store.get_artifacts_by_type('Model')
@@ -94,7 +96,7 @@ def test_shards_are_checked_before_training_and_the_model_records_it(first_run):
 
 
 def test_the_first_run_stored_gzip_raw_pixels_in_small_shards(first_run):
-  _, result, _ = first_run
+  _, result, _, _ = first_run
   shards = sorted(tf.io.gfile.glob(os.path.join(result['examples_uri'], 'Split-train', '*')))
   assert [os.path.basename(s) for s in shards] == [
     'data-00000-of-00002.gz',
@@ -105,7 +107,7 @@ def test_the_first_run_stored_gzip_raw_pixels_in_small_shards(first_run):
 
 
 def test_exclusion_report_and_label_vocabulary(first_run, images_with_junk):
-  _, result, _ = first_run
+  _, result, _, _ = first_run
   assert result['excluded_files'] == 2
   with open(result['excluded_report']) as f:
     rows = {row['path']: row['reason'] for row in csv.DictReader(f)}
@@ -250,10 +252,50 @@ def test_image_options_reach_the_example_gen_and_the_trainer_config(tmp_path):
   assert components['ImageExampleGen'].exec_properties['max_image_side'] == 300
 
 
+def test_infer_data_images_any_depth_are_scored_as_their_served_records(first_run):
+  _, result, _, unlabeled = first_run
+  inferred = result['inferred']
+  assert inferred['inputs'] == UNLABELED_IMAGES and inferred['turned_upright'] == 1
+  assert inferred['skipped'] == 2  # the corrupt JPEG and the text file, listed
+  with open(inferred['skipped_report']) as f:
+    assert {row['path'] for row in csv.DictReader(f)} == {'phone/broken.jpg', 'notes.txt'}
+  (line,) = [line for line in summary.render(result) if line.startswith('inferred:')]
+  assert line.endswith(f'2 file(s) skipped (see {inferred["skipped_report"]})')
+  with open(inferred['csv'], newline='', encoding='utf-8') as f:
+    rows = {row['id']: row for row in csv.DictReader(f)}
+  scored = sorted(
+    os.path.relpath(os.path.join(d, n), unlabeled)
+    for d, _, names in os.walk(unlabeled)
+    for n in names
+    if n not in ('broken.jpg', 'notes.txt')
+  )
+  assert sorted(rows) == scored  # ids: paths below --infer-data, any depth
+  served = tf.saved_model.load(result['pushed_to']).signatures
+  logs = list(prediction_logs.read_logs(inferred['inference_result']))
+  records = [prediction_logs.log_example(log) for log in logs]
+  assert not any('label' in tf.train.Example.FromString(r).features.feature for r in records)
+  # 8x8 records as the model was trained on and 16x16 colour ones: serving_default fits both.
+  answer = served['serving_default'](examples=tf.constant(records))
+  for record, probabilities, name in zip(
+    records, answer['probabilities'].numpy(), answer['class_names'].numpy()
+  ):
+    row = rows[
+      tf.train.Example.FromString(record).features.feature['image_id'].bytes_list.value[0].decode()
+    ]
+    assert row['class'] == name.decode() and row['class'] in [str(i) for i in range(10)]
+    np.testing.assert_allclose(float(row['probability']), probabilities.max(), rtol=1e-5)
+    assert probabilities.sum() == pytest.approx(1.0, abs=1e-5)
+  # What a serving client sending the PNG file itself gets.
+  for i in range(UNLABELED_PNGS):
+    with open(os.path.join(unlabeled, f'new-{i:02d}.png'), 'rb') as f:
+      sent = served['predict_image_bytes'](image_bytes=tf.constant([f.read()]))
+    assert rows[f'new-{i:02d}.png']['class'] == sent['class_names'].numpy()[0].decode()
+
+
 def test_lineage_names_the_data_that_trained_the_pushed_model(
   first_run, images_with_junk, tmp_path, capsys
 ):
-  _, result, output = first_run
+  _, result, output, unlabeled = first_run
   answer_file = tmp_path / 'lineage.json'
   assert (
     cli_main.main(
@@ -263,7 +305,14 @@ def test_lineage_names_the_data_that_trained_the_pushed_model(
   )
   assert f'from {images_with_junk}' in capsys.readouterr().out
   report = json.loads(answer_file.read_text())
-  (version,) = report['data_versions']  # the cached re-run reused it: still one
+  trained, scored = (
+    [v for v in report['data_versions'] if (v['producer'] == 'InferExampleGen') == infer]
+    for infer in (False, True)
+  )
+  (version,) = trained  # the cached re-run reused it: still one
+  assert scored[0]['input_base'] == unlabeled and scored[0]['split_counts'] == {
+    'infer': UNLABELED_IMAGES
+  }
   (model,) = report['models']
   assert report['answer']['trained_on'] == version and model['trained_on'] == version['examples_id']
   assert version['uri'] == result['examples_uri'] and version['input_base'] == images_with_junk
@@ -276,7 +325,7 @@ def test_lineage_names_the_data_that_trained_the_pushed_model(
 
 
 def test_lineage_bad_input_is_one_line(first_run, tmp_path, capsys):
-  _, _, output = first_run
+  _, _, output, _ = first_run
   assert cli_main.main(['lineage', '--output', output, '--model', str(tmp_path)]) == 2
   assert 'no model in this output folder' in capsys.readouterr().err
   assert cli_main.main(['lineage', '--output', str(tmp_path)]) == 2

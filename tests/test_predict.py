@@ -44,7 +44,7 @@ def test_images_predict_as_serving_default_on_their_training_records(
 ):
   import tensorflow as tf
 
-  code, summary, output = first_run
+  code, summary, output, _ = first_run
   assert code == EXIT_OK
   out, log = str(tmp_path / 'p.csv'), str(tmp_path / 'log')
   argv = ['predict', '--data', images_with_junk, '--output', output, '--out', out, '--log', log]

@@ -39,6 +39,7 @@ Shape of the pipeline, and why (2 cores, batch 64; figures from ../shared/NOTES.
   Stock `ignore_errors()` would end a shard at its first bad record.
 """
 
+import dataclasses
 import logging
 from typing import Dict, List, Optional, Union
 
@@ -229,6 +230,29 @@ def decode_images(parsed: Dict[str, tf.Tensor], spec: ImageSpec) -> tf.Tensor:
   if spec.encoding == image_record.RAW:
     return decode_raw(parsed, spec)
   return decode_encoded(parsed[image_record.IMAGE_KEY], spec)
+
+
+def decode_any_size(parsed: Dict[str, tf.Tensor], spec: ImageSpec) -> tf.Tensor:
+  """decode_images for records that may hold images of another size or channels than the
+  training shards (a serving client's, --infer-data's): fitted one by one (_fit) unless the
+  whole batch has the model's shape, which keeps the uniform fast path."""
+  if not spec.uniform:
+    return decode_images(parsed, spec)
+  as_trained = tf.reduce_all(
+    [
+      tf.reduce_all(parsed[key] == size)
+      for key, size in (
+        (image_record.HEIGHT_KEY, spec.height),
+        (image_record.WIDTH_KEY, spec.width),
+        (image_record.CHANNELS_KEY, spec.channels),
+      )
+    ]
+  )
+  return tf.cond(
+    as_trained,
+    lambda: decode_images(parsed, spec),
+    lambda: decode_images(parsed, dataclasses.replace(spec, uniform=False)),
+  )
 
 
 def readable_files(file_patterns: Union[str, List[str]], guard: Optional[ShardGuard]) -> List[str]:

@@ -2,7 +2,7 @@
 
 - serving_default(examples): serialized tf.Examples as written by the project's ExampleGen
   (or CSV/TFRecord columns; SequenceExamples for sequence models): what the Evaluator and batch
-  scoring call.
+  scoring call. Image records of any size are fitted to the model's input.
 - predict_image_bytes(image_bytes): JPEG/PNG bytes straight from a client (image models only).
 - predict_columns(<one input per column>): raw feature values by column name (tabular models):
   numbers as float32 (NaN: missing), categories as strings ('': missing); a missing value gets
@@ -47,7 +47,7 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
   @tf.function(input_signature=[_EXAMPLES])
   def serve_examples(examples):
     parsed = tf.io.parse_example(examples, image_fields)
-    return _predictions(model, input_pipeline.decode_images(parsed, spec), spec.labels)
+    return _predictions(model, input_pipeline.decode_any_size(parsed, spec), spec.labels)
 
   @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.IMAGE_BYTES_INPUT)])
   def serve_image_bytes(image_bytes):

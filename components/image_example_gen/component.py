@@ -23,14 +23,20 @@ class ImageExampleGenSpec(component_spec.ComponentSpec):
   """FileBasedExampleGen's parameters plus the image options."""
 
   PARAMETERS = file_based.spec_parameters(
-    encoding=str, compression=str, eval_percent=int, shard_size_mb=float, max_image_side=int
+    encoding=str,
+    compression=str,
+    eval_percent=int,
+    shard_size_mb=float,
+    max_image_side=int,
+    unlabeled_split=str,
   )
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
 
 
 class ImageExampleGen(FileBasedExampleGen):
-  """Class-per-folder images → `Split-{train,eval}/data-NNNNN-of-NNNNN` TFRecord shards."""
+  """Class-per-folder images → `Split-{train,eval}/data-NNNNN-of-NNNNN` TFRecord shards (or
+  unlabeled images → `Split-<unlabeled_split>/…`)."""
 
   SPEC_CLASS = ImageExampleGenSpec
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
@@ -45,6 +51,7 @@ class ImageExampleGen(FileBasedExampleGen):
     max_image_side: int = 0,
     pattern: str = CLASS_FOLDER_PATTERN,
     span: int = 0,
+    unlabeled_split: str = '',
     code_fingerprint: str = '',
   ):
     """Args:
@@ -59,6 +66,8 @@ class ImageExampleGen(FileBasedExampleGen):
     pattern: '<class>/<file>' under input_base: '*/*', or with data versions
       'span-{SPAN}/*/*' or 'span-{SPAN}/version-{VERSION}/*/*' (the driver resolves them).
     span: with {SPAN} in the pattern, read span N; 0 = the latest.
+    unlabeled_split: '' reads class folders; a split name reads every image below input_base
+      (any depth, pattern '*') without labels into that one split (run --infer-data).
     code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
     """
     spec = ImageExampleGenSpec(
@@ -76,6 +85,7 @@ class ImageExampleGen(FileBasedExampleGen):
       eval_percent=eval_percent,
       shard_size_mb=float(shard_size_mb),
       max_image_side=int(max_image_side),
+      unlabeled_split=unlabeled_split,
       code_fingerprint=code_fingerprint,
     )
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the image options.

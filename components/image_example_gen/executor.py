@@ -1,8 +1,9 @@
-"""ImageExampleGen executor: a class-per-folder image tree → sharded TFRecords, on Beam.
+"""ImageExampleGen executor: a class-per-folder image tree → sharded TFRecords, on Beam; or,
+with `unlabeled_split`, every image below a folder (any depth), without labels, in that one split.
 
 Output layout under the Examples artifact's URI:
   Split-train/data-00000-of-0000N[.gz]   TFRecord shards (uncompressed unless GZIP asked for)
-  Split-eval/...
+  Split-eval/...                         (unlabeled: Split-<unlabeled_split>/ only)
   labels.txt            the label vocabulary: line i holds the name of label id i
   excluded_files.csv    path,reason of every file that was not turned into a record
   image_meta.json       encoding, compression, per-split counts, most common image size, channels,
@@ -80,8 +81,11 @@ class _WriteShard(beam.DoFn):
     shards: int,
     compression: str,
     max_side: int,
+    unlabeled_split: str = '',
   ):
     self._input_base = input_base
+    self._unlabeled_split = unlabeled_split
+    self._splits = (unlabeled_split,) if unlabeled_split else splits.SPLITS
     self._max_side = max_side
     self._labels = labels
     self._encoding = encoding
@@ -100,7 +104,7 @@ class _WriteShard(beam.DoFn):
     image_files = [folder.ImageFile(*fields) for fields in files]
     facts = collections.Counter()
     partial = {
-      split: f'{self._path(split, index)}.partial-{uuid.uuid4().hex}' for split in splits.SPLITS
+      split: f'{self._path(split, index)}.partial-{uuid.uuid4().hex}' for split in self._splits
     }
     options = tf.io.TFRecordOptions(compression_type='GZIP' if self._gzip else '')
     writers = {split: tf.io.TFRecordWriter(path, options) for split, path in partial.items()}
@@ -113,14 +117,19 @@ class _WriteShard(beam.DoFn):
           continue
         if turned_upright:
           facts[('turned_upright',)] += 1
-        split = splits.split_of(image_file.relpath, self._eval_percent)
+        split = self._unlabeled_split or splits.split_of(image_file.relpath, self._eval_percent)
+        labeled = image_file.label != folder.UNLABELED
         writers[split].write(
           image_record.make_example(
-            image, image_file.label, self._labels[image_file.label], image_file.relpath
+            image,
+            image_file.label if labeled else None,
+            self._labels[image_file.label] if labeled else '',
+            image_file.relpath,
           ).SerializeToString()
         )
         facts[('split', split)] += 1
-        facts[('class', image_file.label)] += 1
+        if labeled:
+          facts[('class', image_file.label)] += 1
         facts[('size', image.height, image.width)] += 1
         facts[('channels', image.channels)] += 1
     finally:
@@ -188,27 +197,41 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     eval_percent = exec_properties['eval_percent']
     shard_size_mb = exec_properties['shard_size_mb']
     max_side = exec_properties['max_image_side']
+    unlabeled_split = exec_properties.get('unlabeled_split') or ''
     if encoding not in image_record.ENCODINGS or compression not in COMPRESSIONS:
       raise ValueError(f'bad encoding {encoding!r} or compression {compression!r}')
 
-    listing = folder.list_image_folder(input_base)
+    if unlabeled_split:
+      listing = folder.list_unlabeled(input_base)
+    else:
+      listing = folder.list_image_folder(input_base)
     if not listing.images:  # also a missing folder: a listing finds no files there
-      raise ValueError(f'{input_base}: no images ({folder.IMAGE_SUFFIXES}) in class folders')
+      raise ValueError(
+        f'{input_base}: no images ({folder.IMAGE_SUFFIXES})'
+        + ('' if unlabeled_split else ' in class folders')
+      )
     # A hash order mixes the classes inside every shard and is stable across runs.
     images = sorted(listing.images, key=lambda f: splits.path_hash(f.relpath))
-    train = [f for f in images if not splits.is_eval(f.relpath, eval_percent)]
-    evaluation = [f for f in images if splits.is_eval(f.relpath, eval_percent)]
+    by_split = (
+      {unlabeled_split: images}
+      if unlabeled_split
+      else {
+        split: [f for f in images if splits.split_of(f.relpath, eval_percent) == split]
+        for split in splits.SPLITS
+      }
+    )
+    largest = max(by_split.values(), key=len)
     shards = max(
-      artifacts.shard_count(estimated_record_bytes(input_base, train, encoding), shard_size_mb),
+      artifacts.shard_count(estimated_record_bytes(input_base, largest, encoding), shard_size_mb),
       math.ceil(len(images) / IMAGES_PER_SHARD),
     )
     # Never more shards than a split has images: each shard takes every shards-th image of
     # each split, so none is empty (a tiny --shard-size-mb once wrote 126 empty files).
-    shards = min(shards, max(1, min(len(train), len(evaluation) or len(train))))
-    examples.split_names = standard_artifact_utils.encode_split_names(list(splits.SPLITS))
+    shards = min(shards, min((len(files) for files in by_split.values() if files), default=1))
+    examples.split_names = standard_artifact_utils.encode_split_names(list(by_split))
     facts_prefix = os.path.join(self._get_tmp_dir(), 'facts')
 
-    for split in splits.SPLITS:
+    for split in by_split:
       fileio.makedirs(os.path.join(examples.uri, f'Split-{split}'))
     with self._make_beam_pipeline() as pipeline:
       _ = (
@@ -218,7 +241,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         | 'Shards'
         >> beam.Create(
           [
-            (i, [tuple(f) for f in train[i::shards] + evaluation[i::shards]]) for i in range(shards)
+            (i, [tuple(f) for files in by_split.values() for f in files[i::shards]])
+            for i in range(shards)
           ],
           reshuffle=True,
         )
@@ -233,6 +257,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
             shards,
             compression,
             max_side,
+            unlabeled_split,
           )
         )
         | 'Count' >> beam.CombinePerKey(sum)
@@ -243,8 +268,11 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
     with fileio.open(facts_prefix, 'r') as f:
       counted = [(tuple(fact), n) for fact, n in json.loads(f.read() or '[]')]
-    meta = _write_side_files(examples.uri, listing, counted, encoding, compression, max_side)
-    _check_classes(meta, os.path.join(examples.uri, artifacts.EXCLUDED_FILE))
+    meta = _write_side_files(
+      examples.uri, listing, counted, list(by_split), encoding, compression, max_side
+    )
+    if not unlabeled_split:
+      _check_classes(meta, os.path.join(examples.uri, artifacts.EXCLUDED_FILE))
 
     examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_EXAMPLE)
     examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
@@ -272,12 +300,13 @@ def _write_side_files(
   uri: str,
   listing: folder.FolderListing,
   counted: List[Tuple[tuple, int]],
+  split_names: List[str],
   encoding: str,
   compression: str,
   max_side: int,
 ) -> Dict[str, Any]:
   """Writes labels.txt, excluded_files.csv and image_meta.json; returns the meta."""
-  split_counts = {split: 0 for split in splits.SPLITS}
+  split_counts = {split: 0 for split in split_names}
   sizes, channels, per_class = collections.Counter(), collections.Counter(), {}
   turned_upright = 0
   excluded = sorted(listing.others)

@@ -1,4 +1,5 @@
-"""Listing of a class-per-folder image tree: labels, image files, other files."""
+"""Listing of a class-per-folder image tree (labels, image files, other files), or of a folder
+of unlabeled images."""
 
 import glob
 import os
@@ -7,12 +8,9 @@ import warnings
 
 from apache_beam.io.filesystems import FileSystems
 
-from contracts.image_files import IMAGE_EXTENSIONS  # any case: JPEG and PNG kept, the rest PNG
+from contracts.image_files import IMAGE_EXTENSIONS, NOT_AN_IMAGE, is_image
 
 IMAGE_SUFFIXES = ', '.join(IMAGE_EXTENSIONS)  # for messages: '.jpg, .jpeg, …, .tiff'
-NOT_AN_IMAGE = (
-  f'not an image file (expected {", ".join(IMAGE_EXTENSIONS[:-1])} or {IMAGE_EXTENSIONS[-1]})'
-)
 TOOL_FOLDERS = ('__pycache__',)  # never data, like hidden ones (.ipynb_checkpoints, .git)
 
 
@@ -21,9 +19,12 @@ def skipped(relpath: str) -> bool:
   return any(part.startswith('.') or part in TOOL_FOLDERS for part in relpath.split('/'))
 
 
+UNLABELED = -1  # ImageFile.label of an image with no class (list_unlabeled)
+
+
 class ImageFile(NamedTuple):
   relpath: str  # relative to the tree's root, '/'-separated
-  label: int
+  label: int  # label id, or UNLABELED
   size: int  # bytes
 
 
@@ -35,7 +36,33 @@ class FolderListing(NamedTuple):
 
 def list_image_folder(root: str) -> FolderListing:
   """Lists every file below `root`: each sub-folder holding files is a class, its image files
-  anywhere below it.
+  anywhere below it."""
+  files, others = _listed(root)
+  labels = sorted({relpath.split('/')[0] for relpath, _ in files if '/' in relpath})
+  label_ids = {name: i for i, name in enumerate(labels)}
+  images = []
+  for relpath, size in files:
+    if '/' not in relpath:
+      others.append((relpath, 'not inside a class folder'))
+    elif is_image(relpath):
+      images.append(ImageFile(relpath, label_ids[relpath.split('/')[0]], size))
+    else:
+      others.append((relpath, NOT_AN_IMAGE))
+  return FolderListing(labels, images, others)
+
+
+def list_unlabeled(root: str) -> FolderListing:
+  """Lists every file below `root` (any depth, no classes: --infer-data's images): image files
+  with label UNLABELED, the rest among `others`."""
+  files, others = _listed(root)
+  images = [ImageFile(relpath, UNLABELED, size) for relpath, size in files if is_image(relpath)]
+  others += [(relpath, NOT_AN_IMAGE) for relpath, size in files if not is_image(relpath)]
+  return FolderListing([], images, others)
+
+
+def _listed(root: str) -> Tuple[List[Tuple[str, int]], List[Tuple[str, str]]]:
+  """(relpath, size) of the files below `root`, sorted, hidden and tool folders left out; and
+  (relpath, reason) of the links that lead nowhere.
 
   On object storage, one Beam file-system listing, sizes included: one request per 1,000 files,
   where walking folders and asking each file's size is a request per file (1,797 digits on a
@@ -52,17 +79,7 @@ def list_image_folder(root: str) -> FolderListing:
   else:
     files, broken = _walk(root)
   files = sorted((relpath, size) for relpath, size in files if not skipped(relpath))
-  labels = sorted({relpath.split('/')[0] for relpath, _ in files if '/' in relpath})
-  label_ids = {name: i for i, name in enumerate(labels)}
-  images, others = [], [(relpath, why) for relpath, why in broken if not skipped(relpath)]
-  for relpath, size in files:
-    if '/' not in relpath:
-      others.append((relpath, 'not inside a class folder'))
-    elif os.path.splitext(relpath)[1].lower() in IMAGE_EXTENSIONS:
-      images.append(ImageFile(relpath, label_ids[relpath.split('/')[0]], size))
-    else:
-      others.append((relpath, NOT_AN_IMAGE))
-  return FolderListing(labels, images, others)
+  return files, [(relpath, why) for relpath, why in broken if not skipped(relpath)]
 
 
 def _walk(root: str) -> Tuple[List[Tuple[str, int]], List[Tuple[str, str]]]:

@@ -20,6 +20,13 @@ def _images(tmp_path):
   return tmp_path / 'images'
 
 
+def _text(tmp_path):
+  data = tmp_path / 'reviews.csv'
+  rows = ''.join(f'"a review of many words number {i}",{i % 2}\n' for i in range(30))
+  data.write_text('review,label\n' + rows)
+  return data
+
+
 def _mkdir(path):
   path.mkdir(parents=True)
   return path
@@ -38,7 +45,13 @@ def _tfrecord(tmp_path):
   [
     (_data, lambda p: p / 'missing.csv', '--infer-data {p}/missing.csv: no such file or folder'),
     (_data, _tfrecord, 'tfrecords data, but --data is csv data'),
-    (_images, lambda p: p / 'images', 'only CSV and TFRecord (tf.Example) data is scored'),
+    (_text, _data, 'only images, CSV and TFRecord (tf.Example) data are scored'),
+    (_images, _data, '--infer-data {p}/rows.csv: a folder of images, not a file'),
+    (
+      _images,
+      lambda p: (_mkdir(p / 'new') / 'notes.txt').write_text('x') and p / 'new',
+      '--infer-data {p}/new: no images (.jpg, .jpeg',
+    ),
     (
       _data,
       lambda p: (_mkdir(p / 'new' / 'span-1') / 'rows.csv').write_text('x\n1\n') and p / 'new',

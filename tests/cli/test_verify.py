@@ -155,7 +155,7 @@ def test_a_missing_split_is_named(artifact, capsys):
 def test_an_output_folder_is_checked_against_ml_metadata(first_run, tmp_path, capsys):
   """A copy of the output folder (ML Metadata's URIs name the original): the Examples artifact's
   recorded splits and counts apply; StatisticsGen's counts where the artifact has none."""
-  _, _, output = first_run
+  _, _, output, _ = first_run
   copy = tmp_path / 'output'
   for part in ('ImageExampleGen', 'StatisticsGen', 'ExampleValidator'):
     shutil.copytree(os.path.join(output, 'pipeline_root', part), copy / 'pipeline_root' / part)

@@ -107,3 +107,41 @@ def test_phone_photos_are_stored_upright_and_other_formats_as_png(tmp_path):
       assert stored.format == ('JPEG' if name.endswith('.jpg') else 'PNG'), name
     decoded = tf.io.decode_image(payload).numpy()
     assert decoded.shape == (40, 24, 3) and np.abs(decoded.astype(float) - upright).mean() < 2
+
+
+def test_unlabeled_images_go_to_one_split_without_labels_junk_listed(tmp_path):
+  import tensorflow as tf
+
+  from contracts import image_record
+
+  data = write_digits_subset(str(tmp_path / 'data'), per_class=2)  # 20 images in class folders
+  os.rename(
+    os.path.join(data, '3', os.listdir(os.path.join(data, '3'))[0]), tmp_path / 'data' / 'top.png'
+  )
+  (tmp_path / 'data' / '4' / 'broken.jpg').write_bytes(b'not a jpeg')
+  (tmp_path / 'data' / 'notes.txt').write_text('not an image')
+  out = tmp_path / 'out'
+  example_gen.run_example_gen(data, str(out), 0, shard_size_mb=1e-6, unlabeled_split='infer')
+  assert sorted(os.listdir(out)) == [
+    '.tmp',
+    'Split-infer',
+    'excluded_files.csv',
+    'image_meta.json',
+    'labels.txt',
+  ]
+  with open(out / 'image_meta.json') as f:
+    meta = json.load(f)
+  assert meta['split_counts'] == {'infer': 20} and meta['labels'] == []
+  records = [
+    tf.train.Example.FromString(r).features.feature
+    for r in tf.data.TFRecordDataset(
+      [str(p) for p in (out / 'Split-infer').iterdir()]
+    ).as_numpy_iterator()
+  ]
+  assert len(records) == 20
+  assert not any(image_record.LABEL_KEY in r or image_record.LABEL_NAME_KEY in r for r in records)
+  ids = {r[image_record.IMAGE_ID_KEY].bytes_list.value[0].decode() for r in records}
+  assert 'top.png' in ids and all(i.count('/') == 1 for i in ids - {'top.png'})
+  with open(out / 'excluded_files.csv') as f:
+    excluded = f.read()
+  assert '4/broken.jpg' in excluded and 'notes.txt,"not an image file' in excluded

@@ -36,6 +36,17 @@ def test_labels_are_sorted_folder_names_and_files_any_case(tmp_path):
   }
 
 
+def test_unlabeled_images_are_every_image_at_any_depth(tmp_path):
+  root = str(tmp_path)
+  for relpath in ('top.JPG', 'a/b.png', 'a/deep/er/c.webp', 'a/notes.txt', '.cache/d.png'):
+    _touch(root, relpath)
+  listing = folder.list_unlabeled(root)
+  assert listing.labels == []
+  assert [f.relpath for f in listing.images] == ['a/b.png', 'a/deep/er/c.webp', 'top.JPG']
+  assert {f.label for f in listing.images} == {folder.UNLABELED}
+  assert [relpath for relpath, _ in listing.others] == ['a/notes.txt']  # hidden: not listed
+
+
 def test_webp_bmp_gif_and_tiff_files_are_listed_as_images(tmp_path):
   root = str(tmp_path)
   names = ('a/1.webp', 'a/2.BMP', 'b/3.gif', 'b/4.tif', 'b/5.Tiff', 'b/6.heic', 'b/7.svg')

@@ -339,12 +339,26 @@ def test_infer_data_compiles_to_the_bulk_inferrer_on_the_blessed_model(tmp_path)
   model_spec = json.loads(inferrer['parameters']['model_spec']['runtimeValue']['constant'])
   assert model_spec['model_signature_name'] == ['bulk_inference']  # contracts/serving.py
   assert 'BulkInferrer' in tasks['PredictionCsv'].get('dependentTasks', [])
+  # A folder of images: every image below it (any depth), unlabeled, in the same one split.
+  tasks = json.loads(_compile(tmp_path, '--infer-data', 'gs://bucket/photos/').read_text())[
+    'pipelineSpec'
+  ]['root']['dag']['tasks']
+  parameters = tasks['InferExampleGen']['inputs']['parameters']
+  assert parameters['input_base']['runtimeValue']['constant'] == 'gs://bucket/photos'
+  assert parameters['unlabeled_split']['runtimeValue']['constant'] == 'infer'
+  assert constant('input_config')['splits'] == [{'name': 'images', 'pattern': '*'}]
+  assert tasks['ImageExampleGen']['inputs']['parameters']['unlabeled_split'] == {
+    'runtimeValue': {'constant': ''}
+  }
 
 
 @pytest.mark.parametrize(
   'extra,message',
   [
-    (['--infer-data', 'gs://b/new'], 'only CSV and TFRecord (tf.Example) data is scored'),
+    (
+      ['--data-kind', 'text', '--text-column', 'review', '--infer-data', 'gs://b/new'],
+      'only images, CSV and TFRecord (tf.Example) data are scored',
+    ),
     (
       ['--data-kind', 'csv', '--infer-data', 'gs://b/new.tfrecord'],
       'tfrecords data, but --data-kind is csv',

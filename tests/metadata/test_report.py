@@ -33,7 +33,7 @@ def rendered(first_run):
   chromium, why_not = browser.chromium_path()
   if chromium is None:
     pytest.skip(why_not)
-  code, result, output = first_run
+  code, result, output, _ = first_run
   assert code == 0, result.get('error')
   path = os.path.join(output, report.REPORT_FILE)
   os.makedirs(ARTIFACTS, exist_ok=True)
@@ -46,7 +46,7 @@ def rendered(first_run):
 
 
 def test_the_run_summary_names_the_report(first_run):
-  _, result, output = first_run
+  _, result, output, _ = first_run
   assert result['report'] == os.path.join(output, report.REPORT_FILE)
 
 
