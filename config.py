@@ -179,6 +179,8 @@ class PipelineConfig:
   beam_direct_num_workers: int = 0  # 0: one per core
   beam_extra_args: List[str] = dataclasses.field(default_factory=list)  # passed to Beam as is
   input_service: str = _TRAINER.input_service  # grpc://HOST:PORT: training input on tf.data service
+  data_rev: str = ''  # --data-rev: the git revision of a DVC repository data was staged from
+  data_source: str = ''  # with data_rev: --data as given (data is its staged copy)
   infer_data: str = ''  # unlabeled data (CSV / TFRecords of data_kind) the blessed model scores
   infer_pattern: str = '*'  # files under infer_data (a file: its name)
   cloud: Optional[CloudConfig] = None  # set when compiling for Kubeflow / Vertex AI

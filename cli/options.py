@@ -109,6 +109,14 @@ OPTIONS = {
     'at ingestion (aspect kept), so that training does not decode camera-size photos every '
     'epoch; e.g. 256 for a 224x224 model (default: 0, sizes kept)',
   ),
+  '--data-rev': dict(
+    dest='data_rev',
+    default='',
+    metavar='REV',
+    help='read --data (a path inside a git repository under DVC) as of git revision REV (a '
+    'commit, tag or branch) with DVC, from its local cache, into a copy under the output; '
+    'the run records the commit and DVC hash in ML Metadata (docs/data.md: Data revisions)',
+  ),
   '--span': dict(
     type=int,
     default=_DEFAULTS.span,
@@ -296,6 +304,7 @@ DATA = (
   '--shard-size-mb',
   '--max-image-side',
   '--span',
+  '--data-rev',
 )
 OUTPUT = ('--output', '--local-dir', '--wait')
 BEAM = ('--beam-runner', '--beam-arg', '--beam-mode', '--beam-workers')
@@ -544,6 +553,25 @@ def _check_buckets(args: argparse.Namespace) -> None:
         raise UserError(f'{flag} {path}: {e}') from None
 
 
+def _staged_revision(args: argparse.Namespace):
+  """--data-rev: (args reading the staged copy, the config fields that say where it is from)."""
+  from cli import data_revision
+
+  if not args.data:
+    raise UserError('--data-rev needs --data: a path inside a git repository under DVC')
+  remote = cfg.is_remote(args.output)
+  local = (
+    (getattr(args, 'local_dir', '') or inputs.local_state_dir(args.output))
+    if remote
+    else args.output
+  )
+  staged, _ = data_revision.stage(
+    args.data, args.data_rev, data_revision.staging_folder(os.path.abspath(local))
+  )
+  source = dict(data_rev=args.data_rev, data_source=os.path.abspath(args.data))
+  return argparse.Namespace(**dict(vars(args), data=staged)), source
+
+
 def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   """Checks --data, --output and the numbers (raising UserError) and builds the config; the
   embedded digits are written out when --data is not given."""
@@ -554,6 +582,9 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   if schema and not os.path.isfile(schema):
     raise UserError(f'--schema {schema}: no such file')
   _check_buckets(args)
+  revision = {}
+  if getattr(args, 'data_rev', ''):
+    args, revision = _staged_revision(args)
   source = inputs.resolve_data(args.data) if args.data else None
   kind, text_column = _data_kind(source, args)
   if getattr(args, 'max_image_side', 0) and kind not in (None, cfg.IMAGES):
@@ -602,6 +633,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     data_splits=source.splits,
     text_column=text_column,
     **(dict(infer_data=infer[0], infer_pattern=infer[1]) if infer else {}),
+    **revision,
     schema=os.path.abspath(schema) if schema else None,
     beam_direct_running_mode=cfg.direct_running_mode(
       args.beam_direct_running_mode, source.images, args.beam_direct_num_workers

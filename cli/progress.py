@@ -1,4 +1,5 @@
-"""Turns TFX's log lines into one progress line per component; the full log goes to a file."""
+"""Turns TFX's log lines into one progress line per component, and shows the progress records
+of long components (contracts/progress.py); the full log goes to a file."""
 
 import contextlib
 import logging
@@ -7,6 +8,8 @@ import sys
 import time
 from typing import Iterator
 import warnings
+
+from contracts import progress
 
 
 class ComponentProgress(logging.Handler):
@@ -22,8 +25,26 @@ class ComponentProgress(logging.Handler):
     self._started = {}
     self._cached = set()
     self._current = None
+    self._redrawn = False  # a progress line waits for its newline (terminal only)
+    self._last_plain = 0.0
+
+  def _progress(self, record: logging.LogRecord) -> None:
+    """A progress record: redrawn in place on a terminal, else a plain line at most every
+    progress.PLAIN_SECONDS (and the final one)."""
+    line = f'      {record.getMessage()}'
+    final = getattr(record, progress.FINAL, False)
+    if getattr(self._stream, 'isatty', lambda: False)():
+      self._stream.write('\r' + line + '\x1b[K' + ('\n' if final else ''))
+      self._stream.flush()
+      self._redrawn = not final
+    elif final or time.monotonic() - self._last_plain >= progress.PLAIN_SECONDS:
+      self._last_plain = time.monotonic()
+      self._print(line)
 
   def emit(self, record: logging.LogRecord) -> None:
+    if record.name == progress.LOGGER:
+      self._progress(record)
+      return
     if record.msg in self._NODE_MESSAGES and record.args[0] not in self._order:
       return  # a Resolver node: a lookup, not a component
     if record.msg == 'Component %s is running.':
@@ -42,6 +63,9 @@ class ComponentProgress(logging.Handler):
     return f'[{self._order.get(node_id, "?")}/{len(self._order)}]'
 
   def _print(self, line: str) -> None:
+    if self._redrawn:  # a redrawn progress line ends before the next line
+      self._stream.write('\n')
+      self._redrawn = False
     self._stream.write(line + '\n')
     self._stream.flush()
 

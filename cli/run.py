@@ -149,13 +149,18 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   """Runs `dag` with LocalDagRunner (logs routed): the run's result for the summary."""
   from tfx import v1 as tfx
 
+  from cli import data_revision
   from contracts.anomalies import AnomaliesFound
   from metadata import report, summary
 
+  revision = data_revision.of_run(config, _data_given(config))
+  given = (
+    f'{config.data_source} at {config.data_rev} ({revision[data_revision.COMMIT][:12]})'
+    if config.data_rev
+    else _data_given(config)
+  )
   print(
-    f'pipeline {config.pipeline_name}: {config.data_kind} from {_data_given(config)}; '
-    f'log: {log_path}',
-    flush=True,
+    f'pipeline {config.pipeline_name}: {config.data_kind} from {given}; log: {log_path}', flush=True
   )
   started = time.monotonic()
   error = None
@@ -170,10 +175,16 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     error = e
   if os.path.exists(config.metadata_path):
     store = summary.open_store(config.metadata_path)
-    nodes = summary.latest_run(store, config.pipeline_name)
+    runs = summary.pipeline_runs(store, config.pipeline_name)
+    nodes = summary.run_nodes(store, runs[-1]) if runs else {}
   else:  # the run failed before ML Metadata was created
-    store, nodes = None, {}
+    store, runs, nodes = None, [], {}
   result = summary.build(nodes, time.monotonic() - started)
+  if runs:
+    result['run_id'] = runs[-1].name  # pipeline.py compare takes it
+  if revision and result.get('examples_uri'):
+    data_revision.record(config.metadata_path, result['examples_uri'], revision)
+    result['data_revision'] = revision
   result['why_executed'] = summary.why_executed(store, config.pipeline_name, nodes) if store else {}
   damage = os.path.join(config.data, artifacts.DAMAGE_FILE)
   if os.path.basename(config.data) == options.SALVAGED_INPUT and os.path.exists(damage):

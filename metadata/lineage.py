@@ -19,6 +19,7 @@ from metadata import summary
 from metadata.summary import property_value
 
 _LIVE = metadata_store_pb2.Artifact.LIVE
+REVISION_PREFIX = 'data_'  # the data revision's properties (cli/data_revision.py)
 _INPUT = metadata_store_pb2.Event.INPUT
 _OUTPUTS = (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)
 
@@ -85,6 +86,11 @@ def trace(metadata_path: str) -> dict:
         'version': property_value(examples, 'version'),
         'fingerprint': property_value(producer, 'input_fingerprint') if producer else None,
         'split_counts': json.loads(property_value(examples, 'split_counts') or 'null'),
+        'revision': {
+          name: property_value(examples, name)
+          for name in examples.custom_properties
+          if name.startswith(REVISION_PREFIX)
+        },
       }
     )
   models = []
@@ -150,6 +156,7 @@ def render(report: dict) -> List[str]:
       f'  examples #{v["examples_id"]}  {v["created"]}  span {v["span"]} version '
       f'{v["version"] if v["version"] is not None else "-"}  {counts or "?"}  '
       f'from {v["input_base"]}  fingerprint {str(v["fingerprint"])[:60]}'
+      + (f'  {summary.render_revision(v["revision"])}' if v.get('revision') else '')
     )
   lines.append('models:')
   for m in report['models']:

@@ -297,6 +297,8 @@ def _run_section(result: dict, config) -> str:
   ]
   if result.get('span'):
     rows.insert(2, ['data version', f'span {result["span"]}'])
+  if summary.render_revision(result.get('data_revision') or {}):
+    rows.insert(2, ['data revision', summary.render_revision(result['data_revision'])])
   outcome = (
     f'<p class="bad">Stopped: {_e(result["error"])}</p>'
     if 'error' in result
@@ -723,11 +725,13 @@ def _lineage_section(config, nodes) -> str:
       v['version'] or '-',
       ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items()),
       v['input_base'],
+      summary.render_revision(v['revision']) or '-',
       str(v['fingerprint'])[:60],
     ]
     for v in data
   ]
-  parts = [_table(['data', 'created', 'span', 'version', 'counts', 'from', 'fingerprint'], rows)]
+  columns = ['data', 'created', 'span', 'version', 'counts', 'from', 'revision', 'fingerprint']
+  parts = [_table(columns, rows)]
   model = _output(nodes, 'model')
   for entry in (m for m in trace['models'] if model is not None and m['model_id'] == model.id):
     evaluated = '; '.join(

@@ -50,17 +50,25 @@ def is_resolver(execution: metadata_store_pb2.Execution) -> bool:
   return execution.type.endswith('.Resolver')
 
 
-def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[str, NodeRun]:
-  """The executions of the newest pipeline run, keyed by component id (resolvers left out)."""
+def pipeline_runs(store: metadata_store.MetadataStore, pipeline_name: str) -> list:
+  """The pipeline's run contexts, oldest first (a context's name is the run id)."""
   pipeline = store.get_context_by_type_and_name('pipeline', pipeline_name)
   if pipeline is None:
-    return {}
+    return []
   runs = [
     c for c in store.get_children_contexts_by_context(pipeline.id) if c.type == 'pipeline_run'
   ]
-  if not runs:
-    return {}
-  run = max(runs, key=lambda c: c.create_time_since_epoch)
+  return sorted(runs, key=lambda c: (c.create_time_since_epoch, c.id))
+
+
+def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[str, NodeRun]:
+  """The executions of the newest pipeline run, keyed by component id (resolvers left out)."""
+  runs = pipeline_runs(store, pipeline_name)
+  return run_nodes(store, runs[-1]) if runs else {}
+
+
+def run_nodes(store: metadata_store.MetadataStore, run) -> Dict[str, NodeRun]:
+  """The executions of one pipeline run (its context), keyed by component id."""
   nodes = {}
   for execution in store.get_executions_by_context(run.id):
     if is_resolver(execution):
@@ -543,11 +551,39 @@ def render_tuning(trials: list) -> str:
   )
 
 
+def render_revision(revision: dict) -> str:
+  """'git 3a58a3f1d1cb (v1), dvc md5 7625a6b5….dir (images.dvc)' of the data_* properties
+  (cli/data_revision.py); '' for none."""
+  parts = []
+  if revision.get('data_git_commit'):
+    rev = revision.get('data_rev')
+    parts.append(
+      f'git {revision["data_git_commit"][:12]}'
+      + (f' ({rev})' if rev else '')
+      + (' with uncommitted changes' if revision.get('data_git_dirty') else '')
+    )
+  elif revision.get('data_git_dirty'):
+    parts.append('git: no commit yet')
+  if revision.get('data_dvc_md5'):
+    parts.append(f'dvc md5 {revision["data_dvc_md5"]} ({revision["data_dvc_file"]})')
+  if revision.get('data_s3_endpoint'):
+    parts.append(f'{revision["data_source"]} at {revision["data_s3_endpoint"]}')
+  return ', '.join(parts)
+
+
 def render(summary: dict) -> List[str]:
   """Human-readable lines of the summary."""
   lines = ['── summary ──']
   if summary.get('span'):
     lines.append(f'data:       span {summary["span"]}')
+  revision = summary.get('data_revision') or {}
+  if render_revision(revision):
+    lines.append(f'data rev:   {render_revision(revision)}')
+  if revision.get('data_git_dirty'):
+    lines.append(
+      'warning:    --data has changes git (or DVC) has not committed: '
+      'this run did not read a committed snapshot'
+    )
   counts = summary.get('examples_per_split')
   if counts:
     lines.append(
@@ -630,6 +666,8 @@ def render(summary: dict) -> List[str]:
         else ''
       )
     )
+  if summary.get('run_id'):
+    lines.append(f'run id:     {summary["run_id"]}')
   total = len(summary['components'])
   lines.append(
     f'components: {len(summary["executed"])} executed, {len(summary["cached"])} cached'

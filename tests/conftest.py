@@ -110,7 +110,8 @@ def default_run(tmp_path_factory):
     capture_output=True,
     text=True,
     timeout=600,
-    env=dict(os.environ, TMPDIR=output + '-tmp'),
+    # A plain progress line every half second (default 10 s): several within its training.
+    env=dict(os.environ, TMPDIR=output + '-tmp', TFRP_PROGRESS_SECONDS='0.5'),
   )
   return done, output
 

@@ -101,11 +101,18 @@ def _keys(client, bucket, prefix):
 
 def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
   client, env = s3
-  uploaded = s3_server.upload_folder(client, digits_subset, 'data', 'digits')
+  # Laid out as lakeFS's S3 gateway shows a commit: s3://<repository>/<commit>/<path>.
+  uploaded = s3_server.upload_folder(client, digits_subset, 'data', '64d1f0c2e9/digits')
   local = tmp_path / 'state'
   done, result = run_remote(  # Beam's worker processes, which load the S3 plugin too
-    env, 's3://data/digits', 's3://runs/first', local, '--beam-workers', '2'
+    env, 's3://data/64d1f0c2e9/digits', 's3://runs/first', local, '--beam-workers', '2'
   )
+  # The endpoint and the path (with lakeFS, the commit in it) are the data's revision.
+  assert result['data_revision'] == {
+    'data_source': 's3://data/64d1f0c2e9/digits',
+    'data_s3_endpoint': env['AWS_ENDPOINT_URL'],
+  }
+  assert f'data rev:   s3://data/64d1f0c2e9/digits at {env["AWS_ENDPOINT_URL"]}' in done.stdout
   assert 'pure virtual method' not in done.stderr and 'exited with return code' not in done.stderr
   assert not library_noise(done.stdout + done.stderr)  # not from the worker processes either
   assert result['examples_per_split'] == {

@@ -44,6 +44,7 @@ from trainer import (
   sequence_pipeline,
   signatures,
 )
+from trainer.training_progress import TrainingProgress
 
 NUMERIC_SAMPLE_ROWS = 4096
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves
@@ -240,7 +241,9 @@ def run_fn(fn_args: FnArgs) -> None:
         len(built.trainable_weights),
       )
       started = time.monotonic()
-      ran = _fit(built, train, evaluation, phase.steps, plan, batch_size, fn_args, model_run_dir)
+      ran = _fit(
+        built, train, evaluation, phase.steps, plan, batch_size, fn_args, model_run_dir, phase.name
+      )
       phases.append(fine_tune.record(phase, time.monotonic() - started, built))
       for key, values in ran.items():
         history.setdefault(key, []).extend(float(v) for v in values)
@@ -338,9 +341,11 @@ def _input_check(built, train, batch_size: int, hint: str, service: str, cache, 
   return None
 
 
-def _fit(built, train, evaluation, steps: int, plan, batch_size: int, fn_args, model_run_dir):
-  """`steps` training steps cut into up to MAX_EPOCHS epochs (curves in TensorBoard); the
-  per-epoch history."""
+def _fit(
+  built, train, evaluation, steps: int, plan, batch_size: int, fn_args, model_run_dir, phase: str
+):
+  """`steps` training steps cut into up to MAX_EPOCHS epochs (curves in TensorBoard), with
+  live progress (trainer/training_progress.py); the per-epoch history."""
   epochs = max(1, min(MAX_EPOCHS, steps))
   steps_per_epoch = math.ceil(steps / epochs)
   if plan.num_workers > 1:
@@ -365,6 +370,7 @@ def _fit(built, train, evaluation, steps: int, plan, batch_size: int, fn_args, m
       keras.callbacks.TensorBoard(log_dir=model_run_dir),
       log_epoch,
       stop_on_interrupt(),
+      TrainingProgress(epochs * steps_per_epoch, batch_size, phase),
     ],
   ).history
 

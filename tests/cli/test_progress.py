@@ -32,3 +32,41 @@ def test_the_run_log_takes_only_what_is_logged_while_the_run_lasts(tmp_path, mon
   text = log.read_text()
   assert 'during the run' in text and 'after the run' not in text
   assert terminal.getvalue() == '[1/1] Trainer running…\n'
+
+
+class _Terminal(io.StringIO):
+  def isatty(self):
+    return True
+
+
+def _progress_record(text: str, final: bool = False) -> logging.LogRecord:
+  from contracts import progress as contract
+
+  record = logging.LogRecord(
+    contract.LOGGER, logging.INFO, '', 0, '%s: %s', ('Trainer', text), None
+  )
+  setattr(record, contract.FINAL, final)
+  return record
+
+
+def test_progress_inside_a_component_is_redrawn_on_a_terminal_and_throttled_in_a_pipe(monkeypatch):
+  from contracts import progress as contract
+
+  terminal = _Terminal()
+  handler = progress.ComponentProgress(['Trainer'], stream=terminal)
+  for step in (1, 2):
+    handler.emit(_progress_record(f'step {step}/3'))
+  handler.emit(
+    logging.LogRecord('absl', logging.INFO, '', 0, 'Component %s is finished.', ('Trainer',), None)
+  )
+  assert terminal.getvalue().startswith(
+    '\r      Trainer: step 1/3\x1b[K\r      Trainer: step 2/3\x1b[K\n[1/1] Trainer done in '
+  )  # the redrawn line ends before the next one
+
+  monkeypatch.setattr(contract, 'PLAIN_SECONDS', 3600.0)
+  pipe = io.StringIO()
+  handler = progress.ComponentProgress(['Trainer'], stream=pipe)
+  for step in (1, 2):
+    handler.emit(_progress_record(f'step {step}/3'))
+  handler.emit(_progress_record('step 3/3', final=True))
+  assert pipe.getvalue() == '      Trainer: step 1/3\n      Trainer: step 3/3\n'
