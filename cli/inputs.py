@@ -205,6 +205,19 @@ MIN_ID_ROWS = 20  # rows with a label of their own each, at least, that make it 
 _OTHER_DELIMITERS = {';': 'semicolon', '\t': 'tab'}  # Excel's exports in some locales
 
 
+def data_bytes(source: DataSource) -> int:
+  """The size of a local source's CSV or TFRecord files, every span and split (0: images, or
+  object storage, where it is not asked for)."""
+  if source.kind == cfg.IMAGES or cfg.is_remote(source.root):
+    return 0
+  patterns = [pattern for _, pattern in source.splits] or [source.pattern]
+  found = set()
+  for pattern in patterns:
+    wildcard = pattern.replace('{SPAN}', '*').replace('{VERSION}', '*')
+    found.update(glob.glob(os.path.join(glob.escape(source.root), wildcard)))
+  return sum(os.path.getsize(path) for path in found if os.path.isfile(path))
+
+
 def sample_file(source: DataSource) -> str:
   """One data file of the newest version (to look at its header or first record)."""
   pattern = os.path.join(

@@ -142,7 +142,8 @@ OPTIONS = {
     default=_DEFAULTS.beam_direct_running_mode,
     choices=(cfg.BEAM_AUTO, 'in_memory', 'multi_processing', 'multi_threading'),
     help='DirectRunner running mode (default: %(default)s: in_memory, with no worker processes '
-    f'to start, for fewer than {cfg.IN_MEMORY_BELOW_IMAGES:,} images, else multi_processing)',
+    f'to start, for fewer than {cfg.IN_MEMORY_BELOW_IMAGES:,} images or CSV / TFRecord files '
+    f'under {cfg.IN_MEMORY_BELOW_BYTES >> 20} MB, else multi_processing)',
   ),
   '--beam-workers': dict(
     dest='beam_direct_num_workers',
@@ -636,7 +637,10 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     **revision,
     schema=os.path.abspath(schema) if schema else None,
     beam_direct_running_mode=cfg.direct_running_mode(
-      args.beam_direct_running_mode, source.images, args.beam_direct_num_workers
+      args.beam_direct_running_mode,
+      source.images,
+      args.beam_direct_num_workers,
+      inputs.data_bytes(source),
     ),
     **chosen_model,
   )

@@ -22,6 +22,8 @@ import io
 import json
 import math
 import os
+import threading
+import time
 from typing import Any, Dict, Iterator, List, Tuple
 import uuid
 
@@ -35,7 +37,7 @@ from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
 from components.image_example_gen import encode, folder
-from contracts import artifacts, atomic, image_record, splits
+from contracts import artifacts, atomic, image_record, progress, splits
 from contracts.errors import UnusableData
 
 COMPRESSIONS = ('none', 'gzip')
@@ -233,7 +235,19 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
     for split in by_split:
       fileio.makedirs(os.path.join(examples.uri, f'Split-{split}'))
-    with self._make_beam_pipeline() as pipeline:
+    expected = {  # each shard file's path → the images dealt to it
+      artifacts.shard_path(examples.uri, split, i, shards, compression == 'gzip'): len(
+        files[i::shards]
+      )
+      for split, files in by_split.items()
+      for i in range(shards)
+    }
+    node = (
+      self._context.pipeline_node.node_info.id
+      if self._context and self._context.pipeline_node
+      else 'ImageExampleGen'
+    )
+    with _ShardProgress(node, expected), self._make_beam_pipeline() as pipeline:
       _ = (
         pipeline
         # Plain tuples: Beam's coder encodes them natively, where it pickles each
@@ -283,6 +297,47 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_int_custom_property('num_excluded', len(meta['excluded']))
     examples.set_int_custom_property(artifacts.TURNED_UPRIGHT, meta[artifacts.TURNED_UPRIGHT])
     examples.set_int_custom_property('schema_version', image_record.SCHEMA_VERSION)
+
+
+class _ShardProgress:
+  """While Beam writes: image files in the shard files completed so far, of the total, the rate
+  (contracts/progress.py), from the files renamed into place (a worker process logs nowhere
+  the run's terminal sees; the files are visible to every mode and file system)."""
+
+  POLL_SECONDS = 1.0
+
+  def __init__(self, node: str, expected: Dict[str, int]):
+    self._node, self._expected = node, expected
+    self._stop = threading.Event()
+    self._thread = threading.Thread(target=self._watch, daemon=True)
+    self._started = time.monotonic()
+
+  def __enter__(self):
+    self._thread.start()
+    return self
+
+  def __exit__(self, *exc):
+    self._stop.set()
+    self._thread.join()
+    if exc[0] is None:
+      self._report(sum(self._expected.values()), final=True)
+
+  def _watch(self) -> None:
+    shown = 0
+    while not self._stop.wait(self.POLL_SECONDS):
+      done = sum(n for path, n in self._expected.items() if fileio.exists(path))
+      if done != shown:
+        shown = done
+        self._report(done, final=False)
+
+  def _report(self, done: int, final: bool) -> None:
+    total = sum(self._expected.values())
+    elapsed = max(time.monotonic() - self._started, 1e-9)
+    progress.report(
+      self._node,
+      f'{done:,} of {total:,} image files read, {done / elapsed:,.0f} files/s',
+      final=final,
+    )
 
 
 def _check_classes(meta: Dict[str, Any], excluded_csv: str) -> None:

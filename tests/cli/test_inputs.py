@@ -81,11 +81,34 @@ def test_auto_keeps_beam_in_one_process_for_few_images(tmp_path, digits_subset, 
   assert f'--direct_running_mode={mode}' in config.beam_pipeline_args
 
 
-def test_auto_is_worker_processes_for_many_images_other_data_and_compiled_specs():
+def test_auto_keeps_beam_in_one_process_for_a_small_csv(tmp_path):
+  from cli import main as cli_main
+  from cli import options
+
+  (tmp_path / 'rows.csv').write_text('x,label\n' + ''.join(f'{i},{i % 2}\n' for i in range(50)))
+  args = cli_main.parser().parse_args(
+    [
+      'run',
+      '--data',
+      str(tmp_path / 'rows.csv'),
+      '--label',
+      'label',
+      '--output',
+      str(tmp_path / 'o'),
+    ]
+  )
+  assert options.build_config(args).beam_direct_running_mode == 'in_memory'
+
+
+def test_auto_is_worker_processes_for_many_images_large_data_and_compiled_specs():
   below = cfg.IN_MEMORY_BELOW_IMAGES
   assert cfg.direct_running_mode(cfg.BEAM_AUTO, below - 1, 0) == 'in_memory'
   assert cfg.direct_running_mode(cfg.BEAM_AUTO, below, 0) == 'multi_processing'
-  assert cfg.direct_running_mode(cfg.BEAM_AUTO, 0, 0) == 'multi_processing'  # CSV, TFRecords
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, 0, 0) == 'multi_processing'  # size unknown
+  small, large = cfg.IN_MEMORY_BELOW_BYTES - 1, cfg.IN_MEMORY_BELOW_BYTES  # CSV, TFRecords
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, 0, 0, small) == 'in_memory'
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, 0, 0, large) == 'multi_processing'
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, 0, 2, small) == 'multi_processing'  # workers asked
   compiled = cfg.PipelineConfig(data='gs://b/d', data_kind=cfg.IMAGES, output='gs://b/o')
   assert compiled.beam_direct_running_mode == cfg.BEAM_AUTO  # compile counts no files
   assert '--direct_running_mode=multi_processing' in compiled.beam_pipeline_args

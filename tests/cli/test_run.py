@@ -20,12 +20,18 @@ def test_a_default_run_prints_only_the_projects_lines(default_run):
   assert not noise, noise[:5]
   assert done.stderr == ''
   assert lines[0].startswith('pipeline tfrecord-pipeline: images from ')
-  # Output to a pipe: the Trainer's progress as plain lines, steps rising to the total.
-  shown = [line for line in lines if line.startswith('      Trainer: train step ')]
+  # Output to a pipe: progress inside components as plain lines; the Trainer's steps rise to the
+  # total, ImageExampleGen ends with every file read.
+  inside = [line for line in lines if re.match(r' {6}\w+: ', line)]
+  shown = [line for line in inside if line.startswith('      Trainer: train step ')]
   steps = [tuple(map(int, re.search(r'step (\d+)/(\d+)', line).groups())) for line in shown]
   assert len(steps) >= 2 and steps == sorted(steps) and steps[-1][0] == steps[-1][1] == 600
   assert all(re.search(r', loss [\d.]+, [\d,]+ examples/s, \d+ s left$', line) for line in shown)
-  lines = [line for line in lines if line not in shown]
+  assert re.match(
+    r'      ImageExampleGen: 1,797 of 1,797 image files read, [\d,]+ files/s$',
+    [line for line in inside if 'ImageExampleGen' in line][-1],
+  )
+  lines = [line for line in lines if line not in inside]
   assert all(
     re.match(r'\[\d+/10\] \w+ (running…|done in [\d.]+ s \((executed|cached)\))$', line)
     for line in lines[1:21]
