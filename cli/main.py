@@ -5,6 +5,7 @@ evaluated and pushed model, locally or compiled for Kubeflow Pipelines / Vertex 
   .venv/bin/python pipeline.py schema --data PATH --out schema/NAME/schema.pbtxt
   .venv/bin/python pipeline.py verify PATH... [--repair OUT_DIR]
   .venv/bin/python pipeline.py lineage [--output DIR] [--model output/serving/VERSION]
+  .venv/bin/python pipeline.py compare [RUN_A [RUN_B]] [--output DIR] [--json FILE] [--html FILE]
   .venv/bin/python pipeline.py predict --data PATH [--output DIR] [--model DIR] [--out FILE] [--log DIR]
   .venv/bin/python pipeline.py monitor --serving-data PATH [--output DIR] [--skew-threshold [FEATURE=]X]
   .venv/bin/python pipeline.py compile --pipeline-root gs://B/root --data gs://B/images [--image IMG]
@@ -25,8 +26,8 @@ import sys
 from typing import List, Optional
 import warnings
 
+from cli import compare, lineage, monitor, predict, run, schema, submit, verify
 from cli import compile as compile_command
-from cli import lineage, monitor, predict, run, schema, submit, verify
 from contracts.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, INTERRUPTED, UserError
 
 COMMANDS = {
@@ -34,6 +35,7 @@ COMMANDS = {
   'schema': schema,
   'verify': verify,
   'lineage': lineage,
+  'compare': compare,
   'predict': predict,
   'monitor': monitor,
   'compile': compile_command,

@@ -11,6 +11,7 @@ import shutil
 
 import pytest
 
+from cli import main as cli_main
 from contracts import fingerprint
 from tests.conftest import ROOT, run_pipeline, write_digits_subset
 
@@ -48,9 +49,11 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path, capsys, monkeypatch):
   monkeypatch.setattr(fingerprint, 'ROOT', str(project))
   data = write_digits_subset(str(tmp_path / 'digits'), per_class=10)
 
+  run_ids = []
+
   def run(steps: str = '20') -> str:
     capsys.readouterr()
-    code, _ = run_pipeline(
+    code, last_run = run_pipeline(
       data,
       str(tmp_path / 'out'),
       *('--train-steps', steps, '--min-accuracy', '0'),
@@ -59,6 +62,7 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path, capsys, monkeypatch):
     )
     out = capsys.readouterr().out
     assert code == 0, out[-2000:]
+    run_ids.append(last_run['run_id'])
     return out
 
   assert 'components: 10 executed, 0 cached of 10' in run()
@@ -85,6 +89,41 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path, capsys, monkeypatch):
     'ImageExampleGen executed: code changed since the cached run '
     '(components/image_example_gen/executor.py)'
   ) in out
+
+  # pipeline.py compare on these runs: what differs, read back from ML Metadata.
+  def compare(*runs: str) -> dict:
+    answer = tmp_path / 'compare.json'
+    capsys.readouterr()
+    code = cli_main.main(
+      ['compare', *runs, '--output', str(tmp_path / 'out'), '--json', str(answer)]
+    )
+    assert code == 0, capsys.readouterr().err[-2000:]
+    with open(answer) as f:
+      return dict(json.load(f), printed=capsys.readouterr().out)
+
+  def named(result: dict, aspect: str) -> dict:
+    return {d['name']: d for d in result['differences'] if d['aspect'] == aspect}
+
+  assert 'README.md' not in named(compare(*run_ids[:2]), 'code')  # no component runs it
+  result = compare(run_ids[1], run_ids[2])  # the model edit and --train-steps 25
+  assert named(result, 'code')['trainer/model.py']['where'] == ['Trainer']
+  steps = named(result, 'options')['train_steps']
+  assert (steps['a'], steps['b'], steps['delta'], steps['where']) == (20, 25, 5, ['Trainer'])
+  assert not named(result, 'data') and not named(result, 'schema')  # the same data version
+  per_class = result['metrics']['per_class']
+  assert sorted(per_class) == [str(digit) for digit in range(10)]
+  assert all(set(v) == {'a', 'b', 'delta'} for v in per_class.values())
+  assert any(v['delta'] is not None for v in per_class.values())
+  assert (
+    'trainer/model.py (Trainer)' in result['printed'] and 'recall of class 0' in result['printed']
+  )
+  result = compare(run_ids[2], run_ids[3])  # the ExampleGen edit, back to 20 steps
+  assert named(result, 'code')['components/image_example_gen/executor.py']['where'] == [
+    'ImageExampleGen'
+  ]
+  assert named(result, 'options')['train_steps']['delta'] == -5
+  assert compare(run_ids[2], run_ids[2])['differences'] == []  # a run with itself
+  assert compare(run_ids[3])['differences'] == []  # one run: against the latest, itself here
 
 
 def test_a_fingerprint_covers_imported_code_the_environment_and_read_files(tmp_path, monkeypatch):

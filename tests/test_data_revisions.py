@@ -111,6 +111,25 @@ def test_runs_at_two_revisions_are_traced_compared_and_a_dirty_tree_reported(
       os.path.join(output, 'data-revisions', _commit(dvc_repo, rev)[:12])
     )
 
+  # compare: the data (revision, class 1's count), the code, the option and the metrics per class.
+  from cli.compare import feature_distances
+  from metadata import compare
+
+  store = os.path.join(output, 'metadata.sqlite')
+  result = compare.between(store, first['run_id'], second['run_id'], feature_distances)
+  named = [(d['aspect'], d['name']) for d in result['differences']]
+  assert ('data', 'data_git_commit') in named and ('data', 'data_dvc_md5') in named
+  assert ('data', 'data_rev') in named
+  assert any(a == 'data' and n.endswith('examples of class 1') for a, n in named)
+  assert ('code', 'trainer/model.py') in named and ('options', 'learning_rate') in named
+  assert any(a == 'statistics' for a, _ in named)  # the label's distribution moved
+  assert [a for a, _ in named] == sorted(
+    (a for a, _ in named), key=compare.ASPECTS.index
+  )  # most telling first
+  assert set(result['metrics']['per_class']) == {str(i) for i in range(10)}
+  assert all(set(m) == {'a', 'b', 'delta'} for m in result['metrics']['per_class'].values())
+  assert compare.between(store, second['run_id'], second['run_id'])['differences'] == []
+
   # A second run at a revision reads the staged copy again: ExampleGen comes from the cache.
   code, again = run_pipeline(data, output, *quick, '--data-rev', 'v2', '--learning-rate', '0.002')
   assert code == 0 and 'ImageExampleGen' in again['cached'], again.get('error')

@@ -1,0 +1,120 @@
+"""`pipeline.py compare`: what differs between two runs (metadata/compare.py reads them), with the
+drift check's comparators for the statistics (L-infinity for categorical features, Jensen-Shannon
+divergence for numeric ones: monitoring/compare.py's comparator schema, TFDV's measurements)."""
+
+import argparse
+import json
+import logging
+import os
+from typing import Dict, Optional, Tuple
+
+import config as cfg
+from contracts import artifacts, atomic, splits
+from contracts.errors import EXIT_OK, UserError
+
+HELP = 'what differs between two runs: data, statistics, schema, code, options, metrics'
+DESCRIPTION = (
+  'Compare two pipeline runs read from ML Metadata and their artifacts, most telling first: the '
+  'data (source, span/version, revision, example counts per split and class), the features '
+  'whose train distributions moved most, schema changes, the fingerprinted code files that '
+  'changed, options and hyperparameters, and the metrics (accuracy, recall per class, per '
+  'slice, blessing) with B − A. RUN_A and RUN_B are run ids (`pipeline.py run` prints them as '
+  '"run id:") or output folders (their latest run). No run: the last two runs in --output; one: '
+  'that run against the latest.'
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+  parser.add_argument('run_a', nargs='?', metavar='RUN_A', help='a run id or an output folder')
+  parser.add_argument(
+    'run_b', nargs='?', metavar='RUN_B', help='a run id or an output folder (default: the latest)'
+  )
+  parser.add_argument(
+    '--output',
+    default='output',
+    metavar='DIR',
+    help='the run folder of run ids (default: %(default)s)',
+  )
+  parser.add_argument('--json', default='', metavar='FILE', help='also write the answer as JSON')
+  parser.add_argument(
+    '--html', default='', metavar='FILE', help='also write a page with side-by-side charts'
+  )
+
+
+def feature_distances(statistics_a: str, statistics_b: str, schema_uri: str) -> Dict[str, dict]:
+  """{feature: {'measure', 'value', 'threshold', 'flagged'}}: how far each feature of the
+  schema moved between two StatisticsGen outputs' train splits (B against A as the previous
+  version, as the drift check compares them), thresholds the monitor's defaults."""
+  import tensorflow_data_validation as tfdv
+
+  from monitoring import compare as comparators
+
+  previous, current = (
+    tfdv.load_stats_binary(artifacts.statistics_path(uri, splits.TRAIN))
+    for uri in (statistics_a, statistics_b)
+  )
+  schema = tfdv.load_schema_text(os.path.join(schema_uri, 'schema.pbtxt'))
+  schema = comparators.monitoring_schema(schema, previous, label='', thresholds={})
+  anomalies = tfdv.validate_statistics(
+    current, schema, environment=comparators.TRAINING, previous_statistics=previous
+  )
+  return comparators._measurements(anomalies, 'drift_measurements')
+
+
+def _store(folder: str) -> str:
+  path = os.path.abspath(os.path.join(folder, cfg.METADATA_FILE))
+  if not os.path.isfile(path):
+    raise UserError(f'{folder}: no metadata.sqlite (run the pipeline there first)')
+  return path
+
+
+def _latest(path: str, count: int):
+  from metadata import compare, summary
+
+  runs = compare.runs_of(summary.open_store(path), cfg.PIPELINE_NAME)
+  if len(runs) < count:
+    raise UserError(
+      f'{path}: {len(runs)} run(s), {count} needed to compare (give a run id to compare with)'
+      if count > 1
+      else f'{path}: no pipeline run'
+    )
+  return [run.name for run in runs[-count:]]
+
+
+def runs_to_compare(output: str, run_a: Optional[str], run_b: Optional[str]) -> Tuple[tuple, tuple]:
+  """((store path, run id) of A, of B): a run id of --output's store, or an output folder's
+  latest run; none given: the last two runs of --output; only A: B is --output's latest run."""
+
+  def resolve(given: str) -> tuple:
+    if os.path.isdir(given) and os.path.isfile(os.path.join(given, cfg.METADATA_FILE)):
+      path = _store(given)
+      return path, _latest(path, 1)[0]
+    return _store(output), given
+
+  if run_a is None:
+    path = _store(output)
+    first, last = _latest(path, 2)
+    return (path, first), (path, last)
+  a = resolve(run_a)
+  if run_b is None:
+    path = _store(output)
+    return a, (path, _latest(path, 1)[0])
+  return a, resolve(run_b)
+
+
+def main(args: argparse.Namespace) -> int:
+  logging.getLogger('tensorflow').setLevel(logging.ERROR)  # TFMA's deprecation notes
+  (path_a, a), (path_b, b) = runs_to_compare(args.output, args.run_a, args.run_b)
+  from metadata import compare
+
+  result = compare.between(
+    path_a, a, b, feature_distances, metadata_path_b=path_b, pipeline_name=cfg.PIPELINE_NAME
+  )
+  print('\n'.join(compare.render(result)))
+  if args.json:
+    with open(args.json, 'w') as f:
+      json.dump(result, f, indent=2, default=str)
+  if args.html:
+    atomic.write(args.html, compare.html_page(result))
+    print(f'page:       {os.path.abspath(args.html)}')
+  return EXIT_OK
