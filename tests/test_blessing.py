@@ -58,6 +58,7 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
     signature_names.SERVING_DEFAULT,
     signature_names.IMAGE_BYTES,
     signature_names.TRANSFORM,
+    signature_names.BULK_INFERENCE,
   }
   assert all(0 < t['p50_ms'] <= t['p99_ms'] for t in checked['signatures'].values())
   pushed = sorted(os.listdir(serving))
