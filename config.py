@@ -29,6 +29,16 @@ IN_MEMORY_BELOW_IMAGES = 2000
 # CSV and TFRecords: CsvExampleGen took the same 37-43 s on a 200,000-row, 17 MB CSV in one process
 # and in worker processes (2 cores), so below this size the workers' start-up is all they add.
 IN_MEMORY_BELOW_BYTES = 64 << 20
+# CSV → tf.Examples: the project's Arrow ExampleGen (components/csv_example_gen: TFX's records,
+# 10x faster or more, docs/benchmarks.md) or TFX's CsvExampleGen. Both run as 'CsvExampleGen'.
+ARROW_CSV, STOCK_CSV = 'arrow', 'tfx'
+CSV_READERS = (ARROW_CSV, STOCK_CSV)
+# The Arrow one with `auto` keeps Beam in one process below this size whatever the rest of the
+# pipeline does. Measured on 2 cores (bench.csv_example_gen, docs/benchmarks.md): in one process
+# 2.4 s on 200,000 rows and 9.7 s on 1,000,000 (97 MB) at ~0.9 MB peak; with 2 worker processes
+# 18.1 s and 23.3 s at 2.6 GB (each worker imports TensorFlow: ~17 s fixed, then 1.5x the rate),
+# even at ~4.8 M rows (~470 MB).
+ARROW_CSV_IN_MEMORY_BELOW_BYTES = 512 << 20
 
 
 def trainer_kind(data_kind: str) -> str:
@@ -48,6 +58,13 @@ def direct_running_mode(requested: str, images: int, workers: int, data_bytes: i
     return requested
   small = 0 < images < IN_MEMORY_BELOW_IMAGES or 0 < data_bytes < IN_MEMORY_BELOW_BYTES
   return 'in_memory' if small and not workers else 'multi_processing'
+
+
+def arrow_csv_running_mode(requested: str, workers: int, data_bytes: int) -> str:
+  """The Arrow CSV ExampleGen's DirectRunner mode: 'in_memory' for `auto` below
+  ARROW_CSV_IN_MEMORY_BELOW_BYTES (no worker count asked for), else '' (the pipeline's)."""
+  small = 0 < data_bytes < ARROW_CSV_IN_MEMORY_BELOW_BYTES
+  return 'in_memory' if requested == BEAM_AUTO and small and not workers else ''
 
 
 # The serving check before the Pusher: the project's ServingCheck (a fresh process in its step),
@@ -147,7 +164,8 @@ class PipelineConfig:
   label_threshold: float = _TRAINER.label_threshold  # float labels train as (label > threshold)
   label_default: str = _TRAINER.label_default  # what a missing label means ('': an error)
   encoding: str = 'encoded'  # images: 'encoded' (JPEG/PNG bytes) or 'raw' (uint8 pixels)
-  compression: str = 'none'  # images: 'none' or 'gzip'
+  compression: str = 'none'  # images and CSV: 'none' or 'gzip'
+  csv_reader: str = ARROW_CSV  # CSV: ARROW_CSV or STOCK_CSV (CSV_READERS)
   eval_percent: int = 20
   shard_size_mb: float = 256.0
   max_image_side: int = 0  # images: stored with the longer side at most this (0: as they are)
@@ -182,6 +200,7 @@ class PipelineConfig:
   beam_runner: str = DIRECT_RUNNER  # local runs: or Dataflow/Flink/Spark
   beam_direct_running_mode: str = BEAM_AUTO  # or 'in_memory', 'multi_processing', 'multi_threading'
   beam_direct_num_workers: int = 0  # 0: one per core
+  csv_direct_running_mode: str = ''  # the Arrow CSV ExampleGen's own ('': the pipeline's)
   beam_extra_args: List[str] = dataclasses.field(default_factory=list)  # passed to Beam as is
   input_service: str = _TRAINER.input_service  # grpc://HOST:PORT: training input on tf.data service
   data_rev: str = ''  # --data-rev: the git revision of a DVC repository data was staged from

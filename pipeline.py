@@ -32,6 +32,7 @@ from components import file_based
 from components.anomaly_gate.component import AnomalyGate
 from components.blessing_evaluator import eval_config as blessing_config
 from components.blessing_evaluator.component import BlessingEvaluator
+from components.csv_example_gen.component import ArrowCsvExampleGen
 from components.curated_schema_gen.component import CuratedSchemaGen
 from components.drift_check.component import DriftCheck
 from components.image_example_gen.component import ImageExampleGen
@@ -161,6 +162,15 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
     output_config=output_config,
     range_config=file_based.span_range(config.span),
   )
+  if config.data_kind == cfg.CSV and config.csv_reader == cfg.ARROW_CSV:
+    arrow = ArrowCsvExampleGen(
+      **files,
+      compression=config.compression,
+      code_fingerprint=fingerprint.of('components.csv_example_gen.executor'),
+    ).with_id('CsvExampleGen')  # the stock one's id: paths, reports and caches stay
+    if config.csv_direct_running_mode and config.beam_runner == cfg.DIRECT_RUNNER:
+      arrow.with_beam_pipeline_args([f'--direct_running_mode={config.csv_direct_running_mode}'])
+    return arrow
   if config.data_kind == cfg.CSV:
     return tfx.components.CsvExampleGen(**files)
   return tfx.components.ImportExampleGen(

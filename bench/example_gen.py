@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -120,29 +119,14 @@ def run_example_gen(
 
 def measured_child(folder: str, out: str, workers: int, max_image_side: int = 0):
   """(seconds, peak MB of the whole process tree) of one ExampleGen run in a fresh process."""
-  import psutil
+  from bench import figures
 
-  child = subprocess.Popen(
+  result, peak_mb = figures.measured_process(
     [sys.executable, '-m', 'bench.example_gen', '--child', folder, out, str(workers)]
     + [str(max_image_side)],
-    cwd=ROOT,
-    stdout=subprocess.PIPE,
-    stderr=subprocess.DEVNULL,
-    text=True,
-    env=dict(os.environ, PYTHONPATH=ROOT),
+    ROOT,
   )
-  process, peak = psutil.Process(child.pid), 0
-  while child.poll() is None:
-    try:
-      tree = [process] + process.children(recursive=True)
-      peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
-    except psutil.Error:
-      pass
-    time.sleep(0.05)
-  output = child.stdout.read()
-  if child.returncode != 0:
-    raise RuntimeError(f'ExampleGen child failed ({child.returncode})')
-  return json.loads(output.strip().splitlines()[-1])['seconds'], peak / 1e6
+  return result['seconds'], peak_mb
 
 
 def main(argv=None) -> None:

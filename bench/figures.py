@@ -1,7 +1,10 @@
 """What every benchmark does with its figures besides printing them."""
 
 import json
-from typing import Optional
+import os
+import subprocess
+import time
+from typing import List, Optional, Tuple
 
 
 def save(figures: dict, path: Optional[str]) -> None:
@@ -9,3 +12,30 @@ def save(figures: dict, path: Optional[str]) -> None:
   if path:
     with open(path, 'w') as f:
       json.dump(figures, f, indent=2)
+
+
+def measured_process(argv: List[str], cwd: str) -> Tuple[dict, float]:
+  """Runs argv (a benchmark's child mode, printing one JSON line last) in a fresh process:
+  (that JSON, the peak resident MB of the process and its children, sampled every 50 ms)."""
+  import psutil
+
+  child = subprocess.Popen(
+    argv,
+    cwd=cwd,
+    stdout=subprocess.PIPE,
+    stderr=subprocess.DEVNULL,
+    text=True,
+    env=dict(os.environ, PYTHONPATH=cwd),
+  )
+  process, peak = psutil.Process(child.pid), 0
+  while child.poll() is None:
+    try:
+      tree = [process] + process.children(recursive=True)
+      peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+    except psutil.Error:
+      pass
+    time.sleep(0.05)
+  output = child.stdout.read()
+  if child.returncode != 0:
+    raise RuntimeError(f'{" ".join(argv[1:4])} failed ({child.returncode})')
+  return json.loads(output.strip().splitlines()[-1]), peak / 1e6

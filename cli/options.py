@@ -94,7 +94,13 @@ OPTIONS = {
   '--compression': dict(
     choices=('none', 'gzip'),
     default=_DEFAULTS.compression,
-    help='images: shard compression (default: %(default)s; GZIP reads 4-8x slower)',
+    help='images and CSV: shard compression (default: %(default)s; GZIP reads 4-8x slower)',
+  ),
+  '--csv-reader': dict(
+    choices=cfg.CSV_READERS,
+    default=_DEFAULTS.csv_reader,
+    help="CSV: the project's Arrow ExampleGen or TFX's CsvExampleGen (the same records; "
+    'default: %(default)s)',
   ),
   '--shard-size-mb': dict(
     type=float,
@@ -302,6 +308,7 @@ DATA = (
   '--eval-percent',
   '--encoding',
   '--compression',
+  '--csv-reader',
   '--shard-size-mb',
   '--max-image-side',
   '--span',
@@ -624,6 +631,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
         else 'the data has no span-<N> folders'
       )
     )
+  data_bytes = inputs.data_bytes(source)
   return config_from(
     args,
     data=source.root,
@@ -637,11 +645,13 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     **revision,
     schema=os.path.abspath(schema) if schema else None,
     beam_direct_running_mode=cfg.direct_running_mode(
-      args.beam_direct_running_mode,
-      source.images,
-      args.beam_direct_num_workers,
-      inputs.data_bytes(source),
+      args.beam_direct_running_mode, source.images, args.beam_direct_num_workers, data_bytes
     ),
+    csv_direct_running_mode=cfg.arrow_csv_running_mode(
+      args.beam_direct_running_mode, args.beam_direct_num_workers, data_bytes
+    )
+    if kind == cfg.CSV
+    else '',
     **chosen_model,
   )
 

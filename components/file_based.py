@@ -31,6 +31,12 @@ def output_config(eval_percent: int) -> example_gen_pb2.Output:
   )
 
 
+def file_format(gzip: bool) -> int:
+  """What the executor writes, as TFX records it: GZIP or plain TFRecords (TFX's FileFormat has
+  no value for plain TFRecords: FILE_FORMAT_UNSPECIFIED)."""
+  return example_gen_pb2.FORMAT_TFRECORDS_GZIP if gzip else example_gen_pb2.FILE_FORMAT_UNSPECIFIED
+
+
 def spec_parameters(**extra_types) -> Dict[str, component_spec.ExecutionParameter]:
   """FileBasedExampleGen's parameters, the code fingerprint (contracts/fingerprint.py) and the
   component's own (name=type)."""
@@ -52,8 +58,7 @@ def spec_arguments(
 ) -> dict:
   """The FileBasedExampleGen part of the spec: one input split matched by `pattern` (TFX's
   driver resolves {SPAN}/{VERSION} in it and fingerprints the files), and what the executor
-  writes: the eval_percent split, GZIP or plain TFRecords (TFX's FileFormat has no value for
-  plain TFRecords: FILE_FORMAT_UNSPECIFIED)."""
+  writes: the eval_percent split, GZIP or plain TFRecords (file_format)."""
   return dict(
     input_base=input_base,
     input_config=example_gen_pb2.Input(
@@ -61,9 +66,7 @@ def spec_arguments(
     ),
     output_config=output_config(eval_percent),
     output_data_format=payload_format,
-    output_file_format=(
-      example_gen_pb2.FORMAT_TFRECORDS_GZIP if gzip else example_gen_pb2.FILE_FORMAT_UNSPECIFIED
-    ),
+    output_file_format=file_format(gzip),
     range_config=span_range(span),
     examples=channel.Channel(type=standard_artifacts.Examples),
   )

@@ -200,7 +200,7 @@ def read_csv(
   file_index: int, relpath: str, path: str, layout: CsvLayout, kinds: Dict[str, str]
 ) -> Iterator[Union[Input, Unreadable]]:
   """The rows of one CSV file as inputs of the signature whose input dtypes are `kinds`
-  (input name → 'float' or 'string'). A row whose number cell is not a number, or that is
+  (input name → 'float', 'double' or 'string'). A row whose number cell is not a number, or that is
   shorter than the header, is Unreadable. ROW counts data rows from 1 (blank lines left out)."""
   decimal_comma = layout.delimiter != ','
   with open(path, encoding='utf-8-sig', newline='') as f:
@@ -215,7 +215,7 @@ def read_csv(
         if cell is None:
           problem = f'column {column}: the row is shorter than the header'
           break
-        if kinds.get(name) == 'float':
+        if kinds.get(name) in ('float', 'double'):
           try:
             values[name] = _number(cell, decimal_comma)
           except ValueError:

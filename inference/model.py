@@ -18,7 +18,8 @@ class Problem(ValueError):
 class Served(NamedTuple):
   path: str  # the SavedModel folder (…/serving/<version>)
   signature: str
-  kinds: Dict[str, str]  # the signature's inputs: name → 'float' or 'string'
+  kinds: Dict[str, str]  # the signature's inputs: name → 'float' (float32: models pushed
+  # before predict_columns took float64), 'double', 'int' or 'string'
   class_names: List[str]  # index = class id (serving.class_names; [] for an older model)
 
 
@@ -60,7 +61,9 @@ def find(model: str, output: str) -> str:
 
 
 def _dtype(spec) -> str:
-  return 'float' if spec.dtype.is_floating else 'string' if spec.dtype.name == 'string' else 'int'
+  if spec.dtype.is_floating:
+    return 'double' if spec.dtype.name == 'float64' else 'float'
+  return 'string' if spec.dtype.name == 'string' else 'int'
 
 
 def load(path: str, kind: str):

@@ -49,8 +49,8 @@ def _count(what: str) -> None:
 
 
 def _numpy(values: List[Any], kind: str) -> np.ndarray:
-  if kind == 'float':
-    return np.asarray(values, dtype=np.float32)
+  if kind in ('float', 'double'):
+    return np.asarray(values, dtype=np.float32 if kind == 'float' else np.float64)
   if kind == 'int':
     return np.asarray(values, dtype=np.int64)
   return np.asarray([v.encode('utf-8') if isinstance(v, str) else v for v in values], dtype=object)

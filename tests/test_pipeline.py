@@ -184,7 +184,7 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tabular_run
   columns = served['predict_columns'].structured_input_signature[1]
   assert {'payment_type', 'trip_miles'} <= set(columns) and 'tips' not in columns
   missing = {
-    name: tf.constant([float('nan')] if spec.dtype == tf.float32 else [''])
+    name: tf.constant([float('nan')] if spec.dtype.is_floating else [''], spec.dtype)
     for name, spec in columns.items()
   }
   np.testing.assert_allclose(
@@ -433,7 +433,8 @@ def test_damaged_tfrecords_with_class_names_lose_only_the_damaged_records(tmp_pa
   assert sorted(result['class_recall']) == names and result['eval_accuracy'] > 0.8
   assert result['serving_check']['problems'] == []
   served = tf.saved_model.load(result['pushed_to']).signatures['predict_columns'](
-    petal_length=tf.constant([0.0, 4.0]), petal_width=tf.constant([0.0, 2.0])
+    petal_length=tf.constant([0.0, 4.0], tf.float64),
+    petal_width=tf.constant([0.0, 2.0], tf.float64),
   )
   assert served['class_names'].numpy().tolist() == [b'setosa', b'virginica']
 

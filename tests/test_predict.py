@@ -170,4 +170,4 @@ def test_csv_rows_predict_as_serving_default_on_their_examples(tabular_run, tmp_
     elif value == '':
       assert np.isnan(sent)
     else:
-      assert sent == np.float32(float(value))
+      assert sent.dtype == np.float64 and sent == float(value)  # exact: ids of 11 digits too

@@ -5,8 +5,9 @@
   scoring call. Image records of any size are fitted to the model's input.
 - predict_image_bytes(image_bytes): JPEG/PNG bytes straight from a client (image models only).
 - predict_columns(<one input per column>): raw feature values by column name (tabular models):
-  numbers as float32 (NaN: missing), categories as strings ('': missing); a missing value gets
-  the training default (0, '').
+  numbers as float64 (NaN: missing; exact for every int up to 2**53, so that a logged request
+  keeps a large id such as a census tract), categories as strings ('': missing); a missing value
+  gets the training default (0, '').
 - predict_text(text): raw strings (text models): TextExampleGen's tokenizer and the train split's
   vocabulary are inside the model (trainer/text_tokens.py).
 - transform_features(examples): the label the model is scored against (TFMA's preprocessing
@@ -84,14 +85,14 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
     return {serving.EVAL_LABEL_KEY: label}
 
   columns = {
-    key: tf.TensorSpec([None], tf.float32 if key in spec.numeric else tf.string, name=name)
+    key: tf.TensorSpec([None], tf.float64 if key in spec.numeric else tf.string, name=name)
     for key, name in _column_inputs(spec).items()
   }
 
   @tf.function(input_signature=[columns])
   def serve_columns(values):
     features = {
-      key: tf.where(tf.math.is_nan(value), tf.zeros_like(value), value)
+      key: tf.cast(tf.where(tf.math.is_nan(value), tf.zeros_like(value), value), tf.float32)
       if key in spec.numeric
       else value
       for key, value in values.items()

@@ -22,8 +22,6 @@ import io
 import json
 import math
 import os
-import threading
-import time
 from typing import Any, Dict, Iterator, List, Tuple
 import uuid
 
@@ -247,7 +245,12 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       if self._context and self._context.pipeline_node
       else 'ImageExampleGen'
     )
-    with _ShardProgress(node, expected), self._make_beam_pipeline() as pipeline:
+    watch = progress.FilesProgress(
+      node,
+      expected,
+      lambda done, total, rate: f'{done:,} of {total:,} image files read, {rate:,.0f} files/s',
+    )
+    with watch, self._make_beam_pipeline() as pipeline:
       _ = (
         pipeline
         # Plain tuples: Beam's coder encodes them natively, where it pickles each
@@ -297,47 +300,6 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_int_custom_property('num_excluded', len(meta['excluded']))
     examples.set_int_custom_property(artifacts.TURNED_UPRIGHT, meta[artifacts.TURNED_UPRIGHT])
     examples.set_int_custom_property('schema_version', image_record.SCHEMA_VERSION)
-
-
-class _ShardProgress:
-  """While Beam writes: image files in the shard files completed so far, of the total, the rate
-  (contracts/progress.py), from the files renamed into place (a worker process logs nowhere
-  the run's terminal sees; the files are visible to every mode and file system)."""
-
-  POLL_SECONDS = 1.0
-
-  def __init__(self, node: str, expected: Dict[str, int]):
-    self._node, self._expected = node, expected
-    self._stop = threading.Event()
-    self._thread = threading.Thread(target=self._watch, daemon=True)
-    self._started = time.monotonic()
-
-  def __enter__(self):
-    self._thread.start()
-    return self
-
-  def __exit__(self, *exc):
-    self._stop.set()
-    self._thread.join()
-    if exc[0] is None:
-      self._report(sum(self._expected.values()), final=True)
-
-  def _watch(self) -> None:
-    shown = 0
-    while not self._stop.wait(self.POLL_SECONDS):
-      done = sum(n for path, n in self._expected.items() if fileio.exists(path))
-      if done != shown:
-        shown = done
-        self._report(done, final=False)
-
-  def _report(self, done: int, final: bool) -> None:
-    total = sum(self._expected.values())
-    elapsed = max(time.monotonic() - self._started, 1e-9)
-    progress.report(
-      self._node,
-      f'{done:,} of {total:,} image files read, {done / elapsed:,.0f} files/s',
-      final=final,
-    )
 
 
 def _check_classes(meta: Dict[str, Any], excluded_csv: str) -> None:

@@ -1,5 +1,6 @@
 """cli/inputs.resolve_data: which ExampleGen reads --data, and with which file pattern."""
 
+import dataclasses
 import os
 
 import pytest
@@ -112,6 +113,25 @@ def test_auto_is_worker_processes_for_many_images_large_data_and_compiled_specs(
   compiled = cfg.PipelineConfig(data='gs://b/d', data_kind=cfg.IMAGES, output='gs://b/o')
   assert compiled.beam_direct_running_mode == cfg.BEAM_AUTO  # compile counts no files
   assert '--direct_running_mode=multi_processing' in compiled.beam_pipeline_args
+
+
+def test_the_arrow_csv_example_gen_keeps_beam_in_one_process_below_its_own_size():
+  import pipeline
+
+  below = cfg.ARROW_CSV_IN_MEMORY_BELOW_BYTES
+  assert cfg.arrow_csv_running_mode(cfg.BEAM_AUTO, 0, below - 1) == 'in_memory'
+  assert cfg.arrow_csv_running_mode(cfg.BEAM_AUTO, 0, below) == ''  # the pipeline's mode
+  assert cfg.arrow_csv_running_mode(cfg.BEAM_AUTO, 2, 1) == ''  # workers asked for
+  assert cfg.arrow_csv_running_mode('multi_processing', 0, 1) == ''
+  config = cfg.PipelineConfig(
+    data='/d', data_kind=cfg.CSV, output='/o', csv_direct_running_mode='in_memory'
+  )
+  component = pipeline.example_gen_for(config)
+  assert component.id == 'CsvExampleGen'
+  args = config.beam_pipeline_args + component.executor_spec.beam_pipeline_args
+  assert args[-1] == '--direct_running_mode=in_memory'  # TFX puts the component's last: it wins
+  stock = pipeline.example_gen_for(dataclasses.replace(config, csv_reader=cfg.STOCK_CSV))
+  assert not stock.executor_spec.beam_pipeline_args
 
 
 def test_the_image_executor_reads_the_resolved_version_folder():

@@ -100,7 +100,7 @@ def test_tabular_model_and_signatures(tmp_path):
     examples=tf.constant([example, only_payment])
   )
   from_columns = loaded.signatures['predict_columns'](
-    fare_usd=tf.constant([2.0, float('nan')]), payment__type_=tf.constant(['', 'b'])
+    fare_usd=tf.constant([2.0, float('nan')], tf.float64), payment__type_=tf.constant(['', 'b'])
   )
   np.testing.assert_allclose(
     from_columns['probabilities'].numpy(), from_examples['probabilities'].numpy(), rtol=1e-6

@@ -1,0 +1,215 @@
+"""The Arrow CSV ExampleGen writes TFX's CsvExampleGen's tf.Examples, record for record.
+
+Both executors run in this process (Beam in_memory) on the same files: the taxi CSV that ships
+with TFX, and an adversarial CSV (quoted commas and newlines, CRLF rows, empty cells, an empty
+column, numbers in a string column, cells Python reads as numbers and pyarrow does not, integers
+beyond int64, unicode) cut into ranges of a few hundred bytes so that range ends fall inside it.
+"""
+
+import glob
+import json
+import os
+import random
+
+import pytest
+import tensorflow as tf
+from tfx.components.example_gen.csv_example_gen import executor as stock_executor
+from tfx.dsl.components.base import base_beam_executor
+from tfx.proto import example_gen_pb2
+from tfx.types import standard_artifacts
+from tfx.utils import proto_utils
+from tfx_bsl.coders import csv_decoder
+
+from components import file_based
+from components.csv_example_gen import arrow_csv
+from components.csv_example_gen import executor as arrow_executor
+from contracts.errors import UnusableData
+from tests.tfx_data import TAXI_CSV
+
+ADVERSARIAL_ROWS = [
+  'id,name,amount,count,note,empty,code,big',
+  '1,"Smith, John",3.5,7,"said ""hi""",,007,12345678901234567890',
+  '2,Ünïcødé ✓,-0.25,+7,"two\nlines",,A1,1',
+  '3,,1e3, 7 ,"a, b, and\r\nc",,12,2',
+  '4,plain,,-3,,,x,3',
+  '',
+  '5,"quoted ""and"" comma, too",inf,1_000,last,,9,4',
+  '6,tab\there,  2.5,0,"",,-1,9223372036854775808',
+]
+
+
+def _adversarial_csv(path, copies: int = 30) -> None:
+  """ADVERSARIAL_ROWS' data rows repeated with shuffled ids (CRLF after every third row)."""
+  rows = [ADVERSARIAL_ROWS[0]]
+  rng = random.Random(7)
+  for copy in range(copies):
+    for row in ADVERSARIAL_ROWS[1:]:
+      if row:
+        row = f'{copy * 10 + rng.randrange(10)}{row[1:]}'
+      rows.append(row + ('\r\n' if len(rows) % 3 == 0 else '\n'))
+  path.write_bytes((rows[0] + '\n' + ''.join(rows[1:])).encode('utf-8'))
+
+
+def _run(executor_class, input_base, out, splits=(('single_split', '*.csv'),), eval_percent=20):
+  """Runs an executor in this process; returns its Examples artifact."""
+  examples = standard_artifacts.Examples()
+  examples.uri = str(out)
+  context = base_beam_executor.BaseBeamExecutor.Context(
+    tmp_dir=f'{out}.tmp', unique_id='1', beam_pipeline_args=['--direct_running_mode=in_memory']
+  )
+  input_config = example_gen_pb2.Input(
+    splits=[example_gen_pb2.Input.Split(name=name, pattern=pattern) for name, pattern in splits]
+  )
+  output_config = file_based.output_config(eval_percent) if len(splits) == 1 else None
+  properties = {
+    'input_base': str(input_base),
+    'input_config': proto_utils.proto_to_json(input_config),
+    'output_config': proto_utils.proto_to_json(output_config or example_gen_pb2.Output()),
+    'output_data_format': example_gen_pb2.FORMAT_TF_EXAMPLE,
+    'output_file_format': example_gen_pb2.FORMAT_TFRECORDS_GZIP,
+  }
+  executor_class(context).Do({}, {'examples': [examples]}, properties)
+  return examples
+
+
+def _records(uri, split):
+  """A split's records, each re-serialized deterministically, in file and record order."""
+  files = sorted(glob.glob(os.path.join(uri, f'Split-{split}', '*')))
+  found = []
+  for path in files:
+    compression = 'GZIP' if path.endswith('.gz') else ''
+    for record in tf.data.TFRecordDataset(path, compression_type=compression).as_numpy_iterator():
+      found.append(tf.train.Example.FromString(record).SerializeToString(deterministic=True))
+  return found
+
+
+@pytest.fixture(scope='module')
+def taxi(tmp_path_factory):
+  """(stock artifact, Arrow artifact) on the taxi CSV."""
+  root = tmp_path_factory.mktemp('taxi')
+  os.symlink(TAXI_CSV, root / 'data.csv')
+  stock = _run(stock_executor.Executor, root, root / 'stock')
+  return stock, _run(arrow_executor.Executor, root, root / 'arrow')
+
+
+@pytest.fixture(scope='module')
+def adversarial(tmp_path_factory):
+  """(stock artifact, Arrow artifact, Arrow again) on the adversarial CSV in ~300-byte ranges."""
+  root = tmp_path_factory.mktemp('adversarial')
+  _adversarial_csv(root / 'data.csv')
+  stock = _run(stock_executor.Executor, root, root / 'stock')
+  with pytest.MonkeyPatch.context() as patch:
+    patch.setattr(arrow_csv, 'RANGE_BYTES', 300)
+    return (
+      stock,
+      _run(arrow_executor.Executor, root, root / 'a'),
+      _run(arrow_executor.Executor, root, root / 'b'),
+    )
+
+
+def test_taxi_records_equal_csv_example_gen_s_and_the_eval_share_is_within_1_percent(taxi):
+  stock, arrow = taxi
+  train, evaluation = _records(arrow.uri, 'train'), _records(arrow.uri, 'eval')
+  assert sorted(train + evaluation) == sorted(
+    _records(stock.uri, 'train') + _records(stock.uri, 'eval')
+  )
+  assert len(train) + len(evaluation) == 15002
+  assert abs(len(evaluation) / (len(train) + len(evaluation)) - 0.20) <= 0.01
+  assert json.loads(arrow.get_string_custom_property('split_counts')) == {
+    'train': len(train),
+    'eval': len(evaluation),
+  }
+  types = json.loads(arrow.get_string_custom_property('column_types'))['single_split']
+  assert (types['fare'], types['trip_start_hour'], types['company']) == ('FLOAT', 'INT', 'STRING')
+  assert arrow.split_names == stock.split_names
+
+
+def test_adversarial_records_equal_csv_example_gen_s_across_range_cuts(adversarial):
+  stock, arrow, _ = adversarial
+  assert len(glob.glob(os.path.join(arrow.uri, 'Split-train', '*'))) > 10  # cut mid-file
+  ours = sorted(_records(arrow.uri, 'train') + _records(arrow.uri, 'eval'))
+  theirs = sorted(_records(stock.uri, 'train') + _records(stock.uri, 'eval'))
+  assert len(ours) == 6 * 30
+  assert ours == theirs
+  types = json.loads(arrow.get_string_custom_property('column_types'))['single_split']
+  assert types == {
+    'id': 'INT',
+    'name': 'STRING',
+    'amount': 'FLOAT',  # 'inf' and '  2.5' are floats to Python
+    'count': 'INT',  # '+7', ' 7 ' and '1_000' are ints to Python, not to pyarrow
+    'note': 'STRING',
+    'empty': 'UNKNOWN',
+    'code': 'STRING',
+    'big': 'STRING',  # 2**63 is beyond int64
+  }
+
+
+def test_splits_are_the_same_on_every_run(adversarial):
+  _, first, second = adversarial
+  for split in ('train', 'eval'):
+    assert _records(first.uri, split) == _records(second.uri, split)
+  assert _records(first.uri, 'eval')  # both splits have rows
+
+
+def test_already_split_input_keeps_its_splits(tmp_path):
+  with open(TAXI_CSV) as f:
+    lines = f.readlines()[:401]
+  for name, rows in (('train', lines[1:301]), ('eval', lines[301:])):
+    os.makedirs(tmp_path / name)
+    (tmp_path / name / 'part.csv').write_text(lines[0] + ''.join(rows))
+  splits = (('train', 'train/*.csv'), ('eval', 'eval/*.csv'))
+  stock = _run(stock_executor.Executor, tmp_path, tmp_path / 'stock', splits)
+  arrow = _run(arrow_executor.Executor, tmp_path, tmp_path / 'arrow', splits)
+  for split, count in (('train', 300), ('eval', 100)):
+    assert sorted(_records(arrow.uri, split)) == sorted(_records(stock.uri, split))
+    assert len(_records(arrow.uri, split)) == count
+
+
+def test_ranges_end_at_row_ends_outside_quotes(tmp_path):
+  _adversarial_csv(tmp_path / 'data.csv', copies=5)
+  data = (tmp_path / 'data.csv').read_bytes()
+  start = data.index(b'\n') + 1
+  cuts = arrow_csv.ranges(data, start, range_bytes=40)
+  assert cuts[0][0] == start and cuts[-1][1] == len(data)
+  assert all(end == begin for (_, end, _), (begin, _, _) in zip(cuts, cuts[1:]))
+  assert len(cuts) > 10
+  for begin, end, line in cuts:
+    assert data[end - 1 : end] == b'\n'
+    assert data[:end].count(b'"') % 2 == 0  # not inside a quoted field
+    assert line == 1 + data[:begin].count(b'\n')
+
+
+@pytest.mark.parametrize(
+  'cell',
+  [b'7', b'-7', b'+7', b' 7 ', b'1_000', b'007', b'9223372036854775807', b'9223372036854775808',
+   b'-9223372036854775809', b'3.5', b'1e3', b'inf', b'nan', b'  2.5', b'1.2.3', b'A1', b'0x10',
+   b'\xc3\x9c'],
+)  # fmt: skip
+def test_a_cell_s_type_is_tfx_bsl_s(cell):
+  assert int(arrow_csv.infer_value_type(cell)) == int(csv_decoder._InferValueType(cell))
+
+
+@pytest.mark.parametrize(
+  'content, message',
+  [
+    (
+      'a,b,label\n1,2,0\n3,caf\xe9,1\n'.encode('latin-1'),
+      'data.csv: not UTF-8 (byte 0xe9 on line 3); CsvExampleGen reads UTF-8: save the file as '
+      'UTF-8 CSV',
+    ),
+    (b'a,b,label\n1,2,0\n3,4\n', 'data.csv: line 3 has 2 cells, the header 3 columns'),
+  ],
+)
+def test_a_file_it_cannot_read_is_one_line(tmp_path, content, message):
+  (tmp_path / 'data.csv').write_bytes(content)
+  with pytest.raises(UnusableData) as raised:
+    _run(arrow_executor.Executor, tmp_path, tmp_path / 'out')
+  assert str(raised.value).endswith(message) and '\n' not in str(raised.value)
+  assert not glob.glob(str(tmp_path / 'out' / 'Split-*' / 'data-*'))  # nothing half-written
+
+
+def test_files_of_one_split_must_share_a_header(tmp_path):
+  (tmp_path / 'a.csv').write_text('x,y\n1,2\n')
+  (tmp_path / 'b.csv').write_text('x,z\n1,2\n')
+  with pytest.raises(UnusableData, match="b.csv: its header differs from .*a.csv's"):
+    _run(arrow_executor.Executor, tmp_path, tmp_path / 'out')
