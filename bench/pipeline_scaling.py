@@ -1,0 +1,238 @@
+"""The pipeline as data grows: per component, the fixed seconds and the marginal µs per image or
+row, for the project's pipeline and, on CSV, with TFX's stock CsvExampleGen, in one invocation.
+
+  .venv/bin/python -m bench.pipeline_scaling [--quick] [--json OUT] [--chart PNG]
+
+Each run is `pipeline.py run` in a fresh process and a fresh output folder, with every default
+(`--beam-mode auto` included) except `--train-steps` (TRAIN_STEPS, so that the Trainer's work is
+the same at every size). A component's seconds are its execution's in ML Metadata (registered
+to completed, as the orchestrator sees it); the run's wall time is the process's. Data:
+  images    the embedded digits (1,797 8×8 PNGs: the default job), and copies of them with pixel
+            noise up to IMAGES (no TFX component reads image folders: the project's own only);
+  csv       10 float columns and a label learnable from them, ROWS (about 97 bytes a row), run
+            with the project's Arrow CsvExampleGen and, up to STOCK_ROWS, with TFX's
+            (`--csv-reader tfx`): every other component is the same in both.
+Per component and kind, a least-squares line through (size, seconds) gives fixed_s (its
+intercept: start-up, imports, a model's compile) and marginal_us (its slope: what one more image
+or row costs). small_csv_over_digits is the 1,000-row CSV run's wall time over the digits run's.
+The ExampleGen-only comparison (TFX's CsvExampleGen, the project's and the one-core ceiling at
+200k and 1M rows) is bench.csv_example_gen's, run within this invocation (csv_200k, csv_1m).
+--quick: two small sizes of each, a few training steps, CSV figures at a hundredth (tests).
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, List, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DIGITS = 1_797
+IMAGES = (DIGITS, 10_000, 50_000)
+ROWS = (1_000, 30_000, 200_000, 1_000_000)
+STOCK_ROWS = (1_000, 30_000, 200_000)  # TFX's CsvExampleGen takes ~6 min alone on 1M rows
+TRAIN_STEPS = 200
+QUICK = {'images': (300, 600), 'rows': (300, 600), 'stock_rows': (300, 600), 'train_steps': 10}
+# --quick's 10 steps train no usable model: every run is pushed all the same (Pusher's work kept).
+QUICK_BLESSING = ('--min-accuracy', '0', '--allow-missed-classes')
+SMALL_CSV_ROWS = 1_000
+
+
+def write_images(folder: str, count: int) -> str:
+  """count digits as <folder>/<digit>/<index>.png: the embedded 1,797, then copies of them with
+  uniform pixel noise of ±8 (each file its own bytes, so each its own split hash)."""
+  import numpy as np
+  import PIL.Image
+  from sklearn.datasets import load_digits
+
+  digits = load_digits()
+  rng = np.random.default_rng(0)
+  for index in range(count):
+    pixels = digits.images[index % len(digits.images)] * (255.0 / 16.0)
+    if index >= len(digits.images):
+      pixels = np.clip(pixels + rng.integers(-8, 9, pixels.shape), 0, 255)
+    class_dir = os.path.join(folder, str(digits.target[index % len(digits.images)]))
+    os.makedirs(class_dir, exist_ok=True)
+    image = PIL.Image.fromarray(np.round(pixels).astype(np.uint8), 'L')
+    image.save(os.path.join(class_dir, f'{index:06d}.png'))
+  return folder
+
+
+def write_rows(path: str, rows: int) -> str:
+  """bench.csv_example_gen's numeric CSV with a label the MLP can learn (f0 + f1 > 0), so that
+  every run is blessed and pushed as a user's would be."""
+  import pandas as pd
+
+  from bench import csv_example_gen
+
+  csv_example_gen.write_csv(path, rows)
+  frame = pd.read_csv(path)
+  frame['label'] = (frame['f0'] + frame['f1'] > 0).astype(int)
+  frame.to_csv(path, index=False, float_format='%.6f')
+  return path
+
+
+def component_seconds(output: str) -> Dict[str, float]:
+  """Each component's seconds in the one run recorded in output's ML Metadata."""
+  import config as cfg
+  from metadata import summary
+
+  store = summary.open_store(os.path.join(output, cfg.METADATA_FILE))
+  seconds = {}
+  for execution in store.get_executions():
+    if summary.is_resolver(execution):
+      continue
+    node = summary.node_id(store, execution)
+    took = (execution.last_update_time_since_epoch - execution.create_time_since_epoch) / 1000
+    seconds[node] = seconds.get(node, 0.0) + took
+  return seconds
+
+
+def timed_run(data: str, output: str, train_steps: int, *extra: str) -> dict:
+  """One `pipeline.py run` process: its wall seconds and its components' seconds."""
+  started = time.monotonic()
+  subprocess.run(
+    [sys.executable, 'pipeline.py', 'run', '--data', data, '--output', output]
+    + ['--train-steps', str(train_steps), *extra],
+    cwd=ROOT,
+    check=True,
+    stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,
+  )
+  return {'wall_s': time.monotonic() - started, 'components': component_seconds(output)}
+
+
+def fit(points: List[Tuple[int, float]]) -> dict:
+  """The least-squares line seconds = fixed_s + marginal_us * size / 1e6 through the points."""
+  import numpy as np
+
+  sizes, seconds = np.array([p[0] for p in points], float), np.array([p[1] for p in points])
+  slope, intercept = np.polyfit(sizes, seconds, 1)
+  return {'fixed_s': float(intercept), 'marginal_us': float(slope * 1e6)}
+
+
+def cost_model(runs: Dict[int, dict]) -> Dict[str, dict]:
+  """Per component (and 'wall'), fixed_s and marginal_us over runs[size]."""
+  components = sorted({c for run in runs.values() for c in run['components']})
+  model = {
+    c: fit([(n, run['components'][c]) for n, run in runs.items() if c in run['components']])
+    for c in components
+  }
+  model['wall'] = fit([(n, run['wall_s']) for n, run in runs.items()])
+  return model
+
+
+def measure(quick: bool = False) -> dict:
+  """Every figure of one invocation."""
+  from bench import csv_example_gen
+
+  images = QUICK['images'] if quick else IMAGES
+  rows = QUICK['rows'] if quick else ROWS
+  stock_rows = QUICK['stock_rows'] if quick else STOCK_ROWS
+  steps = QUICK['train_steps'] if quick else TRAIN_STEPS
+  plan = (
+    [('images', 'project', n) for n in images]
+    + [('csv', 'project', n) for n in rows]
+    + [('csv', 'stock', n) for n in stock_rows]
+  )
+  runs: Dict[Tuple[str, str], Dict[int, dict]] = {}
+  with tempfile.TemporaryDirectory() as scratch:
+    for index, (kind, reader, n) in enumerate(plan):
+      data = os.path.join(scratch, f'{kind}{n}')
+      if not os.path.exists(data):
+        data = write_images(data, n) if kind == 'images' else write_rows(data + '.csv', n)
+      extra = ('--label', 'label') if kind == 'csv' else ()
+      extra += ('--csv-reader', 'tfx') if reader == 'stock' else ()
+      extra += QUICK_BLESSING if quick else ()
+      run = timed_run(data, os.path.join(scratch, f'out{index}'), steps, *extra)
+      runs.setdefault((kind, reader), {})[n] = run
+      slowest = max(run['components'], key=run['components'].get)
+      print(
+        f'[{index + 1}/{len(plan)}] {kind} {n:,} ({reader}): {run["wall_s"]:.1f} s, slowest '
+        f'{slowest} {run["components"][slowest]:.1f} s',
+        flush=True,
+      )
+  csv_part = csv_example_gen.measure(quick, repeats=1)
+  smallest = min(rows, key=lambda n: abs(n - SMALL_CSV_ROWS))
+  return {
+    'cores': os.cpu_count(),
+    'train_steps': steps,
+    'sizes': {'images': list(images), 'csv': list(rows), 'csv_stock': list(stock_rows)},
+    'runs': {
+      f'{kind}_{reader}': {str(n): run for n, run in by_size.items()}
+      for (kind, reader), by_size in runs.items()
+    },
+    'cost': {f'{kind}_{reader}': cost_model(by_size) for (kind, reader), by_size in runs.items()},
+    'small_csv_over_digits': (
+      runs[('csv', 'project')][smallest]['wall_s']
+      / runs[('images', 'project')][images[0]]['wall_s']
+    ),
+    'csv_200k': csv_part['csv_200k'],
+    'csv_1m': csv_part['csv_1m'],
+    'csv_example_gen': csv_part,
+  }
+
+
+def report(figures: dict) -> None:
+  """The cost table and the targets as lines."""
+  print(
+    f'{figures["cores"]} cores, {figures["train_steps"]} training steps; per component: fixed s '
+    '+ marginal µs per image / row (least squares over the sizes)'
+  )
+  for name, model in figures['cost'].items():
+    sizes = ', '.join(f'{int(n):,}' for n in figures['runs'][name])
+    print(f'  {name} ({sizes}):')
+    for component, line in sorted(model.items(), key=lambda kv: -kv[1]['marginal_us']):
+      print(f'    {component:22s} {line["fixed_s"]:7.1f} s + {line["marginal_us"]:9.1f} µs')
+  print(f'  small_csv_over_digits = {figures["small_csv_over_digits"]:.2f} (target <= 1.2)')
+  from bench import csv_example_gen
+
+  csv_example_gen.report(figures['csv_example_gen'])
+
+
+def draw(figures: dict, path: str) -> None:
+  """Seconds per component against data size (log-log), a panel per kind."""
+  from metadata import pictures
+
+  names = list(figures['cost'])
+  figure, axes = pictures.new_figure('pipeline scaling', (5 * len(names), 4.2), 1, len(names))
+  for axis, name in zip(axes[0], names):
+    runs = figures['runs'][name]
+    sizes = [int(n) for n in runs]
+    components = sorted({c for run in runs.values() for c in run['components']})
+    for component in components + ['wall']:
+      seconds = [
+        runs[str(n)]['wall_s'] if component == 'wall' else runs[str(n)]['components'][component]
+        for n in sizes
+      ]
+      axis.plot(sizes, seconds, 'k--' if component == 'wall' else 'o-', label=component)
+    axis.set(
+      xscale='log', yscale='log', title=name, xlabel='images' if 'images' in name else 'rows'
+    )
+    axis.set_ylabel('seconds')
+    axis.legend(fontsize=6)
+  figure.tight_layout()
+  figure.savefig(path, dpi=110)
+
+
+def main(argv=None) -> None:
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
+  parser.add_argument('--quick', action='store_true', help='small sizes, few steps (tests)')
+  parser.add_argument('--json', help='also write the figures here')
+  parser.add_argument('--chart', help='also draw seconds per component against size here (PNG)')
+  args = parser.parse_args(argv)
+  figures = measure(args.quick)
+  report(figures)
+  from bench import figures as figures_file
+
+  figures_file.save(figures, args.json)
+  if args.chart:
+    draw(figures, args.chart)
+
+
+if __name__ == '__main__':
+  main()
