@@ -38,6 +38,7 @@ QUICK = {'images': (300, 600), 'rows': (300, 600), 'stock_rows': (300, 600), 'tr
 # --quick's 10 steps train no usable model: every run is pushed all the same (Pusher's work kept).
 QUICK_BLESSING = ('--min-accuracy', '0', '--allow-missed-classes')
 SMALL_CSV_ROWS = 1_000
+SHOWN_FROM_S = 0.5  # the chart's least component seconds
 
 
 def write_images(folder: str, count: int) -> str:
@@ -193,26 +194,43 @@ def report(figures: dict) -> None:
 
 
 def draw(figures: dict, path: str) -> None:
-  """Seconds per component against data size (log-log), a panel per kind."""
-  from metadata import pictures
+  """Seconds per component against data size (log-log), a panel per kind; components that never
+  took SHOWN_FROM_S are left out (the gates and checks: tens of milliseconds)."""
+  from matplotlib.figure import Figure
+  from matplotlib.ticker import FuncFormatter, NullFormatter
 
   names = list(figures['cost'])
-  figure, axes = pictures.new_figure('pipeline scaling', (5 * len(names), 4.2), 1, len(names))
-  for axis, name in zip(axes[0], names):
+  figure = Figure(figsize=(5.2 * len(names), 4.4))
+  plain = FuncFormatter(lambda value, _: f'{value:,.10g}')
+  # One colour per component in every panel (both ExampleGens one colour).
+  same = lambda component: component.replace('Csv', 'Image')
+  every = {
+    same(c) for runs in figures['runs'].values() for r in runs.values() for c in r['components']
+  }
+  colours = {c: f'C{i % 10}' for i, c in enumerate(sorted(every))}
+  for axis, name in zip(figure.subplots(1, len(names), squeeze=False)[0], names):
     runs = figures['runs'][name]
     sizes = [int(n) for n in runs]
-    components = sorted({c for run in runs.values() for c in run['components']})
-    for component in components + ['wall']:
-      seconds = [
-        runs[str(n)]['wall_s'] if component == 'wall' else runs[str(n)]['components'][component]
-        for n in sizes
-      ]
-      axis.plot(sizes, seconds, 'k--' if component == 'wall' else 'o-', label=component)
-    axis.set(
-      xscale='log', yscale='log', title=name, xlabel='images' if 'images' in name else 'rows'
-    )
-    axis.set_ylabel('seconds')
-    axis.legend(fontsize=6)
+    seconds = {'wall': [run['wall_s'] for run in runs.values()]}
+    for run in runs.values():
+      for component, took in run['components'].items():
+        seconds.setdefault(component, []).append(took)
+    for component, values in sorted(seconds.items()):
+      if len(values) == len(sizes) and max(values) >= SHOWN_FROM_S:
+        style = (
+          dict(color='black', linestyle='--')
+          if component == 'wall'
+          else dict(marker='o', color=colours[same(component)])
+        )
+        axis.plot(sizes, values, label=component, **style)
+    axis.set(xscale='log', yscale='log', title=name.replace('_', ' '), ylabel='seconds')
+    axis.set_xlabel('images' if name.startswith('images') else 'rows')
+    axis.set_xticks(sizes)
+    axis.xaxis.set_major_formatter(plain)
+    axis.yaxis.set_major_formatter(plain)
+    axis.xaxis.set_minor_formatter(NullFormatter())
+    axis.yaxis.set_minor_formatter(NullFormatter())
+    axis.legend(fontsize=7, loc='upper left')
   figure.tight_layout()
   figure.savefig(path, dpi=110)
 
