@@ -27,6 +27,10 @@ import sys
 import tempfile
 import time
 from typing import Dict, List, Tuple
+import warnings
+
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIGITS = 1_797
