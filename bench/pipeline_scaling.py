@@ -174,6 +174,7 @@ def measure(quick: bool = False) -> dict:
       runs[('csv', 'project')][smallest]['wall_s']
       / runs[('images', 'project')][images[0]]['wall_s']
     ),
+    'small_csv_over_digits_sizes': {'csv_rows': smallest, 'images': images[0]},
     'csv_200k': csv_part['csv_200k'],
     'csv_1m': csv_part['csv_1m'],
     'csv_example_gen': csv_part,

@@ -49,8 +49,12 @@ def test_each_cost_line_is_the_least_squares_line_through_its_runs(figures):
 
 def test_the_small_csv_ratio_is_the_runs_wall_times(figures):
   figures, _ = figures
-  csv_run = figures['runs']['csv_project'][str(figures['sizes']['csv'][0])]
-  digits_run = figures['runs']['images_project'][str(figures['sizes']['images'][0])]
+  compared = figures['small_csv_over_digits_sizes']
+  rows = figures['sizes']['csv']
+  assert compared['csv_rows'] == min(rows, key=lambda n: abs(n - pipeline_scaling.SMALL_CSV_ROWS))
+  assert compared['images'] == figures['sizes']['images'][0]
+  csv_run = figures['runs']['csv_project'][str(compared['csv_rows'])]
+  digits_run = figures['runs']['images_project'][str(compared['images'])]
   assert figures['small_csv_over_digits'] == pytest.approx(csv_run['wall_s'] / digits_run['wall_s'])
 
 
