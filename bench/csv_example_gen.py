@@ -33,14 +33,17 @@ TARGETS = {
 }
 
 
-def write_csv(path: str, rows: int, seed: int = 0) -> str:
-  """rows x (f0..f9 floats with 6 decimals, label 0/1): ~97 bytes a row."""
+def write_csv(path: str, rows: int, seed: int = 0, learnable: bool = False) -> str:
+  """rows x (f0..f9 floats with 6 decimals, label 0/1): ~97 bytes a row. The label is random,
+  or with `learnable` f0 + f1 > 0 (a model can learn it: bench.pipeline_scaling's runs)."""
   import numpy as np
   import pandas as pd
 
   rng = np.random.default_rng(seed)
   frame = pd.DataFrame(rng.standard_normal((rows, 10)), columns=[f'f{i}' for i in range(10)])
-  frame['label'] = rng.integers(0, 2, rows)
+  frame['label'] = (
+    (frame['f0'] + frame['f1'] > 0).astype(int) if learnable else rng.integers(0, 2, rows)
+  )
   frame.to_csv(path, index=False, float_format='%.6f')
   return path
 

@@ -65,20 +65,6 @@ def write_images(folder: str, count: int) -> str:
   return folder
 
 
-def write_rows(path: str, rows: int) -> str:
-  """bench.csv_example_gen's numeric CSV with a label the MLP can learn (f0 + f1 > 0), so that
-  every run is blessed and pushed as a user's would be."""
-  import pandas as pd
-
-  from bench import csv_example_gen
-
-  csv_example_gen.write_csv(path, rows)
-  frame = pd.read_csv(path)
-  frame['label'] = (frame['f0'] + frame['f1'] > 0).astype(int)
-  frame.to_csv(path, index=False, float_format='%.6f')
-  return path
-
-
 def component_seconds(output: str) -> Dict[str, float]:
   """Each component's seconds in the one run recorded in output's ML Metadata."""
   import config as cfg
@@ -147,7 +133,11 @@ def measure(quick: bool = False) -> dict:
     for index, (kind, reader, n) in enumerate(plan):
       data = os.path.join(scratch, f'{kind}{n}')
       if not os.path.exists(data):
-        data = write_images(data, n) if kind == 'images' else write_rows(data + '.csv', n)
+        data = (
+          write_images(data, n)
+          if kind == 'images'
+          else csv_example_gen.write_csv(data + '.csv', n, learnable=True)
+        )
       extra = ('--label', 'label') if kind == 'csv' else ()
       extra += ('--csv-reader', 'tfx') if reader == 'stock' else ()
       extra += QUICK_BLESSING if quick else ()

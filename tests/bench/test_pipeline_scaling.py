@@ -41,8 +41,9 @@ def test_each_cost_line_is_the_least_squares_line_through_its_runs(figures):
   figures, _ = figures
   for name, runs in figures['runs'].items():
     sizes = sorted(int(n) for n in runs)
+    assert len(sizes) == 2, name  # --quick: two points, and the line goes through both
     line = figures['cost'][name]['Trainer']
-    for n in sizes[:2] if len(sizes) == 2 else []:  # two points: the line goes through both
+    for n in sizes:
       predicted = line['fixed_s'] + line['marginal_us'] * n / 1e6
       assert predicted == pytest.approx(runs[str(n)]['components']['Trainer'], abs=1e-6)
 
