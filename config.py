@@ -39,6 +39,13 @@ CSV_READERS = (ARROW_CSV, STOCK_CSV)
 # 18.1 s and 23.3 s at 2.6 GB (each worker imports TensorFlow: ~17 s fixed, then 1.5x the rate),
 # even at ~4.8 M rows (~470 MB).
 ARROW_CSV_IN_MEMORY_BELOW_BYTES = 512 << 20
+# StatisticsGen with `auto` computes TFDV's statistics in its own process, without Beam, below
+# this size of tf.Example shards (components/statistics_gen). Measured on 2 cores
+# (bench.statistics_and_evaluation, docs/benchmarks.md): 200,000 CSV rows (37 MB) 2.2 s against
+# TFX's 6.4 s in one Beam process; 1,000,000 rows (186 MB) 14.5-15.0 s at a 3.0 GB peak against
+# 24.7-25.7 s with Beam's worker processes (what `auto` gives TFX's there). Larger data was not
+# measured and its memory grows with it, so the limit sits just above the largest size measured.
+STATISTICS_IN_PROCESS_BELOW_BYTES = 200 << 20
 
 
 def trainer_kind(data_kind: str) -> str:
@@ -65,6 +72,12 @@ def arrow_csv_running_mode(requested: str, workers: int, data_bytes: int) -> str
   ARROW_CSV_IN_MEMORY_BELOW_BYTES (no worker count asked for), else '' (the pipeline's)."""
   small = 0 < data_bytes < ARROW_CSV_IN_MEMORY_BELOW_BYTES
   return 'in_memory' if requested == BEAM_AUTO and small and not workers else ''
+
+
+def statistics_in_process_below(requested: str, workers: int) -> int:
+  """StatisticsGen's in-process limit in bytes: STATISTICS_IN_PROCESS_BELOW_BYTES for `auto`
+  (no worker count asked for), else 0 (always TFX's Beam pipeline)."""
+  return STATISTICS_IN_PROCESS_BELOW_BYTES if requested == BEAM_AUTO and not workers else 0
 
 
 # The serving check before the Pusher: the project's ServingCheck (a fresh process in its step),
@@ -201,6 +214,7 @@ class PipelineConfig:
   beam_direct_running_mode: str = BEAM_AUTO  # or 'in_memory', 'multi_processing', 'multi_threading'
   beam_direct_num_workers: int = 0  # 0: one per core
   csv_direct_running_mode: str = ''  # the Arrow CSV ExampleGen's own ('': the pipeline's)
+  statistics_in_process_below_bytes: int = 0  # StatisticsGen without Beam below this (0: never)
   beam_extra_args: List[str] = dataclasses.field(default_factory=list)  # passed to Beam as is
   input_service: str = _TRAINER.input_service  # grpc://HOST:PORT: training input on tf.data service
   data_rev: str = ''  # --data-rev: the git revision of a DVC repository data was staged from
@@ -224,6 +238,12 @@ class PipelineConfig:
   @property
   def serving_dir(self) -> str:
     return os.path.join(self.output, 'serving')
+
+  @property
+  def direct_beam(self) -> bool:
+    """Beam components run on the DirectRunner (locally or in the step's container)."""
+    dataflow = self.cloud is not None and self.cloud.beam_runner == DATAFLOW_RUNNER
+    return self.beam_runner == DIRECT_RUNNER and not dataflow
 
   @property
   def beam_pipeline_args(self) -> List[str]:

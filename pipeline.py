@@ -42,9 +42,10 @@ from components.recording_trainer.component import RecordingTrainer, VertexTrain
 from components.serving_check.component import ServingCheck, TensorFlowServingCheck
 from components.serving_pusher.component import ServingPusher
 from components.shard_check.component import ShardCheck
+from components.statistics_gen.component import StatisticsGen
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
-from contracts import fingerprint, serving, splits, text_record, trainer_options
+from contracts import evaluation, fingerprint, serving, splits, text_record, trainer_options
 from contracts.trainer_options import TrainerOptions
 from trainer import models
 
@@ -65,7 +66,11 @@ def create_pipeline(
   values = parameter_values(config, parameters)
   example_gen = example_gen_for(config, values['data'])
   examples = example_gen.outputs['examples']
-  statistics_gen = tfx.components.StatisticsGen(examples=examples)
+  statistics_gen = StatisticsGen(
+    examples=examples,
+    in_process_below_bytes=config.statistics_in_process_below_bytes if config.direct_beam else 0,
+    code_fingerprint=fingerprint.of('components.statistics_gen.executor'),
+  )
   if config.schema and not schema_only:
     schema_gen = CuratedSchemaGen(
       schema_file=config.schema,
@@ -362,7 +367,10 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     eval_config=eval_config,
     min_accuracy=values['min_accuracy'],
     allow_missed_classes=config.allow_missed_classes,
-    code_fingerprint=fingerprint.of('components.blessing_evaluator.component'),
+    # TFMA imports the derived metrics by name (eval_config's module): the code is theirs too.
+    code_fingerprint=fingerprint.of(
+      'components.blessing_evaluator.component', evaluation.METRICS_MODULE
+    ),
   ).with_id('Evaluator')
   check, infra_blessing = serving_check(config, examples, trainer, evaluator)
   pusher = ServingPusher(

@@ -664,6 +664,10 @@ def config_from(args: argparse.Namespace, schema_default=None, **decided) -> cfg
     given.update(image_height=args.image_size[0], image_width=args.image_size[1])
   if hasattr(args, 'no_cache'):
     given['enable_cache'] = not args.no_cache
+  given['statistics_in_process_below_bytes'] = cfg.statistics_in_process_below(  # the executor
+    getattr(args, 'beam_direct_running_mode', _DEFAULTS.beam_direct_running_mode),  # measures
+    getattr(args, 'beam_direct_num_workers', _DEFAULTS.beam_direct_num_workers),  # the shards
+  )
   given.update(decided)
   if not given.get('schema') and schema_default:
     given['schema'] = schema_default

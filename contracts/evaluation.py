@@ -4,12 +4,16 @@ that bless and how TFMA names them in its results, and how its confusion matrix 
 from typing import Dict
 
 CANDIDATE, BASELINE = 'candidate', 'baseline'  # the model just trained, the serving one
-ACCURACY_METRIC = 'SparseCategoricalAccuracy'  # the class name in eval_config
-ACCURACY_KEY = 'sparse_categorical_accuracy'  # its name in TFMA's results
-# Per class (one sub key per class id; an example is given class c when the model's probability
-# for c is above 0.5): the share of c's eval examples given c, and of those given c, how many are.
-RECALL_METRIC, RECALL_KEY = 'Recall', 'recall'
-PRECISION_METRIC, PRECISION_KEY = 'Precision', 'precision'
+# Custom TFMA metrics derived from the confusion matrix (components/blessing_evaluator/
+# top_class_metrics.py): the class names in eval_config, and their names in TFMA's results.
+METRICS_MODULE = 'components.blessing_evaluator.top_class_metrics'
+EXAMPLE_COUNT_METRIC, EXAMPLE_COUNT_KEY = 'TopClassExampleCount', 'example_count'
+ACCURACY_METRIC = 'TopClassAccuracy'
+ACCURACY_KEY = 'sparse_categorical_accuracy'  # Keras' name for the same figure, kept
+# Per class (one sub key per class id; an example is given class c when c is its top class):
+# the share of c's eval examples given c, and of those given c, how many are.
+RECALL_METRIC, RECALL_KEY = 'TopClassRecall', 'recall'
+PRECISION_METRIC, PRECISION_KEY = 'TopClassPrecision', 'precision'
 CONFUSION_PLOT = 'MultiClassConfusionMatrixPlot'
 
 # Custom properties the project adds to TFX's artifacts (components/blessing_evaluator,

@@ -148,7 +148,7 @@ def _slices(evaluation) -> Dict[str, dict]:
     where = ', '.join(f'{k.column} = {_slice_value(k)}' for k in keys)
     found[where] = {
       'accuracy': values.get(evaluation_names.ACCURACY_KEY),
-      'examples': int(values.get('example_count', 0)),
+      'examples': int(values.get(evaluation_names.EXAMPLE_COUNT_KEY, 0)),
     }
   return dict(sorted(found.items()))
 

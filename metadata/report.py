@@ -621,7 +621,11 @@ def _slices_section(nodes) -> str:
         values[key.name] = key_and_value.value.double_value.value
     where = ', '.join(f'{k.column} = {_slice_value(k)}' for k in keys)
     rows.append(
-      [where, int(values.get('example_count', 0)), values.get(evaluation_names.ACCURACY_KEY)]
+      [
+        where,
+        int(values.get(evaluation_names.EXAMPLE_COUNT_KEY, 0)),
+        values.get(evaluation_names.ACCURACY_KEY),
+      ]
     )
   if not rows:
     return ''

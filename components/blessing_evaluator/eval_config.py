@@ -3,14 +3,11 @@
 Blessing (thresholds on the overall slice only, so a small feature slice never blocks a push):
 eval accuracy ≥ min_accuracy; at most max_accuracy_drop below the serving model (a change
 threshold, which TFX drops while no model is serving); with min_class_recall > 0, every class's
-recall ≥ it. Measured beside it: recall and precision per class (TFMA binarization by class id: an example
-counts for class c when the model gives c a probability above 0.5) for the candidate and the
-serving model, a confusion matrix (top class), and every metric per value of each slice feature.
-
-Why not recall at the top class (TFMA's `top_k: 1` with binarization): TFMA keys a threshold by
-the binarized sub key only, so a threshold on such a metric never finds its value and always
-fails; at probability 0.5 the thresholds hold, and recall there is at most the top-class recall
-(p > 0.5 makes c the top class).
+recall ≥ it. Measured beside it: recall and precision per class (binarized by class id) for
+the candidate and the serving model, a confusion matrix, and every metric per value of each
+slice feature. Accuracy, recall and precision are top-class figures derived from the confusion
+matrix (top_class_metrics.py: one per-example pass instead of four, about half the
+Evaluator's time on large data).
 
 The class ids are not known when the pipeline is built (they come from the data): the executor
 writes them in from the candidate model's output width (with_parameters).
@@ -32,6 +29,11 @@ def _overall(threshold: tfma.MetricThreshold) -> dict:
       tfma.PerSliceMetricThreshold(slicing_specs=[OVERALL], threshold=threshold)
     ]
   )
+
+
+def _derived(class_name: str, **threshold) -> tfma.MetricConfig:
+  """A metric of top_class_metrics.py (derived from the confusion matrix, not one more pass)."""
+  return tfma.MetricConfig(class_name=class_name, module=evaluation.METRICS_MODULE, **threshold)
 
 
 def build(
@@ -73,15 +75,15 @@ def build(
     metrics_specs=[
       tfma.MetricsSpec(
         metrics=[
-          tfma.MetricConfig(class_name='ExampleCount'),
-          tfma.MetricConfig(class_name=evaluation.ACCURACY_METRIC, **_overall(accuracy)),
+          _derived(evaluation.EXAMPLE_COUNT_METRIC),
+          _derived(evaluation.ACCURACY_METRIC, **_overall(accuracy)),
           tfma.MetricConfig(class_name=evaluation.CONFUSION_PLOT),
         ]
       ),
       tfma.MetricsSpec(  # per class: with_parameters adds the class ids
         metrics=[
-          tfma.MetricConfig(class_name=evaluation.RECALL_METRIC, **class_recall),
-          tfma.MetricConfig(class_name=evaluation.PRECISION_METRIC),
+          _derived(evaluation.RECALL_METRIC, **class_recall),
+          _derived(evaluation.PRECISION_METRIC),
         ]
       ),
     ],

@@ -3,6 +3,8 @@ model; both are written into eval_config by the executor (eval_config.with_param
 
 import json
 
+import numpy as np
+import pytest
 import tensorflow as tf
 import tensorflow_model_analysis as tfma
 from tfx import v1 as tfx
@@ -105,3 +107,62 @@ def test_a_missed_class_withholds_a_blessing_as_the_evaluator_writes_one(tmp_pat
   assert json.loads(blessing.get_string_custom_property(evaluation.MISSED_CLASSES)) == [
     {'class_id': 1, 'examples': 6}
   ]
+
+
+def _derived_values(metric, sub_keys, examples) -> dict:
+  """{key name or (name, class id): value} of a top_class_metrics metric on `examples`, through
+  its TFMA computations (the confusion matrix's combiner, then the derived result)."""
+  from tensorflow_model_analysis.metrics import metric_types
+
+  computations = metric.computations(sub_keys=sub_keys)
+  combiner = computations[0].combiner
+  accumulator = combiner.create_accumulator()
+  for labels, predictions in examples:
+    accumulator = combiner.add_input(
+      accumulator,
+      metric_types.StandardMetricInputs(
+        labels=np.array([labels]),
+        predictions=np.array(predictions),
+        example_weights=np.array([1.0]),
+      ),
+    )
+  computed = combiner.extract_output(accumulator)
+  values = {}
+  for derived in computations[1:]:
+    if isinstance(derived, metric_types.DerivedMetricComputation):
+      for key, value in derived.result(computed).items():
+        values[(key.name, key.sub_key.class_id) if key.sub_key else key.name] = value
+  return values
+
+
+def test_derived_metrics_equal_keras_accuracy_and_top_class_recall_and_precision():
+  from sklearn.metrics import precision_score, recall_score
+  from tensorflow_model_analysis.metrics import metric_types
+
+  from components.blessing_evaluator import top_class_metrics
+
+  rng = np.random.default_rng(3)
+  labels = rng.integers(0, 3, 200)
+  predictions = rng.dirichlet(np.ones(3), 200)
+  predictions[labels == 2, 2] += 0.5  # class 2 mostly right, the others by chance
+  predictions /= predictions.sum(axis=1, keepdims=True)
+  examples = list(zip(labels, predictions))
+  top = predictions.argmax(axis=1)
+  sub_keys = [metric_types.SubKey(class_id=c) for c in range(3)]
+
+  accuracy = _derived_values(top_class_metrics.TopClassAccuracy(), None, examples)
+  keras = tf.keras.metrics.SparseCategoricalAccuracy()
+  keras.update_state(labels, predictions)
+  assert accuracy == {evaluation.ACCURACY_KEY: pytest.approx(float(keras.result()))}
+  recall = _derived_values(top_class_metrics.TopClassRecall(), sub_keys, examples)
+  precision = _derived_values(top_class_metrics.TopClassPrecision(), sub_keys, examples)
+  for c, (r, p) in enumerate(
+    zip(recall_score(labels, top, average=None), precision_score(labels, top, average=None))
+  ):
+    assert recall[(evaluation.RECALL_KEY, c)] == pytest.approx(r)
+    assert precision[(evaluation.PRECISION_KEY, c)] == pytest.approx(p)
+  assert recall[(evaluation.RECALL_KEY, 2)] > 0.8 > recall[(evaluation.RECALL_KEY, 0)]
+  missing = _derived_values(
+    top_class_metrics.TopClassRecall(), [metric_types.SubKey(class_id=5)], examples
+  )
+  assert np.isnan(missing[(evaluation.RECALL_KEY, 5)])  # no example of class 5: no recall

@@ -1,0 +1,117 @@
+"""Accuracy, and recall and precision per class, derived from the one multi-class confusion
+matrix TFMA already computes for the confusion plot (threshold 0: the predicted class is the
+top class). Custom TFMA metrics (eval_config.py names this module); runs without TFX.
+
+TFMA feeds every metric's combiner one example at a time: ExampleCount, Keras'
+SparseCategoricalAccuracy and TFMA's Recall and Precision binarized per class were such
+combiners beside the matrix's, about half the Evaluator's time on 200,000 CSV rows
+(bench.statistics_and_evaluation, docs/benchmarks.md). Derived from the matrix, each is a few
+sums per slice. The values are those metrics' at the top class: the example count is
+ExampleCount's, accuracy SparseCategoricalAccuracy's (their keys are kept); a class's
+recall is the share of its examples whose top class it is, its precision the share of examples
+given it as top class that are it (TFMA's binarized ones counted probability > 0.5, the same
+for two classes).
+"""
+
+from typing import Dict, Optional
+
+from tensorflow_model_analysis.metrics import metric_types, metric_util
+from tensorflow_model_analysis.metrics import multi_class_confusion_matrix_metrics as matrices
+
+from contracts import evaluation
+
+
+def _matrix_computations(eval_config, model_name, output_name, example_weighted):
+  """The confusion matrix at threshold 0, as the confusion plot's (TFMA computes it once)."""
+  computations = matrices.multi_class_confusion_matrices(
+    thresholds=[0.0],
+    eval_config=eval_config,
+    model_name=model_name,
+    output_name=output_name,
+    example_weighted=example_weighted,
+  )
+  return computations, computations[-1].keys[-1]
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+  return numerator / denominator if denominator else float('nan')
+
+
+def _derived(name: str, value, eval_config, model_name, output_name, sub_key, example_weighted):
+  """Computations for MetricKey(name, …, sub_key) = value(matrix entries, class id or None)."""
+  computations, matrix_key = _matrix_computations(
+    eval_config, model_name, output_name, example_weighted
+  )
+  key = metric_types.MetricKey(
+    name=name,
+    model_name=model_name,
+    output_name=output_name,
+    sub_key=sub_key,
+    example_weighted=example_weighted,
+  )
+  class_id: Optional[int] = sub_key.class_id if sub_key is not None else None
+
+  def result(metrics: Dict) -> Dict:
+    entries = metrics[matrix_key][0.0]
+    return {key: value(entries, class_id)}
+
+  computations.append(metric_types.DerivedMetricComputation(keys=[key], result=result))
+  return computations
+
+
+def _count(entries, _) -> float:
+  return float(sum(entries.values()))
+
+
+def _accuracy(entries, _) -> float:
+  right = sum(n for k, n in entries.items() if k.actual_class_id == k.predicted_class_id)
+  return _ratio(right, sum(entries.values()))
+
+
+def _recall(entries, class_id) -> float:
+  actual = [(k, n) for k, n in entries.items() if k.actual_class_id == class_id]
+  return _ratio(
+    sum(n for k, n in actual if k.predicted_class_id == class_id), sum(n for _, n in actual)
+  )
+
+
+def _precision(entries, class_id) -> float:
+  given = [(k, n) for k, n in entries.items() if k.predicted_class_id == class_id]
+  return _ratio(sum(n for k, n in given if k.actual_class_id == class_id), sum(n for _, n in given))
+
+
+def _metric(value):
+  def computations(
+    name, eval_config=None, model_name='', output_name='', sub_key=None, example_weighted=False
+  ):
+    return _derived(name, value, eval_config, model_name, output_name, sub_key, example_weighted)
+
+  return metric_util.merge_per_key_computations(computations)
+
+
+class TopClassExampleCount(metric_types.Metric):
+  """The examples counted in the matrix: every example (ExampleCount's figure and key)."""
+
+  def __init__(self, name: str = evaluation.EXAMPLE_COUNT_KEY):
+    super().__init__(_metric(_count), name=name)
+
+
+class TopClassAccuracy(metric_types.Metric):
+  """The share of examples whose top class is their label (SparseCategoricalAccuracy)."""
+
+  def __init__(self, name: str = evaluation.ACCURACY_KEY):
+    super().__init__(_metric(_accuracy), name=name)
+
+
+class TopClassRecall(metric_types.Metric):
+  """Per class (binarize class ids): the share of its examples whose top class it is."""
+
+  def __init__(self, name: str = evaluation.RECALL_KEY):
+    super().__init__(_metric(_recall), name=name)
+
+
+class TopClassPrecision(metric_types.Metric):
+  """Per class (binarize class ids): of the examples whose top class it is, the share that are."""
+
+  def __init__(self, name: str = evaluation.PRECISION_KEY):
+    super().__init__(_metric(_precision), name=name)
