@@ -149,7 +149,8 @@ OPTIONS = {
     choices=(cfg.BEAM_AUTO, 'in_memory', 'multi_processing', 'multi_threading'),
     help='DirectRunner running mode (default: %(default)s: in_memory, with no worker processes '
     f'to start, for fewer than {cfg.IN_MEMORY_BELOW_IMAGES:,} images or CSV / TFRecord files '
-    f'under {cfg.IN_MEMORY_BELOW_BYTES >> 20} MB, else multi_processing)',
+    f'under {cfg.IN_MEMORY_BELOW_BYTES >> 20} MB, else multi_processing; StatisticsGen without Beam '
+    f'below {cfg.STATISTICS_IN_PROCESS_BELOW_BYTES >> 20} MB of shards)',
   ),
   '--beam-workers': dict(
     dest='beam_direct_num_workers',
