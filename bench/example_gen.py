@@ -8,7 +8,12 @@ into 10 class folders, then, interleaved, `--repeats` times:
   seed      the loop of seed article 000 in this process: read the file's bytes, build a
             tf.train.Example (image bytes + label), TFRecordWriter.write — one core, no checks;
   workers1  ImageExampleGen's executor, DirectRunner multi_processing with 1 worker process;
-  workers2  the same with 2 worker processes.
+  workers2  the same with 2 worker processes;
+  steps     ImageExampleGen's own per-image work without Beam, in this process on one core: its
+            shard writer (`_WriteShard`: read, decode check, build, serialise, write) over all N
+            images as one shard. The 1-worker marginal rate over this rate is what Beam leaves
+            of it (target TARGETS['marginal_over_own_steps']); the difference in µs per image
+            is what Beam itself costs per image.
 Each ExampleGen run is a fresh process (its own imports excluded from the timing, its Beam
 workers' start-up included) on N/4 and on N images: end-to-end images/s on N, and marginal
 images/s = (N - N/4) / (seconds on N - seconds on N/4), which cancels the fixed start-up (each
@@ -32,7 +37,12 @@ warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages o
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLASSES = 10
-TARGETS = {'workers2_over_workers1': 1.6, 'per_core_over_seed': 0.8, 'memory_4n_over_n': 1.2}
+TARGETS = {
+  'workers2_over_workers1': 1.6,
+  'per_core_over_seed': 0.8,
+  'memory_4n_over_n': 1.2,
+  'marginal_over_own_steps': 0.6,
+}
 
 
 def write_images(folder: str, count: int) -> str:
@@ -117,6 +127,24 @@ def run_example_gen(
   return time.monotonic() - started
 
 
+def own_steps(images_folder: str, out: str) -> float:
+  """Seconds of ImageExampleGen's shard writer over every image of `images_folder` as one shard,
+  in this process without Beam (the listing before it not timed, as it runs in Beam's runner)."""
+  from components.image_example_gen import executor, folder
+  from contracts import splits
+
+  listing = folder.list_image_folder(images_folder)
+  images = sorted(listing.images, key=lambda f: splits.path_hash(f.relpath))
+  for split in splits.SPLITS:
+    os.makedirs(os.path.join(out, f'Split-{split}'), exist_ok=True)
+  writer = executor._WriteShard(images_folder, listing.labels, 'encoded', 20, out, 1, 'none', 0)
+  started = time.monotonic()
+  facts = dict(writer.process((0, [tuple(f) for f in images])))
+  seconds = time.monotonic() - started
+  assert sum(n for fact, n in facts.items() if fact[0] == 'split') == len(images)
+  return seconds
+
+
 def measured_child(folder: str, out: str, workers: int, max_image_side: int = 0):
   """(seconds, peak MB of the whole process tree) of one ExampleGen run in a fresh process."""
   from bench import figures
@@ -150,13 +178,14 @@ def main(argv=None) -> None:
 
   images = args.images or (2_000 if args.quick else 20_000)
   repeats = args.repeats or (1 if args.quick else 2)
-  seed_times, runs = [], {}  # runs[(workers, images)] = [(seconds, peak MB), ...]
+  seed_times, step_times, runs = [], [], {}  # runs[(workers, images)] = [(seconds, peak MB)]
   sizes = (images // 4, images)
   with tempfile.TemporaryDirectory() as scratch:
     folders = {n: write_images(os.path.join(scratch, f'images{n}'), n) for n in sizes}
     seed_loop(folders[images], os.path.join(scratch, 'warm.tfrecord'))  # page cache, imports
     for round_number in range(repeats):
       seed_times.append(seed_loop(folders[images], os.path.join(scratch, f'seed{round_number}')))
+      step_times.append(own_steps(folders[images], os.path.join(scratch, f'steps{round_number}')))
       for workers in (1, 2):
         for n in sizes:
           runs.setdefault((workers, n), []).append(
@@ -166,6 +195,7 @@ def main(argv=None) -> None:
           )
       print(
         f'round {round_number + 1}/{repeats}: seed {seed_times[-1]:.1f} s, '
+        f'own steps {step_times[-1]:.1f} s, '
         + ', '.join(
           f'{w} worker(s) {n:,} images {values[-1][0]:.1f} s' for (w, n), values in runs.items()
         ),
@@ -173,7 +203,10 @@ def main(argv=None) -> None:
       )
   seconds = {key: statistics.median(s for s, _ in values) for key, values in runs.items()}
   peaks = {key: statistics.median(m for _, m in values) for key, values in runs.items()}
-  rates = {'seed': images / statistics.median(seed_times)}
+  rates = {
+    'seed': images / statistics.median(seed_times),
+    'own_steps': images / statistics.median(step_times),
+  }
   for workers in (1, 2):
     # End to end (worker start-up included: each worker process imports TensorFlow, ~5 s), and
     # marginal: the extra images of the larger run over the extra seconds they took.
@@ -186,6 +219,10 @@ def main(argv=None) -> None:
     'workers2_over_workers1_end_to_end': rates['workers2'] / rates['workers1'],
     'per_core_over_seed': rates['workers2_marginal'] / 2 / rates['seed'],
     'memory_4n_over_n': peaks[(2, images)] / peaks[(2, sizes[0])],
+    'marginal_over_own_steps': rates['workers1_marginal'] / rates['own_steps'],
+    'workers2_marginal_per_core_over_own_steps': rates['workers2_marginal']
+    / 2
+    / rates['own_steps'],
   }
   figures = {
     'images': images,
@@ -195,6 +232,8 @@ def main(argv=None) -> None:
     'seconds': {f'{w}w_{n}': v for (w, n), v in seconds.items()},
     'peak_mb': {f'{w}w_{n}': v for (w, n), v in peaks.items()},
     'ratios': ratios,
+    # What Beam adds per image to the writer's own work (1 worker, marginal).
+    'beam_us_per_image': 1e6 / rates['workers1_marginal'] - 1e6 / rates['own_steps'],
     'targets': {
       k: {'target': t, 'met': (ratios[k] <= t) if k.startswith('memory') else (ratios[k] >= t)}
       for k, t in TARGETS.items()
@@ -219,6 +258,9 @@ def main(argv=None) -> None:
         else ''
       )
     )
+  print(
+    f'  Beam per image (1 worker, marginal, less the own steps): {figures["beam_us_per_image"]:.0f} µs'
+  )
   figures_file.save(figures, args.json)
 
 

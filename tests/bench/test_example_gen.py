@@ -22,7 +22,14 @@ def figures(tmp_path_factory):
 
 
 def test_every_run_has_a_rate_and_a_peak_memory(figures):
-  for name in ('seed', 'workers1', 'workers2', 'workers1_marginal', 'workers2_marginal'):
+  for name in (
+    'seed',
+    'own_steps',
+    'workers1',
+    'workers2',
+    'workers1_marginal',
+    'workers2_marginal',
+  ):
     assert figures['images_per_s'][name] > 0, name
   assert set(figures['peak_mb']) == {
     f'{workers}w_{images}' for workers in (1, 2) for images in (IMAGES // 4, IMAGES)
@@ -42,3 +49,11 @@ def test_ratios_follow_from_the_rates_and_targets_from_the_ratios(figures):
     figures['peak_mb'][f'2w_{IMAGES}'] / figures['peak_mb'][f'2w_{IMAGES // 4}']
   )
   assert figures['targets']['memory_4n_over_n']['met'] == (ratios['memory_4n_over_n'] <= 1.2)
+  assert ratios['marginal_over_own_steps'] == pytest.approx(
+    rates['workers1_marginal'] / rates['own_steps']
+  )
+  assert figures['beam_us_per_image'] == pytest.approx(
+    1e6 / rates['workers1_marginal'] - 1e6 / rates['own_steps']
+  )
+  met = ratios['marginal_over_own_steps'] >= 0.6
+  assert figures['targets']['marginal_over_own_steps']['met'] == met
