@@ -41,10 +41,10 @@ CSV_READERS = (ARROW_CSV, STOCK_CSV)
 ARROW_CSV_IN_MEMORY_BELOW_BYTES = 512 << 20
 # StatisticsGen with `auto` computes TFDV's statistics in its own process, without Beam, below
 # this size of tf.Example shards (components/statistics_gen). Measured on 2 cores
-# (bench.statistics_and_evaluation, docs/benchmarks.md): 200,000 CSV rows (37 MB) 2.2 s against
-# TFX's 6.2 s in one Beam process; 1,000,000 rows (186 MB) 11.1-12.2 s at a 3.0 GB peak against
-# 25.2-25.4 s with Beam's worker processes (what `auto` gives TFX's there). Larger data was not
-# measured and its memory grows with it, so the limit sits just above the largest size measured.
+# (bench.statistics_and_evaluation, docs/benchmarks.md; two invocations): 200,000 CSV rows (37 MB)
+# 2.2-2.4 s against TFX's 6.2-7.6 s in one Beam process; 1,000,000 rows (186 MB) 10.7-12.2 s at a
+# 3.0 GB peak against 25.2-30.4 s with Beam's worker processes (what `auto` gives TFX's there).
+# Larger data was not measured and its memory grows with it: the limit is just above 186 MB.
 STATISTICS_IN_PROCESS_BELOW_BYTES = 200 << 20
 
 
