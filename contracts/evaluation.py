@@ -14,7 +14,7 @@ ACCURACY_KEY = 'sparse_categorical_accuracy'  # Keras' name for the same figure,
 # the share of c's eval examples given c, and of those given c, how many are.
 RECALL_METRIC, RECALL_KEY = 'TopClassRecall', 'recall'
 PRECISION_METRIC, PRECISION_KEY = 'TopClassPrecision', 'precision'
-CONFUSION_PLOT = 'MultiClassConfusionMatrixPlot'
+CONFUSION_PLOT = 'TopClassConfusionMatrixPlot'  # TFMA's plot, on the matrix the metrics share
 
 # Custom properties the project adds to TFX's artifacts (components/blessing_evaluator,
 # components/serving_pusher), read by metadata/summary.py.
@@ -31,7 +31,7 @@ ALREADY_SERVING = 'already_serving'
 
 def confusion_rows(evaluation_uri: str) -> Dict[int, Dict[int, float]]:
   """{true class id: {predicted class id: eval examples}} of the candidate on the whole eval
-  split, from TFMA's CONFUSION_PLOT (threshold 0: the predicted class is the top class; -1 where
+  split, from CONFUSION_PLOT (TFMA's plot proto; threshold 0: the predicted class is the top class; -1 where
   no class was given); {} when the evaluation has none."""
   import tensorflow_model_analysis as tfma
 

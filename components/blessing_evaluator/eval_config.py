@@ -32,7 +32,7 @@ def _overall(threshold: tfma.MetricThreshold) -> dict:
 
 
 def _derived(class_name: str, **threshold) -> tfma.MetricConfig:
-  """A metric of top_class_metrics.py (derived from the confusion matrix, not one more pass)."""
+  """A metric of top_class_metrics.py (on the one confusion matrix, not one more pass)."""
   return tfma.MetricConfig(class_name=class_name, module=evaluation.METRICS_MODULE, **threshold)
 
 
@@ -77,7 +77,7 @@ def build(
         metrics=[
           _derived(evaluation.EXAMPLE_COUNT_METRIC),
           _derived(evaluation.ACCURACY_METRIC, **_overall(accuracy)),
-          tfma.MetricConfig(class_name=evaluation.CONFUSION_PLOT),
+          _derived(evaluation.CONFUSION_PLOT),
         ]
       ),
       tfma.MetricsSpec(  # per class: with_parameters adds the class ids

@@ -18,7 +18,7 @@ from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils, path_utils
 
-from components.blessing_evaluator import class_coverage, eval_config
+from components.blessing_evaluator import class_coverage, eval_config, eval_progress
 from contracts import evaluation, serving
 
 
@@ -44,7 +44,17 @@ def withhold(blessing, missed: list) -> None:
   blessing.set_string_custom_property(evaluation.MISSED_CLASSES, json.dumps(missed))
 
 
+def eval_files(input_dict) -> list:
+  """The shard files of the eval split TFMA reads (TFX's default example_splits)."""
+  examples = input_dict[standard_component_specs.EXAMPLES_KEY]
+  return sorted(fileio.glob(os.path.join(artifact_utils.get_split_uri(examples, 'eval'), '*')))
+
+
 class Executor(evaluator_executor.Executor):
+  def _node_id(self) -> str:
+    node = self._context and self._context.pipeline_node
+    return node.node_info.id if node else 'Evaluator'
+
   def Do(self, input_dict, output_dict, exec_properties):
     key = standard_component_specs.EVAL_CONFIG_KEY
     model = artifact_utils.get_single_instance(input_dict[standard_component_specs.MODEL_KEY])
@@ -64,7 +74,8 @@ class Executor(evaluator_executor.Executor):
     is_serving = any(baseline.uri == model.uri for baseline in baselines)
     if is_serving:
       input_dict = dict(input_dict, **{standard_component_specs.BASELINE_MODEL_KEY: []})
-    super().Do(input_dict, output_dict, exec_properties)
+    with eval_progress.Watch(self._node_id(), eval_progress.record_count(eval_files(input_dict))):
+      super().Do(input_dict, output_dict, exec_properties)
 
     blessing = artifact_utils.get_single_instance(
       output_dict[standard_component_specs.BLESSING_KEY]

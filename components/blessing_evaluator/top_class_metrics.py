@@ -1,6 +1,8 @@
-"""Accuracy, and recall and precision per class, derived from the one multi-class confusion
-matrix TFMA already computes for the confusion plot (threshold 0: the predicted class is the
-top class). Custom TFMA metrics (eval_config.py names this module); runs without TFX.
+"""The confusion plot, and the example count, accuracy, and recall and precision per class
+derived from its one multi-class confusion matrix (threshold 0: the predicted class is the top
+class). Custom TFMA metrics (eval_config.py names this module); runs without TFX. Its extraction
+of each example's label and prediction counts the example for the Evaluator's progress
+(eval_progress.py).
 
 TFMA feeds every metric's combiner one example at a time: ExampleCount, Keras'
 SparseCategoricalAccuracy and TFMA's Recall and Precision binarized per class were such
@@ -17,18 +19,27 @@ from typing import Dict, Optional
 
 from tensorflow_model_analysis.metrics import metric_types, metric_util
 from tensorflow_model_analysis.metrics import multi_class_confusion_matrix_metrics as matrices
+from tensorflow_model_analysis.metrics import multi_class_confusion_matrix_plot as plot
 
+from components.blessing_evaluator import eval_progress
 from contracts import evaluation
 
 
+def counted_label_prediction_and_weight(inputs, **kwargs):
+  """TFMA's label, prediction and weight of an example, the example counted for progress."""
+  eval_progress.count(kwargs.get('model_name', ''))
+  return metric_util.to_label_prediction_example_weight(inputs, **kwargs)
+
+
 def _matrix_computations(eval_config, model_name, output_name, example_weighted):
-  """The confusion matrix at threshold 0, as the confusion plot's (TFMA computes it once)."""
+  """The confusion matrix at threshold 0 (TFMA computes it once for every metric here)."""
   computations = matrices.multi_class_confusion_matrices(
     thresholds=[0.0],
     eval_config=eval_config,
     model_name=model_name,
     output_name=output_name,
     example_weighted=example_weighted,
+    extract_label_prediction_and_weight=counted_label_prediction_and_weight,
   )
   return computations, computations[-1].keys[-1]
 
@@ -87,6 +98,32 @@ def _metric(value):
     return _derived(name, value, eval_config, model_name, output_name, sub_key, example_weighted)
 
   return metric_util.merge_per_key_computations(computations)
+
+
+def _plot(name, eval_config=None, model_name='', output_name='', example_weighted=False):
+  """TFMA's MultiClassConfusionMatrixPlot on the shared matrix (its key and proto)."""
+  computations, matrix_key = _matrix_computations(
+    eval_config, model_name, output_name, example_weighted
+  )
+  key = metric_types.PlotKey(
+    name=name,
+    model_name=model_name,
+    output_name=output_name,
+    example_weighted=example_weighted,
+  )
+
+  def result(metrics: Dict) -> Dict:
+    return {key: metrics[matrix_key].to_proto().multi_class_confusion_matrix_at_thresholds}
+
+  computations.append(metric_types.DerivedMetricComputation(keys=[key], result=result))
+  return computations
+
+
+class TopClassConfusionMatrixPlot(metric_types.Metric):
+  """The confusion matrix at the top class, as TFMA's plot (the matrix counted for progress)."""
+
+  def __init__(self, name: str = plot.MULTI_CLASS_CONFUSION_MATRIX_PLOT_NAME):
+    super().__init__(metric_util.merge_per_key_computations(_plot), name=name)
 
 
 class TopClassExampleCount(metric_types.Metric):

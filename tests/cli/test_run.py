@@ -21,7 +21,7 @@ def test_a_default_run_prints_only_the_projects_lines(default_run):
   assert done.stderr == ''
   assert lines[0].startswith('pipeline tfrecord-pipeline: images from ')
   # Output to a pipe: progress inside components as plain lines; the Trainer's steps rise to the
-  # total, ImageExampleGen ends with every file read.
+  # total, ImageExampleGen ends with every file read, the Evaluator with every eval example.
   inside = [line for line in lines if re.match(r' {6}\w+: ', line)]
   shown = [line for line in inside if line.startswith('      Trainer: train step ')]
   steps = [tuple(map(int, re.search(r'step (\d+)/(\d+)', line).groups())) for line in shown]
@@ -30,6 +30,10 @@ def test_a_default_run_prints_only_the_projects_lines(default_run):
   assert re.match(
     r'      ImageExampleGen: 1,797 of 1,797 image files read, [\d,]+ files/s$',
     [line for line in inside if 'ImageExampleGen' in line][-1],
+  )
+  evaluated = [line for line in inside if line.startswith('      Evaluator: ')]
+  assert re.match(
+    r'      Evaluator: ([\d,]+) of \1 eval examples evaluated, [\d,]+/s$', evaluated[-1]
   )
   lines = [line for line in lines if line not in inside]
   assert all(
