@@ -19,7 +19,7 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils, path_utils
 
 from components.blessing_evaluator import class_coverage, eval_config, eval_progress
-from contracts import evaluation, serving
+from contracts import evaluation, serving, splits
 
 
 def num_classes(saved_model_dir: str) -> int:
@@ -47,7 +47,8 @@ def withhold(blessing, missed: list) -> None:
 def eval_files(input_dict) -> list:
   """The shard files of the eval split TFMA reads (TFX's default example_splits)."""
   examples = input_dict[standard_component_specs.EXAMPLES_KEY]
-  return sorted(fileio.glob(os.path.join(artifact_utils.get_split_uri(examples, 'eval'), '*')))
+  uri = artifact_utils.get_split_uri(examples, splits.EVAL)
+  return sorted(fileio.glob(os.path.join(uri, '*')))
 
 
 class Executor(evaluator_executor.Executor):
