@@ -32,10 +32,12 @@ from components import file_based
 from components.anomaly_gate.component import AnomalyGate
 from components.blessing_evaluator import eval_config as blessing_config
 from components.blessing_evaluator.component import BlessingEvaluator
-from components.csv_example_gen.component import ArrowCsvExampleGen
+from components.bulk_inferrer.component import BulkInferrer
+from components.csv_example_gen.component import ArrowCsvExampleGen, StockCsvExampleGen
 from components.curated_schema_gen.component import CuratedSchemaGen
 from components.drift_check.component import DriftCheck
 from components.image_example_gen.component import ImageExampleGen
+from components.import_example_gen.component import ImportExampleGen
 from components.label_check.component import LabelCheck
 from components.prediction_csv.component import PredictionCsv
 from components.recording_trainer.component import RecordingTrainer, VertexTrainer
@@ -177,14 +179,17 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       arrow.with_beam_pipeline_args([f'--direct_running_mode={config.csv_direct_running_mode}'])
     return arrow
   if config.data_kind == cfg.CSV:
-    return tfx.components.CsvExampleGen(**files)
-  return tfx.components.ImportExampleGen(
+    return StockCsvExampleGen(
+      **files, code_fingerprint=fingerprint.of('components.csv_example_gen.stock_executor')
+    ).with_id('CsvExampleGen')
+  return ImportExampleGen(
     **files,
     payload_format=(
       example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE
       if config.data_kind == cfg.SEQUENCES
       else example_gen_pb2.FORMAT_TF_EXAMPLE
     ),
+    code_fingerprint=fingerprint.of('components.import_example_gen.executor'),
   )
 
 
@@ -391,13 +396,14 @@ def inference(config: cfg.PipelineConfig, trainer, evaluator) -> List:
   the Evaluator blessed it (unblessed: the step is skipped), and PredictionCsv writing
   predictions.csv (contracts/predictions.py) with the model's class names."""
   infer_gen = example_gen_for(config, config.infer_data, unlabeled=True).with_id('InferExampleGen')
-  inferrer = tfx.components.BulkInferrer(
+  inferrer = BulkInferrer(
     examples=infer_gen.outputs['examples'],
     model=trainer.outputs['model'],
     model_blessing=evaluator.outputs['blessing'],
     data_spec=tfx.proto.DataSpec(example_splits=[splits.INFER]),
     model_spec=tfx.proto.ModelSpec(model_signature_name=[serving.BULK_INFERENCE]),
-  ).with_id('BulkInferrer')
+    code_fingerprint=fingerprint.of('components.bulk_inferrer.executor'),
+  )
   to_csv = PredictionCsv(
     inference_result=inferrer.outputs['inference_result'],
     model=trainer.outputs['model'],

@@ -20,7 +20,7 @@ images/s = (N - N/4) / (seconds on N - seconds on N/4), which cancels the fixed 
 worker process imports TensorFlow) and is what more data costs. Peak memory is the largest total
 resident memory of the run's process and its workers (sampled every 50 ms); growth is the
 2-worker run on N against N/4.
-Prints medians and ratios from this one invocation.
+Prints medians and ratios from this one invocation, each ratio with its lowest and highest round.
 """
 
 import argparse
@@ -157,6 +157,29 @@ def measured_child(folder: str, out: str, workers: int, max_image_side: int = 0)
   return result['seconds'], peak_mb
 
 
+def _rates_and_ratios(images, sizes, seed_s, steps_s, seconds, peaks):
+  """(images/s by run, the ratios): from medians, or from one round's figures."""
+  rates = {'seed': images / seed_s, 'own_steps': images / steps_s}
+  for workers in (1, 2):
+    # End to end (worker start-up included: each worker process imports TensorFlow, ~5 s), and
+    # marginal: the extra images of the larger run over the extra seconds they took.
+    rates[f'workers{workers}'] = images / seconds[(workers, images)]
+    rates[f'workers{workers}_marginal'] = (images - sizes[0]) / max(
+      seconds[(workers, images)] - seconds[(workers, sizes[0])], 1e-9
+    )
+  ratios = {
+    'workers2_over_workers1': rates['workers2_marginal'] / rates['workers1_marginal'],
+    'workers2_over_workers1_end_to_end': rates['workers2'] / rates['workers1'],
+    'per_core_over_seed': rates['workers2_marginal'] / 2 / rates['seed'],
+    'memory_4n_over_n': peaks[(2, images)] / peaks[(2, sizes[0])],
+    'marginal_over_own_steps': rates['workers1_marginal'] / rates['own_steps'],
+    'workers2_marginal_per_core_over_own_steps': rates['workers2_marginal']
+    / 2
+    / rates['own_steps'],
+  }
+  return rates, ratios
+
+
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -203,27 +226,21 @@ def main(argv=None) -> None:
       )
   seconds = {key: statistics.median(s for s, _ in values) for key, values in runs.items()}
   peaks = {key: statistics.median(m for _, m in values) for key, values in runs.items()}
-  rates = {
-    'seed': images / statistics.median(seed_times),
-    'own_steps': images / statistics.median(step_times),
-  }
-  for workers in (1, 2):
-    # End to end (worker start-up included: each worker process imports TensorFlow, ~5 s), and
-    # marginal: the extra images of the larger run over the extra seconds they took.
-    rates[f'workers{workers}'] = images / seconds[(workers, images)]
-    rates[f'workers{workers}_marginal'] = (images - sizes[0]) / max(
-      seconds[(workers, images)] - seconds[(workers, sizes[0])], 1e-9
-    )
-  ratios = {
-    'workers2_over_workers1': rates['workers2_marginal'] / rates['workers1_marginal'],
-    'workers2_over_workers1_end_to_end': rates['workers2'] / rates['workers1'],
-    'per_core_over_seed': rates['workers2_marginal'] / 2 / rates['seed'],
-    'memory_4n_over_n': peaks[(2, images)] / peaks[(2, sizes[0])],
-    'marginal_over_own_steps': rates['workers1_marginal'] / rates['own_steps'],
-    'workers2_marginal_per_core_over_own_steps': rates['workers2_marginal']
-    / 2
-    / rates['own_steps'],
-  }
+  rates, ratios = _rates_and_ratios(
+    images, sizes, statistics.median(seed_times), statistics.median(step_times), seconds, peaks
+  )
+  per_round = [  # each round's own ratios: their lowest and highest are the spread
+    _rates_and_ratios(
+      images,
+      sizes,
+      seed_times[r],
+      step_times[r],
+      {key: values[r][0] for key, values in runs.items()},
+      {key: values[r][1] for key, values in runs.items()},
+    )[1]
+    for r in range(repeats)
+  ]
+  spread = {k: [min(p[k] for p in per_round), max(p[k] for p in per_round)] for k in ratios}
   figures = {
     'images': images,
     'cores': os.cpu_count(),
@@ -232,6 +249,7 @@ def main(argv=None) -> None:
     'seconds': {f'{w}w_{n}': v for (w, n), v in seconds.items()},
     'peak_mb': {f'{w}w_{n}': v for (w, n), v in peaks.items()},
     'ratios': ratios,
+    'ratios_rounds': spread,  # [lowest, highest] of the ratio taken round by round
     # What Beam adds per image to the writer's own work (1 worker, marginal).
     'beam_us_per_image': 1e6 / rates['workers1_marginal'] - 1e6 / rates['own_steps'],
     'targets': {
@@ -249,7 +267,7 @@ def main(argv=None) -> None:
   for name, ratio in ratios.items():
     target = figures['targets'].get(name)
     print(
-      f'  {name} = {ratio:.2f}'
+      f'  {name} = {ratio:.2f} (rounds {spread[name][0]:.2f}–{spread[name][1]:.2f})'
       + (
         f' (target {"<=" if name.startswith("memory") else ">="} '
         f'{target["target"]}: '

@@ -1,13 +1,16 @@
 """The Trainer's input function against the work that cannot be skipped, the seed recipes and
 TFX's reader; the in-memory cache; camera-size photos prepared once.
 
-  .venv/bin/python -m bench.input_pipeline [--quick] [--only SET] [--json OUT] [--plot OUT.png]
+  .venv/bin/python -m bench.input_pipeline [--quick] [--only SET] [--seed-shuffle N] [--json OUT]
+                                           [--plot OUT.png]
 
 One process per data set (bench/input_data.py: jpeg, raw, tabular, photos), one after another.
 In it, every pipeline of bench/recipes.py is opened once, then measured several times
 interleaved with the others (settle, untimed pull, timed window: see rate()); medians are
 reported as examples/s, MB/s and process CPU milliseconds per 1,000 examples (all threads,
-measured around the same window), with ratios to the ceiling and to each baseline. jpeg and
+measured around the same window), with ratios to the ceiling and to each baseline, and each
+ratio's lowest and highest round (the two pipelines measured in the same round, seconds apart);
+every round's rate and the process's peak memory are in the JSON. jpeg and
 tabular also run the project with its in-memory cache (after its first epoch) against the same
 decoded data already in memory. Then the input-stall fraction of the project's pipeline: a
 simulated accelerator takes each batch and sleeps for a fixed step time set to 50%, 80% and 100%
@@ -31,6 +34,7 @@ import glob
 import json
 import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -119,8 +123,9 @@ def stall_fraction(batches, step_s: float, duration_s: float) -> float:
 
 
 def _rounds(label: str, names, settings: dict, window):
-  """Medians over settings['repeats'] rounds of window(name) → (examples/s, CPU ms per 1k), each
-  round taking every name in turn: ({name: examples/s}, {name: CPU ms per 1k})."""
+  """settings['repeats'] rounds of window(name) → (examples/s, CPU ms per 1k), each round taking
+  every name in turn: ({name: median examples/s}, {name: median CPU ms per 1k}, {name: every
+  round's examples/s, in order})."""
   rates = {name: [] for name in names}
   cpu = {name: [] for name in names}
   for repeat in range(settings['repeats']):
@@ -134,7 +139,23 @@ def _rounds(label: str, names, settings: dict, window):
       flush=True,
     )
   median = lambda samples: {name: statistics.median(values) for name, values in samples.items()}
-  return median(rates), median(cpu)
+  return median(rates), median(cpu), rates
+
+
+def round_spread(rounds: dict, numerator: str, denominator: str) -> list:
+  """[lowest, highest] of numerator / denominator taken round by round (the two ran in the same
+  round, seconds apart, so a slow stretch of the machine moves both)."""
+  ratios = [a / b for a, b in zip(rounds[numerator], rounds[denominator])]
+  return [min(ratios), max(ratios)]
+
+
+def memory_mb() -> dict:
+  """This process's peak resident MB so far and the machine's available MB now: what tells memory
+  pressure (seed_000's shuffle(10,000) of decoded floats holds ~6 GB) from a slow machine."""
+  with open('/proc/meminfo') as f:
+    available = next(int(line.split()[1]) for line in f if line.startswith('MemAvailable:'))
+  peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+  return {'peak_rss_mb': round(peak_kb / 1024), 'available_mb': round(available / 1024)}
 
 
 def interleaved(label: str, iterators: dict, settings: dict):
@@ -181,8 +202,9 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
       )
     names += ['project_cached', 'memory', 'memory_in_order']
     del stacked
+  available_before = memory_mb()['available_mb']
   try:
-    rates, cpu = interleaved(data.name, iterators, settings)
+    rates, cpu, rounds = interleaved(data.name, iterators, settings)
   finally:
     _close(iterators)
   iterators.clear()  # the cached and in-memory copies of the data set go now
@@ -196,6 +218,8 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
     'ceiling': rates[ceiling_kind],
   }
   result.update({n: rates[n] for n in names if not n.startswith('ceiling')})
+  result['rounds'] = {n: rounds[n] for n in names}
+  result['memory_mb'] = dict(memory_mb(), available_mb_before=available_before)
   result['ceiling_variants'] = {n: rates[n] for n in ceiling_names}
   result['ceiling_variants_cpu_ms_per_1k'] = {n: cpu[n] for n in ceiling_names}
   result['cpu_ms_per_1k'] = dict(
@@ -217,6 +241,10 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
     n: result[n] * data.bytes_per_record / 1e6 for n in compared + ('project',) if n in result
   }
   result['project_over'] = {n: result['project'] / result[n] for n in compared if n in result}
+  rounds['ceiling'] = rounds[ceiling_kind]
+  result['project_over_rounds'] = {
+    n: round_spread(rounds, 'project', n) for n in compared if n in result
+  }
   result['cpu_over'] = {
     n: result['cpu_ms_per_1k']['project'] / result['cpu_ms_per_1k'][n]
     for n in ('ceiling', 'seed_000')
@@ -253,7 +281,7 @@ def photos(folder: str, settings: dict, salvage_dir: str) -> dict:
   makers.update(
     {f'decode_scale_{s}': partial(recipes.decode_scaled, full, s) for s in DECODE_SCALES}
   )
-  rates, cpu = one_at_a_time('photos', makers, settings)
+  rates, cpu, rounds = one_at_a_time('photos', makers, settings)
   epoch_s = {
     n: full.records / rates[n] for n in ('seed_000', 'project_full_size', 'project_prepared')
   }
@@ -266,9 +294,11 @@ def photos(folder: str, settings: dict, salvage_dir: str) -> dict:
     'prepare_seconds': prepare_s,  # by Beam mode
     'prepare_workers': workers,
     'examples_per_s': rates,
+    'rounds': rounds,
     'cpu_ms_per_1k': cpu,
     'epoch_seconds': epoch_s,
     'epoch_speedup': epoch_s['seed_000'] / epoch_s['project_prepared'],
+    'epoch_speedup_rounds': round_spread(rounds, 'project_prepared', 'seed_000'),
     'break_even_epochs': {
       mode: seconds / saved_per_epoch if saved_per_epoch > 0 else math.inf
       for mode, seconds in prepare_s.items()
@@ -359,7 +389,7 @@ def targets(report: dict) -> list:
     rows.append(
       (
         f'photos: epoch ≥ {bound:.0f}× seed_000 (prepared vs full-size)',
-        f'{p["epoch_speedup"]:.1f}×',
+        f'{p["epoch_speedup"]:.1f}× (rounds {_range(p["epoch_speedup_rounds"])})',
         p['epoch_speedup'] >= bound,
       )
     )
@@ -379,6 +409,10 @@ def _cell(value, ratio: bool = False) -> str:
   if value is None:
     return '–'
   return f'{value:.2f}×' if ratio else f'{value:,.0f}'
+
+
+def _range(pair) -> str:
+  return f'{pair[0]:.2f}–{pair[1]:.2f}×'
 
 
 def tables(report: dict) -> list:
@@ -415,6 +449,21 @@ def tables(report: dict) -> list:
       + ' | '.join(f'{cpu[c]:,.0f}' for c in ('ceiling', 'seed_000', 'tfx_stock', 'project'))
       + f' | {r["cpu_over"]["ceiling"]:.2f}× | {r["cpu_over"]["seed_000"]:.2f}× | '
       f'{stalls} ({r["stall_batch"]}) | {r["stall_floor_80"]:.1%} |'
+    )
+  lines += [
+    '',
+    '| data | project / ceiling, lowest–highest round | project / seed_000, rounds | seed_000 '
+    'examples/s, rounds | peak resident MB | MB available before / after |',
+    '|---|---|---|---|---|---|',
+  ]
+  for name, r in sets.items():
+    spread = r['project_over_rounds']
+    memory = r['memory_mb']
+    lines.append(
+      f'| {name} | {_range(spread["ceiling"])} | {_range(spread["seed_000"])} | '
+      f'{min(r["rounds"]["seed_000"]):,.0f}–{max(r["rounds"]["seed_000"]):,.0f} | '
+      f'{memory["peak_rss_mb"]:,} | {memory["available_mb_before"]:,} / '
+      f'{memory["available_mb"]:,} |'
     )
   lines += [
     '',
@@ -508,14 +557,28 @@ def main(argv=None) -> dict:
     "process, one after another, so that one set's memory is returned before the next: "
     "seed_000's 10,000-image shuffle buffer alone holds 6 GB)",
   )
+  parser.add_argument(
+    '--seed-shuffle',
+    type=int,
+    help="seed_000's shuffle buffer on jpeg, raw and tabular (default: the recipe's 10,000; "
+    '--quick: 500): a smaller one tells what its memory costs',
+  )
   args = parser.parse_args(argv)
-  settings = QUICK if args.quick else FULL
+  settings = dict(QUICK if args.quick else FULL)
+  if args.seed_shuffle:
+    settings['seed_shuffle'] = args.seed_shuffle
   if args.only:
     with tempfile.TemporaryDirectory() as folder:
       figures_file.save(measure_set(args.only, folder, settings), args.json)
     return {}
   started = time.monotonic()
-  report = {'cores': os.cpu_count(), 'quick': args.quick, 'batch': recipes.BATCH, 'datasets': {}}
+  report = {
+    'cores': os.cpu_count(),
+    'quick': args.quick,
+    'batch': recipes.BATCH,
+    'seed_shuffle': settings['seed_shuffle'],
+    'datasets': {},
+  }
   with tempfile.TemporaryDirectory() as folder:
     for name in SETS:
       if args.quick:  # small sets: this process is enough, and saves four TensorFlow imports
@@ -523,8 +586,9 @@ def main(argv=None) -> dict:
         figures = measure_set(name, os.path.join(folder, name), settings)
       else:
         out = os.path.join(folder, f'{name}.json')
+        shuffle = ['--seed-shuffle', str(args.seed_shuffle)] if args.seed_shuffle else []
         subprocess.run(
-          [sys.executable, '-m', 'bench.input_pipeline', '--only', name, '--json', out],
+          [sys.executable, '-m', 'bench.input_pipeline', '--only', name, '--json', out] + shuffle,
           check=True,
           cwd=ROOT,
         )

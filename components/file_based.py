@@ -1,9 +1,12 @@
 """What the project's ExampleGens share: the spec's parameters and arguments of the
-FileBasedExampleGen subclasses (image_example_gen, text_example_gen), and for every ExampleGen
+FileBasedExampleGen subclasses (image_example_gen, text_example_gen, csv_example_gen, and
+StockExampleGen: TFX's own ExampleGens run by the project's executors), and for every ExampleGen
 the split (contracts/splits.py) and span pinning."""
 
-from typing import Dict
+from typing import Dict, Optional
 
+from tfx.components.example_gen.component import FileBasedExampleGen
+from tfx.dsl.components.base import base_beam_component
 from tfx.proto import example_gen_pb2, range_config_pb2
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
 
@@ -47,6 +50,27 @@ def spec_parameters(**extra_types) -> Dict[str, component_spec.ExecutionParamete
   )
 
 
+def given_arguments(
+  input_base: str,
+  input_config: example_gen_pb2.Input,
+  output_config: example_gen_pb2.Output,
+  range_config,
+  gzip: bool,
+  payload_format: int = example_gen_pb2.FORMAT_TF_EXAMPLE,
+) -> dict:
+  """The FileBasedExampleGen part of a spec from the configs TFX's ExampleGens take, and what the
+  executor writes: `payload_format` records, GZIP or plain TFRecords (file_format)."""
+  return dict(
+    input_base=input_base,
+    input_config=input_config,
+    output_config=output_config,
+    output_data_format=payload_format,
+    output_file_format=file_format(gzip),
+    range_config=range_config,
+    examples=channel.Channel(type=standard_artifacts.Examples),
+  )
+
+
 def spec_arguments(
   input_base: str,
   split_name: str,
@@ -59,14 +83,46 @@ def spec_arguments(
   """The FileBasedExampleGen part of the spec: one input split matched by `pattern` (TFX's
   driver resolves {SPAN}/{VERSION} in it and fingerprints the files), and what the executor
   writes: the eval_percent split, GZIP or plain TFRecords (file_format)."""
-  return dict(
-    input_base=input_base,
-    input_config=example_gen_pb2.Input(
-      splits=[example_gen_pb2.Input.Split(name=split_name, pattern=pattern)]
-    ),
-    output_config=output_config(eval_percent),
-    output_data_format=payload_format,
-    output_file_format=file_format(gzip),
-    range_config=span_range(span),
-    examples=channel.Channel(type=standard_artifacts.Examples),
+  return given_arguments(
+    input_base,
+    example_gen_pb2.Input(splits=[example_gen_pb2.Input.Split(name=split_name, pattern=pattern)]),
+    output_config(eval_percent),
+    span_range(span),
+    gzip,
+    payload_format,
   )
+
+
+class StockExampleGenSpec(component_spec.ComponentSpec):
+  """TFX's FileBasedExampleGen parameters and the code fingerprint."""
+
+  PARAMETERS = spec_parameters()
+  INPUTS = {}
+  OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
+
+
+class StockExampleGen(FileBasedExampleGen):
+  """A TFX ExampleGen (CsvExampleGen, ImportExampleGen) run by a subclass of its executor (live
+  progress, components/beam_progress.py): the subclass names it in EXECUTOR_SPEC. GZIP shards, as
+  TFX writes them."""
+
+  SPEC_CLASS = StockExampleGenSpec
+
+  def __init__(
+    self,
+    input_base: str,
+    input_config: example_gen_pb2.Input,
+    output_config: example_gen_pb2.Output,
+    range_config: Optional[range_config_pb2.RangeConfig] = None,
+    payload_format: int = example_gen_pb2.FORMAT_TF_EXAMPLE,
+    code_fingerprint: str = '',
+  ):
+    """As TFX's ImportExampleGen; code_fingerprint: the executor's code, for the cache key."""
+    spec = StockExampleGenSpec(
+      **given_arguments(
+        input_base, input_config, output_config, range_config, True, payload_format
+      ),
+      code_fingerprint=code_fingerprint,
+    )
+    # FileBasedExampleGen.__init__ would build TFX's spec, without the fingerprint.
+    base_beam_component.BaseBeamComponent.__init__(self, spec=spec)

@@ -4,6 +4,8 @@ line every PLAIN_SECONDS and the last one), and the run log keeps every record."
 
 import logging
 import os
+import shutil
+import tempfile
 import threading
 import time
 from typing import Callable, Dict
@@ -19,18 +21,14 @@ def report(node: str, text: str, final: bool = False) -> None:
   logging.getLogger(LOGGER).info('%s: %s', node, text, extra={FINAL: final})
 
 
-class FilesProgress:
-  """While Beam writes files: the work in the files completed so far, of the total, and its rate,
-  from the files renamed into place (a worker process logs nowhere the run's terminal sees; the
-  files are visible to every mode and file system). `expected` maps each file to its share of the
-  work; `describe(done, total, per_second)` words a line."""
+class _Watch:
+  """While work runs: a line every POLL_SECONDS when done() changed, the last one (done: the
+  total) when the work ends without an error."""
 
   POLL_SECONDS = 1.0
 
-  def __init__(
-    self, node: str, expected: Dict[str, float], describe: Callable[[float, float, float], str]
-  ):
-    self._node, self._expected, self._describe = node, expected, describe
+  def __init__(self, node: str, total: float, describe: Callable[[float, float, float], str]):
+    self._node, self._total, self._describe = node, total, describe
     self._stop = threading.Event()
     self._thread = threading.Thread(target=self._watch, daemon=True)
     self._started = time.monotonic()
@@ -43,19 +41,111 @@ class FilesProgress:
     self._stop.set()
     self._thread.join()
     if exc[0] is None:
-      self._report(sum(self._expected.values()), final=True)
+      self._report(self._final(), final=True)
+
+  def done(self) -> float:
+    raise NotImplementedError
+
+  def _final(self) -> float:
+    return self._total
 
   def _watch(self) -> None:
-    from tfx.dsl.io import fileio
-
     shown = 0
     while not self._stop.wait(self.POLL_SECONDS):
-      done = sum(n for path, n in self._expected.items() if fileio.exists(path))
+      done = min(self.done(), self._total)
       if done != shown:
         shown = done
         self._report(done, final=False)
 
   def _report(self, done: float, final: bool) -> None:
-    total = sum(self._expected.values())
     elapsed = max(time.monotonic() - self._started, 1e-9)
-    report(self._node, self._describe(done, total, done / elapsed), final=final)
+    report(self._node, self._describe(done, self._total, done / elapsed), final=final)
+
+
+class FilesProgress(_Watch):
+  """While Beam writes files: the work in the files completed so far, of the total, and its rate,
+  from the files renamed into place (a worker process logs nowhere the run's terminal sees; the
+  files are visible to every mode and file system). `expected` maps each file to its share of the
+  work; `describe(done, total, per_second)` words a line."""
+
+  def __init__(
+    self, node: str, expected: Dict[str, float], describe: Callable[[float, float, float], str]
+  ):
+    super().__init__(node, sum(expected.values()), describe)
+    self._expected = expected
+
+  def done(self) -> float:
+    from tfx.dsl.io import fileio
+
+    return sum(n for path, n in self._expected.items() if fileio.exists(path))
+
+
+# CountsProgress: the folder where each counting process keeps its count (Beam's worker
+# processes inherit the variable; remote workers have no such folder and count nothing).
+COUNTS_ENV = 'TFRP_PROGRESS_COUNTS_DIR'
+COUNT_WRITE_SECONDS = 1.0
+_counted = {'folder': '', 'done': 0, 'written': 0.0}
+
+
+def count(n: int = 1) -> None:
+  """n more units of the running CountsProgress's work done in this process (the run's, or a
+  Beam worker's); its file is rewritten at most once every COUNT_WRITE_SECONDS."""
+  folder = os.environ.get(COUNTS_ENV)
+  if not folder:
+    return
+  if _counted['folder'] != folder:  # a new piece of work (a worker process can outlive one)
+    _counted.update(folder=folder, done=0, written=0.0)
+  _counted['done'] += n
+  if time.monotonic() - _counted['written'] >= COUNT_WRITE_SECONDS:
+    flush()
+
+
+def flush() -> None:
+  """Writes this process's count now (the end of a Beam bundle: the last counts are exact)."""
+  from contracts import atomic
+
+  folder = os.environ.get(COUNTS_ENV)
+  if folder and _counted['folder'] == folder and os.path.isdir(folder):
+    _counted['written'] = time.monotonic()
+    atomic.write(os.path.join(folder, str(os.getpid())), str(_counted['done']))
+
+
+class CountsProgress(_Watch):
+  """While work counted with count() runs, in this process or Beam's worker processes: the sum of
+  every process's count, of `total`. `exact`: the counting flushes at the end of its work (a Beam
+  DoFn's bundles), so the last line gives the sum rather than the total."""
+
+  def __init__(
+    self,
+    node: str,
+    total: float,
+    describe: Callable[[float, float, float], str],
+    exact: bool = False,
+  ):
+    super().__init__(node, total, describe)
+    self._folder = tempfile.mkdtemp(prefix='progress-counts-')
+    self._exact = exact
+
+  def __enter__(self):
+    os.environ[COUNTS_ENV] = self._folder
+    return super().__enter__()
+
+  def __exit__(self, *exc):
+    try:
+      super().__exit__(*exc)
+    finally:
+      os.environ.pop(COUNTS_ENV, None)
+      shutil.rmtree(self._folder, ignore_errors=True)
+
+  def done(self) -> float:
+    done = 0
+    for name in filter(str.isdigit, os.listdir(self._folder)):  # a pid: not a temporary file
+      try:
+        with open(os.path.join(self._folder, name)) as f:
+          done += int(f.read() or 0)
+      except (OSError, ValueError):  # a file being renamed into place: next poll
+        continue
+    return done
+
+  def _final(self) -> float:
+    return self.done() if self._exact else self._total

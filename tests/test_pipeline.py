@@ -199,6 +199,8 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tabular_run
   with open(inferred['csv'], newline='', encoding='utf-8') as f:
     rows = list(csv.DictReader(f))
   assert len(rows) == INFER_ROWS and len({row['id'] for row in rows}) == INFER_ROWS
+  with open(latest['log']) as f:  # BulkInferrer's live progress ends with every row scored
+    assert re.search(rf'BulkInferrer: {INFER_ROWS} of {INFER_ROWS} examples inferred, ', f.read())
   records = [
     prediction_logs.log_example(log)
     for log in prediction_logs.read_logs(inferred['inference_result'])
@@ -427,6 +429,8 @@ def test_damaged_tfrecords_with_class_names_lose_only_the_damaged_records(tmp_pa
   assert result['components']['ImportExampleGen'] == 'COMPLETE'
   assert result['input_damage']['corrupt'] == 2 and result['input_damage']['damaged_shards'] == 1
   assert sum(result['examples_per_split'].values()) == 298  # 300 written, 2 damaged
+  with open(result['log']) as f:  # ImportExampleGen's progress: the salvaged copy's records
+    assert 'ImportExampleGen: 298 of 298 records imported, ' in f.read()
   assert 'input:      2 damaged record(s) dropped from 1 of 2 file(s)' in capsys.readouterr().out
   with open(paths[0], 'rb') as f:
     assert f.read() == damaged  # the user's files are left as they are

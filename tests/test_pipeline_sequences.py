@@ -124,6 +124,8 @@ def test_sequence_tfrecords_without_a_label_stop_before_training_naming_it(tmp_p
   err = capsys.readouterr().err
   assert code == 2  # bad input, found by a component
   assert result['examples_per_split'] == {'train': 10500, 'eval': 4500}  # the files' own splits
+  with open(result['log']) as f:  # one count over both input splits (InputToRecord[split])
+    assert 'ImportExampleGen: 15,000 of 15,000 records imported, ' in f.read()
   for node in ('ImportExampleGen', 'StatisticsGen', 'SchemaGen', 'ExampleValidator'):
     assert result['components'][node] == 'COMPLETE'
   assert result['components']['LabelCheck'] == 'FAILED' and 'Trainer' not in result['components']

@@ -18,8 +18,9 @@ from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils, path_utils
 
-from components.blessing_evaluator import class_coverage, eval_config, eval_progress
-from contracts import evaluation, serving, splits
+from components import beam_progress
+from components.blessing_evaluator import class_coverage, eval_config
+from contracts import artifacts, evaluation, serving, splits
 
 
 def num_classes(saved_model_dir: str) -> int:
@@ -52,10 +53,6 @@ def eval_files(input_dict) -> list:
 
 
 class Executor(evaluator_executor.Executor):
-  def _node_id(self) -> str:
-    node = self._context and self._context.pipeline_node
-    return node.node_info.id if node else 'Evaluator'
-
   def Do(self, input_dict, output_dict, exec_properties):
     key = standard_component_specs.EVAL_CONFIG_KEY
     model = artifact_utils.get_single_instance(input_dict[standard_component_specs.MODEL_KEY])
@@ -75,7 +72,9 @@ class Executor(evaluator_executor.Executor):
     is_serving = any(baseline.uri == model.uri for baseline in baselines)
     if is_serving:
       input_dict = dict(input_dict, **{standard_component_specs.BASELINE_MODEL_KEY: []})
-    with eval_progress.Watch(self._node_id(), eval_progress.record_count(eval_files(input_dict))):
+    records = lambda: artifacts.record_count(eval_files(input_dict))
+    # Not exact: TFMA's combiners count without a bundle's end to flush at.
+    with beam_progress.watch(self, 'Evaluator', records, 'eval examples evaluated', exact=False):
       super().Do(input_dict, output_dict, exec_properties)
 
     blessing = artifact_utils.get_single_instance(

@@ -1,6 +1,8 @@
-"""ArrowCsvExampleGen: TFX's CsvExampleGen's tf.Examples, written with Arrow (arrow_csv.py).
+"""ArrowCsvExampleGen: TFX's CsvExampleGen's tf.Examples, written with Arrow (arrow_csv.py);
+StockCsvExampleGen: TFX's CsvExampleGen itself (`--csv-reader tfx`), with live progress
+(stock_executor.py).
 
-A FileBasedExampleGen like the stock one: the same input_config / output_config / range_config,
+FileBasedExampleGens like the stock one: the same input_config / output_config / range_config,
 TFX's FileBasedDriver (fingerprint of the files, {SPAN}/{VERSION}) and a standard Examples
 artifact (split names, payload and file format), so every downstream component stays stock.
 """
@@ -10,10 +12,10 @@ from typing import Optional
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.proto import example_gen_pb2, range_config_pb2
-from tfx.types import channel, component_spec, standard_artifacts
+from tfx.types import component_spec, standard_artifacts
 
 from components import file_based
-from components.csv_example_gen import executor
+from components.csv_example_gen import executor, stock_executor
 
 
 class ArrowCsvExampleGenSpec(component_spec.ComponentSpec):
@@ -46,15 +48,17 @@ class ArrowCsvExampleGen(FileBasedExampleGen):
     code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
     """
     spec = ArrowCsvExampleGenSpec(
-      input_base=input_base,
-      input_config=input_config,
-      output_config=output_config,
-      output_data_format=example_gen_pb2.FORMAT_TF_EXAMPLE,
-      output_file_format=file_based.file_format(compression == 'gzip'),
-      range_config=range_config,
       compression=compression,
       code_fingerprint=code_fingerprint,
-      examples=channel.Channel(type=standard_artifacts.Examples),
+      **file_based.given_arguments(
+        input_base, input_config, output_config, range_config, compression == 'gzip'
+      ),
     )
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the compression.
     base_beam_component.BaseBeamComponent.__init__(self, spec=spec)
+
+
+class StockCsvExampleGen(file_based.StockExampleGen):
+  """TFX's CsvExampleGen, with live progress."""
+
+  EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(stock_executor.Executor)

@@ -30,6 +30,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
+from components import beam_progress
 from components.csv_example_gen import arrow_csv
 from contracts import artifacts, atomic, progress
 from contracts.errors import UnusableData
@@ -183,11 +184,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.split_names = standard_artifact_utils.encode_split_names(outputs)
     for split in outputs:
       fileio.makedirs(os.path.join(examples.uri, f'Split-{split}'))
-    node = (
-      self._context.pipeline_node.node_info.id
-      if self._context and self._context.pipeline_node
-      else 'CsvExampleGen'
-    )
+    node = beam_progress.node_id(self, 'CsvExampleGen')
     first_output = {t: outputs[0] if buckets else t[0] for t in tasks}
     expected = {
       artifacts.shard_path(examples.uri, first_output[t], t[5], t[6], gzip): size

@@ -34,6 +34,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
+from components import beam_progress
 from components.image_example_gen import encode, folder
 from contracts import artifacts, atomic, image_record, progress, splits
 from contracts.errors import UnusableData
@@ -240,11 +241,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       for split, files in by_split.items()
       for i in range(shards)
     }
-    node = (
-      self._context.pipeline_node.node_info.id
-      if self._context and self._context.pipeline_node
-      else 'ImageExampleGen'
-    )
+    node = beam_progress.node_id(self, 'ImageExampleGen')
     watch = progress.FilesProgress(
       node,
       expected,

@@ -24,6 +24,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
+from components import beam_progress
 from components.text_example_gen import text
 from contracts import artifacts, atomic, splits, text_record
 
@@ -66,8 +67,20 @@ class _Encode(beam.DoFn):
     yield split, example.SerializeToString()
 
 
-class Executor(base_beam_executor.BaseBeamExecutor):
-  """Writes the CSV rows under `input_base` as train/eval SequenceExample shards."""
+def row_count(paths: List[str]) -> int:
+  """The data rows of the CSV files, as _read_rows reads them (one pass of the csv module)."""
+  total = 0
+  for path in paths:
+    with fileio.open(path, 'r') as f:
+      total += sum(1 for _ in csv.DictReader(f))
+  return total
+
+
+class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExecutor):
+  """Writes the CSV rows under `input_base` as train/eval SequenceExample shards; its live
+  progress counts the rows encoded (once the vocabulary is counted) of the files' rows."""
+
+  COUNTED_STEPS = ('Encode',)
 
   def Do(
     self,
@@ -85,7 +98,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.split_names = standard_artifact_utils.encode_split_names(list(splits.SPLITS))
     scratch = self._get_tmp_dir()
 
-    with self._make_beam_pipeline() as pipeline:
+    watch = beam_progress.watch(self, 'TextExampleGen', lambda: row_count(files), 'rows encoded')
+    with watch, self._make_beam_pipeline() as pipeline:
       rows = (
         pipeline
         | 'ListFiles' >> beam.Create(files)

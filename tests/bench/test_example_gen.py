@@ -39,6 +39,8 @@ def test_every_run_has_a_rate_and_a_peak_memory(figures):
 
 def test_ratios_follow_from_the_rates_and_targets_from_the_ratios(figures):
   rates, ratios = figures['images_per_s'], figures['ratios']
+  for name, ratio in ratios.items():  # one round: its ratios are the medians' too
+    assert figures['ratios_rounds'][name] == pytest.approx([ratio, ratio]), name
   assert ratios['workers2_over_workers1'] == pytest.approx(
     rates['workers2_marginal'] / rates['workers1_marginal']
   )

@@ -54,6 +54,15 @@ def test_ratios_and_throughputs_agree_with_the_rates(report):
   for data in figures['datasets'].values():
     for baseline, ratio in data['project_over'].items():
       assert ratio == pytest.approx(data['project'] / data[baseline])
+      lowest, highest = data['project_over_rounds'][baseline]
+      assert lowest <= highest  # --quick: one round, so both are that round's ratio
+      assert lowest == pytest.approx(ratio) and highest == pytest.approx(ratio)
+    assert all(len(rates) == 1 for rates in data['rounds'].values())
+    assert data['rounds']['project'] == [data['project']]
+    memory = data['memory_mb']
+    assert (
+      0 < memory['peak_rss_mb'] and 0 < memory['available_mb'] <= memory['available_mb_before'] * 2
+    )
     for pipeline, megabytes in data['mb_per_s'].items():
       assert megabytes == pytest.approx(data[pipeline] * data['bytes_per_record'] / 1e6, rel=1e-3)
     cpu = data['cpu_ms_per_1k']

@@ -34,7 +34,7 @@ def test_every_run_has_its_components_seconds_and_each_kind_its_cost_line(figure
       assert all(0 < s < run['wall_s'] for s in components.values()), run
     assert set(figures['cost'][name]) == set(next(iter(runs.values()))['components']) | {'wall'}
     for line in figures['cost'][name].values():
-      assert set(line) == {'fixed_s', 'marginal_us'}
+      assert set(line) == {'fixed_s', 'marginal_us', 'max_residual_s'}
 
 
 def test_each_cost_line_is_the_least_squares_line_through_its_runs(figures):
@@ -46,6 +46,7 @@ def test_each_cost_line_is_the_least_squares_line_through_its_runs(figures):
     for n in sizes:
       predicted = line['fixed_s'] + line['marginal_us'] * n / 1e6
       assert predicted == pytest.approx(runs[str(n)]['components']['Trainer'], abs=1e-6)
+    assert line['max_residual_s'] == pytest.approx(0, abs=1e-6)  # through both points
 
 
 def test_the_small_csv_ratio_is_the_runs_wall_times(figures):
@@ -57,6 +58,8 @@ def test_the_small_csv_ratio_is_the_runs_wall_times(figures):
   csv_run = figures['runs']['csv_project'][str(compared['csv_rows'])]
   digits_run = figures['runs']['images_project'][str(compared['images'])]
   assert figures['small_csv_over_digits'] == pytest.approx(csv_run['wall_s'] / digits_run['wall_s'])
+  ratio = figures['small_csv_over_digits']  # --quick: one pair, so its spread is that ratio
+  assert figures['small_csv_over_digits_rounds'] == pytest.approx([ratio, ratio])
 
 
 def test_the_csv_example_gen_figures_are_there(figures):

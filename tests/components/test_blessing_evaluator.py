@@ -168,22 +168,16 @@ def test_derived_metrics_equal_keras_accuracy_and_top_class_recall_and_precision
   assert np.isnan(missing[(evaluation.RECALL_KEY, 5)])  # no example of class 5: no recall
 
 
-def test_progress_sums_the_candidate_examples_counted_by_every_process(caplog, monkeypatch):
-  import logging
+def test_progress_counts_the_candidates_examples_only():
   import os
 
-  from components.blessing_evaluator import eval_progress
-  from contracts import atomic, progress
+  from components.blessing_evaluator import top_class_metrics
+  from contracts import progress
 
-  caplog.set_level(logging.INFO, logger=progress.LOGGER)
-  monkeypatch.setattr(eval_progress, 'WRITE_SECONDS', 0.0)  # every count written at once
-  with eval_progress.Watch('Evaluator', total=7) as watch:
-    folder = os.environ[eval_progress.FOLDER_ENV]
-    for _ in range(3):
-      eval_progress.count(evaluation.CANDIDATE)
-    eval_progress.count(evaluation.BASELINE)  # the serving model's pass is not counted again
-    atomic.write(os.path.join(folder, '4242'), '4')  # a Beam worker process's count
-    assert watch._done() == 3 + 4
-  assert eval_progress.FOLDER_ENV not in os.environ and not os.path.exists(folder)
-  assert caplog.messages[-1].startswith('Evaluator: 7 of 7 eval examples evaluated, ')
-  eval_progress.count(evaluation.CANDIDATE)  # no Watch: nothing to write to, no error
+  with progress.CountsProgress('Evaluator', 9, lambda *_: '') as watch:
+    for model in (evaluation.CANDIDATE, '', evaluation.BASELINE):  # '': no baseline in the config
+      top_class_metrics.counted_label_prediction_and_weight(
+        {'labels': np.array([1]), 'predictions': np.array([[0.2, 0.8]])}, model_name=model
+      )
+    progress.flush()
+    assert watch.done() == 2, os.listdir(os.environ[progress.COUNTS_ENV])

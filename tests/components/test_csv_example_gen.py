@@ -8,8 +8,10 @@ beyond int64, unicode) cut into ranges of a few hundred bytes so that range ends
 
 import glob
 import json
+import logging
 import os
 import random
+import re
 
 import pytest
 import tensorflow as tf
@@ -23,6 +25,8 @@ from tfx_bsl.coders import csv_decoder
 from components import file_based
 from components.csv_example_gen import arrow_csv
 from components.csv_example_gen import executor as arrow_executor
+from components.csv_example_gen import stock_executor as counted_stock_executor
+from contracts import progress
 from contracts.errors import UnusableData
 from tests.tfx_data import TAXI_CSV
 
@@ -131,6 +135,8 @@ def test_adversarial_records_equal_csv_example_gen_s_across_range_cuts(adversari
   theirs = sorted(_records(stock.uri, 'train') + _records(stock.uri, 'eval'))
   assert len(ours) == 6 * 30
   assert ours == theirs
+  with open(os.path.join(os.path.dirname(arrow.uri), 'data.csv'), 'rb') as f:
+    assert arrow_csv.row_count(f) == len(theirs)  # --csv-reader tfx's total: its rows
   types = json.loads(arrow.get_string_custom_property('column_types'))['single_split']
   assert types == {
     'id': 'INT',
@@ -151,14 +157,20 @@ def test_splits_are_the_same_on_every_run(adversarial):
   assert _records(first.uri, 'eval')  # both splits have rows
 
 
-def test_already_split_input_keeps_its_splits(tmp_path):
+def test_already_split_input_keeps_its_splits_and_tfx_s_reader_shows_rows_converted(
+  tmp_path, caplog
+):
+  """TFX's executor here is --csv-reader tfx's: TFX's own, its rows counted as converted."""
+  caplog.set_level(logging.INFO, logger=progress.LOGGER)
   with open(TAXI_CSV) as f:
     lines = f.readlines()[:401]
   for name, rows in (('train', lines[1:301]), ('eval', lines[301:])):
     os.makedirs(tmp_path / name)
     (tmp_path / name / 'part.csv').write_text(lines[0] + ''.join(rows))
   splits = (('train', 'train/*.csv'), ('eval', 'eval/*.csv'))
-  stock = _run(stock_executor.Executor, tmp_path, tmp_path / 'stock', splits)
+  stock = _run(counted_stock_executor.Executor, tmp_path, tmp_path / 'stock', splits)
+  lines = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+  assert re.match(r'CsvExampleGen: 400 of 400 CSV rows converted, [\d,]+/s$', lines[-1])
   arrow = _run(arrow_executor.Executor, tmp_path, tmp_path / 'arrow', splits)
   for split, count in (('train', 300), ('eval', 100)):
     assert sorted(_records(arrow.uri, split)) == sorted(_records(stock.uri, split))

@@ -17,9 +17,14 @@ TAXI_EXAMPLES = os.path.join(tfx_data.TFX_DIR, 'components', 'testdata', 'csv_ex
 SPLITS = ('train', 'eval')
 
 
-def _run(executor_class, output: str, **properties) -> standard_artifacts.ExampleStatistics:
+def _taxi() -> standard_artifacts.Examples:
   examples = standard_artifacts.Examples()
   examples.uri, examples.split_names = TAXI_EXAMPLES, '["train", "eval"]'
+  return examples
+
+
+def _run(executor_class, output: str, **properties) -> standard_artifacts.ExampleStatistics:
+  examples = _taxi()
   statistics = standard_artifacts.ExampleStatistics()
   statistics.uri = output
   context = BaseBeamExecutor.Context(
@@ -96,9 +101,26 @@ def test_missing_values_and_top_values_are_there(both):
   assert payment.top_values and payment.unique >= 2
 
 
+def test_beam_path_shows_examples_read_of_the_total_and_keeps_tfx_s_statistics(
+  both, tmp_path, caplog
+):
+  import logging
+
+  from contracts import artifacts, progress
+
+  caplog.set_level(logging.INFO, logger=progress.LOGGER)
+  counted = _run(executor.Executor, str(tmp_path / 'counted'), in_process_below_bytes=0)
+  shards = [p for s in SPLITS for p in executor.split_files(_taxi(), [s])[s]]
+  total = artifacts.record_count(shards)
+  lines = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+  assert lines[-1].startswith(f'StatisticsGen: {total:,} of {total:,} examples read for statistics')
+  stock, _ = both
+  for split in SPLITS:  # the counting step passed every record on to TFX's pipeline
+    assert _statistics(counted, split).num_examples == _statistics(stock, split).num_examples
+
+
 def test_no_limit_or_a_schema_input_leaves_it_to_beam(tmp_path):
-  examples = standard_artifacts.Examples()
-  examples.uri, examples.split_names = TAXI_EXAMPLES, '["train", "eval"]'
+  examples = _taxi()
   assert executor.in_process_splits(examples, {'in_process_below_bytes': 1 << 30}, False)
   assert not executor.in_process_splits(examples, {'in_process_below_bytes': 0}, False)
   assert not executor.in_process_splits(examples, {'in_process_below_bytes': 1 << 30}, True)

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import logging
 import os
 
 import tensorflow as tf
@@ -9,7 +10,7 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.types import standard_artifacts
 
 from components.text_example_gen import executor, text
-from contracts import artifacts, text_record
+from contracts import artifacts, progress, text_record
 
 ROWS = [
   ('pos', 'A good, GOOD film.<br />Loved it'),
@@ -65,8 +66,11 @@ def test_tokenize_drops_markup_and_punctuation_and_lowercases():
   ]
 
 
-def test_every_row_becomes_a_sequence_example_with_ids_from_the_vocabulary(tmp_path):
+def test_every_row_becomes_a_sequence_example_with_ids_from_the_vocabulary(tmp_path, caplog):
+  caplog.set_level(logging.INFO, logger=progress.LOGGER)
   examples = _convert(tmp_path)
+  lines = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+  assert lines[-1].startswith(f'TextExampleGen: {len(ROWS)} of {len(ROWS)} rows encoded, ')
   with open(os.path.join(examples.uri, artifacts.VOCABULARY_FILE)) as f:
     words = f.read().split('\n')[:-1]
   assert words[:2] == list(text_record.RESERVED) and words[2] == 'good'  # the most frequent word
@@ -130,6 +134,7 @@ def test_a_quoted_text_spanning_lines_is_one_row(tmp_path):
     ('train', '1', ['first', 'line', 'second', 'quoted', 'line']),
     ('train', '0', ['plain']),
   ]
+  assert executor.row_count([str(path)]) == 2  # the progress total counts rows the same way
 
 
 def test_a_tiny_shard_size_writes_no_empty_shards(tmp_path):

@@ -1,0 +1,98 @@
+"""Live progress inside Beam executors that have no hook for it (TFX's CsvExampleGen,
+ImportExampleGen, StatisticsGen's Beam path and BulkInferrer; the project's TextExampleGen): their
+pipeline counts the elements that come out of the steps they label, in whichever process runs
+them, and watch() shows the sum of every process's count (contracts.progress.CountsProgress).
+
+An executor mixes in CountedBeamExecutor and names the top-level steps to count after
+(`COUNTED_STEPS`: 'RunInference' counts after 'RunInference' and 'RunInference[<split>]') and
+what one element weighs (`WEIGH`: 1 per element, or the rows of an Arrow record batch). Its
+pipeline (CountingPipeline) then applies a counting step after each: the step passes every
+element on unchanged and adds its weight to this process's count, written at the end of every
+bundle, so the last line is the exact sum. The labels are TFX 1.16's: the tests of each
+executor check that its progress line reaches the total.
+"""
+
+import contextlib
+import logging
+from typing import Callable, Tuple
+
+import apache_beam as beam
+
+from contracts import progress
+
+
+def node_id(executor, default: str) -> str:
+  """The component's id in the running pipeline (`default` outside one: a test's executor)."""
+  context = getattr(executor, '_context', None)
+  node = context and context.pipeline_node
+  return node.node_info.id if node else default
+
+
+def watch(executor, default_node: str, count: Callable[[], int], what: str, exact: bool = True):
+  """While the executor's work runs: `node: D of T <what>, R/s`, T from count(). Where the total
+  cannot be counted (a file system tf.data cannot read, a CSV pyarrow refuses) nothing is shown
+  and the step goes on: TFX's own reading then says what is wrong, if anything is."""
+  node = node_id(executor, default_node)
+  try:
+    total = count()
+  except Exception as e:  # noqa: BLE001 (progress must never be what fails a step)
+    logging.warning('%s: no progress shown, its total could not be counted: %s', node, e)
+    total = 0
+  if not total:
+    return contextlib.nullcontext()
+  return progress.CountsProgress(
+    node,
+    total,
+    lambda done, total, rate: f'{done:,} of {total:,} {what}, {rate:,.0f}/s',
+    exact=exact,
+  )
+
+
+def one(_element) -> int:
+  return 1
+
+
+def batch_rows(batch) -> int:
+  """An Arrow record batch's rows (TFXIO's BeamSource yields batches)."""
+  return batch.num_rows
+
+
+class _Count(beam.DoFn):
+  def __init__(self, weigh: Callable[[object], int]):
+    self._weigh = weigh
+
+  def process(self, element):
+    progress.count(self._weigh(element))
+    yield element
+
+  def finish_bundle(self):
+    progress.flush()
+
+
+def _counted(label: str, steps: Tuple[str, ...]) -> bool:
+  return any(label == step or label.startswith(step + '[') for step in steps)
+
+
+class CountingPipeline(beam.Pipeline):
+  """A Beam pipeline that counts the output of its top-level steps labelled one of `steps`."""
+
+  def __init__(self, steps: Tuple[str, ...], weigh: Callable[[object], int], **options):
+    super().__init__(**options)
+    self._steps, self._weigh = steps, weigh
+
+  def apply(self, transform, pvalueish=None, label=None):
+    output = super().apply(transform, pvalueish, label)
+    top_level = self._current_transform() is self._root_transform()
+    if label and top_level and _counted(label, self._steps):
+      output = super().apply(beam.ParDo(_Count(self._weigh)), output, f'Count{label}')
+    return output
+
+
+class CountedBeamExecutor:
+  """Mixed in before a TFX Beam executor class: its pipeline is a CountingPipeline."""
+
+  COUNTED_STEPS: Tuple[str, ...] = ()
+  WEIGH: Callable[[object], int] = staticmethod(one)
+
+  def _make_beam_pipeline(self):
+    return CountingPipeline(self.COUNTED_STEPS, self.WEIGH, argv=self._beam_pipeline_args)
