@@ -7,6 +7,13 @@ import time
 from typing import List, Optional, Tuple
 
 
+def ratio_rounds(numerators: List[float], denominators: List[float]) -> List[float]:
+  """[lowest, highest] of a ratio taken round by round: its two terms were measured in the same
+  round, so a slow stretch of the machine moves both (every benchmark reports this spread)."""
+  ratios = [a / b for a, b in zip(numerators, denominators)]
+  return [min(ratios), max(ratios)]
+
+
 def save(figures: dict, path: Optional[str]) -> None:
   """Writes the figures as JSON when a path was given (--json)."""
   if path:

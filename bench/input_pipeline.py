@@ -142,13 +142,6 @@ def _rounds(label: str, names, settings: dict, window):
   return median(rates), median(cpu), rates
 
 
-def round_spread(rounds: dict, numerator: str, denominator: str) -> list:
-  """[lowest, highest] of numerator / denominator taken round by round (the two ran in the same
-  round, seconds apart, so a slow stretch of the machine moves both)."""
-  ratios = [a / b for a, b in zip(rounds[numerator], rounds[denominator])]
-  return [min(ratios), max(ratios)]
-
-
 def memory_mb() -> dict:
   """This process's peak resident MB so far and the machine's available MB now: what tells memory
   pressure (seed_000's shuffle(10,000) of decoded floats holds ~6 GB) from a slow machine."""
@@ -243,7 +236,7 @@ def measure(data: input_data.DataSet, settings: dict, salvage_dir: str) -> dict:
   result['project_over'] = {n: result['project'] / result[n] for n in compared if n in result}
   rounds['ceiling'] = rounds[ceiling_kind]
   result['project_over_rounds'] = {
-    n: round_spread(rounds, 'project', n) for n in compared if n in result
+    n: figures_file.ratio_rounds(rounds['project'], rounds[n]) for n in compared if n in result
   }
   result['cpu_over'] = {
     n: result['cpu_ms_per_1k']['project'] / result['cpu_ms_per_1k'][n]
@@ -298,7 +291,9 @@ def photos(folder: str, settings: dict, salvage_dir: str) -> dict:
     'cpu_ms_per_1k': cpu,
     'epoch_seconds': epoch_s,
     'epoch_speedup': epoch_s['seed_000'] / epoch_s['project_prepared'],
-    'epoch_speedup_rounds': round_spread(rounds, 'project_prepared', 'seed_000'),
+    'epoch_speedup_rounds': figures_file.ratio_rounds(
+      rounds['project_prepared'], rounds['seed_000']
+    ),
     'break_even_epochs': {
       mode: seconds / saved_per_epoch if saved_per_epoch > 0 else math.inf
       for mode, seconds in prepare_s.items()

@@ -38,6 +38,8 @@ import tempfile
 import time
 import warnings
 
+from bench import figures as figures_file
+
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
 
@@ -54,6 +56,13 @@ PIPELINES = {
   'service_2w': ('core0', 'two', 'distributed_epoch', None),
   'service_2w_parallel': ('core0', 'two', 'parallel_epochs', None),
   'service_2w_snappy': ('core0', 'two', 'distributed_epoch', 'AUTO'),
+}
+RATIO_TERMS = {  # ratio: (numerator, denominator) pipelines
+  'service_over_in_process': ('service_2w', 'in_process_2core'),
+  'workers2_over_workers1': ('service_2w', 'service_1w'),
+  'service_1w_over_in_process_1core': ('service_1w', 'in_process_1core'),
+  'parallel_over_distributed': ('service_2w_parallel', 'service_2w'),
+  'snappy_over_uncompressed': ('service_2w_snappy', 'service_2w'),
 }
 CONSUMER_CORES = {'both': '0,1', 'core0': '0'}
 WORKER_CORES = {'one': ['1'], 'two': ['0', '1']}
@@ -230,12 +239,13 @@ def measure(folder: str, settings: dict) -> dict:
       1e6 * w['cpu_s'] / w['examples'] for w in windows
     )
   rates = result['examples_per_s']
-  result['ratios'] = {
-    'service_over_in_process': rates['service_2w'] / rates['in_process_2core'],
-    'workers2_over_workers1': rates['service_2w'] / rates['service_1w'],
-    'service_1w_over_in_process_1core': rates['service_1w'] / rates['in_process_1core'],
-    'parallel_over_distributed': rates['service_2w_parallel'] / rates['service_2w'],
-    'snappy_over_uncompressed': rates['service_2w_snappy'] / rates['service_2w'],
+  result['ratios'] = {name: rates[a] / rates[b] for name, (a, b) in RATIO_TERMS.items()}
+  per_round = {
+    name: [w['examples'] / w['seconds'] for w in windows] for name, windows in samples.items()
+  }
+  result['ratio_rounds'] = {  # [lowest, highest] of each ratio taken round by round
+    name: figures_file.ratio_rounds(per_round[a], per_round[b])
+    for name, (a, b) in RATIO_TERMS.items()
   }
   result['ceilings'] = ceilings(result['cpu_us_per_example'], result['trainer_cpu_us_per_example'])
   result['targets'] = {
@@ -280,10 +290,15 @@ def table(result: dict) -> list:
     )
   lines.append('')
   lines += [
-    f'{name}: {ratio:.2f}×' + _against_target(result, name)
+    f'{name}: {ratio:.2f}× (rounds {_range(result["ratio_rounds"][name])})'
+    + _against_target(result, name)
     for name, ratio in result['ratios'].items()
   ]
   return lines
+
+
+def _range(pair) -> str:
+  return f'{pair[0]:.2f}–{pair[1]:.2f}×'
 
 
 def _against_target(result: dict, name: str) -> str:
@@ -321,8 +336,6 @@ def main(argv=None) -> dict:
   report['seconds'] = time.monotonic() - started
   print(f'medians of {settings["repeats"]} interleaved rounds, batch {BATCH}:')
   print('\n'.join(table(report['jpeg'])))
-  from bench import figures as figures_file
-
   figures_file.save(report, args.json)
   return report
 

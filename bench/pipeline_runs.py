@@ -89,6 +89,11 @@ def main() -> None:
     'small_csv_s': statistics.median(csv_auto),
     'small_csv_worker_processes_s': statistics.median(csv_workers),
     'small_csv_over_digits': statistics.median(csv_auto) / statistics.median(cold),
+    'ratio_rounds': {  # [lowest, highest] of each ratio taken round by round
+      'cached_over_cold': figures_file.ratio_rounds(cached, cold),
+      'worker_processes_over_cold': figures_file.ratio_rounds(workers, cold),
+      'small_csv_over_digits': figures_file.ratio_rounds(csv_auto, cold),
+    },
     'repeats': args.repeats,
     'cores': os.cpu_count(),
   }
@@ -98,7 +103,8 @@ def main() -> None:
     f'{figures["cold_worker_processes_s"]:.1f} s ({figures["worker_processes_over_cold"]:.2f}) on '
     f'{figures["cores"]} cores; {SMALL_CSV_ROWS:,}-row CSV {figures["small_csv_s"]:.1f} s '
     f'({figures["small_csv_over_digits"]:.2f} x the digits), with worker processes '
-    f'{figures["small_csv_worker_processes_s"]:.1f} s'
+    f'{figures["small_csv_worker_processes_s"]:.1f} s; ratios round by round: '
+    + ', '.join(f'{k} {lo:.2f}–{hi:.2f}' for k, (lo, hi) in figures['ratio_rounds'].items())
   )
   figures_file.save(figures, args.json)
 

@@ -39,6 +39,8 @@ def test_ratios_follow_from_the_rates_and_targets_from_the_ratios(figures):
   assert set(figures['ratios']) == set(RATIOS)
   for name, (numerator, denominator) in RATIOS.items():
     assert figures['ratios'][name] == pytest.approx(rates[numerator] / rates[denominator])
+    ratio = figures['ratios'][name]  # --quick: one round, so its spread is that ratio
+    assert figures['ratio_rounds'][name] == pytest.approx([ratio, ratio])
   for name, target in figures['targets'].items():
     assert target['met'] == (figures['ratios'][name] >= target['target'])
     assert target['above_ceiling'] == (target['target'] > figures['ceilings'][name])

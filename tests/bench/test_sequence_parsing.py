@@ -36,4 +36,5 @@ def test_ratios_agree_with_the_rates(figures):
     assert ratio == pytest.approx(
       pipelines['project']['examples_per_s'] / pipelines[baseline]['examples_per_s']
     )
+    assert figures['ratio_rounds'][name] == pytest.approx([ratio, ratio])  # one round
   assert figures['target']['met'] == (figures['ratios']['project_over_per_record'] >= 3.0)
