@@ -53,7 +53,7 @@ class _Watch:
     shown = 0
     while not self._stop.wait(self.POLL_SECONDS):
       done = min(self.done(), self._total)
-      if done != shown:
+      if done != shown and done < self._total:  # all done: the last line will say so
         shown = done
         self._report(done, final=False)
 
@@ -94,7 +94,7 @@ def count(n: int = 1) -> None:
   if not folder:
     return
   if _counted['folder'] != folder:  # a new piece of work (a worker process can outlive one)
-    _counted.update(folder=folder, done=0, written=0.0)
+    _counted.update(folder=folder, done=0, written=time.monotonic())  # first write in 1 s
   _counted['done'] += n
   if time.monotonic() - _counted['written'] >= COUNT_WRITE_SECONDS:
     flush()
