@@ -85,29 +85,35 @@ class FilesProgress(_Watch):
 COUNTS_ENV = 'TFRP_PROGRESS_COUNTS_DIR'
 COUNT_WRITE_SECONDS = 1.0
 _counted = {'folder': '', 'done': 0, 'written': 0.0}
+_count_lock = threading.Lock()
 
 
 def count(n: int = 1) -> None:
   """n more units of the running CountsProgress's work done in this process (the run's, or a
-  Beam worker's); its file is rewritten at most once every COUNT_WRITE_SECONDS."""
+  Beam worker's); its file is rewritten at most once every COUNT_WRITE_SECONDS. Thread-safe:
+  Beam runs bundles of one process in several threads."""
   folder = os.environ.get(COUNTS_ENV)
   if not folder:
     return
-  if _counted['folder'] != folder:  # a new piece of work (a worker process can outlive one)
-    _counted.update(folder=folder, done=0, written=time.monotonic())  # first write in 1 s
-  _counted['done'] += n
-  if time.monotonic() - _counted['written'] >= COUNT_WRITE_SECONDS:
+  with _count_lock:
+    if _counted['folder'] != folder:  # a new piece of work (a worker process can outlive one)
+      _counted.update(folder=folder, done=0, written=time.monotonic())  # first write in 1 s
+    _counted['done'] += n
+    due = time.monotonic() - _counted['written'] >= COUNT_WRITE_SECONDS
+  if due:
     flush()
 
 
 def flush() -> None:
-  """Writes this process's count now (the end of a Beam bundle: the last counts are exact)."""
+  """Writes this process's count now (the end of a Beam bundle: the last counts are exact).
+  One writer at a time, each writing the count as it is then, so the last write holds the sum."""
   from contracts import atomic
 
   folder = os.environ.get(COUNTS_ENV)
-  if folder and _counted['folder'] == folder and os.path.isdir(folder):
-    _counted['written'] = time.monotonic()
-    atomic.write(os.path.join(folder, str(os.getpid())), str(_counted['done']))
+  with _count_lock:
+    if folder and _counted['folder'] == folder and os.path.isdir(folder):
+      _counted['written'] = time.monotonic()
+      atomic.write(os.path.join(folder, str(os.getpid())), str(_counted['done']))
 
 
 class CountsProgress(_Watch):

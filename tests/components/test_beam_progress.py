@@ -3,6 +3,7 @@ the counted steps are found by label, elements pass unchanged, every process's c
 
 import logging
 import os
+import sys
 
 import apache_beam as beam
 from apache_beam.testing.util import assert_that, equal_to
@@ -81,3 +82,26 @@ def test_a_total_that_cannot_be_counted_shows_nothing_and_fails_nothing(caplog):
   with beam_progress.watch(None, 'Node', lambda: 0, 'rows'):  # nothing to do: no line either
     pass
   assert not _lines(caplog)
+
+
+def test_threads_of_one_process_count_and_flush_without_losing_a_count():
+  """Beam runs a process's bundles in several threads: each ends with a flush of the sum."""
+  import threading
+
+  def bundles():
+    for _ in range(300):
+      progress.count()
+      progress.flush()
+
+  switch = sys.getswitchinterval()
+  sys.setswitchinterval(1e-6)  # threads switch often, as a busy Beam process's do
+  try:
+    with progress.CountsProgress('Node', 1, lambda *_: '') as watch:
+      threads = [threading.Thread(target=bundles) for _ in range(6)]
+      for thread in threads:
+        thread.start()
+      for thread in threads:
+        thread.join()
+      assert watch.done() == 6 * 300
+  finally:
+    sys.setswitchinterval(switch)
