@@ -3,7 +3,8 @@ FileBasedExampleGen subclasses (image_example_gen, text_example_gen, csv_example
 StockExampleGen: TFX's own ExampleGens run by the project's executors), and for every ExampleGen
 the split (contracts/splits.py) and span pinning."""
 
-from typing import Dict, Optional
+import os
+from typing import Dict, List, Optional
 
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import base_beam_component
@@ -48,6 +49,20 @@ def spec_parameters(**extra_types) -> Dict[str, component_spec.ExecutionParamete
     code_fingerprint=component_spec.ExecutionParameter(type=str),
     **{name: component_spec.ExecutionParameter(type=kind) for name, kind in extra_types.items()},
   )
+
+
+def input_files(exec_properties) -> List[str]:
+  """Every input split's files, in order (their patterns as TFX's driver resolved them)."""
+  from tfx.dsl.io import fileio
+  from tfx.utils import proto_utils
+
+  input_config = proto_utils.json_to_proto(
+    exec_properties[standard_component_specs.INPUT_CONFIG_KEY], example_gen_pb2.Input()
+  )
+  base = exec_properties[standard_component_specs.INPUT_BASE_KEY]
+  return [
+    p for s in input_config.splits for p in sorted(fileio.glob(os.path.join(base, s.pattern)))
+  ]
 
 
 def given_arguments(
