@@ -87,7 +87,6 @@ FLINK_RUNNER, SPARK_RUNNER = 'FlinkRunner', 'SparkRunner'
 # What each runner needs besides --runner (passed with --beam-arg); see docs/operations.md: Scaling out.
 RUNNER_NEEDS = {
   DATAFLOW_RUNNER: ('--project', '--region', '--temp_location'),
-  FLINK_RUNNER: ('--flink_master',),
   SPARK_RUNNER: ('--spark_master_url',),
 }
 
@@ -216,6 +215,11 @@ class PipelineConfig:
   csv_direct_running_mode: str = ''  # the Arrow CSV ExampleGen's own ('': the pipeline's)
   statistics_in_process_below_bytes: int = 0  # StatisticsGen without Beam below this (0: never)
   beam_extra_args: List[str] = dataclasses.field(default_factory=list)  # passed to Beam as is
+  flink_master: str = ''  # FlinkRunner: the cluster's REST address (host:port)
+  beam_parallelism: int = 0  # Flink: parallelism of every Beam job (0: the cluster's default)
+  # FlinkRunner's arguments as resolved against the cluster (engines.beam_args: job server,
+  # SDK environment, parallelism); set by the command line, which checks the cluster answers.
+  beam_engine_args: List[str] = dataclasses.field(default_factory=list)
   input_service: str = _TRAINER.input_service  # grpc://HOST:PORT: training input on tf.data service
   data_rev: str = ''  # --data-rev: the git revision of a DVC repository data was staged from
   data_source: str = ''  # with data_rev: --data as given (data is its staged copy)
@@ -249,6 +253,8 @@ class PipelineConfig:
   def beam_pipeline_args(self) -> List[str]:
     if self.cloud and self.cloud.beam_runner == DATAFLOW_RUNNER:
       return self.cloud.dataflow_args + self.beam_extra_args
+    if self.beam_engine_args:
+      return self.beam_engine_args + self.s3_beam_args + self.beam_extra_args
     if self.beam_runner != DIRECT_RUNNER:
       return [f'--runner={self.beam_runner}'] + self.s3_beam_args + self.beam_extra_args
     # Without a dependency flag TFX builds an sdist of itself for Beam workers before every

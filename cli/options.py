@@ -136,6 +136,20 @@ OPTIONS = {
     help='Beam runner of the data components (default: %(default)s); the others need '
     '--beam-arg flags (docs/operations.md: Scaling out)',
   ),
+  '--flink-master': dict(
+    dest='flink_master',
+    default=_DEFAULTS.flink_master,
+    metavar='HOST:PORT',
+    help='with --beam-runner FlinkRunner: the Flink REST address, e.g. localhost:8081 for '
+    "`make flink-up`'s cluster (its job server and SDK worker pool are then used)",
+  ),
+  '--beam-parallelism': dict(
+    dest='beam_parallelism',
+    type=int,
+    default=_DEFAULTS.beam_parallelism,
+    metavar='N',
+    help="FlinkRunner: parallelism of every Beam job (default: the cluster's own default)",
+  ),
   '--beam-arg': dict(
     dest='beam_extra_args',
     action='append',
@@ -316,7 +330,14 @@ DATA = (
   '--data-rev',
 )
 OUTPUT = ('--output', '--local-dir', '--wait')
-BEAM = ('--beam-runner', '--beam-arg', '--beam-mode', '--beam-workers')
+BEAM = (
+  '--beam-runner',
+  '--flink-master',
+  '--beam-parallelism',
+  '--beam-arg',
+  '--beam-mode',
+  '--beam-workers',
+)
 TRAINING = (
   '--schema',
   '--model',
@@ -538,6 +559,28 @@ def _model_source(path: str) -> str:
   return source
 
 
+def engine_args(args: argparse.Namespace) -> list:
+  """FlinkRunner's arguments, resolved against the cluster (which must answer: one line, exit
+  2, within seconds when it does not); [] for the other runners."""
+  if args.beam_runner != cfg.FLINK_RUNNER:
+    if getattr(args, 'flink_master', ''):
+      raise UserError('--flink-master goes with --beam-runner FlinkRunner')
+    return []
+  given = [a.split('=', 1)[1] for a in args.beam_extra_args if a.startswith('--flink_master=')]
+  master = args.flink_master or (given[-1] if given else '')
+  if not master:
+    raise UserError(
+      '--beam-runner FlinkRunner needs --flink-master HOST:PORT (the local cluster of '
+      '`make flink-up`: localhost:8081)'
+    )
+  from engines import beam_args, common
+
+  try:
+    return beam_args.flink_args(master, args.beam_parallelism)
+  except common.EngineError as e:
+    raise UserError(f'--flink-master {master}: {e}') from None
+
+
 def _check_runner(args: argparse.Namespace) -> None:
   missing = [
     flag
@@ -586,6 +629,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   embedded digits are written out when --data is not given."""
   check_numbers(args)
   _check_runner(args)
+  resolved_engine_args = engine_args(args)
   check_input_service(args, reachable=True)
   schema = getattr(args, 'schema', None)
   if schema and not os.path.isfile(schema):
@@ -653,6 +697,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     )
     if kind == cfg.CSV
     else '',
+    beam_engine_args=resolved_engine_args,
     **chosen_model,
   )
 

@@ -36,6 +36,7 @@ RULES: Dict[str, Tuple[Callable, str]] = {
   'fine_tune_layers': _POSITIVE,
   'tune_trials': _zero_or_more('the default: no tuning'),
   'tune_steps': _POSITIVE,
+  'beam_parallelism': _zero_or_more("the default: the cluster's own"),
 }
 
 

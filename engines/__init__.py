@@ -1,0 +1,2 @@
+"""Local clusters of the engines Beam runs on past one machine (Flink), started and stopped by
+the project's own files, and the Beam arguments that send the pipeline's Beam work to them."""

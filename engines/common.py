@@ -1,0 +1,204 @@
+"""What the local engine clusters share: their folders under .engines/, processes started and
+stopped by pid, a lock against two `up`s at once, the state file, checksummed jars."""
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import List, Optional
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENGINES_DIR = os.environ.get('TFRP_ENGINES_DIR', os.path.join(ROOT, '.engines'))
+STATE_FILE = 'cluster.json'
+
+
+class EngineError(Exception):
+  """An engine cluster could not be installed, started or reached: one `error:` line."""
+
+
+def engine_dir(name: str) -> str:
+  path = os.path.join(ENGINES_DIR, name)
+  os.makedirs(path, exist_ok=True)
+  return path
+
+
+def _sub(name: str, sub: str) -> str:
+  path = os.path.join(engine_dir(name), sub)
+  os.makedirs(path, exist_ok=True)
+  return path
+
+
+def run_dir(name: str) -> str:
+  return _sub(name, 'run')
+
+
+def log_dir(name: str) -> str:
+  return _sub(name, 'log')
+
+
+@contextlib.contextmanager
+def lock(name: str):
+  """One `up` or `down` of an engine at a time (two test workers, two shells)."""
+  with open(os.path.join(engine_dir(name), '.lock'), 'w') as f:
+    fcntl.flock(f, fcntl.LOCK_EX)
+    try:
+      yield
+    finally:
+      fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def read_state(name: str) -> Optional[dict]:
+  try:
+    with open(os.path.join(engine_dir(name), STATE_FILE)) as f:
+      return json.load(f)
+  except (OSError, ValueError):
+    return None
+
+
+def write_state(name: str, state: dict) -> None:
+  path = os.path.join(engine_dir(name), STATE_FILE)
+  with open(path + '.tmp', 'w') as f:
+    json.dump(state, f, indent=2)
+  os.replace(path + '.tmp', path)
+
+
+def clear_state(name: str) -> None:
+  with contextlib.suppress(FileNotFoundError):
+    os.remove(os.path.join(engine_dir(name), STATE_FILE))
+
+
+def run_quietly(command: List[str], what: str, env: Optional[dict] = None) -> None:
+  """Run a set-up step; its output only in the error when it fails."""
+  try:
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+  except FileNotFoundError:
+    raise EngineError(f'{what}: {command[0]} is not installed') from None
+  if done.returncode:
+    tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+    raise EngineError(f'{what} failed (exit {done.returncode}): ' + ' | '.join(tail))
+
+
+def alive(pid: int) -> bool:
+  if not pid:
+    return False
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:
+    return True
+  try:  # a zombie child counts as gone
+    with open(f'/proc/{pid}/stat') as f:
+      return f.read().split(') ')[-1][:1] != 'Z'
+  except OSError:
+    return False
+
+
+def listening(port: int, host: str = '127.0.0.1') -> bool:
+  with socket.socket() as s:
+    s.settimeout(0.5)
+    return s.connect_ex((host, port)) == 0
+
+
+def start_daemon(name: str, what: str, command: List[str], env: Optional[dict] = None) -> int:
+  """Start `command` in its own session, output to <engine>/log/<what>.log; its pid."""
+  with open(os.path.join(log_dir(name), f'{what}.log'), 'ab') as out:
+    process = subprocess.Popen(
+      command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+      start_new_session=True, cwd=ROOT,
+    )
+  with open(os.path.join(run_dir(name), f'{what}.pid'), 'w') as f:
+    f.write(str(process.pid))
+  return process.pid
+
+
+def start_worker_pool(name: str, port: int) -> int:
+  """Beam's SDK worker pool on loopback: each Beam step's Python worker is a process it starts,
+  with this project's code importable (what a worker-pool sidecar's image holds in production)."""
+  # The pool starts each worker as `python -c …`, found on PATH: this environment's python.
+  path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', '')
+  env = dict(os.environ, PATH=path, PYTHONPATH=ROOT, PYTHONWARNINGS='ignore',
+             TF_CPP_MIN_LOG_LEVEL='3')
+  command = [sys.executable, '-m', 'apache_beam.runners.worker.worker_pool_main',
+             f'--service_port={port}']
+  return start_daemon(name, 'worker-pool', command, env)
+
+
+def stop_process(pid: int, grace: float = 10.0) -> None:
+  """SIGTERM to the process group of `pid`, then SIGKILL after `grace` seconds."""
+  if not alive(pid):
+    return
+  for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+      os.killpg(os.getpgid(pid), sig)
+    deadline = time.monotonic() + wait
+    while alive(pid) and time.monotonic() < deadline:
+      time.sleep(0.1)
+    if not alive(pid):
+      return
+
+
+def processes_of(name: str) -> List[int]:
+  """Processes whose command line names this engine's folder (what `down` must leave none of)."""
+  marker = engine_dir(name).encode()
+  pool = b'worker_pool_main'
+  found = []
+  for entry in os.listdir('/proc'):
+    if not entry.isdigit() or int(entry) == os.getpid():
+      continue
+    try:
+      with open(f'/proc/{entry}/cmdline', 'rb') as f:
+        cmdline = f.read()
+      with open(f'/proc/{entry}/environ', 'rb') as f:
+        environ = f.read()
+    except OSError:
+      continue
+    ours = marker in cmdline or (pool in cmdline and f'PYTHONPATH={ROOT}'.encode() in environ)
+    if ours and alive(int(entry)):
+      found.append(int(entry))
+  return found
+
+
+def stop_leftovers(name: str) -> List[int]:
+  """Stop every process still running from this engine's folder; the pids that survived."""
+  for pid in processes_of(name):
+    stop_process(pid, grace=5.0)
+  return processes_of(name)
+
+
+def _sha256(path: str) -> str:
+  digest = hashlib.sha256()
+  with open(path, 'rb') as f:
+    for block in iter(lambda: f.read(1 << 20), b''):
+      digest.update(block)
+  return digest.hexdigest()
+
+
+def jar_mismatches(folder: str, checksums: str) -> List[str]:
+  """The jars of `checksums` (sha256sum's format) missing from `folder` or different there."""
+  bad = []
+  with open(checksums) as f:
+    for line in f:
+      digest, jar = line.split()
+      path = os.path.join(folder, jar)
+      if not os.path.isfile(path) or _sha256(path) != digest:
+        bad.append(jar)
+  return bad
+
+
+def jars_match(folder: str, checksums: str) -> bool:
+  """Checked once after a fetch; later calls only look that every jar is there."""
+  marker = os.path.join(folder, '.checked')
+  if os.path.isfile(marker):
+    with open(checksums) as f:
+      return all(os.path.isfile(os.path.join(folder, line.split()[1])) for line in f)
+  if os.path.isdir(folder) and not jar_mismatches(folder, checksums):
+    open(marker, 'w').close()
+    return True
+  return False

@@ -1,0 +1,260 @@
+"""A Flink 1.19 cluster on loopback for Beam's FlinkRunner: `python -m engines.flink up|down|status`
+(`make flink-up` / `make flink-down`).
+
+`up` installs, once, from pinned and checksummed artifacts (engines/files/): Flink's distribution
+from PyPI into .engines/flink/dist and Beam's Flink job server from Maven Central into
+.engines/flink/job-server; then starts a JobManager (REST API and web UI on localhost:8081), the
+TaskManagers, Beam's job server (localhost:8099) and a Beam SDK worker pool (localhost:50000: the
+Python side of every Beam step, as a worker-pool sidecar beside each TaskManager would be in
+production), and waits until all of them answer. `down` stops every one of them and checks that
+no process of the cluster is left. What is running is in .engines/flink/cluster.json, which the
+pipeline's FlinkRunner defaults read (engines.runner_args).
+"""
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from typing import List, Optional
+
+from engines import common
+
+FLINK_VERSION = '1.19.3'
+NAME = 'flink'
+REST_PORT = 8081
+JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT = 8099, 8098, 8097
+WORKER_POOL_PORT = 50000
+TASK_MANAGERS = 2
+FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'files')
+JOB_SERVER_MAIN = 'org.apache.beam.runners.flink.FlinkJobServerDriver'
+
+
+def home() -> str:
+  return common.engine_dir(NAME)
+
+
+def flink_home() -> str:
+  return os.path.join(home(), 'dist', 'pyflink')
+
+
+def _job_server_lib() -> str:
+  return os.path.join(home(), 'job-server', 'lib')
+
+
+def install(log=print) -> None:
+  """Flink's distribution and Beam's job server, each once, from the pinned files."""
+  if not os.path.isfile(os.path.join(flink_home(), 'lib', f'flink-dist-{FLINK_VERSION}.jar')):
+    log(f'flink: installing Flink {FLINK_VERSION} (PyPI, checked against its hashes)…')
+    target = os.path.join(home(), 'dist')
+    partial = target + '.partial'
+    shutil.rmtree(partial, ignore_errors=True)
+    common.run_quietly(
+      [sys.executable, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check',
+       '--no-deps', '--require-hashes', '--target', partial,
+       '-r', os.path.join(FILES, 'flink-requirements.txt')],
+      'installing Flink',
+    )
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(partial, target)
+  lib = _job_server_lib()
+  checksums = os.path.join(FILES, 'flink-job-server.sha256')
+  if not common.jars_match(lib, checksums):
+    log("flink: fetching Beam's Flink job server (Maven Central, checked against sha256)…")
+    partial = lib + '.partial'
+    shutil.rmtree(partial, ignore_errors=True)
+    common.run_quietly(
+      ['mvn', '--batch-mode', '--quiet', '-f', os.path.join(FILES, 'flink-job-server.pom.xml'),
+       'dependency:copy-dependencies', f'-DoutputDirectory={partial}',
+       '-DincludeScope=runtime'],
+      "fetching Beam's Flink job server",
+    )
+    bad = common.jar_mismatches(partial, checksums)
+    if bad:
+      raise common.EngineError(f'job server jars do not match their checksums: {", ".join(bad[:3])}')
+    open(os.path.join(partial, '.checked'), 'w').close()
+    shutil.rmtree(lib, ignore_errors=True)
+    os.replace(partial, lib)
+
+
+def _write_conf() -> str:
+  conf = os.path.join(home(), 'conf')
+  os.makedirs(conf, exist_ok=True)
+  for name in os.listdir(os.path.join(flink_home(), 'conf')):
+    if name.startswith('log4j'):
+      shutil.copy(os.path.join(flink_home(), 'conf', name), conf)
+  with open(os.path.join(FILES, 'flink-config.yaml')) as f:
+    text = f.read()
+  with open(os.path.join(FILES, 'java-opts.txt')) as f:
+    java_opts = f.read().strip()
+  run, logs = common.run_dir(NAME), common.log_dir(NAME)
+  text += (
+    f'env:\n  pid:\n    dir: {run}\n  log:\n    dir: {logs}\n'
+    f'  java:\n    opts:\n      all: {java_opts}\n'
+  )
+  with open(os.path.join(conf, 'config.yaml'), 'w') as f:
+    f.write(text)
+  with open(os.path.join(conf, 'masters'), 'w') as f:
+    f.write(f'localhost:{REST_PORT}\n')
+  with open(os.path.join(conf, 'workers'), 'w') as f:
+    f.write('localhost\n' * TASK_MANAGERS)
+  return conf
+
+
+def _flink_env(conf: str) -> dict:
+  env = dict(os.environ, FLINK_CONF_DIR=conf, FLINK_LOG_DIR=common.log_dir(NAME))
+  env.pop('FLINK_HOME', None)
+  return env
+
+
+def rest(path: str, timeout: float = 3.0, master: str = f'localhost:{REST_PORT}'):
+  """GET the Flink REST API at `master` (host:port or a URL): the decoded JSON."""
+  url = master if '://' in master else f'http://{master}'
+  with urllib.request.urlopen(url.rstrip('/') + path, timeout=timeout) as answer:
+    return json.load(answer)
+
+
+def task_manager_pids() -> List[int]:
+  """The TaskManagers' process ids (from Flink's pid file; the fault test kills one)."""
+  pid_file = os.path.join(common.run_dir(NAME), 'flink-root-taskexecutor.pid')
+  pids = []
+  for pattern in (pid_file, os.path.join(common.run_dir(NAME), 'flink-*-taskexecutor.pid')):
+    for path in glob.glob(pattern):
+      with open(path) as f:
+        pids += [int(line) for line in f.read().split()]
+  return sorted({pid for pid in pids if common.alive(pid)})
+
+
+def _wait_ready(task_managers: int, deadline: float) -> None:
+  while True:
+    try:
+      overview = rest('/overview')
+      if overview.get('taskmanagers', 0) >= task_managers and common.listening(
+        JOB_PORT
+      ) and common.listening(WORKER_POOL_PORT):
+        return
+    except OSError:
+      pass
+    if time.monotonic() > deadline:
+      raise common.EngineError(
+        f'the cluster did not answer within its time; logs: {common.log_dir(NAME)}'
+      )
+    time.sleep(0.5)
+
+
+def up(task_managers: int = TASK_MANAGERS, log=print, timeout: float = 120.0) -> dict:
+  """Install if needed and start the cluster; returns what cluster.json records. A cluster this
+  project already runs is left as it is (started TaskManagers that died are started again)."""
+  with common.lock(NAME):
+    install(log)
+    state = common.read_state(NAME)
+    running = state and common.alive(state.get('job_server_pid', 0))
+    for port in (REST_PORT, JOB_PORT, WORKER_POOL_PORT):
+      if not running and common.listening(port):
+        raise common.EngineError(
+          f'localhost:{port} is already in use by another process: stop it first'
+        )
+    conf = _write_conf()
+    env = _flink_env(conf)
+    bin_dir = os.path.join(flink_home(), 'bin')
+    if not running:
+      log(f'flink: starting a JobManager and {task_managers} TaskManagers on loopback…')
+      common.run_quietly([os.path.join(bin_dir, 'jobmanager.sh'), 'start'], 'starting Flink', env)
+    missing = task_managers - len(task_manager_pids())
+    for _ in range(max(0, missing)):
+      common.run_quietly(
+        [os.path.join(bin_dir, 'taskmanager.sh'), 'start'], 'starting a TaskManager', env
+      )
+    if not running:
+      log("flink: starting Beam's job server and an SDK worker pool…")
+      state = dict(
+        rest=f'localhost:{REST_PORT}',
+        job_endpoint=f'localhost:{JOB_PORT}',
+        worker_pool=f'localhost:{WORKER_POOL_PORT}',
+        web_ui=f'http://localhost:{REST_PORT}',
+        job_server_pid=_start_job_server(),
+        worker_pool_pid=common.start_worker_pool(NAME, WORKER_POOL_PORT),
+        started=time.time(),
+      )
+      common.write_state(NAME, state)
+    _wait_ready(task_managers, time.monotonic() + timeout)
+    log(f'flink: up: web UI {state["web_ui"]}, Beam job server {state["job_endpoint"]}')
+    return state
+
+
+def _start_job_server() -> int:
+  java_opts = ['--add-opens=java.base/java.lang=ALL-UNNAMED',
+               '--add-opens=java.base/java.util=ALL-UNNAMED',
+               '--add-opens=java.base/java.nio=ALL-UNNAMED']
+  artifacts = os.path.join(home(), 'artifacts')
+  os.makedirs(artifacts, exist_ok=True)
+  command = [
+    'java', *java_opts, '-cp', os.path.join(_job_server_lib(), '*'), JOB_SERVER_MAIN,
+    f'--flink-master=localhost:{REST_PORT}', '--job-host=localhost', f'--job-port={JOB_PORT}',
+    f'--artifact-port={ARTIFACT_PORT}', f'--expansion-port={EXPANSION_PORT}',
+    f'--artifacts-dir={artifacts}',
+  ]
+  return common.start_daemon(NAME, 'job-server', command)
+
+
+def down(log=print) -> List[int]:
+  """Stop the cluster, its job server and worker pool; returns the processes still alive
+  afterwards (none, unless something refused to die)."""
+  with common.lock(NAME):
+    state = common.read_state(NAME) or {}
+    if os.path.isdir(os.path.join(flink_home(), 'bin')):
+      env = _flink_env(_write_conf())
+      bin_dir = os.path.join(flink_home(), 'bin')
+      subprocess.run([os.path.join(bin_dir, 'taskmanager.sh'), 'stop-all'], env=env,
+                     capture_output=True, check=False)
+      subprocess.run([os.path.join(bin_dir, 'jobmanager.sh'), 'stop-all'], env=env,
+                     capture_output=True, check=False)
+    for key in ('job_server_pid', 'worker_pool_pid'):
+      common.stop_process(state.get(key, 0))
+    left = common.stop_leftovers(NAME)
+    common.clear_state(NAME)
+    log('flink: down' + (f'; still alive: {left}' if left else ''))
+    return left
+
+
+def status() -> Optional[dict]:
+  """cluster.json and the REST API's overview, or None when no cluster of this project runs."""
+  state = common.read_state(NAME)
+  if not state:
+    return None
+  try:
+    state = dict(state, overview=rest('/overview'))
+  except OSError as e:
+    state = dict(state, overview=f'unreachable: {e}')
+  return state
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(
+    prog='python -m engines.flink',
+    description='A local Flink cluster for --beam-runner FlinkRunner (docs/operations.md: Flink).',
+  )
+  parser.add_argument('command', choices=('up', 'down', 'status'))
+  parser.add_argument('--task-managers', type=int, default=TASK_MANAGERS)
+  args = parser.parse_args(argv)
+  try:
+    if args.command == 'up':
+      up(args.task_managers)
+    elif args.command == 'down':
+      return 1 if down() else 0
+    else:
+      print(json.dumps(status(), indent=2) if status() else 'flink: not running')
+  except common.EngineError as e:
+    print(f'error: {e}', file=sys.stderr)
+    return 2
+  return 0
+
+
+if __name__ == '__main__':
+  signal.signal(signal.SIGINT, signal.default_int_handler)
+  sys.exit(main())
