@@ -7,6 +7,10 @@
 #              (requirements-gpu.lock) to .venv, run bench.gpu_check (ARGS="--json OUT ...";
 #              it also runs pipeline.py on ResNet-50: --product-steps 0 leaves that out)
 # make compile — recompile the committed example kubeflow/pipeline.json (args: kubeflow/example.args)
+# make flink-up — a local Flink 1.19 cluster (JobManager + web UI on localhost:8081, 2 TaskManagers),
+#              Beam's job server and an SDK worker pool, from pinned and checksummed artifacts
+#              (engines/); then `pipeline.py run --beam-runner FlinkRunner --flink-master localhost:8081`
+# make flink-down — stop all of it (no process left behind)
 # make lock  — re-resolve requirements.in and rewrite requirements.lock
 PYTHON ?= python3.10
 VENV := .venv
@@ -17,7 +21,7 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 2
 PYTEST := $(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
-.PHONY: run test test-fast lint format lock bench gpu-check compile clean
+.PHONY: run test test-fast lint format lock bench gpu-check compile clean flink-up flink-down
 
 $(STAMP): requirements.lock .python-version
 	rm -rf $(VENV)
@@ -64,6 +68,13 @@ lock:
 	{ head -2 requirements.lock; .venv-lock/bin/python -m pip freeze --all | grep -v '^-e'; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock
 	rm -rf .venv-lock
+
+flink-up: $(STAMP)
+	$(VENV)/bin/python -m engines.flink up
+
+# Needs no .venv: stopping uses the standard library only.
+flink-down:
+	$(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3) -m engines.flink down
 
 clean:
 	rm -rf output

@@ -14,6 +14,7 @@ executor check that its progress line reaches the total.
 
 import contextlib
 import logging
+import uuid
 from typing import Callable, Tuple
 
 import apache_beam as beam
@@ -40,12 +41,43 @@ def watch(executor, default_node: str, count: Callable[[], int], what: str, exac
     total = 0
   if not total:
     return contextlib.nullcontext()
+  runner, reported = runner_counts(executor, node)
   return progress.CountsProgress(
     node,
     total,
     lambda done, total, rate: f'{done:,} of {total:,} {what}, {rate:,.0f}/s',
     exact=exact,
+    reported=reported,
+    runner=runner,
   )
+
+
+def _arg(args, name: str) -> str:
+  values = [arg.split('=', 1)[1] for arg in args if arg.startswith(f'--{name}=')]
+  return values[-1] if values else ''
+
+
+def runner_counts(executor, node: str):
+  """(runner, reader of its live count) for a runner whose workers cannot see the run's counts
+  folder: ('', None) on the DirectRunner (its processes write there); on Flink the job is named
+  (`--job_name`, unless given) so that its counter can be read from the cluster's REST API;
+  (runner, None) for any other runner."""
+  args = getattr(executor, '_beam_pipeline_args', None)
+  if args is None:
+    return '', None
+  runner = _arg(args, 'runner')
+  if runner in ('', 'DirectRunner'):
+    return '', None
+  if runner != 'FlinkRunner':
+    return runner, None
+  from engines import flink
+
+  job_name = _arg(args, 'job_name')
+  if not job_name:
+    job_name = f'tfrp-{node.lower()}-{uuid.uuid4().hex[:8]}'
+    args.append(f'--job_name={job_name}')
+  master = _arg(args, 'flink_master')
+  return runner, lambda: flink.job_counter(master, job_name, *progress.BEAM_COUNTER)
 
 
 def one(_element) -> int:

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import threading
 import time
-from typing import Callable, Dict
+from typing import Callable, Dict, Optional
 
 LOGGER = 'tfrp.progress'
 FINAL = 'progress_final'  # a record's attribute: the work is done (always shown)
@@ -88,10 +88,26 @@ _counted = {'folder': '', 'done': 0, 'written': 0.0}
 _count_lock = threading.Lock()
 
 
+# The Beam counter every count() adds to (inside a Beam step): what a runner whose workers share
+# no folder with the run (Flink, Spark, Dataflow) reports back while the job runs.
+BEAM_COUNTER = ('tfrp', 'progress')
+_beam_counter = []
+
+
+def _add_to_beam_counter(n: int) -> None:
+  if not _beam_counter:
+    from apache_beam.metrics import Metrics
+
+    _beam_counter.append(Metrics.counter(*BEAM_COUNTER))
+  _beam_counter[0].inc(n)
+
+
 def count(n: int = 1) -> None:
   """n more units of the running CountsProgress's work done in this process (the run's, or a
-  Beam worker's); its file is rewritten at most once every COUNT_WRITE_SECONDS. Thread-safe:
-  Beam runs bundles of one process in several threads."""
+  Beam worker's): added to Beam's counter BEAM_COUNTER and, where the run's counts folder is
+  known (the DirectRunner's processes), to this process's file there, rewritten at most once
+  every COUNT_WRITE_SECONDS. Thread-safe: Beam runs bundles of one process in several threads."""
+  _add_to_beam_counter(n)
   folder = os.environ.get(COUNTS_ENV)
   if not folder:
     return
@@ -119,7 +135,11 @@ def flush() -> None:
 class CountsProgress(_Watch):
   """While work counted with count() runs, in this process or Beam's worker processes: the sum of
   every process's count, of `total`. `exact`: the counting flushes at the end of its work (a Beam
-  DoFn's bundles), so the last line gives the sum rather than the total."""
+  DoFn's bundles), so the last line gives the sum rather than the total.
+
+  `reported`, for a runner whose workers cannot see the run's folder: the runner's own report of
+  BEAM_COUNTER so far (None while it has none); None for a runner that reports nothing while it
+  runs, which one line then says once."""
 
   def __init__(
     self,
@@ -127,10 +147,15 @@ class CountsProgress(_Watch):
     total: float,
     describe: Callable[[float, float, float], str],
     exact: bool = False,
+    reported: Optional[Callable[[], Optional[float]]] = None,
+    runner: str = '',
   ):
     super().__init__(node, total, describe)
     self._folder = tempfile.mkdtemp(prefix='progress-counts-')
     self._exact = exact
+    self._reported, self._runner = reported, runner
+    if runner and not reported:
+      report(node, f'{runner} reports no counts while it runs: no live progress for this step')
 
   def __enter__(self):
     os.environ[COUNTS_ENV] = self._folder
@@ -144,6 +169,13 @@ class CountsProgress(_Watch):
       shutil.rmtree(self._folder, ignore_errors=True)
 
   def done(self) -> float:
+    if self._reported:
+      try:
+        return self._reported() or 0
+      except (OSError, ValueError, KeyError):  # the runner's API did not answer: next poll
+        return 0
+    if self._runner:
+      return 0
     done = 0
     for name in filter(str.isdigit, os.listdir(self._folder)):  # a pid: not a temporary file
       try:
@@ -154,4 +186,5 @@ class CountsProgress(_Watch):
     return done
 
   def _final(self) -> float:
-    return self.done() if self._exact else self._total
+    counted = self._exact and (self._reported or not self._runner)
+    return self.done() if counted else self._total

@@ -1,0 +1,451 @@
+"""A Spark 3.5 standalone cluster on loopback for Beam's SparkRunner:
+`python -m engines.spark up|down|status`.
+
+`up` installs, once, from pinned and checksummed artifacts (engines/files/): Spark's distribution
+(pyspark from PyPI: bin/, jars/) into .engines/spark/dist and Beam's Spark 3 job server (its
+runner module and runtime dependencies from Maven Central) into .engines/spark/job-server; then
+starts a standalone Master (spark://localhost:7077, web UI and its JSON on localhost:8080), a
+Worker (web UI on localhost:8082), Beam's job server (localhost:8199) and a Beam SDK worker pool
+(localhost:50100: the Python side of every Beam step), and waits until all of them answer.
+`down` stops every one of them and checks that no process of the cluster is left. What is
+running is in .engines/spark/cluster.json; `spark_args` turns a master URL into Beam's arguments.
+
+Each Beam job is one Spark application: the job server is its driver (a SparkContext in the job
+server's JVM, against the Master) and the Worker starts its executors, which find Beam's jars on
+their classpath (spark.executor.extraClassPath) and run each fused Python stage in the SDK worker
+pool. Spark's Python side (pyspark) is not used: Beam's Python SDK only talks to the job server.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+import urllib.request
+from typing import List, Optional, Tuple
+
+from engines import common
+
+SPARK_VERSION = '3.5.7'
+NAME = 'spark'
+MASTER_PORT = 7077
+MASTER_UI_PORT = 8080
+WORKER_UI_PORT = 8082
+JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT = 8199, 8198, 8197
+WORKER_POOL_PORT = 50100
+WORKER_CORES = 2
+WORKER_MEMORY = '4g'
+EXECUTOR_MEMORY = '2g'
+CHECK_SECONDS = 5.0
+FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'files')
+JOB_SERVER_MAIN = 'org.apache.beam.runners.spark.SparkJobServerDriver'
+MASTER_URL = f'spark://localhost:{MASTER_PORT}'
+# What Spark's launcher gives its own JVMs on Java 17 (org.apache.spark.launcher.JavaModuleOptions);
+# the job server is a Spark driver started without the launcher, so it needs them too.
+JAVA_MODULE_OPTIONS = [
+  '-XX:+IgnoreUnrecognizedVMOptions',
+  *(f'--add-opens=java.base/{package}=ALL-UNNAMED' for package in (
+    'java.lang', 'java.lang.invoke', 'java.lang.reflect', 'java.io', 'java.net', 'java.nio',
+    'java.util', 'java.util.concurrent', 'java.util.concurrent.atomic', 'jdk.internal.ref',
+    'sun.nio.ch', 'sun.nio.cs', 'sun.security.action', 'sun.util.calendar',
+  )),
+  '--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED',
+  '-Djdk.reflect.useDirectMethodHandle=false',
+]
+
+
+def home() -> str:
+  return common.engine_dir(NAME)
+
+
+def spark_home() -> str:
+  return os.path.join(home(), 'dist', 'pyspark')
+
+
+def _spark_jars() -> str:
+  return os.path.join(spark_home(), 'jars')
+
+
+def _job_server_lib() -> str:
+  return os.path.join(home(), 'job-server', 'lib')
+
+
+def install(log=print) -> None:
+  """Spark's distribution and Beam's job server, each once, from the pinned files."""
+  if not os.path.isfile(os.path.join(_spark_jars(), f'spark-core_2.12-{SPARK_VERSION}.jar')):
+    log(f'spark: installing Spark {SPARK_VERSION} (PyPI pyspark, checked against its hash)…')
+    target = os.path.join(home(), 'dist')
+    partial = target + '.partial'
+    shutil.rmtree(partial, ignore_errors=True)
+    common.run_quietly(
+      [sys.executable, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check',
+       '--no-deps', '--require-hashes', '--target', partial,
+       '-r', os.path.join(FILES, 'spark-requirements.txt')],
+      'installing Spark',
+    )
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(partial, target)
+  lib = _job_server_lib()
+  checksums = os.path.join(FILES, 'spark-job-server.sha256')
+  if not common.jars_match(lib, checksums):
+    log("spark: fetching Beam's Spark job server (Maven Central, checked against sha256)…")
+    partial = lib + '.partial'
+    shutil.rmtree(partial, ignore_errors=True)
+    common.run_quietly(
+      ['mvn', '--batch-mode', '--quiet', '-f', os.path.join(FILES, 'spark-job-server.pom.xml'),
+       'dependency:copy-dependencies', f'-DoutputDirectory={partial}',
+       '-DincludeScope=runtime'],
+      "fetching Beam's Spark job server",
+    )
+    bad = common.jar_mismatches(partial, checksums)
+    if bad:
+      raise common.EngineError(f'job server jars do not match their checksums: {", ".join(bad[:3])}')
+    open(os.path.join(partial, '.checked'), 'w').close()
+    shutil.rmtree(lib, ignore_errors=True)
+    os.replace(partial, lib)
+
+
+def _folder(sub: str) -> str:
+  path = os.path.join(home(), sub)
+  os.makedirs(path, exist_ok=True)
+  return path
+
+
+def _write_conf() -> str:
+  """SPARK_CONF_DIR of the Master and Worker: loopback only, no REST submission server."""
+  conf = _folder('conf')
+  with open(os.path.join(conf, 'spark-defaults.conf'), 'w') as f:
+    f.write(
+      '# Written by engines/spark.py for the local cluster of `python -m engines.spark up`.\n'
+      'spark.master.rest.enabled false\n'
+      'spark.ui.showConsoleProgress false\n'
+      # Finished applications' executor folders (their staged jars and logs), after a day.
+      'spark.worker.cleanup.enabled true\n'
+      'spark.worker.cleanup.appDataTtl 86400\n'
+    )
+  return conf
+
+
+def _spark_env() -> dict:
+  env = dict(
+    os.environ,
+    SPARK_HOME=spark_home(),
+    SPARK_CONF_DIR=_write_conf(),
+    SPARK_LOCAL_IP='127.0.0.1',
+    SPARK_LOCAL_HOSTNAME='localhost',
+    SPARK_LOCAL_DIRS=_folder('tmp'),
+    SPARK_WORKER_DIR=_folder('work'),
+    SPARK_DAEMON_MEMORY='512m',
+  )
+  for name in ('SPARK_MASTER_OPTS', 'SPARK_WORKER_OPTS', 'SPARK_DAEMON_JAVA_OPTS',
+               'SPARK_CLASSPATH', 'PYSPARK_PYTHON', 'HADOOP_CONF_DIR', 'YARN_CONF_DIR'):
+    env.pop(name, None)
+  return env
+
+
+def master_json(timeout: float = 3.0, ui: str = f'localhost:{MASTER_UI_PORT}') -> dict:
+  """The standalone Master's state (workers, active and completed applications) from its web
+  UI's /json/ (the host:port of the web UI, or a URL)."""
+  url = ui if '://' in ui else f'http://{ui}'
+  with urllib.request.urlopen(url.rstrip('/') + '/json/', timeout=timeout) as answer:
+    return json.load(answer)
+
+
+def _alive_workers(state: dict) -> int:
+  return sum(1 for worker in state.get('workers', []) if worker.get('state') == 'ALIVE')
+
+
+def _wait_ready(deadline: float) -> None:
+  while True:
+    try:
+      state = master_json()
+      if (state.get('status') == 'ALIVE' and _alive_workers(state) >= 1
+          and common.listening(JOB_PORT) and common.listening(WORKER_POOL_PORT)):
+        return
+    except (OSError, ValueError):
+      pass
+    if time.monotonic() > deadline:
+      raise common.EngineError(
+        f'the cluster did not answer within its time; logs: {common.log_dir(NAME)}'
+      )
+    time.sleep(0.5)
+
+
+def up(log=print, timeout: float = 120.0) -> dict:
+  """Install if needed and start the cluster; returns what cluster.json records. A cluster this
+  project already runs is left as it is (a Master, Worker, job server or worker pool of it that
+  died is started again)."""
+  with common.lock(NAME):
+    install(log)
+    state = common.read_state(NAME) or {}
+    ours = {key: state.get(key, 0) for key in
+            ('master_pid', 'worker_pid', 'job_server_pid', 'worker_pool_pid')}
+    ports = {'master_pid': (MASTER_PORT, MASTER_UI_PORT), 'worker_pid': (WORKER_UI_PORT,),
+             'job_server_pid': (JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT),
+             'worker_pool_pid': (WORKER_POOL_PORT,)}
+    for key, key_ports in ports.items():
+      if common.alive(ours[key]):
+        continue
+      for port in key_ports:
+        if common.listening(port):
+          raise common.EngineError(
+            f'localhost:{port} is already in use by another process: stop it first'
+          )
+    env = _spark_env()
+    spark_class = os.path.join(spark_home(), 'bin', 'spark-class')
+    started = []
+    if not common.alive(ours['master_pid']):
+      log(f'spark: starting a standalone Master and a Worker ({WORKER_CORES} cores) on loopback…')
+      ours['master_pid'] = common.start_daemon(NAME, 'master', [
+        spark_class, 'org.apache.spark.deploy.master.Master', '--host', 'localhost',
+        '--port', str(MASTER_PORT), '--webui-port', str(MASTER_UI_PORT),
+      ], env)
+      started.append('master')
+    if not common.alive(ours['worker_pid']):
+      ours['worker_pid'] = common.start_daemon(NAME, 'worker', [
+        spark_class, 'org.apache.spark.deploy.worker.Worker', MASTER_URL, '--host', 'localhost',
+        '--webui-port', str(WORKER_UI_PORT), '--cores', str(WORKER_CORES),
+        '--memory', WORKER_MEMORY, '--work-dir', _folder('work'),
+      ], env)
+      started.append('worker')
+    if not common.alive(ours['job_server_pid']):
+      log("spark: starting Beam's job server and an SDK worker pool…")
+      ours['job_server_pid'] = _start_job_server(env)
+      started.append('job server')
+    if not common.alive(ours['worker_pool_pid']):
+      ours['worker_pool_pid'] = common.start_worker_pool(NAME, WORKER_POOL_PORT)
+      started.append('worker pool')
+    if started or not state:
+      state = dict(
+        master=MASTER_URL,
+        web_ui=f'http://localhost:{MASTER_UI_PORT}',
+        master_json=f'http://localhost:{MASTER_UI_PORT}/json/',
+        worker_web_ui=f'http://localhost:{WORKER_UI_PORT}',
+        rest=None,  # Spark's REST submission server (6066) stays off: the job server submits
+        job_endpoint=f'localhost:{JOB_PORT}',
+        worker_pool=f'localhost:{WORKER_POOL_PORT}',
+        spark_version=SPARK_VERSION,
+        **ours,
+        started=state.get('started') if not started else time.time(),
+      )
+      common.write_state(NAME, state)
+    _wait_ready(time.monotonic() + timeout)
+    log(f'spark: up: master {state["master"]}, web UI {state["web_ui"]}, '
+        f'Beam job server {state["job_endpoint"]}')
+    return state
+
+
+def _classpath() -> str:
+  """Beam's jars first (their newer guava, gson, jackson win), then Spark's."""
+  return os.path.join(_job_server_lib(), '*') + os.pathsep + os.path.join(_spark_jars(), '*')
+
+
+def _start_job_server(env: dict) -> int:
+  artifacts = _folder('artifacts')
+  spark_conf = {
+    # The executors that the Worker starts for each Beam job load Beam's classes from here
+    # rather than from the driver (which would send them every jar of its classpath).
+    'spark.executor.extraClassPath': os.path.join(_job_server_lib(), '*'),
+    'spark.executor.memory': EXECUTOR_MEMORY,
+    'spark.driver.host': 'localhost',
+    'spark.driver.bindAddress': '127.0.0.1',
+    'spark.local.dir': _folder('tmp'),
+    'spark.ui.showConsoleProgress': 'false',
+  }
+  command = [
+    'java', '-Xmx2g', *JAVA_MODULE_OPTIONS,
+    *(f'-D{key}={value}' for key, value in spark_conf.items()),
+    '-cp', _classpath(), JOB_SERVER_MAIN,
+    f'--spark-master-url={MASTER_URL}', '--job-host=localhost', f'--job-port={JOB_PORT}',
+    f'--artifact-port={ARTIFACT_PORT}', f'--expansion-port={EXPANSION_PORT}',
+    f'--artifacts-dir={artifacts}',
+  ]
+  return common.start_daemon(NAME, 'job-server', command, env)
+
+
+def processes() -> List[int]:
+  """This cluster's processes: those naming .engines/spark (Master, Worker, executors, job
+  server) and the worker pool on WORKER_POOL_PORT. common.processes_of also counts every worker
+  pool of this checkout, the Flink cluster's included, which are not this cluster's to stop."""
+  marker = home().encode()
+  mine = []
+  for pid in common.processes_of(NAME):
+    try:
+      with open(f'/proc/{pid}/cmdline', 'rb') as f:
+        cmdline = f.read()
+    except OSError:
+      continue
+    if marker in cmdline or f'--service_port={WORKER_POOL_PORT}'.encode() in cmdline:
+      mine.append(pid)
+  return mine
+
+
+def down(log=print) -> List[int]:
+  """Stop the cluster, its job server and worker pool; returns the processes still alive
+  afterwards (none, unless something refused to die)."""
+  with common.lock(NAME):
+    state = common.read_state(NAME) or {}
+    # The job server first (its running applications end), then the Worker (and the executors
+    # it started: they are in its process group), then the Master.
+    for key in ('job_server_pid', 'worker_pool_pid', 'worker_pid', 'master_pid'):
+      common.stop_process(state.get(key, 0))
+    for pid in processes():
+      common.stop_process(pid, grace=5.0)
+    left = processes()
+    common.clear_state(NAME)
+    log('spark: down' + (f'; still alive: {left}' if left else ''))
+    return left
+
+
+def status() -> Optional[dict]:
+  """cluster.json and the Master's JSON, or None when no cluster of this project runs."""
+  state = common.read_state(NAME)
+  if not state:
+    return None
+  try:
+    answer = master_json()
+    overview = {key: answer.get(key) for key in
+                ('status', 'aliveworkers', 'cores', 'coresused', 'memory', 'memoryused')}
+    overview['activeapps'] = [app.get('name') for app in answer.get('activeapps', [])]
+    overview['completedapps'] = len(answer.get('completedapps', []))
+    state = dict(state, overview=overview)
+  except (OSError, ValueError) as e:
+    state = dict(state, overview=f'unreachable: {e}')
+  return state
+
+
+def normal_master(master: str) -> Tuple[str, int]:
+  """'spark://localhost:7077', 'localhost:7077', 'localhost' → ('localhost', 7077)."""
+  rest = master.strip().rstrip('/')
+  if '://' in rest:
+    scheme, rest = rest.split('://', 1)
+    if scheme != 'spark':
+      raise common.EngineError(f'{master!r} is not a Spark standalone master (spark://HOST:PORT)')
+  host, _, port = rest.partition(':')
+  try:
+    return host or 'localhost', int(port or MASTER_PORT)
+  except ValueError:
+    raise common.EngineError(f'{master!r} is not a Spark master URL (spark://HOST:PORT)') from None
+
+
+def check_reachable(host: str, port: int) -> None:
+  """A TCP connection to the Master's RPC port within CHECK_SECONDS, or an EngineError."""
+  try:
+    with socket.create_connection((host, port), timeout=CHECK_SECONDS):
+      pass
+  except OSError as e:
+    reason = e.strerror or type(e).__name__
+    raise common.EngineError(
+      f'no Spark master answers at spark://{host}:{port} ({reason}); start the local one with '
+      '`python -m engines.spark up`'
+    ) from None
+
+
+def local_cluster(host: str, port: int) -> dict:
+  """cluster.json of `python -m engines.spark up` when host:port is its Master, else {}."""
+  state = common.read_state(NAME) or {}
+  local = host in ('localhost', '127.0.0.1') and port == MASTER_PORT
+  return state if local and state and common.alive(state.get('job_server_pid', 0)) else {}
+
+
+def spark_args(master: str, parallelism: int = 0) -> List[str]:
+  """SparkRunner's arguments for the Spark master at `master` (checked to answer).
+
+  The local cluster: its long-running job server and SDK worker pool (EXTERNAL environment).
+  Any other master: Beam's SparkRunner starts a job server from this project's jars for each
+  Beam pipeline (`--spark_job_server_jar`) and runs the SDK workers in the submitting process
+  (LOOPBACK), which the executors must be able to reach. `parallelism` (0: Spark's default, the
+  executors' cores) caps the cores one Beam job's application takes: Spark has no per-job
+  parallelism that Beam's options can set, so this is what a job can run at once.
+  """
+  host, port = normal_master(master)
+  check_reachable(host, port)
+  url = f'spark://{host}:{port}'
+  state = local_cluster(host, port)
+  if state:
+    try:
+      answer = master_json(CHECK_SECONDS, state['web_ui'])
+    except (OSError, ValueError) as e:
+      raise common.EngineError(f'the Spark master at {url} does not answer on its web UI ({e})')
+    if not _alive_workers(answer):
+      raise common.EngineError(f'the Spark cluster at {url} has no Worker running')
+    args = [
+      '--runner=SparkRunner', f'--spark_master_url={url}',
+      f'--job_endpoint={state["job_endpoint"]}',
+      '--environment_type=EXTERNAL', f'--environment_config={state["worker_pool"]}',
+    ]
+  else:
+    args = [
+      '--runner=SparkRunner', f'--spark_master_url={url}',
+      f'--spark_job_server_jar={job_server_jar()}', '--environment_type=LOOPBACK',
+    ]
+  del parallelism  # see the docstring: not a Beam option on Spark
+  return args + [
+    # Fusion and combiner lifting in the Python SDK before the job reaches the portable runner,
+    # and a read split into many partitions instead of one (apache/beam#24422).
+    '--experiments=pre_optimize=all',
+    # TFX builds an sdist of itself for remote workers unless a dependency flag is set: the
+    # worker pool already has this environment (in production: the worker image).
+    '--sdk_container_image=local-environment',
+    '--environment_cache_millis=60000',
+  ]
+
+
+def job_server_jar() -> str:
+  """A jar whose manifest runs Beam's Spark job server from the fetched jars and Spark's (Beam's
+  SparkRunner starts it with `java -jar`), with the module openings Spark needs on Java 17."""
+  jar = os.path.join(home(), 'job-server', 'spark-job-server.jar')
+  if os.path.isfile(jar):
+    return jar
+  if not os.path.isdir(_job_server_lib()) or not os.path.isdir(_spark_jars()):
+    raise common.EngineError(
+      "Beam's Spark job server is not installed: `python -m engines.spark up` fetches it"
+    )
+  base = os.path.dirname(jar)
+  entries = []
+  for folder in (_job_server_lib(), _spark_jars()):
+    relative = os.path.relpath(folder, base)
+    entries += [f'{relative}/{name}' for name in sorted(os.listdir(folder)) if name.endswith('.jar')]
+  opens = ' '.join(option.split('=', 1)[1].rsplit('=', 1)[0]
+                   for option in JAVA_MODULE_OPTIONS if option.startswith('--add-opens='))
+  lines = ['Manifest-Version: 1.0', f'Main-Class: {JOB_SERVER_MAIN}', f'Add-Opens: {opens}']
+  class_path = ' '.join(entries)
+  lines.append('Class-Path: ' + class_path)
+  manifest = os.path.join(base, 'MANIFEST.MF')
+  with open(manifest, 'w') as f:
+    # Manifest lines are at most 72 bytes; continuation lines start with a space.
+    for line in lines:
+      f.write(line[:70] + ''.join('\n ' + line[i:i + 70] for i in range(70, len(line), 70)) + '\n')
+  common.run_quietly(['jar', '--create', '--file', jar + '.tmp', '--manifest', manifest],
+                     'building the job server jar')
+  os.replace(jar + '.tmp', jar)
+  return jar
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(
+    prog='python -m engines.spark',
+    description='A local Spark standalone cluster for Beam\'s SparkRunner.',
+  )
+  parser.add_argument('command', choices=('up', 'down', 'status'))
+  args = parser.parse_args(argv)
+  try:
+    if args.command == 'up':
+      up()
+    elif args.command == 'down':
+      return 1 if down() else 0
+    else:
+      state = status()
+      print(json.dumps(state, indent=2) if state else 'spark: not running')
+  except common.EngineError as e:
+    print(f'error: {e}', file=sys.stderr)
+    return 2
+  return 0
+
+
+if __name__ == '__main__':
+  signal.signal(signal.SIGINT, signal.default_int_handler)
+  sys.exit(main())
