@@ -88,11 +88,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
   gcp.add_argument('--region', default='', help='GCP region of Dataflow / Vertex jobs')
   gcp.add_argument(
     '--beam-runner',
-    choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER),
+    choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER, cfg.FLINK_RUNNER),
     default=cloud.beam_runner,
     help='where Beam components run: inside their '
-    'step (DirectRunner) or as Dataflow jobs (default: %(default)s)',
+    'step (DirectRunner), as Dataflow jobs, or on a Flink cluster (--flink-master: its '
+    'arguments are resolved against the cluster as `run` does) (default: %(default)s)',
   )
+  options.add(gcp, '--flink-master', '--beam-parallelism')
   options.add(
     gcp, '--beam-arg', beam_arg=dict(help='passed to every Beam component as is (repeatable)')
   )
@@ -231,6 +233,7 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     schema=args.schema,
     schema_default=cfg.TEXT_SCHEMA_IN_IMAGE if args.data_kind == cfg.TEXT else None,
     cloud=_cloud(args),
+    beam_engine_args=options.engine_args(args),
     **options.model_options(args, args.data_kind, local=False),
   )
 

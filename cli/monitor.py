@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 
+from cli import options
 import config as cfg
 from contracts.errors import EXIT_FAILED, EXIT_OK, UserError
 
@@ -56,6 +57,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     help='compare serving rows with the training rows of the same id (repeat for a compound '
     'id): per-feature mismatch counts (TFDV feature skew)',
   )
+  options.add(
+    parser,
+    '--beam-runner',
+    '--flink-master',
+    '--beam-parallelism',
+    beam_runner=dict(
+      choices=(cfg.DIRECT_RUNNER, cfg.FLINK_RUNNER),
+      help='where the --id-column feature skew (a Beam pipeline) runs (default: %(default)s)',
+    ),
+  )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -64,6 +75,14 @@ def main(args: argparse.Namespace) -> int:
     raise UserError(f'{args.output}: no metadata.sqlite (run the pipeline there first)')
   if not os.path.exists(args.serving_data):
     raise UserError(f'--serving-data {args.serving_data}: no such file or folder')
+  engine = options.engine_args(
+    argparse.Namespace(
+      beam_runner=args.beam_runner,
+      flink_master=args.flink_master,
+      beam_parallelism=args.beam_parallelism,
+      beam_extra_args=[],
+    )
+  )
   from cli import progress
 
   os.makedirs(os.path.join(args.output, 'logs'), exist_ok=True)
@@ -75,7 +94,11 @@ def main(args: argparse.Namespace) -> int:
     from monitoring import run
 
     summary = run.monitor(
-      store_path, args.serving_data, dict(args.skew_threshold), id_columns=args.id_column
+      store_path,
+      args.serving_data,
+      dict(args.skew_threshold),
+      id_columns=args.id_column,
+      beam_args=engine,
     )
   for line in run.lines(summary):
     print(line)

@@ -10,6 +10,8 @@ import sys
 import threading
 import time
 
+from cli import options
+import config as cfg
 from contracts import predictions
 from contracts.errors import EXIT_OK, UserError
 
@@ -23,6 +25,10 @@ DESCRIPTION = (
   'docs/serving.md: Batch prediction.'
 )
 PROGRESS_SECONDS = 3.0
+ENGINE_HELP = (
+  'where the predictions run (default: %(default)s): FlinkRunner with --flink-master sends them '
+  'to a Flink cluster (no progress line while it runs)'
+)
 SHOWN_SKIPPED = 5
 
 
@@ -81,6 +87,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     metavar='ARG',
     help='passed to Beam as is (default: the DirectRunner in memory, with a progress line)',
   )
+  options.add(
+    parser,
+    '--beam-runner',
+    '--flink-master',
+    '--beam-parallelism',
+    beam_runner=dict(choices=(cfg.DIRECT_RUNNER, cfg.FLINK_RUNNER), help=ENGINE_HELP),
+  )
 
 
 @contextlib.contextmanager
@@ -115,6 +128,14 @@ def main(args: argparse.Namespace) -> int:
 
   if args.top_k < 1:
     raise UserError(f'--top-k {args.top_k}: must be 1 or more')
+  engine = options.engine_args(
+    argparse.Namespace(
+      beam_runner=args.beam_runner,
+      flink_master=args.flink_master,
+      beam_parallelism=args.beam_parallelism,
+      beam_extra_args=args.beam_args,
+    )
+  )
   try:
     data = inputs.find(args.data)
     model_path = model.find(args.model, args.output)
@@ -151,7 +172,9 @@ def main(args: argparse.Namespace) -> int:
     )
     from inference import predict
 
-    with _progress_line(len(data.files), data.kind):
+    if engine:
+      print(f'  on {args.beam_runner}: the count comes when the job ends', flush=True)
+    with _progress_line(len(data.files), data.kind) if not engine else contextlib.nullcontext():
       result = predict.run(
         served,
         data,
@@ -159,7 +182,7 @@ def main(args: argparse.Namespace) -> int:
         layouts=layouts,
         top_k=args.top_k,
         log_dir=args.log,
-        beam_args=args.beam_args,
+        beam_args=engine + args.beam_args,
       )
   seconds = time.monotonic() - started
   print(

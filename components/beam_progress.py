@@ -14,8 +14,8 @@ executor check that its progress line reaches the total.
 
 import contextlib
 import logging
-import uuid
 from typing import Callable, Tuple
+import uuid
 
 import apache_beam as beam
 
@@ -55,6 +55,11 @@ def watch(executor, default_node: str, count: Callable[[], int], what: str, exac
 def _arg(args, name: str) -> str:
   values = [arg.split('=', 1)[1] for arg in args if arg.startswith(f'--{name}=')]
   return values[-1] if values else ''
+
+
+def runner_name(executor) -> str:
+  """The Beam runner the executor's pipelines run on ('DirectRunner' unless named)."""
+  return _arg(getattr(executor, '_beam_pipeline_args', None) or [], 'runner') or 'DirectRunner'
 
 
 def runner_counts(executor, node: str):

@@ -43,7 +43,7 @@ def check_reachable(master: str) -> dict:
   except (OSError, ValueError) as e:
     reason = getattr(e, 'reason', None) or e
     raise common.EngineError(
-      f'no Flink cluster answers at {master} ({reason}); start the local one with '
+      f'no Flink cluster answers there ({reason}); start the local one with '
       '`make flink-up` (docs/operations.md: Flink)'
     ) from None
 
@@ -51,8 +51,8 @@ def check_reachable(master: str) -> dict:
 def local_cluster(master: str) -> dict:
   """cluster.json of `make flink-up` when `master` is its REST address, else {}."""
   state = common.read_state(flink.NAME) or {}
-  rest = state.get('rest', '')
-  same = rest and normal_master(master).replace('127.0.0.1', 'localhost') == rest
+  loopback = lambda address: normal_master(address).replace('127.0.0.1', 'localhost')
+  same = state.get('rest') and loopback(master) == loopback(state['rest'])
   return state if same and common.alive(state.get('job_server_pid', 0)) else {}
 
 
@@ -104,8 +104,9 @@ def job_server_jar() -> str:
   lines.append('Class-Path: ' + '\n '.join(wrapped))
   with open(manifest, 'w') as f:
     f.write('\n'.join(lines) + '\n')
-  common.run_quietly(['jar', '--create', '--file', jar + '.tmp', '--manifest', manifest],
-                     'building the job server jar')
+  common.run_quietly(
+    ['jar', '--create', '--file', jar + '.tmp', '--manifest', manifest],
+    'building the job server jar',
+  )
   os.replace(jar + '.tmp', jar)
   return jar
-

@@ -110,8 +110,13 @@ def start_daemon(name: str, what: str, command: List[str], env: Optional[dict] =
   """Start `command` in its own session, output to <engine>/log/<what>.log; its pid."""
   with open(os.path.join(log_dir(name), f'{what}.log'), 'ab') as out:
     process = subprocess.Popen(
-      command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-      start_new_session=True, cwd=ROOT,
+      command,
+      stdin=subprocess.DEVNULL,
+      stdout=out,
+      stderr=subprocess.STDOUT,
+      env=env,
+      start_new_session=True,
+      cwd=ROOT,
     )
   with open(os.path.join(run_dir(name), f'{what}.pid'), 'w') as f:
     f.write(str(process.pid))
@@ -123,10 +128,15 @@ def start_worker_pool(name: str, port: int) -> int:
   with this project's code importable (what a worker-pool sidecar's image holds in production)."""
   # The pool starts each worker as `python -c …`, found on PATH: this environment's python.
   path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', '')
-  env = dict(os.environ, PATH=path, PYTHONPATH=ROOT, PYTHONWARNINGS='ignore',
-             TF_CPP_MIN_LOG_LEVEL='3')
-  command = [sys.executable, '-m', 'apache_beam.runners.worker.worker_pool_main',
-             f'--service_port={port}']
+  env = dict(
+    os.environ, PATH=path, PYTHONPATH=ROOT, PYTHONWARNINGS='ignore', TF_CPP_MIN_LOG_LEVEL='3'
+  )
+  command = [
+    sys.executable,
+    '-m',
+    'apache_beam.runners.worker.worker_pool_main',
+    f'--service_port={port}',
+  ]
   return start_daemon(name, 'worker-pool', command, env)
 
 

@@ -16,13 +16,14 @@ import base64
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from typing import List, Optional
+import urllib.request
 
 from engines import common
 
@@ -56,9 +57,20 @@ def install(log=print) -> None:
     partial = target + '.partial'
     shutil.rmtree(partial, ignore_errors=True)
     common.run_quietly(
-      [sys.executable, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check',
-       '--no-deps', '--require-hashes', '--target', partial,
-       '-r', os.path.join(FILES, 'flink-requirements.txt')],
+      [
+        sys.executable,
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--disable-pip-version-check',
+        '--no-deps',
+        '--require-hashes',
+        '--target',
+        partial,
+        '-r',
+        os.path.join(FILES, 'flink-requirements.txt'),
+      ],
       'installing Flink',
     )
     shutil.rmtree(target, ignore_errors=True)
@@ -70,14 +82,23 @@ def install(log=print) -> None:
     partial = lib + '.partial'
     shutil.rmtree(partial, ignore_errors=True)
     common.run_quietly(
-      ['mvn', '--batch-mode', '--quiet', '-f', os.path.join(FILES, 'flink-job-server.pom.xml'),
-       'dependency:copy-dependencies', f'-DoutputDirectory={partial}',
-       '-DincludeScope=runtime'],
+      [
+        'mvn',
+        '--batch-mode',
+        '--quiet',
+        '-f',
+        os.path.join(FILES, 'flink-job-server.pom.xml'),
+        'dependency:copy-dependencies',
+        f'-DoutputDirectory={partial}',
+        '-DincludeScope=runtime',
+      ],
       "fetching Beam's Flink job server",
     )
     bad = common.jar_mismatches(partial, checksums)
     if bad:
-      raise common.EngineError(f'job server jars do not match their checksums: {", ".join(bad[:3])}')
+      raise common.EngineError(
+        f'job server jars do not match their checksums: {", ".join(bad[:3])}'
+      )
     open(os.path.join(partial, '.checked'), 'w').close()
     shutil.rmtree(lib, ignore_errors=True)
     os.replace(partial, lib)
@@ -168,13 +189,29 @@ def task_manager_pids() -> List[int]:
   return sorted({pid for pid in pids if common.alive(pid)})
 
 
+def busy_task_manager_pid(master: str = f'localhost:{REST_PORT}') -> Optional[int]:
+  """The pid of a TaskManager of this machine with a slot in use (None when none is busy): found
+  by its RPC port (REST's `path`) among the listening sockets."""
+  for manager in rest('/taskmanagers', master=master)['taskmanagers']:
+    if manager['freeSlots'] < manager['slotsNumber']:
+      port = manager['path'].split('@', 1)[1].split('/', 1)[0].rsplit(':', 1)[1]
+      listing = subprocess.run(
+        ['ss', '-Hltnp', f'sport = :{port}'], capture_output=True, text=True, check=False
+      ).stdout
+      for pid in re.findall(r'pid=(\d+)', listing):
+        return int(pid)
+  return None
+
+
 def _wait_ready(task_managers: int, deadline: float) -> None:
   while True:
     try:
       overview = rest('/overview')
-      if overview.get('taskmanagers', 0) >= task_managers and common.listening(
-        JOB_PORT
-      ) and common.listening(WORKER_POOL_PORT):
+      if (
+        overview.get('taskmanagers', 0) >= task_managers
+        and common.listening(JOB_PORT)
+        and common.listening(WORKER_POOL_PORT)
+      ):
         return
     except OSError:
       pass
@@ -226,15 +263,24 @@ def up(task_managers: int = TASK_MANAGERS, log=print, timeout: float = 120.0) ->
 
 
 def _start_job_server() -> int:
-  java_opts = ['--add-opens=java.base/java.lang=ALL-UNNAMED',
-               '--add-opens=java.base/java.util=ALL-UNNAMED',
-               '--add-opens=java.base/java.nio=ALL-UNNAMED']
+  java_opts = [
+    '--add-opens=java.base/java.lang=ALL-UNNAMED',
+    '--add-opens=java.base/java.util=ALL-UNNAMED',
+    '--add-opens=java.base/java.nio=ALL-UNNAMED',
+  ]
   artifacts = os.path.join(home(), 'artifacts')
   os.makedirs(artifacts, exist_ok=True)
   command = [
-    'java', *java_opts, '-cp', os.path.join(_job_server_lib(), '*'), JOB_SERVER_MAIN,
-    f'--flink-master=localhost:{REST_PORT}', '--job-host=localhost', f'--job-port={JOB_PORT}',
-    f'--artifact-port={ARTIFACT_PORT}', f'--expansion-port={EXPANSION_PORT}',
+    'java',
+    *java_opts,
+    '-cp',
+    os.path.join(_job_server_lib(), '*'),
+    JOB_SERVER_MAIN,
+    f'--flink-master=localhost:{REST_PORT}',
+    '--job-host=localhost',
+    f'--job-port={JOB_PORT}',
+    f'--artifact-port={ARTIFACT_PORT}',
+    f'--expansion-port={EXPANSION_PORT}',
     f'--artifacts-dir={artifacts}',
   ]
   return common.start_daemon(NAME, 'job-server', command)
@@ -248,10 +294,18 @@ def down(log=print) -> List[int]:
     if os.path.isdir(os.path.join(flink_home(), 'bin')):
       env = _flink_env(_write_conf())
       bin_dir = os.path.join(flink_home(), 'bin')
-      subprocess.run([os.path.join(bin_dir, 'taskmanager.sh'), 'stop-all'], env=env,
-                     capture_output=True, check=False)
-      subprocess.run([os.path.join(bin_dir, 'jobmanager.sh'), 'stop-all'], env=env,
-                     capture_output=True, check=False)
+      subprocess.run(
+        [os.path.join(bin_dir, 'taskmanager.sh'), 'stop-all'],
+        env=env,
+        capture_output=True,
+        check=False,
+      )
+      subprocess.run(
+        [os.path.join(bin_dir, 'jobmanager.sh'), 'stop-all'],
+        env=env,
+        capture_output=True,
+        check=False,
+      )
     for key in ('job_server_pid', 'worker_pool_pid'):
       common.stop_process(state.get(key, 0))
     left = common.stop_leftovers(NAME)

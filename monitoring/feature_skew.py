@@ -12,10 +12,15 @@ SAMPLE_PAIRS = 5
 
 
 def detect(
-  training: Sequence[bytes], serving: Sequence[bytes], ids: List[str], ignore: List[str]
+  training: Sequence[bytes],
+  serving: Sequence[bytes],
+  ids: List[str],
+  ignore: List[str],
+  beam_args: Sequence[str] = (),
 ) -> dict:
   """{'features': {name: FeatureSkew as a dict}, 'match_stats': MatchStats as a dict,
-  'sample_pairs': [SkewPair as a dict]} for serialized tf.Examples."""
+  'sample_pairs': [SkewPair as a dict]} for serialized tf.Examples; on the DirectRunner in
+  this process unless `beam_args` name another runner."""
   import glob
   import json
   import os
@@ -33,7 +38,10 @@ def detect(
   parse = tf.train.Example.FromString
   found = {}
   with tempfile.TemporaryDirectory(prefix='feature-skew-') as folder:
-    with beam.Pipeline(runner='DirectRunner') as pipeline:
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    options = PipelineOptions(list(beam_args) or ['--runner=DirectRunner'])
+    with beam.Pipeline(options=options) as pipeline:
       base = pipeline | 'Training' >> beam.Create([parse(r) for r in training])
       test = pipeline | 'Serving' >> beam.Create([parse(r) for r in serving])
       results = (base, test) | 'Skew' >> detector.DetectFeatureSkewImpl(

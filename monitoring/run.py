@@ -31,6 +31,7 @@ def monitor(
   thresholds: Dict[str, float],
   out_folder: Optional[str] = None,
   id_columns: Sequence[str] = (),
+  beam_args: Sequence[str] = (),
 ) -> dict:
   """Compares `serving_data` with the serving model's training data; writes statistics,
   anomalies and the JSON summary into `out_folder` (default: a new
@@ -63,7 +64,7 @@ def monitor(
   previous = tfdv.load_stats_binary(previous_path) if previous_path else None
   result = compare.compare(training, serving, schema, previous)
   if id_columns:
-    result['feature_skew'] = _feature_skew(model, schema, examples, list(id_columns))
+    result['feature_skew'] = _feature_skew(model, schema, examples, list(id_columns), beam_args)
     mismatched = {
       name
       for name, f in result['feature_skew']['features'].items()
@@ -110,7 +111,7 @@ def monitor(
   return summary
 
 
-def _feature_skew(model: dict, schema, examples, id_columns) -> dict:
+def _feature_skew(model: dict, schema, examples, id_columns, beam_args=()) -> dict:
   """Per-example skew between the training rows (both splits) and the serving rows that share
   the values of `id_columns`."""
   import glob
@@ -125,7 +126,7 @@ def _feature_skew(model: dict, schema, examples, id_columns) -> dict:
     raise UserError(f'--id-column {", ".join(unknown)}: not a column of the training data')
   shards = sorted(glob.glob(os.path.join(glob.escape(model['examples_uri']), 'Split-*', '*')))
   training = images._records(shards)
-  return feature_skew.detect(training, examples, id_columns, [model['label']])
+  return feature_skew.detect(training, examples, id_columns, [model['label']], beam_args)
 
 
 def lines(summary: dict) -> list:

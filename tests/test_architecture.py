@@ -11,6 +11,7 @@ PACKAGES = (
   'cli',
   'components',
   'contracts',
+  'engines',
   'inference',
   'kubeflow',
   'metadata',
@@ -22,7 +23,8 @@ PROJECT = PACKAGES + TOP_MODULES
 # Who may import whom (first name of the importing module → first names it may import).
 ALLOWED = {
   'contracts': {'contracts'},
-  'components': {'components', 'contracts'},
+  'engines': {'engines'},  # local engine clusters and their Beam arguments: a leaf, as contracts
+  'components': {'components', 'contracts', 'engines'},  # engines.flink: live counts on Flink
   'trainer': {'trainer', 'contracts', 'components'},  # components.shard_check.scan only
   'metadata': {'metadata', 'contracts'},
   'inference': {'inference', 'contracts'},

@@ -10,6 +10,7 @@ The Beam pipeline's fixed cost is most of StatisticsGen's time on small data: on
 FeatureStats.pb per split and the same properties.
 """
 
+import logging
 import os
 
 from tfx.components.statistics_gen import executor as statistics_gen_executor
@@ -64,6 +65,10 @@ def in_process_splits(examples, exec_properties: dict, has_schema: bool) -> dict
   return files if splits and all(files.values()) and size < limit else {}
 
 
+COMPUTED_BY = 'computed_by'  # the statistics artifact's property: IN_PROCESS or the Beam runner
+IN_PROCESS = 'in process (no Beam)'
+
+
 class Executor(beam_progress.CountedBeamExecutor, statistics_gen_executor.Executor):
   COUNTED_STEPS = ('TFXIORead',)  # TFX's step per split: Arrow record batches
   WEIGH = staticmethod(beam_progress.batch_rows)
@@ -74,11 +79,15 @@ class Executor(beam_progress.CountedBeamExecutor, statistics_gen_executor.Execut
     examples = artifact_utils.get_single_instance(input_dict[standard_component_specs.EXAMPLES_KEY])
     has_schema = bool(input_dict.get(standard_component_specs.SCHEMA_KEY))
     files = in_process_splits(examples, exec_properties, has_schema)
-    if not files:
-      return self._counted_beam_do(examples, input_dict, output_dict, exec_properties)
     statistics = artifact_utils.get_single_instance(
       output_dict[standard_component_specs.STATISTICS_KEY]
     )
+    # Which engine computed them (ML Metadata, the run log): never silently another than asked.
+    runner = beam_progress.runner_name(self) if not files else IN_PROCESS
+    statistics.set_string_custom_property(COMPUTED_BY, runner)
+    logging.info('StatisticsGen: statistics computed by %s', runner)
+    if not files:
+      return self._counted_beam_do(examples, input_dict, output_dict, exec_properties)
     statistics.split_names = artifact_utils.encode_split_names(list(files))
     statistics.span = examples.span
     statistics.set_string_custom_property(statistics_gen_executor.STATS_DASHBOARD_LINK, '')

@@ -1,0 +1,161 @@
+"""FlinkRunner's arguments and live counts against a fake Flink REST API on loopback (no cluster:
+the real one is in test_flink.py), and the command line's one-line refusals."""
+
+import base64
+import http.server
+import json
+import threading
+
+import pytest
+
+from cli import main as cli_main
+from contracts import progress
+from engines import beam_args, common, flink
+
+
+def _varint(value: int) -> bytes:
+  out = bytearray()
+  while True:
+    byte, value = value & 0x7F, value >> 7
+    out.append(byte | (0x80 if value else 0))
+    if not value:
+      return bytes(out)
+
+
+def _counter(value: int, namespace='tfrp', name='progress') -> dict:
+  return {
+    'urn': flink.USER_COUNTER_URN,
+    'type': 'beam:metrics:sum_int64:v1',
+    'payload': base64.b64encode(_varint(value)).decode(),
+    'labels': {'PTRANSFORM': 'ref_AppliedPTransform_Count', 'NAMESPACE': namespace, 'NAME': name},
+  }
+
+
+ANSWERS = {
+  '/overview': {'taskmanagers': 2, 'slots-total': 4},
+  '/jobmanager/config': [{'key': 'parallelism.default', 'value': '3'}],
+  '/jobs/overview': {
+    'jobs': [
+      {'jid': 'old', 'name': 'tfrp-statisticsgen-1', 'start-time': 1},
+      {'jid': 'new', 'name': 'tfrp-statisticsgen-1', 'start-time': 2},
+    ]
+  },
+  '/jobs/new/accumulators': {
+    'user-task-accumulators': [
+      {
+        'name': '__metricscontainers',
+        'value': json.dumps(
+          {'metrics': {'attempted': [_counter(300), _counter(1234), _counter(7, name='other')]}}
+        ),
+      }
+    ]
+  },
+}
+
+
+@pytest.fixture(scope='module')
+def fake_rest():
+  class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+      body = json.dumps(ANSWERS.get(self.path, {})).encode()
+      self.send_response(200 if self.path in ANSWERS else 404)
+      self.send_header('Content-Type', 'application/json')
+      self.end_headers()
+      self.wfile.write(body)
+
+    def log_message(self, *args):
+      pass
+
+  server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+  threading.Thread(target=server.serve_forever, daemon=True).start()
+  yield f'127.0.0.1:{server.server_address[1]}'
+  server.shutdown()
+
+
+def test_counter_summed_over_tasks_of_the_newest_job(fake_rest):
+  assert flink.job_counter(fake_rest, 'tfrp-statisticsgen-1', 'tfrp', 'progress') == 1534
+  assert flink.job_counter(fake_rest, 'tfrp-evaluator-9', 'tfrp', 'progress') is None
+
+
+def test_counter_of_a_large_count(fake_rest):
+  assert flink._varint(_varint(3_000_000_000)) == 3_000_000_000
+
+
+def test_other_cluster_gets_its_own_job_server_and_loopback(fake_rest, tmp_path, monkeypatch):
+  monkeypatch.setattr(common, 'ENGINES_DIR', str(tmp_path))
+  lib = tmp_path / 'flink' / 'job-server' / 'lib'
+  lib.mkdir(parents=True)
+  (tmp_path / 'flink' / 'job-server' / 'flink-job-server.jar').write_bytes(b'')
+  args = beam_args.flink_args(f'http://{fake_rest}/')
+  assert args[:3] == ['--runner=FlinkRunner', f'--flink_master={fake_rest}', '--parallelism=3']
+  assert '--environment_type=LOOPBACK' in args
+  assert any(a.startswith('--flink_job_server_jar=') for a in args)
+  assert '--experiments=pre_optimize=all' in args
+  assert beam_args.flink_args(fake_rest, parallelism=2)[2] == '--parallelism=2'
+
+
+def test_local_cluster_gets_its_job_server_and_worker_pool(fake_rest, tmp_path, monkeypatch):
+  monkeypatch.setattr(common, 'ENGINES_DIR', str(tmp_path))
+  common.write_state(
+    flink.NAME,
+    dict(
+      rest=fake_rest,
+      job_endpoint='localhost:8099',
+      worker_pool='localhost:50000',
+      job_server_pid=common.os.getpid(),
+    ),
+  )
+  args = beam_args.flink_args(fake_rest)
+  assert '--job_endpoint=localhost:8099' in args
+  assert (
+    args[args.index('--environment_type=EXTERNAL') + 1] == '--environment_config=localhost:50000'
+  )
+
+
+def test_job_server_not_installed_is_one_error(fake_rest, tmp_path, monkeypatch):
+  monkeypatch.setattr(common, 'ENGINES_DIR', str(tmp_path))
+  with pytest.raises(common.EngineError, match='make flink-up'):
+    beam_args.flink_args(fake_rest)
+
+
+@pytest.mark.parametrize(
+  'flags, error',
+  [
+    (
+      ['--beam-runner', 'FlinkRunner', '--flink-master', '127.0.0.1:9'],
+      'error: --flink-master 127.0.0.1:9: no Flink cluster answers there',
+    ),
+    (['--beam-runner', 'FlinkRunner'], 'error: --beam-runner FlinkRunner needs --flink-master'),
+    (['--flink-master', 'localhost:8081'], 'error: --flink-master goes with --beam-runner Flink'),
+  ],
+)
+def test_refused_in_one_line(flags, error, tmp_path, capsys):
+  output = tmp_path / 'out'
+  assert cli_main.main(['run', '--output', str(output), *flags]) == 2
+  err = capsys.readouterr().err
+  assert err.startswith(error) and err.count('\n') == 1
+  assert not output.exists()  # nothing half-made
+
+
+def test_live_count_from_the_runner():
+  counts = iter([None, 40, 90])
+  watch = progress.CountsProgress(
+    'StatisticsGen',
+    100,
+    lambda d, t, r: f'{d} of {t}',
+    exact=True,
+    reported=lambda: next(counts),
+    runner='FlinkRunner',
+  )
+  assert [watch.done(), watch.done(), watch.done()] == [0, 40, 90]
+
+
+def test_runner_without_live_counts_says_so_once(caplog):
+  with caplog.at_level('INFO', logger=progress.LOGGER):
+    watch = progress.CountsProgress(
+      'Evaluator', 10, lambda d, t, r: f'{d} of {t}', exact=True, runner='SparkRunner'
+    )
+  assert [r.getMessage() for r in caplog.records] == [
+    'Evaluator: SparkRunner reports no counts while it runs: no live progress for this step'
+  ]
+  assert watch.done() == 0 and watch._final() == 10  # the total, not a wrong "0 of 10"
