@@ -11,6 +11,8 @@
 #              Beam's job server and an SDK worker pool, from pinned and checksummed artifacts
 #              (engines/); then `pipeline.py run --beam-runner FlinkRunner --flink-master localhost:8081`
 # make flink-down — stop all of it (no process left behind)
+# make spark-up / spark-down — the same for Spark 3.5 standalone (master spark://localhost:7077,
+#              web UI localhost:8080, one worker); then --beam-runner SparkRunner --spark-master …
 # make lock  — re-resolve requirements.in and rewrite requirements.lock
 PYTHON ?= python3.10
 VENV := .venv
@@ -21,7 +23,7 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 2
 PYTEST := $(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
-.PHONY: run test test-fast lint format lock bench gpu-check compile clean flink-up flink-down
+.PHONY: run test test-fast lint format lock bench gpu-check compile clean flink-up flink-down spark-up spark-down
 
 $(STAMP): requirements.lock .python-version
 	rm -rf $(VENV)
@@ -75,6 +77,12 @@ flink-up: $(STAMP)
 # Needs no .venv: stopping uses the standard library only.
 flink-down:
 	$(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3) -m engines.flink down
+
+spark-up: $(STAMP)
+	$(VENV)/bin/python -m engines.spark up
+
+spark-down:
+	$(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3) -m engines.spark down
 
 clean:
 	rm -rf output

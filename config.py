@@ -87,7 +87,6 @@ FLINK_RUNNER, SPARK_RUNNER = 'FlinkRunner', 'SparkRunner'
 # What each runner needs besides --runner (passed with --beam-arg); see docs/operations.md: Scaling out.
 RUNNER_NEEDS = {
   DATAFLOW_RUNNER: ('--project', '--region', '--temp_location'),
-  SPARK_RUNNER: ('--spark_master_url',),
 }
 
 
@@ -216,8 +215,9 @@ class PipelineConfig:
   statistics_in_process_below_bytes: int = 0  # StatisticsGen without Beam below this (0: never)
   beam_extra_args: List[str] = dataclasses.field(default_factory=list)  # passed to Beam as is
   flink_master: str = ''  # FlinkRunner: the cluster's REST address (host:port)
+  spark_master: str = ''  # SparkRunner: the master's URL (spark://host:port)
   beam_parallelism: int = 0  # Flink: parallelism of every Beam job (0: the cluster's default)
-  # FlinkRunner's arguments as resolved against the cluster (engines.beam_args: job server,
+  # FlinkRunner's or SparkRunner's arguments as resolved against the cluster (engines.beam_args: job server,
   # SDK environment, parallelism); set by the command line, which checks the cluster answers.
   beam_engine_args: List[str] = dataclasses.field(default_factory=list)
   input_service: str = _TRAINER.input_service  # grpc://HOST:PORT: training input on tf.data service

@@ -88,13 +88,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
   gcp.add_argument('--region', default='', help='GCP region of Dataflow / Vertex jobs')
   gcp.add_argument(
     '--beam-runner',
-    choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER, cfg.FLINK_RUNNER),
+    choices=(cfg.DIRECT_RUNNER, cfg.DATAFLOW_RUNNER, cfg.FLINK_RUNNER, cfg.SPARK_RUNNER),
     default=cloud.beam_runner,
     help='where Beam components run: inside their '
-    'step (DirectRunner), as Dataflow jobs, or on a Flink cluster (--flink-master: its '
+    'step (DirectRunner), as Dataflow jobs, or on a Flink / Spark cluster (--flink-master / '
+    '--spark-master: its '
     'arguments are resolved against the cluster as `run` does) (default: %(default)s)',
   )
-  options.add(gcp, '--flink-master', '--beam-parallelism')
+  options.add(gcp, '--flink-master', '--spark-master', '--beam-parallelism')
   options.add(
     gcp, '--beam-arg', beam_arg=dict(help='passed to every Beam component as is (repeatable)')
   )

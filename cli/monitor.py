@@ -61,9 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser,
     '--beam-runner',
     '--flink-master',
+    '--spark-master',
     '--beam-parallelism',
     beam_runner=dict(
-      choices=(cfg.DIRECT_RUNNER, cfg.FLINK_RUNNER),
+      choices=(cfg.DIRECT_RUNNER, cfg.FLINK_RUNNER, cfg.SPARK_RUNNER),
       help='where the --id-column feature skew (a Beam pipeline) runs (default: %(default)s)',
     ),
   )
@@ -79,6 +80,7 @@ def main(args: argparse.Namespace) -> int:
     argparse.Namespace(
       beam_runner=args.beam_runner,
       flink_master=args.flink_master,
+      spark_master=args.spark_master,
       beam_parallelism=args.beam_parallelism,
       beam_extra_args=[],
     )

@@ -143,6 +143,13 @@ OPTIONS = {
     help='with --beam-runner FlinkRunner: the Flink REST address, e.g. localhost:8081 for '
     "`make flink-up`'s cluster (its job server and SDK worker pool are then used)",
   ),
+  '--spark-master': dict(
+    dest='spark_master',
+    default=_DEFAULTS.spark_master,
+    metavar='spark://HOST:PORT',
+    help='with --beam-runner SparkRunner: the Spark master, e.g. spark://localhost:7077 for '
+    "`make spark-up`'s cluster (its job server and SDK worker pool are then used)",
+  ),
   '--beam-parallelism': dict(
     dest='beam_parallelism',
     type=int,
@@ -333,6 +340,7 @@ OUTPUT = ('--output', '--local-dir', '--wait')
 BEAM = (
   '--beam-runner',
   '--flink-master',
+  '--spark-master',
   '--beam-parallelism',
   '--beam-arg',
   '--beam-mode',
@@ -559,26 +567,40 @@ def _model_source(path: str) -> str:
   return source
 
 
+ENGINE_MASTERS = {  # runner → (its flag, dest, the Beam flag that may name it instead, example)
+  cfg.FLINK_RUNNER: ('--flink-master', 'flink_master', '--flink_master', 'localhost:8081'),
+  cfg.SPARK_RUNNER: (
+    '--spark-master',
+    'spark_master',
+    '--spark_master_url',
+    'spark://localhost:7077',
+  ),
+}
+
+
 def engine_args(args: argparse.Namespace) -> list:
-  """FlinkRunner's arguments, resolved against the cluster (which must answer: one line, exit
-  2, within seconds when it does not); [] for the other runners."""
-  if args.beam_runner != cfg.FLINK_RUNNER:
-    if getattr(args, 'flink_master', ''):
-      raise UserError('--flink-master goes with --beam-runner FlinkRunner')
+  """FlinkRunner's or SparkRunner's arguments, resolved against the cluster (which must answer:
+  one line, exit 2, within seconds when it does not); [] for the other runners."""
+  for runner, (flag, dest, _, _) in ENGINE_MASTERS.items():
+    if getattr(args, dest, '') and args.beam_runner != runner:
+      raise UserError(f'{flag} goes with --beam-runner {runner}')
+  if args.beam_runner not in ENGINE_MASTERS:
     return []
-  given = [a.split('=', 1)[1] for a in args.beam_extra_args if a.startswith('--flink_master=')]
-  master = args.flink_master or (given[-1] if given else '')
+  flag, dest, beam_flag, example = ENGINE_MASTERS[args.beam_runner]
+  extra = getattr(args, 'beam_extra_args', [])
+  given = [a.split('=', 1)[1] for a in extra if a.startswith(beam_flag + '=')]
+  master = getattr(args, dest, '') or (given[-1] if given else '')
   if not master:
     raise UserError(
-      '--beam-runner FlinkRunner needs --flink-master HOST:PORT (the local cluster of '
-      '`make flink-up`: localhost:8081)'
+      f'--beam-runner {args.beam_runner} needs {flag} (the local cluster of '
+      f'`make {args.beam_runner[:-6].lower()}-up`: {example})'
     )
   from engines import beam_args, common
 
   try:
-    return beam_args.flink_args(master, args.beam_parallelism)
+    return beam_args.engine_args(args.beam_runner, master, args.beam_parallelism)
   except common.EngineError as e:
-    raise UserError(f'--flink-master {master}: {e}') from None
+    raise UserError(f'{flag} {master}: {e}') from None
 
 
 def _check_runner(args: argparse.Namespace) -> None:

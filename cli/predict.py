@@ -26,8 +26,8 @@ DESCRIPTION = (
 )
 PROGRESS_SECONDS = 3.0
 ENGINE_HELP = (
-  'where the predictions run (default: %(default)s): FlinkRunner with --flink-master sends them '
-  'to a Flink cluster (no progress line while it runs)'
+  'where the predictions run (default: %(default)s): FlinkRunner / SparkRunner with '
+  '--flink-master / --spark-master send them to that cluster (no progress line while it runs)'
 )
 SHOWN_SKIPPED = 5
 
@@ -91,8 +91,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser,
     '--beam-runner',
     '--flink-master',
+    '--spark-master',
     '--beam-parallelism',
-    beam_runner=dict(choices=(cfg.DIRECT_RUNNER, cfg.FLINK_RUNNER), help=ENGINE_HELP),
+    beam_runner=dict(
+      choices=(cfg.DIRECT_RUNNER, cfg.FLINK_RUNNER, cfg.SPARK_RUNNER), help=ENGINE_HELP
+    ),
   )
 
 
@@ -132,6 +135,7 @@ def main(args: argparse.Namespace) -> int:
     argparse.Namespace(
       beam_runner=args.beam_runner,
       flink_master=args.flink_master,
+      spark_master=args.spark_master,
       beam_parallelism=args.beam_parallelism,
       beam_extra_args=args.beam_args,
     )

@@ -12,6 +12,9 @@ INTERRUPTED = 'interrupted'
 def first_line(error: BaseException) -> str:
   """An error's message, its first line only (its type's name when it has none): for the one
   line a refusal prints."""
+  details = getattr(error, 'details', None)
+  if callable(details) and callable(getattr(error, 'code', None)):  # a gRPC error (Beam's job API)
+    return f'the Beam job service stopped answering: {details()} ({error.code().name})'
   text = str(error).strip()
   return text.splitlines()[0] if text else type(error).__name__
 

@@ -16,6 +16,7 @@ from typing import List, Optional
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENGINES_DIR = os.environ.get('TFRP_ENGINES_DIR', os.path.join(ROOT, '.engines'))
 STATE_FILE = 'cluster.json'
+ENGINE_ENV = 'TFRP_ENGINE'  # set in the environment of an engine's worker pool and its workers
 
 
 class EngineError(Exception):
@@ -129,7 +130,12 @@ def start_worker_pool(name: str, port: int) -> int:
   # The pool starts each worker as `python -c …`, found on PATH: this environment's python.
   path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', '')
   env = dict(
-    os.environ, PATH=path, PYTHONPATH=ROOT, PYTHONWARNINGS='ignore', TF_CPP_MIN_LOG_LEVEL='3'
+    os.environ,
+    PATH=path,
+    PYTHONPATH=ROOT,
+    PYTHONWARNINGS='ignore',
+    TF_CPP_MIN_LOG_LEVEL='3',
+    **{ENGINE_ENV: name},  # whose pool it is: processes_of(name) and nothing else's
   )
   command = [
     sys.executable,
@@ -155,9 +161,9 @@ def stop_process(pid: int, grace: float = 10.0) -> None:
 
 
 def processes_of(name: str) -> List[int]:
-  """Processes whose command line names this engine's folder (what `down` must leave none of)."""
-  marker = engine_dir(name).encode()
-  pool = b'worker_pool_main'
+  """This engine's processes: those whose command line names its folder (the JVMs) or whose
+  environment names it (its worker pool and the SDK workers that pool started)."""
+  marker, tag = engine_dir(name).encode(), f'{ENGINE_ENV}={name}'.encode()
   found = []
   for entry in os.listdir('/proc'):
     if not entry.isdigit() or int(entry) == os.getpid():
@@ -166,11 +172,10 @@ def processes_of(name: str) -> List[int]:
       with open(f'/proc/{entry}/cmdline', 'rb') as f:
         cmdline = f.read()
       with open(f'/proc/{entry}/environ', 'rb') as f:
-        environ = f.read()
+        environ = f.read().split(b'\0')
     except OSError:
       continue
-    ours = marker in cmdline or (pool in cmdline and f'PYTHONPATH={ROOT}'.encode() in environ)
-    if ours and alive(int(entry)):
+    if (marker in cmdline or tag in environ) and alive(int(entry)):
       found.append(int(entry))
   return found
 

@@ -4,7 +4,7 @@
 `up` installs, once, from pinned and checksummed artifacts (engines/files/): Flink's distribution
 from PyPI into .engines/flink/dist and Beam's Flink job server from Maven Central into
 .engines/flink/job-server; then starts a JobManager (REST API and web UI on localhost:8081), the
-TaskManagers, Beam's job server (localhost:8099) and a Beam SDK worker pool (localhost:50000: the
+TaskManagers, Beam's job server (localhost:8099) and a Beam SDK worker pool (localhost:27000: the
 Python side of every Beam step, as a worker-pool sidecar beside each TaskManager would be in
 production), and waits until all of them answer. `down` stops every one of them and checks that
 no process of the cluster is left. What is running is in .engines/flink/cluster.json, which the
@@ -31,7 +31,7 @@ FLINK_VERSION = '1.19.3'
 NAME = 'flink'
 REST_PORT = 8081
 JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT = 8099, 8098, 8097
-WORKER_POOL_PORT = 50000
+WORKER_POOL_PORT = 27000  # below Linux's ephemeral ports (32768-60999): none can hold it
 TASK_MANAGERS = 2
 FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'files')
 JOB_SERVER_MAIN = 'org.apache.beam.runners.flink.FlinkJobServerDriver'

@@ -6,7 +6,7 @@
 runner module and runtime dependencies from Maven Central) into .engines/spark/job-server; then
 starts a standalone Master (spark://localhost:7077, web UI and its JSON on localhost:8080), a
 Worker (web UI on localhost:8082), Beam's job server (localhost:8199) and a Beam SDK worker pool
-(localhost:50100: the Python side of every Beam step), and waits until all of them answer.
+(localhost:27100: the Python side of every Beam step), and waits until all of them answer.
 `down` stops every one of them and checks that no process of the cluster is left. What is
 running is in .engines/spark/cluster.json; `spark_args` turns a master URL into Beam's arguments.
 
@@ -24,8 +24,8 @@ import signal
 import socket
 import sys
 import time
-import urllib.request
 from typing import List, Optional, Tuple
+import urllib.request
 
 from engines import common
 
@@ -35,23 +35,38 @@ MASTER_PORT = 7077
 MASTER_UI_PORT = 8080
 WORKER_UI_PORT = 8082
 JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT = 8199, 8198, 8197
-WORKER_POOL_PORT = 50100
+WORKER_POOL_PORT = 27100  # below Linux's ephemeral ports (32768-60999): none can hold it
 WORKER_CORES = 2
 WORKER_MEMORY = '4g'
 EXECUTOR_MEMORY = '2g'
 CHECK_SECONDS = 5.0
 FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'files')
 JOB_SERVER_MAIN = 'org.apache.beam.runners.spark.SparkJobServerDriver'
+RUNNER_JAR = 'beam-runners-spark-3-2.62.0.jar'
 MASTER_URL = f'spark://localhost:{MASTER_PORT}'
 # What Spark's launcher gives its own JVMs on Java 17 (org.apache.spark.launcher.JavaModuleOptions);
 # the job server is a Spark driver started without the launcher, so it needs them too.
 JAVA_MODULE_OPTIONS = [
   '-XX:+IgnoreUnrecognizedVMOptions',
-  *(f'--add-opens=java.base/{package}=ALL-UNNAMED' for package in (
-    'java.lang', 'java.lang.invoke', 'java.lang.reflect', 'java.io', 'java.net', 'java.nio',
-    'java.util', 'java.util.concurrent', 'java.util.concurrent.atomic', 'jdk.internal.ref',
-    'sun.nio.ch', 'sun.nio.cs', 'sun.security.action', 'sun.util.calendar',
-  )),
+  *(
+    f'--add-opens=java.base/{package}=ALL-UNNAMED'
+    for package in (
+      'java.lang',
+      'java.lang.invoke',
+      'java.lang.reflect',
+      'java.io',
+      'java.net',
+      'java.nio',
+      'java.util',
+      'java.util.concurrent',
+      'java.util.concurrent.atomic',
+      'jdk.internal.ref',
+      'sun.nio.ch',
+      'sun.nio.cs',
+      'sun.security.action',
+      'sun.util.calendar',
+    )
+  ),
   '--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED',
   '-Djdk.reflect.useDirectMethodHandle=false',
 ]
@@ -81,9 +96,20 @@ def install(log=print) -> None:
     partial = target + '.partial'
     shutil.rmtree(partial, ignore_errors=True)
     common.run_quietly(
-      [sys.executable, '-m', 'pip', 'install', '--quiet', '--disable-pip-version-check',
-       '--no-deps', '--require-hashes', '--target', partial,
-       '-r', os.path.join(FILES, 'spark-requirements.txt')],
+      [
+        sys.executable,
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--disable-pip-version-check',
+        '--no-deps',
+        '--require-hashes',
+        '--target',
+        partial,
+        '-r',
+        os.path.join(FILES, 'spark-requirements.txt'),
+      ],
       'installing Spark',
     )
     shutil.rmtree(target, ignore_errors=True)
@@ -95,14 +121,23 @@ def install(log=print) -> None:
     partial = lib + '.partial'
     shutil.rmtree(partial, ignore_errors=True)
     common.run_quietly(
-      ['mvn', '--batch-mode', '--quiet', '-f', os.path.join(FILES, 'spark-job-server.pom.xml'),
-       'dependency:copy-dependencies', f'-DoutputDirectory={partial}',
-       '-DincludeScope=runtime'],
+      [
+        'mvn',
+        '--batch-mode',
+        '--quiet',
+        '-f',
+        os.path.join(FILES, 'spark-job-server.pom.xml'),
+        'dependency:copy-dependencies',
+        f'-DoutputDirectory={partial}',
+        '-DincludeScope=runtime',
+      ],
       "fetching Beam's Spark job server",
     )
     bad = common.jar_mismatches(partial, checksums)
     if bad:
-      raise common.EngineError(f'job server jars do not match their checksums: {", ".join(bad[:3])}')
+      raise common.EngineError(
+        f'job server jars do not match their checksums: {", ".join(bad[:3])}'
+      )
     open(os.path.join(partial, '.checked'), 'w').close()
     shutil.rmtree(lib, ignore_errors=True)
     os.replace(partial, lib)
@@ -126,6 +161,20 @@ def _write_conf() -> str:
       'spark.worker.cleanup.enabled true\n'
       'spark.worker.cleanup.appDataTtl 86400\n'
     )
+  # The job server's log (Beam's and the Spark driver's lines): log4j2 has no configuration of
+  # its own there, and would print errors only.
+  with open(os.path.join(conf, 'log4j2.properties'), 'w') as f:
+    f.write(
+      'rootLogger.level = info\n'
+      'rootLogger.appenderRef.stdout.ref = console\n'
+      'appender.console.type = Console\n'
+      'appender.console.name = console\n'
+      'appender.console.target = SYSTEM_ERR\n'
+      'appender.console.layout.type = PatternLayout\n'
+      'appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n'
+      'logger.jetty.name = org.sparkproject.jetty\n'
+      'logger.jetty.level = warn\n'
+    )
   return conf
 
 
@@ -140,8 +189,15 @@ def _spark_env() -> dict:
     SPARK_WORKER_DIR=_folder('work'),
     SPARK_DAEMON_MEMORY='512m',
   )
-  for name in ('SPARK_MASTER_OPTS', 'SPARK_WORKER_OPTS', 'SPARK_DAEMON_JAVA_OPTS',
-               'SPARK_CLASSPATH', 'PYSPARK_PYTHON', 'HADOOP_CONF_DIR', 'YARN_CONF_DIR'):
+  for name in (
+    'SPARK_MASTER_OPTS',
+    'SPARK_WORKER_OPTS',
+    'SPARK_DAEMON_JAVA_OPTS',
+    'SPARK_CLASSPATH',
+    'PYSPARK_PYTHON',
+    'HADOOP_CONF_DIR',
+    'YARN_CONF_DIR',
+  ):
     env.pop(name, None)
   return env
 
@@ -158,15 +214,32 @@ def _alive_workers(state: dict) -> int:
   return sum(1 for worker in state.get('workers', []) if worker.get('state') == 'ALIVE')
 
 
-def _wait_ready(deadline: float) -> None:
+def _wait_ready(state: dict, deadline: float) -> None:
+  """Until the Master has a live Worker and the job server and worker pool listen. The pool's
+  port lies in Linux's ephemeral range (32768-60999): a client socket that happens to hold it
+  makes the pool exit at once ('Address already in use'); it is started again, up to 3 times."""
+  restarts = 0
   while True:
     try:
-      state = master_json()
-      if (state.get('status') == 'ALIVE' and _alive_workers(state) >= 1
-          and common.listening(JOB_PORT) and common.listening(WORKER_POOL_PORT)):
+      answer = master_json()
+      if (
+        answer.get('status') == 'ALIVE'
+        and _alive_workers(answer) >= 1
+        and common.listening(JOB_PORT)
+        and common.listening(WORKER_POOL_PORT)
+      ):
         return
     except (OSError, ValueError):
       pass
+    if not common.alive(state['worker_pool_pid']) and restarts < 3:
+      restarts += 1
+      time.sleep(1.0)
+      state['worker_pool_pid'] = common.start_worker_pool(NAME, WORKER_POOL_PORT)
+      common.write_state(NAME, state)
+    for key in ('master_pid', 'worker_pid', 'job_server_pid'):
+      if not common.alive(state[key]):
+        what = key[: -len('_pid')].replace('_', ' ')
+        raise common.EngineError(f'the {what} exited at start; see {common.log_dir(NAME)}')
     if time.monotonic() > deadline:
       raise common.EngineError(
         f'the cluster did not answer within its time; logs: {common.log_dir(NAME)}'
@@ -181,11 +254,16 @@ def up(log=print, timeout: float = 120.0) -> dict:
   with common.lock(NAME):
     install(log)
     state = common.read_state(NAME) or {}
-    ours = {key: state.get(key, 0) for key in
-            ('master_pid', 'worker_pid', 'job_server_pid', 'worker_pool_pid')}
-    ports = {'master_pid': (MASTER_PORT, MASTER_UI_PORT), 'worker_pid': (WORKER_UI_PORT,),
-             'job_server_pid': (JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT),
-             'worker_pool_pid': (WORKER_POOL_PORT,)}
+    ours = {
+      key: state.get(key, 0)
+      for key in ('master_pid', 'worker_pid', 'job_server_pid', 'worker_pool_pid')
+    }
+    ports = {
+      'master_pid': (MASTER_PORT, MASTER_UI_PORT),
+      'worker_pid': (WORKER_UI_PORT,),
+      'job_server_pid': (JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT),
+      'worker_pool_pid': (WORKER_POOL_PORT,),
+    }
     for key, key_ports in ports.items():
       if common.alive(ours[key]):
         continue
@@ -199,17 +277,43 @@ def up(log=print, timeout: float = 120.0) -> dict:
     started = []
     if not common.alive(ours['master_pid']):
       log(f'spark: starting a standalone Master and a Worker ({WORKER_CORES} cores) on loopback…')
-      ours['master_pid'] = common.start_daemon(NAME, 'master', [
-        spark_class, 'org.apache.spark.deploy.master.Master', '--host', 'localhost',
-        '--port', str(MASTER_PORT), '--webui-port', str(MASTER_UI_PORT),
-      ], env)
+      ours['master_pid'] = common.start_daemon(
+        NAME,
+        'master',
+        [
+          spark_class,
+          'org.apache.spark.deploy.master.Master',
+          '--host',
+          'localhost',
+          '--port',
+          str(MASTER_PORT),
+          '--webui-port',
+          str(MASTER_UI_PORT),
+        ],
+        env,
+      )
       started.append('master')
     if not common.alive(ours['worker_pid']):
-      ours['worker_pid'] = common.start_daemon(NAME, 'worker', [
-        spark_class, 'org.apache.spark.deploy.worker.Worker', MASTER_URL, '--host', 'localhost',
-        '--webui-port', str(WORKER_UI_PORT), '--cores', str(WORKER_CORES),
-        '--memory', WORKER_MEMORY, '--work-dir', _folder('work'),
-      ], env)
+      ours['worker_pid'] = common.start_daemon(
+        NAME,
+        'worker',
+        [
+          spark_class,
+          'org.apache.spark.deploy.worker.Worker',
+          MASTER_URL,
+          '--host',
+          'localhost',
+          '--webui-port',
+          str(WORKER_UI_PORT),
+          '--cores',
+          str(WORKER_CORES),
+          '--memory',
+          WORKER_MEMORY,
+          '--work-dir',
+          _folder('work'),
+        ],
+        env,
+      )
       started.append('worker')
     if not common.alive(ours['job_server_pid']):
       log("spark: starting Beam's job server and an SDK worker pool…")
@@ -232,9 +336,11 @@ def up(log=print, timeout: float = 120.0) -> dict:
         started=state.get('started') if not started else time.time(),
       )
       common.write_state(NAME, state)
-    _wait_ready(time.monotonic() + timeout)
-    log(f'spark: up: master {state["master"]}, web UI {state["web_ui"]}, '
-        f'Beam job server {state["job_endpoint"]}')
+    _wait_ready(state, time.monotonic() + timeout)
+    log(
+      f'spark: up: master {state["master"]}, web UI {state["web_ui"]}, '
+      f'Beam job server {state["job_endpoint"]}'
+    )
     return state
 
 
@@ -252,35 +358,31 @@ def _start_job_server(env: dict) -> int:
     'spark.executor.memory': EXECUTOR_MEMORY,
     'spark.driver.host': 'localhost',
     'spark.driver.bindAddress': '127.0.0.1',
-    'spark.local.dir': _folder('tmp'),
     'spark.ui.showConsoleProgress': 'false',
   }
+  log4j = os.path.join(env['SPARK_CONF_DIR'], 'log4j2.properties')
   command = [
-    'java', '-Xmx2g', *JAVA_MODULE_OPTIONS,
+    'java',
+    '-Xmx2g',
+    *JAVA_MODULE_OPTIONS,
+    f'-Dlog4j2.configurationFile=file:{log4j}',
     *(f'-D{key}={value}' for key, value in spark_conf.items()),
-    '-cp', _classpath(), JOB_SERVER_MAIN,
-    f'--spark-master-url={MASTER_URL}', '--job-host=localhost', f'--job-port={JOB_PORT}',
-    f'--artifact-port={ARTIFACT_PORT}', f'--expansion-port={EXPANSION_PORT}',
+    '-cp',
+    _classpath(),
+    JOB_SERVER_MAIN,
+    f'--spark-master-url={MASTER_URL}',
+    '--job-host=localhost',
+    f'--job-port={JOB_PORT}',
+    f'--artifact-port={ARTIFACT_PORT}',
+    f'--expansion-port={EXPANSION_PORT}',
     f'--artifacts-dir={artifacts}',
   ]
   return common.start_daemon(NAME, 'job-server', command, env)
 
 
 def processes() -> List[int]:
-  """This cluster's processes: those naming .engines/spark (Master, Worker, executors, job
-  server) and the worker pool on WORKER_POOL_PORT. common.processes_of also counts every worker
-  pool of this checkout, the Flink cluster's included, which are not this cluster's to stop."""
-  marker = home().encode()
-  mine = []
-  for pid in common.processes_of(NAME):
-    try:
-      with open(f'/proc/{pid}/cmdline', 'rb') as f:
-        cmdline = f.read()
-    except OSError:
-      continue
-    if marker in cmdline or f'--service_port={WORKER_POOL_PORT}'.encode() in cmdline:
-      mine.append(pid)
-  return mine
+  """This cluster's processes (common.processes_of: its folder's JVMs, its worker pool)."""
+  return common.processes_of(NAME)
 
 
 def down(log=print) -> List[int]:
@@ -307,8 +409,10 @@ def status() -> Optional[dict]:
     return None
   try:
     answer = master_json()
-    overview = {key: answer.get(key) for key in
-                ('status', 'aliveworkers', 'cores', 'coresused', 'memory', 'memoryused')}
+    overview = {
+      key: answer.get(key)
+      for key in ('status', 'aliveworkers', 'cores', 'coresused', 'memory', 'memoryused')
+    }
     overview['activeapps'] = [app.get('name') for app in answer.get('activeapps', [])]
     overview['completedapps'] = len(answer.get('completedapps', []))
     state = dict(state, overview=overview)
@@ -357,9 +461,11 @@ def spark_args(master: str, parallelism: int = 0) -> List[str]:
   The local cluster: its long-running job server and SDK worker pool (EXTERNAL environment).
   Any other master: Beam's SparkRunner starts a job server from this project's jars for each
   Beam pipeline (`--spark_job_server_jar`) and runs the SDK workers in the submitting process
-  (LOOPBACK), which the executors must be able to reach. `parallelism` (0: Spark's default, the
-  executors' cores) caps the cores one Beam job's application takes: Spark has no per-job
-  parallelism that Beam's options can set, so this is what a job can run at once.
+  (LOOPBACK), which the executors must be able to reach.
+
+  `parallelism` is accepted for the same call as engines.beam_args.flink_args and not used: no
+  Beam option sets a Spark job's parallelism; each Beam job's application takes the free cores
+  of the cluster's Workers, and Spark splits reads into that many partitions.
   """
   host, port = normal_master(master)
   check_reachable(host, port)
@@ -369,20 +475,31 @@ def spark_args(master: str, parallelism: int = 0) -> List[str]:
     try:
       answer = master_json(CHECK_SECONDS, state['web_ui'])
     except (OSError, ValueError) as e:
-      raise common.EngineError(f'the Spark master at {url} does not answer on its web UI ({e})')
+      raise common.EngineError(
+        f'the Spark master at {url} does not answer on its web UI ({e})'
+      ) from None
     if not _alive_workers(answer):
       raise common.EngineError(f'the Spark cluster at {url} has no Worker running')
     args = [
-      '--runner=SparkRunner', f'--spark_master_url={url}',
+      '--runner=SparkRunner',
+      f'--spark_master_url={url}',
       f'--job_endpoint={state["job_endpoint"]}',
-      '--environment_type=EXTERNAL', f'--environment_config={state["worker_pool"]}',
+      '--environment_type=EXTERNAL',
+      f'--environment_config={state["worker_pool"]}',
+      # What the driver sends each application's executors: by default every jar of the job
+      # server's classpath, Spark's own included (413 MB copied into each application's work
+      # folder); the executors already load Beam's jars (spark.executor.extraClassPath), so
+      # only the runner's own small jar.
+      f'--files_to_stage={os.path.join(_job_server_lib(), RUNNER_JAR)}',
     ]
   else:
     args = [
-      '--runner=SparkRunner', f'--spark_master_url={url}',
-      f'--spark_job_server_jar={job_server_jar()}', '--environment_type=LOOPBACK',
+      '--runner=SparkRunner',
+      f'--spark_master_url={url}',
+      f'--spark_job_server_jar={job_server_jar()}',
+      '--environment_type=LOOPBACK',
     ]
-  del parallelism  # see the docstring: not a Beam option on Spark
+  del parallelism  # see the docstring
   return args + [
     # Fusion and combiner lifting in the Python SDK before the job reaches the portable runner,
     # and a read split into many partitions instead of one (apache/beam#24422).
@@ -408,9 +525,14 @@ def job_server_jar() -> str:
   entries = []
   for folder in (_job_server_lib(), _spark_jars()):
     relative = os.path.relpath(folder, base)
-    entries += [f'{relative}/{name}' for name in sorted(os.listdir(folder)) if name.endswith('.jar')]
-  opens = ' '.join(option.split('=', 1)[1].rsplit('=', 1)[0]
-                   for option in JAVA_MODULE_OPTIONS if option.startswith('--add-opens='))
+    entries += [
+      f'{relative}/{name}' for name in sorted(os.listdir(folder)) if name.endswith('.jar')
+    ]
+  opens = ' '.join(
+    option.split('=', 1)[1].rsplit('=', 1)[0]
+    for option in JAVA_MODULE_OPTIONS
+    if option.startswith('--add-opens=')
+  )
   lines = ['Manifest-Version: 1.0', f'Main-Class: {JOB_SERVER_MAIN}', f'Add-Opens: {opens}']
   class_path = ' '.join(entries)
   lines.append('Class-Path: ' + class_path)
@@ -418,9 +540,13 @@ def job_server_jar() -> str:
   with open(manifest, 'w') as f:
     # Manifest lines are at most 72 bytes; continuation lines start with a space.
     for line in lines:
-      f.write(line[:70] + ''.join('\n ' + line[i:i + 70] for i in range(70, len(line), 70)) + '\n')
-  common.run_quietly(['jar', '--create', '--file', jar + '.tmp', '--manifest', manifest],
-                     'building the job server jar')
+      f.write(
+        line[:70] + ''.join('\n ' + line[i : i + 70] for i in range(70, len(line), 70)) + '\n'
+      )
+  common.run_quietly(
+    ['jar', '--create', '--file', jar + '.tmp', '--manifest', manifest],
+    'building the job server jar',
+  )
   os.replace(jar + '.tmp', jar)
   return jar
 
@@ -428,7 +554,7 @@ def job_server_jar() -> str:
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(
     prog='python -m engines.spark',
-    description='A local Spark standalone cluster for Beam\'s SparkRunner.',
+    description="A local Spark standalone cluster for Beam's SparkRunner.",
   )
   parser.add_argument('command', choices=('up', 'down', 'status'))
   args = parser.parse_args(argv)

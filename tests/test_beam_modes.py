@@ -123,7 +123,11 @@ def test_other_runners_get_their_flags_and_nothing_of_the_direct_runner():
   'runner,needs',
   [
     ('DataflowRunner', '--beam-arg=--project=… --beam-arg=--region=… --beam-arg=--temp_location=…'),
-    ('SparkRunner', '--beam-arg=--spark_master_url=…'),
+    (
+      'SparkRunner',
+      '--spark-master (the local cluster of `make spark-up`: spark://localhost:7077)',
+    ),
+    ('FlinkRunner', '--flink-master (the local cluster of `make flink-up`: localhost:8081)'),
   ],
 )
 def test_a_runner_without_its_flags_is_a_one_line_error(tmp_path, capsys, runner, needs):

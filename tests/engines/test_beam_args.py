@@ -101,14 +101,14 @@ def test_local_cluster_gets_its_job_server_and_worker_pool(fake_rest, tmp_path, 
     dict(
       rest=fake_rest,
       job_endpoint='localhost:8099',
-      worker_pool='localhost:50000',
+      worker_pool='localhost:27000',
       job_server_pid=common.os.getpid(),
     ),
   )
   args = beam_args.flink_args(fake_rest)
   assert '--job_endpoint=localhost:8099' in args
   assert (
-    args[args.index('--environment_type=EXTERNAL') + 1] == '--environment_config=localhost:50000'
+    args[args.index('--environment_type=EXTERNAL') + 1] == '--environment_config=localhost:27000'
   )
 
 

@@ -180,7 +180,7 @@ def test_statistics_computed_by_flink(runs):
     return {a.custom_properties['computed_by'].string_value for a in stats}
 
   assert computed_by(on_flink) == {'FlinkRunner'}
-  assert computed_by(direct) == {'in process (no Beam)'}
+  assert computed_by(direct) == {'DirectRunner'}  # --beam-mode in_memory: Beam, not in process
 
 
 def test_evaluator_accuracy_is_the_models_own(runs):
