@@ -507,7 +507,6 @@ def spark_args(master: str, parallelism: int = 0) -> List[str]:
     # TFX builds an sdist of itself for remote workers unless a dependency flag is set: the
     # worker pool already has this environment (in production: the worker image).
     '--sdk_container_image=local-environment',
-    '--environment_cache_millis=60000',
   ]
 
 

@@ -303,6 +303,8 @@ def test_dockerfile_ships_every_module_the_compiled_steps_import():
   imported.discard('tfx')
   assert imported == {'components', 'trainer'}
   assert imported | {'config', 'cli', 'schema', 'requirements.lock'} <= copied
+  # What components/ and trainer/ may import in turn (tests/test_architecture.py: ALLOWED).
+  assert {'contracts', 'engines'} <= copied
   # The curated schema named in the committed example is in the image at that relative path.
   schema = spec['root']['dag']['tasks']['ImportSchemaGen']['inputs']['parameters']['schema_file']
   assert schema['runtimeValue']['constant'].split('/')[0] in copied
@@ -431,3 +433,32 @@ def test_bad_tuning_and_model_flags_are_one_line(tmp_path, capsys, flags, messag
     ]
   )
   assert code == 2 and message in capsys.readouterr().err
+
+
+def test_flink_runner_arguments_resolved_once_travel_into_every_beam_step(tmp_path, monkeypatch):
+  """compile resolves FlinkRunner's arguments as run does (engines.beam_args, stubbed here: the
+  real cluster is tests/engines/) and every Beam step carries them; the local launcher then
+  runs the spec against that cluster (docs/operations.md: Flink)."""
+  from engines import beam_args
+
+  resolved = ['--runner=FlinkRunner', '--flink_master=fl:8081', '--job_endpoint=fl:8099']
+  asked = []
+  monkeypatch.setattr(beam_args, 'engine_args', lambda *args: asked.append(args) or list(resolved))
+  spec = json.loads(
+    _compile(
+      tmp_path,
+      '--beam-runner',
+      'FlinkRunner',
+      '--flink-master',
+      'fl:8081',
+      '--beam-parallelism',
+      '2',
+      '--beam-arg=--max_bundle_size=50',
+    ).read_text()
+  )['pipelineSpec']
+  assert asked == [('FlinkRunner', 'fl:8081', 2)]
+  for task in BEAM_STEPS:
+    args = _executor(spec, task)['args']
+    for flag in resolved + ['--max_bundle_size=50']:
+      assert flag in args, (task, flag)
+    assert not any('direct_running_mode' in arg for arg in args), task
