@@ -57,17 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     help='compare serving rows with the training rows of the same id (repeat for a compound '
     'id): per-feature mismatch counts (TFDV feature skew)',
   )
-  options.add(
-    parser,
-    '--beam-runner',
-    '--flink-master',
-    '--spark-master',
-    '--beam-parallelism',
-    beam_runner=dict(
-      choices=(cfg.DIRECT_RUNNER, cfg.FLINK_RUNNER, cfg.SPARK_RUNNER),
-      help='where the --id-column feature skew (a Beam pipeline) runs (default: %(default)s)',
-    ),
-  )
+  options.add_engine_flags(parser, 'the --id-column feature skew (a Beam pipeline)')
 
 
 def main(args: argparse.Namespace) -> int:
@@ -76,15 +66,7 @@ def main(args: argparse.Namespace) -> int:
     raise UserError(f'{args.output}: no metadata.sqlite (run the pipeline there first)')
   if not os.path.exists(args.serving_data):
     raise UserError(f'--serving-data {args.serving_data}: no such file or folder')
-  engine = options.engine_args(
-    argparse.Namespace(
-      beam_runner=args.beam_runner,
-      flink_master=args.flink_master,
-      spark_master=args.spark_master,
-      beam_parallelism=args.beam_parallelism,
-      beam_extra_args=[],
-    )
-  )
+  engine = options.command_engine_args(args, [])
   from cli import progress
 
   os.makedirs(os.path.join(args.output, 'logs'), exist_ok=True)

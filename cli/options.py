@@ -603,6 +603,27 @@ def engine_args(args: argparse.Namespace) -> list:
     raise UserError(f'{flag} {master}: {e}') from None
 
 
+def add_engine_flags(parser: argparse.ArgumentParser, what: str) -> None:
+  """--beam-runner (the DirectRunner or a cluster), --flink-master, --spark-master and
+  --beam-parallelism for a command whose own Beam pipeline runs `what`."""
+  add(
+    parser,
+    '--beam-runner',
+    '--flink-master',
+    '--spark-master',
+    '--beam-parallelism',
+    beam_runner=dict(
+      choices=(cfg.DIRECT_RUNNER, cfg.FLINK_RUNNER, cfg.SPARK_RUNNER),
+      help=f'where {what} runs (default: %(default)s; a cluster: no progress line while it runs)',
+    ),
+  )
+
+
+def command_engine_args(args: argparse.Namespace, beam_extra_args: list) -> list:
+  """engine_args for a command with its own Beam flags (predict, monitor)."""
+  return engine_args(argparse.Namespace(**dict(vars(args), beam_extra_args=beam_extra_args)))
+
+
 def _check_runner(args: argparse.Namespace) -> None:
   missing = [
     flag

@@ -11,7 +11,6 @@ import threading
 import time
 
 from cli import options
-import config as cfg
 from contracts import predictions
 from contracts.errors import EXIT_OK, UserError
 
@@ -25,10 +24,6 @@ DESCRIPTION = (
   'docs/serving.md: Batch prediction.'
 )
 PROGRESS_SECONDS = 3.0
-ENGINE_HELP = (
-  'where the predictions run (default: %(default)s): FlinkRunner / SparkRunner with '
-  '--flink-master / --spark-master send them to that cluster (no progress line while it runs)'
-)
 SHOWN_SKIPPED = 5
 
 
@@ -87,16 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     metavar='ARG',
     help='passed to Beam as is (default: the DirectRunner in memory, with a progress line)',
   )
-  options.add(
-    parser,
-    '--beam-runner',
-    '--flink-master',
-    '--spark-master',
-    '--beam-parallelism',
-    beam_runner=dict(
-      choices=(cfg.DIRECT_RUNNER, cfg.FLINK_RUNNER, cfg.SPARK_RUNNER), help=ENGINE_HELP
-    ),
-  )
+  options.add_engine_flags(parser, 'the prediction pipeline')
 
 
 @contextlib.contextmanager
@@ -131,15 +117,7 @@ def main(args: argparse.Namespace) -> int:
 
   if args.top_k < 1:
     raise UserError(f'--top-k {args.top_k}: must be 1 or more')
-  engine = options.engine_args(
-    argparse.Namespace(
-      beam_runner=args.beam_runner,
-      flink_master=args.flink_master,
-      spark_master=args.spark_master,
-      beam_parallelism=args.beam_parallelism,
-      beam_extra_args=args.beam_args,
-    )
-  )
+  engine = options.command_engine_args(args, args.beam_args)
   try:
     data = inputs.find(args.data)
     model_path = model.find(args.model, args.output)

@@ -6,6 +6,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -72,6 +73,67 @@ def write_state(name: str, state: dict) -> None:
 def clear_state(name: str) -> None:
   with contextlib.suppress(FileNotFoundError):
     os.remove(os.path.join(engine_dir(name), STATE_FILE))
+
+
+FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'files')
+
+
+def install_distribution(name: str, what: str, target: str, log=print) -> None:
+  """files/<name>-requirements.txt (hash-pinned) into `target` with pip, --no-deps (never into
+  .venv: these pin other Beam versions), atomically: a partial install is never left there."""
+  log(f'{name}: installing {what} (PyPI, checked against its hashes)…')
+  partial = target + '.partial'
+  shutil.rmtree(partial, ignore_errors=True)
+  requirements = os.path.join(FILES, f'{name}-requirements.txt')
+  run_quietly(
+    [
+      sys.executable,
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      '--no-deps',
+      '--require-hashes',
+      '--target',
+      partial,
+      '-r',
+      requirements,
+    ],
+    f'installing {what}',
+  )
+  shutil.rmtree(target, ignore_errors=True)
+  os.replace(partial, target)
+
+
+def fetch_job_server(name: str, lib: str, log=print) -> None:
+  """Beam's job server for engine `name`: files/<name>-job-server.pom.xml's runtime jars from
+  Maven Central into `lib`, each checked against files/<name>-job-server.sha256 (once)."""
+  checksums = os.path.join(FILES, f'{name}-job-server.sha256')
+  if jars_match(lib, checksums):
+    return
+  log(f"{name}: fetching Beam's job server (Maven Central, checked against sha256)…")
+  partial = lib + '.partial'
+  shutil.rmtree(partial, ignore_errors=True)
+  run_quietly(
+    [
+      'mvn',
+      '--batch-mode',
+      '--quiet',
+      '-f',
+      os.path.join(FILES, f'{name}-job-server.pom.xml'),
+      'dependency:copy-dependencies',
+      f'-DoutputDirectory={partial}',
+      '-DincludeScope=runtime',
+    ],
+    "fetching Beam's job server",
+  )
+  bad = jar_mismatches(partial, checksums)
+  if bad:
+    raise EngineError(f'job server jars do not match their checksums: {", ".join(bad[:3])}')
+  open(os.path.join(partial, '.checked'), 'w').close()
+  shutil.rmtree(lib, ignore_errors=True)
+  os.replace(partial, lib)
 
 
 def run_quietly(command: List[str], what: str, env: Optional[dict] = None) -> None:

@@ -33,7 +33,7 @@ REST_PORT = 8081
 JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT = 8099, 8098, 8097
 WORKER_POOL_PORT = 27000  # below Linux's ephemeral ports (32768-60999): none can hold it
 TASK_MANAGERS = 2
-FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'files')
+FILES = common.FILES
 JOB_SERVER_MAIN = 'org.apache.beam.runners.flink.FlinkJobServerDriver'
 
 
@@ -52,56 +52,8 @@ def _job_server_lib() -> str:
 def install(log=print) -> None:
   """Flink's distribution and Beam's job server, each once, from the pinned files."""
   if not os.path.isfile(os.path.join(flink_home(), 'lib', f'flink-dist-{FLINK_VERSION}.jar')):
-    log(f'flink: installing Flink {FLINK_VERSION} (PyPI, checked against its hashes)…')
-    target = os.path.join(home(), 'dist')
-    partial = target + '.partial'
-    shutil.rmtree(partial, ignore_errors=True)
-    common.run_quietly(
-      [
-        sys.executable,
-        '-m',
-        'pip',
-        'install',
-        '--quiet',
-        '--disable-pip-version-check',
-        '--no-deps',
-        '--require-hashes',
-        '--target',
-        partial,
-        '-r',
-        os.path.join(FILES, 'flink-requirements.txt'),
-      ],
-      'installing Flink',
-    )
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(partial, target)
-  lib = _job_server_lib()
-  checksums = os.path.join(FILES, 'flink-job-server.sha256')
-  if not common.jars_match(lib, checksums):
-    log("flink: fetching Beam's Flink job server (Maven Central, checked against sha256)…")
-    partial = lib + '.partial'
-    shutil.rmtree(partial, ignore_errors=True)
-    common.run_quietly(
-      [
-        'mvn',
-        '--batch-mode',
-        '--quiet',
-        '-f',
-        os.path.join(FILES, 'flink-job-server.pom.xml'),
-        'dependency:copy-dependencies',
-        f'-DoutputDirectory={partial}',
-        '-DincludeScope=runtime',
-      ],
-      "fetching Beam's Flink job server",
-    )
-    bad = common.jar_mismatches(partial, checksums)
-    if bad:
-      raise common.EngineError(
-        f'job server jars do not match their checksums: {", ".join(bad[:3])}'
-      )
-    open(os.path.join(partial, '.checked'), 'w').close()
-    shutil.rmtree(lib, ignore_errors=True)
-    os.replace(partial, lib)
+    common.install_distribution(NAME, f'Flink {FLINK_VERSION}', os.path.join(home(), 'dist'), log)
+  common.fetch_job_server(NAME, _job_server_lib(), log)
 
 
 def _write_conf() -> str:

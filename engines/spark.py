@@ -19,7 +19,6 @@ pool. Spark's Python side (pyspark) is not used: Beam's Python SDK only talks to
 import argparse
 import json
 import os
-import shutil
 import signal
 import socket
 import sys
@@ -40,7 +39,7 @@ WORKER_CORES = 2
 WORKER_MEMORY = '4g'
 EXECUTOR_MEMORY = '2g'
 CHECK_SECONDS = 5.0
-FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'files')
+FILES = common.FILES
 JOB_SERVER_MAIN = 'org.apache.beam.runners.spark.SparkJobServerDriver'
 RUNNER_JAR = 'beam-runners-spark-3-2.62.0.jar'
 MASTER_URL = f'spark://localhost:{MASTER_PORT}'
@@ -91,56 +90,8 @@ def _job_server_lib() -> str:
 def install(log=print) -> None:
   """Spark's distribution and Beam's job server, each once, from the pinned files."""
   if not os.path.isfile(os.path.join(_spark_jars(), f'spark-core_2.12-{SPARK_VERSION}.jar')):
-    log(f'spark: installing Spark {SPARK_VERSION} (PyPI pyspark, checked against its hash)…')
-    target = os.path.join(home(), 'dist')
-    partial = target + '.partial'
-    shutil.rmtree(partial, ignore_errors=True)
-    common.run_quietly(
-      [
-        sys.executable,
-        '-m',
-        'pip',
-        'install',
-        '--quiet',
-        '--disable-pip-version-check',
-        '--no-deps',
-        '--require-hashes',
-        '--target',
-        partial,
-        '-r',
-        os.path.join(FILES, 'spark-requirements.txt'),
-      ],
-      'installing Spark',
-    )
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(partial, target)
-  lib = _job_server_lib()
-  checksums = os.path.join(FILES, 'spark-job-server.sha256')
-  if not common.jars_match(lib, checksums):
-    log("spark: fetching Beam's Spark job server (Maven Central, checked against sha256)…")
-    partial = lib + '.partial'
-    shutil.rmtree(partial, ignore_errors=True)
-    common.run_quietly(
-      [
-        'mvn',
-        '--batch-mode',
-        '--quiet',
-        '-f',
-        os.path.join(FILES, 'spark-job-server.pom.xml'),
-        'dependency:copy-dependencies',
-        f'-DoutputDirectory={partial}',
-        '-DincludeScope=runtime',
-      ],
-      "fetching Beam's Spark job server",
-    )
-    bad = common.jar_mismatches(partial, checksums)
-    if bad:
-      raise common.EngineError(
-        f'job server jars do not match their checksums: {", ".join(bad[:3])}'
-      )
-    open(os.path.join(partial, '.checked'), 'w').close()
-    shutil.rmtree(lib, ignore_errors=True)
-    os.replace(partial, lib)
+    common.install_distribution(NAME, f'Spark {SPARK_VERSION}', os.path.join(home(), 'dist'), log)
+  common.fetch_job_server(NAME, _job_server_lib(), log)
 
 
 def _folder(sub: str) -> str:

@@ -133,3 +133,70 @@ def test_jobs_finished_on_the_cluster(runs):
   assert any(name.startswith('tfrp-statisticsgen-') for name in names), names
   assert any(name.startswith('tfrp-evaluator-') for name in names), names
   assert len(codes) > 1 or all(job['state'] == 'FINISHED' for job in new), new
+
+
+@pytest.fixture(scope='module')
+def image_run(cluster, digits_subset, tmp_path_factory):
+  """The digits subset on Flink with unlabeled images to score (ImageExampleGen, StatisticsGen,
+  the Evaluator and the BulkInferrer as Flink jobs), then `predict` with the pushed model on
+  Flink and on the DirectRunner: (output, run exit code, predict outputs, predict exit codes)."""
+  import shutil
+
+  base = tmp_path_factory.mktemp('flink_images')
+  unlabeled = base / 'unlabeled'
+  unlabeled.mkdir()
+  for digit in ('3', '8'):
+    for name in sorted(os.listdir(os.path.join(digits_subset, digit)))[:4]:
+      shutil.copy(os.path.join(digits_subset, digit, name), unlabeled / f'{digit}-{name}')
+  output = str(base / 'out')
+  from cli import main as cli_main
+
+  engine = ['--beam-runner', 'FlinkRunner', '--flink-master', MASTER]
+  run = [
+    'run',
+    '--data',
+    digits_subset,
+    '--infer-data',
+    str(unlabeled),
+    '--output',
+    output,
+    '--train-steps',
+    '100',
+    '--min-accuracy',
+    '0.3',
+    *engine,
+  ]
+  code = cli_main.main(run)
+  predicted, codes = {}, []
+  for name, flags in (('flink', engine), ('direct', [])):
+    out = str(base / f'{name}.csv')
+    predict = ['predict', '--data', str(unlabeled), '--output', output, '--out', out, *flags]
+    codes.append(cli_main.main(predict))
+    predicted[name] = out
+  return output, code, predicted, codes
+
+
+def test_images_and_bulk_inference_on_flink(image_run):
+  output, code, _, _ = image_run
+  import json
+
+  assert code in (0, 3)
+  with open(os.path.join(output, 'last_run.json')) as f:
+    facts = json.load(f)
+  assert sum(facts['examples_per_split'].values()) == 400
+  assert computed_by(output) == {'FlinkRunner'}
+  (csv,) = glob.glob(
+    os.path.join(output, 'pipeline_root', 'PredictionCsv', 'predictions', '*', '*.csv')
+  )
+  with open(csv) as f:
+    assert len(f.read().splitlines()) == 1 + 8  # a header and every unlabeled image
+
+
+def test_predict_on_flink_equals_the_direct_runner(image_run):
+  _, _, predicted, codes = image_run
+  assert codes == [0, 0]
+  rows = {}
+  for name, path in predicted.items():
+    with open(path) as f:
+      rows[name] = sorted(f.read().splitlines())
+  assert len(rows['flink']) == 9 and rows['flink'] == rows['direct']
