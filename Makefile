@@ -1,6 +1,6 @@
 # make run   — set up .venv from requirements.lock (when missing or stale), run the pipeline
 #              on the embedded digits (ARGS="--data PATH ..." to change that)
-# make test  — set up .venv the same way, run the whole test suite
+# make test  — set up .venv the same way, run the whole test suite (the engine tests last, alone)
 # make test-fast — the same without the end-to-end tests marked `slow` (the inner loop)
 # make lint  — ruff: lint and format check (pyproject.toml); make format rewrites the files
 # make gpu-check — on a machine with an NVIDIA GPU: add TensorFlow's CUDA libraries
@@ -35,8 +35,12 @@ $(STAMP): requirements.lock .python-version
 run: $(STAMP)
 	$(VENV)/bin/python pipeline.py run $(ARGS)
 
+# The engine tests (a Flink and a Spark cluster on this machine's 2 cores) run after the rest, on
+# their own: beside another pytest worker's pipeline runs, SDK workers were seen to time out.
+ENGINE_TESTS := tests/engines tests/bench/test_engines.py
 test: $(STAMP)
-	$(PYTEST) tests $(PYTEST_ARGS)
+	$(PYTEST) tests $(foreach t,$(ENGINE_TESTS),--ignore=$(t)) $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -p no:xdist $(ENGINE_TESTS) $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	$(PYTEST) tests -m 'not slow' $(PYTEST_ARGS)
