@@ -82,6 +82,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     metavar='ARG',
     help='passed to Beam as is (default: the DirectRunner in memory, with a progress line)',
   )
+  parser.add_argument(
+    '--overwrite',
+    action='store_true',
+    help='replace --out even when it is not a predictions file written before',
+  )
   options.add_engine_flags(parser, 'the prediction pipeline')
 
 
@@ -112,6 +117,28 @@ def _progress_line(total_files: int, kind: str):
     thread.join()
 
 
+def _wrote_by_predict(path: str) -> bool:
+  """Whether `path` starts with the predictions header (a file this command wrote before)."""
+  try:
+    with open(path, encoding='utf-8', errors='replace') as f:
+      return f.readline().strip() == ','.join(predictions.HEADER)
+  except OSError:
+    return False
+
+
+def _check_out(out: str, data, overwrite: bool) -> None:
+  """--out never replaces an input, nor without --overwrite a file this command did not write."""
+  target = os.path.realpath(out)
+  inputs = {os.path.realpath(os.path.join(data.root, name)) for name in data.files}
+  if target in inputs:
+    raise UserError(f'--out {out}: is one of the --data inputs; give another file name')
+  if os.path.exists(out) and not overwrite and not _wrote_by_predict(out):
+    raise UserError(
+      f'--out {out}: already exists and is not a predictions file (give another name, or '
+      '--overwrite to replace it)'
+    )
+
+
 def main(args: argparse.Namespace) -> int:
   from inference import inputs, model
 
@@ -128,6 +155,7 @@ def main(args: argparse.Namespace) -> int:
     raise UserError(f'--out {out}: is a folder (give a file name, e.g. {predictions.FILE_NAME})')
   if not data.files:
     raise UserError(f'--data {args.data}: no image, CSV or TFRecord files there')
+  _check_out(out, data, args.overwrite)
   os.makedirs(args.output if not args.out else os.path.dirname(os.path.abspath(out)), exist_ok=True)
   log_folder = os.path.join(os.path.dirname(os.path.abspath(out)), 'logs')
   os.makedirs(log_folder, exist_ok=True)

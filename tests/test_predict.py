@@ -171,3 +171,28 @@ def test_csv_rows_predict_as_serving_default_on_their_examples(tabular_run, tmp_
       assert np.isnan(sent)
     else:
       assert sent.dtype == np.float64 and sent == float(value)  # exact: ids of 11 digits too
+
+
+def test_out_never_replaces_an_input_or_a_file_predict_did_not_write(tabular_run, tmp_path, capsys):
+  """`predict --data rows.csv --out rows.csv` once replaced the data with predictions (exit 0)."""
+  _, _, output, data = tabular_run
+  exported = str(tmp_path / 'rows.csv')
+  _spreadsheet_export(os.path.join(data, 'span-2', 'version-2', 'trips.csv'), exported)
+  with open(exported, 'rb') as f:
+    before = f.read()
+  notes = tmp_path / 'notes.csv'
+  notes.write_text('my,own\n1,2\n')
+  argv = ['predict', '--data', exported, '--output', output, '--out']
+  for out, extra, error in (
+    (exported, [], 'is one of the --data inputs'),
+    (exported, ['--overwrite'], 'is one of the --data inputs'),
+    (str(notes), [], 'already exists and is not a predictions file'),
+  ):
+    assert cli_main.main([*argv, out, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f'error: --out {out}: {error}') and err.count('\n') == 1
+  with open(exported, 'rb') as f:
+    assert f.read() == before
+  assert notes.read_text() == 'my,own\n1,2\n'
+  assert cli_main.main([*argv, str(notes), '--overwrite']) == EXIT_OK  # asked for: replaced
+  assert _rows(str(notes))[0][predictions.ID] == 'rows.csv:1'
