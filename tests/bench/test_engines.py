@@ -31,7 +31,7 @@ def test_every_engine_ran_every_size_of_its_kinds(figures):
   }
   for kind, by_engine in figures['runs'].items():
     assert list(by_engine) == figures['engines_by_kind'][kind]
-    for engine, by_size in by_engine.items():
+    for by_size in by_engine.values():
       assert sorted(int(n) for n in by_size) == figures['sizes'][kind]
       for runs in by_size.values():
         (run,) = runs
@@ -104,7 +104,11 @@ def test_ratios_follow_from_the_lines_and_targets_from_the_ratios(figures):
     sign, target = engines.TARGETS[name]
     value = figures['ratios'][name]['value']
     assert verdict['value'] == value and verdict['target'] == target
-    assert verdict['met'] == (value >= target if sign == '>=' else value <= target)
+    kind, top, bottom, _ = engines.RATIOS[name]
+    if all(cost[kind][engine][both]['marginal_us'] > 0 for engine in (top, bottom)):
+      assert verdict['met'] == (value >= target if sign == '>=' else value <= target)
+    else:  # tiny sizes: noise can give a marginal cost below zero, and no verdict
+      assert verdict['met'] is None
   scaling = figures['targets']['flink_p2_over_p1_csv']
   ceiling = figures['ratios'][engines.CEILING]['value']
   assert scaling['ceiling'] == ceiling
