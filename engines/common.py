@@ -199,7 +199,12 @@ def start_worker_pool(name: str, port: int) -> int:
     TF_CPP_MIN_LOG_LEVEL='3',
     **{ENGINE_ENV: name},  # whose pool it is: processes_of(name) and nothing else's
   )
-  command = [sys.executable, '-m', 'engines.worker_pool', f'--service_port={port}']
+  command = [
+    sys.executable,
+    '-m',
+    'apache_beam.runners.worker.worker_pool_main',
+    f'--service_port={port}',
+  ]
   return start_daemon(name, 'worker-pool', command, env)
 
 
