@@ -209,12 +209,17 @@ def start_worker_pool(name: str, port: int) -> int:
 
 
 def stop_process(pid: int, grace: float = 10.0) -> None:
-  """SIGTERM to the process group of `pid`, then SIGKILL after `grace` seconds."""
+  """SIGTERM to the process group of `pid` (never this process's own group), then SIGKILL after
+  `grace` seconds."""
   if not alive(pid):
     return
   for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):
     with contextlib.suppress(ProcessLookupError, PermissionError):
-      os.killpg(os.getpgid(pid), sig)
+      group = os.getpgid(pid)
+      if group == os.getpgrp():  # a daemon started from this process's group (pytest): it alone
+        os.kill(pid, sig)
+      else:
+        os.killpg(group, sig)
     deadline = time.monotonic() + wait
     while alive(pid) and time.monotonic() < deadline:
       time.sleep(0.1)
