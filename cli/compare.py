@@ -74,7 +74,8 @@ def _latest(path: str, count: int):
   runs = compare.runs_of(summary.open_store(path), cfg.PIPELINE_NAME)
   if len(runs) < count:
     raise UserError(
-      f'{path}: {len(runs)} run(s), {count} needed to compare (give a run id to compare with)'
+      f'{path}: {len(runs)} run(s), {count} needed to compare (run the pipeline again, or '
+      'name an output folder of another run: pipeline.py compare FOLDER)'
       if count > 1
       else f'{path}: no pipeline run'
     )
@@ -83,7 +84,8 @@ def _latest(path: str, count: int):
 
 def runs_to_compare(output: str, run_a: Optional[str], run_b: Optional[str]) -> Tuple[tuple, tuple]:
   """((store path, run id) of A, of B): a run id of --output's store, or an output folder's
-  latest run; none given: the last two runs of --output; only A: B is --output's latest run."""
+  latest run; none given: the last two runs of --output; only A: B is --output's latest run.
+  A run is not compared with itself (UserError)."""
 
   def resolve(given: str) -> tuple:
     if os.path.isdir(given) and os.path.isfile(os.path.join(given, cfg.METADATA_FILE)):
@@ -98,8 +100,15 @@ def runs_to_compare(output: str, run_a: Optional[str], run_b: Optional[str]) -> 
   a = resolve(run_a)
   if run_b is None:
     path = _store(output)
-    return a, (path, _latest(path, 1)[0])
-  return a, resolve(run_b)
+    b = (path, _latest(path, 1)[0])
+  else:
+    b = resolve(run_b)
+  if a == b:
+    latest = ' (RUN_B is the latest run when not given)' if run_b is None else ''
+    raise UserError(
+      f'{a[0]}: run {a[1]} would be compared with itself{latest}; give two different runs'
+    )
+  return a, b
 
 
 def main(args: argparse.Namespace) -> int:

@@ -11,9 +11,15 @@ Two layers, so that the difference logic is tested without TFX runs:
 `between(metadata_path, a, b, distances)` joins them. `distances` measures how far each feature's
 distribution moved between two StatisticsGen outputs (cli/compare.py passes the drift check's
 comparators: this layer imports no component or monitoring code).
+
+A distance below MOVED_AT_LEAST (0.01) is noise, not listed, unless it is above its drift
+threshold: TFDV's approximate value counts differ a little between two runs on the same data
+(an `image_id` L-infinity of 0.0007 once ranked first). A text option of several lines (a model
+file's source) is shown as its line count and digest; no table cell holds a line break.
 """
 
 import datetime
+import hashlib
 import json
 import os
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -27,7 +33,7 @@ from metadata.summary import property_value
 ASPECTS = ('data', 'statistics', 'schema', 'code', 'options', 'metrics')  # most telling first
 REVISION_PREFIX = 'data_'  # the data revision's properties (cli/data_revision.py)
 MAX_FEATURES = 10  # statistics: the features that moved most
-MOVED_AT_LEAST = 1e-6  # a distance below it is no movement
+MOVED_AT_LEAST = 0.01  # a distance below it is noise (module docstring)
 # Options that are data facts (the data aspect names them) or other keys' duplicates.
 _NOT_OPTIONS = {'input_base', 'input_fingerprint', 'code_fingerprint', 'span', 'version'}
 _DATA_FIRST = ('source', 'producer', 'span', 'version')  # then data_* (revision), counts
@@ -62,6 +68,14 @@ def _leaves(name: str, value) -> Dict[str, object]:
   return {name: value}
 
 
+def _short(value):
+  """A text of several lines (a model file's source) as '120 lines, sha256 3f0c9a1e2b7d'."""
+  if not isinstance(value, str) or '\n' not in value.strip():
+    return value
+  digest = hashlib.sha256(value.encode('utf-8')).hexdigest()[:12]
+  return f'{len(value.splitlines())} lines, sha256 {digest}'
+
+
 def execution_options(execution) -> Dict[str, object]:
   """An execution's properties as {name: value}, JSON leaves by their dotted path; the Trainer's
   custom_config leaves by their own name (train_steps). Fingerprints and data facts left out."""
@@ -75,7 +89,7 @@ def execution_options(execution) -> Dict[str, object]:
     if source in options:
       options = {k: v for k, v in options.items() if k.split('.')[0] != derived}
   return {
-    k: v
+    k: _short(v)
     for k, v in options.items()
     if k.split('.')[-1] not in _NOT_OPTIONS and k.split('.')[0] not in _NOT_OPTIONS
   }
@@ -354,7 +368,7 @@ def _statistics(a: dict, b: dict, moved: Optional[Dict[str, dict]]) -> List[dict
       flagged=bool(m.get('flagged')),
     )
     for name, m in (moved or {}).items()
-    if m['value'] >= MOVED_AT_LEAST
+    if m['value'] >= MOVED_AT_LEAST or m.get('flagged')
   ]
   for entry in found:  # B − A of a distribution: how far it moved
     entry['delta'] = moved[entry['name']]['value']
@@ -562,7 +576,7 @@ _WIDTH = 34  # characters of a value in the terminal table
 
 
 def shown(value, width: int = _WIDTH) -> str:
-  """A value in a table cell: numbers to 4 significant digits, yes / no, '–' for none."""
+  """A value in a table cell: numbers to 4 significant digits, yes / no, '–' for none, one line."""
   if value is None:
     return '–'
   if isinstance(value, bool):
@@ -571,7 +585,7 @@ def shown(value, width: int = _WIDTH) -> str:
     return f'{value:.4g}'
   if isinstance(value, int):
     return f'{value:,}'
-  text = str(value)
+  text = ' '.join(str(value).split())
   return text if len(text) <= width else text[: width - 1] + '…'
 
 

@@ -122,8 +122,9 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path, capsys, monkeypatch):
     'ImageExampleGen'
   ]
   assert named(result, 'options')['train_steps']['delta'] == -5
-  assert compare(run_ids[2], run_ids[2])['differences'] == []  # a run with itself
-  assert compare(run_ids[3])['differences'] == []  # one run: against the latest, itself here
+  for runs in ([run_ids[2], run_ids[2]], [run_ids[3]]):  # a run with itself (the latest): refused
+    assert cli_main.main(['compare', *runs, '--output', str(tmp_path / 'out')]) == 2
+    assert 'would be compared with itself' in capsys.readouterr().err
 
 
 def test_a_fingerprint_covers_imported_code_the_environment_and_read_files(tmp_path, monkeypatch):

@@ -156,6 +156,33 @@ def test_statistics_list_the_features_that_moved_most_with_their_comparator():
   assert 'L-inf, above the drift threshold' in line and '0.2000' in line
 
 
+def test_a_distance_below_the_noise_is_not_listed_unless_above_its_drift_threshold():
+  """Two runs on the same data once listed image_id's L-infinity of 0.0007 first."""
+  a = _facts()
+  b = _changed(a, 'statistics/id', 16)
+  noise = {'measure': 'infinity_norm', 'value': 0.0007, 'threshold': 0.1}
+  result = compare.compare(a, b, {'image_id': noise})
+  assert result['differences'] == []
+  assert any(line.startswith('no differences') for line in compare.render(result))
+  flagged = dict(noise, threshold=0.0005, flagged=True)  # a threshold set that low: listed
+  assert _names(compare.differences(a, b, {'image_id': flagged})) == ['image_id']
+
+
+def test_a_model_files_source_is_its_line_count_and_digest_and_no_cell_breaks_a_line():
+  execution = metadata_store_pb2.Execution()
+  source = 'def build_model(spec, hp):\n  return None\n'
+  execution.custom_properties['custom_config'].string_value = json.dumps({'model_source': source})
+  shown = compare.execution_options(execution)['model_source']
+  assert shown.startswith('2 lines, sha256 ') and len(shown) < 34
+  a = _facts()
+  b = copy.deepcopy(a)
+  a['options']['Trainer']['note'] = 'first line\nsecond line'  # not shortened: still one line
+  b['options']['Trainer']['note'] = 'other\ntext'
+  lines = compare.render(compare.compare(a, b, moved={}))
+  assert all('\n' not in line for line in lines)
+  assert any('first line second' in line for line in lines)
+
+
 def test_moved_features_is_measured_only_for_two_statistics_artifacts():
   a = _facts()
   asked = []
@@ -334,7 +361,7 @@ def _store(folder, runs: int) -> str:
   'argv, said',
   [
     (['no-such-run'], "no run 'no-such-run' in "),
-    ([], ': 1 run(s), 2 needed to compare'),
+    ([], ': 1 run(s), 2 needed to compare (run the pipeline again, or name an output folder'),
   ],
 )
 def test_an_unknown_run_or_too_few_runs_is_one_error_line_and_exit_2(tmp_path, capsys, argv, said):
@@ -344,6 +371,19 @@ def test_an_unknown_run_or_too_few_runs_is_one_error_line_and_exit_2(tmp_path, c
   assert code == EXIT_BAD_INPUT
   assert captured.err.count('\n') == 1 and captured.err.startswith('error: ')
   assert said in captured.err
+
+
+@pytest.mark.parametrize(
+  'argv', [['2026-01-01T10:00:00.000000'], ['{out}'], ['{out}', '2026-01-01T10:00:00.000000']]
+)
+def test_a_run_is_not_compared_with_itself(tmp_path, capsys, argv):
+  """The hint of a single run ("give a run id") once led to comparing that run with itself."""
+  out = str(tmp_path / 'out')
+  _store(out, runs=1)
+  code = cli_main.main(['compare', *[a.format(out=out) for a in argv], '--output', out])
+  err = capsys.readouterr().err
+  assert code == EXIT_BAD_INPUT and err.count('\n') == 1
+  assert err.startswith('error: ') and 'would be compared with itself' in err
 
 
 def test_a_missing_store_is_one_error_line_and_exit_2(tmp_path, capsys):
