@@ -13,6 +13,7 @@ import time
 from cli import options
 from contracts import predictions
 from contracts.errors import EXIT_OK, UserError
+from contracts.image_files import NOT_AN_IMAGE
 
 HELP = 'predict with a pushed model: images, CSV, text CSV or TFRecords → a predictions CSV'
 DESCRIPTION = (
@@ -156,14 +157,10 @@ def main(args: argparse.Namespace) -> int:
   if not data.files:
     raise UserError(f'--data {args.data}: no image, CSV or TFRecord files there')
   _check_out(out, data, args.overwrite)
-  os.makedirs(args.output if not args.out else os.path.dirname(os.path.abspath(out)), exist_ok=True)
-  log_folder = os.path.join(os.path.dirname(os.path.abspath(out)), 'logs')
-  os.makedirs(log_folder, exist_ok=True)
-  log_path = os.path.join(log_folder, time.strftime('predict-%Y%m%d-%H%M%S.log'))
   from cli import progress
 
   started = time.monotonic()
-  with progress.stderr_to(log_path), _library_logging(log_path):
+  with _log_file(out) as log_path, progress.stderr_to(log_path), _library_logging(log_path):
     try:
       _, served = model.load(model_path, data.kind)
       layouts = {}
@@ -175,9 +172,10 @@ def main(args: argparse.Namespace) -> int:
           )
     except (inputs.Problem, model.Problem) as e:
       raise UserError(str(e)) from None
+    others = f'; {len(data.others)} of them skipped: {NOT_AN_IMAGE}' if data.others else ''
     print(
-      f'predicting {len(data.files)} file(s) ({data.kind}) under {data.root} with '
-      f'{served.path} ({served.signature})',
+      f'predicting {len(data.files) + len(data.others)} file(s) ({data.kind}) under {data.root} '
+      f'with {served.path} ({served.signature}){others}',
       flush=True,
     )
     from inference import predict
@@ -203,6 +201,12 @@ def main(args: argparse.Namespace) -> int:
     print(
       f'turned upright: {result.turned_upright} image(s) by their EXIF orientation (sent as PNG)'
     )
+  if result.missing_rows:
+    columns = ', '.join(f'{column} {rows}' for column, rows in result.missing.items())
+    print(
+      f'missing numbers: {result.missing_rows} row(s) predicted with empty or NA cells as '
+      f'missing (0, as in training): {columns}'
+    )
   if result.skipped:
     shown = '; '.join(f'{i}: {reason}' for i, reason in result.skipped[:SHOWN_SKIPPED])
     more = len(result.skipped) - SHOWN_SKIPPED
@@ -215,6 +219,27 @@ def main(args: argparse.Namespace) -> int:
   print(f'log: {log_path}')
   sys.stdout.flush()
   return EXIT_OK
+
+
+@contextlib.contextmanager
+def _log_file(out: str):
+  """logs/predict-<time>.log beside `out`; removed on a UserError, with the folders made for it
+  (nothing was predicted: the error line says why)."""
+  folder = os.path.join(os.path.dirname(os.path.abspath(out)), 'logs')
+  made, missing = [], folder
+  while not os.path.exists(missing):
+    made.append(missing)
+    missing = os.path.dirname(missing)
+  os.makedirs(folder, exist_ok=True)
+  path = os.path.join(folder, time.strftime('predict-%Y%m%d-%H%M%S.log'))
+  try:
+    yield path
+  except UserError:
+    with contextlib.suppress(OSError):
+      os.remove(path)
+      for made_folder in made:
+        os.rmdir(made_folder)
+    raise
 
 
 @contextlib.contextmanager

@@ -133,6 +133,9 @@ TURNED = '_turned_upright'  # a mark on an image input, not a signature input
 # CSV ----------------------------------------------------------------------------------------
 
 
+MISSING_NUMBERS = '_missing_numbers'  # a mark on a CSV input, not a signature input
+
+
 class CsvLayout(NamedTuple):
   delimiter: str
   columns: Dict[str, str]  # signature input name → the CSV column read into it
@@ -201,7 +204,9 @@ def read_csv(
 ) -> Iterator[Union[Input, Unreadable]]:
   """The rows of one CSV file as inputs of the signature whose input dtypes are `kinds`
   (input name → 'float', 'double' or 'string'). A row whose number cell is not a number, or that is
-  shorter than the header, is Unreadable. ROW counts data rows from 1 (blank lines left out)."""
+  shorter than the header, is Unreadable; the columns of its empty or NA number cells (NaN: the
+  model's missing value) are in `inputs[MISSING_NUMBERS]`. ROW counts data rows from 1 (blank
+  lines left out)."""
   decimal_comma = layout.delimiter != ','
   with open(path, encoding='utf-8-sig', newline='') as f:
     reader = csv.DictReader(f, delimiter=layout.delimiter)
@@ -209,7 +214,7 @@ def read_csv(
     for row in reader:
       row_number += 1
       order, input_id = (file_index, row_number), f'{relpath}:{row_number}'
-      values, problem = {}, ''
+      values, problem, missing = {}, '', []
       for name, column in layout.columns.items():
         cell = row.get(column)
         if cell is None:
@@ -221,8 +226,12 @@ def read_csv(
           except ValueError:
             problem = f'column {column}: {cell[:40]!r} is not a number'
             break
+          if math.isnan(values[name]):
+            missing.append(column)
         else:
           values[name] = '' if cell.strip().lower() in MISSING else cell
+      if missing:
+        values[MISSING_NUMBERS] = missing
       yield Unreadable(order, input_id, problem) if problem else Input(order, input_id, values)
 
 

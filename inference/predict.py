@@ -9,6 +9,7 @@ serving_default / classify / regress signatures only; the raw-input signatures t
 one tensor per column or strings.
 """
 
+import collections
 import glob
 import json
 import os
@@ -168,7 +169,7 @@ class _ToRows(beam.DoFn):
     if inference[serving.CLASS_NAMES]:  # the class as the signature names it: the server's answer
       row[predictions.CLASS] = inference[serving.CLASS_NAMES]
     _count('predicted')
-    yield json.dumps([order, row])
+    yield json.dumps([order, row, values.get(inputs.MISSING_NUMBERS, [])])
     if self._log:
       sent = request(self._served.kinds, [values])
       log = request_log.predict_log(
@@ -186,6 +187,8 @@ class Result(NamedTuple):
   out: str
   skipped_out: str  # '' when nothing was skipped
   log_files: List[str]
+  missing_rows: int  # CSV rows predicted with empty or NA number cells (NaN: missing)
+  missing: Dict[str, int]  # column → those rows with it empty or NA
 
 
 def skipped_path(out: str) -> str:
@@ -294,7 +297,7 @@ def _publish(work: str, out: str, log_dir: str, turned: int) -> Result:
   with atomic.open_atomically(out, 'w') as f:
     writer = csv.DictWriter(f, predictions.HEADER, lineterminator='\n')
     writer.writeheader()
-    writer.writerows(row for _, row in rows)
+    writer.writerows(row for _, row, _ in rows)
   skipped_out = skipped_path(out)
   if skipped:
     with atomic.open_atomically(skipped_out, 'w') as f:
@@ -303,4 +306,14 @@ def _publish(work: str, out: str, log_dir: str, turned: int) -> Result:
       writer.writerows(skipped)
   elif os.path.exists(skipped_out):  # an earlier run's list would describe other inputs
     os.remove(skipped_out)
-  return Result(len(rows), skipped, turned, out, skipped_out if skipped else '', log_files)
+  missing = collections.Counter(column for _, _, columns in rows for column in columns)
+  return Result(
+    len(rows),
+    skipped,
+    turned,
+    out,
+    skipped_out if skipped else '',
+    log_files,
+    sum(1 for _, _, columns in rows if columns),
+    dict(missing.most_common()),
+  )

@@ -18,8 +18,10 @@ def csv_file(tmp_path):
 def _refused(capsys, tmp_path, *args) -> str:
   output = tmp_path / 'out'
   code = cli_main.main(['run', '--output', str(output), *args])
-  lines = capsys.readouterr().err.strip().splitlines()
+  captured = capsys.readouterr()
+  lines = captured.err.strip().splitlines()
   assert code == 2 and len(lines) == 1, lines
+  assert captured.out == ''  # nothing else: Keras once printed `Downloading data from …` here
   assert not os.path.exists(output / 'pipeline_root')
   return lines[0]
 

@@ -12,6 +12,7 @@ import pytest
 from cli import main as cli_main
 from contracts import predictions, request_log, serving
 from contracts.errors import EXIT_BAD_INPUT, EXIT_OK
+from contracts.image_files import NOT_AN_IMAGE
 from inference import inputs, model
 
 NAMES = ['low', 'high', 'other']
@@ -103,6 +104,10 @@ def test_every_row_predicted_in_order_and_the_unreadable_listed(tiny_model, tmp_
     ('in.csv:5', 'the model failed on it: assert'),
   ]
   assert 'predicted 197 input(s)' in shown and 'skipped 2 input(s)' in shown
+  assert (
+    'missing numbers: 1 row(s) predicted with empty or NA cells as missing (0, as in training): '
+    'fare 1\n'
+  ) in shown  # row 3 (the fare 'nan'); row 2's empty payment_type is a category
   assert '/serving/7 (predict_columns)' in shown
 
   logged = list(request_log.read(request_log.files(log)))
@@ -111,6 +116,68 @@ def test_every_row_predicted_in_order_and_the_unreadable_listed(tiny_model, tmp_
   assert sorted(first) == ['fare', 'payment_type']
   np.testing.assert_array_equal(first['fare'], np.array([0.5], np.float32))
   assert first['payment_type'].tolist() == [b'Cash'] and second['payment_type'].tolist() == [b'']
+
+
+def test_empty_or_na_number_cells_are_marked_missing_per_row(tmp_path):
+  data = tmp_path / 'rows.csv'
+  data.write_text('fare,tolls,payment_type\n1,2,Cash\n,NA,Cash\nn/a,0,\n')
+  layout = inputs.csv_layout(str(data), ['fare', 'tolls', 'payment_type'])
+  kinds = {'fare': 'double', 'tolls': 'double', 'payment_type': 'string'}
+  read = list(inputs.read_csv(0, 'rows.csv', str(data), layout, kinds))
+  assert [r.inputs.get(inputs.MISSING_NUMBERS) for r in read] == [None, ['fare', 'tolls'], ['fare']]
+
+
+def test_an_error_before_any_prediction_leaves_no_log(tiny_model, tmp_path, capsys):
+  """An error after the log was opened once left an empty logs/predict-*.log beside --out."""
+  (tmp_path / 'images').mkdir()
+  (tmp_path / 'images' / 'a.png').write_bytes(b'x')  # the model has no image signature
+  new = tmp_path / 'new' / 'deeper'
+  argv = ['--data', str(tmp_path / 'images'), '--output', tiny_model]
+  assert _predict(*argv, '--out', str(new / 'p.csv')) == EXIT_BAD_INPUT
+  assert not (tmp_path / 'new').exists()  # nor the folders made for it
+  (tmp_path / 'old' / 'logs').mkdir(parents=True)
+  (tmp_path / 'old' / 'logs' / 'earlier.log').write_text('kept')
+  assert _predict(*argv, '--out', str(tmp_path / 'old' / 'p.csv')) == EXIT_BAD_INPUT
+  assert os.listdir(tmp_path / 'old' / 'logs') == ['earlier.log']
+  assert capsys.readouterr().err.count('error: ') == 2
+
+
+@pytest.fixture(scope='module')
+def image_model(tmp_path_factory) -> str:
+  """predict_image_bytes(image_bytes): softmax of [bytes / 100, 1] (names: small, large)."""
+  import tensorflow as tf
+
+  class Images(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.IMAGE_BYTES_INPUT)])
+    def images(self, image_bytes):
+      size = tf.cast(tf.strings.length(image_bytes), tf.float32) / 100.0
+      probabilities = tf.nn.softmax(tf.stack([tf.ones_like(size), size], axis=1))
+      return {serving.PROBABILITIES: probabilities}
+
+  module = Images()
+  path = str(tmp_path_factory.mktemp('images') / 'serving' / '1')
+  tf.saved_model.save(module, path, signatures={serving.IMAGE_BYTES: module.images})
+  return os.path.dirname(path)
+
+
+def test_the_first_line_counts_every_file_found_and_those_skipped(image_model, tmp_path, capsys):
+  """It once counted the 6 images of 7 files found, the .txt skipped later not among them."""
+  import PIL.Image
+
+  data = tmp_path / 'photos'
+  (data / 'day').mkdir(parents=True)
+  for name in ('a.png', 'day/b.png'):
+    PIL.Image.new('L', (4, 4)).save(data / name)
+  (data / 'notes.txt').write_text('not an image')
+  out = str(tmp_path / 'p.csv')
+  assert _predict('--data', str(data), '--model', image_model, '--out', out) == EXIT_OK
+  first, *rest = capsys.readouterr().out.splitlines()
+  assert first.startswith(f'predicting 3 file(s) (images) under {data} with ')
+  assert first.endswith(f'; 1 of them skipped: {NOT_AN_IMAGE}')
+  assert 'predicted 2 input(s)' in '\n'.join(rest) and [r['id'] for r in _rows(out)] == [
+    'a.png',
+    'day/b.png',
+  ]
 
 
 def test_a_spreadsheets_semicolon_csv_with_decimal_commas(tiny_model, tmp_path):

@@ -17,6 +17,8 @@ weights file of the same backbone, as
 writes it (for machines without internet access).
 """
 
+import contextlib
+import io
 import socket
 
 import keras
@@ -50,11 +52,14 @@ def application(name: str, input_shape=None, weights=None) -> keras.Model:
 
 def fetch_imagenet(name: str) -> None:
   """Puts the ImageNet weights of `name` into Keras' cache (a download the first time). Keras
-  downloads without a timeout: a network that accepts and never answers would hang the run."""
+  downloads without a timeout: a network that accepts and never answers would hang the run.
+  What Keras prints (`Downloading data from …`, its progress bar) is dropped: the caller says
+  what went wrong in one line."""
   previous = socket.getdefaulttimeout()
   socket.setdefaulttimeout(FETCH_TIMEOUT_SECONDS)
   try:
-    application(name, (224, 224, 3), weights=IMAGENET)  # the size the weights were made for
+    with contextlib.redirect_stdout(io.StringIO()):
+      application(name, (224, 224, 3), weights=IMAGENET)  # the size the weights were made for
   finally:
     socket.setdefaulttimeout(previous)
 
