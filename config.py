@@ -178,6 +178,8 @@ class PipelineConfig:
   compression: str = 'none'  # images and CSV: 'none' or 'gzip'
   csv_reader: str = ARROW_CSV  # CSV: ARROW_CSV or STOCK_CSV (CSV_READERS)
   eval_percent: int = 20
+  duplicates: str = 'group'  # components/duplicates.py MODES: group, keep-conflicts, off
+  id_columns: List[str] = dataclasses.field(default_factory=list)  # left out of row fingerprints
   shard_size_mb: float = 256.0
   max_image_side: int = 0  # images: stored with the longer side at most this (0: as they are)
   image_height: int = _TRAINER.image_height  # 0: the most common size in the data

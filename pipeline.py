@@ -149,6 +149,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       pattern=config.data_pattern,
       span=config.span,
       unlabeled_split=splits.INFER if unlabeled else '',
+      duplicates=config.duplicates,
       code_fingerprint=fingerprint.of('components.image_example_gen.executor'),
     )
   if config.data_splits:  # already split (Split-<name> folders): kept as they are
@@ -169,9 +170,13 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
     output_config=output_config,
     range_config=file_based.span_range(config.span),
   )
+  grouping = dict(
+    label_key=config.label, id_columns=config.id_columns, duplicates=config.duplicates
+  )
   if config.data_kind == cfg.CSV and config.csv_reader == cfg.ARROW_CSV:
     arrow = ArrowCsvExampleGen(
       **files,
+      **grouping,
       compression=config.compression,
       code_fingerprint=fingerprint.of('components.csv_example_gen.executor'),
     ).with_id('CsvExampleGen')  # the stock one's id: paths, reports and caches stay
@@ -180,10 +185,13 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
     return arrow
   if config.data_kind == cfg.CSV:
     return StockCsvExampleGen(
-      **files, code_fingerprint=fingerprint.of('components.csv_example_gen.stock_executor')
+      **files,
+      **grouping,
+      code_fingerprint=fingerprint.of('components.csv_example_gen.stock_executor'),
     ).with_id('CsvExampleGen')
   return ImportExampleGen(
     **files,
+    **grouping,
     payload_format=(
       example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE
       if config.data_kind == cfg.SEQUENCES

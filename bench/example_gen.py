@@ -89,9 +89,11 @@ def run_example_gen(
   shard_size_mb: float = 16.0,
   max_image_side: int = 0,
   unlabeled_split: str = '',
+  duplicates: str = 'group',
 ) -> float:
   """In this process: ImageExampleGen's executor over `folder`; returns seconds. workers=0:
-  Beam in this process (in_memory), else that many worker processes."""
+  Beam in this process (in_memory), else that many worker processes. duplicates: the
+  component's mode (components/duplicates.py)."""
   from tfx.dsl.components.base import base_beam_executor
   from tfx.types import standard_artifacts
 
@@ -121,6 +123,7 @@ def run_example_gen(
       'shard_size_mb': shard_size_mb,  # 16: >= 4 shards at N/4 too, both workers busy in every run
       'max_image_side': max_image_side,
       'unlabeled_split': unlabeled_split,
+      'duplicates': duplicates,
       'input_config': json.dumps({'splits': [{'name': 'images', 'pattern': '*/*'}]}),
     },
   )

@@ -83,8 +83,24 @@ OPTIONS = {
   ),
   '--eval-percent': dict(
     type=int,
-    default=_DEFAULTS.eval_percent,
-    help='share of examples in the eval split, by path/row hash (default: %(default)s)',
+    default=None,  # None: the default, and Split-* TFRecords keep their splits
+    help='share of examples in the eval split, by a hash of their content (default: '
+    f'{_DEFAULTS.eval_percent}); with Split-* TFRecords: re-split them (duplicates grouped)',
+  ),
+  '--duplicates': dict(
+    choices=('group', 'keep-conflicts', 'off'),
+    default=_DEFAULTS.duplicates,
+    help='group (default): copies and near-copies of an example share a split, and content '
+    'filed under two labels is left out (listed in the summary); keep-conflicts: train and '
+    'evaluate on those too; off: split by name / row hash alone (leakage possible)',
+  ),
+  '--id-column': dict(
+    action='append',
+    dest='id_columns',
+    default=[],
+    metavar='COLUMN',
+    help='CSV/TFRecord data: a column that identifies a row (repeatable): left out when rows are '
+    'compared for duplicates',
   ),
   '--encoding': dict(
     choices=('encoded', 'raw'),
@@ -328,6 +344,8 @@ DATA = (
   '--label-threshold',
   '--label-default',
   '--eval-percent',
+  '--duplicates',
+  '--id-column',
   '--encoding',
   '--compression',
   '--csv-reader',
@@ -720,14 +738,16 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
       )
     )
   data_bytes = inputs.data_bytes(source)
+  resplit = getattr(args, 'eval_percent', None)
   return config_from(
     args,
     data=source.root,
     data_kind=kind,
-    data_pattern=source.pattern,
     output=output,
     local_dir=local_dir,
-    data_splits=source.splits,
+    # Already split TFRecords keep their splits, unless --eval-percent asks to re-split them.
+    data_splits=source.splits if resplit is None else (),
+    data_pattern=source.pattern if resplit is None or not source.splits else 'Split-*/*',
     text_column=text_column,
     **(dict(infer_data=infer[0], infer_pattern=infer[1]) if infer else {}),
     **revision,
@@ -749,6 +769,8 @@ def config_from(args: argparse.Namespace, schema_default=None, **decided) -> cfg
   """PipelineConfig from the parsed options (each flag's dest is a field), then `decided`."""
   fields = {f.name for f in dataclasses.fields(cfg.PipelineConfig)}
   given = {name: value for name, value in vars(args).items() if name in fields}
+  if given.get('eval_percent', 0) is None:
+    given['eval_percent'] = _DEFAULTS.eval_percent
   if hasattr(args, 'image_size'):
     given.update(image_height=args.image_size[0], image_width=args.image_size[1])
   if hasattr(args, 'no_cache'):

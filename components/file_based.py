@@ -3,8 +3,9 @@ FileBasedExampleGen subclasses (image_example_gen, text_example_gen, csv_example
 StockExampleGen: TFX's own ExampleGens run by the project's executors), and for every ExampleGen
 the split (contracts/splits.py) and span pinning."""
 
+import json
 import os
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import base_beam_component
@@ -65,6 +66,28 @@ def input_files(exec_properties) -> List[str]:
   ]
 
 
+def drop_empty_shards(split_uri: str, empty=None) -> None:
+  """Removes a split's empty shard files (a split that holds fewer examples than the size-based
+  shard count: a tiny --shard-size-mb, or duplicates grouped into the other split) and numbers
+  the rest again. empty: the paths known to be empty (default: those of 0 bytes)."""
+  from tfx.dsl.io import fileio
+
+  files = sorted(fileio.glob(os.path.join(split_uri, 'data-*-of-*')))
+  is_empty = (
+    (lambda path: path in empty)
+    if empty is not None
+    else (lambda path: fileio.stat(path).length == 0)
+  )
+  kept = [path for path in files if not is_empty(path)] or files[:1]
+  if len(kept) == len(files):
+    return
+  for path in set(files) - set(kept):
+    fileio.remove(path)
+  for index, path in enumerate(kept):  # the new -of- count differs: no name is taken twice
+    suffix = '.gz' if path.endswith('.gz') else ''
+    fileio.rename(path, os.path.join(split_uri, f'data-{index:05d}-of-{len(kept):05d}{suffix}'))
+
+
 def given_arguments(
   input_base: str,
   input_config: example_gen_pb2.Input,
@@ -109,9 +132,10 @@ def spec_arguments(
 
 
 class StockExampleGenSpec(component_spec.ComponentSpec):
-  """TFX's FileBasedExampleGen parameters and the code fingerprint."""
+  """TFX's FileBasedExampleGen parameters, the code fingerprint and how duplicates are split
+  (components/grouped_split.py)."""
 
-  PARAMETERS = spec_parameters()
+  PARAMETERS = spec_parameters(label_key=str, id_columns=str, duplicates=str)
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
 
@@ -130,13 +154,21 @@ class StockExampleGen(FileBasedExampleGen):
     output_config: example_gen_pb2.Output,
     range_config: Optional[range_config_pb2.RangeConfig] = None,
     payload_format: int = example_gen_pb2.FORMAT_TF_EXAMPLE,
+    label_key: str = '',
+    id_columns: Sequence[str] = (),
+    duplicates: str = 'group',
     code_fingerprint: str = '',
   ):
-    """As TFX's ImportExampleGen; code_fingerprint: the executor's code, for the cache key."""
+    """As TFX's ImportExampleGen, plus: label_key and id_columns, left out of a record's content;
+    duplicates: components/duplicates.py MODES; code_fingerprint: the executor's code, for the
+    cache key."""
     spec = StockExampleGenSpec(
       **given_arguments(
         input_base, input_config, output_config, range_config, True, payload_format
       ),
+      label_key=label_key,
+      id_columns=json.dumps(list(id_columns)),
+      duplicates=duplicates,
       code_fingerprint=code_fingerprint,
     )
     # FileBasedExampleGen.__init__ would build TFX's spec, without the fingerprint.

@@ -6,6 +6,8 @@ Examples artifact (ImageExampleGen, TextExampleGen):
   excluded_files.csv    images: path,reason of every file that was not turned into a record
   image_meta.json       images: encoding, compression, counts, most common size, channels,
                         how many were turned upright by their EXIF orientation
+  duplicates.json       the largest groups of duplicates (kept in one split) and the examples
+                        whose content is filed under two labels (components/duplicates.py)
   vocabulary.txt        text: line i holds the word of token id i
   text_meta.json        text: columns, counts, vocabulary size, labels
 ModelRun artifact (trainer/task.py):
@@ -27,6 +29,7 @@ import os
 LABELS_FILE = 'labels.txt'
 EXCLUDED_FILE = 'excluded_files.csv'
 IMAGE_META_FILE = 'image_meta.json'
+DUPLICATES_FILE = 'duplicates.json'
 TEXT_META_FILE = 'text_meta.json'
 VOCABULARY_FILE = 'vocabulary.txt'
 DAMAGE_FILE = 'input_damage.json'

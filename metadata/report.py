@@ -12,6 +12,7 @@ fetch, so the file opens offline and can be mailed.
 A section whose artifacts the run did not produce (it stopped earlier) says so.
 """
 
+import base64
 import csv
 import html
 import io
@@ -37,6 +38,7 @@ SECTIONS = (
   ('features', 'Feature statistics'),
   ('anomalies', 'Anomalies and drift'),
   ('excluded', 'Excluded files'),
+  ('duplicates', 'Duplicates'),
   ('training', 'Training'),
   ('evaluation', 'Evaluation'),
   ('input', 'Input pipeline'),
@@ -401,6 +403,70 @@ def _excluded_section(result: dict) -> str:
     + _table(['path', 'reason'], [[r['path'], r['reason']] for r in shown])
     + more
   )
+
+
+THUMBNAIL_SIDE = 64
+CONFLICTS_SHOWN = 50  # rows of the conflicts table (duplicates.json keeps as many)
+
+
+def _thumbnail(root: str, relpath: str) -> str:
+  """An <img> of the data file root/relpath, THUMBNAIL_SIDE pixels at most, inline; '' when the
+  file cannot be read any more."""
+  import PIL.Image
+  from tfx.dsl.io import fileio
+
+  try:
+    with fileio.open(os.path.join(root, relpath), 'rb') as f, PIL.Image.open(f) as image:
+      image.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE))
+      buffer = io.BytesIO()
+      image.convert('RGB').save(buffer, 'PNG')
+  except Exception:  # noqa: BLE001 (moved or deleted since the run: the path stays)
+    return ''
+  data = base64.b64encode(buffer.getvalue()).decode()
+  return f'<img src="data:image/png;base64,{data}" alt="{_e(relpath)}" title="{_e(relpath)}">'
+
+
+def _duplicates_section(result: dict, config) -> str:
+  """What ExampleGen's grouping found (components/duplicates.py): the counts, every conflict
+  listed (thumbnails for images) and the largest groups."""
+  from tfx.dsl.io import fileio
+
+  facts = result.get('duplicates')
+  if not facts:
+    return _absent('No duplicate check in this run (--duplicates off, or an older ExampleGen).')
+  lines = summary.render_duplicates(facts)
+  if not lines:
+    return '<p class="good">No two examples share their content.</p>'
+  parts = [f'<p>{_e(line.split(":", 1)[1].strip())}</p>' for line in lines]
+  with fileio.open(facts['report'], 'r') as f:
+    listing = json.loads(f.read())
+  images = config.data_kind == 'images'
+
+  def cell(item: dict) -> str:
+    name = item.get('path') or item.get('row')
+    picture = _thumbnail(config.data, name) if images else ''
+    return f'{picture}<br><code>{_e(name)}</code> ({_e(item["label"])})'
+
+  conflicts = listing.get('conflicts', [])[:CONFLICTS_SHOWN]
+  if conflicts:
+    rows = ''.join(
+      f'<tr><td>{cell(c)}</td><td>{_e(c.get("reason") or ", ".join(c.get("labels", [])))}</td></tr>'
+      for c in conflicts
+    )
+    parts.append(
+      '<h3>The same content under two labels</h3>'
+      f'<table><tr><th>example (label)</th><th>also filed as</th></tr>{rows}</table>'
+    )
+  groups = listing.get('largest_groups', [])
+  if groups:
+    rows = ''.join(
+      '<tr>'
+      + ''.join(f'<td>{cell(item)}<br>{_e(item.get("split", ""))}</td>' for item in group)
+      + '</tr>'
+      for group in groups
+    )
+    parts.append(f'<h3>Largest groups (each kept in one split)</h3><table>{rows}</table>')
+  return ''.join(parts)
 
 
 def _model_html(training: dict) -> str:
@@ -790,6 +856,7 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
     'features': _features_section(statistics, histograms=not images),
     'anomalies': _anomalies_section(result),
     'excluded': _excluded_section(result),
+    'duplicates': _duplicates_section(result, config),
     'training': _training_section(training, nodes),
     'evaluation': _evaluation_section(_metrics(nodes), result, nodes, images, eval_images),
     'input': _input_section(training, _output_file(nodes, 'model_run', artifacts.DAMAGE_FILE)),

@@ -203,6 +203,69 @@ def why_executed(
   return reasons
 
 
+CONFLICTS_SHOWN = 3  # examples filed under two labels named in the summary line
+
+
+def duplicate_facts(examples) -> dict:
+  """What ExampleGen found (components/duplicates.py): counts from the artifact's properties, the
+  first conflicts and the examples in two given splits from its duplicates.json."""
+  facts = {
+    name: property_value(examples, f'num_{name}') or 0
+    for name in ('duplicates', 'near_duplicate_groups', 'label_conflicts', 'across_splits')
+  }
+  facts['conflicts_kept'] = bool(property_value(examples, 'label_conflicts_kept'))
+  facts['report'] = os.path.join(examples.uri, artifacts.DUPLICATES_FILE)
+  try:
+    from tfx.dsl.io import fileio
+
+    with fileio.open(facts['report'], 'r') as f:
+      listing = json.loads(f.read())
+  except Exception:  # noqa: BLE001 (an artifact from before duplicates.json: counts only)
+    listing = {}
+  facts['conflicts'] = listing.get('conflicts', [])[:CONFLICTS_SHOWN]
+  facts['across'] = listing.get('across_splits', [])[:CONFLICTS_SHOWN]
+  facts['largest_groups'] = listing.get('largest_groups', [])
+  return facts
+
+
+def render_duplicates(facts: dict) -> List[str]:
+  """The summary's lines on duplicates: kept together, near-copies, conflicts, given splits."""
+  parts = []
+  if facts['duplicates']:
+    parts.append(
+      f'{facts["duplicates"]} example(s) share their content with another, each set in one split'
+    )
+  if facts['near_duplicate_groups']:
+    parts.append(
+      f'{facts["near_duplicate_groups"]} group(s) of near-duplicate images, each in one split'
+    )
+  conflicts = facts['label_conflicts']
+  if conflicts:
+    named = ', '.join(f'{c.get("path") or c.get("row")} ({c["label"]})' for c in facts['conflicts'])
+    more = (
+      f' and {conflicts - len(facts["conflicts"])} more'
+      if conflicts > len(facts['conflicts'])
+      else ''
+    )
+    what = (
+      'kept (--duplicates keep-conflicts)' if facts['conflicts_kept'] else 'left out of both splits'
+    )
+    parts.append(
+      f'{conflicts} example(s) whose content is filed under two labels, {what}: {named}{more}'
+    )
+  lines = []
+  if parts:
+    lines.append('duplicates: ' + '; '.join(parts) + f' (see {facts["report"]})')
+  if facts['across_splits']:
+    named = ', '.join(a['row'] for a in facts['across'])
+    lines.append(
+      f'warning:    {facts["across_splits"]} example(s) of the given splits have their content in '
+      f'both train and eval ({named}, …): eval accuracy may be inflated; --eval-percent N '
+      're-splits the data with duplicates grouped'
+    )
+  return lines
+
+
 def property_value(item, key: str):
   """An artifact's or execution's property or custom property `key`, or None."""
   for properties in (item.properties, item.custom_properties):
@@ -406,6 +469,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> dict:
       summary['examples_uri'] = out['examples'].uri
     elif 'examples' in out:
       summary['examples_uri'] = out['examples'].uri
+    if 'examples' in out and property_value(out['examples'], 'num_duplicates') is not None:
+      summary['duplicates'] = duplicate_facts(out['examples'])
     if 'examples' in out and property_value(out['examples'], 'span'):
       summary['span'] = property_value(out['examples'], 'span')
     if 'schema' in out:
@@ -607,6 +672,8 @@ def render(summary: dict) -> List[str]:
       f'excluded:   {summary["excluded_files"]} file(s)'
       + (f' (see {summary["excluded_report"]})' if summary['excluded_files'] else '')
     )
+  if summary.get('duplicates'):
+    lines.extend(render_duplicates(summary['duplicates']))
   if 'anomalies' in summary:
     lines.append(
       f'anomalies:  {len(summary["anomalies"])}'

@@ -165,7 +165,8 @@ def first_run(images_with_junk, tmp_path_factory):
 @pytest.fixture(scope='session')
 def tabular_run(tmp_path_factory):
   """A whole run on 2,000 taxi rows in span/version folders (span 2 version 2 is the latest:
-  1,700 rows; every 50th row from the 300th has no tips, --label-default 0), and
+  1,700 rows, TABULAR_COPIES of them twice, TABULAR_CONFLICTS again with the other label; every
+  50th row from the 300th has no tips, --label-default 0), and
   --infer-data INFER_ROWS held-out rows without the tips column, as a spreadsheet exports them
   (CRLF): (exit code, summary, output folder, data folder)."""
   from tests.tfx_data import TAXI_CSV
@@ -176,7 +177,14 @@ def tabular_run(tmp_path_factory):
   rows[300::50] = [row.rsplit(',', 1)[0] + ',\n' for row in rows[300::50]]  # tips (last): none
   folder = tmp_path_factory.mktemp('tabular_run')
   data, output = folder / 'taxi', str(folder / 'out')
-  for span, version, chunk in ((1, 1, rows[:300]), (2, 1, rows[300:600]), (2, 2, rows[300:])):
+  # The latest version as a spreadsheet's export often is: TABULAR_COPIES rows again, and
+  # TABULAR_CONFLICTS trips again with the other answer to "tipped?" (ExampleGen leaves both out).
+  latest = rows[300:] + rows[310 : 310 + TABULAR_COPIES]
+  for row in rows[400 : 400 + TABULAR_CONFLICTS]:
+    cells = row.rstrip('\n').split(',')
+    cells[-1] = '0' if float(cells[-1] or 0) > 0 else '2.5'
+    latest.append(','.join(cells) + '\n')
+  for span, version, chunk in ((1, 1, rows[:300]), (2, 1, rows[300:600]), (2, 2, latest)):
     version_folder = data / f'span-{span}' / f'version-{version}'
     version_folder.mkdir(parents=True)
     (version_folder / 'trips.csv').write_text(header + ''.join(chunk))
@@ -202,6 +210,7 @@ def tabular_run(tmp_path_factory):
 
 
 INFER_ROWS = 40  # tabular_run's --infer-data rows
+TABULAR_COPIES, TABULAR_CONFLICTS = 20, 10  # tabular_run's latest version: rows again
 
 
 SHARED_RUNS = ('first_run', 'default_run', 'tabular_run')

@@ -31,6 +31,8 @@ from tests.conftest import (
   FAST,
   INFER_ROWS,
   PHONE_PHOTO,
+  TABULAR_CONFLICTS,
+  TABULAR_COPIES,
   UNLABELED_IMAGES,
   UNLABELED_PNGS,
   run_pipeline,
@@ -167,7 +169,15 @@ def test_rows_without_a_label_stop_the_run_unless_label_default_says_what_they_m
 def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tabular_run):
   code, latest, output, _ = tabular_run
   assert code == 0, latest.get('error')
-  assert latest['span'] == 2 and sum(latest['examples_per_split'].values()) == 1700
+  # 1,700 rows and TABULAR_COPIES copies; TABULAR_CONFLICTS rows and their relabelled copies out
+  rows = 1700 + TABULAR_COPIES - TABULAR_CONFLICTS
+  assert latest['span'] == 2 and sum(latest['examples_per_split'].values()) == rows
+  found = latest['duplicates']
+  assert found['label_conflicts'] == 2 * TABULAR_CONFLICTS and not found['conflicts_kept']
+  assert found['duplicates'] >= 2 * (TABULAR_COPIES + TABULAR_CONFLICTS)
+  assert len(found['conflicts']) == 3 and all(
+    c['row'].startswith('trips.csv: ') for c in found['conflicts']
+  )
   assert latest['eval_accuracy'] > 0.6 and latest['blessed']
   assert list(latest['class_recall']) == ['0', '1']  # tips > 0: no, yes
   assert latest['serving_check']['serves']  # predict_columns agreed with serving_default
@@ -175,6 +185,7 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tabular_run
   with open(latest['report'], encoding='utf-8') as f:
     page = f.read()
   assert 'payment_type = Cash' in page and 'payment_type = Credit Card' in page  # per slice
+  assert 'The same content under two labels' in page
   assert (
     'aria-label="numeric feature histograms"' in page and 'aria-label="recall per class"' in page
   )

@@ -7,7 +7,8 @@ TFX's FileBasedDriver (fingerprint of the files, {SPAN}/{VERSION}) and a standar
 artifact (split names, payload and file format), so every downstream component stays stock.
 """
 
-from typing import Optional
+import json
+from typing import Optional, Sequence
 
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import base_beam_component, executor_spec
@@ -21,7 +22,9 @@ from components.csv_example_gen import executor, stock_executor
 class ArrowCsvExampleGenSpec(component_spec.ComponentSpec):
   """FileBasedExampleGen's parameters plus the shard compression."""
 
-  PARAMETERS = file_based.spec_parameters(compression=str)
+  PARAMETERS = file_based.spec_parameters(
+    compression=str, label_key=str, id_columns=str, duplicates=str
+  )
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
 
@@ -39,16 +42,24 @@ class ArrowCsvExampleGen(FileBasedExampleGen):
     output_config: example_gen_pb2.Output,
     range_config: Optional[range_config_pb2.RangeConfig] = None,
     compression: str = 'none',
+    label_key: str = '',
+    id_columns: Sequence[str] = (),
+    duplicates: str = 'group',
     code_fingerprint: str = '',
   ):
     """Args:
     input_base, input_config, output_config, range_config: as for TFX's CsvExampleGen (one
       input split and a hash split in output_config, or one input split per output split).
     compression: 'none' or 'gzip' shards.
+    label_key, id_columns: columns left out of a row's content (components/duplicates.py);
+    duplicates: duplicates.MODES.
     code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
     """
     spec = ArrowCsvExampleGenSpec(
       compression=compression,
+      label_key=label_key,
+      id_columns=json.dumps(list(id_columns)),
+      duplicates=duplicates,
       code_fingerprint=code_fingerprint,
       **file_based.given_arguments(
         input_base, input_config, output_config, range_config, compression == 'gzip'

@@ -14,6 +14,7 @@ share a split; already split input
 (one input split per output split) keeps its splits.
 """
 
+import io
 import json
 import mmap
 import os
@@ -30,7 +31,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import beam_progress
+from components import beam_progress, duplicates, grouped_split
 from components.csv_example_gen import arrow_csv
 from contracts import artifacts, atomic, progress
 from contracts.errors import UnusableData
@@ -100,11 +101,17 @@ class _MergeTypes(beam.CombineFn):
 class _WriteRange(beam.DoFn):
   """task → its range's records in its shard of each output split, and the count of each split
   with the column types in `<facts>-<split>-<shard>.json` (no Beam sink: 6 stages fewer, ~1 s
-  of a 200,000-row run)."""
+  of a 200,000-row run). A row's split is decided by a hash of its content: every cell but the
+  label's and the id columns' (`ignored`), so rows that differ only there share a split. With
+  `rows`, also leaves each row's content hash and label in `<rows>-<split>-<shard>.npz`, for Do
+  to find the same content under two labels."""
 
-  def __init__(self, uri: str, names, buckets, gzip: bool, facts: str, errors: str):
+  def __init__(
+    self, uri: str, names, buckets, gzip: bool, facts: str, errors: str, label, ids, rows
+  ):
     self._uri, self._names, self._buckets, self._gzip = uri, names, buckets, gzip
-    self._facts, self._errors = facts, errors
+    self._facts, self._errors, self._rows = facts, errors, rows
+    self._label, self._ignored = label, {label, *ids}
 
   def process(self, task: _Task, types: Dict[str, List[int]]) -> List[None]:
     import tensorflow as tf
@@ -115,9 +122,12 @@ class _WriteRange(beam.DoFn):
       return []
     records = arrow_csv.to_examples(table, [arrow_csv.ColumnType(t) for t in types[split]])
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
+    content = arrow_csv.row_hashes(
+      table.select([name for name in table.column_names if name not in self._ignored])
+    )
     if self._buckets:
       bucket_split = np.array([i for i, (_, n) in enumerate(self._buckets) for _ in range(n)])
-      chosen = bucket_split[arrow_csv.row_hashes(table) % np.uint64(len(bucket_split))]
+      chosen = bucket_split[content % np.uint64(len(bucket_split))]
     else:
       chosen = np.zeros(len(records), dtype=np.int64)
     final = {s: artifacts.shard_path(self._uri, s, index, count, self._gzip) for s in outputs}
@@ -132,9 +142,25 @@ class _WriteRange(beam.DoFn):
       counts[s] = len(rows)
     for s, path in partial.items():  # complete files only, under their final names
       fileio.rename(path, final[s], overwrite=True)
+    if self._rows:
+      labels = _labels(table, self._label)
+      atomic.write(f'{self._rows}-{split}-{index:05d}.npz', _saved(content, chosen, labels))
     facts = {'split': split, 'types': types[split], 'counts': counts}
     atomic.write(f'{self._facts}-{split}-{index:05d}.json', json.dumps(facts))
     return []  # nothing downstream
+
+
+def _labels(table: pa.Table, label: str) -> np.ndarray:
+  """Each row's label cell ('' for all without that column)."""
+  if label not in table.column_names:
+    return np.full(table.num_rows, '', dtype=object)
+  return np.array(table.column(label).to_pylist(), dtype=object)
+
+
+def _saved(content: np.ndarray, chosen: np.ndarray, labels: np.ndarray) -> bytes:
+  buffer = io.BytesIO()
+  np.savez(buffer, content=content, chosen=chosen, labels=labels.astype(str))
+  return buffer.getvalue()
 
 
 def _tasks(input_base: str, input_config, per_output_split: bool):
@@ -200,6 +226,12 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     )
     facts = os.path.join(self._get_tmp_dir(), 'facts')
     errors = os.path.join(self._get_tmp_dir(), 'errors')
+    mode = exec_properties.get('duplicates') or duplicates.GROUP
+    label, ids = (
+      exec_properties.get('label_key') or '',
+      json.loads(exec_properties.get('id_columns') or '[]'),
+    )
+    rows = '' if mode == duplicates.OFF else os.path.join(self._get_tmp_dir(), 'rows')
     with watch, self._make_beam_pipeline() as pipeline:
       ranges = pipeline | 'Ranges' >> beam.Create(tasks, reshuffle=True)
       types = (
@@ -208,7 +240,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         | 'TypesPerSplit' >> beam.CombinePerKey(_MergeTypes())
       )
       _ = ranges | 'EncodeAndWrite' >> beam.ParDo(
-        _WriteRange(examples.uri, names, buckets, gzip, facts, errors), beam.pvalue.AsDict(types)
+        _WriteRange(examples.uri, names, buckets, gzip, facts, errors, label, ids, rows),
+        beam.pvalue.AsDict(types),
       )
 
     refused = sorted(fileio.glob(f'{errors}-*.txt'))
@@ -230,3 +263,57 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_string_custom_property('compression', 'gzip' if gzip else 'none')
     examples.set_string_custom_property('split_counts', json.dumps(counts))
     examples.set_string_custom_property('column_types', json.dumps(column_types))
+    if rows:
+      found = _regrouped(examples.uri, tasks, outputs, gzip, rows, mode, label, ids, not buckets)
+      for split, left_out in found.pop('left_out').items():
+        counts[split] -= left_out
+      examples.set_string_custom_property('split_counts', json.dumps(counts))
+      grouped_split.record(examples, found, mode == duplicates.KEEP_CONFLICTS, not buckets)
+
+
+def _regrouped(uri, tasks, outputs, gzip, rows, mode, label, ids, presplit: bool) -> dict:
+  """Finds rows whose content is filed under two labels (_WriteRange's `<rows>-*.npz`) and, unless
+  they are kept, rewrites the shards that hold them without them. Already split input: counts
+  the rows whose content is in more than one split. Returns grouped_split.record's facts."""
+  saved = []
+  for task in tasks:
+    with fileio.open(f'{rows}-{task[0]}-{task[5]:05d}.npz', 'rb') as f:
+      saved.append(dict(np.load(io.BytesIO(f.read()), allow_pickle=False)))
+  content = np.concatenate([s['content'] for s in saved]).astype(np.uint64)
+  labels = np.concatenate([s['labels'] for s in saved]).tolist()
+  grouping = duplicates.group(content, labels)
+  facts = {'duplicates': grouping.duplicates, 'left_out': dict.fromkeys(outputs, 0)}
+  if presplit:  # already split: nothing moves; rows whose content is in two splits are counted
+    given = [task[0] for task, s in zip(tasks, saved) for _ in range(len(s['content']))]
+    across = [c for c, _ in duplicates.across_splits(content, given)]
+    facts['across_splits'] = int(np.isin(content, np.array(across, dtype=np.uint64)).sum())
+    return facts
+  facts['conflicts'] = int(grouping.conflicted.sum())
+  if mode == duplicates.KEEP_CONFLICTS or not facts['conflicts']:
+    return facts
+  describe = grouped_split.Fingerprint(label, ids, sequence=False)
+  labels_of = {}
+  for g, row_label, bad in zip(grouping.group.tolist(), labels, grouping.conflicted.tolist()):
+    if bad:
+      labels_of.setdefault(g, set()).add(row_label)
+  conflicting, start = [], 0
+  for task, s in zip(tasks, saved):
+    bad = grouping.conflicted[start : start + len(s['content'])]
+    groups = grouping.group[start : start + len(s['content'])]
+    start += len(s['content'])
+    if not bad.any():
+      continue
+    targets = {o: artifacts.shard_path(uri, o, task[5], task[6], gzip) for o in outputs}
+    in_order = [np.flatnonzero(s['chosen'] == number) for number in range(len(outputs))]
+    routes = [['' if bad[row] else o for row in rows] for o, rows in zip(outputs, in_order)]
+    for o, route in zip(outputs, routes):
+      facts['left_out'][o] += route.count('')
+    left_out_groups = [groups[row] for rows in in_order for row in rows if bad[row]]
+    for record, g in zip(
+      duplicates.reroute(list(targets.values()), routes, targets), left_out_groups
+    ):
+      row_label, description, _ = describe(record)[1]
+      where = f'{os.path.basename(task[1])}: {description}'
+      conflicting.append({'row': where, 'label': row_label, 'labels': sorted(labels_of[g])})
+  facts['conflicting'] = conflicting[: grouped_split.SHOWN]
+  return facts

@@ -8,7 +8,7 @@ import io
 from tfx.components.example_gen.csv_example_gen import executor as csv_executor
 from tfx.dsl.io import fileio
 
-from components import beam_progress, file_based
+from components import beam_progress, file_based, grouped_split
 from components.csv_example_gen import arrow_csv
 
 
@@ -25,7 +25,9 @@ def input_rows(exec_properties) -> int:
   return total
 
 
-class Executor(beam_progress.CountedBeamExecutor, csv_executor.Executor):
+class Executor(
+  grouped_split.GroupedSplitExecutor, beam_progress.CountedBeamExecutor, csv_executor.Executor
+):
   COUNTED_STEPS = ('InputToRecord',)  # TFX's step (per input split): one tf.Example per row
 
   def Do(self, input_dict, output_dict, exec_properties):

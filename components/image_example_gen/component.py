@@ -29,6 +29,7 @@ class ImageExampleGenSpec(component_spec.ComponentSpec):
     shard_size_mb=float,
     max_image_side=int,
     unlabeled_split=str,
+    duplicates=str,
   )
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
@@ -52,6 +53,7 @@ class ImageExampleGen(FileBasedExampleGen):
     pattern: str = CLASS_FOLDER_PATTERN,
     span: int = 0,
     unlabeled_split: str = '',
+    duplicates: str = 'group',
     code_fingerprint: str = '',
   ):
     """Args:
@@ -59,7 +61,7 @@ class ImageExampleGen(FileBasedExampleGen):
     encoding: 'encoded' keeps the JPEG/PNG bytes (re-encoded when EXIF-rotated or downscaled;
       WebP, BMP, GIF and TIFF stored as PNG), 'raw' stores uint8 pixels (upright).
     compression: 'none' (default: image payloads are already compressed) or 'gzip'.
-    eval_percent: share of images (by path hash) in the eval split.
+    eval_percent: share of images (by content: components/duplicates.py) in the eval split.
     shard_size_mb: target size of one shard; small data gives one shard per split.
     max_image_side: store images whose longer side is above this downscaled to it, once
       (aspect kept); 0 keeps every image's size.
@@ -68,6 +70,8 @@ class ImageExampleGen(FileBasedExampleGen):
     span: with {SPAN} in the pattern, read span N; 0 = the latest.
     unlabeled_split: '' reads class folders; a split name reads every image below input_base
       (any depth, pattern '*') without labels into that one split (run --infer-data).
+    duplicates: duplicates.MODES: 'group' keeps copies and near-copies in one split and leaves
+      images filed under two labels out; 'keep-conflicts' keeps those too; 'off' splits by path.
     code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
     """
     spec = ImageExampleGenSpec(
@@ -86,6 +90,7 @@ class ImageExampleGen(FileBasedExampleGen):
       shard_size_mb=float(shard_size_mb),
       max_image_side=int(max_image_side),
       unlabeled_split=unlabeled_split,
+      duplicates=duplicates,
       code_fingerprint=code_fingerprint,
     )
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the image options.

@@ -22,7 +22,7 @@ import io
 import json
 import math
 import os
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Tuple
 import uuid
 
 import apache_beam as beam
@@ -34,7 +34,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import beam_progress
+from components import beam_progress, duplicates, file_based
 from components.image_example_gen import encode, folder
 from contracts import artifacts, atomic, image_record, progress, splits
 from contracts.errors import UnusableData
@@ -69,8 +69,11 @@ def estimated_record_bytes(input_base: str, images: List[folder.ImageFile], enco
 class _WriteShard(beam.DoFn):
   """One shard's share of the images → its train and eval shard files, written by the worker
   that holds it: records never travel back to the runner, so memory stays flat however many
-  images there are. Yields (fact, count) pairs: split sizes, image sizes (upright), channels,
-  images turned upright, exclusions."""
+  images there are. An image's split is its content's (duplicates.split_key), so exact copies
+  land together whatever their names; Do then moves near-duplicates to their group's split.
+  Leaves `<items>-<shard>.json`: per split file, its images in order (path, label, content,
+  near hash). Yields (fact, count) pairs: image sizes (upright), channels, images turned
+  upright, exclusions."""
 
   def __init__(
     self,
@@ -82,7 +85,9 @@ class _WriteShard(beam.DoFn):
     shards: int,
     compression: str,
     max_side: int,
+    items: str,
     unlabeled_split: str = '',
+    by_content: bool = True,
   ):
     self._input_base = input_base
     self._unlabeled_split = unlabeled_split
@@ -94,9 +99,17 @@ class _WriteShard(beam.DoFn):
     self._uri = uri
     self._shards = shards
     self._gzip = compression == 'gzip'
+    self._items = items
+    self._by_content = by_content and not unlabeled_split
 
   def _path(self, split: str, index: int) -> str:
     return artifacts.shard_path(self._uri, split, index, self._shards, self._gzip)
+
+  def _split(self, image_file: folder.ImageFile, stored: encode.Stored) -> str:
+    if self._unlabeled_split:
+      return self._unlabeled_split
+    key = duplicates.split_key(stored.content) if self._by_content else image_file.relpath
+    return splits.split_of(key, self._eval_percent)
 
   def process(self, shard: Tuple[int, List[Tuple[str, int, int]]]) -> Iterator[Tuple[tuple, int]]:
     import tensorflow as tf
@@ -104,6 +117,7 @@ class _WriteShard(beam.DoFn):
     index, files = shard
     image_files = [folder.ImageFile(*fields) for fields in files]
     facts = collections.Counter()
+    written = {split: [] for split in self._splits}
     partial = {
       split: f'{self._path(split, index)}.partial-{uuid.uuid4().hex}' for split in self._splits
     }
@@ -112,13 +126,14 @@ class _WriteShard(beam.DoFn):
     try:
       for image_file, data in _read_in_order(self._input_base, image_files):
         try:
-          image, turned_upright = encode.encode_file(data, self._encoding, self._max_side)
+          stored = encode.encode_file(data, self._encoding, self._max_side, self._by_content)
         except ValueError as e:
           facts[('excluded', image_file.relpath, str(e))] += 1
           continue
-        if turned_upright:
+        image = stored.image
+        if stored.turned_upright:
           facts[('turned_upright',)] += 1
-        split = self._unlabeled_split or splits.split_of(image_file.relpath, self._eval_percent)
+        split = self._split(image_file, stored)
         labeled = image_file.label != folder.UNLABELED
         writers[split].write(
           image_record.make_example(
@@ -128,9 +143,7 @@ class _WriteShard(beam.DoFn):
             image_file.relpath,
           ).SerializeToString()
         )
-        facts[('split', split)] += 1
-        if labeled:
-          facts[('class', image_file.label)] += 1
+        written[split].append((image_file.relpath, image_file.label, stored.content, stored.near))
         facts[('size', image.height, image.width)] += 1
         facts[('channels', image.channels)] += 1
     finally:
@@ -138,6 +151,8 @@ class _WriteShard(beam.DoFn):
         writer.close()
     for split, path in partial.items():  # complete files only, under their final names
       fileio.rename(path, self._path(split, index), overwrite=True)
+    # Last: its presence says the shard is done (progress counts it).
+    atomic.write(f'{self._items}-{index:05d}.json', json.dumps(written))
     yield from facts.items()
 
 
@@ -199,6 +214,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     shard_size_mb = exec_properties['shard_size_mb']
     max_side = exec_properties['max_image_side']
     unlabeled_split = exec_properties.get('unlabeled_split') or ''
+    mode = exec_properties.get('duplicates') or duplicates.GROUP
     if encoding not in image_record.ENCODINGS or compression not in COMPRESSIONS:
       raise ValueError(f'bad encoding {encoding!r} or compression {compression!r}')
 
@@ -213,34 +229,22 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       )
     # A hash order mixes the classes inside every shard and is stable across runs.
     images = sorted(listing.images, key=lambda f: splits.path_hash(f.relpath))
-    by_split = (
-      {unlabeled_split: images}
-      if unlabeled_split
-      else {
-        split: [f for f in images if splits.split_of(f.relpath, eval_percent) == split]
-        for split in splits.SPLITS
-      }
-    )
-    largest = max(by_split.values(), key=len)
+    split_names = [unlabeled_split] if unlabeled_split else list(splits.SPLITS)
+    shares = [100] if unlabeled_split else [share for _, share in splits.shares(eval_percent)]
+    estimate = estimated_record_bytes(input_base, images, encoding) * max(shares) // 100
     shards = max(
-      artifacts.shard_count(estimated_record_bytes(input_base, largest, encoding), shard_size_mb),
-      math.ceil(len(images) / IMAGES_PER_SHARD),
+      artifacts.shard_count(estimate, shard_size_mb), math.ceil(len(images) / IMAGES_PER_SHARD)
     )
-    # Never more shards than a split has images: each shard takes every shards-th image of
-    # each split, so none is empty (a tiny --shard-size-mb once wrote 126 empty files).
-    shards = min(shards, min((len(files) for files in by_split.values() if files), default=1))
-    examples.split_names = standard_artifact_utils.encode_split_names(list(by_split))
+    # Never more shards than the smaller split should have images: each shard takes every
+    # shards-th image, so few are empty (a tiny --shard-size-mb once wrote 126 empty files).
+    shards = max(1, min(shards, len(images) * min(shares) // 100))
+    examples.split_names = standard_artifact_utils.encode_split_names(split_names)
     facts_prefix = os.path.join(self._get_tmp_dir(), 'facts')
+    items_prefix = os.path.join(self._get_tmp_dir(), 'items')
 
-    for split in by_split:
+    for split in split_names:
       fileio.makedirs(os.path.join(examples.uri, f'Split-{split}'))
-    expected = {  # each shard file's path → the images dealt to it
-      artifacts.shard_path(examples.uri, split, i, shards, compression == 'gzip'): len(
-        files[i::shards]
-      )
-      for split, files in by_split.items()
-      for i in range(shards)
-    }
+    expected = {f'{items_prefix}-{i:05d}.json': len(images[i::shards]) for i in range(shards)}
     node = beam_progress.node_id(self, 'ImageExampleGen')
     watch = progress.FilesProgress(
       node,
@@ -254,11 +258,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         # ImageFile one by one (~65 µs each: 1.0 s of a 20,000-image run, in the runner).
         | 'Shards'
         >> beam.Create(
-          [
-            (i, [tuple(f) for files in by_split.values() for f in files[i::shards]])
-            for i in range(shards)
-          ],
-          reshuffle=True,
+          [(i, [tuple(f) for f in images[i::shards]]) for i in range(shards)], reshuffle=True
         )
         | 'EncodeAndWrite'
         >> beam.ParDo(
@@ -271,7 +271,9 @@ class Executor(base_beam_executor.BaseBeamExecutor):
             shards,
             compression,
             max_side,
+            items_prefix,
             unlabeled_split,
+            by_content=mode != duplicates.OFF,
           )
         )
         | 'Count' >> beam.CombinePerKey(sum)
@@ -282,8 +284,29 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
     with fileio.open(facts_prefix, 'r') as f:
       counted = [(tuple(fact), n) for fact, n in json.loads(f.read() or '[]')]
+    written = []
+    for path in expected:
+      with fileio.open(path, 'r') as f:
+        written.append(json.loads(f.read()))
+    placed = _Placed(written, split_names)
+    gzip = compression == 'gzip'
+    if not unlabeled_split and mode != duplicates.OFF:
+      found = placed.regroup(eval_percent, mode == duplicates.KEEP_CONFLICTS, listing.labels)
+      for index, (sources, routes) in placed.moves().items():
+        targets = {
+          s: artifacts.shard_path(examples.uri, s, index, shards, gzip) for s in split_names
+        }
+        duplicates.reroute([targets[s] for s in sources], routes, targets)
+      for name, value in found.counts.items():
+        examples.set_int_custom_property(name, value)
+      listing_path = os.path.join(examples.uri, artifacts.DUPLICATES_FILE)
+      atomic.write(listing_path, json.dumps(found.listing, indent=1))
+      counted += [(('excluded', path, why), 1) for path, why in found.excluded]
+    for split in split_names:
+      empty = placed.empty_files(examples.uri, shards, gzip, split)
+      file_based.drop_empty_shards(os.path.join(examples.uri, f'Split-{split}'), empty)
     meta = _write_side_files(
-      examples.uri, listing, counted, list(by_split), encoding, compression, max_side
+      examples.uri, listing, counted, placed.counts(), encoding, compression, max_side
     )
     if not unlabeled_split:
       _check_classes(meta, os.path.join(examples.uri, artifacts.EXCLUDED_FILE))
@@ -297,6 +320,73 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_int_custom_property('num_excluded', len(meta['excluded']))
     examples.set_int_custom_property(artifacts.TURNED_UPRIGHT, meta[artifacts.TURNED_UPRIGHT])
     examples.set_int_custom_property('schema_version', image_record.SCHEMA_VERSION)
+
+
+class _Placed:
+  """Where the shard writers put each image (per shard, per split file, in order), and where
+  grouping says it belongs."""
+
+  def __init__(self, written: List[Dict[str, list]], split_names: List[str]):
+    self._entries = [  # (shard, split written to, path, label, content, near)
+      (index, split, *item)
+      for index, by_split in enumerate(written)
+      for split in split_names
+      for item in by_split[split]
+    ]
+    self._final = [entry[1] for entry in self._entries]
+    self._split_names = split_names
+
+  def regroup(self, eval_percent: int, keep_conflicts: bool, labels: List[str]) -> 'Regrouped':
+    """Groups duplicates (duplicates.group); the final split of every image."""
+    if not self._entries:
+      return Regrouped({}, [], {})
+    _, _, paths, label_ids, content, near = zip(*self._entries)
+    grouping = duplicates.group(content, label_ids, near)
+    self._final = duplicates.assigned_splits(grouping, eval_percent, keep_conflicts)
+    names = [labels[i] for i in label_ids]
+    reasons = duplicates.conflict_reasons(grouping, paths, names)
+    excluded = [] if keep_conflicts else [(paths[i], why) for i, why in sorted(reasons.items())]
+    listing = {
+      'largest_groups': [
+        [{'path': paths[i], 'label': names[i], 'split': self._final[i]} for i in members]
+        for members in grouping.largest
+      ],
+      'conflicts': [
+        {'path': paths[i], 'label': names[i], 'reason': why} for i, why in sorted(reasons.items())
+      ],
+    }
+    return Regrouped(duplicates.summary_facts(grouping, keep_conflicts), excluded, listing)
+
+  def moves(self) -> Dict[int, Tuple[List[str], List[List[str]]]]:
+    """{shard: (its split files, each record's new split in order)} of the shards where an image
+    moves or is left out."""
+    changed = {e[0] for e, final in zip(self._entries, self._final) if final != e[1]}
+    routes = {i: {s: [] for s in self._split_names} for i in changed}
+    for entry, final in zip(self._entries, self._final):
+      if entry[0] in changed:
+        routes[entry[0]][entry[1]].append(final)
+    return {i: (list(by_split), list(by_split.values())) for i, by_split in routes.items()}
+
+  def empty_files(self, uri: str, shards: int, gzip: bool, split: str) -> set:
+    """The split's shard files left without a record."""
+    used = {e[0] for e, final in zip(self._entries, self._final) if final == split}
+    return {artifacts.shard_path(uri, split, i, shards, gzip) for i in range(shards)} - {
+      artifacts.shard_path(uri, split, i, shards, gzip) for i in used
+    }
+
+  def counts(self) -> Dict[str, Dict]:
+    """{'split': {split: images}, 'class': {label id: images}} of the images kept."""
+    per_split = collections.Counter(self._final)
+    per_class = collections.Counter(
+      e[3] for e, final in zip(self._entries, self._final) if final and e[3] != folder.UNLABELED
+    )
+    return {'split': {s: per_split[s] for s in self._split_names}, 'class': per_class}
+
+
+class Regrouped(NamedTuple):
+  counts: Dict[str, int]  # duplicates.summary_facts: custom properties of the Examples artifact
+  excluded: List[Tuple[str, str]]  # (path, reason) of the conflicts left out
+  listing: Dict[str, list]  # duplicates.json: the largest groups and the conflicts
 
 
 def _check_classes(meta: Dict[str, Any], excluded_csv: str) -> None:
@@ -314,26 +404,24 @@ def _write_side_files(
   uri: str,
   listing: folder.FolderListing,
   counted: List[Tuple[tuple, int]],
-  split_names: List[str],
+  kept: Dict[str, Dict],
   encoding: str,
   compression: str,
   max_side: int,
 ) -> Dict[str, Any]:
-  """Writes labels.txt, excluded_files.csv and image_meta.json; returns the meta."""
-  split_counts = {split: 0 for split in split_names}
-  sizes, channels, per_class = collections.Counter(), collections.Counter(), {}
+  """Writes labels.txt, excluded_files.csv and image_meta.json; returns the meta. kept:
+  _Placed.counts()."""
+  split_counts = kept['split']
+  per_class = {listing.labels[label]: n for label, n in kept['class'].items()}
+  sizes, channels = collections.Counter(), collections.Counter()
   turned_upright = 0
   excluded = sorted(listing.others)
   for fact, n in counted:
     kind = fact[0]
-    if kind == 'split':
-      split_counts[fact[1]] = n
-    elif kind == 'size':
+    if kind == 'size':
       sizes[(fact[1], fact[2])] = n
     elif kind == 'channels':
       channels[fact[1]] = n
-    elif kind == 'class':
-      per_class[listing.labels[fact[1]]] = n
     elif kind == 'turned_upright':
       turned_upright = n
     else:

@@ -4,11 +4,13 @@ the records tf.data counts in the input files first (GZIP by their .gz name, as 
 
 from tfx.components.example_gen.import_example_gen import executor as import_executor
 
-from components import beam_progress, file_based
+from components import beam_progress, file_based, grouped_split
 from contracts import artifacts
 
 
-class Executor(beam_progress.CountedBeamExecutor, import_executor.Executor):
+class Executor(
+  grouped_split.GroupedSplitExecutor, beam_progress.CountedBeamExecutor, import_executor.Executor
+):
   COUNTED_STEPS = ('InputToRecord',)  # TFX's step (per input split): one record each
 
   def Do(self, input_dict, output_dict, exec_properties):

@@ -24,7 +24,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import beam_progress
+from components import beam_progress, file_based
 from components.text_example_gen import text
 from contracts import artifacts, atomic, splits, text_record
 
@@ -151,7 +151,7 @@ class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExe
         )
 
     for split in splits.SPLITS:
-      _drop_empty_shards(standard_artifact_utils.get_split_uri([examples], split))
+      file_based.drop_empty_shards(standard_artifact_utils.get_split_uri([examples], split))
     saved = {}
     for name in ('vocabulary', 'labels', 'facts'):
       with fileio.open(os.path.join(scratch, name), 'r') as f:
@@ -201,19 +201,6 @@ def _write_splits(records, examples, shards: Dict[str, int]) -> None:
         compression_type=beam.io.filesystem.CompressionTypes.UNCOMPRESSED,
       )
     )
-
-
-def _drop_empty_shards(split_uri: str) -> None:
-  """Beam writes all of num_shards files, empty ones too when a split holds fewer rows than the
-  size-based count (a tiny --shard-size-mb): those go, and the rest are numbered again."""
-  files = sorted(fileio.glob(os.path.join(split_uri, 'data-*-of-*')))
-  kept = [path for path in files if fileio.stat(path).length > 0] or files[:1]
-  if len(kept) == len(files):
-    return
-  for path in set(files) - set(kept):
-    fileio.remove(path)
-  for index, path in enumerate(kept):  # the new -of- count differs: no name is taken twice
-    fileio.rename(path, os.path.join(split_uri, f'data-{index:05d}-of-{len(kept):05d}'))
 
 
 class _LengthFacts(beam.CombineFn):

@@ -6,6 +6,8 @@ column, numbers in a string column, cells Python reads as numbers and pyarrow do
 beyond int64, unicode) cut into ranges of a few hundred bytes so that range ends fall inside it.
 """
 
+import collections
+import csv
 import glob
 import json
 import logging
@@ -54,8 +56,10 @@ def _adversarial_csv(path, copies: int = 30) -> None:
   path.write_bytes((rows[0] + '\n' + ''.join(rows[1:])).encode('utf-8'))
 
 
-def _run(executor_class, input_base, out, splits=(('single_split', '*.csv'),), eval_percent=20):
-  """Runs an executor in this process; returns its Examples artifact."""
+def _run(
+  executor_class, input_base, out, splits=(('single_split', '*.csv'),), eval_percent=20, **more
+):
+  """Runs an executor in this process; returns its Examples artifact. more: exec properties."""
   examples = standard_artifacts.Examples()
   examples.uri = str(out)
   context = base_beam_executor.BaseBeamExecutor.Context(
@@ -71,6 +75,7 @@ def _run(executor_class, input_base, out, splits=(('single_split', '*.csv'),), e
     'output_config': proto_utils.proto_to_json(output_config or example_gen_pb2.Output()),
     'output_data_format': example_gen_pb2.FORMAT_TF_EXAMPLE,
     'output_file_format': example_gen_pb2.FORMAT_TFRECORDS_GZIP,
+    **more,
   }
   executor_class(context).Do({}, {'examples': [examples]}, properties)
   return examples
@@ -225,3 +230,67 @@ def test_files_of_one_split_must_share_a_header(tmp_path):
   (tmp_path / 'b.csv').write_text('x,z\n1,2\n')
   with pytest.raises(UnusableData, match="b.csv: its header differs from .*a.csv's"):
     _run(arrow_executor.Executor, tmp_path, tmp_path / 'out')
+
+
+def _rows_with_duplicates(path) -> dict:
+  """A taxi CSV whose rows 0-39 come again (rows 40-79, exact copies under other row ids) and
+  whose rows 80-89 come again with another label (rows 90-99): {content: rows}."""
+  with open(TAXI_CSV) as f:
+    header, *rows = f.readlines()[:301]
+  names = header.strip().split(',')
+  tips = names.index('tips')
+  data = []
+  for i, row in enumerate(rows[:200]):
+    cells = row.rstrip('\n').split(',')
+    data.append([str(i)] + cells)
+  for i in range(40):  # exact copies, another id
+    data.append([str(1000 + i)] + data[i][1:])
+  for i in range(80, 90):  # the same trip, another tip
+    cells = list(data[i])
+    cells[1 + tips] = str(float(cells[1 + tips] or 0) + 1.5)
+    data.append([str(2000 + i)] + cells[1:])
+  path.write_text(
+    ','.join(['row_id'] + names) + '\n' + ''.join(','.join(cells) + '\n' for cells in data)
+  )
+  return names
+
+
+@pytest.mark.parametrize('reader', ['arrow', 'tfx'])
+def test_duplicate_rows_share_a_split_and_rows_under_two_labels_are_left_out(tmp_path, reader):
+  names = _rows_with_duplicates(tmp_path / 'trips.csv')
+  executor_class = arrow_executor.Executor if reader == 'arrow' else counted_stock_executor.Executor
+  examples = _run(
+    executor_class,
+    tmp_path,
+    tmp_path / 'out',
+    label_key='tips',
+    id_columns=json.dumps(['row_id']),
+    duplicates='group',
+  )
+  where = collections.defaultdict(set)
+  for split in ('train', 'eval'):
+    for record in _records(examples.uri, split):
+      example = tf.train.Example.FromString(record)
+      row_id = _value(example, 'row_id')
+      content = tuple(_value(example, n) for n in names if n != 'tips')
+      where[content].add((split, row_id))
+  ids = {row_id for found in where.values() for _, row_id in found}
+  conflicting = set(range(80, 90)) | set(range(2080, 2090))
+  assert ids == (set(range(200)) | set(range(1000, 1040))) - conflicting
+  for found in where.values():
+    assert len({split for split, _ in found}) == 1, found  # never in two splits
+  assert sum(len(found) == 2 for found in where.values()) == 40  # the copies, kept together
+  properties = examples.mlmd_artifact.custom_properties
+  assert properties['num_label_conflicts'].int_value == 20
+  assert properties['num_duplicates'].int_value == 80 + 20
+  with open(tmp_path / 'out' / 'excluded_files.csv') as f:
+    excluded = list(csv.DictReader(f))
+  assert len(excluded) == 20 and all('another label' in row['reason'] for row in excluded)
+  assert all('row_id' not in row['path'] for row in excluded)
+
+
+def _value(example, name):
+  feature = example.features.feature[name]
+  kind = feature.WhichOneof('kind')
+  values = getattr(feature, kind).value if kind else []
+  return values[0] if len(values) else None

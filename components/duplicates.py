@@ -1,0 +1,222 @@
+"""Never train on the eval data: examples with the same content, or images that are near-copies of
+each other, are grouped and each group goes to one split; content filed under two labels is a
+conflict, kept out of both splits (unless asked otherwise). Shared by every ExampleGen; no TFX.
+
+An example's content is a 64-bit fingerprint of everything but its label and id (images: the
+decoded, upright pixels; rows and tf.Examples: every other feature). Images also carry a 64-bit
+perceptual hash (encode.near_hash): two images whose hashes differ in at most NEAR_DISTANCE bits
+are near-duplicates (a resized, re-encoded, slightly cropped or brightened copy). Groups are the
+connected components of "same content or near-duplicate"; a group's split is decided by the
+smallest content fingerprint in it, so it is stable across runs and names.
+
+Near pairs are found by multi-index hashing: split the 64 bits into NEAR_DISTANCE + 1 pieces;
+two hashes within NEAR_DISTANCE bits agree on at least one piece (pigeonhole), so only hashes
+sharing a piece value are compared. Cost grows with the bucket sizes, not with n²
+(docs/benchmarks.md: 100,000 images).
+"""
+
+import collections
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from contracts import splits
+
+# What an ExampleGen does with duplicates (run --duplicates): GROUP keeps each group in one split and
+# leaves conflicts out; KEEP_CONFLICTS also trains and evaluates on them (in one split); OFF splits
+# by name / row hash alone, as before grouping existed (bench/example_gen.py measures the cost).
+GROUP, KEEP_CONFLICTS, OFF = 'group', 'keep-conflicts', 'off'
+MODES = (GROUP, KEEP_CONFLICTS, OFF)
+
+# Largest Hamming distance between two near-duplicates' perceptual hashes (of 64 bits): chosen from
+# bench/near_duplicates.py's measurement (docs/benchmarks.md, "Near-duplicate images").
+NEAR_DISTANCE = 4
+# Conflicts shown in the run's summary line before "… and N more".
+SHOWN = 3
+
+_POPCOUNT = np.array([bin(i).count('1') for i in range(256)], dtype=np.uint8)
+
+
+def split_key(content: int) -> str:
+  """The key contracts.splits hashes for an example (or group) of this content."""
+  return f'{content:016x}'
+
+
+def distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+  """Bits that differ between uint64 arrays a and b (element-wise)."""
+  x = np.ascontiguousarray(np.bitwise_xor(a, b), dtype=np.uint64)
+  return _POPCOUNT[x.view(np.uint8)].reshape(-1, 8).sum(axis=1)
+
+
+def near_pairs(hashes: np.ndarray, max_distance: int = NEAR_DISTANCE) -> np.ndarray:
+  """(k, 2) index pairs i < j of distinct `hashes` (uint64) within max_distance bits."""
+  hashes = np.asarray(hashes, dtype=np.uint64)
+  if max_distance <= 0 or len(hashes) < 2:
+    return np.zeros((0, 2), dtype=np.int64)
+  pieces = max_distance + 1
+  bounds = np.linspace(0, 64, pieces + 1).astype(int)
+  found = []
+  for low, high in zip(bounds[:-1], bounds[1:]):
+    piece = (hashes >> np.uint64(low)) & np.uint64((1 << (high - low)) - 1)
+    order = np.argsort(piece, kind='stable')
+    sorted_piece = piece[order]
+    starts = np.flatnonzero(np.r_[True, sorted_piece[1:] != sorted_piece[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    # Every pair inside a bucket: offsets 1..size-1 from each member, vectorised per offset.
+    for offset in range(1, int(sizes.max(initial=1))):
+      members = np.flatnonzero(sizes > offset)
+      if not len(members):
+        break
+      first = np.concatenate([np.arange(starts[m], starts[m] + sizes[m] - offset) for m in members])
+      i, j = order[first], order[first + offset]
+      close = distance(hashes[i], hashes[j]) <= max_distance
+      found.append(np.stack([np.minimum(i, j)[close], np.maximum(i, j)[close]], axis=1))
+  if not found:
+    return np.zeros((0, 2), dtype=np.int64)
+  return np.unique(np.concatenate(found), axis=0)
+
+
+class Grouping(NamedTuple):
+  group: np.ndarray  # per example: its group's id (0..groups-1)
+  split_key: List[str]  # per example: the key contracts.splits decides its split by
+  conflicted: np.ndarray  # per example: its content (or a near-copy of it) has another label
+  duplicates: int  # examples in a group with another example of the same content
+  near_groups: int  # groups holding more than one distinct content (near-duplicates)
+  largest: List[List[int]]  # the largest groups (examples' indexes), largest first
+
+
+def group(
+  content: Sequence[int],
+  labels: Sequence,
+  near: Optional[Sequence[int]] = None,
+  max_distance: int = NEAR_DISTANCE,
+  largest: int = 5,
+) -> Grouping:
+  """Groups examples by content (and near hash, where given: images) and finds the conflicts:
+  an example whose content, or a near-duplicate's, is filed under a different label."""
+  from scipy.sparse import coo_matrix
+  from scipy.sparse.csgraph import connected_components
+
+  content = np.asarray(content, dtype=np.uint64)
+  count = len(content)
+  if not count:
+    return Grouping(np.zeros(0, int), [], np.zeros(0, bool), 0, 0, [])
+  # Classes of identical near hash (images) or of identical content (rows): the nodes that pairs
+  # join; an example belongs to exactly one.
+  keys = content if near is None else np.asarray(near, dtype=np.uint64)
+  distinct, klass = np.unique(keys, return_inverse=True)
+  pairs = near_pairs(distinct, max_distance) if near is not None else np.zeros((0, 2), int)
+  # Same content in two classes can only happen with hash collisions; join them too.
+  _, by_content = np.unique(content, return_inverse=True)
+  rows = np.r_[klass, pairs[:, 0]]
+  cols = np.r_[len(distinct) + by_content, pairs[:, 1]]
+  nodes = len(distinct) + by_content.max() + 1
+  graph = coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(nodes, nodes))
+  _, component = connected_components(graph, directed=False)
+  group_of = np.unique(component[klass], return_inverse=True)[1]
+
+  labels_of_class: Dict[int, set] = collections.defaultdict(set)
+  for k, label in zip(klass.tolist(), labels):
+    labels_of_class[k].add(label)
+  bad = {k for k, found in labels_of_class.items() if len(found) > 1}
+  for a, b in pairs.tolist():
+    if len(labels_of_class[a] | labels_of_class[b]) > 1:
+      bad.update((a, b))
+  conflicted = np.isin(klass, np.fromiter(bad, dtype=np.int64, count=len(bad)))
+
+  # A group's key: its smallest content, so the split never depends on names or order.
+  smallest = np.full(group_of.max() + 1, np.iinfo(np.uint64).max, dtype=np.uint64)
+  np.minimum.at(smallest, group_of, content)
+  key_of_group = [split_key(int(c)) for c in smallest]
+  members = collections.defaultdict(list)
+  for i, g in enumerate(group_of.tolist()):
+    members[g].append(i)
+  content_count = collections.Counter(content.tolist())
+  near_groups = sum(1 for m in members.values() if len({int(content[i]) for i in m}) > 1)
+  multiple = sorted((m for m in members.values() if len(m) > 1), key=len, reverse=True)
+  return Grouping(
+    group=group_of,
+    split_key=[key_of_group[g] for g in group_of.tolist()],
+    conflicted=conflicted,
+    duplicates=sum(n for n in content_count.values() if n > 1),
+    near_groups=near_groups,
+    largest=multiple[:largest],
+  )
+
+
+def assigned_splits(grouping: Grouping, eval_percent: int, keep_conflicts: bool) -> List[str]:
+  """Per example: its split, or '' when it is a conflict left out."""
+  return [
+    '' if bad and not keep_conflicts else splits.split_of(key, eval_percent)
+    for key, bad in zip(grouping.split_key, grouping.conflicted.tolist())
+  ]
+
+
+def conflict_reasons(
+  grouping: Grouping, names: Sequence[str], labels: Sequence[str]
+) -> Dict[int, str]:
+  """{example index: why it is a conflict}, naming the other examples of its group and their
+  labels ('same content as b.jpg labelled 'dog'')."""
+  members = collections.defaultdict(list)
+  for i in np.flatnonzero(grouping.conflicted).tolist():
+    members[int(grouping.group[i])].append(i)
+  reasons = {}
+  for group_members in members.values():
+    for i in group_members:
+      others = [j for j in group_members if labels[j] != labels[i]][:SHOWN]
+      reasons[i] = 'same content under another label: ' + ', '.join(
+        f'{names[j]} ({labels[j]})' for j in others
+      )
+  return reasons
+
+
+def summary_facts(grouping: Grouping, keep_conflicts: bool) -> Dict[str, int]:
+  """The counts an Examples artifact records (custom properties) and the summary shows."""
+  return {
+    'num_duplicates': int(grouping.duplicates),
+    'num_near_duplicate_groups': int(grouping.near_groups),
+    'num_label_conflicts': int(grouping.conflicted.sum()),
+    'label_conflicts_kept': int(keep_conflicts),
+  }
+
+
+def across_splits(content: Sequence[int], given_splits: Sequence[str]) -> List[Tuple[int, set]]:
+  """Already split data: (content, the splits it is in) of every content found in more than
+  one split."""
+  where: Dict[int, set] = collections.defaultdict(set)
+  for c, s in zip(content, given_splits):
+    where[int(c)].add(s)
+  return [(c, found) for c, found in where.items() if len(found) > 1]
+
+
+def reroute(
+  sources: Sequence[str], routes: Sequence[Sequence[str]], targets: Dict[str, str]
+) -> List[bytes]:
+  """Rewrites one shard's split files: record k of sources[i] goes to targets[routes[i][k]]
+  ('' : left out). Every target is written under a temporary name and renamed into place, so a
+  shard is never half-written; sources may be among the targets. Returns the records left out."""
+  import uuid
+
+  import tensorflow as tf
+  from tfx.dsl.io import fileio
+
+  from contracts import artifacts
+
+  gzip = any(path.endswith('.gz') for path in targets.values())
+  options = tf.io.TFRecordOptions(compression_type='GZIP' if gzip else '')
+  partial = {split: f'{path}.partial-{uuid.uuid4().hex}' for split, path in targets.items()}
+  writers = {split: tf.io.TFRecordWriter(path, options) for split, path in partial.items()}
+  left_out = []
+  try:
+    for source, route in zip(sources, routes):
+      for record, split in zip(artifacts.shard_records(source).as_numpy_iterator(), route):
+        if split:
+          writers[split].write(record)
+        else:
+          left_out.append(record)
+  finally:
+    for writer in writers.values():
+      writer.close()
+  for split, path in partial.items():
+    fileio.rename(path, targets[split], overwrite=True)
+  return left_out
