@@ -136,6 +136,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       eval_percent=config.eval_percent,
       shard_size_mb=config.shard_size_mb,
       span=config.span,
+      duplicates=config.duplicates,
       code_fingerprint=fingerprint.of('components.text_example_gen.executor'),
     )
   if config.data_kind == cfg.IMAGES:

@@ -84,7 +84,7 @@ class _Place(beam.DoFn):
     members = list(members)
     labels = sorted({label for label, _, _ in members})
     conflict = len(labels) > 1
-    yield beam.pvalue.TaggedOutput(FACTS, _facts(members, labels, conflict))
+    yield beam.pvalue.TaggedOutput(FACTS, facts(members, labels, conflict))
     if conflict and not self._keep:
       return
     bucket = int.from_bytes(content[:8], 'big') % self._buckets[-1]
@@ -93,7 +93,8 @@ class _Place(beam.DoFn):
       yield split, record
 
 
-def _facts(members: list, labels: list, conflict: bool) -> dict:
+def facts(members: list, labels: list, conflict: bool) -> dict:
+  """A group's facts: members (label, description, _), its labels, whether they conflict."""
   count = len(members)
   shown = [{'row': description, 'label': label} for label, description, _ in members[:5]]
   return {
@@ -118,7 +119,7 @@ def _across(group: Tuple[bytes, Iterable[Tuple[str, str]]]) -> dict:
   }
 
 
-class _Facts(beam.CombineFn):
+class Facts(beam.CombineFn):
   """Sums the counts and keeps the first SHOWN groups and conflicts."""
 
   def create_accumulator(self) -> dict:
@@ -206,7 +207,7 @@ class GroupedSplitExecutor:
       )
     _ = (
       facts
-      | 'SumFacts' >> beam.CombineGlobally(_Facts())
+      | 'SumFacts' >> beam.CombineGlobally(Facts())
       | 'FactsToJson' >> beam.Map(json.dumps)
       | 'WriteFacts' >> beam.io.WriteToText(self._facts_path, num_shards=1, shard_name_template='')
     )

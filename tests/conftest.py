@@ -68,17 +68,19 @@ def run_pipeline(data: str, output: str, *extra: str):
     return code, json.load(f)
 
 
-# In images_with_junk; both fall in the eval split (by their path's hash), so that the train
-# split's estimated size, and with it first_run's shard count, is what it was without them.
+# In images_with_junk.
 PHONE_PHOTO = '7/phone-3.jpg'
-BMP_IMAGE = '5/scan.bmp'
+BMP_IMAGE = '5/scan.bmp'  # also an exact copy (pixels) of the first 5
+COPIED_IMAGE = '4/copy.png'  # the first 4's file under another name
+FILED_TWICE = '8/from-2.png'  # the first 2's file in the 8s folder: both left out
 
 
 @pytest.fixture(scope='session')
 def images_with_junk(digits_subset, tmp_path_factory) -> str:
-  """The digits subset plus a corrupt JPEG and a text file (both excluded by ExampleGen), and two
-  more digits: a phone-style JPEG stored sideways with EXIF orientation 6 (ExampleGen turns it
-  upright: PHONE_PHOTO) and a BMP (stored as PNG: BMP_IMAGE)."""
+  """The digits subset plus a corrupt JPEG and a text file (both excluded by ExampleGen), and
+  four more digits: a phone-style JPEG stored sideways with EXIF orientation 6 (ExampleGen turns
+  it upright: PHONE_PHOTO), a BMP (stored as PNG: BMP_IMAGE), a copy in its own class
+  (COPIED_IMAGE) and one in another class (FILED_TWICE)."""
   root = str(tmp_path_factory.mktemp('junk') / 'digits')
   shutil.copytree(digits_subset, root)
   for relpath, source in ((PHONE_PHOTO, '7'), (BMP_IMAGE, '5')):
@@ -91,6 +93,9 @@ def images_with_junk(digits_subset, tmp_path_factory) -> str:
       exif[0x0112] = 6  # viewers turn it a quarter clockwise: the digit upright again
       sideways = PIL.Image.fromarray(np.ascontiguousarray(np.rot90(np.asarray(digit), 1)))
       sideways.save(os.path.join(root, relpath), 'JPEG', exif=exif.tobytes(), quality=95)
+  for relpath, source in ((COPIED_IMAGE, '4'), (FILED_TWICE, '2')):
+    first = sorted(os.listdir(os.path.join(digits_subset, source)))[0]
+    shutil.copy(os.path.join(digits_subset, source, first), os.path.join(root, relpath))
   with open(os.path.join(root, '3', 'broken.jpg'), 'wb') as f:
     f.write(b'\xff\xd8\xff\xe0' + b'\x00' * 100)  # a JPEG header and nothing else
   with open(os.path.join(root, '1', 'notes.txt'), 'w') as f:

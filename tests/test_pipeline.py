@@ -28,7 +28,9 @@ from metadata import lineage, summary
 import pipeline
 from tests.conftest import (
   BMP_IMAGE,
+  COPIED_IMAGE,
   FAST,
+  FILED_TWICE,
   INFER_ROWS,
   PHONE_PHOTO,
   TABULAR_CONFLICTS,
@@ -45,12 +47,38 @@ pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them
 def test_run_trains_blesses_and_pushes(first_run):
   code, result, output, _ = first_run
   assert code == 0, result.get('error')
-  assert sum(result['examples_per_split'].values()) == 402  # 400 PNGs, a JPEG and a BMP
+  # 400 PNGs, a JPEG, a BMP and a copy; a copy in another class and its original left out
+  assert sum(result['examples_per_split'].values()) == 402
   assert set(result['examples_per_split']) == {'train', 'eval'}
   assert result['eval_accuracy'] > 0.3  # 10 classes: chance is 0.1
   assert result['blessed'] is True
   assert os.path.isfile(os.path.join(result['pushed_to'], 'saved_model.pb'))
   assert result['executed'] == sorted(result['components']) and not result['cached']
+
+
+def test_copies_share_a_split_and_one_image_in_two_classes_is_named(first_run, images_with_junk):
+  _, result, _, _ = first_run
+  found = result['duplicates']  # the Examples artifact's properties in ML Metadata
+  assert found['label_conflicts'] == 2 and not found['conflicts_kept']
+  assert found['duplicates'] >= 6  # the copy, the BMP and the image filed twice, with originals
+  lines = [line for line in summary.render(result) if line.startswith('duplicates: ')]
+  assert len(lines) == 1 and f'{FILED_TWICE} (8)' in lines[0]
+  split_of = {}
+  for split in ('train', 'eval'):
+    shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], f'Split-{split}', '*'))
+    for record in tf.data.TFRecordDataset(shards, compression_type='GZIP'):
+      feature = tf.train.Example.FromString(record.numpy()).features.feature
+      split_of[feature['image_id'].bytes_list.value[0].decode()] = split
+  for copy in (COPIED_IMAGE, BMP_IMAGE):
+    folder = copy.split('/')[0]
+    first = f'{folder}/{sorted(os.listdir(os.path.join(images_with_junk, folder)))[0]}'
+    assert split_of[copy] == split_of[first], copy
+  assert FILED_TWICE not in split_of
+  with open(result['report'], encoding='utf-8') as f:
+    page = f.read()
+  section = page[page.index('id="duplicates"') :]
+  assert 'The same content under two labels' in section
+  assert section.count('src="data:image/png;base64,') >= 2  # both images of the conflict
 
 
 def test_tfma_records_recall_per_class_and_a_confusion_matrix(first_run):
@@ -110,10 +138,12 @@ def test_the_first_run_stored_gzip_raw_pixels_in_small_shards(first_run):
 
 def test_exclusion_report_and_label_vocabulary(first_run, images_with_junk):
   _, result, _, _ = first_run
-  assert result['excluded_files'] == 2
+  assert result['excluded_files'] == 4  # 2 junk, and an image filed as a 2 and as an 8
   with open(result['excluded_report']) as f:
     rows = {row['path']: row['reason'] for row in csv.DictReader(f)}
-  assert set(rows) == {'3/broken.jpg', '1/notes.txt'}
+  first_two = f'2/{sorted(os.listdir(os.path.join(images_with_junk, "2")))[0]}'
+  assert set(rows) == {'3/broken.jpg', '1/notes.txt', FILED_TWICE, first_two}
+  assert f'{FILED_TWICE} (8)' in rows[first_two] and f'{first_two} (2)' in rows[FILED_TWICE]
   assert rows['3/broken.jpg'].startswith('cannot decode image')
   assert 'not an image file' in rows['1/notes.txt']
   with open(os.path.join(result['examples_uri'], 'labels.txt')) as f:
@@ -126,7 +156,7 @@ def test_exclusion_report_and_label_vocabulary(first_run, images_with_junk):
   )
   with open(os.path.join(result['examples_uri'], 'image_meta.json')) as f:
     assert json.load(f)['num_turned_upright'] == 1
-  shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], 'Split-eval', '*'))
+  shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], 'Split-*', '*'))
   stored = {}
   for record in tf.data.TFRecordDataset(shards, compression_type='GZIP'):
     example = tf.train.Example.FromString(record.numpy())

@@ -27,6 +27,7 @@ class TextExampleGenSpec(component_spec.ComponentSpec):
     shard_size_mb=float,
     max_vocabulary=int,
     min_count=int,
+    duplicates=str,
   )
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
@@ -49,16 +50,19 @@ class TextExampleGen(FileBasedExampleGen):
     max_vocabulary: int = MAX_VOCABULARY,
     min_count: int = MIN_COUNT,
     span: int = 0,
+    duplicates: str = 'group',
     code_fingerprint: str = '',
   ):
     """Args:
     input_base: folder of the CSV files.
     pattern: the files under input_base ('*.csv', 'reviews.csv', 'span-{SPAN}/*.csv').
     label_column, text_column: CSV header names.
-    eval_percent: share of rows (by a hash of file name and row number) in the eval split.
+    eval_percent: share of rows (by a hash of their words) in the eval split.
     shard_size_mb: target size of one shard; small data gives one shard per split.
     max_vocabulary, min_count: the vocabulary keeps the most frequent train-split words.
     span: with {SPAN} in the pattern, read span N; 0 = the latest.
+    duplicates: components/duplicates.py MODES: the same words under two labels are left out
+      ('group'), kept ('keep-conflicts'), or rows split by file and line ('off').
     code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
     """
     spec = TextExampleGenSpec(
@@ -77,6 +81,7 @@ class TextExampleGen(FileBasedExampleGen):
       shard_size_mb=float(shard_size_mb),
       max_vocabulary=max_vocabulary,
       min_count=min_count,
+      duplicates=duplicates,
       code_fingerprint=code_fingerprint,
     )
     # FileBasedExampleGen.__init__ would build the stock spec; ours carries the text options.

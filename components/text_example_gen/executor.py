@@ -14,7 +14,7 @@ vocabulary is counted on the train rows and handed to the encoder as a side inpu
 import csv
 import json
 import os
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Tuple
 
 import apache_beam as beam
 from tfx.components.util import examples_utils
@@ -24,7 +24,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import beam_progress, file_based
+from components import beam_progress, duplicates, file_based, grouped_split
 from components.text_example_gen import text
 from contracts import artifacts, atomic, splits, text_record
 
@@ -39,13 +39,32 @@ def input_files(exec_properties: Dict[str, Any]) -> List[str]:
   return sorted(fileio.glob(pattern))
 
 
-def _read_rows(path: str, label_column: str, text_column: str, eval_percent: int) -> Iterator[_Row]:
-  """Rows of one CSV file, streamed (the csv module joins quoted fields that span lines)."""
+def _read_rows(
+  path: str, label_column: str, text_column: str, eval_percent: int, by_words: bool
+) -> Iterator[_Row]:
+  """Rows of one CSV file, streamed (the csv module joins quoted fields that span lines). A row's
+  split is decided by its words (by_words: rows with the same words share it), else by its file
+  and line."""
   with fileio.open(path, 'r') as f:
     for number, row in enumerate(csv.DictReader(f), start=2):
-      key = f'{os.path.basename(path)}:{number}'
-      split = splits.split_of(key, eval_percent)
-      yield split, row[label_column].strip(), text.tokenize(row[text_column] or '')
+      tokens = text.tokenize(row[text_column] or '')
+      key = ' '.join(tokens) if by_words else f'{os.path.basename(path)}:{number}'
+      yield splits.split_of(key, eval_percent), row[label_column].strip(), tokens
+
+
+def _placed(group: Tuple[str, Iterable[_Row]], keep_conflicts: bool):
+  """Rows of the same words → those kept, and (tagged FACTS) what grouped_split.record counts."""
+  words, rows = group
+  rows = list(rows)
+  labels = sorted({row[1] for row in rows})
+  conflict = len(labels) > 1
+  shown = words if len(words) <= 60 else words[:57] + '…'
+  members = [(row[1], shown, None) for row in rows]
+  yield beam.pvalue.TaggedOutput(
+    grouped_split.FACTS, grouped_split.facts(members, labels, conflict)
+  )
+  if keep_conflicts or not conflict:
+    yield from rows
 
 
 class _Encode(beam.DoFn):
@@ -97,6 +116,8 @@ class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExe
     total_bytes = sum(fileio.stat(path).length for path in files)
     examples.split_names = standard_artifact_utils.encode_split_names(list(splits.SPLITS))
     scratch = self._get_tmp_dir()
+    mode = exec_properties.get('duplicates') or duplicates.GROUP
+    by_words = mode != duplicates.OFF
 
     watch = beam_progress.watch(self, 'TextExampleGen', lambda: row_count(files), 'rows encoded')
     with watch, self._make_beam_pipeline() as pipeline:
@@ -104,9 +125,31 @@ class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExe
         pipeline
         | 'ListFiles' >> beam.Create(files)
         | 'ReadRows'
-        >> beam.FlatMap(_read_rows, label_column, text_column, exec_properties['eval_percent'])
-        | 'Spread' >> beam.Reshuffle()
+        >> beam.FlatMap(
+          _read_rows, label_column, text_column, exec_properties['eval_percent'], by_words
+        )
       )
+      if by_words:
+        placed = (
+          rows
+          | 'ByWords' >> beam.Map(lambda row: (' '.join(row[2]), row))
+          | 'SameWords' >> beam.GroupByKey()
+          | 'Place'
+          >> beam.FlatMap(_placed, mode == duplicates.KEEP_CONFLICTS).with_outputs(
+            grouped_split.FACTS, main='rows'
+          )
+        )
+        rows = placed.rows
+        _ = (
+          placed[grouped_split.FACTS]
+          | 'SumDuplicates' >> beam.CombineGlobally(grouped_split.Facts())
+          | 'Json[duplicates]' >> beam.Map(json.dumps)
+          | 'Save[duplicates]'
+          >> beam.io.WriteToText(
+            os.path.join(scratch, 'duplicates'), num_shards=1, shard_name_template=''
+          )
+        )
+      rows = rows | 'Spread' >> beam.Reshuffle()
       words = (
         rows
         | 'TrainOnly' >> beam.Filter(lambda row: row[0] == 'train')
@@ -183,6 +226,10 @@ class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExe
     examples.set_string_custom_property('split_counts', json.dumps(meta['split_counts']))
     examples.set_string_custom_property('label_vocabulary', json.dumps(saved['labels']))
     examples.set_int_custom_property('vocabulary_size', meta['vocabulary_size'])
+    if by_words:
+      with fileio.open(os.path.join(scratch, 'duplicates'), 'r') as f:
+        found = json.loads(f.read() or '{}')
+      grouped_split.record(examples, found, mode == duplicates.KEEP_CONFLICTS, presplit=False)
 
 
 def _write_splits(records, examples, shards: Dict[str, int]) -> None:

@@ -59,3 +59,10 @@ def test_ratios_follow_from_the_rates_and_targets_from_the_ratios(figures):
   )
   met = ratios['marginal_over_own_steps'] >= 0.6
   assert figures['targets']['marginal_over_own_steps']['met'] == met
+  seconds = figures['grouping_seconds']
+  assert ratios['duplicates_over_off'] == pytest.approx(seconds['group'][0] / seconds['off'][0])
+  assert figures['duplicates_us_per_image'] == pytest.approx(
+    1e6 * (seconds['group'][0] - seconds['off'][0]) / IMAGES
+  )
+  met = ratios['duplicates_over_off'] <= 1.1
+  assert figures['targets']['duplicates_over_off']['met'] == met

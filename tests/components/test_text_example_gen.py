@@ -12,6 +12,8 @@ from tfx.types import standard_artifacts
 from components.text_example_gen import executor, text
 from contracts import artifacts, progress, text_record
 
+# Four texts 25 times each: the tests that use them split row by row (--duplicates off), where
+# grouping would put all 25 in one split (test_the_same_words_share_a_split_…).
 ROWS = [
   ('pos', 'A good, GOOD film.<br />Loved it'),
   ('neg', 'bad film'),
@@ -20,7 +22,9 @@ ROWS = [
 ] * 25 + [('neg', 'zebra')]
 
 
-def _convert(tmp_path, rows=ROWS, min_count=2, max_vocabulary=100, shard_size_mb=256.0):
+def _convert(
+  tmp_path, rows=ROWS, min_count=2, max_vocabulary=100, shard_size_mb=256.0, duplicates='off'
+):
   data = tmp_path / 'data'
   data.mkdir()
   with open(data / 'reviews.csv', 'w', newline='') as f:
@@ -44,6 +48,7 @@ def _convert(tmp_path, rows=ROWS, min_count=2, max_vocabulary=100, shard_size_mb
       'shard_size_mb': shard_size_mb,
       'max_vocabulary': max_vocabulary,
       'min_count': min_count,
+      'duplicates': duplicates,
     },
   )
   return examples
@@ -105,7 +110,7 @@ def test_every_row_becomes_a_sequence_example_with_ids_from_the_vocabulary(tmp_p
 
 def test_the_vocabulary_comes_from_the_train_split_only(tmp_path):
   rows = [('a', f'word{i} common') for i in range(200)]
-  examples = _convert(tmp_path, rows, min_count=1, max_vocabulary=1000)
+  examples = _convert(tmp_path, rows, min_count=1, max_vocabulary=1000, duplicates='group')
   with open(os.path.join(examples.uri, artifacts.VOCABULARY_FILE)) as f:
     vocabulary = set(f.read().split())
   eval_records = _records(examples, 'eval')
@@ -129,7 +134,7 @@ def test_a_quoted_text_spanning_lines_is_one_row(tmp_path):
     writer = csv.writer(f)
     writer.writerow(['label', 'text'])
     writer.writerows([['1', 'first line\nsecond, "quoted" line'], ['0', 'plain']])
-  rows = list(executor._read_rows(str(path), 'label', 'text', eval_percent=0))
+  rows = list(executor._read_rows(str(path), 'label', 'text', eval_percent=0, by_words=True))
   assert rows == [
     ('train', '1', ['first', 'line', 'second', 'quoted', 'line']),
     ('train', '0', ['plain']),
@@ -144,3 +149,25 @@ def test_a_tiny_shard_size_writes_no_empty_shards(tmp_path):
     assert names == [f'data-{i:05d}-of-{len(names):05d}' for i in range(len(names))], names
     assert all(os.path.getsize(os.path.join(examples.uri, f'Split-{split}', n)) for n in names)
   assert len(_records(examples, 'train')) + len(_records(examples, 'eval')) == len(ROWS)
+
+
+def test_the_same_words_share_a_split_and_under_two_labels_are_left_out(tmp_path):
+  rows = [('pos' if i % 2 else 'neg', f'review number {i} of many') for i in range(100)]
+  rows += [(label, f'Review number {i} of MANY!') for label, i in (('neg', 0), ('pos', 1))]  # again
+  rows += [('pos', 'review number 2 of many')]  # the same words, the other label
+  examples = _convert(tmp_path, rows, min_count=1, duplicates='group')
+  written = len(_records(examples, 'train')) + len(_records(examples, 'eval'))
+  assert written == len(rows) - 2  # the words filed under both labels: neither row
+  read = executor._read_rows(
+    str(tmp_path / 'data' / 'reviews.csv'), 'sentiment', 'review', 50, True
+  )
+  split_of = {}
+  for split, _, tokens in read:
+    split_of.setdefault(' '.join(tokens), set()).add(split)
+  assert len(split_of) == 100 and all(len(found) == 1 for found in split_of.values())
+  properties = examples.mlmd_artifact.custom_properties
+  assert properties['num_label_conflicts'].int_value == 2
+  assert properties['num_duplicates'].int_value == 2 * 2 + 2
+  with open(os.path.join(examples.uri, artifacts.DUPLICATES_FILE)) as f:
+    (conflict, *_) = json.load(f)['conflicts']
+  assert conflict['row'] == 'review number 2 of many' and conflict['labels'] == ['neg', 'pos']
