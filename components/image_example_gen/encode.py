@@ -3,6 +3,7 @@ orientation, kept as JPEG/PNG bytes or turned into raw pixels, optionally downsc
 (max_side) so that the Trainer does not decode camera-size images every epoch
 (contracts/image_record.py has the record layout)."""
 
+import functools
 import io
 from typing import NamedTuple
 import zlib
@@ -22,6 +23,7 @@ from contracts.image_files import (
 from contracts.image_record import ENCODED, RAW, EncodedImage
 
 DOWNSCALED_JPEG_QUALITY = 90  # also for JPEGs turned upright: a JPEG re-encoded stays a JPEG
+NEAR_SIDE = 64  # near_hash averages larger images down to at most this side first (cost)
 
 
 class Stored(NamedTuple):
@@ -37,18 +39,54 @@ class Stored(NamedTuple):
 def content_hash(image: PIL.Image.Image) -> int:
   """64 bits of the decoded pixels: their CRC-32 (~30 µs for 224x224x3), and the mode and size's.
   A JPEG kept as it is was decoded at 1/8 scale (encode_file): equal files still hash equal, and a
-  lossless re-save in another format is caught as a near-duplicate (near_hash distance 0)."""
+  lossless re-save in another format is caught as a near-duplicate (near_hash: 0-2 bits apart)."""
   shape = f'{image.mode} {image.width}x{image.height}'.encode()
   return (zlib.crc32(image.tobytes()) << 32) | zlib.crc32(shape)
 
 
+@functools.lru_cache(maxsize=None)
+def _cosines(n: int) -> np.ndarray:
+  """(8, n): the 8 lowest DCT-II cosines sampled at n pixel centres."""
+  x = np.arange(n)
+  return np.cos(np.pi * (2 * x[None, :] + 1) * np.arange(8)[:, None] / (2 * n)).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=None)
+def _grey_cosines(width: int, channels: int) -> np.ndarray:
+  """(width * channels, 8): a row of pixels (RGB interleaved) to its grey level's 8 cosine
+  coefficients, the ITU-R 601 luma weights folded in (no grey image to make)."""
+  cosines = _cosines(width).T
+  if channels == 1:
+    return cosines
+  luma = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+  return (cosines[:, None, :] * luma[None, :, None]).reshape(width * 3, 8)
+
+
 def near_hash(image: PIL.Image.Image) -> int:
-  """A 64-bit difference hash (dHash): the image shrunk to 9x8 grey levels, one bit per pair of
-  neighbours in a row (is the right one brighter?). Resizing, re-encoding, brightness and small
-  crops change few bits; ~50 µs for 224x224 (box filter, reducing first)."""
-  small = image.resize((9, 8), PIL.Image.BOX, reducing_gap=2.0)
-  grey = np.asarray(normalised_mode(small).convert('L'), dtype=np.int16)
-  bits = (grey[:, 1:] > grey[:, :-1]).ravel()
+  """A 64-bit DCT hash (pHash) of the image as loaded: averaged over 2x2, 4x4, … blocks until
+  its longer side is at most NEAR_SIDE px, its grey levels projected on the 8x8 lowest cosines
+  of its own width and height; one bit per coefficient, set when above their median (so 32 bits
+  are set and distances are even). The cosines are sampled at the image's own size instead of
+  the image being resampled to a fixed grid, and the blocks are powers of two like JPEG's
+  1/2–1/8-scale decoding: a JPEG decoded at 1/8 scale (8x8-block means) and the same pixels at
+  full size project alike (a lossless PNG of a JPEG: 0–2 bits apart). Resizing, re-encoding and
+  brightness change few bits, crops of a few % more (bench/near_duplicates.py). ~23 µs for a
+  1/8-drafted 224x224 JPEG (28x28), ~110 µs at full size."""
+  if image.mode not in ('L', 'RGB'):
+    image = normalised_mode(image)
+    if image.mode not in ('L', 'RGB'):  # LA, RGBA: alpha dropped
+      image = image.convert('RGB' if image.mode == 'RGBA' else 'L')
+  factor = 1
+  while max(image.width, image.height) > NEAR_SIDE * factor:
+    factor *= 2
+  if factor > 1:
+    image = image.reduce(factor)
+  width, height = image.size
+  channels = 1 if image.mode == 'L' else 3
+  pixels = np.frombuffer(image.tobytes(), np.uint8).reshape(height, width * channels)
+  low = (_cosines(height) @ pixels.astype(np.float32) @ _grey_cosines(width, channels)).ravel()
+  middle = np.partition(low, (31, 32))
+  bits = low > (middle[31] + middle[32]) / 2
   return int(np.packbits(bits).view('>u8')[0])
 
 
