@@ -9,9 +9,8 @@ are near-duplicates (a resized, re-encoded, slightly cropped or brightened copy)
 connected components of "same content or near-duplicate"; a group's split is decided by the
 smallest content fingerprint in it, so it is stable across runs and names.
 
-Near pairs are found by multi-index hashing: split the 64 bits into NEAR_DISTANCE + 1 pieces;
-two hashes within NEAR_DISTANCE bits agree on at least one piece (pigeonhole), so only hashes
-sharing a piece value are compared. Cost grows with the bucket sizes, not with n²
+Near pairs are found by multi-index hashing (near_pairs): only hashes that agree on some piece of
+their bits, or nearly, are compared. Cost grows with the bucket sizes, not with n²
 (docs/benchmarks.md: 100,000 images).
 """
 
@@ -48,31 +47,42 @@ def distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
   return _POPCOUNT[x.view(np.uint8)].reshape(-1, 8).sum(axis=1)
 
 
+def _expand(low: np.ndarray, high: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+  """All indexes low[k]..high[k]-1, concatenated, and for each the k it came from."""
+  counts = high - low
+  owner = np.repeat(np.arange(len(low)), counts)
+  starts = np.cumsum(counts) - counts
+  return low[owner] + (np.arange(int(counts.sum())) - starts[owner]), owner
+
+
 def near_pairs(hashes: np.ndarray, max_distance: int = NEAR_DISTANCE) -> np.ndarray:
-  """(k, 2) index pairs i < j of distinct `hashes` (uint64) within max_distance bits."""
+  """(k, 2) index pairs i < j of distinct `hashes` (uint64) within max_distance bits.
+
+  max_distance // 2 + 1 pieces: two hashes within max_distance bits differ in at most one bit of
+  some piece (pigeonhole), so each hash looks up, in that piece's sorted values, its own value and
+  the values one bit away; only those candidates are compared whole."""
   hashes = np.asarray(hashes, dtype=np.uint64)
-  if max_distance <= 0 or len(hashes) < 2:
+  count = len(hashes)
+  if max_distance <= 0 or count < 2:
     return np.zeros((0, 2), dtype=np.int64)
-  pieces = max_distance + 1
-  bounds = np.linspace(0, 64, pieces + 1).astype(int)
+  bounds = np.linspace(0, 64, max_distance // 2 + 2).astype(int)
   found = []
   for low, high in zip(bounds[:-1], bounds[1:]):
     piece = (hashes >> np.uint64(low)) & np.uint64((1 << (high - low)) - 1)
     order = np.argsort(piece, kind='stable')
     sorted_piece = piece[order]
-    starts = np.flatnonzero(np.r_[True, sorted_piece[1:] != sorted_piece[:-1]])
-    sizes = np.diff(np.r_[starts, len(order)])
-    # Every pair inside a bucket: offsets 1..size-1 from each member, vectorised per offset.
-    for offset in range(1, int(sizes.max(initial=1))):
-      members = np.flatnonzero(sizes > offset)
-      if not len(members):
-        break
-      first = np.concatenate([np.arange(starts[m], starts[m] + sizes[m] - offset) for m in members])
-      i, j = order[first], order[first + offset]
+    for flip in [0] + [1 << k for k in range(high - low)]:
+      # A pair one bit apart is looked up from the hash whose flipped bit is 0 only.
+      probing = np.arange(count) if flip == 0 else np.flatnonzero((piece & np.uint64(flip)) == 0)
+      value = piece[probing] ^ np.uint64(flip)
+      position, owner = _expand(
+        np.searchsorted(sorted_piece, value, 'left'), np.searchsorted(sorted_piece, value, 'right')
+      )
+      i, j = probing[owner], order[position]
+      if flip == 0:
+        i, j = i[i < j], j[i < j]
       close = distance(hashes[i], hashes[j]) <= max_distance
       found.append(np.stack([np.minimum(i, j)[close], np.maximum(i, j)[close]], axis=1))
-  if not found:
-    return np.zeros((0, 2), dtype=np.int64)
   return np.unique(np.concatenate(found), axis=0)
 
 
@@ -90,7 +100,7 @@ def group(
   labels: Sequence,
   near: Optional[Sequence[int]] = None,
   max_distance: int = NEAR_DISTANCE,
-  largest: int = 5,
+  largest: int = 10,
 ) -> Grouping:
   """Groups examples by content (and near hash, where given: images) and finds the conflicts:
   an example whose content, or a near-duplicate's, is filed under a different label."""
@@ -107,47 +117,50 @@ def group(
   distinct, klass = np.unique(keys, return_inverse=True)
   pairs = near_pairs(distinct, max_distance) if near is not None else np.zeros((0, 2), int)
   # Same content in two classes can only happen with hash collisions; join them too.
-  _, by_content = np.unique(content, return_inverse=True)
+  contents, by_content, per_content = np.unique(content, return_inverse=True, return_counts=True)
   rows = np.r_[klass, pairs[:, 0]]
   cols = np.r_[len(distinct) + by_content, pairs[:, 1]]
-  nodes = len(distinct) + by_content.max() + 1
+  nodes = len(distinct) + len(contents)
   graph = coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(nodes, nodes))
   _, component = connected_components(graph, directed=False)
   group_of = np.unique(component[klass], return_inverse=True)[1]
 
-  labels_of_class: Dict[int, set] = collections.defaultdict(set)
-  for k, label in zip(klass.tolist(), labels):
-    labels_of_class[k].add(label)
-  bad = {k for k, found in labels_of_class.items() if len(found) > 1}
-  for a, b in pairs.tolist():
-    if len(labels_of_class[a] | labels_of_class[b]) > 1:
-      bad.update((a, b))
-  conflicted = np.isin(klass, np.fromiter(bad, dtype=np.int64, count=len(bad)))
+  # A class is in conflict when it holds two labels, or is near a class of another label.
+  _, label_of = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
+  class_labels = np.unique(np.stack([klass, label_of], axis=1), axis=0)
+  multiple = np.bincount(class_labels[:, 0], minlength=len(distinct)) > 1
+  single = np.zeros(len(distinct), dtype=np.int64)
+  single[class_labels[:, 0]] = class_labels[:, 1]
+  a, b = pairs[:, 0], pairs[:, 1]
+  apart = multiple[a] | multiple[b] | (single[a] != single[b])
+  bad = multiple.copy()
+  bad[a[apart]] = True
+  bad[b[apart]] = True
 
   # A group's key: its smallest content, so the split never depends on names or order.
-  smallest = np.full(group_of.max() + 1, np.iinfo(np.uint64).max, dtype=np.uint64)
-  np.minimum.at(smallest, group_of, content)
-  key_of_group = [split_key(int(c)) for c in smallest]
-  members = collections.defaultdict(list)
-  for i, g in enumerate(group_of.tolist()):
-    members[g].append(i)
-  content_count = collections.Counter(content.tolist())
-  near_groups = sum(1 for m in members.values() if len({int(content[i]) for i in m}) > 1)
-  multiple = sorted((m for m in members.values() if len(m) > 1), key=len, reverse=True)
+  order = np.lexsort((content, group_of))
+  firsts = order[np.r_[True, group_of[order][1:] != group_of[order][:-1]]]
+  key_of_group = [split_key(int(c)) for c in content[firsts]]
+  sizes = np.bincount(group_of)
+  contents_per_group = np.bincount(
+    np.unique(np.stack([group_of, by_content], axis=1), axis=0)[:, 0]
+  )
+  biggest = [g for g in np.argsort(-sizes, kind='stable')[:largest] if sizes[g] > 1]
   return Grouping(
     group=group_of,
     split_key=[key_of_group[g] for g in group_of.tolist()],
-    conflicted=conflicted,
-    duplicates=sum(n for n in content_count.values() if n > 1),
-    near_groups=near_groups,
-    largest=multiple[:largest],
+    conflicted=bad[klass],
+    duplicates=int(per_content[per_content > 1].sum()),
+    near_groups=int((contents_per_group > 1).sum()),
+    largest=[np.flatnonzero(group_of == g).tolist() for g in biggest],
   )
 
 
 def assigned_splits(grouping: Grouping, eval_percent: int, keep_conflicts: bool) -> List[str]:
   """Per example: its split, or '' when it is a conflict left out."""
+  split_of = {key: splits.split_of(key, eval_percent) for key in set(grouping.split_key)}
   return [
-    '' if bad and not keep_conflicts else splits.split_of(key, eval_percent)
+    '' if bad and not keep_conflicts else split_of[key]
     for key, bad in zip(grouping.split_key, grouping.conflicted.tolist())
   ]
 

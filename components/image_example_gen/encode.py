@@ -23,6 +23,7 @@ from contracts.image_files import (
 from contracts.image_record import ENCODED, RAW, EncodedImage
 
 DOWNSCALED_JPEG_QUALITY = 90  # also for JPEGs turned upright: a JPEG re-encoded stays a JPEG
+DRAFT_SIDE = 16  # a JPEG kept as it is is decoded at 1/8 scale, but at least this size a side
 NEAR_SIDE = 64  # near_hash averages larger images down to at most this side first (cost)
 
 
@@ -144,7 +145,11 @@ def encode_file(
       # The bytes are kept as they are; decoding only proves they decode. At 1/8 scale libjpeg
       # still reads every coefficient but skips most of the inverse DCT: 125 instead of
       # 169 µs for a 224x224 photo (bench/example_gen.py's images), truncation still caught.
-      image.draft(image.mode, (max(1, width // 8), max(1, height // 8)))
+      # Never below DRAFT_SIDE a side: the fingerprints need pixels (an 8x8 JPEG at 1/8 is one).
+      image.draft(
+        image.mode,
+        (max(width // 8, min(width, DRAFT_SIDE)), max(height // 8, min(height, DRAFT_SIDE))),
+      )
     image.load()
     if turn != 1:
       image = PIL.ImageOps.exif_transpose(image)
