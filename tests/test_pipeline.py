@@ -455,9 +455,14 @@ def test_damaged_tfrecords_with_class_names_lose_only_the_damaged_records(tmp_pa
 
   data = tmp_path / 'data'
   data.mkdir()
+  second = [record(j) for j in range(150)]
+  relabelled = tf.train.Example.FromString(second[7])
+  species = relabelled.features.feature['species'].bytes_list.value
+  species[0] = names[(names.index(species[0].decode()) + 1) % 3].encode()
+  second += [second[3], second[4], relabelled.SerializeToString()]  # two copies, one relabelled
   paths = [
-    shards.write_shard(str(data / f'part-{i}.tfrecord'), [record(j) for j in range(150)])
-    for i in range(2)
+    shards.write_shard(str(data / 'part-0.tfrecord'), [record(j) for j in range(150)]),
+    shards.write_shard(str(data / 'part-1.tfrecord'), second),
   ]
   with open(paths[0], 'rb') as f:
     clean = f.read()
@@ -469,10 +474,14 @@ def test_damaged_tfrecords_with_class_names_lose_only_the_damaged_records(tmp_pa
   assert code == 0, result.get('error')
   assert result['components']['ImportExampleGen'] == 'COMPLETE'
   assert result['input_damage']['corrupt'] == 2 and result['input_damage']['damaged_shards'] == 1
-  assert sum(result['examples_per_split'].values()) == 298  # 300 written, 2 damaged
+  # 303 written, 2 damaged, a record and its relabelled copy left out
+  assert sum(result['examples_per_split'].values()) == 299
+  assert result['duplicates']['label_conflicts'] == 2 and result['duplicates']['duplicates'] == 6
   with open(result['log']) as f:  # ImportExampleGen's progress: the salvaged copy's records
-    assert 'ImportExampleGen: 298 of 298 records imported, ' in f.read()
-  assert 'input:      2 damaged record(s) dropped from 1 of 2 file(s)' in capsys.readouterr().out
+    assert 'ImportExampleGen: 301 of 301 records imported, ' in f.read()
+  out = capsys.readouterr().out
+  assert 'input:      2 damaged record(s) dropped from 1 of 2 file(s)' in out
+  assert '2 example(s) whose content is filed under two labels, left out of both splits' in out
   with open(paths[0], 'rb') as f:
     assert f.read() == damaged  # the user's files are left as they are
   assert sorted(result['class_recall']) == names and result['eval_accuracy'] > 0.8

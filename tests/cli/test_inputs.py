@@ -272,3 +272,28 @@ def test_tf_examples_are_not_sequence_examples(tmp_path):
       ).SerializeToString()
     )
   assert not inputs.holds_sequence_examples(path)
+
+
+def test_split_tfrecords_keep_their_splits_unless_eval_percent_asks_to_split_them_again(tmp_path):
+  from cli import main as cli_main
+  from cli import options
+  import tensorflow as tf
+
+  from tests import shards
+
+  feature = {'y': tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))}
+  example = tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+  for split in ('train', 'eval'):
+    (tmp_path / 'data' / f'Split-{split}').mkdir(parents=True)
+    shards.write_shard(str(tmp_path / 'data' / f'Split-{split}' / 'part.tfrecord'), [example])
+  base = ['run', '--data', str(tmp_path / 'data'), '--label', 'y']
+  kept = options.build_config(
+    cli_main.parser().parse_args(base + ['--output', str(tmp_path / 'a')])
+  )
+  assert dict(kept.data_splits) == {'eval': 'Split-eval/*', 'train': 'Split-train/*'}
+  assert kept.eval_percent == 20
+  again = options.build_config(
+    cli_main.parser().parse_args(base + ['--output', str(tmp_path / 'b'), '--eval-percent', '25'])
+  )
+  assert again.data_splits == () and again.data_pattern == 'Split-*/*'
+  assert again.eval_percent == 25
