@@ -408,9 +408,14 @@ def _data_kind(source, args: argparse.Namespace):
   if source is None:
     return None, ''
   if source.kind == cfg.CSV:
-    text_column = inputs.text_column(
-      inputs.sample_file(source), args.label, args.text_column, args.label_default
-    )
+    sample = inputs.sample_file(source)
+    columns = _csv_header(sample)
+    for column in getattr(args, 'id_columns', []):
+      if column not in columns:
+        raise UserError(
+          f'--id-column {column}: no such column in {sample} (columns: {", ".join(columns)})'
+        )
+    text_column = inputs.text_column(sample, args.label, args.text_column, args.label_default)
     return (cfg.TEXT if text_column else cfg.CSV), text_column
   if source.kind == cfg.TFRECORDS and inputs.holds_sequence_examples(inputs.sample_file(source)):
     return cfg.SEQUENCES, ''

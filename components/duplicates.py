@@ -15,6 +15,7 @@ their bits, or nearly, are compared. Cost grows with the bucket sizes, not with 
 """
 
 import collections
+import struct
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
@@ -202,34 +203,46 @@ def across_splits(content: Sequence[int], given_splits: Sequence[str]) -> List[T
   return [(c, found) for c, found in where.items() if len(found) > 1]
 
 
+def _spans(data) -> List[Tuple[int, int]]:
+  """(start, end) of each record in TFRecord bytes: length (8 bytes), its CRC (4), the record,
+  the record's CRC (4)."""
+  spans, position = [], 0
+  while position < len(data):
+    (length,) = struct.unpack_from('<Q', data, position)
+    spans.append((position, position + length + 16))
+    position += length + 16
+  return spans
+
+
 def reroute(
   sources: Sequence[str], routes: Sequence[Sequence[str]], targets: Dict[str, str]
 ) -> List[bytes]:
   """Rewrites one shard's split files: record k of sources[i] goes to targets[routes[i][k]]
-  ('' : left out). Every target is written under a temporary name and renamed into place, so a
-  shard is never half-written; sources may be among the targets. Returns the records left out."""
+  ('' : left out). Records are copied as bytes, CRCs and all (nothing is parsed: ~1 µs a
+  record). Every target is written under a temporary name and renamed into place, so a shard is
+  never half-written; sources may be among the targets. Returns the records left out."""
+  import gzip
   import uuid
 
-  import tensorflow as tf
   from tfx.dsl.io import fileio
 
-  from contracts import artifacts
-
-  gzip = any(path.endswith('.gz') for path in targets.values())
-  options = tf.io.TFRecordOptions(compression_type='GZIP' if gzip else '')
-  partial = {split: f'{path}.partial-{uuid.uuid4().hex}' for split, path in targets.items()}
-  writers = {split: tf.io.TFRecordWriter(path, options) for split, path in partial.items()}
+  compressed = any(path.endswith('.gz') for path in targets.values())
+  pieces = {split: [] for split in targets}
   left_out = []
-  try:
-    for source, route in zip(sources, routes):
-      for record, split in zip(artifacts.shard_records(source).as_numpy_iterator(), route):
-        if split:
-          writers[split].write(record)
-        else:
-          left_out.append(record)
-  finally:
-    for writer in writers.values():
-      writer.close()
+  for source, route in zip(sources, routes):
+    with fileio.open(source, 'rb') as f:
+      data = f.read()
+    data = memoryview(gzip.decompress(data) if compressed else data)
+    for (start, end), split in zip(_spans(data), route):
+      if split:
+        pieces[split].append(data[start:end])
+      else:
+        left_out.append(bytes(data[start + 12 : end - 4]))
+  partial = {split: f'{path}.partial-{uuid.uuid4().hex}' for split, path in targets.items()}
   for split, path in partial.items():
+    content = b''.join(pieces[split])
+    with fileio.open(path, 'wb') as f:
+      f.write(gzip.compress(content, compresslevel=6) if compressed else content)
+  for split, path in partial.items():  # complete files only, under their final names
     fileio.rename(path, targets[split], overwrite=True)
   return left_out
