@@ -461,7 +461,7 @@ def _duplicates_section(result: dict, config) -> str:
   if groups:
     rows = ''.join(
       '<tr>'
-      + ''.join(f'<td>{cell(item)}<br>{_e(item.get("split", ""))}</td>' for item in group)
+      + ''.join(f'<td>{cell(item)}<br>{_e(item.get("split") or "left out")}</td>' for item in group)
       + '</tr>'
       for group in groups
     )
