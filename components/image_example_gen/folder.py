@@ -6,8 +6,6 @@ import os
 from typing import List, NamedTuple, Tuple
 import warnings
 
-from apache_beam.io.filesystems import FileSystems
-
 from contracts.image_files import IMAGE_EXTENSIONS, NOT_AN_IMAGE, is_image
 
 IMAGE_SUFFIXES = ', '.join(IMAGE_EXTENSIONS)  # for messages: '.jpg, .jpeg, …, .tiff'
@@ -71,6 +69,8 @@ def _listed(root: str) -> Tuple[List[Tuple[str, int]], List[Tuple[str, str]]]:
   """
   root = root.rstrip('/')
   if '://' in root:
+    from apache_beam.io.filesystems import FileSystems  # ~4 s to import: object storage only
+
     with warnings.catch_warnings():  # re's "possible nested set" for an escaped '['
       warnings.simplefilter('ignore', FutureWarning)
       listed = FileSystems.match([glob.escape(root) + '/**'])[0].metadata_list  # literal names
