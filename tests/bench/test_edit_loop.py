@@ -6,7 +6,9 @@ import pytest
 
 from bench import edit_loop
 
-pytestmark = pytest.mark.slow  # nine whole pipeline runs (make test-fast leaves them out)
+pytestmark = (
+  pytest.mark.slow
+)  # seven whole pipeline runs and the plain script (make test-fast leaves them out)
 
 
 @pytest.fixture(scope='module')
