@@ -176,7 +176,10 @@ def test_exclusion_report_and_label_vocabulary(first_run, images_with_junk):
 
 def test_anomalies_stop_before_training(tmp_path, capsys):
   data = write_digits_subset(str(tmp_path / 'data'), per_class=8)
-  shutil.copytree(os.path.join(data, '0'), os.path.join(data, 'x'))  # an 11th class: label 10
+  os.makedirs(os.path.join(data, 'x'))  # an 11th class (label 10): upside-down 7s, not copies
+  for name in os.listdir(os.path.join(data, '7')):
+    with PIL.Image.open(os.path.join(data, '7', name)) as seven:
+      seven.transpose(PIL.Image.FLIP_TOP_BOTTOM).save(os.path.join(data, 'x', name))
   code, result = run_pipeline(data, str(tmp_path / 'out'), '--schema', cfg.DIGITS_SCHEMA)
   captured = capsys.readouterr()
   assert code == EXIT_FAILED

@@ -57,7 +57,9 @@ def test_the_product_path_reports_the_trainers_input_check_and_phase_rate(report
   check = product['input_check']
   assert 0 <= check['stall_fraction'] <= 1 and isinstance(check['input_bound'], bool)
   assert check['input_examples_per_s'] > 0 and check['step_ms'] > 0
-  assert check['step_examples_per_s'] == pytest.approx(50 * 1e3 / check['step_ms'])
+  assert check['step_examples_per_s'] == pytest.approx(
+    product['batch_size'] * 1e3 / check['step_ms']
+  )
   assert [p['name'] for p in product['phases']] == ['train']
   assert product['phase_seconds'] == product['phases'][0]['seconds'] > 0
   assert product['phase_examples_per_s'] == pytest.approx(3 * 50 / product['phase_seconds'])

@@ -275,10 +275,10 @@ def test_tf_examples_are_not_sequence_examples(tmp_path):
 
 
 def test_split_tfrecords_keep_their_splits_unless_eval_percent_asks_to_split_them_again(tmp_path):
-  from cli import main as cli_main
-  from cli import options
   import tensorflow as tf
 
+  from cli import main as cli_main
+  from cli import options
   from tests import shards
 
   feature = {'y': tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))}

@@ -23,7 +23,8 @@ PAGE_FACTS = """({
       height: c.getBoundingClientRect().height, section: c.closest('section').id,
       texts: c.querySelectorAll('text').length,
       images: [...c.querySelectorAll('image')].map(i => i.getAttribute('xlink:href').slice(0, 22))})),
-  img: document.images.length,
+  img: [...document.images].filter(i => !i.closest('#duplicates')).length,
+  thumbnails: document.querySelectorAll('#duplicates img').length,
   absent: [...document.querySelectorAll('.absent')].map(e => e.textContent),
 })"""
 
@@ -60,6 +61,7 @@ def test_every_section_is_rendered_with_content(rendered):
 def test_each_chart_is_drawn_inline_with_a_real_size_and_its_text_as_text(rendered):
   facts, result, _ = rendered
   assert facts['img'] == 0  # charts are inline SVG, not <img>
+  assert facts['thumbnails'] >= 2  # the Duplicates section's: first_run files an image twice
   charts = {i['section']: i for i in facts['charts']}
   assert set(charts) == {'examples', 'training', 'evaluation'}
   by_alt = {i['alt']: i['section'] for i in facts['charts']}
