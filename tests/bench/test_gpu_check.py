@@ -62,7 +62,9 @@ def test_the_product_path_reports_the_trainers_input_check_and_phase_rate(report
   )
   assert [p['name'] for p in product['phases']] == ['train']
   assert product['phase_seconds'] == product['phases'][0]['seconds'] > 0
-  assert product['phase_examples_per_s'] == pytest.approx(3 * 50 / product['phase_seconds'])
+  assert product['phase_examples_per_s'] == pytest.approx(
+    3 * product['batch_size'] / product['phase_seconds']
+  )
 
 
 def test_a_failed_product_path_is_reported_with_its_log(tmp_path):
