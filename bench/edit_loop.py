@@ -144,6 +144,11 @@ def pipeline(output: str, steps: int, *extra: str) -> dict:
     if found:
       record['component_seconds'][found.group(1)] = float(found.group(2))
       record['component_how'][found.group(1)] = found.group(3)
+  if 'components: none run: ' in run['stdout']:
+    # Nothing changed since the last run (cli/unchanged.py): nothing ran, and last_run.json is
+    # still that run's.
+    record.update(unchanged=True, executed=[], wall_seconds=0.0)
+    return record
   try:
     with open(os.path.join(output, 'last_run.json')) as f:
       summary = json.load(f)

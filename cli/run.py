@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-from cli import options
+from cli import options, unchanged
 import config as cfg
 from contracts import artifacts, interrupt
 from contracts.errors import (
@@ -43,6 +43,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
   )
 
 
+def process_seconds() -> float:
+  """Seconds since this process started (Linux: /proc/self/stat), else since this module loaded:
+  the summary's wall time is the whole command's, imports included."""
+  try:
+    with open('/proc/self/stat') as f:
+      started = int(f.read().rsplit(')', 1)[1].split()[19]) / os.sysconf('SC_CLK_TCK')
+    with open('/proc/uptime') as f:
+      return float(f.read().split()[0]) - started
+  except (OSError, ValueError, IndexError):
+    return time.monotonic() - _LOADED
+
+
+_LOADED = time.monotonic()
+
+
 def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
   """Runs the pipeline with LocalDagRunner; returns the summary (with 'error' on failure)."""
   # Beam workers and the Trainer import user code (trainer.task) by module path.
@@ -54,10 +69,11 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
   with progress.stderr_to(log_path), _temporary_folder():
     result = _run(config, schema_only, log_path)
   result['log'] = log_path
+  result['process_seconds'] = round(process_seconds(), 1)
   from metadata import summary
 
   try:
-    summary.write(result, os.path.join(config.local_dir, 'last_run.json'))
+    summary.write(result, os.path.join(config.local_dir, unchanged.SUMMARY_FILE))
   except OSError as e:  # a full disk: the summary is still printed
     logging.warning('last_run.json not written: %s', e)
   return result
@@ -163,6 +179,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     f'pipeline {config.pipeline_name}: {config.data_kind} from {given}; log: {log_path}', flush=True
   )
   started = time.monotonic()
+  before_components = process_seconds()
   error = None
   try:
     with _interrupt_requests():
@@ -180,6 +197,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   else:  # the run failed before ML Metadata was created
     store, runs, nodes = None, [], {}
   result = summary.build(nodes, time.monotonic() - started)
+  result['before_components_seconds'] = round(before_components, 1)
   if runs:
     result['run_id'] = runs[-1].name  # pipeline.py compare takes it
   if revision and result.get('examples_uri'):
@@ -272,4 +290,12 @@ def main(args: argparse.Namespace) -> int:
     config = options.build_config(args)
   except KeyboardInterrupt:
     return finish(_not_started(time.monotonic() - started))
-  return finish(run_local(config))
+  previous = unchanged.previous_result(config)
+  if previous is not None:  # nothing to run: that run's summary, without importing TFX
+    previous['unchanged'] = {'seconds': round(process_seconds(), 1)}
+    return finish(previous)
+  unchanged.forget(config)
+  result = run_local(config)
+  if 'error' not in result:
+    unchanged.record(config)
+  return finish(result)

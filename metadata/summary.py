@@ -735,6 +735,17 @@ def render(summary: dict) -> List[str]:
     )
   if summary.get('run_id'):
     lines.append(f'run id:     {summary["run_id"]}')
+  if summary.get('unchanged'):
+    lines.append(
+      'components: none run: the data, code, options and serving model are those of run '
+      f'{summary["run_id"]}, whose results these are (--no-cache runs the pipeline anyway)'
+    )
+    lines.append(
+      f'wall time:  {summary["unchanged"]["seconds"]:.1f} s (that run: {_wall(summary)})'
+    )
+    if 'report' in summary:
+      lines.append(f'report:     {summary["report"] or "not written (see the log)"}')
+    return lines
   total = len(summary['components'])
   lines.append(
     f'components: {len(summary["executed"])} executed, {len(summary["cached"])} cached'
@@ -743,10 +754,21 @@ def render(summary: dict) -> List[str]:
   )
   for node, reason in sorted(summary.get('why_executed', {}).items()):
     lines.append(f'  {node} executed: {reason}')
-  lines.append(f'wall time:  {summary["wall_seconds"]:.1f} s')
+  lines.append(f'wall time:  {_wall(summary)}')
   if 'report' in summary:
     lines.append(f'report:     {summary["report"] or "not written (see the log)"}')
   return lines
+
+
+def _wall(summary: dict) -> str:
+  """The process's own time, start to exit, and the part before the first component (imports,
+  data checks); the components' alone for a summary from before it was recorded."""
+  if 'process_seconds' not in summary:
+    return f'{summary["wall_seconds"]:.1f} s'
+  return (
+    f'{summary["process_seconds"]:.1f} s ({summary["before_components_seconds"]:.1f} s before '
+    f'the first component: imports, data checks; {summary["wall_seconds"]:.1f} s the components)'
+  )
 
 
 def write(summary: dict, path: str) -> None:

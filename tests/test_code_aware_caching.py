@@ -68,10 +68,10 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path, capsys, monkeypatch):
   assert 'components: 10 executed, 0 cached of 10' in run()
   _append(project / 'README.md', 'An edit no component executes.')
   out = run()
-  # Nothing re-runs for the edit. The first model is serving now, so the Evaluator compares with
-  # it, once (tests/test_blessing.py: an identical run after that is all cache hits).
-  assert 'components: 3 executed, 7 cached of 10' in out and 'code changed' not in out
-  assert 'Evaluator executed: new inputs from upstream (baseline_model)' in out
+  # Nothing re-runs for the edit, and nothing else changed since the first run (whose model
+  # serves now): the command answers with that run's summary (cli/unchanged.py).
+  assert 'components: none run: ' in out and 'code changed' not in out
+  assert run_ids[1] == run_ids[0]
 
   _append(project / 'trainer' / 'model.py', '# an edit of the model')
   out = run(steps='25')  # and an option of the Trainer
@@ -104,7 +104,7 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path, capsys, monkeypatch):
   def named(result: dict, aspect: str) -> dict:
     return {d['name']: d for d in result['differences'] if d['aspect'] == aspect}
 
-  assert 'README.md' not in named(compare(*run_ids[:2]), 'code')  # no component runs it
+  assert 'README.md' not in named(compare(run_ids[0], run_ids[2]), 'code')  # none runs it
   result = compare(run_ids[1], run_ids[2])  # the model edit and --train-steps 25
   assert named(result, 'code')['trainer/model.py']['where'] == ['Trainer']
   steps = named(result, 'options')['train_steps']

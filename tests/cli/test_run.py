@@ -3,11 +3,13 @@
 import json
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 import tensorflow as tf
 
-from tests.conftest import library_noise
+from tests.conftest import ROOT, library_noise
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -72,3 +74,43 @@ def test_shards_are_uncompressed_and_readable_by_plain_tf_data(default_run):
     shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], f'Split-{split}', '*'))
     assert [os.path.basename(s) for s in shards] == ['data-00000-of-00001']
     assert sum(1 for _ in tf.data.TFRecordDataset(shards)) == count
+
+
+# `pipeline.py run` in a process that then lists the heavy modules it imported.
+_RUN_AND_LIST = """
+import sys
+sys.argv = ['pipeline.py', 'run', '--output', sys.argv[1]]
+from cli import main
+code = main.main()
+heavy = ('tensorflow', 'keras', 'tfx', 'apache_beam', 'tensorflow_model_analysis',
+         'tensorflow_data_validation', 'matplotlib')  # ml_metadata (0.1 s): the summary's
+print(sorted(name for name in heavy if name in sys.modules))
+sys.exit(code)
+"""
+
+
+def test_a_run_with_nothing_changed_imports_no_tensorflow_and_shows_that_run(default_run):
+  """The same command again: nothing changed since the run that pushed, so nothing runs, and
+  neither TFX nor TensorFlow is imported to find that out (cli/unchanged.py)."""
+  done, output = default_run
+  assert done.returncode == 0, done.stderr[-2000:]
+  again = subprocess.run(
+    [sys.executable, '-c', _RUN_AND_LIST, output],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
+  assert again.returncode == 0, again.stderr[-2000:]
+  *printed, imported = again.stdout.splitlines()
+  assert imported == '[]'
+  with open(os.path.join(output, 'last_run.json')) as f:
+    run_id = json.load(f)['run_id']
+  assert (
+    f'components: none run: the data, code, options and serving model are those of run {run_id}'
+    in printed
+  )
+  (wall,) = [line for line in printed if line.startswith('wall time:  ')]
+  assert re.match(
+    r'wall time:  [\d.]+ s \(that run: [\d.]+ s \([\d.]+ s before the first component', wall
+  )
