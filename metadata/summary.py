@@ -765,6 +765,8 @@ def _wall(summary: dict) -> str:
   data checks); the components' alone for a summary from before it was recorded."""
   if 'process_seconds' not in summary:
     return f'{summary["wall_seconds"]:.1f} s'
+  if 'before_components_seconds' not in summary:  # stopped before the first component
+    return f'{summary["process_seconds"]:.1f} s'
   return (
     f'{summary["process_seconds"]:.1f} s ({summary["before_components_seconds"]:.1f} s before '
     f'the first component: imports, data checks; {summary["wall_seconds"]:.1f} s the components)'
