@@ -18,18 +18,14 @@ import re
 import pytest
 import tensorflow as tf
 from tfx.components.example_gen.csv_example_gen import executor as stock_executor
-from tfx.dsl.components.base import base_beam_executor
-from tfx.proto import example_gen_pb2
-from tfx.types import standard_artifacts
-from tfx.utils import proto_utils
 from tfx_bsl.coders import csv_decoder
 
-from components import file_based
 from components.csv_example_gen import arrow_csv
 from components.csv_example_gen import executor as arrow_executor
 from components.csv_example_gen import stock_executor as counted_stock_executor
 from contracts import progress
 from contracts.errors import UnusableData
+from tests.example_gens import run_executor
 from tests.tfx_data import TAXI_CSV
 
 ADVERSARIAL_ROWS = [
@@ -56,31 +52,6 @@ def _adversarial_csv(path, copies: int = 30) -> None:
   path.write_bytes((rows[0] + '\n' + ''.join(rows[1:])).encode('utf-8'))
 
 
-def _run(
-  executor_class, input_base, out, splits=(('single_split', '*.csv'),), eval_percent=20, **more
-):
-  """Runs an executor in this process; returns its Examples artifact. more: exec properties."""
-  examples = standard_artifacts.Examples()
-  examples.uri = str(out)
-  context = base_beam_executor.BaseBeamExecutor.Context(
-    tmp_dir=f'{out}.tmp', unique_id='1', beam_pipeline_args=['--direct_running_mode=in_memory']
-  )
-  input_config = example_gen_pb2.Input(
-    splits=[example_gen_pb2.Input.Split(name=name, pattern=pattern) for name, pattern in splits]
-  )
-  output_config = file_based.output_config(eval_percent) if len(splits) == 1 else None
-  properties = {
-    'input_base': str(input_base),
-    'input_config': proto_utils.proto_to_json(input_config),
-    'output_config': proto_utils.proto_to_json(output_config or example_gen_pb2.Output()),
-    'output_data_format': example_gen_pb2.FORMAT_TF_EXAMPLE,
-    'output_file_format': example_gen_pb2.FORMAT_TFRECORDS_GZIP,
-    **more,
-  }
-  executor_class(context).Do({}, {'examples': [examples]}, properties)
-  return examples
-
-
 def _records(uri, split):
   """A split's records, each re-serialized deterministically, in file and record order."""
   files = sorted(glob.glob(os.path.join(uri, f'Split-{split}', '*')))
@@ -97,8 +68,8 @@ def taxi(tmp_path_factory):
   """(stock artifact, Arrow artifact) on the taxi CSV."""
   root = tmp_path_factory.mktemp('taxi')
   os.symlink(TAXI_CSV, root / 'data.csv')
-  stock = _run(stock_executor.Executor, root, root / 'stock')
-  return stock, _run(arrow_executor.Executor, root, root / 'arrow')
+  stock = run_executor(stock_executor.Executor, root, root / 'stock')
+  return stock, run_executor(arrow_executor.Executor, root, root / 'arrow')
 
 
 @pytest.fixture(scope='module')
@@ -106,13 +77,13 @@ def adversarial(tmp_path_factory):
   """(stock artifact, Arrow artifact, Arrow again) on the adversarial CSV in ~300-byte ranges."""
   root = tmp_path_factory.mktemp('adversarial')
   _adversarial_csv(root / 'data.csv')
-  stock = _run(stock_executor.Executor, root, root / 'stock')
+  stock = run_executor(stock_executor.Executor, root, root / 'stock')
   with pytest.MonkeyPatch.context() as patch:
     patch.setattr(arrow_csv, 'RANGE_BYTES', 300)
     return (
       stock,
-      _run(arrow_executor.Executor, root, root / 'a'),
-      _run(arrow_executor.Executor, root, root / 'b'),
+      run_executor(arrow_executor.Executor, root, root / 'a'),
+      run_executor(arrow_executor.Executor, root, root / 'b'),
     )
 
 
@@ -155,7 +126,7 @@ def test_adversarial_records_equal_csv_example_gen_s_across_range_cuts(adversari
   }
 
 
-def test_splits_are_the_same_on_every_run(adversarial):
+def test_splits_are_the_same_on_everyrun_executor(adversarial):
   _, first, second = adversarial
   for split in ('train', 'eval'):
     assert _records(first.uri, split) == _records(second.uri, split)
@@ -173,10 +144,10 @@ def test_already_split_input_keeps_its_splits_and_tfx_s_reader_shows_rows_conver
     os.makedirs(tmp_path / name)
     (tmp_path / name / 'part.csv').write_text(lines[0] + ''.join(rows))
   splits = (('train', 'train/*.csv'), ('eval', 'eval/*.csv'))
-  stock = _run(counted_stock_executor.Executor, tmp_path, tmp_path / 'stock', splits)
+  stock = run_executor(counted_stock_executor.Executor, tmp_path, tmp_path / 'stock', splits)
   lines = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
   assert re.match(r'CsvExampleGen: 400 of 400 CSV rows converted, [\d,]+/s$', lines[-1])
-  arrow = _run(arrow_executor.Executor, tmp_path, tmp_path / 'arrow', splits)
+  arrow = run_executor(arrow_executor.Executor, tmp_path, tmp_path / 'arrow', splits)
   for split, count in (('train', 300), ('eval', 100)):
     assert sorted(_records(arrow.uri, split)) == sorted(_records(stock.uri, split))
     assert len(_records(arrow.uri, split)) == count
@@ -220,7 +191,7 @@ def test_a_cell_s_type_is_tfx_bsl_s(cell):
 def test_a_file_it_cannot_read_is_one_line(tmp_path, content, message):
   (tmp_path / 'data.csv').write_bytes(content)
   with pytest.raises(UnusableData) as raised:
-    _run(arrow_executor.Executor, tmp_path, tmp_path / 'out')
+    run_executor(arrow_executor.Executor, tmp_path, tmp_path / 'out')
   assert str(raised.value).endswith(message) and '\n' not in str(raised.value)
   assert not glob.glob(str(tmp_path / 'out' / 'Split-*' / 'data-*'))  # nothing half-written
 
@@ -229,7 +200,7 @@ def test_files_of_one_split_must_share_a_header(tmp_path):
   (tmp_path / 'a.csv').write_text('x,y\n1,2\n')
   (tmp_path / 'b.csv').write_text('x,z\n1,2\n')
   with pytest.raises(UnusableData, match="b.csv: its header differs from .*a.csv's"):
-    _run(arrow_executor.Executor, tmp_path, tmp_path / 'out')
+    run_executor(arrow_executor.Executor, tmp_path, tmp_path / 'out')
 
 
 def _rows_with_duplicates(path) -> dict:
@@ -259,7 +230,7 @@ def _rows_with_duplicates(path) -> dict:
 def test_duplicate_rows_share_a_split_and_rows_under_two_labels_are_left_out(tmp_path, reader):
   names = _rows_with_duplicates(tmp_path / 'trips.csv')
   executor_class = arrow_executor.Executor if reader == 'arrow' else counted_stock_executor.Executor
-  examples = _run(
+  examples = run_executor(
     executor_class,
     tmp_path,
     tmp_path / 'out',

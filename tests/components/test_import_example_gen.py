@@ -7,13 +7,9 @@ import json
 import os
 
 import tensorflow as tf
-from tfx.dsl.components.base import base_beam_executor
-from tfx.proto import example_gen_pb2
-from tfx.types import standard_artifacts
-from tfx.utils import proto_utils
 
-from components import file_based
 from components.import_example_gen import executor
+from tests.example_gens import run_executor
 
 
 def _example(x: float, word: str, label: int, row_id: int) -> bytes:
@@ -33,28 +29,10 @@ def _write(path, records) -> None:
       writer.write(record)
 
 
-def _run(input_base, out, splits, **more):
-  examples = standard_artifacts.Examples()
-  examples.uri = str(out)
-  context = base_beam_executor.BaseBeamExecutor.Context(
-    tmp_dir=f'{out}.tmp', unique_id='1', beam_pipeline_args=['--direct_running_mode=in_memory']
-  )
-  input_config = example_gen_pb2.Input(
-    splits=[example_gen_pb2.Input.Split(name=name, pattern=pattern) for name, pattern in splits]
-  )
-  output_config = file_based.output_config(20) if len(splits) == 1 else example_gen_pb2.Output()
-  properties = {
-    'input_base': str(input_base),
-    'input_config': proto_utils.proto_to_json(input_config),
-    'output_config': proto_utils.proto_to_json(output_config),
-    'output_data_format': example_gen_pb2.FORMAT_TF_EXAMPLE,
-    'output_file_format': example_gen_pb2.FORMAT_TFRECORDS_GZIP,
-    'label_key': 'label',
-    'id_columns': json.dumps(['row_id']),
-    **more,
-  }
-  executor.Executor(context).Do({}, {'examples': [examples]}, properties)
-  return examples
+def _run(input_base, out, splits):
+  """The executor on `splits`, with 'label' the label and 'row_id' an id column."""
+  ids = json.dumps(['row_id'])
+  return run_executor(executor.Executor, input_base, out, splits, label_key='label', id_columns=ids)
 
 
 def _found(uri: str) -> dict:
