@@ -31,7 +31,7 @@ MODES = (GROUP, KEEP_CONFLICTS, OFF)
 # Largest Hamming distance between two near-duplicates' perceptual hashes (of 64 bits): chosen from
 # bench/near_duplicates.py's measurement (docs/benchmarks.md, "Near-duplicate images").
 NEAR_DISTANCE = 4
-# Conflicts shown in the run's summary line before "… and N more".
+# The other examples (and their labels) a conflict's reason names, at most.
 SHOWN = 3
 
 _POPCOUNT = np.array([bin(i).count('1') for i in range(256)], dtype=np.uint8)
