@@ -54,6 +54,7 @@ from trainer import models
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`), PipelineConfig fields.
 PARAMETERS = ('data', 'train_steps', 'learning_rate', 'min_accuracy')
 SERVING_CHECK = 'ServingCheck'  # the step id of either serving check
+EVALUATOR = 'Evaluator'
 
 
 def create_pipeline(
@@ -385,7 +386,7 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     code_fingerprint=fingerprint.of(
       'components.blessing_evaluator.component', evaluation.METRICS_MODULE
     ),
-  ).with_id('Evaluator')
+  ).with_id(EVALUATOR)
   check, infra_blessing = serving_check(config, examples, trainer, evaluator)
   pusher = ServingPusher(
     model=trainer.outputs['model'],

@@ -17,10 +17,12 @@ class ComponentProgress(logging.Handler):
 
   _NODE_MESSAGES = ('Component %s is running.', 'Component %s is finished.')
 
-  def __init__(self, node_ids, stream=None):
-    """stream: default sys.stdout as it is now (not as it was when this module was imported)."""
+  def __init__(self, node_ids, stream=None, on_start=None):
+    """stream: default sys.stdout as it is now (not as it was when this module was imported);
+    on_start: {component id: a function called when that component starts running}."""
     super().__init__(level=logging.INFO)
     self._order = {node_id: i + 1 for i, node_id in enumerate(node_ids)}
+    self._on_start = dict(on_start or {})
     self._stream = stream or sys.stdout
     self._started = {}
     self._cached = set()
@@ -51,6 +53,8 @@ class ComponentProgress(logging.Handler):
       self._current = record.args[0]
       self._started[self._current] = time.monotonic()
       self._print(f'{self._tag(self._current)} {self._current} running…')
+      if self._current in self._on_start:
+        self._on_start[self._current]()
     elif record.msg == 'A cached execution %d is used.' and self._current:
       self._cached.add(self._current)
     elif record.msg == 'Component %s is finished.':

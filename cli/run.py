@@ -121,9 +121,16 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
   except KeyboardInterrupt:
     return _not_started(time.monotonic() - started)
   from cli import progress
+  from components.serving_check import probe_process
+  import pipeline
 
-  with progress.logs_routed(log_path, progress.ComponentProgress(components)):
-    return _run_dag(config, dag, schema_only, log_path)
+  # The serving check's process imports TensorFlow while the Evaluator runs (probe_process.py).
+  on_start = {pipeline.EVALUATOR: probe_process.start}
+  try:
+    with progress.logs_routed(log_path, progress.ComponentProgress(components, on_start=on_start)):
+      return _run_dag(config, dag, schema_only, log_path)
+  finally:
+    probe_process.stop()
 
 
 def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
@@ -165,8 +172,8 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   """Runs `dag` with LocalDagRunner (logs routed): the run's result for the summary."""
   from tfx import v1 as tfx
 
-  from cli import data_revision
   from contracts.anomalies import AnomaliesFound
+  from data_revisions import revision as data_revision
   from metadata import report, summary
 
   revision = data_revision.of_run(config, _data_given(config))

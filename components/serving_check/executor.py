@@ -7,15 +7,14 @@ Pusher reads from its `infra_blessing` input.
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from typing import List
 
 import tensorflow as tf
 from tfx.dsl.io import fileio
 
-from components.serving_check import probe
-from contracts import artifacts, fingerprint, serving, splits
+from components.serving_check import probe_process
+from contracts import artifacts, serving, splits
 
 TIMEOUT_SECONDS = 600  # a model that takes longer to load and answer does not serve
 BLESSED_FILE, NOT_BLESSED_FILE = 'INFRA_BLESSED', 'INFRA_NOT_BLESSED'  # TFX InfraValidator's
@@ -35,27 +34,24 @@ def eval_records(examples_uri: str, count: int = serving.CHECK_EXAMPLES) -> List
 
 
 def run_probe(model_dir: str, records: List[bytes], timeout: float = TIMEOUT_SECONDS) -> dict:
-  """probe.check in a fresh Python process (the project's root importable, nothing else shared)."""
+  """probe.check in a fresh Python process (probe_process: the one started ahead of need, or a
+  new one; the project's root importable, nothing else shared)."""
   with tempfile.TemporaryDirectory(prefix='serving-check-') as scratch:
     records_path, report_path = (os.path.join(scratch, name) for name in ('eval', 'report.json'))
     with tf.io.TFRecordWriter(records_path) as writer:
       for record in records:
         writer.write(record)
-    env = dict(
-      os.environ,
-      PYTHONPATH=os.pathsep.join(filter(None, [fingerprint.ROOT, os.environ.get('PYTHONPATH')])),
-      TF_CPP_MIN_LOG_LEVEL='3',
-      PYTHONWARNINGS='ignore',
-    )
-    command = [sys.executable, '-m', probe.__name__, '--model', model_dir]
-    command += ['--records', records_path, '--report', report_path]
+    argv = ['--model', model_dir, '--records', records_path, '--report', report_path]
+    process = probe_process.take()
     try:
-      done = subprocess.run(command, env=env, cwd=scratch, capture_output=True, timeout=timeout)
+      _, stderr = process.communicate(probe_process.request(argv, scratch), timeout=timeout)
     except subprocess.TimeoutExpired:
+      process.kill()
+      process.communicate()
       return {'problems': [f'no answer within {timeout:g} s (load and {len(records)} examples)']}
-    if done.returncode != 0 or not os.path.exists(report_path):
-      lines = done.stderr.decode('utf-8', 'replace').strip().splitlines() or ['no output']
-      return {'problems': [f'the serving process failed (exit {done.returncode}): {lines[-1]}']}
+    if process.returncode != 0 or not os.path.exists(report_path):
+      lines = stderr.decode('utf-8', 'replace').strip().splitlines() or ['no output']
+      return {'problems': [f'the serving process failed (exit {process.returncode}): {lines[-1]}']}
     with open(report_path) as f:
       return json.load(f)
 

@@ -1,5 +1,6 @@
 """The serving check itself, run in a fresh process as a model server would load the model:
-`python -m components.serving_check.probe --model DIR --records FILE --report JSON`.
+`python -m components.serving_check.probe --model DIR --records FILE --report JSON`, or with
+`--wait` alone, the same arguments read from stdin once TensorFlow is imported (probe_process.py).
 
 It loads the SavedModel with TensorFlow alone (no project model code), sends every signature a
 batch built from real eval records (serving_default the records themselves; predict_image_bytes
@@ -206,7 +207,23 @@ def read_records(path: str) -> List[bytes]:
   return [record.numpy() for record in tf.data.TFRecordDataset(path)]
 
 
+def waited_request() -> Optional[List[str]]:
+  """`--wait`: TensorFlow is imported already; the arguments come as one line on stdin
+  (probe_process.request), the working folder is set from it; None when stdin closes first."""
+  line = sys.stdin.readline()
+  if not line.strip():
+    return None
+  request = json.loads(line)
+  os.chdir(request['cwd'])
+  return request['argv']
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+  argv = sys.argv[1:] if argv is None else argv
+  if argv == ['--wait']:
+    argv = waited_request()
+    if argv is None:
+      return 0
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
   parser.add_argument('--model', required=True, help='the SavedModel folder')
   parser.add_argument('--records', required=True, help='a TFRecord file of eval records')

@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from components.image_example_gen import encode
-from components.serving_check import executor, probe
+from components.serving_check import executor, probe, probe_process
 from contracts import artifacts, image_record, serving, text_record
 from tests.conftest import image_bytes
 from trainer import input_pipeline, model, signatures
@@ -202,10 +202,13 @@ def test_the_check_runs_in_its_own_process_and_writes_the_infra_blessing(tmp_pat
     for record in _image_records(image_record.ENCODED, count=80):
       writer.write(record)
   blessing = str(tmp_path / 'blessing')
+  waiting = probe_process.start()  # as a local run does when the Evaluator starts
+  assert probe_process.start() is waiting  # one waiting process at most
   report = executor.check(path, str(tmp_path / 'examples'), True, blessing)
   assert report['checked'] and report['serves'] and report['problems'] == []
   assert report['examples'] == serving.CHECK_EXAMPLES  # the first 64 of 80
-  assert report['pid'] != os.getpid()
+  assert report['pid'] == waiting.pid != os.getpid()  # the started process took the request
+  assert waiting.wait(timeout=10) == 0
   with open(os.path.join(blessing, artifacts.SERVING_CHECK_FILE)) as f:
     assert json.load(f) == report
   assert sorted(os.listdir(blessing)) == [executor.BLESSED_FILE, artifacts.SERVING_CHECK_FILE]
@@ -214,6 +217,17 @@ def test_the_check_runs_in_its_own_process_and_writes_the_infra_blessing(tmp_pat
   unblessed = str(tmp_path / 'unblessed')
   assert executor.check(path, str(tmp_path / 'examples'), False, unblessed)['checked'] is False
   assert executor.NOT_BLESSED_FILE in os.listdir(unblessed)
+
+
+def test_a_started_probe_process_nobody_takes_ends_with_the_run():
+  waiting = probe_process.start()
+  probe_process.stop()
+  assert waiting.returncode == 0  # stdin closed before any request: the probe exits cleanly
+  probe_process.stop()  # nothing started: nothing to stop
+  fresh = probe_process.take()  # a later check starts a new process
+  assert fresh is not waiting
+  fresh.stdin.close()
+  assert fresh.wait(timeout=60) == 0
 
 
 def test_a_check_that_does_not_answer_in_time_is_one_line(tmp_path):
