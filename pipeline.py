@@ -24,9 +24,23 @@ if __name__ == '__main__':
 import dataclasses
 from typing import List, Tuple
 
-from tfx import v1 as tfx
-from tfx.extensions.google_cloud_ai_platform.tuner import executor as vertex_tuner
-from tfx.proto import example_gen_pb2
+from tfx import components as tfx_components
+from tfx.dsl.components.common import resolver
+from tfx.dsl.input_resolution.strategies import (
+  latest_artifact_strategy,
+  latest_blessed_model_strategy,
+)
+from tfx.orchestration import data_types
+from tfx.orchestration import pipeline as tfx_pipeline
+from tfx.proto import (
+  bulk_inferrer_pb2,
+  example_gen_pb2,
+  infra_validator_pb2,
+  pusher_pb2,
+  trainer_pb2,
+  tuner_pb2,
+)
+from tfx.types import channel, standard_artifacts
 
 from components import file_based
 from components.anomaly_gate.component import AnomalyGate
@@ -40,7 +54,7 @@ from components.image_example_gen.component import ImageExampleGen
 from components.import_example_gen.component import ImportExampleGen
 from components.label_check.component import LabelCheck
 from components.prediction_csv.component import PredictionCsv
-from components.recording_trainer.component import RecordingTrainer, VertexTrainer
+from components.recording_trainer.component import RecordingTrainer
 from components.serving_check.component import ServingCheck, TensorFlowServingCheck
 from components.serving_pusher.component import ServingPusher
 from components.shard_check.component import ShardCheck
@@ -62,7 +76,7 @@ def create_pipeline(
   metadata_connection_config=None,
   schema_only: bool = False,
   parameters: bool = False,
-) -> tfx.dsl.Pipeline:
+) -> tfx_pipeline.Pipeline:
   """The whole DAG for `config`; schema_only: stop after an inferred schema (`pipeline.py
   schema`); parameters: PARAMETERS become pipeline parameters defaulting to config's values
   (`pipeline.py compile`), else they are plain values."""
@@ -80,7 +94,7 @@ def create_pipeline(
       code_fingerprint=fingerprint.of(data_files=_existing([config.schema])),
     ).with_id('ImportSchemaGen')
   else:
-    schema_gen = tfx.components.SchemaGen(
+    schema_gen = tfx_components.SchemaGen(
       statistics=statistics_gen.outputs['statistics'], infer_feature_shape=True
     )
   components = [example_gen, statistics_gen, schema_gen]
@@ -95,7 +109,7 @@ def create_pipeline(
     components += pushing
     if config.infer_data:
       components += inference(config, trainer, pushing[1])
-  return tfx.dsl.Pipeline(
+  return tfx_pipeline.Pipeline(
     pipeline_name=config.pipeline_name,
     pipeline_root=config.pipeline_root,
     components=components,
@@ -111,7 +125,7 @@ def parameter_values(config: cfg.PipelineConfig, as_parameters: bool) -> dict:
   if not as_parameters:
     return values
   return {
-    name: tfx.dsl.experimental.RuntimeParameter(name=name, ptype=type(value), default=value)
+    name: data_types.RuntimeParameter(name=name, ptype=type(value), default=value)
     for name, value in values.items()
   }
 
@@ -155,15 +169,16 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       code_fingerprint=fingerprint.of('components.image_example_gen.executor'),
     )
   if config.data_splits:  # already split (Split-<name> folders): kept as they are
-    input_config = tfx.proto.Input(
+    input_config = example_gen_pb2.Input(
       splits=[
-        tfx.proto.Input.Split(name=name, pattern=pattern) for name, pattern in config.data_splits
+        example_gen_pb2.Input.Split(name=name, pattern=pattern)
+        for name, pattern in config.data_splits
       ]
     )
-    output_config = tfx.proto.Output()
+    output_config = example_gen_pb2.Output()
   else:
-    input_config = tfx.proto.Input(
-      splits=[tfx.proto.Input.Split(name='single_split', pattern=config.data_pattern)]
+    input_config = example_gen_pb2.Input(
+      splits=[example_gen_pb2.Input.Split(name='single_split', pattern=config.data_pattern)]
     )
     output_config = file_based.output_config(config.eval_percent)
   files = dict(
@@ -208,7 +223,7 @@ def validation(
 ) -> Tuple[list, list]:
   """What must pass before training: schema anomalies, shard CRCs, the label, drift.
   Returns (components, the gates among them that the Trainer waits for)."""
-  validator = tfx.components.ExampleValidator(
+  validator = tfx_components.ExampleValidator(
     statistics=statistics_gen.outputs['statistics'], schema=schema_gen.outputs['schema']
   )
   gates = [
@@ -235,10 +250,10 @@ def validation(
     )
   resolvers = []
   if '{SPAN}' in config.data_pattern:  # data versions: compare with the previous one
-    previous = tfx.dsl.Resolver(
-      strategy_class=tfx.dsl.experimental.LatestArtifactStrategy,
-      statistics=tfx.dsl.Channel(
-        type=tfx.types.standard_artifacts.ExampleStatistics,
+    previous = resolver.Resolver(
+      strategy_class=latest_artifact_strategy.LatestArtifactStrategy,
+      statistics=channel.Channel(
+        type=standard_artifacts.ExampleStatistics,
         producer_component_id=statistics_gen.id,
         output_key='statistics',
       ),
@@ -301,11 +316,13 @@ def tuning(config: cfg.PipelineConfig, examples, schema_gen):
   custom_config = dict(
     trainer_config(config), **{trainer_options.MAX_TRIALS_KEY: config.tune_trials}
   )
-  tuner_class, tune_args = tfx.components.Tuner, None
-  if config.cloud and config.cloud.vertex_tuning:
-    vertex = tfx.extensions.google_cloud_ai_platform
+  tuner_class, tune_args = tfx_components.Tuner, None
+  if config.cloud and config.cloud.vertex_tuning:  # the Vertex AI client: imported only here
+    from tfx.extensions.google_cloud_ai_platform.tuner import executor as vertex_tuner
+    from tfx.v1.extensions import google_cloud_ai_platform as vertex
+
     tuner_class = vertex.Tuner
-    tune_args = tfx.proto.TuneArgs(num_parallel_trials=config.cloud.tune_parallel_trials)
+    tune_args = tuner_pb2.TuneArgs(num_parallel_trials=config.cloud.tune_parallel_trials)
     custom_config.update(
       {
         vertex.ENABLE_VERTEX_KEY: True,
@@ -320,8 +337,8 @@ def tuning(config: cfg.PipelineConfig, examples, schema_gen):
     tuner_fn='trainer.tuning.tuner_fn',
     examples=examples,
     schema=schema_gen.outputs['schema'],
-    train_args=tfx.proto.TrainArgs(num_steps=config.tune_steps),
-    eval_args=tfx.proto.EvalArgs(num_steps=config.eval_steps or None),
+    train_args=trainer_pb2.TrainArgs(num_steps=config.tune_steps),
+    eval_args=trainer_pb2.EvalArgs(num_steps=config.eval_steps or None),
     tune_args=tune_args,
     custom_config=custom_config,
   ).with_id('Tuner')
@@ -333,8 +350,11 @@ def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict, tun
   the Trainer's."""
   custom_config = trainer_config(config)
   trainer_class = RecordingTrainer  # records input damage on the Model artifact
-  if config.cloud and config.cloud.vertex_training:
-    vertex = tfx.extensions.google_cloud_ai_platform
+  if config.cloud and config.cloud.vertex_training:  # the Vertex AI client: imported only here
+    from tfx.v1.extensions import google_cloud_ai_platform as vertex
+
+    from components.recording_trainer.vertex_component import VertexTrainer
+
     trainer_class = VertexTrainer
     custom_config.update(
       {
@@ -363,10 +383,10 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
   every class of the eval split predicted at least once unless allow_missed_classes. A model
   that is already the newest serving version is not pushed again (components/serving_pusher).
   values: min_accuracy (parameter_values)."""
-  serving_model = tfx.dsl.Resolver(
-    strategy_class=tfx.dsl.experimental.LatestBlessedModelStrategy,
-    model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
-    model_blessing=tfx.dsl.Channel(type=tfx.types.standard_artifacts.ModelBlessing),
+  serving_model = resolver.Resolver(
+    strategy_class=latest_blessed_model_strategy.LatestBlessedModelStrategy,
+    model=channel.Channel(type=standard_artifacts.Model),
+    model_blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
   ).with_id('serving_model')
   eval_config = blessing_config.build(
     config.min_accuracy,
@@ -392,8 +412,8 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     model=trainer.outputs['model'],
     model_blessing=evaluator.outputs['blessing'],
     infra_blessing=infra_blessing,
-    push_destination=tfx.proto.PushDestination(
-      filesystem=tfx.proto.PushDestination.Filesystem(base_directory=config.serving_dir)
+    push_destination=pusher_pb2.PushDestination(
+      filesystem=pusher_pb2.PushDestination.Filesystem(base_directory=config.serving_dir)
     ),
     code_fingerprint=fingerprint.of('components.serving_pusher.component'),
   ).with_id('Pusher')
@@ -410,8 +430,8 @@ def inference(config: cfg.PipelineConfig, trainer, evaluator) -> List:
     examples=infer_gen.outputs['examples'],
     model=trainer.outputs['model'],
     model_blessing=evaluator.outputs['blessing'],
-    data_spec=tfx.proto.DataSpec(example_splits=[splits.INFER]),
-    model_spec=tfx.proto.ModelSpec(model_signature_name=[serving.BULK_INFERENCE]),
+    data_spec=bulk_inferrer_pb2.DataSpec(example_splits=[splits.INFER]),
+    model_spec=bulk_inferrer_pb2.ModelSpec(model_signature_name=[serving.BULK_INFERENCE]),
     code_fingerprint=fingerprint.of('components.bulk_inferrer.executor'),
   )
   to_csv = PredictionCsv(
@@ -430,12 +450,14 @@ def serving_check(config: cfg.PipelineConfig, examples, trainer, evaluator) -> t
     validator = TensorFlowServingCheck(
       model=trainer.outputs['model'],
       examples=examples,
-      serving_spec=tfx.proto.ServingSpec(
-        tensorflow_serving=tfx.proto.TensorFlowServing(tags=[config.cloud.tf_serving_tag]),
-        kubernetes=tfx.proto.KubernetesConfig(),
+      serving_spec=infra_validator_pb2.ServingSpec(
+        tensorflow_serving=infra_validator_pb2.TensorFlowServing(
+          tags=[config.cloud.tf_serving_tag]
+        ),
+        kubernetes=infra_validator_pb2.KubernetesConfig(),
       ),
-      request_spec=tfx.proto.RequestSpec(
-        tensorflow_serving=tfx.proto.TensorFlowServingRequestSpec(
+      request_spec=infra_validator_pb2.RequestSpec(
+        tensorflow_serving=infra_validator_pb2.TensorFlowServingRequestSpec(
           signature_names=[serving.SERVING_DEFAULT]
         ),
         split_name=splits.EVAL,

@@ -135,7 +135,8 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
 
 def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
   """(the pipeline, its component ids in order) after an interrupted earlier run's clean-up."""
-  from tfx import v1 as tfx
+  from tfx.dsl.components.common import resolver
+  from tfx.orchestration import metadata as tfx_metadata
 
   from metadata import recovery
   import pipeline
@@ -148,10 +149,10 @@ def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
     )
   dag = pipeline.create_pipeline(
     config,
-    tfx.orchestration.metadata.sqlite_metadata_connection_config(config.metadata_path),
+    tfx_metadata.sqlite_metadata_connection_config(config.metadata_path),
     schema_only=schema_only,
   )
-  return dag, [c.id for c in dag.components if not isinstance(c, tfx.dsl.Resolver)]
+  return dag, [c.id for c in dag.components if not isinstance(c, resolver.Resolver)]
 
 
 def _not_started(seconds: float) -> dict:
@@ -170,7 +171,7 @@ def _data_given(config: cfg.PipelineConfig) -> str:
 
 def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) -> dict:
   """Runs `dag` with LocalDagRunner (logs routed): the run's result for the summary."""
-  from tfx import v1 as tfx
+  from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
   from contracts.anomalies import AnomaliesFound
   from data_revisions import revision as data_revision
@@ -190,7 +191,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   error = None
   try:
     with _interrupt_requests():
-      tfx.orchestration.LocalDagRunner().run(dag)
+      LocalDagRunner().run(dag)
   except KeyboardInterrupt as e:  # Ctrl-C: summary and report of what ran; the next run recovers
     logging.warning('pipeline run interrupted (Ctrl-C)')
     error = e

@@ -15,8 +15,8 @@ import tempfile
 
 import keras
 import keras_tuner
-from tfx import v1 as tfx
 from tfx.components.trainer.fn_args_utils import FnArgs
+from tfx.components.tuner.component import TunerFnResult
 
 from contracts.trainer_options import MAX_TRIALS_KEY, TrainerOptions
 from trainer import distribution, fine_tune, model, task
@@ -42,7 +42,7 @@ class RandomSearch(keras_tuner.RandomSearch):
     logging.info('tuner: %s', printed.getvalue())
 
 
-def tuner_fn(fn_args: FnArgs) -> tfx.components.TunerFnResult:
+def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
   options = TrainerOptions.from_custom_config(fn_args.custom_config)
   plan = distribution.plan(options.to_custom_config())
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
@@ -70,7 +70,7 @@ def tuner_fn(fn_args: FnArgs) -> tfx.components.TunerFnResult:
     project_name='trials',
     overwrite=True,
   )
-  return tfx.components.TunerFnResult(
+  return TunerFnResult(
     tuner=tuner,
     fit_kwargs=dict(
       x=ready.train,

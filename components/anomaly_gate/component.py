@@ -4,15 +4,17 @@ ExampleValidator records anomalies but never stops a pipeline by itself; the Tra
 to depend on this gate, so a failing gate means no model is trained on bad data.
 """
 
-from tfx import v1 as tfx
+from tfx.dsl.component.experimental.annotations import InputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
+from tfx.types import standard_artifacts
 
 from components.anomaly_gate import executor
 
 
-@tfx.dsl.components.component
+@component
 def AnomalyGate(
-  anomalies: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.ExampleAnomalies],
-  code_fingerprint: tfx.dsl.components.Parameter[str] = '',
+  anomalies: InputArtifact[standard_artifacts.ExampleAnomalies],
+  code_fingerprint: Parameter[str] = '',
 ) -> None:
   """Passes clean data on; raises AnomaliesFound otherwise (code_fingerprint: the cache key's)."""
   executor.check(anomalies.uri)

@@ -8,8 +8,8 @@ threshold of `eval_config` before TFX's Evaluator runs.
 from typing import Union
 
 import tensorflow_model_analysis as tfma
-from tfx import v1 as tfx
 from tfx.dsl.components.base import base_beam_component, executor_spec
+from tfx.orchestration import data_types
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
 from tfx.utils import json_utils
 
@@ -40,7 +40,7 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
     model,
     baseline_model,
     eval_config: tfma.EvalConfig,
-    min_accuracy: Union[float, tfx.dsl.experimental.RuntimeParameter],
+    min_accuracy: Union[float, data_types.RuntimeParameter],
     code_fingerprint: str = '',
     allow_missed_classes: bool = False,
   ):

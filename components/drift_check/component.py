@@ -5,19 +5,21 @@ before this run); on the first run there are none and the check passes. Only com
 curated schema configures are applied.
 """
 
-from tfx import v1 as tfx
+from tfx.dsl.component.experimental.annotations import InputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
+from tfx.types import standard_artifacts
 
 from components.drift_check import executor
 
-_Statistics = tfx.types.standard_artifacts.ExampleStatistics
+_Statistics = standard_artifacts.ExampleStatistics
 
 
-@tfx.dsl.components.component
+@component
 def DriftCheck(
-  statistics: tfx.dsl.components.InputArtifact[_Statistics],
-  schema: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Schema],
-  previous_statistics: tfx.dsl.components.InputArtifact[_Statistics] = None,
-  code_fingerprint: tfx.dsl.components.Parameter[str] = '',
+  statistics: InputArtifact[_Statistics],
+  schema: InputArtifact[standard_artifacts.Schema],
+  previous_statistics: InputArtifact[_Statistics] = None,
+  code_fingerprint: Parameter[str] = '',
 ) -> None:
   """Raises executor.DriftFound when the schema's drift comparators fire (code_fingerprint: only
   for the cache key, contracts/fingerprint.py)."""

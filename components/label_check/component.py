@@ -4,21 +4,23 @@ import os
 
 import tensorflow_data_validation as tfdv
 from tensorflow_metadata.proto.v0 import schema_pb2
-from tfx import v1 as tfx
+from tfx.dsl.component.experimental.annotations import InputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
+from tfx.types import standard_artifacts
 from tfx.utils import io_utils
 
 from components.label_check import executor
 from contracts import artifacts, splits
 
 
-@tfx.dsl.components.component
+@component
 def LabelCheck(
-  schema: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Schema],
-  statistics: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.ExampleStatistics],
-  label: tfx.dsl.components.Parameter[str],
-  label_threshold: tfx.dsl.components.Parameter[float],
-  label_default: tfx.dsl.components.Parameter[str] = '',
-  code_fingerprint: tfx.dsl.components.Parameter[str] = '',
+  schema: InputArtifact[standard_artifacts.Schema],
+  statistics: InputArtifact[standard_artifacts.ExampleStatistics],
+  label: Parameter[str],
+  label_threshold: Parameter[float],
+  label_default: Parameter[str] = '',
+  code_fingerprint: Parameter[str] = '',
 ) -> None:
   """Raises executor.LabelMissing when `label` is not a (context) feature of the schema, and
   UnusableData when the train split's label values cannot train a classifier

@@ -1,8 +1,9 @@
 """PredictionCsv: the BulkInferrer's InferenceResult (PredictionLogs) as predictions.csv
 (contracts/predictions.py) in its own output artifact, with the row count as a property."""
 
-from tfx import v1 as tfx
-from tfx.types import artifact
+from tfx.dsl.component.experimental.annotations import InputArtifact, OutputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
+from tfx.types import artifact, standard_artifacts
 
 from components.prediction_csv import executor
 
@@ -15,12 +16,12 @@ class Predictions(artifact.Artifact):
   TYPE_NAME = 'tfrp.Predictions'  # KFP v2 wants <namespace>.<Name> for custom types
 
 
-@tfx.dsl.components.component
+@component
 def PredictionCsv(
-  inference_result: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.InferenceResult],
-  model: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Model],
-  predictions: tfx.dsl.components.OutputArtifact[Predictions],
-  code_fingerprint: tfx.dsl.components.Parameter[str] = '',
+  inference_result: InputArtifact[standard_artifacts.InferenceResult],
+  model: InputArtifact[standard_artifacts.Model],
+  predictions: OutputArtifact[Predictions],
+  code_fingerprint: Parameter[str] = '',
 ) -> None:
   """Writes predictions.csv under predictions.uri, classes named as the model names them
   (code_fingerprint: the cache key's)."""

@@ -4,20 +4,21 @@ and whose step count and learning rate are parameters of their own.
 TFX's Trainer spec plus two parameters, `train_steps` and `learning_rate`: a compiled pipeline
 can make them pipeline parameters (RuntimeParameter), which TFX allows only for whole parameters,
 not for fields inside `train_args` or `custom_config`. The executor folds them back into those two
-(executor.with_parameters), so `run_fn` sees them as usual. `VertexTrainer` is the same component
-on TFX's Vertex AI Training executor.
+(executor.with_parameters), so `run_fn` sees them as usual. `vertex_component.VertexTrainer` is
+the same component on TFX's Vertex AI Training executor.
 """
 
 from typing import Optional, Union
 
-from tfx import v1 as tfx
 from tfx.dsl.components.base import base_component, executor_spec
+from tfx.orchestration import data_types
+from tfx.proto import trainer_pb2
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
 from tfx.utils import json_utils
 
 from components.recording_trainer import executor
 
-Number = Union[int, float, tfx.dsl.experimental.RuntimeParameter]
+Number = Union[int, float, data_types.RuntimeParameter]
 
 
 class RecordingTrainerSpec(component_spec.ComponentSpec):
@@ -57,8 +58,8 @@ class RecordingTrainer(base_component.BaseComponent):
         schema=schema,
         hyperparameters=hyperparameters,
         run_fn=run_fn,
-        train_args=tfx.proto.TrainArgs(num_steps=default(train_steps)),
-        eval_args=tfx.proto.EvalArgs(num_steps=eval_steps),
+        train_args=trainer_pb2.TrainArgs(num_steps=default(train_steps)),
+        eval_args=trainer_pb2.EvalArgs(num_steps=eval_steps),
         custom_config=json_utils.dumps(dict(custom_config, learning_rate=default(learning_rate))),
         train_steps=train_steps,
         learning_rate=learning_rate,
@@ -66,9 +67,3 @@ class RecordingTrainer(base_component.BaseComponent):
         model_run=channel.Channel(type=standard_artifacts.ModelRun),
       )
     )
-
-
-class VertexTrainer(RecordingTrainer):
-  """The same component training as a Vertex AI custom job (TFX's executor, after the fold)."""
-
-  EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.VertexExecutor)

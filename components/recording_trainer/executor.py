@@ -12,7 +12,6 @@ import os
 
 from tfx.components.trainer import executor as trainer_executor
 from tfx.dsl.io import fileio
-from tfx.extensions.google_cloud_ai_platform.trainer import executor as vertex_executor
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import json_utils
 
@@ -61,10 +60,3 @@ class Executor(trainer_executor.GenericExecutor):
     for key, name in INT_PROPERTIES.items():
       model.set_int_custom_property(name, int(damage[key]))
     model.set_float_custom_property('input_lost_fraction', float(damage['lost_fraction']))
-
-
-class VertexExecutor(vertex_executor.GenericExecutor):
-  """TFX's Vertex AI Training executor, started with the parameters folded in."""
-
-  def Do(self, input_dict, output_dict, exec_properties):
-    super().Do(input_dict, output_dict, with_parameters(exec_properties))

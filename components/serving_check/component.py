@@ -9,9 +9,10 @@ TensorFlowServingCheck is TFX's InfraValidator (its spec, driver and executor) f
 pipelines on Kubeflow Pipelines: the TensorFlow Serving image as a pod beside the step.
 """
 
-from tfx import v1 as tfx
 from tfx.components.infra_validator import component as infra_validator
 from tfx.components.util import model_utils
+from tfx.dsl.component.experimental.annotations import InputArtifact, OutputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
 from tfx.dsl.components.base import base_component
 from tfx.types import channel, standard_artifacts
 from tfx.utils import path_utils
@@ -19,13 +20,13 @@ from tfx.utils import path_utils
 from components.serving_check import executor
 
 
-@tfx.dsl.components.component
+@component
 def ServingCheck(
-  model: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Model],
-  examples: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Examples],
-  model_blessing: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.ModelBlessing],
-  infra_blessing: tfx.dsl.components.OutputArtifact[tfx.types.standard_artifacts.InfraBlessing],
-  code_fingerprint: tfx.dsl.components.Parameter[str] = '',
+  model: InputArtifact[standard_artifacts.Model],
+  examples: InputArtifact[standard_artifacts.Examples],
+  model_blessing: InputArtifact[standard_artifacts.ModelBlessing],
+  infra_blessing: OutputArtifact[standard_artifacts.InfraBlessing],
+  code_fingerprint: Parameter[str] = '',
 ) -> None:
   """Blesses (`blessed` = 1) a blessed model that serves (code_fingerprint: the cache key's)."""
   report = executor.check(

@@ -150,7 +150,7 @@ def test_dataflow_vertex_training_labels_and_service_account(tmp_path):
       assert flag in args, (task, flag)
   trainer = _executor(spec, 'Trainer')
   assert (
-    'components.recording_trainer.executor.VertexExecutor'
+    'components.recording_trainer.vertex_executor.Executor'
     in trainer['args']  # TFX's, after the fold
   )
   custom = json.loads(
@@ -304,7 +304,7 @@ def test_dockerfile_ships_every_module_the_compiled_steps_import():
   assert imported == {'components', 'trainer'}
   assert imported | {'config', 'cli', 'schema', 'requirements.lock'} <= copied
   # What components/ and trainer/ may import in turn (tests/test_architecture.py: ALLOWED).
-  assert {'contracts', 'engines'} <= copied
+  assert {'contracts', 'engines', 'records'} <= copied
   # The curated schema named in the committed example is in the image at that relative path.
   schema = spec['root']['dag']['tasks']['ImportSchemaGen']['inputs']['parameters']['schema_file']
   assert schema['runtimeValue']['constant'].split('/')[0] in copied
