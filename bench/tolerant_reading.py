@@ -28,8 +28,8 @@ import numpy as np
 import tensorflow as tf
 
 from bench import figures as figures_file
-from components.shard_check import scan
 from contracts import image_record
+from records import scan
 from trainer import input_pipeline
 from trainer.data_spec import ImageSpec
 

@@ -382,7 +382,7 @@ def holds_sequence_examples(tfrecord_path: str) -> bool:
 
 def _first_intact_record(tfrecord_path: str, compression: str) -> bytes:
   """The first record whose CRCs check (the project's scan), or UserError when none does."""
-  from components.shard_check import scan
+  from records import scan
 
   report, data = scan.scan(tfrecord_path)
   if report.good and report.spans:
@@ -410,7 +410,7 @@ def salvage_tfrecords(source: DataSource, destination: str) -> Tuple[DataSource,
   every file is copied below `destination` with its intact records only (same layout; a copy
   newer than its original is kept, so re-runs stay cached), and the source read from there;
   with the scan's totals, also written to `destination`/DAMAGE_FILE for the summary."""
-  from components.shard_check import scan
+  from records import scan
 
   if cfg.is_remote(source.root):
     return source, None

@@ -673,7 +673,7 @@ def _check_buckets(args: argparse.Namespace) -> None:
 
 def _staged_revision(args: argparse.Namespace):
   """--data-rev: (args reading the staged copy, the config fields that say where it is from)."""
-  from cli import data_revision
+  from data_revisions import revision
 
   if not args.data:
     raise UserError('--data-rev needs --data: a path inside a git repository under DVC')
@@ -683,8 +683,8 @@ def _staged_revision(args: argparse.Namespace):
     if remote
     else args.output
   )
-  staged, _ = data_revision.stage(
-    args.data, args.data_rev, data_revision.staging_folder(os.path.abspath(local))
+  staged, _ = revision.stage(
+    args.data, args.data_rev, revision.staging_folder(os.path.abspath(local))
   )
   source = dict(data_rev=args.data_rev, data_source=os.path.abspath(args.data))
   return argparse.Namespace(**dict(vars(args), data=staged)), source

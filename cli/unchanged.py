@@ -28,7 +28,17 @@ from contracts import fingerprint
 STATE_FILE = 'last_run_state.json'
 SUMMARY_FILE = 'last_run.json'
 # The project's own code: a change to any of it sends the run through TFX.
-CODE_FOLDERS = ('cli', 'components', 'contracts', 'engines', 'metadata', 'trainer', 'schema')
+CODE_FOLDERS = (
+  'cli',
+  'components',
+  'contracts',
+  'data_revisions',
+  'engines',
+  'metadata',
+  'records',
+  'trainer',
+  'schema',
+)
 CODE_FILES = ('pipeline.py', 'config.py', 'requirements.lock')
 
 

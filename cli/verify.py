@@ -16,10 +16,11 @@ import sys
 import types
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from components.shard_check import scan
 import config as cfg
 from contracts import artifacts
 from contracts.errors import UserError
+from metadata import recorded_splits
+from records import scan
 
 HELP = 'check TFRecord shards record by record; salvage the intact records'
 DESCRIPTION = (
@@ -90,16 +91,6 @@ class Finding:
   amount: int = 1  # shards, splits or records
 
 
-@dataclasses.dataclass
-class Recorded:
-  """What an Examples artifact records about itself, and where that was read."""
-
-  splits: List[str]
-  counts: Dict[str, int]
-  source: str  # of the splits
-  counts_source: str = ''  # 'recorded in image_meta.json', 'counted by StatisticsGen', …
-
-
 def missing_shards(shards: List[str], folders: List[str]) -> List[Finding]:
   """Every index absent from a numbered set <prefix>-NNNNN-of-MMMMM[suffix] of a folder searched."""
   searched = set(folders)
@@ -131,7 +122,7 @@ def _split_folders(folder: str) -> List[str]:
     return []
 
 
-def _from_meta_file(folder: str) -> Optional[Recorded]:
+def _from_meta_file(folder: str) -> Optional[recorded_splits.Recorded]:
   for name in META_FILES:
     path = os.path.join(folder, name)
     if not os.path.isfile(path):
@@ -142,106 +133,8 @@ def _from_meta_file(folder: str) -> Optional[Recorded]:
       counts = {str(split): int(n) for split, n in counts.items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
       continue
-    return Recorded(list(counts), counts, name, f'recorded in {name}')
+    return recorded_splits.Recorded(list(counts), counts, name, f'recorded in {name}')
   return None
-
-
-class _Metadata:
-  """Examples artifacts as ML Metadata (a metadata.sqlite in a folder above) records them."""
-
-  def __init__(self):
-    self._stores = {}
-
-  def _store(self, folder: str):
-    """(store, the folder metadata.sqlite is in), from the nearest folder up that has one."""
-    here = folder
-    while True:
-      path = os.path.join(here, cfg.METADATA_FILE)
-      if os.path.isfile(path):
-        break
-      if os.path.dirname(here) == here:
-        return None, ''
-      here = os.path.dirname(here)
-    if path not in self._stores:
-      from ml_metadata.metadata_store import metadata_store
-      from ml_metadata.proto import metadata_store_pb2
-
-      connection = metadata_store_pb2.ConnectionConfig()
-      connection.sqlite.filename_uri = path
-      connection.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
-      try:
-        self._stores[path] = metadata_store.MetadataStore(connection)
-      except Exception:  # damaged or not ML Metadata: the artifact's own files say what they can
-        self._stores[path] = None
-    return self._stores[path], here
-
-  def recorded(self, folder: str) -> Optional[Recorded]:
-    store, root = self._store(folder)
-    if store is None:
-      return None
-    try:
-      return self._recorded(store, root, folder)
-    except Exception:  # an unreadable store is no record; the files present are still checked
-      return None
-
-  def _recorded(self, store, root: str, folder: str) -> Optional[Recorded]:
-    # The URI recorded, or (an output folder moved or copied) one ending the same way.
-    tail = os.sep + os.path.relpath(folder, root)
-    found = store.get_artifacts_by_uri(folder) or [
-      a for a in store.get_artifacts_by_type('Examples') if a.uri.endswith(tail)
-    ]
-    examples_type = store.get_artifact_type('Examples')
-    found = [a for a in found if a.type_id == examples_type.id]
-    if not found:
-      return None
-    artifact = max(found, key=lambda a: a.id)
-    if 'split_names' not in artifact.properties:
-      return None
-    splits = [str(s) for s in json.loads(artifact.properties['split_names'].string_value)]
-    recorded = Recorded(splits, {}, 'ML Metadata')
-    if 'split_counts' in artifact.custom_properties:
-      counts = json.loads(artifact.custom_properties['split_counts'].string_value)
-      recorded.counts = {str(s): int(n) for s, n in counts.items()}
-      recorded.counts_source = 'recorded in ML Metadata'
-    else:
-      moved_from = artifact.uri[: len(artifact.uri) - len(tail)] if artifact.uri != folder else ''
-      recorded.counts = _statistics_counts(store, artifact, splits, moved_from, root)
-      recorded.counts_source = 'counted by StatisticsGen' if recorded.counts else ''
-    return recorded
-
-
-def _statistics_counts(store, examples, splits: List[str], moved_from: str, root: str):
-  """num_examples per split of the newest ExampleStatistics computed from `examples` (TFX's
-  ExampleGens record no counts of their own); {} if there is none to read."""
-  from ml_metadata.proto import metadata_store_pb2
-  from tensorflow_metadata.proto.v0 import statistics_pb2
-
-  event = metadata_store_pb2.Event
-  executions = [
-    e.execution_id for e in store.get_events_by_artifact_ids([examples.id]) if e.type == event.INPUT
-  ]
-  if not executions:
-    return {}
-  outputs = [
-    e.artifact_id for e in store.get_events_by_execution_ids(executions) if e.type == event.OUTPUT
-  ]
-  statistics_type = store.get_artifact_type('ExampleStatistics')
-  found = [a for a in store.get_artifacts_by_id(outputs) if a.type_id == statistics_type.id]
-  if not found:
-    return {}
-  uri = max(found, key=lambda a: a.id).uri
-  if moved_from and uri.startswith(moved_from):
-    uri = root + uri[len(moved_from) :]
-  counts = {}
-  for split in splits:
-    path = artifacts.statistics_path(uri, split)
-    try:
-      with open(path, 'rb') as f:
-        statistics = statistics_pb2.DatasetFeatureStatisticsList.FromString(f.read())
-    except Exception:  # missing, or protobuf's DecodeError: no count to compare
-      return {}
-    counts[split] = sum(d.num_examples for d in statistics.datasets)
-  return counts
 
 
 def _artifact_folders(shards: List[str], folders: List[str]) -> List[str]:
@@ -264,7 +157,7 @@ def missing_splits_and_records(
 ) -> List[Finding]:
   """Per Examples artifact searched: recorded splits without a folder or shards, and splits
   whose clean shards hold other than the recorded number of records."""
-  metadata, findings = _Metadata(), []
+  metadata, findings = recorded_splits.Reader(cfg.METADATA_FILE), []
   per_split = collections.defaultdict(list)
   for path in shards:
     per_split[os.path.dirname(path)].append(path)

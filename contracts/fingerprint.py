@@ -24,9 +24,11 @@ _PROJECT = (
   'components',
   'config',
   'contracts',
+  'data_revisions',
   'kubeflow',
   'metadata',
   'pipeline',
+  'records',
   'trainer',
 )
 

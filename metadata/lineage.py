@@ -19,7 +19,7 @@ from metadata import summary
 from metadata.summary import property_value
 
 _LIVE = metadata_store_pb2.Artifact.LIVE
-REVISION_PREFIX = 'data_'  # the data revision's properties (cli/data_revision.py)
+REVISION_PREFIX = 'data_'  # the data revision's properties (data_revisions/revision.py)
 _INPUT = metadata_store_pb2.Event.INPUT
 _OUTPUTS = (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)
 

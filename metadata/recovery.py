@@ -10,11 +10,10 @@ scratch space `pipeline_root/<component>/.system/executor_execution/<execution i
 import os
 from typing import List
 
-from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 from tfx.dsl.io import fileio
 
-from metadata import summary
+from metadata import connection, summary
 
 _RUNNING = metadata_store_pb2.Execution.RUNNING
 _CANCELED = metadata_store_pb2.Execution.CANCELED
@@ -28,9 +27,7 @@ def cancel_interrupted(metadata_path: str, pipeline_root: str) -> List[str]:
   """
   if not os.path.exists(metadata_path):
     return []
-  connection = metadata_store_pb2.ConnectionConfig()
-  connection.sqlite.filename_uri = metadata_path
-  store = metadata_store.MetadataStore(connection)
+  store = connection.open_or_create(metadata_path)
   stale = [e for e in store.get_executions() if e.last_known_state == _RUNNING]
   cancelled = []
   for execution in stale:

@@ -11,6 +11,7 @@ from ml_metadata.proto import metadata_store_pb2
 
 from contracts import anomalies, artifacts, fingerprint, predictions
 from contracts import evaluation as evaluation_names
+from metadata import connection
 
 _EXECUTION = metadata_store_pb2.Execution
 # pipeline.inference's steps: its ExampleGen's examples are not the training data's
@@ -27,10 +28,8 @@ class NodeRun:
 
 
 def open_store(metadata_path: str) -> metadata_store.MetadataStore:
-  connection = metadata_store_pb2.ConnectionConfig()
-  connection.sqlite.filename_uri = metadata_path
-  connection.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
-  return metadata_store.MetadataStore(connection)
+  """A run's store, opened for reading."""
+  return connection.open_read_only(metadata_path)
 
 
 def node_id(store: metadata_store.MetadataStore, execution: metadata_store_pb2.Execution) -> str:
@@ -618,7 +617,7 @@ def render_tuning(trials: list) -> str:
 
 def render_revision(revision: dict) -> str:
   """'git 3a58a3f1d1cb (v1), dvc md5 7625a6b5….dir (images.dvc)' of the data_* properties
-  (cli/data_revision.py); '' for none."""
+  (data_revisions/revision.py); '' for none."""
   parts = []
   if revision.get('data_git_commit'):
     rev = revision.get('data_rev')

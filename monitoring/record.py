@@ -7,6 +7,7 @@ import json
 import time
 from typing import List
 
+from metadata import connection
 from metadata.lineage import MONITOR_EXECUTION
 
 STATISTICS_TYPE, ANOMALIES_TYPE = 'ExampleStatistics', 'ExampleAnomalies'
@@ -32,13 +33,9 @@ def record(
   flagged: List[str],
 ) -> int:
   """Records one monitoring run; returns its execution id."""
-  from ml_metadata import metadata_store
   from ml_metadata.proto import metadata_store_pb2 as pb
 
-  connection = pb.ConnectionConfig()
-  connection.sqlite.filename_uri = metadata_path
-  connection.sqlite.connection_mode = pb.SqliteMetadataSourceConfig.READWRITE
-  store = metadata_store.MetadataStore(connection)
+  store = connection.open_read_write(metadata_path)
   execution_type = _type_id(
     store.put_execution_type,
     pb.ExecutionType,

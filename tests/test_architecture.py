@@ -11,11 +11,13 @@ PACKAGES = (
   'cli',
   'components',
   'contracts',
+  'data_revisions',
   'engines',
   'inference',
   'kubeflow',
   'metadata',
   'monitoring',
+  'records',
   'trainer',
 )
 TOP_MODULES = ('pipeline', 'config')
@@ -24,9 +26,12 @@ PROJECT = PACKAGES + TOP_MODULES
 ALLOWED = {
   'contracts': {'contracts'},
   'engines': {'engines'},  # local engine clusters and their Beam arguments: a leaf, as contracts
-  'components': {'components', 'contracts', 'engines'},  # engines.flink: live counts on Flink
-  'trainer': {'trainer', 'contracts', 'components'},  # components.shard_check.scan only
+  'records': {'records', 'contracts'},  # TFRecord shards' CRC scan and salvage
+  # engines.flink: live counts on Flink
+  'components': {'components', 'contracts', 'engines', 'records'},
+  'trainer': {'trainer', 'contracts', 'records'},
   'metadata': {'metadata', 'contracts'},
+  'data_revisions': {'data_revisions', 'contracts', 'metadata'},  # metadata.connection: records
   'inference': {'inference', 'contracts'},
   'monitoring': {'monitoring', 'contracts', 'metadata'},  # the serving model's training data
   'kubeflow': {'kubeflow', 'contracts'},
@@ -65,12 +70,10 @@ def _imports(tree: ast.AST, module: str):
   return found
 
 
-def _modules():
-  """{module name: set of imported project names} for every project source file."""
-  graph = {}
+def _source_files():
+  """(module name, path) of every project source file."""
   for top in TOP_MODULES:
-    with open(os.path.join(ROOT, f'{top}.py')) as f:
-      graph[top] = _imports(ast.parse(f.read()), top)
+    yield top, os.path.join(ROOT, f'{top}.py')
   for package in PACKAGES:
     for folder, _, files in os.walk(os.path.join(ROOT, package)):
       for name in files:
@@ -78,9 +81,17 @@ def _modules():
           path = os.path.join(folder, name)
           module = os.path.relpath(path, ROOT)[:-3].replace(os.sep, '.')
           module = module[: -len('.__init__')] if module.endswith('.__init__') else module
-          with open(path) as f:
-            graph[module] = _imports(ast.parse(f.read()), module)
-  return graph
+          yield module, path
+
+
+def _parsed(path: str) -> ast.AST:
+  with open(path) as f:
+    return ast.parse(f.read())
+
+
+def _modules():
+  """{module name: set of imported project names} for every project source file."""
+  return {module: _imports(_parsed(path), module) for module, path in _source_files()}
 
 
 @pytest.fixture(scope='module')
@@ -124,17 +135,6 @@ def test_no_component_imports_another_components_executor_or_package(graph):
   assert not broken
 
 
-def test_trainer_uses_components_only_for_the_shard_scan(graph):
-  used = {
-    _resolve(name, graph)
-    for module, names in graph.items()
-    if module.startswith('trainer')
-    for name in names
-    if name.startswith('components')
-  }
-  assert used <= {'components.shard_check.scan'}
-
-
 def test_no_import_cycles(graph):
   edges = {
     module: {_resolve(name, graph) for name in names} & set(graph)
@@ -157,6 +157,27 @@ def test_no_import_cycles(graph):
     if module not in state:
       visit(module, [module])
   assert not cycles
+
+
+def _opens_ml_metadata(tree: ast.AST) -> bool:
+  """Whether the source builds an ML Metadata connection or constructs a store."""
+  for node in ast.walk(tree):
+    if isinstance(node, ast.ImportFrom) and any(a.name == 'ConnectionConfig' for a in node.names):
+      return True
+    if isinstance(node, (ast.Name, ast.Attribute)):
+      name = node.id if isinstance(node, ast.Name) else node.attr
+      if name == 'ConnectionConfig':
+        return True
+    if isinstance(node, ast.Call):
+      called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', '')
+      if called == 'MetadataStore':
+        return True
+  return False
+
+
+def test_only_metadata_connection_opens_ml_metadata():
+  opening = [module for module, path in _source_files() if _opens_ml_metadata(_parsed(path))]
+  assert opening == ['metadata.connection']
 
 
 def test_every_folder_is_in_docs_architecture():

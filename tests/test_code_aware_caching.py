@@ -19,7 +19,9 @@ COPIED = (
   'cli',
   'components',
   'contracts',
+  'data_revisions',
   'metadata',
+  'records',
   'trainer',
   'kubeflow',
   'schema',
@@ -134,11 +136,11 @@ def test_a_fingerprint_covers_imported_code_the_environment_and_read_files(tmp_p
     'trainer/model.py',
     'trainer/input_pipeline.py',
     'contracts/image_record.py',
-    'components/shard_check/scan.py',
+    'records/scan.py',
   } <= files
   assert not any(path.startswith(('cli/', 'metadata/')) for path in files)
 
-  for name in ('trainer', 'contracts', 'components', 'requirements.lock'):
+  for name in ('trainer', 'contracts', 'records', 'requirements.lock'):
     source = os.path.join(ROOT, name)
     if os.path.isdir(source):
       shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns('__pycache__'))

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from cli import main as cli_main
+from cli import unchanged
 from contracts import fingerprint
 from tests.conftest import ROOT, run_pipeline, write_digits_subset
 
@@ -71,11 +72,11 @@ def test_runs_at_two_revisions_are_traced_compared_and_a_dirty_tree_reported(
   dvc_repo, tmp_path, capsys, monkeypatch
 ):
   project = tmp_path / 'project'  # the code the runs fingerprint: edited between them
-  for name in ('cli', 'components', 'contracts', 'metadata', 'trainer', 'schema'):
+  for name in unchanged.CODE_FOLDERS:
     shutil.copytree(
       os.path.join(ROOT, name), project / name, ignore=shutil.ignore_patterns('__pycache__')
     )
-  for name in ('pipeline.py', 'config.py', 'requirements.lock'):
+  for name in unchanged.CODE_FILES:
     shutil.copy(os.path.join(ROOT, name), project / name)
   monkeypatch.setattr(fingerprint, 'ROOT', str(project))
   output = str(tmp_path / 'out')

@@ -45,8 +45,8 @@ from typing import Dict, List, Optional, Union
 
 import tensorflow as tf
 
-from components.shard_check import scan
 from contracts import image_record
+from records import scan
 from trainer.data_spec import ImageSpec, TabularSpec
 
 AUTOTUNE = tf.data.AUTOTUNE

@@ -26,10 +26,10 @@ import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from components.shard_check import scan
 from contracts import artifacts, image_record, interrupt, trainer_options
 from contracts.serving import BULK_INFERENCE, SERVING_DEFAULT
 from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TrainerOptions
+from records import scan
 from trainer import (
   data_spec,
   diagnosis,

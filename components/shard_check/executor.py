@@ -6,7 +6,7 @@ from typing import List
 
 from tfx.dsl.io import fileio
 
-from components.shard_check import scan
+from records import scan
 
 
 class DamagedShards(RuntimeError):

@@ -21,6 +21,7 @@ from typing import Dict, Optional, Tuple
 import uuid
 
 from contracts.errors import UserError, first_line
+from metadata import connection
 
 os.environ.setdefault('DVC_NO_ANALYTICS', '1')  # DVC reports usage unless told not to
 
@@ -52,12 +53,7 @@ def of_run(config, data: str) -> Dict[str, object]:
 def record(metadata_path: str, examples_uri: str, properties: Dict[str, object]) -> None:
   """Sets the properties on the Examples artifact at examples_uri, where it has none yet (a
   cached data version keeps those of the run that first read it)."""
-  from ml_metadata import metadata_store
-  from ml_metadata.proto import metadata_store_pb2
-
-  connection = metadata_store_pb2.ConnectionConfig()
-  connection.sqlite.filename_uri = metadata_path
-  store = metadata_store.MetadataStore(connection)
+  store = connection.open_or_create(metadata_path)
   for artifact in store.get_artifacts_by_uri(examples_uri):
     if COMMIT in artifact.custom_properties or SOURCE in artifact.custom_properties:
       continue

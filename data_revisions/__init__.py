@@ -1,0 +1,1 @@
+"""Which snapshot of the data a run read (git, DVC, lakeFS), recorded in ML Metadata."""
