@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import PIL.Image
@@ -514,3 +515,28 @@ def test_a_full_disk_is_one_line_naming_the_folder(tmp_path, capsys):
   (line,) = err.splitlines()
   assert line.startswith(f'error: no space left on the disk of {small}/out/pipeline_root (')
   assert 'free some space or give another --output (full log: ' in line
+
+
+_BUILD_AND_LIST = """
+import sys
+import config as cfg
+import pipeline
+pipeline.create_pipeline(cfg.PipelineConfig(sys.argv[1], cfg.IMAGES, sys.argv[2]))
+unused = ('tfx.v1', 'google.cloud.aiplatform', 'kfp')  # the Vertex AI client, KFP's compiler
+print(sorted(name for name in unused if name in sys.modules))
+"""
+
+
+def test_building_a_local_pipeline_imports_no_cloud_client(tmp_path):
+  """The DAG of a local run is built from the TFX modules it uses: not tfx.v1, whose import
+  pulls in the Vertex AI client (~1.5 s a run) and KFP (pipeline.py imports them only for a
+  pipeline that trains or tunes on Vertex AI)."""
+  done = subprocess.run(
+    [sys.executable, '-c', _BUILD_AND_LIST, str(tmp_path / 'data'), str(tmp_path / 'out')],
+    cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    capture_output=True,
+    text=True,
+    timeout=300,
+  )
+  assert done.returncode == 0, done.stderr[-2000:]
+  assert done.stdout.splitlines()[-1] == '[]'
