@@ -101,18 +101,55 @@ def _pixels(parsed: dict, index: int, encoding: str) -> np.ndarray:
   return image[:, :, 0] if image.shape[-1] == 1 else image[:, :, :3]
 
 
-def _grid(tiles: List[tuple], columns: int, title: str, label: str):
-  """tiles: (pixels or None, caption); a figure of them, `columns` wide."""
+def _rgb(pixels: np.ndarray) -> np.ndarray:
+  """uint8 RGB pixels of a gray (2-d) or colour image."""
+  return np.repeat(pixels[:, :, None], 3, axis=2) if pixels.ndim == 2 else pixels
+
+
+def mosaic(tiles: List[tuple], columns: int, side: int) -> np.ndarray:
+  """One white image of `side`-pixel cells, `columns` wide: each tile's pixels scaled (nearest
+  neighbour, aspect kept) to fit its cell less a white margin, and centred in it."""
+  import PIL.Image
+
   rows = -(-len(tiles) // columns)
-  figure, axes = new_figure(label, (max(3, 1.3 * columns), 0.4 + 1.5 * rows), rows, columns)
-  for axis in axes.flat:
-    axis.axis('off')
-  for axis, (pixels, caption) in zip(axes.flat, tiles):
-    if pixels is not None:  # None: an empty place in the grid
-      axis.imshow(pixels, cmap='gray' if pixels.ndim == 2 else None)
-      axis.set_title(caption, fontsize=7)
+  inner = side - 2 * max(2, side // 16)
+  mosaic = np.full((rows * side, columns * side, 3), 255, np.uint8)
+  for index, (pixels, _) in enumerate(tiles):
+    if pixels is None:
+      continue
+    height, width = pixels.shape[:2]
+    scale = inner / max(height, width)
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    fitted = np.asarray(PIL.Image.fromarray(_rgb(pixels)).resize(size, PIL.Image.NEAREST))
+    top = (index // columns) * side + (side - size[1]) // 2
+    left = (index % columns) * side + (side - size[0]) // 2
+    mosaic[top : top + size[1], left : left + size[0]] = fitted
+  return mosaic
+
+
+def _grid(tiles: List[tuple], columns: int, title: str, label: str):
+  """tiles: (pixels or None, caption); a figure of them, `columns` wide: one image of all the
+  tiles with each caption above its cell (one axes: ~5x faster to draw than one per tile)."""
+  rows = -(-len(tiles) // columns)
+  figure, [[axes]] = new_figure(label, (max(3, 1.3 * columns), 0.4 + 1.5 * rows))
+  side = max(max(p.shape[:2]) for p, _ in tiles if p is not None)
+  side = max(side, 32)  # small images (8x8 digits) are scaled up, sharp
+  gap = side // 4  # room for a caption above each cell
+  cells = mosaic(tiles, columns, side)
+  spaced = np.full((rows * (side + gap), columns * side, 3), 255, np.uint8)
+  for row in range(rows):
+    spaced[row * (side + gap) + gap : (row + 1) * (side + gap)] = cells[
+      row * side : (row + 1) * side
+    ]
+  axes.imshow(spaced, interpolation='nearest')
+  axes.axis('off')
+  for index, (pixels, caption) in enumerate(tiles):
+    if pixels is not None and caption:
+      x = (index % columns + 0.5) * side
+      y = (index // columns) * (side + gap) + gap * 0.9
+      axes.text(x, y, caption, fontsize=7, ha='center', va='bottom')
   figure.suptitle(title, fontsize=9)
-  figure.tight_layout()
+  figure.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=1 - 0.4 / (0.4 + 1.5 * rows))
   return figure
 
 

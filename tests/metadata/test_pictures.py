@@ -124,3 +124,15 @@ def test_long_class_names_are_cut_in_charts_only():
   shown = [t.get_text() for t in figure.axes[0].get_yticklabels()]
   assert shown[0] == name[: pictures.MAX_NAME - 1] + '…'
   assert f'<td>{name}</td>' in report.per_class_html([name, 'b'], [0.5, 0.9], [1, 1], None, None)
+
+
+def test_a_grid_of_images_is_one_mosaic_with_each_caption_over_its_cell():
+  gray = np.zeros((4, 8), np.uint8)  # a wide gray image: black
+  colour = np.zeros((6, 6, 3), np.uint8)
+  colour[..., 0] = 200  # red
+  tiles = [(gray, 'a'), (None, ''), (colour, 'b')]
+  cells = pictures.mosaic(tiles, 2, 32)
+  assert cells.shape == (64, 64, 3)
+  assert (cells[16, 16] == 0).all() and (cells[2, 16] == 255).all()  # letterboxed, centred
+  assert (cells[16, 48] == 255).all()  # the empty place stays white
+  assert cells[48, 16].tolist() == [200, 0, 0] and (cells[48, 48] == 255).all()
