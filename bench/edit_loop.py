@@ -68,7 +68,11 @@ RATIOS = {
   'model_edit_over_plain': 'model_edit',
   'data_change_over_plain': 'data_change',
   'import_tensorflow_over_plain': 'import_tensorflow',
+  'floor_over_plain': 'floor',
 }
+# The floor of a model edit, from the same round: `import tensorflow` plus the Trainer component
+# of the model-edit run (what a run costs that trains the same way and checks nothing).
+FLOOR = ('import_tensorflow', 'model_edit', 'Trainer')
 TARGETS = {  # all ceilings
   'nothing_changed_over_plain': 0.35,
   'first_rerun_after_push_over_plain': 0.35,
@@ -239,6 +243,10 @@ def figures_of(rounds: list, steps: int, images: int) -> dict:
 
   kinds = [k for k, _ in TIMED] + list(UNTIMED)
   seconds_rounds = {k: [r[k]['seconds'] for r in rounds] for k in kinds}
+  importing, edit, trainer = FLOOR
+  seconds_rounds['floor'] = [
+    r[importing]['seconds'] + r[edit]['component_seconds'][trainer] for r in rounds
+  ]
   seconds = {k: statistics.median(v) for k, v in seconds_rounds.items()}
   ratios = _ratios(seconds)
   spread = {
@@ -308,6 +316,12 @@ def _print(figures: dict) -> None:
       )
       + (f'; pushed to {os.path.basename(run["pushed_to"])}' if run.get('pushed_to') else '')
     )
+  floor = "floor: import tensorflow + the edit's Trainer"
+  print(
+    f'  {floor:42s} {seconds["floor"]:8.1f}  '
+    f'{ratios["floor_over_plain"]:.2f} ({spread["floor_over_plain"][0]:.2f}–'
+    f'{spread["floor_over_plain"][1]:.2f})'
+  )
   b = figures['cold_breakdown']
   parts = [f'{c} {s:.1f}' for c, s in b['component_seconds'].items()]
   print(f'cold run by phase (s, median): {b["process_seconds"]:.1f} in the process')

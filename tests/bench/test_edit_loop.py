@@ -23,7 +23,11 @@ def test_every_run_has_its_seconds(figures):
   assert figures['rounds'] == 1 and figures['train_steps'] == edit_loop.QUICK_STEPS
   assert figures['images'] == 1797
   kinds = [k for k, _ in edit_loop.TIMED] + list(edit_loop.UNTIMED)
-  assert set(figures['seconds']) == set(kinds) == set(figures['runs'])
+  assert set(figures['seconds']) == set(kinds) | {'floor'} and set(kinds) == set(figures['runs'])
+  importing, edit, trainer = edit_loop.FLOOR
+  assert figures['seconds']['floor'] == pytest.approx(
+    figures['seconds'][importing] + figures['runs'][edit][0]['component_seconds'][trainer]
+  )
   for kind in kinds:
     assert figures['seconds'][kind] > 0, kind
     assert figures['seconds_rounds'][kind] == [figures['seconds'][kind]], kind
