@@ -2,7 +2,6 @@
 the signature's inputs and the model's class names."""
 
 import os
-import re
 from typing import Dict, List, NamedTuple
 
 from contracts import serving
@@ -98,8 +97,3 @@ def load(path: str, kind: str):
   names = serving.class_names(path)
   kinds = {name: _dtype(spec) for name, spec in specs.items()}
   return loaded, Served(path, wanted[0], kinds, names)
-
-
-def version_of(path: str) -> str:
-  name = os.path.basename(path.rstrip('/'))
-  return name if re.fullmatch(r'\d+', name) else path

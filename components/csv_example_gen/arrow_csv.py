@@ -213,14 +213,6 @@ def to_record_batch(table: pa.Table, types: Sequence[ColumnType]) -> pa.RecordBa
   return pa.RecordBatch.from_arrays(lists, table.column_names)
 
 
-_VALUE_TYPES = {
-  ColumnType.INT: pa.int64(),
-  ColumnType.FLOAT: pa.float32(),
-  ColumnType.STRING: pa.binary(),
-  ColumnType.UNKNOWN: pa.int64(),
-}
-
-
 def _as_list(cells: pa.Array, kind: ColumnType) -> pa.Array:
   if kind == ColumnType.UNKNOWN:
     return pa.nulls(len(cells), pa.large_list(pa.int64()))

@@ -1,5 +1,6 @@
 """LabelCheck: between the schema and the Trainer, for CSV and TFRecord data."""
 
+import logging
 import os
 
 import tensorflow_data_validation as tfdv
@@ -29,4 +30,11 @@ def LabelCheck(
     io_utils.parse_pbtxt_file(os.path.join(schema.uri, 'schema.pbtxt'), schema_pb2.Schema()), label
   )
   train = tfdv.load_stats_binary(artifacts.statistics_path(statistics.uri, splits.TRAIN))
-  executor.check_values(train.datasets[0], label, label_threshold, label_default)
+  defaulted = executor.check_values(train.datasets[0], label, label_threshold, label_default)
+  if defaulted:
+    logging.info(
+      "LabelCheck: %d train examples without a '%s' value train as %r (--label-default)",
+      defaulted,
+      label,
+      label_default,
+    )

@@ -39,8 +39,9 @@ def check_values(
   label: str,
   threshold: Optional[float],
   default: str = '',
-) -> None:
-  """Raises UnusableData when the train split's label values cannot train a classifier.
+) -> int:
+  """Raises UnusableData when the train split's label values cannot train a classifier; else
+  returns how many train examples have no label value and take `default`.
   `threshold`: a float label trains as (label > threshold); `default`: the label of examples
   without one ('': such examples are an error)."""
   (feature,) = [f for f in statistics.features if f.path.step == [label] or f.name == label]
@@ -64,7 +65,7 @@ def check_values(
         f"label '{label}': every train example has class {min(classes or [''])!r}: one class; "
         'a classifier needs at least two'
       )
-    return
+    return absent
   low, high = feature.num_stats.min, feature.num_stats.max
   if filled is not None:
     low, high = min(low, filled), max(high, filled)
@@ -80,6 +81,7 @@ def check_values(
       f"label '{label}': every train example has class {low:g}: one class; "
       'a classifier needs at least two'
     )
+  return absent
 
 
 def _typed_default(feature, label: str, default: str):

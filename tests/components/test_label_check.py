@@ -50,12 +50,13 @@ def test_labels_that_cannot_train_a_classifier_stop_the_run(label, message):
 
 @pytest.mark.parametrize('label', [[0, 1, 2, 1], [-0.5, 0.5, 0.1], ['setosa', 'virginica']])
 def test_two_classes_or_more_pass(label):
-  executor.check_values(_train_statistics(x=[1.0] * len(label), label=label), 'label', 0.0)
+  statistics = _train_statistics(x=[1.0] * len(label), label=label)
+  assert executor.check_values(statistics, 'label', 0.0) == 0  # no example takes a default
 
 
 @pytest.mark.parametrize('label,default', [('ids', '0'), ('floats', '0.0'), ('names', 'unknown')])
 def test_missing_labels_pass_with_a_default_of_the_label_type(with_gaps, label, default):
-  executor.check_values(with_gaps, label, 0.0, default)
+  assert executor.check_values(with_gaps, label, 0.0, default) == 1  # the one empty cell
 
 
 @pytest.mark.parametrize(
@@ -78,5 +79,5 @@ def test_a_missing_default_or_one_that_does_not_fit_stops_the_run(
 
 
 def test_a_second_class_from_the_default_passes(with_gaps):
-  executor.check_values(with_gaps, 'one_id', 0.0, '0')
-  executor.check_values(with_gaps, 'one_name', 0.0, 'unknown')
+  assert executor.check_values(with_gaps, 'one_id', 0.0, '0') == 1
+  assert executor.check_values(with_gaps, 'one_name', 0.0, 'unknown') == 1
