@@ -69,10 +69,15 @@ RATIOS = {
   'data_change_over_plain': 'data_change',
   'import_tensorflow_over_plain': 'import_tensorflow',
   'floor_over_plain': 'floor',
+  'model_edit_components_over_plain': 'model_edit_components',
+  'cold_components_over_plain': 'cold_components',
 }
-# The floor of a model edit, from the same round: `import tensorflow` plus the Trainer component
-# of the model-edit run (what a run costs that trains the same way and checks nothing).
-FLOOR = ('import_tensorflow', 'model_edit', 'Trainer')
+# Floors from the same round: `import tensorflow` plus components' seconds of one run.
+FLOORS = {  # figure: (run, its components counted (None: all), what it is)
+  'floor': ('model_edit', ('Trainer',), "floor: import tensorflow + the edit's Trainer"),
+  'model_edit_components': ('model_edit', None, 'import tensorflow + every edit component'),
+  'cold_components': ('cold', None, 'import tensorflow + every cold component'),
+}
 TARGETS = {  # all ceilings
   'nothing_changed_over_plain': 0.35,
   'first_rerun_after_push_over_plain': 0.35,
@@ -233,6 +238,14 @@ def one_round(number: int, scratch: str, digits: str, steps: int) -> dict:
   return runs
 
 
+def floor_seconds(runs: dict, run: str, counted) -> float:
+  """`import tensorflow` plus the seconds of `run`'s components named in `counted` (None: all):
+  what that run would cost with no process start, import or report of its own."""
+  components = runs[run]['component_seconds']
+  names = components if counted is None else counted
+  return runs['import_tensorflow']['seconds'] + sum(components[name] for name in names)
+
+
 def _ratios(seconds: dict) -> dict:
   return {name: seconds[figure] / seconds['plain'] for name, figure in RATIOS.items()}
 
@@ -243,10 +256,8 @@ def figures_of(rounds: list, steps: int, images: int) -> dict:
 
   kinds = [k for k, _ in TIMED] + list(UNTIMED)
   seconds_rounds = {k: [r[k]['seconds'] for r in rounds] for k in kinds}
-  importing, edit, trainer = FLOOR
-  seconds_rounds['floor'] = [
-    r[importing]['seconds'] + r[edit]['component_seconds'][trainer] for r in rounds
-  ]
+  for figure, (run, counted, _) in FLOORS.items():
+    seconds_rounds[figure] = [floor_seconds(r, run, counted) for r in rounds]
   seconds = {k: statistics.median(v) for k, v in seconds_rounds.items()}
   ratios = _ratios(seconds)
   spread = {
@@ -316,12 +327,12 @@ def _print(figures: dict) -> None:
       )
       + (f'; pushed to {os.path.basename(run["pushed_to"])}' if run.get('pushed_to') else '')
     )
-  floor = "floor: import tensorflow + the edit's Trainer"
-  print(
-    f'  {floor:42s} {seconds["floor"]:8.1f}  '
-    f'{ratios["floor_over_plain"]:.2f} ({spread["floor_over_plain"][0]:.2f}–'
-    f'{spread["floor_over_plain"][1]:.2f})'
-  )
+  for figure, (_, _, label) in FLOORS.items():
+    name = by_figure[figure]
+    print(
+      f'  {label:42s} {seconds[figure]:8.1f}  '
+      f'{ratios[name]:.2f} ({spread[name][0]:.2f}–{spread[name][1]:.2f})'
+    )
   b = figures['cold_breakdown']
   parts = [f'{c} {s:.1f}' for c, s in b['component_seconds'].items()]
   print(f'cold run by phase (s, median): {b["process_seconds"]:.1f} in the process')

@@ -23,10 +23,13 @@ def test_every_run_has_its_seconds(figures):
   assert figures['rounds'] == 1 and figures['train_steps'] == edit_loop.QUICK_STEPS
   assert figures['images'] == 1797
   kinds = [k for k, _ in edit_loop.TIMED] + list(edit_loop.UNTIMED)
-  assert set(figures['seconds']) == set(kinds) | {'floor'} and set(kinds) == set(figures['runs'])
-  importing, edit, trainer = edit_loop.FLOOR
-  assert figures['seconds']['floor'] == pytest.approx(
-    figures['seconds'][importing] + figures['runs'][edit][0]['component_seconds'][trainer]
+  assert set(figures['seconds']) == set(kinds) | set(edit_loop.FLOORS)
+  assert set(kinds) == set(figures['runs'])
+  edit = figures['runs']['model_edit'][0]['component_seconds']
+  importing = figures['seconds']['import_tensorflow']
+  assert figures['seconds']['floor'] == pytest.approx(importing + edit['Trainer'])
+  assert figures['seconds']['model_edit_components'] == pytest.approx(
+    importing + sum(edit.values())
   )
   for kind in kinds:
     assert figures['seconds'][kind] > 0, kind
