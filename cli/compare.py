@@ -1,6 +1,6 @@
 """`pipeline.py compare`: what differs between two runs (metadata/compare.py reads them), with the
 drift check's comparators for the statistics (L-infinity for categorical features, Jensen-Shannon
-divergence for numeric ones: monitoring/compare.py's comparator schema, TFDV's measurements)."""
+divergence for numeric ones: monitoring/distances.py's comparator schema, TFDV's measurements)."""
 
 import argparse
 import json
@@ -9,7 +9,7 @@ import os
 from typing import Dict, Optional, Tuple
 
 import config as cfg
-from contracts import artifacts, atomic, splits
+from contracts import atomic
 from contracts.errors import EXIT_OK, UserError
 
 HELP = 'what differs between two runs: data, statistics, schema, code, options, metrics'
@@ -47,18 +47,16 @@ def feature_distances(statistics_a: str, statistics_b: str, schema_uri: str) -> 
   version, as the drift check compares them), thresholds the monitor's defaults."""
   import tensorflow_data_validation as tfdv
 
-  from monitoring import compare as comparators
+  from metadata import artifact_reader
+  from monitoring import distances
 
-  previous, current = (
-    tfdv.load_stats_binary(artifacts.statistics_path(uri, splits.TRAIN))
-    for uri in (statistics_a, statistics_b)
-  )
+  previous, current = map(artifact_reader.train_statistics, (statistics_a, statistics_b))
   schema = tfdv.load_schema_text(os.path.join(schema_uri, 'schema.pbtxt'))
-  schema = comparators.monitoring_schema(schema, previous, label='', thresholds={})
+  schema = distances.monitoring_schema(schema, previous, label='', thresholds={})
   anomalies = tfdv.validate_statistics(
-    current, schema, environment=comparators.TRAINING, previous_statistics=previous
+    current, schema, environment=distances.TRAINING, previous_statistics=previous
   )
-  return comparators._measurements(anomalies, 'drift_measurements')
+  return distances.measurements(anomalies, 'drift_measurements')
 
 
 def _store(folder: str) -> str:

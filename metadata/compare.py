@@ -24,10 +24,9 @@ import json
 import os
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from contracts import evaluation as evaluation_names
 from contracts import fingerprint, image_record
 from contracts.errors import UserError
-from metadata import summary
+from metadata import artifact_reader, html, summary
 from metadata.summary import property_value
 
 ASPECTS = ('data', 'statistics', 'schema', 'code', 'options', 'metrics')  # most telling first
@@ -46,29 +45,13 @@ Distances = Callable[[str, str, str], Dict[str, dict]]
 # ── one run's facts ───────────────────────────────────────────────────────────────────────
 
 
-def _when(item) -> str:
+def _creation_time(item) -> str:
   return datetime.datetime.fromtimestamp(item.create_time_since_epoch / 1000).isoformat(
     sep=' ', timespec='seconds'
   )
 
 
-def _leaves(name: str, value) -> Dict[str, object]:
-  """An execution property as {dotted name: value}, JSON objects followed to their leaves (the
-  names keep their path: input_config.splits and output_config.splits stay apart)."""
-  if isinstance(value, str) and value.startswith('{'):
-    try:
-      value = json.loads(value)
-    except ValueError:
-      return {name: value}
-  if isinstance(value, dict):
-    found = {}
-    for key, inner in value.items():
-      found.update(_leaves(f'{name}.{key}' if name else key, inner))
-    return found
-  return {name: value}
-
-
-def _short(value):
+def _shortened(value):
   """A text of several lines (a model file's source) as '120 lines, sha256 3f0c9a1e2b7d'."""
   if not isinstance(value, str) or '\n' not in value.strip():
     return value
@@ -81,15 +64,16 @@ def execution_options(execution) -> Dict[str, object]:
   custom_config leaves by their own name (train_steps). Fingerprints and data facts left out."""
   options = {}
   for name in execution.custom_properties:
-    leaves = _leaves(name, property_value(execution, name))
+    # by their path: input_config.splits and output_config.splits stay apart
+    leaves = summary.property_leaves(name, property_value(execution, name), keep_path=True)
     if name == 'custom_config':  # the Trainer's options, by their own names
       leaves = {k.split('.', 1)[-1]: v for k, v in leaves.items()}
     options.update(leaves)
-  for derived, source in summary._DERIVED.items():  # train_args: train_steps' default
+  for derived, source in summary.DERIVED_PROPERTIES.items():  # train_args: train_steps' default
     if source in options:
       options = {k: v for k, v in options.items() if k.split('.')[0] != derived}
   return {
-    k: _short(v)
+    k: _shortened(v)
     for k, v in options.items()
     if k.split('.')[-1] not in _NOT_OPTIONS and k.split('.')[0] not in _NOT_OPTIONS
   }
@@ -145,43 +129,11 @@ def _feature_summary(feature) -> str:
   return ''
 
 
-def _slices(evaluation) -> Dict[str, dict]:
-  """{'column = value': {'accuracy', 'examples'}} of the candidate per --slice-feature value."""
-  import tensorflow_model_analysis as tfma
-
-  found = {}
-  for for_slice in tfma.load_metrics(evaluation.uri):
-    keys = for_slice.slice_key.single_slice_keys
-    if not keys:
-      continue
-    values = {}
-    for key_and_value in for_slice.metric_keys_and_values:
-      key = key_and_value.key
-      if key.model_name in ('', evaluation_names.CANDIDATE) and not key.HasField('sub_key'):
-        values[key.name] = key_and_value.value.double_value.value
-    where = ', '.join(f'{k.column} = {_slice_value(k)}' for k in keys)
-    found[where] = {
-      'accuracy': values.get(evaluation_names.ACCURACY_KEY),
-      'examples': int(values.get(evaluation_names.EXAMPLE_COUNT_KEY, 0)),
-    }
-  return dict(sorted(found.items()))
-
-
-def _slice_value(key) -> str:
-  value = getattr(key, key.WhichOneof('kind'))
-  return value.decode(errors='replace') if isinstance(value, bytes) else str(value)
-
-
 def run_facts(store, run, metadata_path: str = '') -> dict:
   """One pipeline run (its run context) as the plain facts `compare` compares."""
-  from metadata import report
-
   nodes = summary.run_nodes(store, run)
   built = summary.build(nodes, 0.0)
   training_nodes = {k: n for k, n in nodes.items() if k != summary.INFER_EXAMPLE_GEN}
-  output = lambda key: next(
-    (n.outputs[key] for n in training_nodes.values() if key in n.outputs), None
-  )
   producer = next((n for n in training_nodes.values() if 'examples' in n.outputs), None)
   examples = producer.outputs['examples'] if producer else None
   data = {}
@@ -206,16 +158,17 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
   for node in nodes.values():
     if node.execution is None:
       continue
-    code[node.node_id] = summary._execution_facts(store, node.execution)['code']
+    code[node.node_id] = summary.execution_facts(store, node.execution)['code']
     options[node.node_id] = execution_options(node.execution)
   label = (options.get('Trainer') or {}).get('label_key') or ''
-  statistics = report._statistics(training_nodes)  # split → the split's statistics
-  key, per_split, exact = report._label_counts(
+  statistics = artifact_reader.split_statistics(training_nodes)  # split → its statistics
+  key, per_split, exact = artifact_reader.label_counts(
     statistics, [image_record.LABEL_NAME_KEY, label, image_record.LABEL_KEY]
   )
   train = statistics.get('train')
-  statistics_artifact, schema = output('statistics'), output('schema')
-  evaluation = output('evaluation')
+  statistics_artifact, schema, evaluation = (
+    artifact_reader.output(training_nodes, name) for name in ('statistics', 'schema', 'evaluation')
+  )
   split_counts = json.loads(
     (property_value(examples, 'split_counts') if examples is not None else None) or '{}'
   )
@@ -224,7 +177,7 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     hyperparameters['model'] = built['training']['model']
   return {
     'run_id': run.name,
-    'created': _when(run),
+    'created': _creation_time(run),
     'metadata': metadata_path,
     'components': {
       'executed': len(built.get('executed', [])),
@@ -238,7 +191,9 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
       {
         'id': statistics_artifact.id,
         'uri': statistics_artifact.uri,
-        'features': {'.'.join(f.path.step) or f.name: _feature_summary(f) for f in train.features}
+        'features': {
+          name: _feature_summary(f) for name, f in artifact_reader.features_by_name(train).items()
+        }
         if train is not None
         else {},
       }
@@ -256,7 +211,7 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     'metrics': {
       'accuracy': built.get('eval_accuracy'),
       'per_class': built.get('class_recall') or {},
-      'per_slice': _slices(evaluation) if evaluation is not None else {},
+      'per_slice': artifact_reader.slice_metrics(evaluation) if evaluation is not None else {},
       'blessed': built.get('blessed'),
       'blessing': built.get('blessing'),
       'pushed_to': built.get('pushed_to'),
@@ -292,7 +247,7 @@ def find_run(store, run_id: str, pipeline_name: str, metadata_path: str):
 # ── the differences ───────────────────────────────────────────────────────────────────────
 
 
-def _number(value) -> Optional[float]:
+def _as_number(value) -> Optional[float]:
   """value as a number (a number's text too); None for anything else (bools included)."""
   if isinstance(value, bool) or value is None:
     return None
@@ -305,7 +260,7 @@ def _number(value) -> Optional[float]:
 
 
 def _delta(a, b) -> Optional[float]:
-  x, y = _number(a), _number(b)
+  x, y = _as_number(a), _as_number(b)
   if x is None or y is None:
     return None
   delta = y - x
@@ -440,11 +395,11 @@ def _options(a: dict, b: dict) -> List[dict]:
       entry.setdefault('where', []).append(node)
   found = sorted(by_change.values(), key=lambda d: (d['name'], d['where']))
   ha, hb = a.get('hyperparameters') or {}, b.get('hyperparameters') or {}
-  said = {(d['name'], _number(d['a']), _number(d['b'])) for d in found}
+  said = {(d['name'], _as_number(d['a']), _as_number(d['b'])) for d in found}
   for name in sorted(set(ha) | set(hb)):
     if (
       ha.get(name) != hb.get(name)
-      and (name, _number(ha.get(name)), _number(hb.get(name))) not in said
+      and (name, _as_number(ha.get(name)), _as_number(hb.get(name))) not in said
     ):
       found.append(
         _difference('options', name, ha.get(name), hb.get(name), where=['hyperparameters'])
@@ -603,7 +558,8 @@ def _columns(rows: Sequence[Sequence[str]]) -> List[str]:
   return ['  '.join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
 
 
-def _what(entry: dict) -> str:
+def _described(entry: dict) -> str:
+  """A difference's name and what qualifies it: where, the kind of change or the measure."""
   extra = ''
   if entry.get('where'):
     extra = f' ({", ".join(entry["where"])})'
@@ -633,7 +589,7 @@ def render(result: dict) -> List[str]:
       rows.append(
         [
           entry['aspect'],
-          shown(_what(entry), 60),
+          shown(_described(entry), 60),
           shown(entry['a']),
           shown(entry['b']),
           f'{delta:.4f}' if entry['aspect'] == 'statistics' else signed(delta),
@@ -701,7 +657,7 @@ def _moved_chart(entries: List[dict]):
       label='drift threshold',
     )
     axes.legend(fontsize=8, loc='lower left', bbox_to_anchor=(1.01, 0))
-  axes.set_yticks(positions, [pictures.short(_what(e)) for e in entries])
+  axes.set_yticks(positions, [pictures.short(_described(e)) for e in entries])
   axes.tick_params(axis='y', labelsize=8)
   axes.invert_yaxis()
   axes.set_xlabel('distance of the train split A → B (L-infinity or Jensen-Shannon)')
@@ -710,11 +666,9 @@ def _moved_chart(entries: List[dict]):
 
 def html_page(result: dict) -> str:
   """Its own self-contained page: the runs, the differences, side-by-side charts."""
-  from metadata import report
-
   a, b = result['a'], result['b']
   title = f'run {b["run_id"]} against run {a["run_id"]}'
-  runs = report._table(
+  runs = html.table(
     ['', 'A', 'B'],
     [
       ['run id', a['run_id'], b['run_id']],
@@ -727,14 +681,15 @@ def html_page(result: dict) -> str:
   )
   found = result['differences']
   table = (
-    report._table(
+    html.table(
       ['aspect', 'what', 'A', 'B', 'B − A'],
-      [[d['aspect'], _what(d), shown(d['a'], 48), shown(d['b'], 48), d['delta']] for d in found],
+      [
+        [d['aspect'], _described(d), shown(d['a'], 48), shown(d['b'], 48), d['delta']]
+        for d in found
+      ],
     )
     if found
-    else report._absent(
-      'No differences: the same data, statistics, schema, code, options, metrics.'
-    )
+    else html.absent('No differences: the same data, statistics, schema, code, options, metrics.')
   )
   metrics = result['metrics']
   rows = [
@@ -753,15 +708,11 @@ def html_page(result: dict) -> str:
   ]
   body = (
     f'<h2>Runs</h2>{runs}<h2>Differences, most telling first</h2>{table}'
-    f'<h2>Metrics (eval split)</h2>{report._table(["metric", "A", "B", "B − A"], rows)}'
+    f'<h2>Metrics (eval split)</h2>{html.table(["metric", "A", "B", "B − A"], rows)}'
     + ''.join(
-      f'<h3>{report._e(figure.get_label())}</h3>' + report._chart(figure)
+      f'<h3>{html.escape(figure.get_label())}</h3>' + html.chart(figure)
       for figure in charts
       if figure is not None
     )
   )
-  return (
-    f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{report._e(title)}'
-    f'</title><style>{report._STYLE}</style></head><body><h1>{report._e(title)}</h1>'
-    f'{body}</body></html>'
-  )
+  return html.page(title, body)

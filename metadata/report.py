@@ -5,16 +5,13 @@ Everything comes from what the run left behind: ML Metadata (which artifacts thi
 produced), StatisticsGen's statistics, ExampleValidator's anomalies, the exclusion report,
 <model_run>/training.json (the model, its phases, per-epoch history and the Trainer's input
 check), the Tuner's trials (tuner_results.json), TFMA's metrics and the lineage
-(cli/lineage.py). Charts are drawn with matplotlib and embedded as inline SVG whose text stays
-text (svg.fonttype 'none'): the browser draws class names with its own fonts, which have the
-glyphs matplotlib's DejaVu Sans lacks (CJK and others). There are no scripts, fonts or links to
-fetch, so the file opens offline and can be mailed.
+(cli/lineage.py). Charts are drawn with matplotlib (metadata/pictures.py) and embedded as
+inline SVG (metadata/html.py): the file opens offline and can be mailed.
 A section whose artifacts the run did not produce (it stopped earlier) says so.
 """
 
 import base64
 import csv
-import html
 import io
 import json
 import os
@@ -24,7 +21,7 @@ from typing import Dict, List, Optional, Sequence
 
 from contracts import artifacts, atomic, image_record
 from contracts import evaluation as evaluation_names
-from metadata import lineage, pictures, summary
+from metadata import artifact_reader, html, lineage, pictures, summary
 
 REPORT_FILE = 'report.html'
 EXCLUDED_ROWS_SHOWN = 200
@@ -44,169 +41,41 @@ SECTIONS = (
   ('input', 'Input pipeline'),
   ('lineage', 'Lineage'),
 )
-_STYLE = """
-body{font-family:sans-serif;max-width:70em;margin:1em auto;padding:0 1em;color:#222}
-h1{font-size:1.5em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
-table{border-collapse:collapse;font-size:.9em} td,th{border:1px solid #ddd;padding:.2em .5em}
-th{background:#f4f4f4;text-align:left} td.n{text-align:right;font-variant-numeric:tabular-nums}
-.absent{color:#777;font-style:italic} .bad{color:#b00020} .good{color:#1b7a1b}
-nav a{margin-right:1em} svg.chart{max-width:100%;height:auto;border:1px solid #eee}
-code{background:#f4f4f4;padding:0 .2em}
-"""
 
 
-def _e(value) -> str:
-  return html.escape(str(value))
-
-
-def _number(value) -> str:
-  if isinstance(value, float):
-    return f'{value:,.4g}' if abs(value) < 1e5 else f'{value:,.0f}'
-  return f'{value:,}' if isinstance(value, int) else _e(value)
-
-
-def _table(header: Sequence[str], rows: List[Sequence]) -> str:
-  head = ''.join(f'<th>{_e(h)}</th>' for h in header)
-  body = ''.join(
-    '<tr>'
-    + ''.join(
-      f'<td class="n">{_number(c)}</td>'
-      if isinstance(c, (int, float)) and not isinstance(c, bool)
-      else f'<td>{_e("–" if c is None else c)}</td>'
-      for c in row
-    )
-    + '</tr>'
-    for row in rows
-  )
-  return f'<table><tr>{head}</tr>{body}</table>'
-
-
-def _absent(what: str) -> str:
-  return f'<p class="absent">{_e(what)}</p>'
-
-
-# Text as SVG <text> in the page's font (DejaVu Sans first, as matplotlib measured it, then any
-# sans-serif); no metadata (a date would make every report differ).
-_SVG_SETTINGS = {'svg.fonttype': 'none', 'font.sans-serif': ['DejaVu Sans']}
-_SVG_METADATA = {'Creator': None, 'Date': None, 'Format': None, 'Type': None}
-
-
-def _chart(figure) -> str:
-  """The figure as an inline <svg> (class "chart", its label as aria-label); images in it (the
-  sample grids, a heat map) are embedded PNGs."""
-  import matplotlib
-
-  buffer = io.StringIO()
-  with matplotlib.rc_context(_SVG_SETTINGS):
-    figure.savefig(buffer, format='svg', dpi=100, bbox_inches='tight', metadata=_SVG_METADATA)
-  drawn = buffer.getvalue()
-  drawn = drawn[drawn.index('<svg') :]  # no XML declaration or DOCTYPE inside HTML
-  label = _e(figure.get_label())
-  return (
-    '<p>'
-    + drawn.replace('<svg ', f'<svg class="chart" role="img" aria-label="{label}" ', 1)
-    + '</p>'
-  )
-
-
-def _range(values: Sequence[float], what: str) -> str:
+def _range_text(values: Sequence[float], what: str) -> str:
   """'recall 0.91–1, median 0.97' of the numbers in values (None left out)."""
   found = [v for v in values if v is not None]
   if not found:
     return f'no {what}'
-  return (
-    f'{what} {_number(min(found))}–{_number(max(found))}, median {_number(stats.median(found))}'
-  )
+  low, high, median = (html.number_text(measure(found)) for measure in (min, max, stats.median))
+  return f'{what} {low}–{high}, median {median}'
 
 
-def _rest(shown: int, total: int, values: Sequence[float], what: str) -> str:
+def _left_out_line(shown: int, total: int, values: Sequence[float], what: str) -> str:
   """The line under a chart that shows `shown` of `total` classes; values: those left out."""
   if shown >= total:
     return ''
   unmeasured = sum(v is None for v in values)
   without = f'; {unmeasured} without eval examples' if unmeasured else ''
   return (
-    f'<p>… and {total - shown:,} more classes: {_e(_range(values, what))}{without} (every class '
-    'in the table below).</p>'
+    f'<p>… and {total - shown:,} more classes: {html.escape(_range_text(values, what))}{without} '
+    '(every class in the table below).</p>'
   )
 
 
 # ── what the run left behind ─────────────────────────────────────────────────────────────
 
 
-def _output(nodes: Dict[str, summary.NodeRun], key: str):
-  return next((n.outputs[key] for n in nodes.values() if key in n.outputs), None)
-
-
-def _statistics(nodes) -> Dict[str, object]:
-  """Split name → DatasetFeatureStatistics of this run's StatisticsGen output."""
-  import tensorflow_data_validation as tfdv
-  from tfx.dsl.io import fileio
-
-  statistics = _output(nodes, 'statistics')
-  if statistics is None:
-    return {}
-  found = {}
-  for path in sorted(fileio.glob(os.path.join(statistics.uri, 'Split-*', 'FeatureStats.pb'))):
-    split = os.path.basename(os.path.dirname(path))[len('Split-') :]
-    found[split] = tfdv.load_stats_binary(path).datasets[0]
-  return dict(sorted(found.items(), key=lambda item: (item[0] != 'train', item[0])))
-
-
-def _feature(dataset, name: str):
-  return next((f for f in dataset.features if '.'.join(f.path.step) == name), None)
-
-
-def _label_counts(statistics: Dict[str, object], label_keys: Sequence[str]):
-  """(feature, {split: [(value, count)]}, exact) from the first label feature with statistics.
-
-  String labels (and the image ExampleGen's `label_name`) have exact per-value counts; a numeric
-  label only has StatisticsGen's histogram buckets, marked approximate.
-  """
-  for key in label_keys:
-    per_split = {}
-    exact = True
-    for split, dataset in statistics.items():
-      feature = _feature(dataset, key)
-      if feature is None:
-        break
-      if feature.HasField('string_stats'):
-        buckets = feature.string_stats.rank_histogram.buckets
-        per_split[split] = sorted((b.label, b.sample_count) for b in buckets)
-      else:
-        exact = False
-        histogram = next(iter(feature.num_stats.histograms), None)
-        per_split[split] = [
-          (f'{b.low_value:g}–{b.high_value:g}', b.sample_count)
-          for b in (histogram.buckets if histogram else [])
-        ]
-    if per_split:
-      return key, per_split, exact
-  return None, {}, True
-
-
 def _feature_rows(dataset) -> List[list]:
+  """One row per feature: name, type, present, missing, mean, std dev, min, max, values."""
   from tensorflow_metadata.proto.v0 import statistics_pb2
 
   rows = []
   for feature in dataset.features:
-    kind = statistics_pb2.FeatureNameStatistics.Type.Name(feature.type)
-    name = '.'.join(feature.path.step) or feature.name
     if feature.HasField('num_stats'):
       s = feature.num_stats
-      rows.append(
-        [
-          name,
-          kind,
-          s.common_stats.num_non_missing,
-          s.common_stats.num_missing,
-          float(s.mean),
-          float(s.std_dev),
-          float(s.min),
-          float(s.max),
-          '',
-        ]
-      )
+      numbers, values = [float(s.mean), float(s.std_dev), float(s.min), float(s.max)], ''
     elif feature.HasField('string_stats'):
       s = feature.string_stats
       top = (
@@ -214,34 +83,20 @@ def _feature_rows(dataset) -> List[list]:
         if s.unique <= TOP_VALUES_UP_TO
         else f'{s.unique:,} distinct values'
       )
-      rows.append(
-        [
-          name,
-          kind,
-          s.common_stats.num_non_missing,
-          s.common_stats.num_missing,
-          '',
-          '',
-          '',
-          '',
-          f'avg length {s.avg_length:.1f}; {top}',
-        ]
-      )
+      numbers, values = ['', '', '', ''], f'avg length {s.avg_length:.1f}; {top}'
     elif feature.HasField('bytes_stats'):
       s = feature.bytes_stats
-      rows.append(
-        [
-          name,
-          kind,
-          s.common_stats.num_non_missing,
-          s.common_stats.num_missing,
-          '',
-          '',
-          float(s.min_num_bytes),
-          float(s.max_num_bytes),
-          f'{s.unique:,} distinct; avg {s.avg_num_bytes:,.0f} bytes',
-        ]
-      )
+      numbers = ['', '', float(s.min_num_bytes), float(s.max_num_bytes)]
+      values = f'{s.unique:,} distinct; avg {s.avg_num_bytes:,.0f} bytes'
+    else:
+      continue
+    kind = statistics_pb2.FeatureNameStatistics.Type.Name(feature.type)
+    common = s.common_stats
+    rows.append(
+      [artifact_reader.feature_name(feature), kind, common.num_non_missing, common.num_missing]
+      + numbers
+      + [values]
+    )
   return rows
 
 
@@ -259,31 +114,12 @@ def _output_file(nodes, key: str, name: str):
   """The JSON file `name` in this run's output artifact `key` (None when absent)."""
   from tfx.dsl.io import fileio
 
-  output = _output(nodes, key)
+  output = artifact_reader.output(nodes, key)
   path = os.path.join(output.uri, name) if output is not None else ''
   if not path or not fileio.exists(path):
     return None
   with fileio.open(path, 'r') as f:
     return json.load(f)
-
-
-def _metrics(nodes) -> Dict[str, float]:
-  import tensorflow_model_analysis as tfma
-
-  evaluation = _output(nodes, 'evaluation')
-  if evaluation is None:
-    return {}
-  metrics = {}
-  for for_slice in tfma.load_metrics(evaluation.uri):
-    if for_slice.slice_key.single_slice_keys:
-      continue
-    for key_and_value in for_slice.metric_keys_and_values:
-      key = key_and_value.key
-      if key_and_value.value.HasField('double_value') and not key.HasField('sub_key'):
-        whose = ' (serving model)' if key.model_name == evaluation_names.BASELINE else ''
-        name = f'{key.name} change' if key.is_diff else key.name + whose
-        metrics[name] = key_and_value.value.double_value.value
-  return metrics
 
 
 # ── sections ─────────────────────────────────────────────────────────────────────────────
@@ -302,27 +138,27 @@ def _run_section(result: dict, config) -> str:
   if summary.render_revision(result.get('data_revision') or {}):
     rows.insert(2, ['data revision', summary.render_revision(result['data_revision'])])
   outcome = (
-    f'<p class="bad">Stopped: {_e(result["error"])}</p>'
+    f'<p class="bad">Stopped: {html.escape(result["error"])}</p>'
     if 'error' in result
     else '<p class="good">Completed.</p>'
   )
   states = [[node, state] for node, state in sorted(result['components'].items())]
   return (
     outcome
-    + _table(['', ''], rows)
+    + html.table(['', ''], rows)
     + '<h3>Components</h3>'
-    + _table(['component', 'state'], states)
+    + html.table(['component', 'state'], states)
   )
 
 
 def _examples_section(result: dict, statistics: dict, label_keys: Sequence[str]) -> str:
   counts = result.get('examples_per_split')
   if not counts:
-    return _absent('No statistics: the run stopped before StatisticsGen.')
-  parts = [_table(['split', 'examples'], [[k, v] for k, v in counts.items()])]
-  key, per_split, exact = _label_counts(statistics, label_keys)
+    return html.absent('No statistics: the run stopped before StatisticsGen.')
+  parts = [html.table(['split', 'examples'], [[k, v] for k, v in counts.items()])]
+  key, per_split, exact = artifact_reader.label_counts(statistics, label_keys)
   if not per_split:
-    return parts[0] + _absent('No label feature in the statistics.')
+    return parts[0] + html.absent('No label feature in the statistics.')
   return ''.join(parts) + label_distribution_html(key, per_split, exact)
 
 
@@ -333,12 +169,12 @@ def label_distribution_html(key: str, per_split: Dict[str, list], exact: bool) -
   first = next(iter(per_split))
   drawn = set(pictures.largest(per_split))
   rest = [dict(per_split[first]).get(v, 0) for v in labels if v not in drawn]
-  line = _rest(len(drawn), len(labels), rest, f'{first} examples')
+  line = _left_out_line(len(drawn), len(labels), rest, f'{first} examples')
   rows = [[value] + [dict(pairs).get(value, 0) for pairs in per_split.values()] for value in labels]
   return (
-    _chart(pictures.label_distribution(key, per_split, exact))
+    html.chart(pictures.label_distribution(key, per_split, exact))
     + line
-    + _table([key] + list(per_split), rows)
+    + html.table([key] + list(per_split), rows)
   )
 
 
@@ -348,19 +184,19 @@ def _samples(result: dict, images: str, eval_images: tuple) -> str:
   if not eval_images or not names:
     return ''
   figure = pictures.sample_grid(*eval_images, names, images)
-  return '<h3>Eval images per class</h3>' + _chart(figure) if figure else ''
+  return '<h3>Eval images per class</h3>' + html.chart(figure) if figure else ''
 
 
 def _features_section(statistics: dict, histograms: bool) -> str:
   if not statistics:
-    return _absent('No statistics: the run stopped before StatisticsGen.')
+    return html.absent('No statistics: the run stopped before StatisticsGen.')
   # The train split's histogram of each numeric feature, for tabular data.
   train = statistics.get('train') or next(iter(statistics.values()))
   figure = pictures.histograms(train) if histograms else None
-  pictured = _chart(figure) if figure else ''
+  pictured = html.chart(figure) if figure else ''
   header = ['feature', 'type', 'present', 'missing', 'mean', 'std dev', 'min', 'max', 'values']
   return pictured + ''.join(
-    f'<h3>{_e(split)}</h3>' + _table(header, _feature_rows(dataset))
+    f'<h3>{html.escape(split)}</h3>' + html.table(header, _feature_rows(dataset))
     for split, dataset in statistics.items()
   )
 
@@ -369,14 +205,16 @@ def _anomalies_section(result: dict) -> str:
   parts = []
   if 'anomalies' in result:
     parts.append(
-      '<ul>' + ''.join(f'<li class="bad">{_e(a)}</li>' for a in result['anomalies']) + '</ul>'
+      '<ul>'
+      + ''.join(f'<li class="bad">{html.escape(a)}</li>' for a in result['anomalies'])
+      + '</ul>'
       if result['anomalies']
       else '<p class="good">None: every split matches the schema.</p>'
     )
   else:
-    parts.append(_absent('Not validated: the run stopped before ExampleValidator.'))
+    parts.append(html.absent('Not validated: the run stopped before ExampleValidator.'))
   if 'drift' in result.get('error', ''):
-    parts.append(f'<p class="bad">{_e(result["error"])}</p>')
+    parts.append(f'<p class="bad">{html.escape(result["error"])}</p>')
   elif result.get('span'):
     parts.append(
       "<p>Drift: compared with the previous data version, none above the schema's "
@@ -388,19 +226,20 @@ def _anomalies_section(result: dict) -> str:
 def _excluded_section(result: dict) -> str:
   rows = _excluded(result)
   if rows is None:
-    return _absent('No exclusion report (only the image ExampleGen writes one).')
+    return html.absent('No exclusion report (only the image ExampleGen writes one).')
   if not rows:
     return '<p class="good">No file was excluded.</p>'
   shown = rows[:EXCLUDED_ROWS_SHOWN]
   more = (
-    f'<p>… and {len(rows) - len(shown):,} more in <code>{_e(result["excluded_report"])}</code></p>'
+    f'<p>… and {len(rows) - len(shown):,} more in '
+    f'<code>{html.escape(result["excluded_report"])}</code></p>'
     if len(rows) > len(shown)
     else ''
   )
   return (
     f'<p>{len(rows):,} file(s) left out, listed in '
-    f'<code>{_e(result["excluded_report"])}</code>:</p>'
-    + _table(['path', 'reason'], [[r['path'], r['reason']] for r in shown])
+    f'<code>{html.escape(result["excluded_report"])}</code>:</p>'
+    + html.table(['path', 'reason'], [[r['path'], r['reason']] for r in shown])
     + more
   )
 
@@ -423,7 +262,8 @@ def _thumbnail(root: str, relpath: str) -> str:
   except Exception:  # noqa: BLE001 (moved or deleted since the run: the path stays)
     return ''
   data = base64.b64encode(buffer.getvalue()).decode()
-  return f'<img src="data:image/png;base64,{data}" alt="{_e(relpath)}" title="{_e(relpath)}">'
+  name = html.escape(relpath)
+  return f'<img src="data:image/png;base64,{data}" alt="{name}" title="{name}">'
 
 
 def _duplicates_section(result: dict, config) -> str:
@@ -433,11 +273,11 @@ def _duplicates_section(result: dict, config) -> str:
 
   facts = result.get('duplicates')
   if not facts:
-    return _absent('No duplicate check in this run (--duplicates off, or an older ExampleGen).')
+    return html.absent('No duplicate check in this run (--duplicates off, or an older ExampleGen).')
   lines = summary.render_duplicates(facts)
   if not lines:
     return '<p class="good">No two examples share their content.</p>'
-  parts = [f'<p>{_e(line.split(":", 1)[1].strip())}</p>' for line in lines]
+  parts = [f'<p>{html.escape(line.split(":", 1)[1].strip())}</p>' for line in lines]
   with fileio.open(facts['report'], 'r') as f:
     listing = json.loads(f.read())
   images = config.data_kind == 'images'
@@ -445,12 +285,13 @@ def _duplicates_section(result: dict, config) -> str:
   def cell(item: dict) -> str:
     name = item.get('path') or item.get('row')
     picture = _thumbnail(config.data, name) if images else ''
-    return f'{picture}<br><code>{_e(name)}</code> ({_e(item["label"])})'
+    return f'{picture}<br><code>{html.escape(name)}</code> ({html.escape(item["label"])})'
 
   conflicts = listing.get('conflicts', [])[:CONFLICTS_SHOWN]
   if conflicts:
     rows = ''.join(
-      f'<tr><td>{cell(c)}</td><td>{_e(c.get("reason") or ", ".join(c.get("labels", [])))}</td></tr>'
+      f'<tr><td>{cell(c)}</td>'
+      f'<td>{html.escape(c.get("reason") or ", ".join(c.get("labels", [])))}</td></tr>'
       for c in conflicts
     )
     parts.append(
@@ -461,7 +302,9 @@ def _duplicates_section(result: dict, config) -> str:
   if groups:
     rows = ''.join(
       '<tr>'
-      + ''.join(f'<td>{cell(item)}<br>{_e(item.get("split") or "left out")}</td>' for item in group)
+      + ''.join(
+        f'<td>{cell(item)}<br>{html.escape(item.get("split") or "left out")}</td>' for item in group
+      )
       + '</tr>'
       for group in groups
     )
@@ -492,10 +335,10 @@ def _model_html(training: dict) -> str:
     ]
     for p in training.get('phases', [])
   ]
-  model = _table(['', ''], rows)
+  model = html.table(['', ''], rows)
   if not phases:
     return model
-  return model + _table(
+  return model + html.table(
     [
       'phase',
       'steps',
@@ -513,7 +356,7 @@ def _tuning_html(trials: Optional[list]) -> str:
   if trials is None:
     return ''
   if not trials:
-    return '<h3>Tuning</h3>' + _absent('No tuning trial finished.')
+    return '<h3>Tuning</h3>' + html.absent('No tuning trial finished.')
   names = list(dict.fromkeys(k for t in trials for k in t if k not in ('trial_id', 'score')))
   rows = [
     [f'{t["trial_id"]}' + (' (best)' if i == 0 else '')] + [t.get(n) for n in names] + [t['score']]
@@ -521,14 +364,14 @@ def _tuning_html(trials: Optional[list]) -> str:
   ]
   return (
     f'<h3>Tuning</h3><p>{len(trials):,} trial(s), best first; the Trainer trained with the '
-    "best one's values.</p>" + _table(['trial'] + names + ['eval accuracy'], rows)
+    "best one's values.</p>" + html.table(['trial'] + names + ['eval accuracy'], rows)
   )
 
 
 def _training_section(training: Optional[dict], nodes) -> str:
   tuning = _tuning_html(_output_file(nodes, 'tuner_results', artifacts.TUNER_RESULTS_FILE))
   if training is None:
-    return _absent('No training: the run stopped before the Trainer.') + tuning
+    return html.absent('No training: the run stopped before the Trainer.') + tuning
   history = training['history']
   metrics = [k for k in history if not k.startswith('val_')][:3]
   figure, axes = pictures.new_figure('training curves', (4 * len(metrics), 3), 1, len(metrics))
@@ -543,14 +386,15 @@ def _training_section(training: Optional[dict], nodes) -> str:
   rows = [
     [epoch + 1] + [history[k][epoch] for k in history] for epoch in range(len(history[metrics[0]]))
   ]
-  model_run = _output(nodes, 'model_run')
+  model_run = artifact_reader.output(nodes, 'model_run')
   return (
     _model_html(training)
     + f'<p>{training["train_steps"]:,} steps of batch {training["batch_size"]} in '
     f'{training["epochs"]} epochs.</p>'
-    + _chart(figure)
-    + _table(['epoch'] + list(history), rows)
-    + f'<p>TensorBoard: <code>.venv/bin/tensorboard --logdir {_e(model_run.uri)}</code></p>'
+    + html.chart(figure)
+    + html.table(['epoch'] + list(history), rows)
+    + '<p>TensorBoard: <code>.venv/bin/tensorboard --logdir '
+    + f'{html.escape(model_run.uri)}</code></p>'
     + tuning
   )
 
@@ -559,7 +403,7 @@ def _confusion(nodes, size: int = 0) -> Optional[List[List[float]]]:
   """The candidate's confusion matrix on the eval split (TFMA's plot): rows true, columns
   predicted class id; at least `size` (the number of class names) square, so that a class that
   is last and neither seen nor predicted still has its row and column."""
-  evaluation = _output(nodes, 'evaluation')
+  evaluation = artifact_reader.output(nodes, 'evaluation')
   rows = evaluation_names.confusion_rows(evaluation.uri) if evaluation is not None else {}
   if not rows:
     return None
@@ -573,7 +417,8 @@ def _confusion(nodes, size: int = 0) -> Optional[List[List[float]]]:
   return matrix
 
 
-def _at(values: Optional[Sequence], index: int):
+def _item_or_none(values: Optional[Sequence], index: int):
+  """values[index]; None past the end or without values."""
   return values[index] if values and index < len(values) else None
 
 
@@ -582,7 +427,7 @@ def confusion_html(matrix: List[List[float]], names: Sequence[str]) -> str:
   the MAX_CONFUSED_PAIRS most frequent confusions, 'true → predicted', by class name."""
   figure = pictures.confusion_matrix(matrix, names)
   if figure is not None:
-    return _chart(figure)
+    return html.chart(figure)
   name = lambda i: names[i] if i < len(names) else str(i)
   pairs = sorted(
     (
@@ -603,8 +448,8 @@ def confusion_html(matrix: List[List[float]], names: Sequence[str]) -> str:
   return (
     f'<p>{len(matrix):,} classes: more than a readable heat map holds ({pictures.MAX_MATRIX}). '
     f'The {len(shown):,} most frequent of {len(pairs):,} confusions (true class → predicted '
-    f'class; {_number(wrong)} misclassified eval examples in all):</p>'
-    + _table(['true → predicted', 'eval examples', 'share of the true class'], rows)
+    f'class; {html.number_text(wrong)} misclassified eval examples in all):</p>'
+    + html.table(['true → predicted', 'eval examples', 'share of the true class'], rows)
   )
 
 
@@ -620,16 +465,17 @@ def per_class_html(
   header = ['class', 'recall (p > 0.5)', 'precision']
   header += ['recall of the serving model'] if serving else []
   rows = [
-    [name, _at(recall, i), _at(precision, i)] + ([_at(serving, i)] if serving else [])
+    [name, _item_or_none(recall, i), _item_or_none(precision, i)]
+    + ([_item_or_none(serving, i)] if serving else [])
     for i, name in enumerate(names)
   ]
   shown = set(pictures.lowest(recall, pictures.MAX_BARS))
-  rest = [_at(recall, i) for i in range(len(names)) if i not in shown]
+  rest = [_item_or_none(recall, i) for i in range(len(names)) if i not in shown]
   html_out = (
     '<h3>Per class</h3>'
-    + _chart(pictures.class_recall(names, list(recall), serving))
-    + _rest(min(len(names), pictures.MAX_BARS), len(names), rest, 'recall')
-    + _table(header, rows)
+    + html.chart(pictures.class_recall(names, list(recall), serving))
+    + _left_out_line(min(len(names), pictures.MAX_BARS), len(names), rest, 'recall')
+    + html.table(header, rows)
   )
   if matrix:
     html_out += '<h3>Confusion matrix (eval split)</h3>' + confusion_html(matrix, names)
@@ -639,7 +485,7 @@ def per_class_html(
 def _per_class_section(nodes, result: dict, images: str, eval_images: tuple) -> str:
   """per_class_html of the run and, for image data (images: their encoding, else '';
   eval_images: pictures.eval_records), the misclassified eval images."""
-  evaluation = _output(nodes, 'evaluation')
+  evaluation = artifact_reader.output(nodes, 'evaluation')
   names = list(result.get('class_recall') or {})
   if evaluation is None or not names:
     return ''
@@ -652,7 +498,7 @@ def _per_class_section(nodes, result: dict, images: str, eval_images: tuple) -> 
     classes.get(evaluation_names.BASELINE, {}).get(evaluation_names.RECALL_KEY),
     _confusion(nodes, len(names)),
   )
-  model = _output(nodes, 'model')
+  model = artifact_reader.output(nodes, 'model')
   if eval_images and model is not None:
     from tfx.utils import path_utils
 
@@ -660,59 +506,36 @@ def _per_class_section(nodes, result: dict, images: str, eval_images: tuple) -> 
       path_utils.serving_model_path(model.uri), *eval_images, names, images
     )
     html_out += '<h3>Misclassified</h3>' + (
-      _chart(figure) if figure else '<p>No misclassified image among those checked.</p>'
+      html.chart(figure) if figure else '<p>No misclassified image among those checked.</p>'
     )
   return html_out
 
 
-def _slice_value(key) -> str:
-  value = getattr(key, key.WhichOneof('kind'))
-  return value.decode(errors='replace') if isinstance(value, bytes) else str(value)
-
-
 def _slices_section(nodes) -> str:
   """Accuracy and example count per value of each --slice-feature."""
-  import tensorflow_model_analysis as tfma
-
-  evaluation = _output(nodes, 'evaluation')
-  rows = []
-  for for_slice in tfma.load_metrics(evaluation.uri) if evaluation is not None else ():
-    keys = for_slice.slice_key.single_slice_keys
-    if not keys:
-      continue
-    values = {}
-    for key_and_value in for_slice.metric_keys_and_values:
-      key = key_and_value.key
-      if key.model_name in ('', evaluation_names.CANDIDATE) and not key.HasField('sub_key'):
-        values[key.name] = key_and_value.value.double_value.value
-    where = ', '.join(f'{k.column} = {_slice_value(k)}' for k in keys)
-    rows.append(
-      [
-        where,
-        int(values.get(evaluation_names.EXAMPLE_COUNT_KEY, 0)),
-        values.get(evaluation_names.ACCURACY_KEY),
-      ]
-    )
-  if not rows:
+  evaluation = artifact_reader.output(nodes, 'evaluation')
+  slices = artifact_reader.slice_metrics(evaluation) if evaluation is not None else {}
+  if not slices:
     return ''
-  return '<h3>Per slice</h3>' + _table(['slice', 'examples', 'accuracy'], sorted(rows))
+  rows = [[where, found['examples'], found['accuracy']] for where, found in slices.items()]
+  return '<h3>Per slice</h3>' + html.table(['slice', 'examples', 'accuracy'], rows)
 
 
 def _evaluation_section(
   metrics: Dict[str, float], result: dict, nodes, images: str, eval_images: tuple
 ) -> str:
   if not metrics:
-    return _absent('No evaluation: the run stopped before the Evaluator.')
-  why = _e(result.get('blessing') or '')
+    return html.absent('No evaluation: the run stopped before the Evaluator.')
+  why = html.escape(result.get('blessing') or '')
   verdict = (
     f'<p class="good">Blessed ({why}); pushed to '
-    f'<code>{_e(result.get("pushed_to") or "-")}</code>.</p>'
+    f'<code>{html.escape(result.get("pushed_to") or "-")}</code>.</p>'
     if result.get('blessed')
     else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
   details = _per_class_section(nodes, result, images, eval_images) + _slices_section(nodes)
   return (
-    _table(['metric (eval split)', 'value'], sorted(metrics.items()))
+    html.table(['metric (eval split)', 'value'], sorted(metrics.items()))
     + verdict
     + _serving_check(result.get('serving_check'))
     + details
@@ -724,7 +547,8 @@ def _serving_check(report: Optional[dict]) -> str:
   if not report:
     return ''
   verdict = (
-    f'<p class="bad">It does not serve: {_e("; ".join(report["problems"]))}. Not pushed.</p>'
+    f'<p class="bad">It does not serve: {html.escape("; ".join(report["problems"]))}. '
+    'Not pushed.</p>'
     if report['problems']
     else f'<p class="good">It serves: loaded in {report["load_seconds"]:.2f} s in a fresh '
     f'process; every signature answered {report["examples"]} eval examples.</p>'
@@ -733,20 +557,21 @@ def _serving_check(report: Optional[dict]) -> str:
     [name, timing['p50_ms'], timing['p99_ms']]
     for name, timing in report.get('signatures', {}).items()
   ]
-  table = _table(['signature', 'p50 ms / request', 'p99 ms / request'], rows) if rows else ''
+  table = html.table(['signature', 'p50 ms / request', 'p99 ms / request'], rows) if rows else ''
   return '<h3>Serving check</h3>' + verdict + table
 
 
 def _input_section(training: Optional[dict], damage: Optional[dict]) -> str:
   if training is None:
-    return _absent('No input check: the run stopped before the Trainer.')
+    return html.absent('No input check: the run stopped before the Trainer.')
   check = training['input_check']
   if check is None:
-    return _absent(
+    return html.absent(
       f'No input check: skipped under distributed training ({training.get("distribution")}).'
     )
   verdict = (
-    f'<p class="bad">Training was input-bound: first thing to try: {_e(check["hint"])}.</p>'
+    '<p class="bad">Training was input-bound: first thing to try: '
+    f'{html.escape(check["hint"])}.</p>'
     if check['input_bound']
     else '<p class="good">Not input-bound.</p>'
   )
@@ -771,7 +596,7 @@ def _input_section(training: Optional[dict], damage: Optional[dict]) -> str:
         f'{damage["corrupt"]:,} in {damage["damaged_shards"]} of {damage["shards"]} shard(s)',
       ]
     )
-  return verdict + _table(['', ''], rows)
+  return verdict + html.table(['', ''], rows)
 
 
 def _lineage_section(config, nodes) -> str:
@@ -784,7 +609,7 @@ def _lineage_section(config, nodes) -> str:
     None,
   )
   if examples is None:
-    return _absent('No examples were produced.')
+    return html.absent('No examples were produced.')
   trace = lineage.trace(config.metadata_path)
   data = [v for v in trace['data_versions'] if v['examples_id'] == examples.id]
   rows = [
@@ -801,15 +626,15 @@ def _lineage_section(config, nodes) -> str:
     for v in data
   ]
   columns = ['data', 'created', 'span', 'version', 'counts', 'from', 'revision', 'fingerprint']
-  parts = [_table(columns, rows)]
-  model = _output(nodes, 'model')
+  parts = [html.table(columns, rows)]
+  model = artifact_reader.output(nodes, 'model')
   for entry in (m for m in trace['models'] if model is not None and m['model_id'] == model.id):
     evaluated = '; '.join(
       f'examples #{e["evaluated_on"]}{" (blessed)" if e["blessed"] else ""}'
       for e in entry['evaluations']
     )
     parts.append(
-      _table(
+      html.table(
         ['model', 'created', 'trained on', 'evaluated on', 'pushed to'],
         [
           [
@@ -824,7 +649,8 @@ def _lineage_section(config, nodes) -> str:
     )
   command = f'.venv/bin/python pipeline.py lineage --output {config.local_dir}'
   parts.append(
-    f'<p>All data versions and models of this output folder: <code>{_e(command)}</code></p>'
+    '<p>All data versions and models of this output folder: '
+    f'<code>{html.escape(command)}</code></p>'
   )
   return ''.join(parts)
 
@@ -842,7 +668,7 @@ def _image_encoding(result: dict) -> str:
 
 def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
   """The whole page."""
-  statistics = _statistics(nodes)
+  statistics = artifact_reader.split_statistics(nodes)
   images = _image_encoding(result)
   # Image data: the first eval records, read once for the sample grid and the misclassified.
   eval_images = pictures.eval_records(result['examples_uri']) if images else ()
@@ -858,20 +684,23 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
     'excluded': _excluded_section(result),
     'duplicates': _duplicates_section(result, config),
     'training': _training_section(training, nodes),
-    'evaluation': _evaluation_section(_metrics(nodes), result, nodes, images, eval_images),
+    'evaluation': _evaluation_section(
+      artifact_reader.overall_metrics(artifact_reader.output(nodes, 'evaluation')),
+      result,
+      nodes,
+      images,
+      eval_images,
+    ),
     'input': _input_section(training, _output_file(nodes, 'model_run', artifacts.DAMAGE_FILE)),
     'lineage': _lineage_section(config, nodes),
   }
   title = f'{config.pipeline_name} run, {time.strftime("%Y-%m-%d %H:%M")}'
-  nav = ''.join(f'<a href="#{key}">{_e(name)}</a>' for key, name in SECTIONS)
+  nav = ''.join(f'<a href="#{key}">{html.escape(name)}</a>' for key, name in SECTIONS)
   sections = ''.join(
-    f'<section id="{key}"><h2>{_e(name)}</h2>{bodies[key]}</section>' for key, name in SECTIONS
+    f'<section id="{key}"><h2>{html.escape(name)}</h2>{bodies[key]}</section>'
+    for key, name in SECTIONS
   )
-  return (
-    f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{_e(title)}'
-    f'</title><style>{_STYLE}</style></head><body><h1>{_e(title)}</h1><nav>{nav}</nav>'
-    f'{sections}</body></html>'
-  )
+  return html.page(title, f'<nav>{nav}</nav>{sections}')
 
 
 def write(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:

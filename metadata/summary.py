@@ -91,27 +91,27 @@ def run_nodes(store: metadata_store.MetadataStore, run) -> Dict[str, NodeRun]:
 
 _SAME_ANYWAY = ('input_fingerprint', 'code_fingerprint', 'span', 'version')  # handled apart
 # Properties that record another one's default (components/recording_trainer): listed once.
-_DERIVED = {'train_args': 'train_steps'}
+DERIVED_PROPERTIES = {'train_args': 'train_steps'}
 
 
-def _flat(name: str, value) -> Dict[str, object]:
-  """An execution property as {name: value}, JSON objects flattened to their leaves."""
+def property_leaves(name: str, value, keep_path: bool = False) -> Dict[str, object]:
+  """An execution property as {name: value}, JSON objects followed to their leaves, each named
+  by its own key (keep_path: by its dotted path from `name`)."""
   if isinstance(value, str) and value.startswith('{'):
     try:
-      parsed = json.loads(value)
+      value = json.loads(value)
     except ValueError:
       return {name: value}
-    return (
-      {key: leaf for part, inner in parsed.items() for key, leaf in _flat(part, inner).items()}
-      if isinstance(parsed, dict)
-      else {name: value}
-    )
   if isinstance(value, dict):
-    return {key: leaf for part, inner in value.items() for key, leaf in _flat(part, inner).items()}
+    found = {}
+    for key, inner in value.items():
+      inner_name = f'{name}.{key}' if keep_path and name else key
+      found.update(property_leaves(inner_name, inner, keep_path))
+    return found
   return {name: value}
 
 
-def _execution_facts(store, execution) -> dict:
+def execution_facts(store, execution) -> dict:
   """(options, code fingerprint, input fingerprint, input artifact ids) of an execution."""
   properties = {name: property_value(execution, name) for name in execution.custom_properties}
   code = properties.pop('code_fingerprint', None)
@@ -119,12 +119,12 @@ def _execution_facts(store, execution) -> dict:
     custom_config = json.loads(properties['custom_config'])
     code = custom_config.pop('code_fingerprint', code)
     properties['custom_config'] = custom_config
-  for derived, source in _DERIVED.items():
+  for derived, source in DERIVED_PROPERTIES.items():
     if source in properties:
       properties.pop(derived, None)
   options = {}
   for name, value in properties.items():
-    options.update(_flat(name, value))
+    options.update(property_leaves(name, value))
   inputs = {}  # input key → artifact ids
   for event in store.get_events_by_execution_ids([execution.id]):
     if event.type == metadata_store_pb2.Event.INPUT:
@@ -196,8 +196,8 @@ def why_executed(
     ]
     if earlier:
       reasons[node.node_id] = _reason(
-        _execution_facts(store, max(earlier, key=lambda e: e.id)),
-        _execution_facts(store, node.execution),
+        execution_facts(store, max(earlier, key=lambda e: e.id)),
+        execution_facts(store, node.execution),
       )
   return reasons
 

@@ -23,24 +23,21 @@ def main(output: str) -> None:
   import tensorflow as tf
   import tensorflow_data_validation as tfdv
 
-  from contracts import artifacts, splits
-  from metadata import lineage
-  from monitoring import compare, images
+  from metadata import artifact_reader, lineage
+  from monitoring import distances, images
 
   model = lineage.serving_model(os.path.join(output, 'metadata.sqlite'))
   schema = tfdv.load_schema_text(os.path.join(model['schema_uri'], 'schema.pbtxt'))
-  training = tfdv.load_stats_binary(
-    artifacts.statistics_path(model['statistics_uri'], splits.TRAIN)
-  )
-  schema = compare.monitoring_schema(schema, training, model['label'], {})
+  training = artifact_reader.train_statistics(model['statistics_uri'])
+  schema = distances.monitoring_schema(schema, training, model['label'], {})
   shards = sorted(glob.glob(os.path.join(glob.escape(model['examples_uri']), 'Split-eval', '*')))
-  rows = [tf.train.Example.FromString(r) for r in images._records(shards)]
+  rows = [tf.train.Example.FromString(r) for r in images.read_records(shards)]
 
   def measured(examples):
-    serving = compare.statistics(
+    serving = distances.statistics(
       [e.SerializeToString() for e in examples], schema, [model['label']]
     )
-    return compare.compare(training, serving, schema)['features']
+    return distances.compare(training, serving, schema)['features']
 
   noise = measured(rows)
   print(f'{len(rows)} eval rows against the training statistics; feature: measure, noise, skewed')
@@ -48,7 +45,7 @@ def main(output: str) -> None:
     changed = [type(e)() for e in rows]
     for copy, row in zip(changed, rows):
       copy.CopyFrom(row)
-    if entry['measure'] == compare.JSD:
+    if entry['measure'] == distances.JSD:
       values = np.array([v for e in rows for v in _values(e, name)], float)
       shift = 3 * values.std()
       for e in changed:

@@ -7,6 +7,8 @@ docs/monitoring.md."""
 import copy
 from typing import Dict, List, Sequence
 
+from metadata import artifact_reader
+
 SERVING, TRAINING = 'SERVING', 'TRAINING'
 JSD, L_INFINITY = 'jensen_shannon_divergence', 'infinity_norm'
 # Calibrated on the taxi run (docs/monitoring.md): eval-vs-train noise reached JSD 0.15 and
@@ -14,12 +16,6 @@ JSD, L_INFINITY = 'jensen_shannon_divergence', 'infinity_norm'
 DEFAULT_THRESHOLDS = {JSD: 0.3, L_INFINITY: 0.1}
 MEASURE_NAMES = {JSD: 'Jensen-Shannon divergence', L_INFINITY: 'L-infinity distance'}
 _MEASURE_TYPES = {'JENSEN_SHANNON_DIVERGENCE': JSD, 'L_INFTY': L_INFINITY}
-
-
-def _features(statistics) -> Dict[str, object]:
-  """The default slice's FeatureNameStatistics by name."""
-  dataset = statistics.datasets[0]
-  return {'.'.join(f.path.step) or f.name: f for f in dataset.features}
 
 
 def measure_for(feature_statistics) -> str:
@@ -38,7 +34,7 @@ def monitoring_schema(schema, training_statistics, label: str, thresholds: Dict[
   for environment in (TRAINING, SERVING):
     if environment not in schema.default_environment:
       schema.default_environment.append(environment)
-  stats = _features(training_statistics)
+  stats = artifact_reader.features_by_name(training_statistics.datasets[0])
   for feature in schema.feature:
     if feature.name == label:
       if SERVING not in feature.not_in_environment:
@@ -77,7 +73,9 @@ def statistics(serialized_examples: List[bytes], schema, leave_out: Sequence[str
   return stats_impl.generate_statistics_in_memory(batch, tfdv.StatsOptions(schema=schema))
 
 
-def _measurements(anomalies, field: str) -> Dict[str, dict]:
+def measurements(anomalies, field: str) -> Dict[str, dict]:
+  """{feature: {'measure', 'value', 'threshold', 'flagged'}} of an Anomalies proto's
+  `field` ('skew_measurements' or 'drift_measurements')."""
   found = {}
   for info in anomalies.drift_skew_info:
     for m in getattr(info, field):
@@ -111,8 +109,8 @@ def compare(training_statistics, serving_statistics, schema, previous_statistics
   serving = tfdv.validate_statistics(
     serving_statistics, schema, environment=SERVING, previous_statistics=previous_statistics
   )
-  features = _measurements(skew, 'skew_measurements')
-  drift = _measurements(serving, 'drift_measurements') if previous_statistics else {}
+  features = measurements(skew, 'skew_measurements')
+  drift = measurements(serving, 'drift_measurements') if previous_statistics else {}
   for name, entry in features.items():
     entry['drift'] = drift.get(name)
   anomalies = _descriptions(serving)  # drift above its threshold is one of them too

@@ -1,38 +1,15 @@
 """The monitoring run's HTML page: a table of every compared feature, and per flagged feature a
 chart that overlays its training and serving distributions (the quantile histograms the
 Jensen-Shannon divergence reads, as densities; the top values' shares for L-infinity). Charts are
-inline SVG drawn with matplotlib, as in the run report (metadata/pictures.py)."""
+drawn with matplotlib and the page is made as the run report's (metadata/pictures.py,
+metadata/html.py)."""
 
-import html
-import io
-from typing import Dict, Optional
+from typing import Optional
 
-from metadata import pictures
+from metadata import artifact_reader, html, pictures
 
 MAX_VALUES = 12  # categorical values drawn per chart
-_SVG_SETTINGS = {'svg.fonttype': 'none', 'font.sans-serif': ['DejaVu Sans']}
-_SVG_METADATA = {'Creator': None, 'Date': None, 'Format': None, 'Type': None}
-_STYLE = (
-  'body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}'
-  'td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}.flagged{color:#b00020}'
-  'svg.chart{max-width:100%;height:auto;border:1px solid #eee}'
-)
-
-
-def _features(statistics) -> Dict[str, object]:
-  return {'.'.join(f.path.step) or f.name: f for f in statistics.datasets[0].features}
-
-
-def _svg(figure) -> str:
-  import matplotlib
-
-  buffer = io.StringIO()
-  with matplotlib.rc_context(_SVG_SETTINGS):
-    figure.savefig(buffer, format='svg', dpi=100, bbox_inches='tight', metadata=_SVG_METADATA)
-  drawn = buffer.getvalue()
-  drawn = drawn[drawn.index('<svg') :]
-  label = html.escape(figure.get_label())
-  return drawn.replace('<svg ', f'<svg class="chart" role="img" aria-label="{label}" ', 1)
+_STYLE = html.STYLE + '.flagged{color:#b00020}\n'
 
 
 def _quantiles(feature):
@@ -96,34 +73,38 @@ def overlay(name: str, training, serving) -> Optional[object]:
 
 def page(summary: dict, training_statistics, serving_statistics) -> str:
   """The whole page; section id="monitoring"."""
-  from monitoring.compare import MEASURE_NAMES
+  from monitoring.distances import MEASURE_NAMES
 
-  e = html.escape
   rows = []
   for name, f in summary['features'].items():
     drift = f.get('drift') or {}
     drifted = f'{drift["value"]:.4f}' + (' (flagged)' if drift['flagged'] else '') if drift else '-'
     rows.append(
-      f'<tr class="{"flagged" if name in summary["flagged"] else ""}"><td>{e(name)}</td>'
+      f'<tr class="{"flagged" if name in summary["flagged"] else ""}"><td>{html.escape(name)}</td>'
       f'<td>{MEASURE_NAMES[f["measure"]]}</td><td>{f["value"]:.4f}</td><td>{f["threshold"]:g}</td>'
       f'<td>{"yes" if f["flagged"] else "no"}</td><td>{drifted}</td></tr>'
     )
   charts = []
-  training, serving = _features(training_statistics), _features(serving_statistics)
+  training, serving = (
+    artifact_reader.features_by_name(statistics.datasets[0])
+    for statistics in (training_statistics, serving_statistics)
+  )
   for name in summary['flagged']:
     if name in training and name in serving:
       figure = overlay(name, training[name], serving[name])
       if figure is not None:
-        charts.append(f'<h3>{e(name)}</h3><p>{_svg(figure)}</p>')
+        charts.append(f'<h3>{html.escape(name)}</h3>{html.chart(figure)}')
   anomalies = ''.join(
-    f'<li>{e(name)}: {e("; ".join(found))}</li>' for name, found in summary['anomalies'].items()
+    f'<li>{html.escape(name)}: {html.escape("; ".join(found))}</li>'
+    for name, found in summary['anomalies'].items()
   )
   model = summary['model']
+  served = f'model #{model["model_id"]} ({html.escape(model["pushed_to"])})'
   return (
     f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>monitoring</title>'
     f'<style>{_STYLE}</style></head><body><section id="monitoring"><h2>Serving data against '
     f'training data</h2><p>{summary["serving_examples"]} serving examples from '
-    f'{e(summary["serving_data"])}; model #{model["model_id"]} ({e(str(model["pushed_to"]))}); '
+    f'{html.escape(summary["serving_data"])}; {served}; '
     f'{len(summary["flagged"])} flagged.</p><table><tr><th>feature</th><th>measure</th>'
     f'<th>skew</th><th>threshold</th><th>flagged</th><th>drift</th></tr>{"".join(rows)}</table>'
     + (f'<h3>Serving anomalies</h3><ul>{anomalies}</ul>' if anomalies else '')

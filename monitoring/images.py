@@ -2,7 +2,7 @@
 / 255), contrast (pixel standard deviation / 255) and, where training stored encoded bytes, the
 format. One function computes them for the training records and for the serving images, so both
 sides are measured the same way; TFDV statistics and the skew comparators then apply to them as
-to any tabular column (monitoring/compare.py).
+to any tabular column (monitoring/distances.py).
 
 Serving images: a folder of image files (as `pipeline.py run` takes them, any depth), image
 records (contracts/image_record.py layout: TFRecords, serving_default requests) or
@@ -103,7 +103,8 @@ def _gzip(path: str) -> str:
     return 'GZIP' if f.read(2) == b'\x1f\x8b' else ''
 
 
-def _records(paths: Iterable[str], limit: Optional[int] = None) -> List[bytes]:
+def read_records(paths: Iterable[str], limit: Optional[int] = None) -> List[bytes]:
+  """The serialized records of TFRecord files (GZIP or not), the first `limit` when given."""
   import tensorflow as tf
 
   found = []
@@ -127,7 +128,7 @@ def training_encoded(examples_uri: str) -> bool:
 
 def training_examples(examples_uri: str, with_format: bool) -> List[bytes]:
   shards = sorted(glob.glob(os.path.join(glob.escape(examples_uri), 'Split-train', '*')))
-  return [from_record(r, with_format) for r in _records(shards, TRAINING_SAMPLE)]
+  return [from_record(r, with_format) for r in read_records(shards, TRAINING_SAMPLE)]
 
 
 def serving_examples(path: str, with_format: bool) -> List[bytes]:
@@ -156,7 +157,7 @@ def serving_examples(path: str, with_format: bool) -> List[bytes]:
         else:
           raise UserError(f'--serving-data {path}: {request.signature} requests to an image model')
     else:
-      found = [from_record(r, True) for r in _records(files)]
+      found = [from_record(r, True) for r in read_records(files)]
     if not with_format:
       found = [_strip_format(e) for e in found]
   if not found:

@@ -6,8 +6,8 @@ import json
 import os
 from typing import Dict, Optional, Sequence
 
-from contracts import artifacts, atomic, splits
-from metadata import lineage
+from contracts import artifacts, atomic
+from metadata import artifact_reader, lineage
 
 STATISTICS_FILE = artifacts.STATISTICS_FILE
 ANOMALIES_FILE = 'anomalies.pbtxt'
@@ -39,7 +39,7 @@ def monitor(
   from google.protobuf import text_format
   import tensorflow_data_validation as tfdv
 
-  from monitoring import compare
+  from monitoring import distances
   from monitoring import serving_data as data
 
   model = lineage.serving_model(metadata_path)
@@ -48,21 +48,19 @@ def monitor(
 
     with_format = images.training_encoded(model['examples_uri'])
     schema = images.schema(with_format)
-    training = compare.statistics(
+    training = distances.statistics(
       images.training_examples(model['examples_uri'], with_format), schema
     )
     examples = images.serving_examples(serving_data, with_format)
   else:
     schema = tfdv.load_schema_text(os.path.join(model['schema_uri'], 'schema.pbtxt'))
-    training = tfdv.load_stats_binary(
-      artifacts.statistics_path(model['statistics_uri'], splits.TRAIN)
-    )
+    training = artifact_reader.train_statistics(model['statistics_uri'])
     examples = data.examples(serving_data, schema)
-  schema = compare.monitoring_schema(schema, training, model['label'], thresholds)
-  serving = compare.statistics(examples, schema, leave_out=[model['label']])
+  schema = distances.monitoring_schema(schema, training, model['label'], thresholds)
+  serving = distances.statistics(examples, schema, leave_out=[model['label']])
   previous_path = previous_window(metadata_path, model['model_id'])
   previous = tfdv.load_stats_binary(previous_path) if previous_path else None
-  result = compare.compare(training, serving, schema, previous)
+  result = distances.compare(training, serving, schema, previous)
   if id_columns:
     result['feature_skew'] = _feature_skew(model, schema, examples, list(id_columns), beam_args)
     mismatched = {
@@ -125,13 +123,13 @@ def _feature_skew(model: dict, schema, examples, id_columns, beam_args=()) -> di
   if unknown:
     raise UserError(f'--id-column {", ".join(unknown)}: not a column of the training data')
   shards = sorted(glob.glob(os.path.join(glob.escape(model['examples_uri']), 'Split-*', '*')))
-  training = images._records(shards)
+  training = images.read_records(shards)
   return feature_skew.detect(training, examples, id_columns, [model['label']], beam_args)
 
 
 def lines(summary: dict) -> list:
   """One terminal line per flagged feature, then one line for the run."""
-  from monitoring.compare import MEASURE_NAMES
+  from monitoring.distances import MEASURE_NAMES
 
   out = []
   for name in summary['flagged']:

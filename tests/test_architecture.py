@@ -180,6 +180,55 @@ def test_only_metadata_connection_opens_ml_metadata():
   assert opening == ['metadata.connection']
 
 
+def _is_private(name: str) -> bool:
+  return name.startswith('_') and not name.startswith('__')
+
+
+def _private_reads(tree: ast.AST, module: str, modules: set) -> list:
+  """Every private name of another project module that `module`'s source reads: `other._name`
+  where `other` is an imported project module, or `from other import _name`."""
+  imported, found = {}, []  # name in the source → the project module it stands for
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      imported.update((a.asname or a.name, a.name) for a in node.names if a.name in modules)
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules:
+      for alias in node.names:
+        if f'{node.module}.{alias.name}' in modules:
+          imported[alias.asname or alias.name] = f'{node.module}.{alias.name}'
+        elif _is_private(alias.name) and node.module != module:
+          found.append(f'{module}: from {node.module} import {alias.name}')
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Attribute) and _is_private(node.attr):
+      owner = imported.get(ast.unparse(node.value))
+      if owner not in (None, module):
+        found.append(f'{module}: {ast.unparse(node)}')
+  return found
+
+
+def test_private_reads_are_found():
+  source = (
+    'from metadata import report\nimport monitoring.images as images\n'
+    'from metadata.summary import _flat, NodeRun\n'
+    'report._table([], [])\nimages._records([])\nreport.render\nreport.__doc__\n'
+  )
+  modules = {'metadata', 'metadata.report', 'metadata.summary', 'monitoring.images', 'cli.compare'}
+  assert sorted(_private_reads(ast.parse(source), 'cli.compare', modules)) == [
+    'cli.compare: from metadata.summary import _flat',
+    'cli.compare: images._records',
+    'cli.compare: report._table',
+  ]
+
+
+def test_no_module_reads_another_modules_private_names():
+  modules = {module for module, _ in _source_files()}
+  found = [
+    read
+    for module, path in _source_files()
+    for read in _private_reads(_parsed(path), module, modules)
+  ]
+  assert not found
+
+
 def test_every_folder_is_in_docs_architecture():
   with open(os.path.join(ROOT, 'docs', 'architecture.md')) as f:
     doc = f.read()

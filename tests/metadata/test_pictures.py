@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 
+from metadata import html as report_html
 from metadata import pictures, report
 
 NON_LATIN = ['猫', '犬', 'ねこ', '고양이', 'кошка', 'قطة']
@@ -53,7 +54,7 @@ def test_class_names_that_look_like_mathtext_are_drawn_as_text():
     assert drawn.getvalue().startswith(b'\x89PNG')
     shown = [t.get_text() for axis in figure.axes for t in axis.get_yticklabels()]
     assert names[0] in shown
-    assert names[0] in _texts(report._chart(figure))  # in the report: as text, unparsed
+    assert names[0] in _texts(report_html.chart(figure))  # in the report: as text, unparsed
 
 
 def test_non_latin_class_names_are_text_in_the_report_not_glyphs_of_a_font():

@@ -1,4 +1,4 @@
-"""monitoring/compare.py and monitoring/serving_data.py on small hand-made data: which measure
+"""monitoring/distances.py and monitoring/serving_data.py on small hand-made data: which measure
 each feature gets, thresholds, the SERVING environment, and how serving files are read."""
 
 import subprocess
@@ -57,12 +57,12 @@ def _data(seed, n=2000, shift=0.0, move=0.0, label=True):
 
 
 def _compare(schema, serving, thresholds=None):
-  from monitoring import compare
+  from monitoring import distances
 
-  training = compare.statistics(_data(0), schema)
-  monitoring_schema = compare.monitoring_schema(schema, training, 'label', thresholds or {})
-  serving_statistics = compare.statistics(serving, monitoring_schema, leave_out=['label'])
-  return compare.compare(training, serving_statistics, monitoring_schema), monitoring_schema
+  training = distances.statistics(_data(0), schema)
+  monitoring_schema = distances.monitoring_schema(schema, training, 'label', thresholds or {})
+  serving_statistics = distances.statistics(serving, monitoring_schema, leave_out=['label'])
+  return distances.compare(training, serving_statistics, monitoring_schema), monitoring_schema
 
 
 def test_same_distribution_without_the_label_flags_nothing(schema):
@@ -86,7 +86,7 @@ def test_a_shift_and_a_move_are_flagged_each_by_its_measure(schema):
 
 
 def test_thresholds_from_the_flag_the_schema_or_the_default(schema):
-  from monitoring import compare
+  from monitoring import distances
 
   strict, prepared = _compare(schema, _data(1, n=500), {'*': 1e-6})
   assert set(strict['flagged']) == {'size', 'rooms', 'colour'}
@@ -95,29 +95,29 @@ def test_thresholds_from_the_flag_the_schema_or_the_default(schema):
   own = type(schema)()
   own.CopyFrom(schema)
   next(f for f in own.feature if f.name == 'colour').skew_comparator.infinity_norm.threshold = 0.5
-  training = compare.statistics(_data(0), schema)
-  prepared = compare.monitoring_schema(own, training, 'label', {'size': 0.01})
+  training = distances.statistics(_data(0), schema)
+  prepared = distances.monitoring_schema(own, training, 'label', {'size': 0.01})
   thresholds = {
-    f.name: getattr(f.skew_comparator, compare.JSD).threshold
-    or getattr(f.skew_comparator, compare.L_INFINITY).threshold
+    f.name: getattr(f.skew_comparator, distances.JSD).threshold
+    or getattr(f.skew_comparator, distances.L_INFINITY).threshold
     for f in prepared.feature
     if f.name != 'label'
   }
   assert thresholds == {
     'size': 0.01,
-    'rooms': compare.DEFAULT_THRESHOLDS[compare.JSD],
+    'rooms': distances.DEFAULT_THRESHOLDS[distances.JSD],
     'colour': 0.5,
   }
 
 
 def test_drift_is_measured_against_the_previous_window(schema):
-  from monitoring import compare
+  from monitoring import distances
 
-  training = compare.statistics(_data(0), schema)
-  prepared = compare.monitoring_schema(schema, training, 'label', {})
-  previous = compare.statistics(_data(1, n=500), prepared, ['label'])
-  now = compare.statistics(_data(2, n=500, move=0.2), prepared, ['label'])
-  result = compare.compare(training, now, prepared, previous)
+  training = distances.statistics(_data(0), schema)
+  prepared = distances.monitoring_schema(schema, training, 'label', {})
+  previous = distances.statistics(_data(1, n=500), prepared, ['label'])
+  now = distances.statistics(_data(2, n=500, move=0.2), prepared, ['label'])
+  result = distances.compare(training, now, prepared, previous)
   assert result['features']['colour']['drift']['flagged']
   assert not result['features']['size']['drift']['flagged']
 

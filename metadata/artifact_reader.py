@@ -1,0 +1,122 @@
+"""What StatisticsGen and the Evaluator wrote, read for the run report, `pipeline.py compare` and
+monitoring: statistics per split, features by name, label counts, TFMA's metrics on the whole
+eval split and per slice."""
+
+import os
+from typing import Dict, Optional, Sequence
+
+from contracts import artifacts, splits
+from contracts import evaluation as evaluation_names
+
+
+def output(nodes: Dict[str, object], key: str):
+  """The artifact that one of the run's nodes (summary.NodeRun) output as `key`, or None."""
+  return next((n.outputs[key] for n in nodes.values() if key in n.outputs), None)
+
+
+def split_statistics(nodes) -> Dict[str, object]:
+  """Split name → DatasetFeatureStatistics of this run's StatisticsGen output, train first."""
+  import tensorflow_data_validation as tfdv
+  from tfx.dsl.io import fileio
+
+  statistics = output(nodes, 'statistics')
+  if statistics is None:
+    return {}
+  found = {}
+  for path in sorted(fileio.glob(os.path.join(statistics.uri, 'Split-*', 'FeatureStats.pb'))):
+    split = os.path.basename(os.path.dirname(path))[len('Split-') :]
+    found[split] = tfdv.load_stats_binary(path).datasets[0]
+  return dict(sorted(found.items(), key=lambda item: (item[0] != 'train', item[0])))
+
+
+def train_statistics(statistics_uri: str):
+  """The DatasetFeatureStatisticsList of a StatisticsGen output's train split."""
+  import tensorflow_data_validation as tfdv
+
+  return tfdv.load_stats_binary(artifacts.statistics_path(statistics_uri, splits.TRAIN))
+
+
+def feature_name(feature) -> str:
+  """A FeatureNameStatistics' name: its dotted path (its plain name when it has none)."""
+  return '.'.join(feature.path.step) or feature.name
+
+
+def features_by_name(dataset) -> Dict[str, object]:
+  """A DatasetFeatureStatistics' FeatureNameStatistics by feature_name."""
+  return {feature_name(f): f for f in dataset.features}
+
+
+def label_counts(statistics: Dict[str, object], label_keys: Sequence[str]):
+  """(feature, {split: [(value, count)]}, exact) from the first label feature with statistics.
+
+  String labels (and the image ExampleGen's `label_name`) have exact per-value counts; a numeric
+  label only has StatisticsGen's histogram buckets, marked approximate.
+  """
+  for key in label_keys:
+    per_split = {}
+    exact = True
+    for split, dataset in statistics.items():
+      feature = next((f for f in dataset.features if '.'.join(f.path.step) == key), None)
+      if feature is None:
+        break
+      if feature.HasField('string_stats'):
+        buckets = feature.string_stats.rank_histogram.buckets
+        per_split[split] = sorted((b.label, b.sample_count) for b in buckets)
+      else:
+        exact = False
+        histogram = next(iter(feature.num_stats.histograms), None)
+        per_split[split] = [
+          (f'{b.low_value:g}–{b.high_value:g}', b.sample_count)
+          for b in (histogram.buckets if histogram else [])
+        ]
+    if per_split:
+      return key, per_split, exact
+  return None, {}, True
+
+
+def overall_metrics(evaluation: Optional[object]) -> Dict[str, float]:
+  """{metric: value} of TFMA's numbers on the whole eval split (not per class); the serving
+  model's as 'name (serving model)', the candidate's difference to it as 'name change'."""
+  import tensorflow_model_analysis as tfma
+
+  if evaluation is None:
+    return {}
+  metrics = {}
+  for for_slice in tfma.load_metrics(evaluation.uri):
+    if for_slice.slice_key.single_slice_keys:
+      continue
+    for key_and_value in for_slice.metric_keys_and_values:
+      key = key_and_value.key
+      if key_and_value.value.HasField('double_value') and not key.HasField('sub_key'):
+        whose = ' (serving model)' if key.model_name == evaluation_names.BASELINE else ''
+        name = f'{key.name} change' if key.is_diff else key.name + whose
+        metrics[name] = key_and_value.value.double_value.value
+  return metrics
+
+
+def _slice_value(key) -> str:
+  value = getattr(key, key.WhichOneof('kind'))
+  return value.decode(errors='replace') if isinstance(value, bytes) else str(value)
+
+
+def slice_metrics(evaluation) -> Dict[str, dict]:
+  """{'column = value': {'accuracy', 'examples'}} of the candidate per --slice-feature value,
+  by slice."""
+  import tensorflow_model_analysis as tfma
+
+  found = {}
+  for for_slice in tfma.load_metrics(evaluation.uri):
+    keys = for_slice.slice_key.single_slice_keys
+    if not keys:
+      continue
+    values = {}
+    for key_and_value in for_slice.metric_keys_and_values:
+      key = key_and_value.key
+      if key.model_name in ('', evaluation_names.CANDIDATE) and not key.HasField('sub_key'):
+        values[key.name] = key_and_value.value.double_value.value
+    where = ', '.join(f'{k.column} = {_slice_value(k)}' for k in keys)
+    found[where] = {
+      'accuracy': values.get(evaluation_names.ACCURACY_KEY),
+      'examples': int(values.get(evaluation_names.EXAMPLE_COUNT_KEY, 0)),
+    }
+  return dict(sorted(found.items()))

@@ -1,0 +1,36 @@
+"""metadata/artifact_reader.py on hand-made StatisticsGen statistics: features by name and the
+label counts (exact for a string label, histogram buckets for a numeric one)."""
+
+from google.protobuf import text_format
+from tensorflow_metadata.proto.v0 import statistics_pb2
+
+from metadata import artifact_reader
+
+TRAIN = """
+features { path { step: "label_name" } string_stats { rank_histogram {
+  buckets { label: "dog" sample_count: 3 } buckets { label: "cat" sample_count: 5 } } } }
+features { path { step: "label" } num_stats { histograms {
+  buckets { low_value: 0 high_value: 0.5 sample_count: 5 }
+  buckets { low_value: 0.5 high_value: 1 sample_count: 3 } } } }
+features { name: "plain" num_stats { mean: 1 } }
+"""
+
+
+def _dataset(text: str):
+  return text_format.Parse(text, statistics_pb2.DatasetFeatureStatistics())
+
+
+def test_features_are_found_by_their_path_or_plain_name():
+  found = artifact_reader.features_by_name(_dataset(TRAIN))
+  assert list(found) == ['label_name', 'label', 'plain']
+  assert found['plain'].num_stats.mean == 1
+
+
+def test_label_counts_of_the_first_label_with_statistics_in_every_split():
+  statistics = {'train': _dataset(TRAIN), 'eval': _dataset(TRAIN)}
+  key, per_split, exact = artifact_reader.label_counts(statistics, ['absent', 'label_name'])
+  assert (key, exact) == ('label_name', True)
+  assert per_split == {'train': [('cat', 5), ('dog', 3)], 'eval': [('cat', 5), ('dog', 3)]}
+  key, per_split, exact = artifact_reader.label_counts(statistics, ['label'])
+  assert (key, exact, per_split['train']) == ('label', False, [('0–0.5', 5), ('0.5–1', 3)])
+  assert artifact_reader.label_counts(statistics, ['absent']) == (None, {}, True)
