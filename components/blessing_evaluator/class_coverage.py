@@ -5,7 +5,7 @@ A model that always answers the majority class of 990:10 labels has accuracy 0.9
 for the minority class. The confusion matrix (threshold 0: the top class) says it directly: no
 example of that class lands on the diagonal. One missed example says little, though: a class
 missed counts against the model (`judged`) when the eval split holds enough of its examples to
-tell, or when it is a minority class there (docs/design.md, "Every class predicted").
+tell, or when it is a minority class there (docs/design/evaluation.md, "Every class predicted").
 """
 
 from typing import Dict, List
