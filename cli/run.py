@@ -136,9 +136,8 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
 def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
   """(the pipeline, its component ids in order) after an interrupted earlier run's clean-up."""
   from tfx.dsl.components.common import resolver
-  from tfx.orchestration import metadata as tfx_metadata
 
-  from metadata import recovery
+  from metadata import connection, recovery
   import pipeline
 
   for interrupted in recovery.cancel_interrupted(config.metadata_path, config.pipeline_root):
@@ -149,7 +148,7 @@ def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
     )
   dag = pipeline.create_pipeline(
     config,
-    tfx_metadata.sqlite_metadata_connection_config(config.metadata_path),
+    connection.connection_config(config.metadata_path),
     schema_only=schema_only,
   )
   return dag, [c.id for c in dag.components if not isinstance(c, resolver.Resolver)]

@@ -20,11 +20,18 @@ def open_or_create(metadata_path: str):
   return _open(metadata_path, 'READWRITE_OPENCREATE')
 
 
-def _open(metadata_path: str, mode: str):
-  from ml_metadata.metadata_store import metadata_store
+def connection_config(metadata_path: str, mode: str = 'READWRITE_OPENCREATE'):
+  """The ConnectionConfig of the SQLite store at metadata_path (by default created when there is
+  none: what a pipeline run hands to TFX's runner)."""
   from ml_metadata.proto import metadata_store_pb2
 
   connection = metadata_store_pb2.ConnectionConfig()
   connection.sqlite.filename_uri = metadata_path
   connection.sqlite.connection_mode = getattr(metadata_store_pb2.SqliteMetadataSourceConfig, mode)
-  return metadata_store.MetadataStore(connection)
+  return connection
+
+
+def _open(metadata_path: str, mode: str):
+  from ml_metadata.metadata_store import metadata_store
+
+  return metadata_store.MetadataStore(connection_config(metadata_path, mode))

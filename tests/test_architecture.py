@@ -166,7 +166,7 @@ def _opens_ml_metadata(tree: ast.AST) -> bool:
       return True
     if isinstance(node, (ast.Name, ast.Attribute)):
       name = node.id if isinstance(node, ast.Name) else node.attr
-      if name == 'ConnectionConfig':
+      if name in ('ConnectionConfig', 'sqlite_metadata_connection_config'):  # TFX's builder too
         return True
     if isinstance(node, ast.Call):
       called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, 'attr', '')
