@@ -15,7 +15,7 @@ executor (Beam in this process, ~8 shards); only Split-train is read, repeated f
 Model: keras.applications.ResNet50 (random weights, 224x224x3, 10 classes, logits), Adam, sparse
 categorical cross-entropy; mixed_float16 and XLA on a GPU (what trainer/distribution.py picks for
 one GPU), float32 without XLA on a CPU. Each pipeline trains its own copy, fed what it yields:
-  project   trainer.input_pipeline.image_dataset as the Trainer calls it (ShardGuard included):
+  project   trainer.image_input.image_dataset as the Trainer calls it (ShardGuard included):
             uint8 images; the model's first layer casts and normalises them to [-1, 1];
   seed_000  bench.recipes.seed_000 as is: per-record parse + decode + resize + float normalise,
             shuffle(10,000), batch, prefetch: float32 images in [-1, 1], fed straight in.
@@ -71,7 +71,7 @@ import tensorflow as tf
 
 from bench import example_gen, figures, input_data, recipes
 from contracts import image_record
-from trainer import input_pipeline
+from trainer import image_input, shards
 from trainer.data_spec import ImageSpec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -395,7 +395,7 @@ def main(argv=None) -> dict:
         images, examples, workers=0, shard_size_mb=max(image_bytes * 0.8 / SHARDS / 2**20, 0.01)
       )
       pattern = os.path.join(examples, 'Split-train', '*')
-      files = input_pipeline.shard_files(pattern)
+      files = shards.shard_files(pattern)
       report['train_shards'] = len(files)
       print(
         f'{settings["images"]:,} JPEGs → ImageExampleGen: {len(files)} train shards '
@@ -405,7 +405,7 @@ def main(argv=None) -> dict:
       spec = ImageSpec(
         SIDE, SIDE, 3, [str(i) for i in range(CLASSES)], image_record.ENCODED, uniform=True
       )
-      guard = input_pipeline.ShardGuard(os.path.join(scratch, 'salvage'))
+      guard = shards.ShardGuard(os.path.join(scratch, 'salvage'))
       guard(files)  # scanned once, here; the project's pipeline reuses the scan
       data = input_data.DataSet(
         'jpeg',
@@ -417,7 +417,7 @@ def main(argv=None) -> dict:
       )
       report['train_records'] = data.records
       datasets = {
-        'project': lambda: input_pipeline.image_dataset(
+        'project': lambda: image_input.image_dataset(
           pattern, spec, recipes.BATCH, training=True, guard=guard
         ),
         # smoke: a smaller shuffle buffer (the recipe's 10,000 decoded images take ~6 GB)

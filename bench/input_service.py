@@ -3,7 +3,7 @@
   .venv/bin/python -m bench.input_service [--quick] [--json OUT]
 
 Data: the JPEG set of bench.input_pipeline (224x224 JPEGs cut from two real photos, 4 shards,
-the project's record layout), batches of 64, `trainer.input_pipeline.image_dataset` in training
+the project's record layout), batches of 64, `trainer.image_input.image_dataset` in training
 mode exactly as the Trainer calls it. Every pipeline runs in its own process, pinned with
 `taskset`, and is opened once; then, in interleaved rounds, each one settles (waits, then pulls
 untimed: see bench.input_pipeline.rate) and is timed over a window. CPU per example is the CPU
@@ -105,14 +105,14 @@ def _cpu_seconds(pids) -> float:
 
 def consume(argv) -> None:
   """A consumer process: its pipelines, driven by commands on stdin (settle|measure NAME S)."""
-  from trainer import input_pipeline, input_service
+  from trainer import image_input, input_service, shards
   from trainer.data_spec import ImageSpec
 
   setup = json.loads(argv[0])
-  guard = input_pipeline.ShardGuard(setup['salvage_dir'])
+  guard = shards.ShardGuard(setup['salvage_dir'])
   iterators = {}
   for name, (service, mode, compression) in setup['pipelines'].items():
-    dataset = input_pipeline.image_dataset(
+    dataset = image_input.image_dataset(
       setup['files'], ImageSpec(**setup['spec']), BATCH, True, guard
     )
     if service:

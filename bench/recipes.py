@@ -16,7 +16,7 @@ tfx_stock  TFX's reader (tfx_bsl TFExampleRecord.TensorFlowDataset, what
            DataAccessor.tf_dataset_factory returns) plus the project's decode of the image batch.
 tfx_stock_per_record  the same reader with the decode a TFX user writes: unbatch → map(decode
            one image, AUTOTUNE) → batch.
-project    trainer.input_pipeline exactly as the Trainer calls it (ShardGuard included);
+project    trainer.image_input / tabular_input as the Trainer calls them (ShardGuard included);
            project_cached: the same with the in-memory cache (trainer/input_cache.py), after its
            first epoch.
 """
@@ -29,7 +29,7 @@ from tfx_bsl.public import tfxio
 
 from bench.input_data import SIDE, DataSet
 from contracts import image_record
-from trainer import input_pipeline
+from trainer import image_input, shards, tabular_input
 
 BATCH = 64
 AUTOTUNE = tf.data.AUTOTUNE
@@ -139,7 +139,7 @@ def in_memory(stacked, tabular: bool, shuffled: bool) -> tf.data.Dataset:
     return batches.repeat().prefetch(AUTOTUNE)
   if tabular:
     return batches.shuffle(batch_count, reshuffle_each_iteration=True).repeat().prefetch(AUTOTUNE)
-  # Written out here rather than calling trainer.input_pipeline.shuffled_from_memory: this is the
+  # Written out here rather than calling trainer.image_input.shuffled_from_memory: this is the
   # reference the project's cache is judged against, so it must not share its code.
   examples = tf.nest.map_structure(lambda t: tf.reshape(t, [-1] + t.shape[2:].as_list()), stacked)
   epoch = lambda _: tf.data.Dataset.from_tensor_slices(
@@ -258,10 +258,10 @@ def project(
   training: bool = True,
   cache: bool = False,
 ) -> tf.data.Dataset:
-  guard = input_pipeline.ShardGuard(salvage_dir)
+  guard = shards.ShardGuard(salvage_dir)
   if data.name == 'tabular':
-    return input_pipeline.tabular_dataset(data.files, data.spec, batch, training, guard, cache)
-  return input_pipeline.image_dataset(data.files, data.spec, batch, training, guard, cache=cache)
+    return tabular_input.tabular_dataset(data.files, data.spec, batch, training, guard, cache)
+  return image_input.image_dataset(data.files, data.spec, batch, training, guard, cache=cache)
 
 
 # tf.data's autotuning may grow each pipeline's buffers up to half of the machine's memory: one

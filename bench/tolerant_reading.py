@@ -30,7 +30,7 @@ import tensorflow as tf
 from bench import figures as figures_file
 from contracts import image_record
 from records import scan
-from trainer import input_pipeline
+from trainer import image_input, shards
 from trainer.data_spec import ImageSpec
 
 
@@ -57,7 +57,7 @@ BATCH = 64
 def timed_read(paths, spec, steps: int, training: bool, guard=None) -> float:
   """Seconds to build the dataset (and scan, with a guard) and pull `steps` batches."""
   started = time.monotonic()
-  dataset = input_pipeline.image_dataset(paths, spec, BATCH, training=training, guard=guard)
+  dataset = image_input.image_dataset(paths, spec, BATCH, training=training, guard=guard)
   for _ in dataset.take(steps):
     pass
   return time.monotonic() - started
@@ -70,7 +70,7 @@ def compare(name: str, paths, spec, steps: int, training: bool, repeats: int, sa
   for i in range(repeats):
     unchecked.append(timed_read(paths, spec, steps, training))
     tolerant.append(
-      timed_read(paths, spec, steps, training, input_pipeline.ShardGuard(f'{salvage}/{name}{i}'))
+      timed_read(paths, spec, steps, training, shards.ShardGuard(f'{salvage}/{name}{i}'))
     )
     print(
       f'{name} {i + 1}/{repeats}: unchecked {unchecked[-1]:.2f} s, tolerant {tolerant[-1]:.2f} s',

@@ -12,7 +12,7 @@ from contracts import serving as signature_names
 from contracts.errors import EXIT_NOT_BLESSED, EXIT_NOT_SERVABLE, EXIT_OK
 from metadata import summary
 from tests.conftest import run_pipeline
-from trainer import input_pipeline, signatures
+from trainer import image_input, signatures
 
 
 def _store(output):
@@ -32,7 +32,7 @@ def _inverting_image_bytes(image_signatures):
 
     @tf.function(input_signature=[image_bytes])
     def inverted(image_bytes):
-      images = 255 - input_pipeline.decode_encoded(image_bytes, spec)
+      images = 255 - image_input.decode_encoded(image_bytes, spec)
       return {signature_names.PROBABILITIES: model(images, training=False)}
 
     served[signature_names.IMAGE_BYTES] = inverted

@@ -134,7 +134,10 @@ def test_a_fingerprint_covers_imported_code_the_environment_and_read_files(tmp_p
   assert {
     'trainer/task.py',
     'trainer/model.py',
-    'trainer/input_pipeline.py',
+    'trainer/setup.py',
+    'trainer/shards.py',
+    'trainer/image_input.py',
+    'trainer/tabular_input.py',
     'contracts/image_record.py',
     'records/scan.py',
   } <= files

@@ -6,9 +6,9 @@
 
 Both block until SIGTERM or SIGINT (then exit 0). With custom_config `input_service`
 (pipeline.py --input-service grpc://HOST:PORT) the Trainer hands its whole training pipeline —
-shard list, shuffle, repeat, read, batch, parse, decode (trainer/input_pipeline.py, unchanged) —
-to the service (`distribute`), and receives ready uint8 batches; evaluation stays local. How to
-run it and how many workers: docs/input_service.md.
+shard list, shuffle, repeat, read, batch, parse, decode (trainer/shards.py, image_input.py,
+unchanged) — to the service (`distribute`), and receives ready uint8 batches; evaluation stays
+local. How to run it and how many workers: docs/input_service.md.
 
 Choices, and why (2 cores, 224x224 JPEGs, batch 64: `python -m bench.input_service`,
 docs/input_service.json and docs/input_service.md; another test suite shared the machine, so
@@ -155,7 +155,7 @@ def connect(service: str) -> List[str]:
 
 
 def warn_salvaged(reports) -> None:
-  """Salvaged copies of damaged shards are local files (input_pipeline.ShardGuard)."""
+  """Salvaged copies of damaged shards are local files (shards.ShardGuard)."""
   salvaged = [r.salvaged_to for r in reports if r.salvaged_to]
   if salvaged:
     logging.warning(

@@ -22,7 +22,7 @@ from typing import List, Optional, Union
 
 import tensorflow as tf
 
-from trainer import input_pipeline
+from trainer import shards, tabular_input
 from trainer.data_spec import FIRST_ID, HASH_BUCKETS, SequenceSpec
 
 AUTOTUNE = tf.data.AUTOTUNE
@@ -54,7 +54,7 @@ def parse_sequences(serialized: tf.Tensor, spec: SequenceSpec, with_label: bool 
   tokens = tokens.with_flat_values(token_ids(tokens.flat_values, spec))
   if not with_label:
     return tokens
-  return tokens, input_pipeline.first_or_default(context[spec.label_key])
+  return tokens, tabular_input.first_or_default(context[spec.label_key])
 
 
 def bucket_of(lengths: tf.Tensor) -> tf.Tensor:
@@ -92,12 +92,12 @@ def sequence_dataset(
   spec: SequenceSpec,
   batch_size: int,
   training: bool,
-  guard: Optional[input_pipeline.ShardGuard] = None,
+  guard: Optional[shards.ShardGuard] = None,
 ) -> tf.data.Dataset:
   """(int64 ids [B, T] zero-padded within a length bucket, int64 labels [B])."""
-  files = input_pipeline.readable_files(file_patterns, guard)
+  files = shards.readable_files(file_patterns, guard)
   batches = (
-    input_pipeline.serialized_batches(files, batch_size * WINDOW_BATCHES, training)
+    shards.serialized_batches(files, batch_size * WINDOW_BATCHES, training)
     .map(
       lambda s: parse_sequences(s, spec), num_parallel_calls=AUTOTUNE, deterministic=not training
     )

@@ -26,7 +26,7 @@ import keras
 import tensorflow as tf
 
 from contracts import image_record, serving
-from trainer import input_pipeline, sequence_pipeline, text_tokens
+from trainer import image_input, sequence_pipeline, tabular_input, text_tokens
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
 _EXAMPLES = tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)
@@ -48,13 +48,13 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
   @tf.function(input_signature=[_EXAMPLES])
   def serve_examples(examples):
     parsed = tf.io.parse_example(examples, image_fields)
-    return _predictions(model, input_pipeline.decode_any_size(parsed, spec), spec.labels)
+    return _predictions(model, image_input.decode_any_size(parsed, spec), spec.labels)
 
   @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.IMAGE_BYTES_INPUT)])
   def serve_image_bytes(image_bytes):
     # Client bytes are JPEG/PNG of any size, whatever the training shards held.
     any_size = dataclasses.replace(spec, encoding=image_record.ENCODED, uniform=False)
-    return _predictions(model, input_pipeline.decode_encoded(image_bytes, any_size), spec.labels)
+    return _predictions(model, image_input.decode_encoded(image_bytes, any_size), spec.labels)
 
   @tf.function(input_signature=[_EXAMPLES])
   def transform_features(examples):
@@ -76,12 +76,12 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
 
   @tf.function(input_signature=[_EXAMPLES])
   def serve_examples(examples):
-    features = input_pipeline.parse_tabular(examples, spec, with_label=False)
+    features = tabular_input.parse_tabular(examples, spec, with_label=False)
     return _predictions(model, features, class_names)
 
   @tf.function(input_signature=[_EXAMPLES])
   def transform_features(examples):
-    _, label = input_pipeline.parse_tabular(examples, only_label)
+    _, label = tabular_input.parse_tabular(examples, only_label)
     return {serving.EVAL_LABEL_KEY: label}
 
   columns = {
@@ -97,7 +97,7 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
       else value
       for key, value in values.items()
     }
-    return _predictions(model, input_pipeline.model_columns(features, spec), class_names)
+    return _predictions(model, tabular_input.model_columns(features, spec), class_names)
 
   return {
     serving.SERVING_DEFAULT: serve_examples,

@@ -3,10 +3,11 @@
 custom_config is a contracts.trainer_options.TrainerOptions (its fields and defaults), written by
 pipeline.trainer_config.
 
-Damaged shards lose only their damaged records (input_pipeline.ShardGuard); what was lost is
-logged, written to <model_run>/input_damage.json and TensorBoard (`input_damage/*`), and put on
-the Model artifact by components/recording_trainer. The per-epoch history and the input check
-go to <model_run>/training.json for the run report (metadata/report.py).
+Each data kind's input is built by trainer/setup.py. Damaged shards lose only their damaged
+records (shards.ShardGuard); what was lost is logged, written to <model_run>/input_damage.json and
+TensorBoard (`input_damage/*`), and put on the Model artifact by components/recording_trainer.
+The per-epoch history and the input check go to <model_run>/training.json for the run report
+(metadata/report.py).
 """
 
 import dataclasses
@@ -18,15 +19,13 @@ import shutil
 import tempfile
 import time
 import types
-from typing import Callable, List, Optional, Tuple
+from typing import List
 
 import keras
-import numpy as np
 import tensorflow as tf
-from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from contracts import artifacts, image_record, interrupt, trainer_options
+from contracts import artifacts, interrupt
 from contracts.serving import BULK_INFERENCE, SERVING_DEFAULT
 from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TrainerOptions
 from records import scan
@@ -35,165 +34,16 @@ from trainer import (
   diagnosis,
   distribution,
   fine_tune,
-  input_cache,
-  input_pipeline,
   input_service,
   model,
   models,
   multi_worker,
-  sequence_pipeline,
+  setup,
   signatures,
 )
 from trainer.training_progress import TrainingProgress
 
-NUMERIC_SAMPLE_ROWS = 4096
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves
-
-
-@dataclasses.dataclass
-class Setup:
-  """What run_fn trains with, built for one data kind."""
-
-  spec: object  # data_spec.ImageSpec, TabularSpec or SequenceSpec: what build_model gets
-  train: tf.data.Dataset
-  evaluation: tf.data.Dataset
-  signatures: Callable[[keras.Model], dict]  # the model → {signature name: function}
-  hint: str  # the first thing to try when the input check finds training input-bound
-  class_names: List[str]
-  cache: input_cache.CacheDecision
-
-
-def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
-  spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), config)
-  eval_files = input_pipeline.shard_files(fn_args.eval_files)
-  records = input_pipeline.record_count(train_files + eval_files, guard)
-  cache = _cache_decision(
-    config, input_cache.image_bytes(records, spec.height, spec.width, spec.channels)
-  )
-  logging.info(
-    'Image input %dx%dx%d, %d classes, %s records',
-    spec.height,
-    spec.width,
-    spec.channels,
-    spec.num_classes,
-    spec.encoding,
-  )
-  train = input_pipeline.image_dataset(
-    train_files, spec, batch_size, True, guard, augment=config['augment'], cache=cache.used
-  )
-  evaluation = input_pipeline.image_dataset(
-    eval_files, spec, batch_size, False, guard, cache=cache.used
-  )
-  if spec.encoding == image_record.RAW:
-    hint = 'faster storage for the shards, or more CPU cores for the Trainer'
-  else:
-    hint = (
-      'store raw pixels (pipeline.py run --encoding raw) so that the Trainer does not '
-      'decode JPEG/PNG, or give the Trainer more CPU cores'
-    )
-  if any(path.endswith('.gz') for path in input_pipeline.shard_files(fn_args.train_files)):
-    hint = 'uncompressed shards (pipeline.py run --compression none): GZIP reads 4-8x slower'
-  return Setup(spec, train, evaluation, signatures.image_signatures, hint, spec.labels, cache)
-
-
-def _both_splits(fn_args: FnArgs):
-  """Label ids are counted over train and eval: an eval label unseen in train must still fit."""
-  return list(fn_args.train_files) + list(fn_args.eval_files)
-
-
-def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
-  schema = data_spec.read_schema(fn_args.schema_path)
-  label_key = config['label_key']
-  label = next((f for f in schema.feature if f.name == label_key), None)
-  max_label = (
-    input_pipeline.max_int_label(_both_splits(fn_args), label_key, guard)
-    if label is not None and label.type == schema_pb2.INT
-    else 1
-  )
-  names = (  # class names: from the train split, as the text vocabulary is
-    input_pipeline.label_names(train_files, label_key, guard)
-    if label is not None and label.type == schema_pb2.BYTES
-    else []
-  )
-  spec = data_spec.tabular_spec(schema, config, max_label, names)
-  logging.info(
-    'Tabular input: %d numeric, %d categorical columns, label %s (%d classes)',
-    len(spec.numeric),
-    len(spec.categorical),
-    label_key,
-    spec.num_classes,
-  )
-  eval_files = input_pipeline.shard_files(fn_args.eval_files)
-  serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
-  cache = _cache_decision(config, input_cache.tabular_bytes(serialized))
-  train = input_pipeline.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
-  evaluation = input_pipeline.tabular_dataset(
-    eval_files, spec, batch_size, False, guard, cache.used
-  )
-  sample = input_pipeline.tabular_dataset(
-    fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
-  )
-  features, _ = next(iter(sample))
-  spec = dataclasses.replace(
-    spec,
-    numeric_mean={key: float(np.mean(features[key])) for key in spec.numeric},
-    numeric_variance={key: float(np.var(features[key])) for key in spec.numeric},
-  )
-  hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
-  names = spec.label_names or [str(i) for i in range(spec.num_classes)]
-  return Setup(spec, train, evaluation, signatures.tabular_signatures, hint, names, cache)
-
-
-def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
-  schema = data_spec.read_schema(fn_args.schema_path)
-  max_label = input_pipeline.max_int_label(_both_splits(fn_args), config['label_key'], guard)
-  spec = data_spec.sequence_spec(
-    data_spec.examples_root(fn_args.train_files[0]), schema, config, max_label
-  )
-  logging.info(
-    'Sequence input: feature list %s (%s%s), label %s (%d classes)',
-    spec.tokens_key,
-    spec.token_dtype.name,
-    ', hashed' if spec.hashed else '',
-    spec.label_key,
-    spec.num_classes,
-  )
-  train = sequence_pipeline.sequence_dataset(train_files, spec, batch_size, True, guard)
-  evaluation = sequence_pipeline.sequence_dataset(
-    fn_args.eval_files, spec, batch_size, False, guard
-  )
-  hint = 'a larger --batch-size, or more CPU cores for the Trainer'
-  cache = input_cache.not_cached(config['input_cache'], 'sequence windows are cut anew every epoch')
-  return Setup(spec, train, evaluation, signatures.sequence_signatures, hint, spec.labels, cache)
-
-
-def _cache_decision(config: dict, decoded_bytes: int) -> input_cache.CacheDecision:
-  """Whether to hold the decoded input in memory: never with the tf.data service, whose
-  workers read and decode."""
-  if config['input_service']:
-    return input_cache.not_cached(config['input_cache'], 'the tf.data service decodes')
-  return input_cache.decide(config['input_cache'], decoded_bytes)
-
-
-_SETUP = {
-  trainer_options.IMAGE: _image_setup,
-  trainer_options.TABULAR: _tabular_setup,
-  trainer_options.SEQUENCE: _sequence_setup,
-}
-
-
-def prepare_input(fn_args: FnArgs, options: TrainerOptions, plan, scratch: str) -> tuple:
-  """(Setup, the shard guard, the batch size, its cap or None): the input of one data kind,
-  read by this worker, in plan.strategy's scope (the Trainer's and the Tuner's)."""
-  guard = input_pipeline.ShardGuard(os.path.join(scratch, 'salvaged'))
-  train_files = input_pipeline.shard_files(fn_args.train_files)
-  if not options.input_service:  # with the service, every trainer reads the whole split
-    train_files = plan.worker_shards(train_files)
-  batch_size, capped = _capped_batch(plan.global_batch(options.batch_size), guard, train_files)
-  config = dict(options.to_custom_config(), jit_compile=plan.jit_compile)
-  with plan.strategy.scope():
-    ready = _SETUP[options.data_kind](fn_args, train_files, config, batch_size, guard)
-  return ready, guard, batch_size, capped
 
 
 def run_fn(fn_args: FnArgs) -> None:
@@ -207,7 +57,8 @@ def run_fn(fn_args: FnArgs) -> None:
   scratch = tempfile.mkdtemp(prefix='trainer-scratch-')  # salvaged shards, non-chief output
   model_run_dir = distribution.chief_or_scratch(fn_args.model_run_dir, plan, scratch)
   try:
-    ready, guard, batch_size, capped = prepare_input(fn_args, options, plan, scratch)
+    prepared = setup.prepare_input(fn_args, options, plan, scratch)
+    ready, guard, batch_size = prepared.setup, prepared.guard, prepared.batch_size
     with plan.strategy.scope():
       chosen = model_file(options, ready.spec, scratch)
       hp = model.hyperparameters(
@@ -241,7 +92,7 @@ def run_fn(fn_args: FnArgs) -> None:
         len(built.trainable_weights),
       )
       started = time.monotonic()
-      ran = _fit(
+      ran = _train_phase(
         built, train, evaluation, phase.steps, plan, batch_size, fn_args, model_run_dir, phase.name
       )
       phases.append(fine_tune.record(phase, time.monotonic() - started, built))
@@ -258,7 +109,7 @@ def run_fn(fn_args: FnArgs) -> None:
         'weights': trained.weights_shown,
         'phases': phases,
         'batch_size': batch_size,
-        'batch_capped': capped,
+        'batch_capped': prepared.batch_capped,
         'epochs': len(next(iter(history.values()), [])),
         'train_steps': fn_args.train_steps,
         'history': history,
@@ -341,7 +192,7 @@ def _input_check(built, train, batch_size: int, hint: str, service: str, cache, 
   return None
 
 
-def _fit(
+def _train_phase(
   built, train, evaluation, steps: int, plan, batch_size: int, fn_args, model_run_dir, phase: str
 ):
   """`steps` training steps cut into up to MAX_EPOCHS epochs (curves in TensorBoard), with
@@ -385,17 +236,6 @@ def stop_on_interrupt() -> keras.callbacks.Callback:
   callback = keras.callbacks.LambdaCallback(on_train_batch_end=raise_if_interrupted)
   callback.async_safe = True  # keeps Keras' step dispatch as it was
   return callback
-
-
-def _capped_batch(batch_size: int, guard, train_files: List[str]) -> Tuple[int, Optional[dict]]:
-  """A batch no bigger than the train split (whose records the guard counts as it scans): a
-  bigger one only costs memory (--batch-size 100000 on 29 examples peaked at 16 GB)."""
-  guard(train_files)
-  records = sum(r.good for r in guard.reports if r.path in set(train_files))
-  if 0 < records < batch_size:
-    logging.warning("batch size %d capped at %d, the train split's size", batch_size, records)
-    return records, {'asked': batch_size, 'train_examples': records}
-  return batch_size, None
 
 
 def _record_damage(reports, model_run_dir: str) -> None:

@@ -1,6 +1,6 @@
 """TFX Tuner entry point, referenced as `tuner_fn='trainer.tuning.tuner_fn'`: KerasTuner's random
 search over the model file's search_space(hp), every trial trained for --tune-steps on the
-input the Trainer reads (trainer/task.prepare_input), scored on the eval split.
+input the Trainer reads (trainer/setup.prepare_input), scored on the eval split.
 
 custom_config is the Trainer's (contracts/trainer_options.py) plus its MAX_TRIALS_KEY. TFX's Tuner
 executor writes the best trial's values (best_hyperparameters.txt, which the Trainer trains
@@ -19,7 +19,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx.components.tuner.component import TunerFnResult
 
 from contracts.trainer_options import MAX_TRIALS_KEY, TrainerOptions
-from trainer import distribution, fine_tune, model, task
+from trainer import distribution, fine_tune, model, setup, task
 
 OBJECTIVE = 'val_sparse_categorical_accuracy'
 SEED = 0  # the same trials for the same inputs: a rerun is served from TFX's cache anyway
@@ -47,7 +47,7 @@ def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
   plan = distribution.plan(options.to_custom_config())
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
   scratch = tempfile.mkdtemp(prefix='tuner-scratch-')  # removed with the run's temporary folder
-  ready, _, _, _ = task.prepare_input(fn_args, options, plan, scratch)
+  ready = setup.prepare_input(fn_args, options, plan, scratch).setup
   chosen = task.model_file(options, ready.spec, scratch)
   space = model.hyperparameters(chosen.module, chosen.name, options.learning_rate)
 

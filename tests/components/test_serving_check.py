@@ -13,7 +13,7 @@ from components.image_example_gen import encode
 from components.serving_check import executor, probe, probe_process
 from contracts import artifacts, image_record, serving, text_record
 from tests.conftest import image_bytes
-from trainer import input_pipeline, model, signatures
+from trainer import image_input, model, signatures
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
 LABELS = ['zero', 'one', 'two']
@@ -68,7 +68,7 @@ def test_a_raw_input_signature_that_disagrees_with_serving_default_fails(tmp_pat
 
   @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.IMAGE_BYTES_INPUT)])
   def unscaled(image_bytes):  # the skew the check exists for: pixels inverted on one path only
-    images = 255 - input_pipeline.decode_encoded(image_bytes, spec)
+    images = 255 - image_input.decode_encoded(image_bytes, spec)
     probabilities = built(images, training=False)
     return {serving.PROBABILITIES: probabilities, serving.CLASS_IDS: tf.argmax(probabilities, -1)}
 

@@ -27,7 +27,7 @@ from components.image_example_gen import encode
 import config as cfg
 from contracts import artifacts, image_record
 import pipeline
-from trainer import data_spec, input_pipeline, input_service, model, task
+from trainer import data_spec, image_input, input_service, model, task
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BATCH = 16
@@ -149,7 +149,7 @@ def _records(batches) -> collections.Counter:
 def _one_epoch(examples):
   """The project's image input function over the training split, one pass (no repeat)."""
   spec = data_spec.image_spec(examples, {})
-  return input_pipeline.image_dataset(
+  return image_input.image_dataset(
     os.path.join(examples, 'Split-train', '*'), spec, BATCH, training=False
   )
 
@@ -279,7 +279,7 @@ def test_a_worker_killed_mid_epoch_leaves_training_to_the_other(examples, tmp_pa
   own = Service(str(tmp_path))
   try:
     spec = data_spec.image_spec(examples, {})
-    train = input_pipeline.image_dataset(
+    train = image_input.image_dataset(
       os.path.join(examples, 'Split-train', '*'), spec, BATCH, training=True
     )
     train = input_service.distribute(train, own.address, 'killed')

@@ -1,0 +1,116 @@
+"""trainer/tabular_input.py on real rows: labels thresholded, named or defaulted, categories
+hashed, batches cut from larger parses, the cache."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from trainer import tabular_input
+from trainer.data_spec import TabularSpec
+
+
+def test_tabular_float_label_is_thresholded(tmp_path):
+  path = str(tmp_path / 'rows')
+  rows = [(1.5, 'cash', 0.0), (2.5, 'card', 3.0), (0.5, '', 1.0)]
+  with tf.io.TFRecordWriter(path) as writer:
+    for fare, payment, tips in rows:
+      feature = {
+        'fare': tf.train.Feature(float_list=tf.train.FloatList(value=[fare])),
+        'tips': tf.train.Feature(float_list=tf.train.FloatList(value=[tips])),
+      }
+      if payment:
+        feature['payment'] = tf.train.Feature(
+          bytes_list=tf.train.BytesList(value=[payment.encode()])
+        )
+      writer.write(
+        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+      )
+  spec = TabularSpec('tips', 0.0, 2, ['fare'], ['payment'])
+  features, labels = next(iter(tabular_input.tabular_dataset([path], spec, 3, training=False)))
+  assert labels.numpy().tolist() == [0, 1, 1]
+  # categories reach the model as hashed ids; a missing one is hashed as ''
+  hashed = tf.strings.to_hash_bucket_fast([b'cash', b'card', b''], spec.hash_bins)
+  assert features['payment'].numpy().tolist() == hashed.numpy().tolist()
+  np.testing.assert_allclose(features['fare'].numpy(), [1.5, 2.5, 0.5])
+
+
+@pytest.mark.parametrize(
+  'values,spec,expected',
+  [
+    ([2, None, 0], TabularSpec('label', None, 3, ['x'], [], label_default='1'), [2, 1, 0]),
+    ([2, None, 0], TabularSpec('label', None, 3, ['x'], []), [2, 0, 0]),  # no default: 0
+    (
+      [0.5, None, float('nan')],
+      TabularSpec('label', 0.0, 2, ['x'], [], label_default='-1.0'),
+      [1, 0, 0],
+    ),
+    (
+      [b'setosa', None, b'virginica'],
+      TabularSpec('label', None, 3, ['x'], [], [], ['other', 'setosa', 'virginica'], 'other'),
+      [1, 0, 2],
+    ),
+  ],
+)
+def test_rows_without_a_label_take_the_label_default(tmp_path, values, spec, expected):
+  path = str(tmp_path / 'rows')
+  kind = {int: 'int64_list', float: 'float_list', bytes: 'bytes_list'}
+  with tf.io.TFRecordWriter(path) as writer:
+    for value in values:
+      feature = {'x': tf.train.Feature(float_list=tf.train.FloatList(value=[1.0]))}
+      if value is not None:
+        lists = {'int64_list': tf.train.Int64List, 'float_list': tf.train.FloatList}
+        lists['bytes_list'] = tf.train.BytesList
+        name = kind[type(value)]
+        feature['label'] = tf.train.Feature(**{name: lists[name](value=[value])})
+      writer.write(
+        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+      )
+  _, labels = next(iter(tabular_input.tabular_dataset([path], spec, 3, training=False)))
+  assert labels.numpy().tolist() == expected
+
+
+def _write_rows(path, rows):
+  with tf.io.TFRecordWriter(path) as writer:
+    for i in range(rows):
+      feature = {
+        'x': tf.train.Feature(float_list=tf.train.FloatList(value=[float(i)])),
+        'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
+      }
+      writer.write(
+        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+      )
+
+
+def test_tabular_batches_are_cut_from_larger_parses_without_losing_order(tmp_path):
+  """Eval: every row once, in order, batches of the asked size (the last one short); training:
+  full batches only. Rows are parsed several batches at a time, then cut apart."""
+  path = str(tmp_path / 'rows')
+  rows = 5 * tabular_input.TABULAR_BATCHES_PER_PARSE + 3  # more than one parse, plus a rest
+  _write_rows(path, rows)
+  spec = TabularSpec('label', None, 2, ['x'], [])
+  batches = list(tabular_input.tabular_dataset([path], spec, 5, training=False))
+  assert [len(labels) for _, labels in batches] == [5] * (rows // 5) + [rows % 5]
+  assert np.concatenate([f['x'].numpy() for f, _ in batches]).tolist() == list(
+    map(float, range(rows))
+  )
+  training = tabular_input.tabular_dataset([path], spec, 5, training=True).take(7)
+  assert [len(labels) for _, labels in training] == [5] * 7
+
+
+def test_cached_tabular_batches_come_from_memory_in_a_new_order(tmp_path):
+  path = str(tmp_path / 'rows')
+  _write_rows(path, 40)
+  spec = TabularSpec('label', None, 2, ['x'], [])
+  iterator = iter(tabular_input.tabular_dataset([path], spec, 5, training=True, cache=True))
+  first = [next(iterator) for _ in range(8)]
+  os.remove(path)
+  epochs = [first] + [[next(iterator) for _ in range(8)] for _ in range(3)]
+  orders = []
+  for epoch in epochs:
+    batches = [tuple(features['x'].numpy().astype(int)) for features, _ in epoch]
+    assert sorted(x for batch in batches for x in batch) == list(range(40))
+    orders.append(batches)
+  assert sorted(orders[1]) == sorted(orders[0])  # the same batches: their rows stay together
+  assert len({tuple(order) for order in orders}) > 1  # in a new order

@@ -1,0 +1,112 @@
+"""Tabular tf.Example shards → (feature dict, class ids): parsed a few batches at a time, labels
+thresholded, named or defaulted, categories hashed for the model."""
+
+from typing import Dict, List, Optional, Union
+
+import tensorflow as tf
+
+from trainer import shards
+from trainer.data_spec import TabularSpec
+
+AUTOTUNE = tf.data.AUTOTUNE
+
+
+def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
+  """The class id the model learns: a thresholded float label, a class name's index in
+  spec.label_names (-1 for a name the train split did not have), or the int label itself."""
+  if spec.label_threshold is not None:
+    return tf.cast(label > spec.label_threshold, tf.int64)
+  if spec.label_names:
+    # A comparison with every name: no lookup table to track in the SavedModel, and classes
+    # are few (a [batch, classes] boolean matrix).
+    matches = tf.equal(label[:, None], tf.constant(spec.label_names)[None, :])
+    found = tf.argmax(tf.cast(matches, tf.int64), axis=1)
+    return tf.where(tf.reduce_any(matches, axis=1), found, tf.constant(-1, tf.int64))
+  return label
+
+
+def first_or_default(ragged: tf.RaggedTensor, default=None) -> tf.Tensor:
+  """[batch, 0 or 1 values] → [batch], padding empty rows with `default` (None: 0 / '')."""
+  if default is None:
+    default = '' if ragged.dtype == tf.string else tf.zeros([], ragged.dtype)
+  return ragged.to_tensor(default_value=default, shape=[None, 1])[:, 0]
+
+
+def label_or_default(ragged: tf.RaggedTensor, spec: TabularSpec) -> tf.Tensor:
+  """The label column as [batch]: rows without a value (or with NaN) take --label-default."""
+  if not spec.label_default:
+    return first_or_default(ragged)
+  if ragged.dtype == tf.string:
+    return first_or_default(ragged, spec.label_default)
+  default = tf.constant(float(spec.label_default), tf.float64)  # exact for class ids and floats
+  label = first_or_default(ragged, tf.cast(default, ragged.dtype))
+  if ragged.dtype.is_floating:
+    return tf.where(tf.math.is_nan(label), tf.cast(default, label.dtype), label)
+  return label
+
+
+def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = True):
+  """A batch of serialized rows → the model's columns (model_columns) (+ label).
+
+  A missing or empty value becomes 0 (numeric) or '' (categorical, before hashing).
+  """
+  parse_spec = spec.parse_spec()
+  if not with_label:
+    del parse_spec[spec.label_key]
+  parsed = tf.io.parse_example(serialized, parse_spec)
+  label = label_or_default(parsed.pop(spec.label_key), spec) if with_label else None
+  parsed = {key: first_or_default(value) for key, value in parsed.items()}
+  features = model_columns(parsed, spec)
+  return (features, tabular_label(label, spec)) if with_label else features
+
+
+def model_columns(columns: Dict[str, tf.Tensor], spec: TabularSpec) -> Dict[str, tf.Tensor]:
+  """Column values as the model takes them: numbers as float32, categories as int64 ids in
+  [0, spec.hash_bins) (FarmHash of the string, as keras.layers.Hashing), so that the model's
+  step holds no string op and XLA can compile it (TPUs need that)."""
+  return {
+    key: tf.strings.to_hash_bucket_fast(value, spec.hash_bins)
+    if key in spec.categorical
+    else tf.cast(value, tf.float32)
+    for key, value in columns.items()
+  }
+
+
+# Tabular rows are parsed and densified TABULAR_BATCHES_PER_PARSE batches at a time, then cut
+# back into batches (`rebatch`, the same records in the same order): parsing costs a few ops per
+# column whatever the batch size, and small rows make that overhead the bottleneck. Taxi rows
+# (0.5 KB, 17 columns), batch 64, 2 cores: 244k rec/s (0.83x of read -> batch -> parse) against
+# 200k (0.68x) parsing every batch alone; 8 or 16 batches at once gave no more (240k, 248k).
+TABULAR_BATCHES_PER_PARSE = 4
+
+
+def tabular_dataset(
+  file_patterns: Union[str, List[str]],
+  spec: TabularSpec,
+  batch_size: int,
+  training: bool,
+  guard: Optional[shards.ShardGuard] = None,
+  cache: bool = False,
+) -> tf.data.Dataset:
+  """(feature dict, int64 labels [B]) from tabular tf.Example shards.
+
+  cache: parse every record once, in the first (shuffled) pass, and serve later passes from
+  memory as whole batches in a new order every pass: the rows of a batch stay together (one
+  parse per batch is what makes them fast), the order of the batches changes (docs/benchmarks.md:
+  Input pipeline, the cache).
+  """
+  parse = lambda serialized: parse_tabular(serialized, spec)
+  files = shards.readable_files(file_patterns, guard)
+  dataset = (
+    shards.serialized_batches(
+      files, batch_size * TABULAR_BATCHES_PER_PARSE, training, repeat=training and not cache
+    )
+    .map(parse, num_parallel_calls=AUTOTUNE, deterministic=not training)
+    .rebatch(batch_size, drop_remainder=training)
+  )
+  if cache:
+    dataset = dataset.cache()
+    if training:
+      batches = max(1, shards.record_count(file_patterns, guard) // batch_size)
+      dataset = dataset.shuffle(batches, reshuffle_each_iteration=True).repeat()
+  return dataset.prefetch(AUTOTUNE)
