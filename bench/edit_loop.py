@@ -6,7 +6,7 @@ data change.
 
 Every figure is a whole process timed from its start to its exit (wall clock, imports included,
 as a user waits for it). Each round, on the embedded digits (the 1,797 8x8 PNGs `make run`
-writes, cli.inputs.write_digits) with the default options (600 train steps of 64; --quick: 60
+writes, cli.default_data.write_digits) with the default options (600 train steps of 64; --quick: 60
 for the pipeline and the plain script alike):
   import_tensorflow       `python -c "import tensorflow"`: the floor of any TensorFlow process;
   plain                   `python -m bench.plain_keras DIGITS OUT --steps S`: read, train,
@@ -183,7 +183,7 @@ def pipeline(output: str, steps: int, *extra: str) -> dict:
 
 def new_digit(folder: str, name: str) -> str:
   """A digit not in the embedded set: the mean of two 3s of scikit-learn's digits (distinct
-  content, still a 3), written as <folder>/3/<name>.png like cli.inputs.write_digits."""
+  content, still a 3), written as <folder>/3/<name>.png like cli.default_data.write_digits."""
   import numpy as np
   import PIL.Image
   from sklearn.datasets import load_digits
@@ -370,13 +370,13 @@ def main(argv=None) -> dict:
   parser.add_argument('--train-steps', type=int, default=0, help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
   from bench import figures as figures_file
-  from cli import inputs
+  from cli import default_data
 
   rounds = args.rounds or (1 if args.quick else 3)
   steps = args.train_steps or (QUICK_STEPS if args.quick else DEFAULT_STEPS)
   done = []
   with tempfile.TemporaryDirectory(prefix='edit-loop-') as scratch:
-    digits = inputs.write_digits(os.path.join(scratch, 'digits'))
+    digits = default_data.write_digits(os.path.join(scratch, 'digits'))
     images = sum(len(files) for _, _, files in os.walk(digits))
     for number in range(rounds):
       runs = one_round(number, scratch, digits, steps)

@@ -4,7 +4,7 @@ and Vertex AI with KubeflowV2DagRunner (kubeflow/compiler.py)."""
 import argparse
 import os
 
-from cli import inputs, options
+from cli import beam_runner, config_builder, flags, image_folders, infer_data, model_options
 import config as cfg
 from contracts.errors import EXIT_OK, UserError
 
@@ -19,17 +19,17 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   cloud = cfg.CloudConfig()
   parser.add_argument('--pipeline-root', required=True, help='e.g. gs://BUCKET/pipeline_root')
-  options.add(
+  flags.add(
     parser,
-    *options.DATA,
+    *flags.DATA,
     data=dict(required=True, help='input as the cluster sees it (gs://...)'),
     span=dict(
       help='with {SPAN} in --data-pattern: pin that span (default: the latest at run time)'
     ),
   )
-  options.add(
+  flags.add(
     parser,
-    *options.INFER,
+    *flags.INFER,
     infer_data=dict(
       help='unlabeled data as the cluster sees it (gs://...: a folder of images, a .csv / '
       ".tfrecord file or a folder of them) that the blessed model scores (TFX's BulkInferrer "
@@ -64,9 +64,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     help='the compiled file (default: kubeflow/pipeline.json)',
   )
   parser.add_argument('--pipeline-name', default=cfg.PIPELINE_NAME)
-  options.add(
+  flags.add(
     parser,
-    *options.TRAINING,
+    *flags.TRAINING,
     schema=dict(
       help='curated schema.pbtxt path inside the image, e.g. '
       'schema/digits/schema.pbtxt; default: SchemaGen infers one'
@@ -95,8 +95,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     '--spark-master: its '
     'arguments are resolved against the cluster as `run` does) (default: %(default)s)',
   )
-  options.add(gcp, '--flink-master', '--spark-master', '--beam-parallelism')
-  options.add(
+  flags.add(gcp, '--flink-master', '--spark-master', '--beam-parallelism')
+  flags.add(
     gcp, '--beam-arg', beam_arg=dict(help='passed to every Beam component as is (repeatable)')
   )
   gcp.add_argument('--temp-location', default='', help='Dataflow: gs:// scratch folder')
@@ -203,14 +203,14 @@ def _file_kind(path: str):
 
 
 def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
-  """The same builder as `run`'s (cli/options.py), for data as the cluster sees it."""
-  options.check_numbers(args)
-  options.check_input_service(args)
+  """The same builder as `run`'s (cli/config_builder.py), for data as the cluster sees it."""
+  config_builder.check_numbers(args)
+  config_builder.check_input_service(args)
   if args.data_kind == cfg.TEXT and not args.text_column:
     raise UserError('--data-kind text needs --text-column')
   infer = {}
   if args.infer_data:
-    options.check_infer_kind(args.data_kind)
+    infer_data.check_infer_kind(args.data_kind)
     kind = _file_kind(args.infer_data)
     if kind and kind != args.data_kind:
       raise UserError(
@@ -222,20 +222,20 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
       if kind
       else dict(infer_data=root, infer_pattern='*')
     )
-  return options.config_from(
+  return config_builder.config_from(
     args,
     **infer,
     data=args.data,
     data_kind=args.data_kind,
     data_pattern=args.data_pattern
-    or (inputs.CLASS_FOLDERS if args.data_kind == cfg.IMAGES else '*'),
+    or (image_folders.CLASS_FOLDERS if args.data_kind == cfg.IMAGES else '*'),
     output=args.pipeline_root,
     pipeline_root=args.pipeline_root,
     schema=args.schema,
     schema_default=cfg.TEXT_SCHEMA_IN_IMAGE if args.data_kind == cfg.TEXT else None,
     cloud=_cloud(args),
-    beam_engine_args=options.engine_args(args),
-    **options.model_options(args, args.data_kind, local=False),
+    beam_engine_args=beam_runner.engine_args(args),
+    **model_options.model_options(args, args.data_kind, local=False),
   )
 
 

@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from cli import options
+from cli import beam_runner, flags
 import config as cfg
 from contracts.errors import EXIT_FAILED, EXIT_OK, UserError
 
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     help='compare serving rows with the training rows of the same id (repeat for a compound '
     'id): per-feature mismatch counts (TFDV feature skew)',
   )
-  options.add_engine_flags(parser, 'the --id-column feature skew (a Beam pipeline)')
+  flags.add_engine_flags(parser, 'the --id-column feature skew (a Beam pipeline)')
 
 
 def main(args: argparse.Namespace) -> int:
@@ -66,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
     raise UserError(f'{args.output}: no metadata.sqlite (run the pipeline there first)')
   if not os.path.exists(args.serving_data):
     raise UserError(f'--serving-data {args.serving_data}: no such file or folder')
-  engine = options.command_engine_args(args, [])
+  engine = beam_runner.command_engine_args(args, [])
   from cli import progress
 
   os.makedirs(os.path.join(args.output, 'logs'), exist_ok=True)

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from cli import options
+from cli import beam_runner, flags
 from contracts import predictions
 from contracts.errors import EXIT_OK, UserError
 from contracts.image_files import NOT_AN_IMAGE
@@ -88,7 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     action='store_true',
     help='replace --out even when it is not a predictions file written before',
   )
-  options.add_engine_flags(parser, 'the prediction pipeline')
+  flags.add_engine_flags(parser, 'the prediction pipeline')
 
 
 @contextlib.contextmanager
@@ -145,7 +145,7 @@ def main(args: argparse.Namespace) -> int:
 
   if args.top_k < 1:
     raise UserError(f'--top-k {args.top_k}: must be 1 or more')
-  engine = options.command_engine_args(args, args.beam_args)
+  engine = beam_runner.command_engine_args(args, args.beam_args)
   try:
     data = inputs.find(args.data)
     model_path = model.find(args.model, args.output)

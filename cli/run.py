@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 
-from cli import options, unchanged
+from cli import config_builder, flags, tfrecord_salvage, unchanged
 import config as cfg
 from contracts import artifacts, interrupt
 from contracts.errors import (
@@ -38,9 +38,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-  options.add(
-    parser, *options.DATA, *options.INFER, *options.OUTPUT, *options.BEAM, *options.TRAINING
-  )
+  flags.add(parser, *flags.DATA, *flags.INFER, *flags.OUTPUT, *flags.BEAM, *flags.TRAINING)
 
 
 def process_seconds() -> float:
@@ -212,7 +210,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     result['data_revision'] = revision
   result['why_executed'] = summary.why_executed(store, config.pipeline_name, nodes) if store else {}
   damage = os.path.join(config.data, artifacts.DAMAGE_FILE)
-  if os.path.basename(config.data) == options.SALVAGED_INPUT and os.path.exists(damage):
+  if os.path.basename(config.data) == tfrecord_salvage.SALVAGED_INPUT and os.path.exists(damage):
     with open(damage) as f:
       result['input_damage'] = dict(json.load(f), salvaged_to=config.data)
   result['log'] = log_path
@@ -294,7 +292,7 @@ def finish(result: dict) -> int:
 def main(args: argparse.Namespace) -> int:
   started = time.monotonic()
   try:  # the data checked, the embedded digits written out: before any component too
-    config = options.build_config(args)
+    config = config_builder.build_config(args)
   except KeyboardInterrupt:
     return finish(_not_started(time.monotonic() - started))
   previous = unchanged.previous_result(config)

@@ -5,7 +5,7 @@ import argparse
 import dataclasses
 import os
 
-from cli import options
+from cli import config_builder, flags
 import config as cfg
 from contracts.errors import EXIT_OK
 
@@ -17,7 +17,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-  options.add(parser, *options.DATA, *options.OUTPUT, *options.BEAM)
+  flags.add(parser, *flags.DATA, *flags.OUTPUT, *flags.BEAM)
   parser.add_argument('--out', required=True, help='where to write schema.pbtxt')
 
 
@@ -25,7 +25,7 @@ def main(args: argparse.Namespace) -> int:
   from cli import run
 
   config = dataclasses.replace(
-    options.build_config(args), pipeline_name=cfg.PIPELINE_NAME + '-schema'
+    config_builder.build_config(args), pipeline_name=cfg.PIPELINE_NAME + '-schema'
   )
   result = run.run_local(config, schema_only=True)
   code = run.finish(result)

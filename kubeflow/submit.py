@@ -7,7 +7,7 @@ becomes a Vertex AI schedule (`PipelineJob.create_schedule`) or a KFP recurring 
 takes as is; KFP's scheduler (robfig/cron) wants a seconds field first, so it gets `0 ` in
 front. Whatever stops a submission before the service has the run (bad template or cron, no
 credentials, unreachable host, a refused request) is one line and exit code 2
-(cli.inputs.UserError).
+(contracts.errors.UserError).
 """
 
 import argparse

@@ -290,16 +290,16 @@ def test_an_output_inside_the_data_folder_is_refused(
 
 def test_an_output_beside_a_csv_file_or_hidden_in_the_data_is_taken(tmp_path, monkeypatch):
   """Only the CSV file is read, not its folder; hidden folders are never read as data."""
-  from cli import options
+  from cli import config_builder
   from contracts.errors import UserError
 
   images = _make(tmp_path, ['cats/a.png', 'dogs/b.png'])
   (tmp_path / 'rows.csv').write_bytes(ROWS)
   monkeypatch.chdir(tmp_path)
   for argv in (['--data', 'rows.csv'], ['--data', images, '--output', f'{images}/.runs']):
-    config = options.build_config(cli_main.parser().parse_args(['run', *argv]))
+    config = config_builder.build_config(cli_main.parser().parse_args(['run', *argv]))
     assert os.path.isdir(config.output)
   monkeypatch.chdir(images)  # the default output, ./output, inside --data .
   with pytest.raises(UserError, match=r'^--output output is inside --data \.: its files'):
-    options.build_config(cli_main.parser().parse_args(['run', '--data', '.']))
+    config_builder.build_config(cli_main.parser().parse_args(['run', '--data', '.']))
   assert not os.path.exists('output')

@@ -7,8 +7,8 @@ import pytest
 from tfx.orchestration.data_types import RuntimeParameter
 
 from cli import compile as compile_command
+from cli import config_builder
 from cli import main as cli_main
-from cli import options
 import config as cfg
 import pipeline
 from tests.tfx_data import PENGUIN_TRAIN, SEQUENCE_TESTDATA, TAXI_CSV
@@ -76,7 +76,7 @@ def _properties(built):
 def test_compiled_components_are_configured_as_the_local_run_s(kind, tmp_path, digits_subset):
   data, extra = _data(kind, tmp_path, digits_subset)
   parser = cli_main.parser()
-  local = options.build_config(
+  local = config_builder.build_config(
     parser.parse_args(['run', '--data', data, '--output', str(tmp_path / 'out'), *FLAGS, *extra])
   )
   assert local.data_kind == kind

@@ -1,5 +1,5 @@
 """--model, --weights and the fine-tuning flags: what the command line refuses in one line,
-exit 2, before anything runs (cli/options.model_options, check_imagenet)."""
+exit 2, before anything runs (cli/model_options.py: model_options, check_imagenet)."""
 
 import os
 

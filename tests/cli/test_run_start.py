@@ -41,7 +41,7 @@ def test_the_first_line_names_the_csv_file_given(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize(
   'module,function',
   [
-    ('cli.inputs', 'resolve_data'),  # while --data is checked
+    ('cli.data_layout', 'resolve_data'),  # while --data is checked
     ('pipeline', 'create_pipeline'),  # TensorFlow and TFX imported, the DAG being built
   ],
 )

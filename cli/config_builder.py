@@ -1,0 +1,211 @@
+"""The one builder from parsed options to a PipelineConfig, with the checks that make bad input
+one line (exit 2) before anything runs."""
+
+import argparse
+import dataclasses
+import os
+
+from cli import (
+  beam_runner,
+  csv_input,
+  data_layout,
+  default_data,
+  flags,
+  infer_data,
+  model_options,
+  output_folder,
+  output_lock,
+  tfrecord_probe,
+  tfrecord_salvage,
+)
+import config as cfg
+from contracts import limits
+from contracts.errors import UserError
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+  """Numbers out of range: one line each, before anything runs (`run` and `compile` alike; the
+  same table, contracts/limits.py, checks `submit --param`)."""
+  for name in limits.RULES:
+    value = getattr(args, name, None)
+    wrong = value is not None and limits.problem(name, value)
+    if wrong:
+      raise UserError(f'--{name.replace("_", "-")} {_shown(value)}: {wrong}')
+
+
+def _shown(value) -> str:
+  """A number as typed: 0.5, 100, or the two of --image-size."""
+  if isinstance(value, (list, tuple)):
+    return ' '.join(map(str, value))
+  return f'{value:g}' if isinstance(value, float) else str(value)
+
+
+def check_input_service(args: argparse.Namespace, reachable: bool = False) -> None:
+  """--input-service: '' or grpc://HOST:PORT; with `reachable`, a dispatcher must answer."""
+  address = getattr(args, 'input_service', '')
+  if not address:
+    return
+  from trainer import input_service
+
+  try:
+    input_service.parse_address(address)
+    if reachable:
+      input_service.check(address)
+  except ValueError as e:
+    raise UserError(f'--input-service: {e}') from None
+
+
+def _check_buckets(args: argparse.Namespace) -> None:
+  for flag, path in (('--data', args.data), ('--output', args.output)):
+    if cfg.is_remote(path):
+      from components import object_storage
+
+      try:
+        object_storage.check_bucket(path)
+      except ValueError as e:
+        raise UserError(f'{flag} {path}: {e}') from None
+
+
+def _staged_revision(args: argparse.Namespace):
+  """--data-rev: (args reading the staged copy, the config fields that say where it is from)."""
+  from data_revisions import revision
+
+  if not args.data:
+    raise UserError('--data-rev needs --data: a path inside a git repository under DVC')
+  remote = cfg.is_remote(args.output)
+  local = (
+    (getattr(args, 'local_dir', '') or output_folder.local_state_dir(args.output))
+    if remote
+    else args.output
+  )
+  staged, _ = revision.stage(
+    args.data, args.data_rev, revision.staging_folder(os.path.abspath(local))
+  )
+  source = dict(data_rev=args.data_rev, data_source=os.path.abspath(args.data))
+  return argparse.Namespace(**dict(vars(args), data=staged)), source
+
+
+def _data_kind(source, args: argparse.Namespace):
+  """(data kind, text column): CSV with a free-text column is TEXT, TFRecords of
+  SequenceExamples are SEQUENCES (both become sequence models)."""
+  if args.text_column and (source is None or source.kind != cfg.CSV):
+    raise UserError('--text-column: only CSV data has columns')
+  if source is None:
+    return None, ''
+  if source.kind == cfg.CSV:
+    sample = data_layout.sample_file(source)
+    columns = csv_input.csv_header(sample)
+    for column in getattr(args, 'id_columns', []):
+      if column not in columns:
+        raise UserError(
+          f'--id-column {column}: no such column in {sample} (columns: {", ".join(columns)})'
+        )
+    text_column = csv_input.text_column(sample, args.label, args.text_column, args.label_default)
+    return (cfg.TEXT if text_column else cfg.CSV), text_column
+  if source.kind == cfg.TFRECORDS and tfrecord_probe.holds_sequence_examples(
+    data_layout.sample_file(source)
+  ):
+    return cfg.SEQUENCES, ''
+  return source.kind, ''
+
+
+def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
+  """Checks --data, --output and the numbers (raising UserError) and builds the config; the
+  embedded digits are written out when --data is not given."""
+  check_numbers(args)
+  beam_runner.check_needed_args(args)
+  resolved_engine_args = beam_runner.engine_args(args)
+  check_input_service(args, reachable=True)
+  schema = getattr(args, 'schema', None)
+  if schema and not os.path.isfile(schema):
+    raise UserError(f'--schema {schema}: no such file')
+  _check_buckets(args)
+  revision = {}
+  if getattr(args, 'data_rev', ''):
+    args, revision = _staged_revision(args)
+  source = data_layout.resolve_data(args.data) if args.data else None
+  kind, text_column = _data_kind(source, args)
+  if getattr(args, 'max_image_side', 0) and kind not in (None, cfg.IMAGES):
+    raise UserError('--max-image-side: only image folders are stored by the project')
+  if getattr(args, 'slice_features', None) and kind not in (cfg.CSV, cfg.TFRECORDS):
+    raise UserError('--slice-feature: only tabular data (CSV or TFRecord columns) has features')
+  chosen_model = model_options.model_options(args, kind or cfg.IMAGES)
+  model_options.check_imagenet(args)
+  if source is not None:
+    output_folder.check_outside_data(args.data, source.kind, '--output', args.output)
+  infer = infer_data.infer_source(args, kind or cfg.IMAGES, source)
+  output = output_folder.check_output(args.output)
+  local_dir = output
+  if cfg.is_remote(output):
+    local_dir = args.local_dir or output_folder.local_state_dir(output)
+    if source is not None:
+      output_folder.check_outside_data(args.data, source.kind, '--local-dir', local_dir)
+    local_dir = output_folder.check_output(local_dir)
+  output_lock.hold(local_dir, f'--output {output}', wait=getattr(args, 'wait', False))
+  output_folder.check_metadata(os.path.join(local_dir, cfg.METADATA_FILE))
+  if source is None:
+    source = data_layout.resolve_data(
+      default_data.write_digits(os.path.join(local_dir, 'default_data', 'digits'))
+    )
+    kind, schema = cfg.IMAGES, schema or cfg.DIGITS_SCHEMA
+  elif source.kind == cfg.TFRECORDS:  # damaged records: read intact copies instead
+    source, _ = tfrecord_salvage.salvage_tfrecords(
+      source, os.path.join(local_dir, tfrecord_salvage.SALVAGED_INPUT)
+    )
+  if kind == cfg.TEXT:
+    schema = schema or cfg.TEXT_SCHEMA
+  if args.span and args.span not in source.spans:
+    raise UserError(
+      f'--span {args.span}: '
+      + (
+        f'no span-{args.span} folder (spans: {", ".join(map(str, source.spans))})'
+        if source.spans
+        else 'the data has no span-<N> folders'
+      )
+    )
+  data_bytes = data_layout.data_bytes(source)
+  resplit = getattr(args, 'eval_percent', None)
+  return config_from(
+    args,
+    data=source.root,
+    data_kind=kind,
+    output=output,
+    local_dir=local_dir,
+    # Already split TFRecords keep their splits, unless --eval-percent asks to re-split them.
+    data_splits=source.splits if resplit is None else (),
+    data_pattern=source.pattern if resplit is None or not source.splits else 'Split-*/*',
+    text_column=text_column,
+    **(dict(infer_data=infer[0], infer_pattern=infer[1]) if infer else {}),
+    **revision,
+    schema=os.path.abspath(schema) if schema else None,
+    beam_direct_running_mode=cfg.direct_running_mode(
+      args.beam_direct_running_mode, source.images, args.beam_direct_num_workers, data_bytes
+    ),
+    csv_direct_running_mode=cfg.arrow_csv_running_mode(
+      args.beam_direct_running_mode, args.beam_direct_num_workers, data_bytes
+    )
+    if kind == cfg.CSV
+    else '',
+    beam_engine_args=resolved_engine_args,
+    **chosen_model,
+  )
+
+
+def config_from(args: argparse.Namespace, schema_default=None, **decided) -> cfg.PipelineConfig:
+  """PipelineConfig from the parsed options (each flag's dest is a field), then `decided`."""
+  fields = {f.name for f in dataclasses.fields(cfg.PipelineConfig)}
+  given = {name: value for name, value in vars(args).items() if name in fields}
+  if given.get('eval_percent', 0) is None:
+    given['eval_percent'] = flags.DEFAULTS.eval_percent
+  if hasattr(args, 'image_size'):
+    given.update(image_height=args.image_size[0], image_width=args.image_size[1])
+  if hasattr(args, 'no_cache'):
+    given['enable_cache'] = not args.no_cache
+  given['statistics_in_process_below_bytes'] = cfg.statistics_in_process_below(  # the executor
+    getattr(args, 'beam_direct_running_mode', flags.DEFAULTS.beam_direct_running_mode),  # measures
+    getattr(args, 'beam_direct_num_workers', flags.DEFAULTS.beam_direct_num_workers),  # the shards
+  )
+  given.update(decided)
+  if not given.get('schema') and schema_default:
+    given['schema'] = schema_default
+  return cfg.PipelineConfig(**given)

@@ -1,0 +1,150 @@
+"""A CSV input's header and first rows looked at before the run: what CsvExampleGen would fail on
+or read wrongly, and whether it holds free text."""
+
+from cli import data_paths
+import config as cfg
+from contracts.errors import UserError
+
+MIN_TEXT_WORDS = 5  # median words per row above which a string column is free text
+_SNIFF_ROWS = 200
+_SNIFF_BYTES = 1 << 20  # CSV bytes looked at before the run (rows, encoding, labels)
+MIN_ROWS = 2  # CSV data rows: one for each split at least
+MIN_ID_ROWS = 20  # rows with a label of their own each, at least, that make it an id column
+_OTHER_DELIMITERS = {';': 'semicolon', '\t': 'tab'}  # Excel's exports in some locales
+
+
+def text_column(csv_path: str, label: str, chosen: str = '', label_default: str = '') -> str:
+  """The CSV's free-text column ('' for tabular data): `chosen`, or detected as the only column
+  besides the label, holding at least MIN_TEXT_WORDS words per row on median. Raises UserError
+  for what CsvExampleGen would fail on later (encoding, byte-order mark, no rows, text labels)
+  and for rows without a label when there is no `label_default`."""
+  import csv
+  import io
+  import statistics
+
+  with (
+    data_paths.gfile().GFile(csv_path, 'rb')
+    if cfg.is_remote(csv_path)
+    else open(csv_path, 'rb') as f
+  ):
+    head = f.read(_SNIFF_BYTES)
+  text = _utf8(csv_path, head)
+  if len(head) == _SNIFF_BYTES:  # the last row may be cut short
+    text = text[: text.rfind('\n') + 1]
+  reader = csv.DictReader(io.StringIO(text, newline=''))
+  columns = reader.fieldnames or []
+  rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
+  _check_header(csv_path, text.partition('\n')[0].rstrip('\r'), columns, (label, chosen))
+  for name, what in ((label, '--label'), (chosen, '--text-column')):
+    if name and name not in columns:
+      raise UserError(
+        f'{what} {name}: no such column in {csv_path} (columns: {", ".join(columns)})'
+      )
+  if len(rows) < MIN_ROWS:
+    raise UserError(
+      f'--data {csv_path}: {len(rows)} data row(s) under the header; '
+      f'training and evaluation need at least {MIN_ROWS}'
+    )
+  if not label_default:
+    _check_label_values(csv_path, label, [row[label] for row in rows])
+  _check_label_is_no_id(
+    csv_path, label, [label_default if _missing(r[label]) else r[label] for r in rows]
+  )
+  if chosen:
+    return chosen
+  others = [c for c in columns if c != label]
+  if len(others) != 1:
+    return ''
+  words = statistics.median(len((row[others[0]] or '').split()) for row in rows)
+  return others[0] if words >= MIN_TEXT_WORDS else ''
+
+
+def _utf8(csv_path: str, head: bytes) -> str:
+  """The first bytes of a CSV as text: CsvExampleGen reads UTF-8 without a byte-order mark."""
+  if head.startswith(b'\xef\xbb\xbf'):
+    raise UserError(
+      f'--data {csv_path}: starts with a UTF-8 byte-order mark (Excel\'s "CSV UTF-8"), which '
+      'CsvExampleGen would read into the first column name; save it without one'
+    )
+  try:
+    return head.decode('utf-8')
+  except UnicodeDecodeError as e:
+    if e.start >= len(head) - 3:  # a character cut at the end of the sample
+      return head[: e.start].decode('utf-8')
+    line = head[: e.start].count(b'\n') + 1
+    raise UserError(
+      f'--data {csv_path}: not UTF-8 (byte 0x{head[e.start]:02x} on line {line}); '
+      'convert it, e.g. iconv -f latin1 -t utf-8'
+    ) from None
+
+
+def _check_header(csv_path: str, line: str, columns: list, named: tuple) -> None:
+  """What CsvExampleGen would read wrongly: a header of another delimiter (a column named by a
+  flag not found, the delimiter more common than commas), a column name given twice (one
+  column dropped without a word)."""
+  if any(name and name not in columns for name in named):
+    delimiter = max(_OTHER_DELIMITERS, key=line.count)
+    if delimiter in line and line.count(delimiter) >= len(columns):
+      shown = (line if len(line) <= 60 else line[:60] + '…').replace('\t', '\\t')
+      raise UserError(
+        f'--data {csv_path}: the header looks {_OTHER_DELIMITERS[delimiter]}-separated '
+        f'({shown}); CsvExampleGen reads comma-separated files: save it as CSV with commas'
+      )
+  twice = sorted({name for name in columns if columns.count(name) > 1})
+  if twice:
+    raise UserError(
+      f'--data {csv_path}: the header names column{"s" if len(twice) > 1 else ""} '
+      f'{", ".join(map(repr, twice))} more than once; CsvExampleGen would keep one of each and '
+      'drop the others without a word: give every column its own name'
+    )
+
+
+def _check_label_is_no_id(csv_path: str, label: str, values: list) -> None:
+  """Class ids or names that differ in every row looked at (MIN_ID_ROWS at least) name no
+  classes: an id column given as --label would train a class per row. A float label is turned
+  binary by --label-threshold and may well differ in every row."""
+  if len(values) < MIN_ID_ROWS or len(set(values)) < len(values) or _floats(values):
+    return
+  raise UserError(
+    f'--label {label}: every one of the first {len(values)} rows of {csv_path} has its own '
+    f'value ({len(values)} distinct); a label names classes shared by many rows — is this an '
+    'id column?'
+  )
+
+
+def _floats(values: list) -> bool:
+  """Whether CsvExampleGen reads `values` as floats: numbers, not all of them integers."""
+  return not _all_read_as(int, values) and _all_read_as(float, values)
+
+
+def _all_read_as(kind: type, values: list) -> bool:
+  try:
+    for value in values:
+      kind(value)
+  except ValueError:
+    return False
+  return True
+
+
+def _check_label_values(csv_path: str, label: str, values: list) -> None:
+  """Every row needs a label (class ids, class names, or a float turned binary by a
+  threshold): a missing one would silently change what is learned."""
+  missing = sum(1 for value in values if _missing(value))
+  if missing:
+    raise UserError(
+      f'--label {label}: {missing} of the first {len(values)} rows of {csv_path} have no value; '
+      'fill them in, drop those rows, or say what they mean with --label-default'
+    )
+
+
+def _missing(value) -> bool:
+  """An empty cell, or one pandas and spreadsheets write for 'no value' (nan, NA, …)."""
+  return (value or '').strip().lower() in ('', 'nan', 'na', 'n/a', 'null', 'none')
+
+
+def csv_header(path: str) -> list:
+  """The column names of a local CSV file's first line."""
+  import csv
+
+  with open(path, encoding='utf-8', errors='replace', newline='') as f:
+    return next(csv.reader([f.readline()]), [])

@@ -1,0 +1,46 @@
+"""Folders of images: a class-per-folder tree (--data), unlabeled images (--infer-data)."""
+
+import os
+
+from cli import data_paths
+import config as cfg
+from contracts.errors import UserError
+
+CLASS_FOLDERS = '*/*'  # images: <class>/<file>
+UNLABELED_IMAGES = '*'  # unlabeled images (--infer-data): what lies right below the folder
+
+
+def check_image_tree(path: str) -> int:
+  """The number of images under `path`; raises UserError unless it holds at least two class
+  folders with images."""
+  from components.image_example_gen import folder
+
+  listing = folder.list_image_folder(path)
+  if not listing.labels:
+    raise UserError(
+      f'--data {path}: no class folders, CSV or TFRecord files in it {data_paths.EXPECTED_LAYOUTS}'
+    )
+  if not listing.images:
+    raise UserError(f'--data {path}: no images ({folder.IMAGE_SUFFIXES}) in its class folders')
+  classes = sorted({listing.labels[f.label] for f in listing.images})
+  if len(classes) < 2:
+    raise UserError(
+      f'--data {path}: only one class folder with images ({classes[0]!r}); '
+      'a classifier needs at least two'
+    )
+  return len(listing.images)
+
+
+def unlabeled_images(path: str, flag: str) -> str:
+  """The folder of a flag's unlabeled images (any depth; files of other kinds are skipped and
+  listed); raises UserError for a file, a missing folder or one without images."""
+  from components.image_example_gen import folder
+
+  if not data_paths.exists(path):
+    raise UserError(f'{flag} {path}: no such folder')
+  if data_paths.isfile(path):
+    raise UserError(f'{flag} {path}: a folder of images, not a file')
+  root = path.rstrip('/') if cfg.is_remote(path) else os.path.abspath(path)
+  if not folder.list_unlabeled(root).images:
+    raise UserError(f'{flag} {path}: no images ({folder.IMAGE_SUFFIXES}) in it')
+  return root

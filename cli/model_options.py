@@ -1,0 +1,97 @@
+"""--model, --weights and the fine-tuning flags checked without importing TensorFlow: a built-in
+for the data or a model file that defines build_model, weights that exist or can be fetched."""
+
+import argparse
+import os
+
+from cli import flags
+import config as cfg
+from contracts import trainer_options
+from contracts.errors import UserError, first_line
+from trainer import models
+
+
+def model_options(args: argparse.Namespace, data_kind: str, local: bool = True) -> dict:
+  """PipelineConfig fields for --model and --weights, checked without importing TensorFlow:
+  a built-in for this kind of data, or a model file that parses and defines build_model (what
+  it builds is checked by the Trainer, against the data). local: --weights FILE must exist."""
+  name, weights = getattr(args, 'model', ''), getattr(args, 'weights', '')
+  kind = cfg.trainer_kind(data_kind)
+  decided = {}
+  if name.endswith('.py'):
+    decided = dict(model=os.path.abspath(name), model_source=_model_source(name))
+  elif name and name not in models.BUILT_IN:
+    raise UserError(
+      f'--model {name}: not a built-in model ({", ".join(models.BUILT_IN)}) nor a .py file'
+    )
+  elif name and models.BUILT_IN[name] != kind:
+    raise UserError(
+      f'--model {name}: a model for {models.BUILT_IN[name]} data; this data is {kind} '
+      f'(its built-in: {models.DEFAULT[kind]})'
+    )
+  backbone = name in models.BACKBONES or 'model_source' in decided
+  for flag, value, unset in (
+    ('--weights', weights, ''),
+    ('--fine-tune-steps', getattr(args, 'fine_tune_steps', -1), flags.DEFAULTS.fine_tune_steps),
+  ):
+    if value != unset and not backbone:
+      raise UserError(
+        f'{flag}: only for a backbone model ({", ".join(models.BACKBONES)}) or a model file'
+      )
+  special = (trainer_options.IMAGENET, trainer_options.NO_WEIGHTS)
+  if weights and weights not in special and local and not cfg.is_remote(weights):
+    if not os.path.isfile(weights):
+      raise UserError(f'--weights {weights}: no such file (or imagenet, none)')
+    decided['weights'] = os.path.abspath(weights)
+  return decided
+
+
+def check_imagenet(args: argparse.Namespace) -> None:
+  """A backbone starting from ImageNet weights: they are in Keras' cache or can be fetched now
+  (the Trainer would fail on them after the data components ran)."""
+  name, weights = getattr(args, 'model', ''), getattr(args, 'weights', '')
+  if name not in models.BACKBONES or weights not in ('', trainer_options.IMAGENET):
+    return
+  from trainer.models import backbone
+
+  try:
+    backbone.fetch_imagenet(name)
+  except Exception as e:
+    raise UserError(
+      f'--model {name}: its ImageNet weights cannot be fetched ({_reason(e)}); pass '
+      '--weights none, or --weights FILE with the weights saved on a machine that can '
+      '(docs/models.md)'
+    ) from None
+
+
+def _reason(error: BaseException) -> str:
+  """The first line of the error at the root of `error` (Keras wraps urllib's)."""
+  while error.__cause__ or error.__context__:
+    error = error.__cause__ or error.__context__
+  return first_line(error)
+
+
+def _model_source(path: str) -> str:
+  """The model file's text, once it parses and defines build_model at its top level."""
+  import ast
+
+  try:
+    with open(path, encoding='utf-8') as f:
+      source = f.read()
+  except OSError as e:
+    raise UserError(f'--model {path}: {e.strerror or e}') from None
+  try:
+    tree = ast.parse(source, path)
+  except SyntaxError as e:
+    raise UserError(f'--model {path}: line {e.lineno}: {e.msg}') from None
+  defined = set()
+  for node in tree.body:
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+      defined.add(node.name)
+    elif isinstance(node, ast.Assign):
+      defined.update(target.id for target in node.targets if isinstance(target, ast.Name))
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+      defined.update(alias.asname or alias.name for alias in node.names)
+  if 'build_model' not in defined:
+    raise UserError(f'--model {path}: defines no build_model(spec, hp) (docs/models.md)')
+  return source

@@ -1,0 +1,99 @@
+"""--output and --local-dir: writable, outside the data, with a readable ML Metadata store."""
+
+import os
+import shutil
+import tempfile
+
+from cli import data_paths
+import config as cfg
+from contracts.errors import UserError
+
+DEFAULT_OUTPUT = 'output'  # --output when not given
+
+
+def check_outside_data(data: str, kind: str, flag: str, path: str) -> None:
+  """Raises UserError when `path` (--output, --local-dir) is the --data folder or below it,
+  other than in a hidden folder: a data folder is listed whole (an image folder to its last
+  file, other folders for their data files or span-<N> folders), so the pipeline's own files
+  would be read as data, and the data would change with every run."""
+  if not data_paths.isdir(data):
+    return  # one file: only it is read, whatever lies beside it
+  if cfg.is_remote(data) or cfg.is_remote(path):
+    folder, inside = data.rstrip('/'), path.rstrip('/')
+  else:
+    folder, inside = os.path.realpath(data), os.path.realpath(path)
+  below = folder.rstrip('/') + '/'
+  if not (inside == folder or inside.startswith(below)) or data_paths.skipped(inside[len(below) :]):
+    return
+  raise UserError(
+    f'{flag} {path} is inside --data {data}: '
+    + (
+      'its files would be read as images (an extra class)'
+      if kind == cfg.IMAGES
+      else 'the next run would take its folder for part of the data'
+    )
+    + f'; choose {"an output" if flag == "--output" else "a " + flag} outside the data folder'
+  )
+
+
+def check_output(path: str) -> str:
+  """Creates the output folder if needed and proves it writable; returns its absolute path."""
+  pattern = sorted(set(path) & set('[]*?'))
+  if pattern:  # Beam and TFX find artifact files by glob patterns built on this path
+    raise UserError(
+      f'--output {path}: {" ".join(pattern)} would be read as glob patterns by Beam and TFX, '
+      'which find artifact files by pattern; choose a path without them'
+    )
+  if cfg.is_remote(path):
+    return _check_remote_output(path.rstrip('/'))
+  path = os.path.abspath(path)
+  if os.path.exists(path) and not os.path.isdir(path):
+    raise UserError(f'--output {path}: exists and is not a folder')
+  created = not os.path.exists(path)
+  try:
+    os.makedirs(path, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path, prefix='.write-test-'):
+      pass
+  except OSError as e:
+    if created and os.path.isdir(path):
+      shutil.rmtree(path, ignore_errors=True)
+    raise UserError(f'--output {path}: not writable ({e.strerror or e})') from None
+  return path
+
+
+def _check_remote_output(path: str) -> str:
+  """Writes and deletes a marker object under a gs:// or s3:// output to prove access."""
+  probe = f'{path}/.write-test-{os.getpid()}'
+  try:
+    gfile = data_paths.gfile()
+    gfile.makedirs(path)
+    with gfile.GFile(probe, 'w') as f:
+      f.write('ok')
+    gfile.remove(probe)
+  except Exception as e:  # errors differ per store and plugin
+    raise UserError(
+      f'--output {path}: not writable ({str(e).splitlines()[0] if str(e) else e!r})'
+    ) from None
+  return path
+
+
+def check_metadata(path: str) -> None:
+  """Raises UserError when an existing ML Metadata store is not an SQLite database."""
+  if not os.path.exists(path):
+    return
+  with open(path, 'rb') as f:
+    header = f.read(16)
+  if header != b'SQLite format 3\x00':
+    raise UserError(
+      f'{path}: not an SQLite database (damaged?); move it away to start afresh '
+      '(every component then runs again)'
+    )
+
+
+def local_state_dir(output: str) -> str:
+  """Where metadata.sqlite, logs and the run report go for a gs:// or s3:// --output:
+  ML Metadata's SQLite store needs a local file (output/remote/<scheme>/<bucket>/<path>)."""
+  scheme, rest = output.split('://', 1)
+  return os.path.abspath(
+    os.path.join(DEFAULT_OUTPUT, 'remote', scheme, *rest.strip('/').split('/'))
+  )

@@ -1,0 +1,98 @@
+"""cli/config_builder.build_config: the Beam mode decided from the data, and the splits kept."""
+
+import dataclasses
+
+import pytest
+
+from cli import config_builder
+from cli import main as cli_main
+import config as cfg
+
+
+@pytest.mark.parametrize(
+  'flags,mode',
+  [
+    ([], 'in_memory'),  # 400 images: below cfg.IN_MEMORY_BELOW_IMAGES
+    (['--beam-workers', '2'], 'multi_processing'),  # worker processes asked for
+    (['--beam-mode', 'multi_threading'], 'multi_threading'),
+  ],
+)
+def test_auto_keeps_beam_in_one_process_for_few_images(tmp_path, digits_subset, flags, mode):
+  args = cli_main.parser().parse_args(
+    ['run', '--data', digits_subset, '--output', str(tmp_path / 'out'), *flags]
+  )
+  config = config_builder.build_config(args)
+  assert config.beam_direct_running_mode == mode
+  assert f'--direct_running_mode={mode}' in config.beam_pipeline_args
+
+
+def test_auto_keeps_beam_in_one_process_for_a_small_csv(tmp_path):
+  (tmp_path / 'rows.csv').write_text('x,label\n' + ''.join(f'{i},{i % 2}\n' for i in range(50)))
+  args = cli_main.parser().parse_args(
+    [
+      'run',
+      '--data',
+      str(tmp_path / 'rows.csv'),
+      '--label',
+      'label',
+      '--output',
+      str(tmp_path / 'o'),
+    ]
+  )
+  assert config_builder.build_config(args).beam_direct_running_mode == 'in_memory'
+
+
+def test_auto_is_worker_processes_for_many_images_large_data_and_compiled_specs():
+  below = cfg.IN_MEMORY_BELOW_IMAGES
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, below - 1, 0) == 'in_memory'
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, below, 0) == 'multi_processing'
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, 0, 0) == 'multi_processing'  # size unknown
+  small, large = cfg.IN_MEMORY_BELOW_BYTES - 1, cfg.IN_MEMORY_BELOW_BYTES  # CSV, TFRecords
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, 0, 0, small) == 'in_memory'
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, 0, 0, large) == 'multi_processing'
+  assert cfg.direct_running_mode(cfg.BEAM_AUTO, 0, 2, small) == 'multi_processing'  # workers asked
+  compiled = cfg.PipelineConfig(data='gs://b/d', data_kind=cfg.IMAGES, output='gs://b/o')
+  assert compiled.beam_direct_running_mode == cfg.BEAM_AUTO  # compile counts no files
+  assert '--direct_running_mode=multi_processing' in compiled.beam_pipeline_args
+
+
+def test_the_arrow_csv_example_gen_keeps_beam_in_one_process_below_its_own_size():
+  import pipeline
+
+  below = cfg.ARROW_CSV_IN_MEMORY_BELOW_BYTES
+  assert cfg.arrow_csv_running_mode(cfg.BEAM_AUTO, 0, below - 1) == 'in_memory'
+  assert cfg.arrow_csv_running_mode(cfg.BEAM_AUTO, 0, below) == ''  # the pipeline's mode
+  assert cfg.arrow_csv_running_mode(cfg.BEAM_AUTO, 2, 1) == ''  # workers asked for
+  assert cfg.arrow_csv_running_mode('multi_processing', 0, 1) == ''
+  config = cfg.PipelineConfig(
+    data='/d', data_kind=cfg.CSV, output='/o', csv_direct_running_mode='in_memory'
+  )
+  component = pipeline.example_gen_for(config)
+  assert component.id == 'CsvExampleGen'
+  args = config.beam_pipeline_args + component.executor_spec.beam_pipeline_args
+  assert args[-1] == '--direct_running_mode=in_memory'  # TFX puts the component's last: it wins
+  stock = pipeline.example_gen_for(dataclasses.replace(config, csv_reader=cfg.STOCK_CSV))
+  assert not stock.executor_spec.beam_pipeline_args
+
+
+def test_split_tfrecords_keep_their_splits_unless_eval_percent_asks_to_split_them_again(tmp_path):
+  import tensorflow as tf
+
+  from tests import shards
+
+  feature = {'y': tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))}
+  example = tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+  for split in ('train', 'eval'):
+    (tmp_path / 'data' / f'Split-{split}').mkdir(parents=True)
+    shards.write_shard(str(tmp_path / 'data' / f'Split-{split}' / 'part.tfrecord'), [example])
+  base = ['run', '--data', str(tmp_path / 'data'), '--label', 'y']
+  kept = config_builder.build_config(
+    cli_main.parser().parse_args(base + ['--output', str(tmp_path / 'a')])
+  )
+  assert dict(kept.data_splits) == {'eval': 'Split-eval/*', 'train': 'Split-train/*'}
+  assert kept.eval_percent == 20
+  again = config_builder.build_config(
+    cli_main.parser().parse_args(base + ['--output', str(tmp_path / 'b'), '--eval-percent', '25'])
+  )
+  assert again.data_splits == () and again.data_pattern == 'Split-*/*'
+  assert again.eval_percent == 25

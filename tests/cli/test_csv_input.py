@@ -1,0 +1,63 @@
+"""cli/csv_input: a CSV's free-text column and the labels CsvExampleGen would read wrongly."""
+
+import pytest
+
+from cli import csv_input, data_layout
+import config as cfg
+from contracts.errors import UserError
+from tests.tfx_data import IMDB
+
+
+def _csv(path, header, rows):
+  with open(path, 'w') as f:
+    f.write(','.join(header) + '\n' + ''.join(','.join(row) + '\n' for row in rows))
+  return str(path)
+
+
+def test_a_csv_whose_only_other_column_is_free_text_takes_the_text_route(tmp_path):
+  reviews = _csv(
+    tmp_path / 'r.csv',
+    ['label', 'review'],
+    [('1', 'a fine film with a good cast'), ('0', 'dull and far too long')] * 5,
+  )
+  assert csv_input.text_column(reviews, 'label') == 'review'
+  codes = _csv(tmp_path / 'c.csv', ['label', 'city'], [('1', 'Paris'), ('0', 'New York')] * 5)
+  assert csv_input.text_column(codes, 'label') == ''  # short strings: a categorical column
+  assert csv_input.text_column(codes, 'label', chosen='city') == 'city'
+  wide = _csv(tmp_path / 'w.csv', ['label', 'a', 'b'], [('1', 'x y z w v u', 'p q r s t u')] * 5)
+  assert csv_input.text_column(wide, 'label') == ''  # tabular: more than one other column
+  with pytest.raises(UserError, match='--label sentiment: no such column .* label, review'):
+    csv_input.text_column(reviews, 'sentiment')
+
+
+@pytest.mark.parametrize(
+  'labels,label_default,refused',
+  [
+    ([str(i) for i in range(30)], '', True),  # an id column
+    ([f'user-{i}' for i in range(30)], '', True),
+    ([str(i) for i in range(19)], '', False),  # a tiny CSV with one row per class
+    ([f'{i / 7:.3f}' for i in range(30)], '', False),  # a float: binarised by a threshold
+    ([str(i) for i in range(25)] + [''] * 5, '0', False),  # missing cells: the default's
+  ],
+)
+def test_a_label_unique_per_row_is_refused_as_an_id(tmp_path, labels, label_default, refused):
+  path = _csv(tmp_path / 'rows.csv', ['id', 'x'], [(label, '1') for label in labels])
+  if not refused:
+    assert csv_input.text_column(path, 'id', label_default=label_default) == ''
+    return
+  with pytest.raises(UserError) as raised:
+    csv_input.text_column(path, 'id', label_default=label_default)
+  assert str(raised.value) == (
+    f'--label id: every one of the first 30 rows of {path} has its own value (30 distinct); a '
+    'label names classes shared by many rows — is this an id column?'
+  )
+
+
+def test_the_imdb_txt_gets_a_one_line_hint_and_its_csv_copy_is_text(tmp_path):
+  with pytest.raises(UserError, match='give it a .csv name'):
+    data_layout.resolve_data(IMDB)
+  copy = tmp_path / 'imdb.csv'
+  copy.write_bytes(open(IMDB, 'rb').read())
+  source = data_layout.resolve_data(str(copy))
+  assert source.kind == cfg.CSV
+  assert csv_input.text_column(data_layout.sample_file(source), 'label') == 'text'
