@@ -8,6 +8,7 @@ import logging
 import os
 from typing import Dict, Optional, Tuple
 
+from cli import output_folder
 import config as cfg
 from contracts import atomic
 from contracts.errors import EXIT_OK, UserError
@@ -31,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
   )
   parser.add_argument(
     '--output',
-    default='output',
+    default=output_folder.DEFAULT_OUTPUT,
     metavar='DIR',
     help='the run folder of run ids (default: %(default)s)',
   )

@@ -4,7 +4,15 @@ and Vertex AI with KubeflowV2DagRunner (kubeflow/compiler.py)."""
 import argparse
 import os
 
-from cli import beam_runner, config_builder, flags, image_folders, infer_data, model_options
+from cli import (
+  beam_runner,
+  config_builder,
+  data_layout,
+  flags,
+  image_folders,
+  infer_data,
+  model_options,
+)
 import config as cfg
 from contracts.errors import EXIT_OK, UserError
 
@@ -191,17 +199,6 @@ def _cloud(args: argparse.Namespace) -> cfg.CloudConfig:
   return cloud
 
 
-def _file_kind(path: str):
-  """CSV / TFRECORDS for a data file's name, None for a folder (nothing is read: the path is
-  the cluster's)."""
-  lowered = path.lower()
-  if lowered.endswith('.csv'):
-    return cfg.CSV
-  if lowered.endswith(('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz')):
-    return cfg.TFRECORDS
-  return None
-
-
 def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   """The same builder as `run`'s (cli/config_builder.py), for data as the cluster sees it."""
   config_builder.check_numbers(args)
@@ -211,7 +208,7 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   infer = {}
   if args.infer_data:
     infer_data.check_infer_kind(args.data_kind)
-    kind = _file_kind(args.infer_data)
+    kind = data_layout.name_kind(args.infer_data)  # nothing is read: the path is the cluster's
     if kind and kind != args.data_kind:
       raise UserError(
         f'--infer-data {args.infer_data}: {kind} data, but --data-kind is {args.data_kind}'

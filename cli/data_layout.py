@@ -26,15 +26,21 @@ _CSV_SUFFIXES = ('.csv',)
 _TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz')
 
 
-def _suffix_kind(path: str):
+def name_kind(path: str):
+  """CSV / TFRECORDS by a data file's name alone, else None (nothing is read)."""
   lowered = path.lower()
   if lowered.endswith(_CSV_SUFFIXES):
     return cfg.CSV
-  if lowered.endswith(_TFRECORD_SUFFIXES) or (
-    lowered.endswith('.gz') and tfrecord_probe.reads_as_gzip_tfrecords(path)
-  ):
+  if lowered.endswith(_TFRECORD_SUFFIXES):
     return cfg.TFRECORDS
   return None
+
+
+def _suffix_kind(path: str):
+  """name_kind, and a .gz file that reads as gzipped TFRecords is TFRECORDS."""
+  if path.lower().endswith('.gz') and not name_kind(path):
+    return cfg.TFRECORDS if tfrecord_probe.reads_as_gzip_tfrecords(path) else None
+  return name_kind(path)
 
 
 def _split_folders(path: str) -> tuple:

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 
+from cli import output_folder
 import config as cfg
 from contracts.errors import EXIT_OK, UserError
 
@@ -19,7 +20,9 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument('--output', default='output', help='the run folder (default: %(default)s)')
+  parser.add_argument(
+    '--output', default=output_folder.DEFAULT_OUTPUT, help='the run folder (default: %(default)s)'
+  )
   parser.add_argument(
     '--model',
     default='',

@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from cli import beam_runner, flags
+from cli import beam_runner, flags, output_folder
 import config as cfg
 from contracts.errors import EXIT_FAILED, EXIT_OK, UserError
 
@@ -39,7 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     metavar='PATH',
     help='PredictionLog TFRecords (predict --log), tf.Example TFRecords or a CSV file/folder',
   )
-  parser.add_argument('--output', default='output', help='the run folder (default: %(default)s)')
+  parser.add_argument(
+    '--output', default=output_folder.DEFAULT_OUTPUT, help='the run folder (default: %(default)s)'
+  )
   parser.add_argument(
     '--skew-threshold',
     type=_threshold,

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from cli import beam_runner, flags
+from cli import beam_runner, flags, output_folder
 from contracts import predictions
 from contracts.errors import EXIT_OK, UserError
 from contracts.image_files import NOT_AN_IMAGE
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
   )
   parser.add_argument(
     '--output',
-    default='output',
+    default=output_folder.DEFAULT_OUTPUT,
     help='the run folder whose serving/ holds the pushed model (default: %(default)s)',
   )
   parser.add_argument(
