@@ -6,7 +6,7 @@ by importing `tensorflow_io`. Beam has its own GCS
 variables: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION and, for an S3-compatible store
 (MinIO, Ceph, a local test server), AWS_ENDPOINT_URL; GCS from Application Default Credentials
 (and, for an emulator, STORAGE_EMULATOR_HOST, which TensorFlow's client does not read:
-tests/gcs_server.py).
+tests/support/gcs_server.py).
 
 The run's process imports it when a path is remote (cli/options.py checks the buckets with it),
 and Beam worker processes (DirectRunner multi_processing, Flink, Spark) import it as a Beam
@@ -70,7 +70,7 @@ class ListingFilesystem(tensorflow_gfile.TensorflowFilesystem):
   answer the `stat` of each file found once, within LISTING_FRESH_SECONDS.
 
   TFX's ExampleGen driver fingerprints its input with a glob and a stat per file: 1,797 digits
-  on a loopback S3 server took ~40 s that way and ~0.5 s with this (tests/test_object_storage.py).
+  on a loopback S3 server took ~40 s that way and ~0.5 s with this (tests/e2e/test_object_storage.py).
   """
 
   SUPPORTED_SCHEMES = ['s3://', 'gs://']

@@ -45,7 +45,7 @@ def digits_subset(tmp_path_factory) -> str:
 
 
 # in_memory, as `--beam-mode auto` picks for these few images anyway; Beam's worker processes
-# (~6 s per Beam component to start) run in tests/test_beam_modes.py, the S3 run and the
+# (~6 s per Beam component to start) run in tests/e2e/test_beam_modes.py, the S3 run and the
 # ExampleGen SIGKILL test.
 FAST = ['--train-steps', '150', '--min-accuracy', '0.3', '--beam-mode', 'in_memory']
 
@@ -174,7 +174,7 @@ def tabular_run(tmp_path_factory):
   50th row from the 300th has no tips, --label-default 0), and
   --infer-data INFER_ROWS held-out rows without the tips column, as a spreadsheet exports them
   (CRLF): (exit code, summary, output folder, data folder)."""
-  from tests.tfx_data import TAXI_CSV
+  from tests.support.tfx_data import TAXI_CSV
 
   with open(TAXI_CSV) as src:
     lines = [line for _, line in zip(range(2001 + INFER_ROWS), src)]

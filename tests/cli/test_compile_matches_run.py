@@ -11,7 +11,7 @@ from cli import config_builder
 from cli import main as cli_main
 import config as cfg
 import pipeline
-from tests.tfx_data import PENGUIN_TRAIN, SEQUENCE_TESTDATA, TAXI_CSV
+from tests.support.tfx_data import PENGUIN_TRAIN, SEQUENCE_TESTDATA, TAXI_CSV
 
 FLAGS = [
   '--train-steps',

@@ -78,7 +78,7 @@ def test_the_arrow_csv_example_gen_keeps_beam_in_one_process_below_its_own_size(
 def test_split_tfrecords_keep_their_splits_unless_eval_percent_asks_to_split_them_again(tmp_path):
   import tensorflow as tf
 
-  from tests import shards
+  from tests.support import shards
 
   feature = {'y': tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))}
   example = tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()

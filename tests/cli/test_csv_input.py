@@ -5,7 +5,7 @@ import pytest
 from cli import csv_input, data_layout
 import config as cfg
 from contracts.errors import UserError
-from tests.tfx_data import IMDB
+from tests.support.tfx_data import IMDB
 
 
 def _csv(path, header, rows):

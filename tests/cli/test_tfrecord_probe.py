@@ -4,7 +4,7 @@ import os
 
 from cli import data_layout, tfrecord_probe
 import config as cfg
-from tests.tfx_data import SEQUENCE_TESTDATA
+from tests.support.tfx_data import SEQUENCE_TESTDATA
 
 
 def test_split_folders_of_gzip_sequence_examples_are_recognised():

@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from cli import main as cli_main
-from tests import shards
 from tests.conftest import ROOT, library_noise
+from tests.support import shards
 
 
 @pytest.fixture

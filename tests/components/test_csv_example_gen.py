@@ -25,8 +25,8 @@ from components.csv_example_gen import executor as arrow_executor
 from components.csv_example_gen import stock_executor as counted_stock_executor
 from contracts import progress
 from contracts.errors import UnusableData
-from tests.example_gens import run_executor
-from tests.tfx_data import TAXI_CSV
+from tests.support.example_gens import run_executor
+from tests.support.tfx_data import TAXI_CSV
 
 ADVERSARIAL_ROWS = [
   'id,name,amount,count,note,empty,code,big',

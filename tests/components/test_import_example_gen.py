@@ -9,7 +9,7 @@ import os
 import tensorflow as tf
 
 from components.import_example_gen import executor
-from tests.example_gens import run_executor
+from tests.support.example_gens import run_executor
 
 
 def _example(x: float, word: str, label: int, row_id: int) -> bytes:

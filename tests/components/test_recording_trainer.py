@@ -7,7 +7,7 @@ from tfx.types import standard_artifacts
 
 from components.recording_trainer import executor
 from contracts import artifacts, image_record
-from tests import shards
+from tests.support import shards
 
 
 def _artifact(kind, uri):

@@ -7,7 +7,14 @@ import pytest
 
 from components.shard_check import executor
 from records import scan
-from tests.shards import DAMAGED_INDEX, RECORDS, damage, digit_records, record_offset, write_shard
+from tests.support.shards import (
+  DAMAGED_INDEX,
+  RECORDS,
+  damage,
+  digit_records,
+  record_offset,
+  write_shard,
+)
 
 
 @pytest.fixture(scope='module')

@@ -11,7 +11,7 @@ from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
 from tfx.types import standard_artifacts
 
 from components.statistics_gen import executor
-from tests import tfx_data
+from tests.support import tfx_data
 
 TAXI_EXAMPLES = os.path.join(tfx_data.TFX_DIR, 'components', 'testdata', 'csv_example_gen')
 SPLITS = ('train', 'eval')

@@ -1,5 +1,5 @@
 """inference/ and `pipeline.py predict` on a tiny SavedModel with a predict_columns signature:
-rows, order, skipped inputs, class names, request logs and bad input (tests/test_predict.py has
+rows, order, skipped inputs, class names, request logs and bad input (tests/e2e/test_predict.py has
 the real runs)."""
 
 import csv

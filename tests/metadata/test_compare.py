@@ -1,6 +1,6 @@
 """`pipeline.py compare`'s difference logic on fabricated run facts (metadata/compare.py's pure
 layer), and its one-line refusals through the command line on tiny ML Metadata stores. Real runs
-are compared in tests/test_code_aware_caching.py."""
+are compared in tests/e2e/test_code_aware_caching.py."""
 
 import copy
 import json

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from metadata import report
-from tests import browser
+from tests.support import browser
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 

@@ -1,5 +1,5 @@
 """The summary's blessing and push lines for the project's own rules (every class predicted, a
-model already serving; TFMA's reasons are checked on real runs in tests/test_blessing.py), and
+model already serving; TFMA's reasons are checked on real runs in tests/e2e/test_blessing.py), and
 execution properties followed to their leaves."""
 
 from contracts import evaluation

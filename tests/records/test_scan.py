@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from records import scan
-from tests.shards import (
+from tests.support.shards import (
   DAMAGED_INDEX,
   RECORDS,
   damage,

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from contracts import image_record
-from tests import shards as damaged_shards
+from tests.support import shards as damaged_shards
 from tests.trainer.image_shards import random_images, write_image_shards
 from trainer import image_input, shards
 from trainer.data_spec import ImageSpec

@@ -7,7 +7,7 @@ import csv
 import tensorflow as tf
 
 from components.text_example_gen import text
-from tests.tfx_data import IMDB
+from tests.support.tfx_data import IMDB
 from trainer import text_tokens
 
 EDGES = [

@@ -17,7 +17,7 @@ import pytest
 from cli import main as cli_main
 from contracts import request_log, serving
 from contracts.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
-from tests import shards
+from tests.support import shards
 
 pytestmark = pytest.mark.slow
 

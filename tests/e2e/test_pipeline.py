@@ -34,6 +34,7 @@ from tests.conftest import (
   FILED_TWICE,
   INFER_ROWS,
   PHONE_PHOTO,
+  ROOT,
   TABULAR_CONFLICTS,
   TABULAR_COPIES,
   UNLABELED_IMAGES,
@@ -438,8 +439,8 @@ def test_spans_latest_or_pinned_traced_and_a_drifted_new_span_stops_before_train
 def test_damaged_tfrecords_with_class_names_lose_only_the_damaged_records(tmp_path, capsys):
   """A user's TFRecords whose label holds class names (the commonest classification data), two
   records damaged: those two are lost, the classes are learned and served by name.
-  (Gzip TFRecords through ImportExampleGen: tests/test_pipeline_sequences.py.)"""
-  from tests import shards
+  (Gzip TFRecords through ImportExampleGen: tests/e2e/test_pipeline_sequences.py.)"""
+  from tests.support import shards
 
   rng = np.random.default_rng(5)
   names = ['setosa', 'versicolor', 'virginica']
@@ -533,7 +534,7 @@ def test_building_a_local_pipeline_imports_no_cloud_client(tmp_path):
   pipeline that trains or tunes on Vertex AI)."""
   done = subprocess.run(
     [sys.executable, '-c', _BUILD_AND_LIST, str(tmp_path / 'data'), str(tmp_path / 'out')],
-    cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    cwd=ROOT,
     capture_output=True,
     text=True,
     timeout=300,

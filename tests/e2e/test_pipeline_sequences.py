@@ -12,7 +12,7 @@ import tensorflow_data_validation as tfdv
 from contracts.errors import EXIT_FAILED
 from metadata import summary
 from tests.conftest import run_pipeline
-from tests.tfx_data import IMDB, SEQUENCE_TESTDATA
+from tests.support.tfx_data import IMDB, SEQUENCE_TESTDATA
 from trainer import text_tokens
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)

@@ -90,7 +90,7 @@ def test_the_tuner_picks_the_values_the_trainer_trains_with_and_is_cached_next_t
   assert training['tuned'] and {k: training['hyperparameters'][k] for k in best} == best
   _, again, _ = runs['tuned again']
   assert again['components']['Tuner'] == again['components']['Trainer'] == 'CACHED'
-  # A pushed model is the next run's baseline: evaluated once more, alone (tests/test_blessing.py).
+  # A pushed model is the next run's baseline: evaluated once more, alone (tests/e2e/test_blessing.py).
   assert again['executed'] == (
     ['Evaluator', 'Pusher', 'ServingCheck'] if tuned['pushed_to'] else []
   )

@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 
 from cli import main as cli_main
-from tests.conftest import image_bytes
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.conftest import ROOT, image_bytes
 
 
 def _make(tmp_path, files):

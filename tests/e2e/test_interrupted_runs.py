@@ -15,11 +15,10 @@ from ml_metadata.proto import metadata_store_pb2
 import pytest
 
 from metadata import summary
-from tests.conftest import write_digits_subset
+from tests.conftest import ROOT, write_digits_subset
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIVE = metadata_store_pb2.Artifact.LIVE
 
 

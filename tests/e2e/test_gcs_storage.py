@@ -1,22 +1,22 @@
 """The pipeline with --data and --output on a Google Cloud Storage emulator on loopback
-(tests/gcs_server.py: gcp-storage-emulator, a real HTTP server, behind a TLS proxy): data listed
+(tests/support/gcs_server.py: gcp-storage-emulator, a real HTTP server, behind a TLS proxy): data listed
 and read, shards, statistics and the model written through TensorFlow's own GCS file system
 (over TLS, as to Google) and Beam's (google-cloud-storage), authenticated with a service account
 key as on Vertex AI. Beam runs in one process (the default for 400 images): Beam worker
-processes on object storage are tests/test_object_storage.py's S3 run."""
+processes on object storage are tests/e2e/test_object_storage.py's S3 run."""
 
 import os
 
 import pytest
 
-from tests import gcs_server, s3_server
-from tests.test_object_storage import (
+from tests.e2e.test_object_storage import (
   ROOT,
   _files_with_sentinels,
   _pipeline,
   _sentinels_in,
   run_remote,
 )
+from tests.support import gcs_server, s3_server
 
 pytestmark = pytest.mark.slow  # a whole pipeline run against a loopback GCS server
 

@@ -9,12 +9,10 @@ import sys
 
 import pytest
 
-from tests import s3_server
-from tests.conftest import library_noise
+from tests.conftest import ROOT, library_noise
+from tests.support import s3_server
 
 pytestmark = pytest.mark.slow  # whole pipeline runs against a loopback S3 server
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # Credentials the runs get, which must never be written anywhere (the server accepts any).

@@ -1,6 +1,6 @@
 """A Google Cloud Storage server on loopback for tests: gcp-storage-emulator (the JSON and XML
 APIs) behind a TLS-terminating proxy, all in one process of its own
-(`python -m tests.gcs_server FOLDER`).
+(`python -m tests.support.gcs_server FOLDER`).
 
 Two kinds of client reach it, each as it would reach Google:
 - TensorFlow's own GCS file system (the one runs use on Vertex AI) talks to
@@ -26,7 +26,7 @@ import sys
 import threading
 from typing import Dict, Iterator
 
-from tests import s3_server
+from tests.support import s3_server
 
 GOOGLE_HOSTS = ('www.googleapis.com', 'storage.googleapis.com', 'oauth2.googleapis.com')
 _TOKEN = {'access_token': 'loopback-token', 'token_type': 'Bearer', 'expires_in': 3600}
@@ -40,7 +40,14 @@ def loopback_gcs(folder: str, key_id: str) -> Iterator[Dict[str, str]]:
   log_path = os.path.join(folder, 'server.log')
   with open(log_path, 'w') as log:
     server = subprocess.Popen(
-      [sys.executable, '-m', 'tests.gcs_server', folder, str(emulator_port), str(proxy_port)],
+      [
+        sys.executable,
+        '-m',
+        'tests.support.gcs_server',
+        folder,
+        str(emulator_port),
+        str(proxy_port),
+      ],
       stdout=log,
       stderr=subprocess.STDOUT,
     )
