@@ -8,7 +8,7 @@ variables: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION and, for an S3-c
 (and, for an emulator, STORAGE_EMULATOR_HOST, which TensorFlow's client does not read:
 tests/support/gcs_server.py).
 
-The run's process imports it when a path is remote (cli/options.py checks the buckets with it),
+The run's process imports it when a path is remote (cli/config_builder.py checks the buckets with it),
 and Beam worker processes (DirectRunner multi_processing, Flink, Spark) import it as a Beam
 plugin (beam_args), so that TensorFlow code inside them (TFMA loading the model, our ExampleGen
 writing shards) reads s3:// too.

@@ -1,5 +1,5 @@
 """The range of each number the pipeline takes, in one table: `run` and `compile` check their
-flags with it (cli/options.py), `submit` and the local launcher their `--param` values
+flags with it (cli/config_builder.py), `submit` and the local launcher their `--param` values
 (kubeflow/parameters.py)."""
 
 from typing import Callable, Dict, Tuple

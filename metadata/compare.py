@@ -30,7 +30,7 @@ from metadata import artifact_reader, html, summary
 from metadata.summary import property_value
 
 ASPECTS = ('data', 'statistics', 'schema', 'code', 'options', 'metrics')  # most telling first
-REVISION_PREFIX = 'data_'  # the data revision's properties (cli/data_revision.py)
+REVISION_PREFIX = 'data_'  # the data revision's properties (data_revisions/revision.py)
 MAX_FEATURES = 10  # statistics: the features that moved most
 MOVED_AT_LEAST = 0.01  # a distance below it is noise (module docstring)
 # Options that are data facts (the data aspect names them) or other keys' duplicates.
