@@ -68,9 +68,9 @@ def _store(folder: str) -> str:
 
 
 def _latest(path: str, count: int):
-  from metadata import compare, summary
+  from metadata import run_facts, summary
 
-  runs = compare.runs_of(summary.open_store(path), cfg.PIPELINE_NAME)
+  runs = run_facts.runs_of(summary.open_store(path), cfg.PIPELINE_NAME)
   if len(runs) < count:
     raise UserError(
       f'{path}: {len(runs)} run(s), {count} needed to compare (run the pipeline again, or '
@@ -113,16 +113,16 @@ def runs_to_compare(output: str, run_a: Optional[str], run_b: Optional[str]) -> 
 def main(args: argparse.Namespace) -> int:
   logging.getLogger('tensorflow').setLevel(logging.ERROR)  # TFMA's deprecation notes
   (path_a, a), (path_b, b) = runs_to_compare(args.output, args.run_a, args.run_b)
-  from metadata import compare
+  from metadata import compare, compare_page
 
   result = compare.between(
     path_a, a, b, feature_distances, metadata_path_b=path_b, pipeline_name=cfg.PIPELINE_NAME
   )
-  print('\n'.join(compare.render(result)))
+  print('\n'.join(compare_page.render(result)))
   if args.json:
     with open(args.json, 'w') as f:
       json.dump(result, f, indent=2, default=str)
   if args.html:
-    atomic.write(args.html, compare.html_page(result))
+    atomic.write(args.html, compare_page.html_page(result))
     print(f'page:       {os.path.abspath(args.html)}')
   return EXIT_OK

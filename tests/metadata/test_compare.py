@@ -12,11 +12,11 @@ import pytest
 
 from cli import main as cli_main
 from contracts.errors import EXIT_BAD_INPUT
-from metadata import compare
+from metadata import compare, compare_page, run_facts
 
 
 def _facts(**changes) -> dict:
-  """One run's facts as compare.run_facts returns them; `changes` replace whole keys."""
+  """One run's facts as run_facts.run_facts returns them; `changes` replace whole keys."""
   facts = {
     'run_id': '2026-01-01T10:00:00.000000',
     'created': '2026-01-01 10:00:00',
@@ -95,7 +95,7 @@ def test_a_run_compared_with_itself_has_no_differences():
   assert result['metrics']['accuracy'] == {'a': 0.97, 'b': 0.97, 'delta': 0}
   assert result['metrics']['blessed'] == {'a': True, 'b': True}
   assert result['a']['run_id'] == result['b']['run_id']
-  lines = compare.render(result)
+  lines = compare_page.render(result)
   assert any(line.startswith('no differences') for line in lines)
   json.dumps(result)  # JSON-able as it is
 
@@ -152,7 +152,9 @@ def test_statistics_list_the_features_that_moved_most_with_their_comparator():
   assert found[0]['delta'] == 0.2 and found[0]['measure'] == 'infinity_norm' and found[0]['flagged']
   assert found[1]['a'] == 'mean 8'  # each run's own summary of the feature
   assert 'image' not in [d['name'] for d in found]
-  line = next(line for line in compare.render(compare.compare(a, b, moved)) if 'label_name' in line)
+  line = next(
+    line for line in compare_page.render(compare.compare(a, b, moved)) if 'label_name' in line
+  )
   assert 'L-inf, above the drift threshold' in line and '0.2000' in line
 
 
@@ -163,7 +165,7 @@ def test_a_distance_below_the_noise_is_not_listed_unless_above_its_drift_thresho
   noise = {'measure': 'infinity_norm', 'value': 0.0007, 'threshold': 0.1}
   result = compare.compare(a, b, {'image_id': noise})
   assert result['differences'] == []
-  assert any(line.startswith('no differences') for line in compare.render(result))
+  assert any(line.startswith('no differences') for line in compare_page.render(result))
   flagged = dict(noise, threshold=0.0005, flagged=True)  # a threshold set that low: listed
   assert _names(compare.differences(a, b, {'image_id': flagged})) == ['image_id']
 
@@ -172,13 +174,13 @@ def test_a_model_files_source_is_its_line_count_and_digest_and_no_cell_breaks_a_
   execution = metadata_store_pb2.Execution()
   source = 'def build_model(spec, hp):\n  return None\n'
   execution.custom_properties['custom_config'].string_value = json.dumps({'model_source': source})
-  shown = compare.execution_options(execution)['model_source']
+  shown = run_facts.execution_options(execution)['model_source']
   assert shown.startswith('2 lines, sha256 ') and len(shown) < 34
   a = _facts()
   b = copy.deepcopy(a)
   a['options']['Trainer']['note'] = 'first line\nsecond line'  # not shortened: still one line
   b['options']['Trainer']['note'] = 'other\ntext'
-  lines = compare.render(compare.compare(a, b, moved={}))
+  lines = compare_page.render(compare.compare(a, b, moved={}))
   assert all('\n' not in line for line in lines)
   assert any('first line second' in line for line in lines)
 
@@ -268,7 +270,7 @@ def test_execution_options_keep_json_paths_apart_and_the_trainers_own_names():
   for name, value in properties.items():
     field = 'int_value' if isinstance(value, int) else 'string_value'
     setattr(execution.custom_properties[name], field, value)
-  assert compare.execution_options(execution) == {
+  assert run_facts.execution_options(execution) == {
     'input_config.splits': [{'name': 'images', 'pattern': '*/*'}],
     'output_config.splits': [{'name': 'train', 'hash_buckets': 80}],
     'train_steps': 20,
@@ -305,7 +307,7 @@ def test_metrics_give_b_minus_a_overall_per_class_per_slice_and_the_blessing():
     'recall of class cat',
     'accuracy where source = phone',
   ]
-  text = '\n'.join(compare.render(result))
+  text = '\n'.join(compare_page.render(result))
   assert 'recall of class dog' in text and '-0.11' in text and 'blessing B: accuracy 0.910' in text
 
 
@@ -330,7 +332,7 @@ def test_the_page_draws_recall_of_both_runs_and_the_moved_features(tmp_path):
   b = _changed(a, 'statistics/id', 16)
   b['metrics'] = dict(b['metrics'], per_class={'cat': 0.9, 'dog': 0.5})
   moved = {'height': {'measure': 'jensen_shannon_divergence', 'value': 0.4, 'threshold': 0.3}}
-  page = compare.html_page(compare.compare(a, b, moved))
+  page = compare_page.html_page(compare.compare(a, b, moved))
   assert page.startswith('<!DOCTYPE html>') and page.count('<svg') == 2
   assert 'aria-label="recall per class, run A and run B"' in page
   assert '>run A<' in page and '>run B<' in page  # the legend names the runs

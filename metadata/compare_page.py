@@ -1,0 +1,199 @@
+"""`pipeline.py compare`'s answer for people: the terminal table (`render`) and the page with
+side-by-side charts (`html_page`) of metadata/compare.py's result. A text option of several
+lines (a model file's source) is shown as its line count and digest; no table cell holds a line
+break.
+"""
+
+from typing import List, Sequence
+
+from metadata import html
+
+_WIDTH = 34  # characters of a value in the terminal table
+
+
+def shown(value, width: int = _WIDTH) -> str:
+  """A value in a table cell: numbers to 4 significant digits, yes / no, '–' for none, one line."""
+  if value is None:
+    return '–'
+  if isinstance(value, bool):
+    return 'yes' if value else 'no'
+  if isinstance(value, float):
+    return f'{value:.4g}'
+  if isinstance(value, int):
+    return f'{value:,}'
+  text = ' '.join(str(value).split())
+  return text if len(text) <= width else text[: width - 1] + '…'
+
+
+def signed(delta) -> str:
+  """'+0.05', '-4'; '' for none, '0' for none at all."""
+  if delta is None:
+    return ''
+  if delta == 0:
+    return '0'
+  return f'{delta:+.4g}' if isinstance(delta, float) else f'{delta:+,}'
+
+
+def _columns(rows: Sequence[Sequence[str]]) -> List[str]:
+  widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+  return ['  '.join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+
+
+def _described(entry: dict) -> str:
+  """A difference's name and what qualifies it: where, the kind of change or the measure."""
+  extra = ''
+  if entry.get('where'):
+    extra = f' ({", ".join(entry["where"])})'
+  elif entry.get('change'):
+    extra = f' ({entry["change"]})'
+  elif entry.get('measure'):
+    measure = 'L-inf' if entry['measure'] == 'infinity_norm' else 'JSD'
+    extra = f' ({measure}' + (', above the drift threshold)' if entry.get('flagged') else ')')
+  return entry['name'] + extra
+
+
+def render(result: dict) -> List[str]:
+  """The terminal table: the two runs, every difference, the metrics of both."""
+  a, b = result['a'], result['b']
+  lines = [
+    f'A: run {a["run_id"]}' + (f' ({a["metadata"]})' if a['metadata'] != b['metadata'] else ''),
+    f'B: run {b["run_id"]}' + (f' ({b["metadata"]})' if a['metadata'] != b['metadata'] else ''),
+  ]
+  found = result['differences']
+  if not found:
+    lines.append('no differences: the same data, statistics, schema, code, options and metrics')
+  else:
+    lines.append(f'{len(found)} difference(s), most telling first:')
+    rows = [['aspect', 'what', 'A', 'B', 'B − A']]
+    for entry in found:
+      delta = entry['delta']
+      rows.append(
+        [
+          entry['aspect'],
+          shown(_described(entry), 60),
+          shown(entry['a']),
+          shown(entry['b']),
+          f'{delta:.4f}' if entry['aspect'] == 'statistics' else signed(delta),
+        ]
+      )
+    lines += ['  ' + line for line in _columns(rows)]
+  if not result.get('statistics_compared'):
+    lines.append('statistics: not compared (a run has no statistics, or no comparator was given)')
+  metrics = result['metrics']
+  rows = [['metric', 'A', 'B', 'B − A']]
+  accuracy = metrics['accuracy']
+  rows.append(['accuracy', shown(accuracy['a']), shown(accuracy['b']), signed(accuracy['delta'])])
+  rows.append(['blessed', shown(metrics['blessed']['a']), shown(metrics['blessed']['b']), ''])
+  for name, v in metrics['per_class'].items():
+    rows.append(
+      [f'recall of class {shown(name)}', shown(v['a']), shown(v['b']), signed(v['delta'])]
+    )
+  for name, v in metrics['per_slice'].items():
+    rows.append([f'accuracy where {shown(name)}', shown(v['a']), shown(v['b']), signed(v['delta'])])
+  lines.append('metrics (eval split):')
+  lines += ['  ' + line for line in _columns(rows)]
+  for key, entry in (('A', a), ('B', b)):
+    if entry.get('blessing'):
+      lines.append(f'blessing {key}: {entry["blessing"]}')
+  return lines
+
+
+def _recall_chart(metrics: dict):
+  """Recall per class of A and B side by side (pictures.class_recall, relabelled)."""
+  from metadata import pictures
+
+  names = list(metrics['per_class'])
+  if not names:
+    return None
+  recall_a = [metrics['per_class'][n]['a'] for n in names]
+  recall_b = [metrics['per_class'][n]['b'] for n in names]
+  figure = pictures.class_recall(names, recall_a, recall_b)
+  figure.set_label('recall per class, run A and run B')
+  for text, label in zip(figure.axes[0].get_legend().get_texts(), ('run A', 'run B')):
+    text.set_text(label)
+  return figure
+
+
+def _moved_chart(entries: List[dict]):
+  """Horizontal bars: how far each feature's train distribution moved (the top compare.MAX_FEATURES)."""
+  import numpy as np
+
+  from metadata import pictures
+
+  if not entries:
+    return None
+  figure, [[axes]] = pictures.new_figure(
+    'features whose train distribution moved most', (7, 0.9 + 0.3 * len(entries))
+  )
+  positions = np.arange(len(entries))
+  axes.barh(positions, [e['delta'] for e in entries], 0.6)
+  thresholds = [e.get('threshold') for e in entries]
+  if any(t is not None for t in thresholds):
+    axes.scatter(
+      [t or 0 for t in thresholds],
+      positions,
+      marker='|',
+      s=200,
+      color='#b00020',
+      label='drift threshold',
+    )
+    axes.legend(fontsize=8, loc='lower left', bbox_to_anchor=(1.01, 0))
+  axes.set_yticks(positions, [pictures.short(_described(e)) for e in entries])
+  axes.tick_params(axis='y', labelsize=8)
+  axes.invert_yaxis()
+  axes.set_xlabel('distance of the train split A → B (L-infinity or Jensen-Shannon)')
+  return figure
+
+
+def html_page(result: dict) -> str:
+  """Its own self-contained page: the runs, the differences, side-by-side charts."""
+  a, b = result['a'], result['b']
+  title = f'run {b["run_id"]} against run {a["run_id"]}'
+  runs = html.table(
+    ['', 'A', 'B'],
+    [
+      ['run id', a['run_id'], b['run_id']],
+      ['created', a['created'], b['created']],
+      ['store', a['metadata'], b['metadata']],
+      ['accuracy', a['accuracy'], b['accuracy']],
+      ['blessed', shown(a['blessed']), shown(b['blessed'])],
+      ['blessing', a.get('blessing') or '', b.get('blessing') or ''],
+    ],
+  )
+  found = result['differences']
+  table = (
+    html.table(
+      ['aspect', 'what', 'A', 'B', 'B − A'],
+      [
+        [d['aspect'], _described(d), shown(d['a'], 48), shown(d['b'], 48), d['delta']]
+        for d in found
+      ],
+    )
+    if found
+    else html.absent('No differences: the same data, statistics, schema, code, options, metrics.')
+  )
+  metrics = result['metrics']
+  rows = [
+    ['accuracy', metrics['accuracy']['a'], metrics['accuracy']['b'], metrics['accuracy']['delta']],
+    ['blessed', shown(metrics['blessed']['a']), shown(metrics['blessed']['b']), ''],
+  ]
+  rows += [
+    [f'recall of class {n}', v['a'], v['b'], v['delta']] for n, v in metrics['per_class'].items()
+  ]
+  rows += [
+    [f'accuracy where {n}', v['a'], v['b'], v['delta']] for n, v in metrics['per_slice'].items()
+  ]
+  charts = [
+    _recall_chart(metrics),
+    _moved_chart([d for d in found if d['aspect'] == 'statistics']),
+  ]
+  body = (
+    f'<h2>Runs</h2>{runs}<h2>Differences, most telling first</h2>{table}'
+    f'<h2>Metrics (eval split)</h2>{html.table(["metric", "A", "B", "B − A"], rows)}'
+    + ''.join(
+      f'<h3>{html.escape(figure.get_label())}</h3>' + html.chart(figure)
+      for figure in charts
+      if figure is not None
+    )
+  )
+  return html.page(title, body)
