@@ -198,7 +198,11 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       code_fingerprint=fingerprint.of('components.csv_example_gen.executor'),
     ).with_id('CsvExampleGen')  # the stock one's id: paths, reports and caches stay
     if config.csv_direct_running_mode and config.beam_runner == cfg.DIRECT_RUNNER:
-      arrow.with_beam_pipeline_args([f'--direct_running_mode={config.csv_direct_running_mode}'])
+      mode = config.csv_direct_running_mode
+      workers = cfg.direct_num_workers(mode, config.beam_direct_num_workers)
+      arrow.with_beam_pipeline_args(
+        [f'--direct_running_mode={mode}', f'--direct_num_workers={workers}']
+      )
     return arrow
   if config.data_kind == cfg.CSV:
     return StockCsvExampleGen(

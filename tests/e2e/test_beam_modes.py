@@ -1,6 +1,7 @@
 """Beam's DirectRunner modes give the same data: in_memory vs multi_processing (2 worker
 processes) on the same images, through ImageExampleGen and StatisticsGen (`pipeline.py schema`)."""
 
+import dataclasses
 import glob
 import os
 
@@ -117,6 +118,10 @@ def test_other_runners_get_their_flags_and_nothing_of_the_direct_runner():
   local = cfg.PipelineConfig(data='', data_kind='', output='')
   assert '--direct_running_mode=multi_processing' in local.beam_pipeline_args
   assert '--direct_num_workers=0' in local.beam_pipeline_args  # Beam: one per core
+  small = cfg.PipelineConfig(data='', data_kind='', output='', beam_direct_running_mode='in_memory')
+  assert '--direct_num_workers=1' in small.beam_pipeline_args  # in this process: one worker
+  asked = dataclasses.replace(small, beam_direct_num_workers=3)
+  assert '--direct_num_workers=3' in asked.beam_pipeline_args  # a count asked for is kept
 
 
 @pytest.mark.parametrize(
