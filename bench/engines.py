@@ -91,9 +91,9 @@ def _example_gen(components: Dict[str, float]) -> Optional[str]:
 def _computed_by(output: str) -> List[str]:
   """The statistics artifacts' `computed_by` property ('' where the code does not set it)."""
   import config as cfg
-  from metadata import summary
+  from metadata import run_reader
 
-  store = summary.open_store(os.path.join(output, cfg.METADATA_FILE))
+  store = run_reader.open_store(os.path.join(output, cfg.METADATA_FILE))
   return sorted(
     {
       a.custom_properties['computed_by'].string_value

@@ -71,14 +71,14 @@ def write_images(folder: str, count: int) -> str:
 def component_seconds(output: str) -> Dict[str, float]:
   """Each component's seconds in the one run recorded in output's ML Metadata."""
   import config as cfg
-  from metadata import summary
+  from metadata import run_reader
 
-  store = summary.open_store(os.path.join(output, cfg.METADATA_FILE))
+  store = run_reader.open_store(os.path.join(output, cfg.METADATA_FILE))
   seconds = {}
   for execution in store.get_executions():
-    if summary.is_resolver(execution):
+    if run_reader.is_resolver(execution):
       continue
-    node = summary.node_id(store, execution)
+    node = run_reader.node_id(store, execution)
     took = (execution.last_update_time_since_epoch - execution.create_time_since_epoch) / 1000
     seconds[node] = seconds.get(node, 0.0) + took
   return seconds

@@ -68,9 +68,9 @@ def _store(folder: str) -> str:
 
 
 def _latest(path: str, count: int):
-  from metadata import run_facts, summary
+  from metadata import run_facts, run_reader
 
-  runs = run_facts.runs_of(summary.open_store(path), cfg.PIPELINE_NAME)
+  runs = run_facts.runs_of(run_reader.open_store(path), cfg.PIPELINE_NAME)
   if len(runs) < count:
     raise UserError(
       f'{path}: {len(runs)} run(s), {count} needed to compare (run the pipeline again, or '

@@ -26,6 +26,7 @@ from contracts.errors import (
   INTERRUPTED,
   UnusableData,
 )
+from metadata.run_result import RunResult
 
 HELP = 'run the whole pipeline locally (LocalDagRunner)'
 DESCRIPTION = (
@@ -56,8 +57,8 @@ def process_seconds() -> float:
 _LOADED = time.monotonic()
 
 
-def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
-  """Runs the pipeline with LocalDagRunner; returns the summary (with 'error' on failure)."""
+def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> RunResult:
+  """Runs the pipeline with LocalDagRunner; returns its result (with an error on failure)."""
   # Beam workers and the Trainer import user code (trainer.task) by module path.
   os.environ['PYTHONPATH'] = os.pathsep.join(filter(None, [cfg.HERE, os.environ.get('PYTHONPATH')]))
   os.makedirs(os.path.join(config.local_dir, 'logs'), exist_ok=True)
@@ -66,12 +67,10 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> dict:
 
   with progress.stderr_to(log_path), _temporary_folder():
     result = _run(config, schema_only, log_path)
-  result['log'] = log_path
-  result['process_seconds'] = round(process_seconds(), 1)
-  from metadata import summary
-
+  result.log = log_path
+  result.process_seconds = round(process_seconds(), 1)
   try:
-    summary.write(result, os.path.join(config.local_dir, unchanged.SUMMARY_FILE))
+    result.write(os.path.join(config.local_dir, unchanged.SUMMARY_FILE))
   except OSError as e:  # a full disk: the summary is still printed
     logging.warning('last_run.json not written: %s', e)
   return result
@@ -112,7 +111,7 @@ def _temporary_folder():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> dict:
+def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> RunResult:
   started = time.monotonic()
   try:  # importing TensorFlow and TFX, building the DAG: a Ctrl-C here stops no component
     dag, components = _built(config, schema_only)
@@ -152,11 +151,11 @@ def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
   return dag, [c.id for c in dag.components if not isinstance(c, resolver.Resolver)]
 
 
-def _not_started(seconds: float) -> dict:
+def _not_started(seconds: float) -> RunResult:
   """The result of a run interrupted (Ctrl-C) before its first component: nothing ran."""
-  from metadata import summary
-
-  return dict(summary.build({}, seconds), error=INTERRUPTED, interrupted=True, not_started=True)
+  return RunResult(
+    wall_seconds=round(seconds, 1), error=INTERRUPTED, interrupted=True, not_started=True
+  )
 
 
 def _data_given(config: cfg.PipelineConfig) -> str:
@@ -166,13 +165,13 @@ def _data_given(config: cfg.PipelineConfig) -> str:
   return os.path.join(config.data, config.data_pattern) if one_file else config.data
 
 
-def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) -> dict:
+def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) -> RunResult:
   """Runs `dag` with LocalDagRunner (logs routed): the run's result for the summary."""
   from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
   from contracts.anomalies import AnomaliesFound
   from data_revisions import revision as data_revision
-  from metadata import report, summary
+  from metadata import report, run_reader, summary
 
   revision = data_revision.of_run(config, _data_given(config))
   given = (
@@ -196,39 +195,39 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     logging.exception('pipeline run failed')
     error = e
   if os.path.exists(config.metadata_path):
-    store = summary.open_store(config.metadata_path)
-    runs = summary.pipeline_runs(store, config.pipeline_name)
-    nodes = summary.run_nodes(store, runs[-1]) if runs else {}
+    store = run_reader.open_store(config.metadata_path)
+    runs = run_reader.pipeline_runs(store, config.pipeline_name)
+    nodes = run_reader.run_nodes(store, runs[-1]) if runs else {}
   else:  # the run failed before ML Metadata was created
     store, runs, nodes = None, [], {}
   result = summary.build(nodes, time.monotonic() - started)
-  result['before_components_seconds'] = round(before_components, 1)
+  result.before_components_seconds = round(before_components, 1)
   if runs:
-    result['run_id'] = runs[-1].name  # pipeline.py compare takes it
-  if revision and result.get('examples_uri'):
-    data_revision.record(config.metadata_path, result['examples_uri'], revision)
-    result['data_revision'] = revision
-  result['why_executed'] = summary.why_executed(store, config.pipeline_name, nodes) if store else {}
+    result.run_id = runs[-1].name  # pipeline.py compare takes it
+  if revision and result.examples_uri:
+    data_revision.record(config.metadata_path, result.examples_uri, revision)
+    result.data_revision = revision
+  result.why_executed = run_reader.why_executed(store, config.pipeline_name, nodes) if store else {}
   damage = os.path.join(config.data, artifacts.DAMAGE_FILE)
   if os.path.basename(config.data) == tfrecord_salvage.SALVAGED_INPUT and os.path.exists(damage):
     with open(damage) as f:
-      result['input_damage'] = dict(json.load(f), salvaged_to=config.data)
-  result['log'] = log_path
+      result.input_damage = dict(json.load(f), salvaged_to=config.data)
+  result.log = log_path
   if isinstance(error, KeyboardInterrupt):
-    result['error'] = INTERRUPTED
-    result['interrupted'] = True
+    result.error = INTERRUPTED
+    result.interrupted = True
   elif error is not None:
-    result['error'] = str(error).splitlines()[0] if str(error) else type(error).__name__
+    result.error = str(error).splitlines()[0] if str(error) else type(error).__name__
     if _no_space_left(error):
-      result['error'] = _no_space_message(config.pipeline_root, result['error'])
-    result['unusable_data'] = isinstance(error, UnusableData)
-    result['anomalies_stop'] = isinstance(error, AnomaliesFound) or bool(result.get('anomalies'))
+      result.error = _no_space_message(config.pipeline_root, result.error)
+    result.unusable_data = isinstance(error, UnusableData)
+    result.anomalies_stop = isinstance(error, AnomaliesFound) or bool(result.anomalies)
   if not schema_only:
     try:
-      result['report'] = report.write(nodes, result, config)
+      result.report = report.write(nodes, result, config)
     except Exception:  # the run's outcome stands without its report
       logging.exception('run report not written')
-      result['report'] = None
+      result.report = ''
   return result
 
 
@@ -255,37 +254,37 @@ def _no_space_message(folder: str, error: str) -> str:
   )
 
 
-def finish(result: dict) -> int:
+def finish(result: RunResult) -> int:
   """Prints the summary (and the error, if any); returns the exit code."""
-  from metadata import summary
+  from metadata import summary_text
 
-  lines = summary.render(result)
-  if result.get('not_started'):
+  lines = summary_text.render(result)
+  if result.not_started:
     lines.insert(1, 'nothing ran: interrupted (Ctrl-C) before the first component started')
   print('\n'.join(lines))
-  if result.get('interrupted'):
+  if result.interrupted:
     print(
       f'{INTERRUPTED}: the same command goes on from the last finished component',
       file=sys.stderr,
     )
     return EXIT_INTERRUPTED
-  if 'error' not in result:
+  if result.error is None:
     # Not blessed, or blessed but it does not serve: nothing pushed, the serving model stays.
-    if result.get('blessed') is False:
+    if result.blessed is False:
       return EXIT_NOT_BLESSED
-    if result.get('serving_check', {}).get('serves') is False:
+    if (result.serving_check or {}).get('serves') is False:
       return EXIT_NOT_SERVABLE
     return EXIT_OK
-  if result['unusable_data']:  # a fact about the data, found by a component: bad input
-    print(f'error: {result["error"]}', file=sys.stderr)
+  if result.unusable_data:  # a fact about the data, found by a component: bad input
+    print(f'error: {result.error}', file=sys.stderr)
     return EXIT_BAD_INPUT
-  if result['anomalies_stop']:
+  if result.anomalies_stop:
     print(
       'stopped before training: the data does not match its schema (anomalies above)',
       file=sys.stderr,
     )
   else:
-    print(f'error: {result["error"]} (full log: {result["log"]})', file=sys.stderr)
+    print(f'error: {result.error} (full log: {result.log})', file=sys.stderr)
   return EXIT_FAILED
 
 
@@ -297,10 +296,11 @@ def main(args: argparse.Namespace) -> int:
     return finish(_not_started(time.monotonic() - started))
   previous = unchanged.previous_result(config)
   if previous is not None:  # nothing to run: that run's summary, without importing TFX
-    previous['unchanged'] = {'seconds': round(process_seconds(), 1)}
-    return finish(previous)
+    result = RunResult.from_json(previous)
+    result.unchanged = {'seconds': round(process_seconds(), 1)}
+    return finish(result)
   unchanged.forget(config)
   result = run_local(config)
-  if 'error' not in result:
+  if result.error is None:
     unchanged.record(config)
   return finish(result)

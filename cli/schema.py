@@ -34,6 +34,6 @@ def main(args: argparse.Namespace) -> int:
   from tfx.dsl.io import fileio
 
   os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-  fileio.copy(os.path.join(result['schema_uri'], 'schema.pbtxt'), args.out, overwrite=True)
+  fileio.copy(os.path.join(result.schema_uri, 'schema.pbtxt'), args.out, overwrite=True)
   print(f'schema written to {args.out}')
   return EXIT_OK

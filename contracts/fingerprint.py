@@ -7,7 +7,7 @@ served from the cache. Every component that runs project code therefore carries 
 file its code can import (followed through `import` statements with `ast`, function bodies
 included), the data files it reads (the curated schema) and `requirements.lock` (the
 environment). An edit changes the property, so the component and everything that consumes its
-outputs run again; `metadata/summary.py` names the files that changed.
+outputs run again; `metadata/run_reader.py` names the files that changed.
 """
 
 import ast

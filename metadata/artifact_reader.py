@@ -2,15 +2,16 @@
 monitoring: statistics per split, features by name, label counts, TFMA's metrics on the whole
 eval split and per slice."""
 
+import math
 import os
-from typing import Dict, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from contracts import artifacts, splits
 from contracts import evaluation as evaluation_names
 
 
 def output(nodes: Dict[str, object], key: str):
-  """The artifact that one of the run's nodes (summary.NodeRun) output as `key`, or None."""
+  """The artifact that one of the run's nodes (run_reader.NodeRun) output as `key`, or None."""
   return next((n.outputs[key] for n in nodes.values() if key in n.outputs), None)
 
 
@@ -74,24 +75,63 @@ def label_counts(statistics: Dict[str, object], label_keys: Sequence[str]):
   return None, {}, True
 
 
-def overall_metrics(evaluation: Optional[object]) -> Dict[str, float]:
-  """{metric: value} of TFMA's numbers on the whole eval split (not per class); the serving
-  model's as 'name (serving model)', the candidate's difference to it as 'name change'."""
+SERVING_MODEL = ' (serving model)'  # after the serving model's metric names
+
+
+def _whole_eval_split(evaluation):
+  """(TFMA metric key, value) of every double-valued metric on the whole eval split."""
   import tensorflow_model_analysis as tfma
 
-  if evaluation is None:
-    return {}
-  metrics = {}
   for for_slice in tfma.load_metrics(evaluation.uri):
     if for_slice.slice_key.single_slice_keys:
       continue
     for key_and_value in for_slice.metric_keys_and_values:
-      key = key_and_value.key
-      if key_and_value.value.HasField('double_value') and not key.HasField('sub_key'):
-        whose = ' (serving model)' if key.model_name == evaluation_names.BASELINE else ''
-        name = f'{key.name} change' if key.is_diff else key.name + whose
-        metrics[name] = key_and_value.value.double_value.value
+      if key_and_value.value.HasField('double_value'):
+        yield key_and_value.key, key_and_value.value.double_value.value
+
+
+def overall_metrics(evaluation: Optional[object]) -> Dict[str, float]:
+  """{metric: value} of TFMA's numbers on the whole eval split (not per class); the serving
+  model's as 'name (serving model)', the candidate's difference to it as 'name change'."""
+  if evaluation is None:
+    return {}
+  metrics = {}
+  for key, value in _whole_eval_split(evaluation):
+    if not key.HasField('sub_key'):
+      whose = SERVING_MODEL if key.model_name == evaluation_names.BASELINE else ''
+      metrics[f'{key.name} change' if key.is_diff else key.name + whose] = value
   return metrics
+
+
+def accuracies(evaluation) -> Dict[str, float]:
+  """Overall eval accuracy per TFMA model name (contracts/evaluation.py): the candidate's and,
+  when one was serving, the baseline's."""
+  metrics = overall_metrics(evaluation)
+  names = {
+    evaluation_names.CANDIDATE: evaluation_names.ACCURACY_KEY,
+    evaluation_names.BASELINE: evaluation_names.ACCURACY_KEY + SERVING_MODEL,
+  }
+  return {model: metrics[name] for model, name in names.items() if name in metrics}
+
+
+def per_class(evaluation) -> Dict[str, Dict[str, List[Optional[float]]]]:
+  """{model name: {'recall': [per class id], 'precision': [...]}} on the whole eval split."""
+  found: Dict[str, Dict[str, Dict[int, float]]] = {}
+  for key, value in _whole_eval_split(evaluation):
+    if (
+      not key.is_diff
+      and key.sub_key.HasField('class_id')
+      and key.name in (evaluation_names.RECALL_KEY, evaluation_names.PRECISION_KEY)
+    ):
+      model = key.model_name or evaluation_names.CANDIDATE
+      found.setdefault(model, {}).setdefault(key.name, {})[key.sub_key.class_id.value] = value
+  return {  # NaN (a class with no eval example, or never given): None
+    model: {
+      name: [None if math.isnan(by_id[i]) else by_id[i] for i in sorted(by_id)]
+      for name, by_id in metrics.items()
+    }
+    for model, metrics in found.items()
+  }
 
 
 def _slice_value(key) -> str:

@@ -20,7 +20,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from contracts import fingerprint
 from contracts.errors import UserError
-from metadata import summary
+from metadata import run_reader
 from metadata.run_facts import REVISION_PREFIX, find_run, run_facts
 
 ASPECTS = ('data', 'statistics', 'schema', 'code', 'options', 'metrics')  # most telling first
@@ -306,6 +306,6 @@ def between(
   for path, run_id in ((metadata_path, a), (metadata_path_b or metadata_path, b)):
     if not os.path.isfile(path):
       raise UserError(f'{path}: no such ML Metadata store (run the pipeline there first)')
-    store = summary.open_store(path)
+    store = run_reader.open_store(path)
     facts.append(run_facts(store, find_run(store, run_id, pipeline_name, path), path))
   return compare(facts[0], facts[1], moved_features(facts[0], facts[1], distances))

@@ -15,8 +15,8 @@ from ml_metadata.proto import metadata_store_pb2
 
 from contracts import evaluation as evaluation_names
 from contracts.errors import UserError
-from metadata import summary
-from metadata.summary import property_value
+from metadata import artifact_reader, run_reader, summary_text
+from metadata.run_reader import property_value
 
 _LIVE = metadata_store_pb2.Artifact.LIVE
 REVISION_PREFIX = 'data_'  # the data revision's properties (data_revisions/revision.py)
@@ -34,7 +34,7 @@ class _Graph:
   """Artifacts, executions and which execution used or produced which artifact, by key."""
 
   def __init__(self, metadata_path: str):
-    self.store = summary.open_store(metadata_path)
+    self.store = run_reader.open_store(metadata_path)
     types = {t.id: t.name for t in self.store.get_artifact_types()}
     self.artifacts = {a.id: a for a in self.store.get_artifacts() if a.state == _LIVE}
     self.kind = {a.id: types[a.type_id] for a in self.artifacts.values()}
@@ -80,7 +80,7 @@ def trace(metadata_path: str) -> dict:
         'examples_id': examples.id,
         'uri': examples.uri,
         'created': _when(examples),
-        'producer': summary.node_id(graph.store, producer) if producer else None,
+        'producer': run_reader.node_id(graph.store, producer) if producer else None,
         'input_base': property_value(producer, 'input_base') if producer else None,
         'span': property_value(examples, 'span'),
         'version': property_value(examples, 'version'),
@@ -120,7 +120,9 @@ def trace(metadata_path: str) -> dict:
         {
           'evaluated_on': graph.inputs[execution].get('examples'),
           'accuracy': (
-            summary.accuracies(evaluation).get(evaluation_names.CANDIDATE) if evaluation else None
+            artifact_reader.accuracies(evaluation).get(evaluation_names.CANDIDATE)
+            if evaluation
+            else None
           ),
           'blessed': bool(property_value(blessing, 'blessed')),
         }
@@ -156,7 +158,7 @@ def render(report: dict) -> List[str]:
       f'  examples #{v["examples_id"]}  {v["created"]}  span {v["span"]} version '
       f'{v["version"] if v["version"] is not None else "-"}  {counts or "?"}  '
       f'from {v["input_base"]}  fingerprint {str(v["fingerprint"])[:60]}'
-      + (f'  {summary.render_revision(v["revision"])}' if v.get('revision') else '')
+      + (f'  {summary_text.render_revision(v["revision"])}' if v.get('revision') else '')
     )
   lines.append('models:')
   for m in report['models']:

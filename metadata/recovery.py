@@ -13,7 +13,7 @@ from typing import List
 from ml_metadata.proto import metadata_store_pb2
 from tfx.dsl.io import fileio
 
-from metadata import connection, summary
+from metadata import connection, run_reader
 
 _RUNNING = metadata_store_pb2.Execution.RUNNING
 _CANCELED = metadata_store_pb2.Execution.CANCELED
@@ -38,7 +38,7 @@ def cancel_interrupted(metadata_path: str, pipeline_root: str) -> List[str]:
       os.path.join(pipeline_root, '*', '.system', 'executor_execution', str(execution.id))
     ):
       fileio.rmtree(folder)
-    cancelled.append(f'{summary.node_id(store, execution)} (execution {execution.id})')
+    cancelled.append(f'{run_reader.node_id(store, execution)} (execution {execution.id})')
   if stale:
     store.put_executions(stale)
   return cancelled

@@ -21,7 +21,9 @@ from typing import Dict, List, Optional, Sequence
 
 from contracts import artifacts, atomic, image_record
 from contracts import evaluation as evaluation_names
-from metadata import artifact_reader, html, lineage, pictures, summary
+from metadata import artifact_reader, html, lineage, pictures, summary_text
+from metadata.run_reader import NodeRun
+from metadata.run_result import RunResult
 
 REPORT_FILE = 'report.html'
 EXCLUDED_ROWS_SHOWN = 200
@@ -100,10 +102,10 @@ def _feature_rows(dataset) -> List[list]:
   return rows
 
 
-def _excluded(result: dict) -> Optional[List[dict]]:
+def _excluded(result: RunResult) -> Optional[List[dict]]:
   from tfx.dsl.io import fileio
 
-  path = result.get('excluded_report')
+  path = result.excluded_report
   if not path or not fileio.exists(path):
     return None
   with fileio.open(path, 'r') as f:
@@ -125,24 +127,24 @@ def _output_file(nodes, key: str, name: str):
 # ── sections ─────────────────────────────────────────────────────────────────────────────
 
 
-def _run_section(result: dict, config) -> str:
+def _run_section(result: RunResult, config) -> str:
   rows = [
     ['pipeline', config.pipeline_name],
     ['data', f'{config.data_kind}: {config.data}'],
     ['output', config.output],
-    ['wall time', f'{result["wall_seconds"]} s'],
-    ['run log', result.get('log', '')],
+    ['wall time', f'{result.wall_seconds} s'],
+    ['run log', result.log or ''],
   ]
-  if result.get('span'):
-    rows.insert(2, ['data version', f'span {result["span"]}'])
-  if summary.render_revision(result.get('data_revision') or {}):
-    rows.insert(2, ['data revision', summary.render_revision(result['data_revision'])])
+  if result.span:
+    rows.insert(2, ['data version', f'span {result.span}'])
+  if summary_text.render_revision(result.data_revision or {}):
+    rows.insert(2, ['data revision', summary_text.render_revision(result.data_revision)])
   outcome = (
-    f'<p class="bad">Stopped: {html.escape(result["error"])}</p>'
-    if 'error' in result
+    f'<p class="bad">Stopped: {html.escape(result.error)}</p>'
+    if result.error is not None
     else '<p class="good">Completed.</p>'
   )
-  states = [[node, state] for node, state in sorted(result['components'].items())]
+  states = [[node, state] for node, state in sorted(result.components.items())]
   return (
     outcome
     + html.table(['', ''], rows)
@@ -151,8 +153,8 @@ def _run_section(result: dict, config) -> str:
   )
 
 
-def _examples_section(result: dict, statistics: dict, label_keys: Sequence[str]) -> str:
-  counts = result.get('examples_per_split')
+def _examples_section(result: RunResult, statistics: dict, label_keys: Sequence[str]) -> str:
+  counts = result.examples_per_split
   if not counts:
     return html.absent('No statistics: the run stopped before StatisticsGen.')
   parts = [html.table(['split', 'examples'], [[k, v] for k, v in counts.items()])]
@@ -178,9 +180,9 @@ def label_distribution_html(key: str, per_split: Dict[str, list], exact: bool) -
   )
 
 
-def _samples(result: dict, images: str, eval_images: tuple) -> str:
+def _samples(result: RunResult, images: str, eval_images: tuple) -> str:
   """For image data: a grid of eval images per class."""
-  names = list(result.get('class_recall') or {})
+  names = list(result.class_recall)
   if not eval_images or not names:
     return ''
   figure = pictures.sample_grid(*eval_images, names, images)
@@ -201,21 +203,19 @@ def _features_section(statistics: dict, histograms: bool) -> str:
   )
 
 
-def _anomalies_section(result: dict) -> str:
+def _anomalies_section(result: RunResult) -> str:
   parts = []
-  if 'anomalies' in result:
+  if result.anomalies is not None:
     parts.append(
-      '<ul>'
-      + ''.join(f'<li class="bad">{html.escape(a)}</li>' for a in result['anomalies'])
-      + '</ul>'
-      if result['anomalies']
+      '<ul>' + ''.join(f'<li class="bad">{html.escape(a)}</li>' for a in result.anomalies) + '</ul>'
+      if result.anomalies
       else '<p class="good">None: every split matches the schema.</p>'
     )
   else:
     parts.append(html.absent('Not validated: the run stopped before ExampleValidator.'))
-  if 'drift' in result.get('error', ''):
-    parts.append(f'<p class="bad">{html.escape(result["error"])}</p>')
-  elif result.get('span'):
+  if 'drift' in (result.error or ''):
+    parts.append(f'<p class="bad">{html.escape(result.error)}</p>')
+  elif result.span:
     parts.append(
       "<p>Drift: compared with the previous data version, none above the schema's "
       'thresholds (or no previous version).</p>'
@@ -223,7 +223,7 @@ def _anomalies_section(result: dict) -> str:
   return ''.join(parts)
 
 
-def _excluded_section(result: dict) -> str:
+def _excluded_section(result: RunResult) -> str:
   rows = _excluded(result)
   if rows is None:
     return html.absent('No exclusion report (only the image ExampleGen writes one).')
@@ -232,13 +232,13 @@ def _excluded_section(result: dict) -> str:
   shown = rows[:EXCLUDED_ROWS_SHOWN]
   more = (
     f'<p>… and {len(rows) - len(shown):,} more in '
-    f'<code>{html.escape(result["excluded_report"])}</code></p>'
+    f'<code>{html.escape(result.excluded_report)}</code></p>'
     if len(rows) > len(shown)
     else ''
   )
   return (
     f'<p>{len(rows):,} file(s) left out, listed in '
-    f'<code>{html.escape(result["excluded_report"])}</code>:</p>'
+    f'<code>{html.escape(result.excluded_report)}</code>:</p>'
     + html.table(['path', 'reason'], [[r['path'], r['reason']] for r in shown])
     + more
   )
@@ -266,15 +266,15 @@ def _thumbnail(root: str, relpath: str) -> str:
   return f'<img src="data:image/png;base64,{data}" alt="{name}" title="{name}">'
 
 
-def _duplicates_section(result: dict, config) -> str:
+def _duplicates_section(result: RunResult, config) -> str:
   """What ExampleGen's grouping found (components/duplicates.py): the counts, every conflict
   listed (thumbnails for images) and the largest groups."""
   from tfx.dsl.io import fileio
 
-  facts = result.get('duplicates')
+  facts = result.duplicates
   if not facts:
     return html.absent('No duplicate check in this run (--duplicates off, or an older ExampleGen).')
-  lines = summary.render_duplicates(facts)
+  lines = summary_text.render_duplicates(facts)
   if not lines:
     return '<p class="good">No two examples share their content.</p>'
   parts = [f'<p>{html.escape(line.split(":", 1)[1].strip())}</p>' for line in lines]
@@ -482,14 +482,14 @@ def per_class_html(
   return html_out
 
 
-def _per_class_section(nodes, result: dict, images: str, eval_images: tuple) -> str:
+def _per_class_section(nodes, result: RunResult, images: str, eval_images: tuple) -> str:
   """per_class_html of the run and, for image data (images: their encoding, else '';
   eval_images: pictures.eval_records), the misclassified eval images."""
   evaluation = artifact_reader.output(nodes, 'evaluation')
-  names = list(result.get('class_recall') or {})
+  names = list(result.class_recall)
   if evaluation is None or not names:
     return ''
-  classes = summary.per_class(evaluation)
+  classes = artifact_reader.per_class(evaluation)
   candidate = classes.get(evaluation_names.CANDIDATE, {})
   html_out = per_class_html(
     names,
@@ -522,22 +522,22 @@ def _slices_section(nodes) -> str:
 
 
 def _evaluation_section(
-  metrics: Dict[str, float], result: dict, nodes, images: str, eval_images: tuple
+  metrics: Dict[str, float], result: RunResult, nodes, images: str, eval_images: tuple
 ) -> str:
   if not metrics:
     return html.absent('No evaluation: the run stopped before the Evaluator.')
-  why = html.escape(result.get('blessing') or '')
+  why = html.escape(result.blessing or '')
   verdict = (
     f'<p class="good">Blessed ({why}); pushed to '
-    f'<code>{html.escape(result.get("pushed_to") or "-")}</code>.</p>'
-    if result.get('blessed')
+    f'<code>{html.escape(result.pushed_to or "-")}</code>.</p>'
+    if result.blessed
     else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
   details = _per_class_section(nodes, result, images, eval_images) + _slices_section(nodes)
   return (
     html.table(['metric (eval split)', 'value'], sorted(metrics.items()))
     + verdict
-    + _serving_check(result.get('serving_check'))
+    + _serving_check(result.serving_check)
     + details
   )
 
@@ -620,7 +620,7 @@ def _lineage_section(config, nodes) -> str:
       v['version'] or '-',
       ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items()),
       v['input_base'],
-      summary.render_revision(v['revision']) or '-',
+      summary_text.render_revision(v['revision']) or '-',
       str(v['fingerprint'])[:60],
     ]
     for v in data
@@ -655,23 +655,23 @@ def _lineage_section(config, nodes) -> str:
   return ''.join(parts)
 
 
-def _image_encoding(result: dict) -> str:
+def _image_encoding(result: RunResult) -> str:
   """The examples' image encoding (image_meta.json beside the shards); '' for other data."""
   from tfx.dsl.io import fileio
 
-  path = os.path.join(result.get('examples_uri') or '', artifacts.IMAGE_META_FILE)
-  if not result.get('examples_uri') or not fileio.exists(path):
+  path = os.path.join(result.examples_uri or '', artifacts.IMAGE_META_FILE)
+  if not result.examples_uri or not fileio.exists(path):
     return ''
   with fileio.open(path, 'r') as f:
     return json.load(f)['encoding']
 
 
-def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
+def render(nodes: Dict[str, NodeRun], result: RunResult, config) -> str:
   """The whole page."""
   statistics = artifact_reader.split_statistics(nodes)
   images = _image_encoding(result)
   # Image data: the first eval records, read once for the sample grid and the misclassified.
-  eval_images = pictures.eval_records(result['examples_uri']) if images else ()
+  eval_images = pictures.eval_records(result.examples_uri) if images else ()
   training = _output_file(nodes, 'model_run', artifacts.TRAINING_FILE)
   bodies = {
     'run': _run_section(result, config),
@@ -703,7 +703,7 @@ def render(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
   return html.page(title, f'<nav>{nav}</nav>{sections}')
 
 
-def write(nodes: Dict[str, summary.NodeRun], result: dict, config) -> str:
+def write(nodes: Dict[str, NodeRun], result: RunResult, config) -> str:
   """Writes <output>/report.html atomically; returns its path."""
   path = os.path.join(config.local_dir, REPORT_FILE)
   return atomic.write(path, render(nodes, result, config))

@@ -14,8 +14,8 @@ from typing import Dict
 
 from contracts import image_record
 from contracts.errors import UserError
-from metadata import artifact_reader, summary
-from metadata.summary import property_value
+from metadata import artifact_reader, run_reader, summary
+from metadata.run_reader import property_value
 
 REVISION_PREFIX = 'data_'  # the data revision's properties (data_revisions/revision.py)
 # Options that are data facts (the data aspect names them) or other keys' duplicates.
@@ -42,11 +42,11 @@ def execution_options(execution) -> Dict[str, object]:
   options = {}
   for name in execution.custom_properties:
     # by their path: input_config.splits and output_config.splits stay apart
-    leaves = summary.property_leaves(name, property_value(execution, name), keep_path=True)
+    leaves = run_reader.property_leaves(name, property_value(execution, name), keep_path=True)
     if name == 'custom_config':  # the Trainer's options, by their own names
       leaves = {k.split('.', 1)[-1]: v for k, v in leaves.items()}
     options.update(leaves)
-  for derived, source in summary.DERIVED_PROPERTIES.items():  # train_args: train_steps' default
+  for derived, source in run_reader.DERIVED_PROPERTIES.items():  # train_args: train_steps' default
     if source in options:
       options = {k: v for k, v in options.items() if k.split('.')[0] != derived}
   return {
@@ -108,7 +108,7 @@ def _feature_summary(feature) -> str:
 
 def run_facts(store, run, metadata_path: str = '') -> dict:
   """One pipeline run (its run context) as the plain facts `compare` compares."""
-  nodes = summary.run_nodes(store, run)
+  nodes = run_reader.run_nodes(store, run)
   built = summary.build(nodes, 0.0)
   training_nodes = {k: n for k, n in nodes.items() if k != summary.INFER_EXAMPLE_GEN}
   producer = next((n for n in training_nodes.values() if 'examples' in n.outputs), None)
@@ -135,7 +135,7 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
   for node in nodes.values():
     if node.execution is None:
       continue
-    code[node.node_id] = summary.execution_facts(store, node.execution)['code']
+    code[node.node_id] = run_reader.execution_facts(store, node.execution)['code']
     options[node.node_id] = execution_options(node.execution)
   label = (options.get('Trainer') or {}).get('label_key') or ''
   statistics = artifact_reader.split_statistics(training_nodes)  # split → its statistics
@@ -149,19 +149,19 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
   split_counts = json.loads(
     (property_value(examples, 'split_counts') if examples is not None else None) or '{}'
   )
-  hyperparameters = dict((built.get('training') or {}).get('hyperparameters') or {})
-  if (built.get('training') or {}).get('model'):
-    hyperparameters['model'] = built['training']['model']
+  hyperparameters = dict((built.training or {}).get('hyperparameters') or {})
+  if (built.training or {}).get('model'):
+    hyperparameters['model'] = built.training['model']
   return {
     'run_id': run.name,
     'created': _creation_time(run),
     'metadata': metadata_path,
     'components': {
-      'executed': len(built.get('executed', [])),
-      'cached': len(built.get('cached', [])),
+      'executed': len(built.executed),
+      'cached': len(built.cached),
     },
     'data': data,
-    'examples_per_split': built.get('examples_per_split') or split_counts,
+    'examples_per_split': built.examples_per_split or split_counts,
     'label': key if exact else None,
     'examples_per_class': {s: dict(pairs) for s, pairs in per_split.items()} if exact else {},
     'statistics': (
@@ -186,12 +186,12 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     'options': options,
     'hyperparameters': hyperparameters,
     'metrics': {
-      'accuracy': built.get('eval_accuracy'),
-      'per_class': built.get('class_recall') or {},
+      'accuracy': built.eval_accuracy,
+      'per_class': built.class_recall,
       'per_slice': artifact_reader.slice_metrics(evaluation) if evaluation is not None else {},
-      'blessed': built.get('blessed'),
-      'blessing': built.get('blessing'),
-      'pushed_to': built.get('pushed_to'),
+      'blessed': built.blessed,
+      'blessing': built.blessing,
+      'pushed_to': built.pushed_to,
     },
   }
 
@@ -201,7 +201,7 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
 
 def runs_of(store, pipeline_name: str) -> list:
   """The pipeline's run contexts, oldest first (those of any pipeline when it has none)."""
-  runs = summary.pipeline_runs(store, pipeline_name)
+  runs = run_reader.pipeline_runs(store, pipeline_name)
   if not runs:
     runs = sorted(
       store.get_contexts_by_type('pipeline_run'), key=lambda c: (c.create_time_since_epoch, c.id)

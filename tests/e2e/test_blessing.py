@@ -10,13 +10,13 @@ import tensorflow as tf
 
 from contracts import serving as signature_names
 from contracts.errors import EXIT_NOT_BLESSED, EXIT_NOT_SERVABLE, EXIT_OK
-from metadata import summary
+from metadata import run_reader
 from tests.conftest import run_pipeline
 from trainer import image_input, signatures
 
 
 def _store(output):
-  return summary.open_store(os.path.join(output, 'metadata.sqlite'))
+  return run_reader.open_store(os.path.join(output, 'metadata.sqlite'))
 
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)

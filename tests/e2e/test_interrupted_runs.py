@@ -14,7 +14,7 @@ import time
 from ml_metadata.proto import metadata_store_pb2
 import pytest
 
-from metadata import summary
+from metadata import run_reader
 from tests.conftest import ROOT, write_digits_subset
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
@@ -68,15 +68,15 @@ def _run_killed_when(command, *started_patterns: str) -> None:
 
 
 def _live_counts(output):
-  store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
+  store = run_reader.open_store(os.path.join(output, 'metadata.sqlite'))
   types = {t.id: t.name for t in store.get_artifact_types()}
   return collections.Counter(types[a.type_id] for a in store.get_artifacts() if a.state == LIVE)
 
 
 def _executions(output):
-  store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
+  store = run_reader.open_store(os.path.join(output, 'metadata.sqlite'))
   return [
-    (summary.node_id(store, e), metadata_store_pb2.Execution.State.Name(e.last_known_state))
+    (run_reader.node_id(store, e), metadata_store_pb2.Execution.State.Name(e.last_known_state))
     for e in store.get_executions()
   ]
 

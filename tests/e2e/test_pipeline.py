@@ -25,7 +25,8 @@ from components.prediction_csv import predictions as prediction_logs
 import config as cfg
 from contracts import evaluation as evaluation_names
 from contracts.errors import EXIT_FAILED
-from metadata import lineage, summary
+from metadata import artifact_reader, lineage, run_reader, summary_text
+from metadata.run_result import RunResult
 import pipeline
 from tests.conftest import (
   BMP_IMAGE,
@@ -63,7 +64,11 @@ def test_copies_share_a_split_and_one_image_in_two_classes_is_named(first_run, i
   found = result['duplicates']  # the Examples artifact's properties in ML Metadata
   assert found['label_conflicts'] == 2 and not found['conflicts_kept']
   assert found['duplicates'] >= 6  # the copy, the BMP and the image filed twice, with originals
-  lines = [line for line in summary.render(result) if line.startswith('duplicates: ')]
+  lines = [
+    line
+    for line in summary_text.render(RunResult.from_json(result))
+    if line.startswith('duplicates: ')
+  ]
   assert len(lines) == 1 and f'{FILED_TWICE} (8)' in lines[0]
   split_of = {}
   for split in ('train', 'eval'):
@@ -89,10 +94,10 @@ def test_tfma_records_recall_per_class_and_a_confusion_matrix(first_run):
   _, result, output, _ = first_run
   assert list(result['class_recall']) == [str(i) for i in range(10)]  # labels.txt's names
   assert all(0 <= recall <= 1 for recall in result['class_recall'].values())
-  (evaluation,) = summary.open_store(os.path.join(output, 'metadata.sqlite')).get_artifacts_by_type(
-    'ModelEvaluation'
-  )
-  recorded = summary.per_class(evaluation)[evaluation_names.CANDIDATE]
+  (evaluation,) = run_reader.open_store(
+    os.path.join(output, 'metadata.sqlite')
+  ).get_artifacts_by_type('ModelEvaluation')
+  recorded = artifact_reader.per_class(evaluation)[evaluation_names.CANDIDATE]
   assert recorded['recall'] == list(result['class_recall'].values())
   assert len(recorded['precision']) == 10
   (plots,) = [p for p in tfma.load_plots(evaluation.uri) if not p.slice_key.single_slice_keys]
@@ -115,7 +120,7 @@ def test_tfma_records_recall_per_class_and_a_confusion_matrix(first_run):
 def test_shards_are_checked_before_training_and_the_model_records_it(first_run):
   _, result, output, _ = first_run
   assert result['components']['ShardCheck'] == 'COMPLETE'
-  store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
+  store = run_reader.open_store(os.path.join(output, 'metadata.sqlite'))
   (model,) = store.get_artifacts_by_type('Model')
   properties = model.custom_properties
   assert properties['input_corrupt_records'].int_value == 0
@@ -154,7 +159,7 @@ def test_exclusion_report_and_label_vocabulary(first_run, images_with_junk):
   assert result['turned_upright'] == 1
   assert any(
     line.endswith('; 1 photo(s) turned upright by their EXIF orientation')
-    for line in summary.render(result)
+    for line in summary_text.render(RunResult.from_json(result))
   )
   with open(os.path.join(result['examples_uri'], 'image_meta.json')) as f:
     assert json.load(f)['num_turned_upright'] == 1
@@ -189,7 +194,7 @@ def test_anomalies_stop_before_training(tmp_path, capsys):
   assert any("feature 'label_name'" in a for a in result['anomalies'])
   assert "feature 'label'" in captured.out and 'stopped before training' in captured.err
   assert 'Trainer' not in result['components']
-  store = summary.open_store(str(tmp_path / 'out' / 'metadata.sqlite'))
+  store = run_reader.open_store(str(tmp_path / 'out' / 'metadata.sqlite'))
   assert not store.get_artifacts_by_type('Model')
 
 
@@ -307,7 +312,11 @@ def test_infer_data_images_any_depth_are_scored_as_their_served_records(first_ru
   assert inferred['skipped'] == 2  # the corrupt JPEG and the text file, listed
   with open(inferred['skipped_report']) as f:
     assert {row['path'] for row in csv.DictReader(f)} == {'phone/broken.jpg', 'notes.txt'}
-  (line,) = [line for line in summary.render(result) if line.startswith('inferred:')]
+  (line,) = [
+    line
+    for line in summary_text.render(RunResult.from_json(result))
+    if line.startswith('inferred:')
+  ]
   assert line.endswith(f'2 file(s) skipped (see {inferred["skipped_report"]})')
   with open(inferred['csv'], newline='', encoding='utf-8') as f:
     rows = {row['id']: row for row in csv.DictReader(f)}
@@ -426,7 +435,7 @@ def test_spans_latest_or_pinned_traced_and_a_drifted_new_span_stops_before_train
   assert code == 1 and drifted['span'] == 3
   assert 'data drift against the previous data version' in err and "'label_name'" in err
   assert drifted['components']['DriftCheck'] == 'FAILED' and 'Trainer' not in drifted['executed']
-  store = summary.open_store(os.path.join(output, 'metadata.sqlite'))
+  store = run_reader.open_store(os.path.join(output, 'metadata.sqlite'))
   assert len(store.get_artifacts_by_type('Model')) == 2  # spans 1 and 2
   with open(drifted['report'], encoding='utf-8') as f:
     page = f.read()

@@ -6,7 +6,7 @@ import json
 from ml_metadata.proto import metadata_store_pb2
 
 from contracts import artifacts
-from metadata import report, summary
+from metadata import report, run_reader
 
 HISTORY = {'loss': [1.2, 0.6], 'sparse_categorical_accuracy': [0.5, 0.8], 'val_loss': [1.0, 0.7]}
 OLD_TRAINING = {
@@ -49,12 +49,12 @@ TRIALS = [
 ]
 
 
-def _node(tmp_path, node_id: str, key: str, name: str, content) -> summary.NodeRun:
+def _node(tmp_path, node_id: str, key: str, name: str, content) -> run_reader.NodeRun:
   folder = tmp_path / node_id
   folder.mkdir()
   (folder / name).write_text(json.dumps(content))
   artifact = metadata_store_pb2.Artifact(uri=str(folder))
-  return summary.NodeRun(node_id, 'COMPLETE', {key: artifact})
+  return run_reader.NodeRun(node_id, 'COMPLETE', {key: artifact})
 
 
 def _section(tmp_path, training: dict, trials=None) -> str:

@@ -2,7 +2,8 @@
 
 import tensorflow as tf
 
-from metadata import summary
+from metadata import summary_text
+from metadata.run_result import RunResult
 from trainer import setup, shards
 
 
@@ -25,14 +26,8 @@ def test_a_batch_bigger_than_the_train_split_is_capped_and_said(tmp_path):
   )
   assert setup._capped_batch(29, guard, train) == (29, None)
   assert setup._capped_batch(8, guard, train) == (8, None)
-  shown = summary.render(
-    {
-      'batch_capped': {'asked': 100000, 'train_examples': 29},
-      'components': {},
-      'executed': [],
-      'cached': [],
-      'wall_seconds': 1.0,
-    }
+  shown = summary_text.render(
+    RunResult(batch_capped={'asked': 100000, 'train_examples': 29}, wall_seconds=1.0)
   )
   assert (
     'batch:      29, the whole train split (--batch-size 100000 is more than it holds)' in shown

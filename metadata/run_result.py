@@ -1,0 +1,138 @@
+"""A pipeline run's outcome: what the summary prints, the report shows and `last_run.json` holds.
+
+A field left None is a fact the run did not reach (its key is absent from the JSON); the few
+facts that are null when reached (an accuracy not measured, a model not pushed) sit in a nested
+dataclass that is None when not reached. Imports nothing heavy: `cli/unchanged.py` reads it back
+without TFX.
+"""
+
+import dataclasses
+import json
+from typing import Dict, List, Optional
+
+
+@dataclasses.dataclass
+class Evaluation:
+  """The Evaluator's figures on the whole eval split."""
+
+  accuracy: Optional[float] = None
+  serving_accuracy: Optional[float] = None  # the serving model's, when one was compared
+  class_recall: Dict[str, Optional[float]] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class Push:
+  """What the Pusher did: where it pushed (None: not pushed), or the serving version it kept."""
+
+  destination: Optional[str] = None
+  already_serving: Optional[str] = None
+
+
+# Facts kept in the JSON under their own names (the nested and flag fields are handled apart).
+_NESTED_OR_FLAGS = ('evaluation', 'push', 'report', 'interrupted', 'not_started')
+
+
+@dataclasses.dataclass
+class RunResult:
+  """What a run did and found; `to_json` / `from_json` convert to and from `last_run.json`."""
+
+  wall_seconds: float = 0.0  # the components' own time
+  components: Dict[str, str] = dataclasses.field(default_factory=dict)  # id → state
+  executed: List[str] = dataclasses.field(default_factory=list)
+  cached: List[str] = dataclasses.field(default_factory=list)
+  batch_capped: Optional[dict] = None  # {'asked', 'train_examples'}
+  training: Optional[dict] = None  # {'model', 'hyperparameters', 'tuned', 'weights', 'phases'}
+  input_check: Optional[dict] = None  # {'stall_fraction', 'cache'}
+  examples_per_split: Optional[Dict[str, int]] = None
+  excluded_files: Optional[int] = None
+  excluded_report: Optional[str] = None
+  turned_upright: Optional[int] = None
+  examples_uri: Optional[str] = None
+  duplicates: Optional[dict] = None  # summary.duplicate_facts
+  span: Optional[int] = None
+  schema_uri: Optional[str] = None
+  anomalies: Optional[List[str]] = None
+  evaluation: Optional[Evaluation] = None
+  tuning: Optional[list] = None  # TFX's tuner_results.json: finished trials, best first
+  blessed: Optional[bool] = None
+  missed_classes: Optional[Dict[str, dict]] = None  # class name → {'examples', 'judged'}
+  blessing: Optional[str] = None  # why (not) blessed
+  serving_check: Optional[dict] = None  # serving_check.json
+  push: Optional[Push] = None
+  inferred: Optional[dict] = None  # run --infer-data: predictions.csv, inputs, skipped files
+  before_components_seconds: Optional[float] = None
+  run_id: Optional[str] = None
+  data_revision: Optional[dict] = None  # data_revisions/revision.py's data_* properties
+  why_executed: Optional[Dict[str, str]] = None  # component id → why the cache had nothing
+  input_damage: Optional[dict] = None  # a damaged TFRecord --data read through intact copies
+  log: Optional[str] = None
+  error: Optional[str] = None
+  interrupted: bool = False
+  not_started: bool = False  # interrupted before the first component
+  unusable_data: Optional[bool] = None
+  anomalies_stop: Optional[bool] = None
+  report: Optional[str] = None  # report.html's path; '' when writing it failed
+  process_seconds: Optional[float] = None  # the whole command's time
+  unchanged: Optional[dict] = None  # {'seconds'}: nothing ran, this is an earlier run's result
+
+  @property
+  def eval_accuracy(self) -> Optional[float]:
+    return self.evaluation.accuracy if self.evaluation else None
+
+  @property
+  def class_recall(self) -> Dict[str, Optional[float]]:
+    return self.evaluation.class_recall if self.evaluation else {}
+
+  @property
+  def pushed_to(self) -> Optional[str]:
+    return self.push.destination if self.push else None
+
+  def to_json(self) -> dict:
+    """The JSON object of `last_run.json`."""
+    found = {}
+    for field in dataclasses.fields(self):
+      value = getattr(self, field.name)
+      if field.name not in _NESTED_OR_FLAGS and value is not None:
+        found[field.name] = value
+    if self.evaluation is not None:
+      found.update(
+        eval_accuracy=self.evaluation.accuracy,
+        serving_accuracy=self.evaluation.serving_accuracy,
+        class_recall=self.evaluation.class_recall,
+      )
+    if self.push is not None:
+      found['pushed_to'] = self.push.destination
+      if self.push.already_serving:
+        found['already_serving'] = self.push.already_serving
+    if self.report is not None:
+      found['report'] = self.report or None
+    found.update({flag: True for flag in ('interrupted', 'not_started') if getattr(self, flag)})
+    return found
+
+  @classmethod
+  def from_json(cls, found: dict) -> 'RunResult':
+    """The result `to_json` wrote (keys it does not know, from another version, left out)."""
+    plain = {
+      field.name: found[field.name]
+      for field in dataclasses.fields(cls)
+      if field.name not in _NESTED_OR_FLAGS and field.name in found
+    }
+    evaluation = (
+      Evaluation(found.get('eval_accuracy'), found.get('serving_accuracy'), found['class_recall'])
+      if 'class_recall' in found
+      else None
+    )
+    push = Push(found['pushed_to'], found.get('already_serving')) if 'pushed_to' in found else None
+    return cls(
+      **plain,
+      evaluation=evaluation,
+      push=push,
+      report=(found['report'] or '') if 'report' in found else None,
+      interrupted=bool(found.get('interrupted')),
+      not_started=bool(found.get('not_started')),
+    )
+
+  def write(self, path: str) -> None:
+    """`last_run.json`."""
+    with open(path, 'w') as f:
+      json.dump(self.to_json(), f, indent=2)
