@@ -61,9 +61,10 @@ from components.shard_check.component import ShardCheck
 from components.statistics_gen.component import StatisticsGen
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
-from contracts import evaluation, fingerprint, serving, splits, text_record, trainer_options
+from contracts import evaluation, serving, splits, text_record, trainer_options
 from contracts.trainer_options import TrainerOptions
 from trainer import models
+from utils import fingerprint
 
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`), PipelineConfig fields.
 PARAMETERS = ('data', 'train_steps', 'learning_rate', 'min_accuracy')

@@ -10,8 +10,8 @@ from typing import Dict, Optional, Tuple
 
 from cli import output_folder
 import config as cfg
-from contracts import atomic
 from contracts.errors import EXIT_OK, UserError
+from utils import atomic
 
 HELP = 'what differs between two runs: data, statistics, schema, code, options, metrics'
 DESCRIPTION = (

@@ -2,7 +2,7 @@
 
 import os
 
-from contracts import atomic
+from utils import atomic
 
 
 def write_digits(dest: str) -> str:

@@ -1,5 +1,5 @@
 """Turns TFX's log lines into one progress line per component, and shows the progress records
-of long components (contracts/progress.py); the full log goes to a file."""
+of long components (utils/progress.py); the full log goes to a file."""
 
 import contextlib
 import logging
@@ -9,7 +9,7 @@ import time
 from typing import Iterator
 import warnings
 
-from contracts import progress
+from utils import progress
 
 
 class ComponentProgress(logging.Handler):

@@ -15,7 +15,7 @@ import time
 
 from cli import config_builder, flags, tfrecord_salvage, unchanged
 import config as cfg
-from contracts import artifacts, interrupt
+from contracts import artifacts
 from contracts.errors import (
   EXIT_BAD_INPUT,
   EXIT_FAILED,
@@ -27,6 +27,7 @@ from contracts.errors import (
   UnusableData,
 )
 from metadata.run_result import RunResult
+from utils import interrupt
 
 HELP = 'run the whole pipeline locally (LocalDagRunner)'
 DESCRIPTION = (
@@ -78,7 +79,7 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> RunResul
 
 @contextlib.contextmanager
 def _interrupt_requests():
-  """While the pipeline runs, Ctrl-C also sets contracts.interrupt.REQUESTED (see there)."""
+  """While the pipeline runs, Ctrl-C also sets utils.interrupt.REQUESTED (see there)."""
 
   def requested(signum, frame):
     interrupt.REQUESTED.set()

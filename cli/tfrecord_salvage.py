@@ -6,7 +6,8 @@ from typing import Optional, Tuple
 
 from cli import data_layout
 import config as cfg
-from contracts import artifacts, atomic
+from contracts import artifacts
+from utils import atomic
 
 SALVAGED_INPUT = 'salvaged_input'  # <output>/…: intact copies of a damaged TFRecord input
 

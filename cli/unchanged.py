@@ -23,7 +23,7 @@ import sys
 from typing import Optional
 
 import config as cfg
-from contracts import fingerprint
+from utils import fingerprint
 
 STATE_FILE = 'last_run_state.json'
 SUMMARY_FILE = 'last_run.json'
@@ -37,6 +37,7 @@ CODE_FOLDERS = (
   'metadata',
   'records',
   'trainer',
+  'utils',
   'schema',
 )
 CODE_FILES = ('pipeline.py', 'config.py', 'requirements.lock')
@@ -62,7 +63,7 @@ def _files(path: str) -> list:
 
 
 def _code_digest() -> str:
-  """Every project source file's and the lock file's content (contracts/fingerprint.py's root)."""
+  """Every project source file's and the lock file's content (utils/fingerprint.py's root)."""
   digest = hashlib.sha256(sys.version.encode())
   paths = [os.path.join(fingerprint.ROOT, name) for name in CODE_FILES]
   for folder in CODE_FOLDERS:

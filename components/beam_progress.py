@@ -1,7 +1,7 @@
 """Live progress inside Beam executors that have no hook for it (TFX's CsvExampleGen,
 ImportExampleGen, StatisticsGen's Beam path and BulkInferrer; the project's TextExampleGen): their
 pipeline counts the elements that come out of the steps they label, in whichever process runs
-them, and watch() shows the sum of every process's count (contracts.progress.CountsProgress).
+them, and watch() shows the sum of every process's count (utils.progress.CountsProgress).
 
 An executor mixes in CountedBeamExecutor and names the top-level steps to count after
 (`COUNTED_STEPS`: 'RunInference' counts after 'RunInference' and 'RunInference[<split>]') and
@@ -19,7 +19,7 @@ import uuid
 
 import apache_beam as beam
 
-from contracts import progress
+from utils import progress
 
 
 def node_id(executor, default: str) -> str:

@@ -43,7 +43,7 @@ def file_format(gzip: bool) -> int:
 
 
 def spec_parameters(**extra_types) -> Dict[str, component_spec.ExecutionParameter]:
-  """FileBasedExampleGen's parameters, the code fingerprint (contracts/fingerprint.py) and the
+  """FileBasedExampleGen's parameters, the code fingerprint (utils/fingerprint.py) and the
   component's own (name=type)."""
   return dict(
     standard_component_specs.FileBasedExampleGenSpec.PARAMETERS,

@@ -25,7 +25,8 @@ from tfx.types import artifact_utils
 from tfx.utils import proto_utils
 
 from components import duplicates
-from contracts import artifacts, atomic, image_record
+from contracts import artifacts, image_record
+from utils import atomic
 
 FACTS = 'facts'
 SHOWN = 50  # conflicts and groups kept for duplicates.json and excluded_files.csv

@@ -1,5 +1,5 @@
 """What several parts of the project agree on: record layouts, artifact file names, splits,
-errors and atomic writing.
+errors, names and limits (layouts and names only; shared utilities are in utils/).
 
 Imported by components, the Trainer, the commands and the ML Metadata readers; imports no other
 module of the project (docs/architecture.md; tests/test_architecture.py keeps both true).

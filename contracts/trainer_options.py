@@ -39,7 +39,7 @@ class TrainerOptions:
   fine_tune_steps: int = -1  # steps with the backbone's top unfrozen (-1: train_steps // 2
   # when the backbone starts from pretrained weights, else 0)
   fine_tune_layers: int = 20  # backbone layers unfrozen (from the top, BatchNorm excluded)
-  code_fingerprint: str = ''  # run_fn's code, for TFX's cache key (contracts/fingerprint.py)
+  code_fingerprint: str = ''  # run_fn's code, for TFX's cache key (utils/fingerprint.py)
 
   def to_custom_config(self) -> dict:
     return dataclasses.asdict(self)

@@ -23,10 +23,11 @@ import apache_beam as beam
 from apache_beam.ml.inference import base
 import numpy as np
 
-from contracts import atomic, predictions, request_log, serving
+from contracts import predictions, request_log, serving
 from contracts.image_files import NOT_AN_IMAGE
 from inference import inputs
 from inference.model import Served
+from utils import atomic
 
 BATCH_SIZE = 64  # inputs per signature call (RunInference batches up to it)
 SKIPPED_SUFFIX = '_skipped.csv'  # predictions.csv → predictions_skipped.csv: id, reason

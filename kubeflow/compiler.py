@@ -12,7 +12,7 @@ from typing import Dict, Iterable, Optional
 
 import yaml
 
-from contracts import atomic
+from utils import atomic
 
 # Vertex AI / GCP label rules: lowercase letters, digits, '_' and '-'; keys start with a letter.
 _LABEL_KEY = re.compile(r'^[a-z][a-z0-9_-]{0,62}$')

@@ -18,10 +18,10 @@ import json
 import os
 from typing import Callable, Dict, List, Optional, Tuple
 
-from contracts import fingerprint
 from contracts.errors import UserError
 from metadata import run_reader
 from metadata.run_facts import REVISION_PREFIX, find_run, run_facts
+from utils import fingerprint
 
 ASPECTS = ('data', 'statistics', 'schema', 'code', 'options', 'metrics')  # most telling first
 MAX_FEATURES = 10  # statistics: the features that moved most

@@ -19,11 +19,12 @@ import statistics as stats
 import time
 from typing import Dict, List, Optional, Sequence
 
-from contracts import artifacts, atomic, image_record
+from contracts import artifacts, image_record
 from contracts import evaluation as evaluation_names
 from metadata import artifact_reader, html, lineage, pictures, summary_text
 from metadata.run_reader import NodeRun
 from metadata.run_result import RunResult
+from utils import atomic
 
 REPORT_FILE = 'report.html'
 EXCLUDED_ROWS_SHOWN = 200

@@ -8,8 +8,8 @@ from typing import Dict, Optional
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
-from contracts import fingerprint
 from metadata import connection
+from utils import fingerprint
 
 _EXECUTION = metadata_store_pb2.Execution
 

@@ -6,8 +6,9 @@ import json
 import os
 from typing import Dict, Optional, Sequence
 
-from contracts import artifacts, atomic
+from contracts import artifacts
 from metadata import artifact_reader, lineage
+from utils import atomic
 
 STATISTICS_FILE = artifacts.STATISTICS_FILE
 ANOMALIES_FILE = 'anomalies.pbtxt'

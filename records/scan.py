@@ -27,7 +27,7 @@ import zlib
 import google_crc32c
 import numpy as np
 
-from contracts import atomic
+from utils import atomic
 
 HEADER, FOOTER = 12, 4
 _LENGTH = struct.Struct('<QI')

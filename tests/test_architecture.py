@@ -19,24 +19,26 @@ PACKAGES = (
   'monitoring',
   'records',
   'trainer',
+  'utils',
 )
 TOP_MODULES = ('pipeline', 'config')
 PROJECT = PACKAGES + TOP_MODULES
 # Who may import whom (first name of the importing module → first names it may import).
 ALLOWED = {
   'contracts': {'contracts'},
+  'utils': {'utils'},  # atomic writes, code fingerprints, Ctrl-C, progress records: a leaf too
   'engines': {'engines'},  # local engine clusters and their Beam arguments: a leaf, as contracts
-  'records': {'records', 'contracts'},  # TFRecord shards' CRC scan and salvage
+  'records': {'records', 'contracts', 'utils'},  # TFRecord shards' CRC scan and salvage
   # engines.flink: live counts on Flink
-  'components': {'components', 'contracts', 'engines', 'records'},
-  'trainer': {'trainer', 'contracts', 'records'},
-  'metadata': {'metadata', 'contracts'},
-  'data_revisions': {'data_revisions', 'contracts', 'metadata'},  # metadata.connection: records
-  'inference': {'inference', 'contracts'},
-  'monitoring': {'monitoring', 'contracts', 'metadata'},  # the serving model's training data
-  'kubeflow': {'kubeflow', 'contracts'},
-  'config': {'components', 'contracts'},  # object_storage: Beam's S3 flags; trainer defaults
-  'pipeline': {'components', 'config', 'contracts', 'trainer'},
+  'components': {'components', 'contracts', 'utils', 'engines', 'records'},
+  'trainer': {'trainer', 'contracts', 'utils', 'records'},
+  'metadata': {'metadata', 'contracts', 'utils'},
+  'data_revisions': {'data_revisions', 'contracts', 'utils', 'metadata'},  # metadata.connection
+  'inference': {'inference', 'contracts', 'utils'},
+  'monitoring': {'monitoring', 'contracts', 'utils', 'metadata'},  # the serving model's data
+  'kubeflow': {'kubeflow', 'contracts', 'utils'},
+  'config': {'components', 'contracts', 'utils'},  # object_storage: Beam's S3 flags; defaults
+  'pipeline': {'components', 'config', 'contracts', 'utils', 'trainer'},
   'cli': set(PROJECT),
 }
 

@@ -25,7 +25,7 @@ import keras
 import tensorflow as tf
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from contracts import artifacts, interrupt
+from contracts import artifacts
 from contracts.serving import BULK_INFERENCE, SERVING_DEFAULT
 from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TrainerOptions
 from records import scan
@@ -42,6 +42,7 @@ from trainer import (
   signatures,
 )
 from trainer.training_progress import TrainingProgress
+from utils import interrupt
 
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves
 
@@ -227,7 +228,7 @@ def _train_phase(
 
 
 def stop_on_interrupt() -> keras.callbacks.Callback:
-  """A Ctrl-C that Keras swallowed (contracts/interrupt.py) stops training at the next batch."""
+  """A Ctrl-C that Keras swallowed (utils/interrupt.py) stops training at the next batch."""
 
   def raise_if_interrupted(batch, logs=None):
     if interrupt.REQUESTED.is_set():

@@ -1,11 +1,11 @@
 """The Trainer's live progress: step of total, loss, examples/s and time left, as records of
-contracts/progress.py (the terminal shows them as the run goes; the run log keeps them all)."""
+utils/progress.py (the terminal shows them as the run goes; the run log keeps them all)."""
 
 import time
 
 import keras
 
-from contracts import progress
+from utils import progress
 
 NODE = 'Trainer'
 REPORTS = 20  # records per phase: one every total/REPORTS steps, and the last step's

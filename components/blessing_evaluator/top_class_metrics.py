@@ -2,7 +2,7 @@
 derived from its one multi-class confusion matrix (threshold 0: the predicted class is the top
 class). Custom TFMA metrics (eval_config.py names this module); runs without TFX. Its extraction
 of each example's label and prediction counts the example for the Evaluator's progress
-(contracts.progress.CountsProgress: Beam's worker processes count too).
+(utils.progress.CountsProgress: Beam's worker processes count too).
 
 TFMA feeds every metric's combiner one example at a time: ExampleCount, Keras'
 SparseCategoricalAccuracy and TFMA's Recall and Precision binarized per class were such
@@ -21,7 +21,8 @@ from tensorflow_model_analysis.metrics import metric_types, metric_util
 from tensorflow_model_analysis.metrics import multi_class_confusion_matrix_metrics as matrices
 from tensorflow_model_analysis.metrics import multi_class_confusion_matrix_plot as plot
 
-from contracts import evaluation, progress
+from contracts import evaluation
+from utils import progress
 
 
 def counted_label_prediction_and_weight(inputs, **kwargs):

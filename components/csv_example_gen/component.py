@@ -53,7 +53,7 @@ class ArrowCsvExampleGen(FileBasedExampleGen):
     compression: 'none' or 'gzip' shards.
     label_key, id_columns: columns left out of a row's content (components/duplicates.py);
     duplicates: duplicates.MODES.
-    code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
+    code_fingerprint: the executor's code (utils/fingerprint.py), for the cache key.
     """
     spec = ArrowCsvExampleGenSpec(
       compression=compression,

@@ -33,8 +33,9 @@ from tfx.utils import proto_utils
 
 from components import beam_progress, duplicates, grouped_split
 from components.csv_example_gen import arrow_csv
-from contracts import artifacts, atomic, progress
+from contracts import artifacts
 from contracts.errors import UnusableData
+from utils import atomic, progress
 
 # (input split, file, begin, end, line of begin, shard index, shard count)
 _Task = Tuple[str, str, int, int, int, int, int]

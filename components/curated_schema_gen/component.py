@@ -2,7 +2,7 @@
 artifact) with the schema file's content in the cache key.
 
 ImportSchemaGen's only parameter is the file's path, so an edited schema.pbtxt would be served
-from the cache; `code_fingerprint` (contracts/fingerprint.py) changes with the content.
+from the cache; `code_fingerprint` (utils/fingerprint.py) changes with the content.
 """
 
 from tfx.components.schema_gen.import_schema_gen import executor

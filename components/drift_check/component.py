@@ -22,7 +22,7 @@ def DriftCheck(
   code_fingerprint: Parameter[str] = '',
 ) -> None:
   """Raises executor.DriftFound when the schema's drift comparators fire (code_fingerprint: only
-  for the cache key, contracts/fingerprint.py)."""
+  for the cache key, utils/fingerprint.py)."""
   executor.check(
     statistics.uri, previous_statistics.uri if previous_statistics else None, schema.uri
   )

@@ -72,7 +72,7 @@ class ImageExampleGen(FileBasedExampleGen):
       (any depth, pattern '*') without labels into that one split (run --infer-data).
     duplicates: duplicates.MODES: 'group' keeps copies and near-copies in one split and leaves
       images filed under two labels out; 'keep-conflicts' keeps those too; 'off' splits by path.
-    code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
+    code_fingerprint: the executor's code (utils/fingerprint.py), for the cache key.
     """
     spec = ImageExampleGenSpec(
       **file_based.spec_arguments(

@@ -36,8 +36,9 @@ from tfx.utils import proto_utils
 
 from components import beam_progress, duplicates, file_based
 from components.image_example_gen import encode, folder
-from contracts import artifacts, atomic, image_record, progress, splits
+from contracts import artifacts, image_record, splits
 from contracts.errors import UnusableData
+from utils import atomic, progress
 
 COMPRESSIONS = ('none', 'gzip')
 _RAW_RATIO_SAMPLE = 32  # files opened to estimate raw-pixel size / file size

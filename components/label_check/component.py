@@ -25,7 +25,7 @@ def LabelCheck(
 ) -> None:
   """Raises executor.LabelMissing when `label` is not a (context) feature of the schema, and
   UnusableData when the train split's label values cannot train a classifier
-  (code_fingerprint: only for the cache key, contracts/fingerprint.py)."""
+  (code_fingerprint: only for the cache key, utils/fingerprint.py)."""
   executor.check(
     io_utils.parse_pbtxt_file(os.path.join(schema.uri, 'schema.pbtxt'), schema_pb2.Schema()), label
   )

@@ -8,7 +8,8 @@ from typing import Iterator, List, Sequence, Tuple
 
 import numpy as np
 
-from contracts import atomic, image_record, predictions, serving
+from contracts import image_record, predictions, serving
+from utils import atomic
 
 RECORD_ID_PREFIX = 'record-'  # rows without an image path: `record-N`, N from 1 in log order
 

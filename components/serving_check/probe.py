@@ -22,7 +22,8 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 import tensorflow as tf
 
-from contracts import artifacts, atomic, image_record, serving, text_record
+from contracts import artifacts, image_record, serving, text_record
+from utils import atomic
 
 SUM_TOLERANCE = 1e-3  # probabilities sum to 1 within float32 softmax error
 AGREEMENT_TOLERANCE = 1e-3  # raw-input signatures vs serving_default, per probability

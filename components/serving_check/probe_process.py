@@ -12,7 +12,7 @@ import subprocess
 import sys
 from typing import List, Optional
 
-from contracts import fingerprint
+from utils import fingerprint
 
 _started: Optional[subprocess.Popen] = None
 

@@ -18,6 +18,6 @@ def ShardCheck(
   code_fingerprint: Parameter[str] = '',
 ) -> OutputDict(records=int, damaged_records=int):
   """Counts intact and damaged records; raises executor.DamagedShards above the threshold
-  (code_fingerprint: only for the cache key, contracts/fingerprint.py)."""
+  (code_fingerprint: only for the cache key, utils/fingerprint.py)."""
   totals = executor.check(examples.uri, max_damaged_percent)
   return {'records': totals['good'], 'damaged_records': totals['corrupt']}

@@ -22,7 +22,8 @@ from tfx.utils import json_utils
 
 from components import beam_progress
 from components.statistics_gen import in_process
-from contracts import artifacts, atomic
+from contracts import artifacts
+from utils import atomic
 
 IN_PROCESS_BELOW_BYTES = 'in_process_below_bytes'
 

@@ -63,7 +63,7 @@ class TextExampleGen(FileBasedExampleGen):
     span: with {SPAN} in the pattern, read span N; 0 = the latest.
     duplicates: components/duplicates.py MODES: the same words under two labels are left out
       ('group'), kept ('keep-conflicts'), or rows split by file and line ('off').
-    code_fingerprint: the executor's code (contracts/fingerprint.py), for the cache key.
+    code_fingerprint: the executor's code (utils/fingerprint.py), for the cache key.
     """
     spec = TextExampleGenSpec(
       **file_based.spec_arguments(

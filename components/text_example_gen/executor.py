@@ -26,7 +26,8 @@ from tfx.utils import proto_utils
 
 from components import beam_progress, duplicates, file_based, grouped_split
 from components.text_example_gen import text
-from contracts import artifacts, atomic, splits, text_record
+from contracts import artifacts, splits, text_record
+from utils import atomic
 
 _Row = Tuple[str, str, List[str]]  # (split, label name, tokens)
 

@@ -40,7 +40,7 @@ class _Terminal(io.StringIO):
 
 
 def _progress_record(text: str, final: bool = False) -> logging.LogRecord:
-  from contracts import progress as contract
+  from utils import progress as contract
 
   record = logging.LogRecord(
     contract.LOGGER, logging.INFO, '', 0, '%s: %s', ('Trainer', text), None
@@ -50,7 +50,7 @@ def _progress_record(text: str, final: bool = False) -> logging.LogRecord:
 
 
 def test_progress_inside_a_component_is_redrawn_on_a_terminal_and_throttled_in_a_pipe(monkeypatch):
-  from contracts import progress as contract
+  from utils import progress as contract
 
   terminal = _Terminal()
   handler = progress.ComponentProgress(['Trainer'], stream=terminal)

@@ -1,4 +1,4 @@
-"""Live progress counted in Beam pipelines (components/beam_progress.py, contracts/progress.py):
+"""Live progress counted in Beam pipelines (components/beam_progress.py, utils/progress.py):
 the counted steps are found by label, elements pass unchanged, every process's count adds up."""
 
 import logging
@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from components import beam_progress
-from contracts import atomic, progress
+from utils import atomic, progress
 
 
 def _lines(caplog):

@@ -172,7 +172,7 @@ def test_progress_counts_the_candidates_examples_only():
   import os
 
   from components.blessing_evaluator import top_class_metrics
-  from contracts import progress
+  from utils import progress
 
   with progress.CountsProgress('Evaluator', 9, lambda *_: '') as watch:
     for model in (evaluation.CANDIDATE, '', evaluation.BASELINE):  # '': no baseline in the config

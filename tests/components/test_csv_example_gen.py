@@ -23,10 +23,10 @@ from tfx_bsl.coders import csv_decoder
 from components.csv_example_gen import arrow_csv
 from components.csv_example_gen import executor as arrow_executor
 from components.csv_example_gen import stock_executor as counted_stock_executor
-from contracts import progress
 from contracts.errors import UnusableData
 from tests.support.example_gens import run_executor
 from tests.support.tfx_data import TAXI_CSV
+from utils import progress
 
 ADVERSARIAL_ROWS = [
   'id,name,amount,count,note,empty,code,big',

@@ -106,7 +106,8 @@ def test_beam_path_shows_examples_read_of_the_total_and_keeps_tfx_s_statistics(
 ):
   import logging
 
-  from contracts import artifacts, progress
+  from contracts import artifacts
+  from utils import progress
 
   caplog.set_level(logging.INFO, logger=progress.LOGGER)
   counted = _run(executor.Executor, str(tmp_path / 'counted'), in_process_below_bytes=0)

@@ -10,7 +10,8 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.types import standard_artifacts
 
 from components.text_example_gen import executor, text
-from contracts import artifacts, progress, text_record
+from contracts import artifacts, text_record
+from utils import progress
 
 # Four texts 25 times each: the tests that use them split row by row (--duplicates off), where
 # grouping would put all 25 in one split (test_the_same_words_share_a_split_…).

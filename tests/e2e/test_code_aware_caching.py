@@ -12,8 +12,8 @@ import shutil
 import pytest
 
 from cli import main as cli_main
-from contracts import fingerprint
 from tests.conftest import ROOT, run_pipeline, write_digits_subset
+from utils import fingerprint
 
 COPIED = (
   'cli',
@@ -23,6 +23,7 @@ COPIED = (
   'metadata',
   'records',
   'trainer',
+  'utils',
   'kubeflow',
   'schema',
   'pipeline.py',
@@ -143,7 +144,7 @@ def test_a_fingerprint_covers_imported_code_the_environment_and_read_files(tmp_p
   } <= files
   assert not any(path.startswith(('cli/', 'metadata/')) for path in files)
 
-  for name in ('trainer', 'contracts', 'records', 'requirements.lock'):
+  for name in ('trainer', 'contracts', 'utils', 'records', 'requirements.lock'):
     source = os.path.join(ROOT, name)
     if os.path.isdir(source):
       shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns('__pycache__'))

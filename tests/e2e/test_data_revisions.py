@@ -14,8 +14,8 @@ import pytest
 
 from cli import main as cli_main
 from cli import unchanged
-from contracts import fingerprint
 from tests.conftest import ROOT, run_pipeline, write_digits_subset
+from utils import fingerprint
 
 PER_CLASS = 6
 DROPPED = 3  # class 1 loses this many images in v2

@@ -9,8 +9,8 @@ import threading
 import pytest
 
 from cli import main as cli_main
-from contracts import progress
 from engines import beam_args, common, flink
+from utils import progress
 
 
 def _varint(value: int) -> bytes:

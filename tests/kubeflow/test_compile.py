@@ -304,7 +304,7 @@ def test_dockerfile_ships_every_module_the_compiled_steps_import():
   assert imported == {'components', 'trainer'}
   assert imported | {'config', 'cli', 'schema', 'requirements.lock'} <= copied
   # What components/ and trainer/ may import in turn (tests/test_architecture.py: ALLOWED).
-  assert {'contracts', 'engines', 'records'} <= copied
+  assert {'contracts', 'engines', 'records', 'utils'} <= copied
   # The curated schema named in the committed example is in the image at that relative path.
   schema = spec['root']['dag']['tasks']['ImportSchemaGen']['inputs']['parameters']['schema_file']
   assert schema['runtimeValue']['constant'].split('/')[0] in copied

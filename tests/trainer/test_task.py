@@ -4,8 +4,8 @@ import keras
 import numpy as np
 import pytest
 
-from contracts import interrupt
 from trainer import task
+from utils import interrupt
 
 
 def test_a_ctrl_c_keras_swallowed_stops_training_at_the_next_batch():

@@ -123,7 +123,7 @@ def count(n: int = 1) -> None:
 def flush() -> None:
   """Writes this process's count now (the end of a Beam bundle: the last counts are exact).
   One writer at a time, each writing the count as it is then, so the last write holds the sum."""
-  from contracts import atomic
+  from utils import atomic
 
   folder = os.environ.get(COUNTS_ENV)
   with _count_lock:

@@ -30,6 +30,7 @@ _PROJECT = (
   'pipeline',
   'records',
   'trainer',
+  'utils',
 )
 
 
