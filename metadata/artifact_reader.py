@@ -2,6 +2,7 @@
 monitoring: statistics per split, features by name, label counts, TFMA's metrics on the whole
 eval split and per slice."""
 
+import json
 import math
 import os
 from typing import Dict, List, Optional, Sequence
@@ -160,3 +161,15 @@ def slice_metrics(evaluation) -> Dict[str, dict]:
       'examples': int(values.get(evaluation_names.EXAMPLE_COUNT_KEY, 0)),
     }
   return dict(sorted(found.items()))
+
+
+def output_json(nodes, key: str, name: str):
+  """The JSON file `name` in this run's output artifact `key` (None when absent)."""
+  from tfx.dsl.io import fileio
+
+  artifact = output(nodes, key)
+  path = os.path.join(artifact.uri, name) if artifact is not None else ''
+  if not path or not fileio.exists(path):
+    return None
+  with fileio.open(path, 'r') as f:
+    return json.load(f)

@@ -9,6 +9,7 @@ offline and can be mailed.
 
 import html
 import io
+import statistics as stats
 from typing import List, Sequence
 
 STYLE = """
@@ -83,4 +84,25 @@ def page(title: str, body: str) -> str:
   return (
     f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}'
     f'</title><style>{STYLE}</style></head><body><h1>{escape(title)}</h1>{body}</body></html>'
+  )
+
+
+def _range_text(values: Sequence[float], what: str) -> str:
+  """'recall 0.91–1, median 0.97' of the numbers in values (None left out)."""
+  found = [v for v in values if v is not None]
+  if not found:
+    return f'no {what}'
+  low, high, median = (number_text(measure(found)) for measure in (min, max, stats.median))
+  return f'{what} {low}–{high}, median {median}'
+
+
+def left_out_line(shown: int, total: int, values: Sequence[float], what: str) -> str:
+  """The line under a chart that shows `shown` of `total` classes; values: those left out."""
+  if shown >= total:
+    return ''
+  unmeasured = sum(v is None for v in values)
+  without = f'; {unmeasured} without eval examples' if unmeasured else ''
+  return (
+    f'<p>… and {total - shown:,} more classes: {escape(_range_text(values, what))}{without} '
+    '(every class in the table below).</p>'
   )

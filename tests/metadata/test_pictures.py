@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 from metadata import html as report_html
-from metadata import pictures, report
+from metadata import pictures, report_data, report_model
 
 NON_LATIN = ['猫', '犬', 'ねこ', '고양이', 'кошка', 'قطة']
 
@@ -59,7 +59,7 @@ def test_class_names_that_look_like_mathtext_are_drawn_as_text():
 
 def test_non_latin_class_names_are_text_in_the_report_not_glyphs_of_a_font():
   names = ['猫', '犬', '$x_$']
-  page = report.per_class_html(
+  page = report_model.per_class_html(
     names, [0.9, 0.5, 0.7], [0.8, 0.6, 0.7], None, [[9, 1, 0], [4, 5, 1], [0, 0, 8]]
   )
   charts = _svgs(page)
@@ -76,7 +76,7 @@ def test_the_confusion_matrix_is_labelled_with_class_names():
   figure = pictures.confusion_matrix([[3, 1], [0, 4]], names)  # the last class never seen
   assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ['猫', '犬']
   assert [t.get_text() for t in figure.axes[0].get_yticklabels()] == ['猫', '犬']
-  page = report.confusion_html([[3, 1, 0], [0, 4, 0], [0, 0, 0]], names)
+  page = report_model.confusion_html([[3, 1, 0], [0, 4, 0], [0, 0, 0]], names)
   assert {'猫', '犬', 'bird'} <= set(_texts(page))
   assert '0' not in _texts(page) and '2' not in _texts(page)  # no class ids (and no 0 counts)
 
@@ -93,9 +93,9 @@ def test_a_report_of_150_classes_has_bounded_charts_and_names_every_class():
   assert pictures.confusion_matrix(matrix, names) is None  # no 150 × 150 heat map
 
   counts = {'train': [(n, 10 + i) for i, n in enumerate(names)], 'eval': [(n, 3) for n in names]}
-  page = report.label_distribution_html('label_name', counts, True) + report.per_class_html(
-    names, recall, precision, serving, matrix
-  )
+  page = report_data.label_distribution_html(
+    'label_name', counts, True
+  ) + report_model.per_class_html(names, recall, precision, serving, matrix)
   charts = _svgs(page)
   assert len(charts) == 2  # label distribution, recall per class; confusions as a table
   for chart in charts:
@@ -106,7 +106,7 @@ def test_a_report_of_150_classes_has_bounded_charts_and_names_every_class():
   assert f'… and {150 - pictures.MAX_BARS} more classes: train examples 10–' in page
   assert all(page.count(f'<td>{n}</td>') == 2 for n in names)  # both tables name every class
   pairs = re.findall(r'<td>([^<]*) → ([^<]*)</td>', page)
-  assert len(pairs) == report.MAX_CONFUSED_PAIRS
+  assert len(pairs) == report_model.MAX_CONFUSED_PAIRS
   assert pairs[0] == (names[2], names[(2 * 7 + 1) % 150])  # the most frequent: 3 examples
   assert len(page.encode()) < 150_000, len(page.encode())
 
@@ -115,7 +115,7 @@ def test_few_classes_are_all_drawn_by_id():
   names, recall, precision, serving, matrix = _metrics(10)
   figure = pictures.class_recall(names, recall, None)
   assert [t.get_text() for t in figure.axes[0].get_yticklabels()] == names
-  page = report.per_class_html(names, recall, precision, None, matrix)
+  page = report_model.per_class_html(names, recall, precision, None, matrix)
   assert 'more classes' not in page and len(_svgs(page)) == 2
 
 
@@ -124,7 +124,9 @@ def test_long_class_names_are_cut_in_charts_only():
   figure = pictures.class_recall([name, 'b'], [0.5, 0.9], None)
   shown = [t.get_text() for t in figure.axes[0].get_yticklabels()]
   assert shown[0] == name[: pictures.MAX_NAME - 1] + '…'
-  assert f'<td>{name}</td>' in report.per_class_html([name, 'b'], [0.5, 0.9], [1, 1], None, None)
+  assert f'<td>{name}</td>' in report_model.per_class_html(
+    [name, 'b'], [0.5, 0.9], [1, 1], None, None
+  )
 
 
 def test_a_grid_of_images_is_one_mosaic_with_each_caption_over_its_cell():

@@ -6,7 +6,7 @@ import json
 from ml_metadata.proto import metadata_store_pb2
 
 from contracts import artifacts
-from metadata import report, run_reader
+from metadata import artifact_reader, report_model, run_reader
 
 HISTORY = {'loss': [1.2, 0.6], 'sparse_categorical_accuracy': [0.5, 0.8], 'val_loss': [1.0, 0.7]}
 OLD_TRAINING = {
@@ -61,8 +61,8 @@ def _section(tmp_path, training: dict, trials=None) -> str:
   nodes = {'Trainer': _node(tmp_path, 'Trainer', 'model_run', artifacts.TRAINING_FILE, training)}
   if trials is not None:
     nodes['Tuner'] = _node(tmp_path, 'Tuner', 'tuner_results', artifacts.TUNER_RESULTS_FILE, trials)
-  found = report._output_file(nodes, 'model_run', artifacts.TRAINING_FILE)
-  return report._training_section(found, nodes)
+  found = artifact_reader.output_json(nodes, 'model_run', artifacts.TRAINING_FILE)
+  return report_model.training_section(found, nodes)
 
 
 def test_the_model_its_phases_and_every_tuning_trial_are_shown_best_first(tmp_path):

@@ -1,0 +1,304 @@
+"""The run report's model sections (metadata/report.py assembles the page): training (the model,
+its phases and history, the Tuner's trials), evaluation (per class, the confusion matrix, slices,
+the blessing, the serving check) and the Trainer's input pipeline.
+"""
+
+from typing import Dict, List, Optional, Sequence
+
+from contracts import artifacts
+from contracts import evaluation as evaluation_names
+from metadata import artifact_reader, html, pictures
+from metadata.run_result import RunResult
+
+# Confused pairs listed in place of a confusion matrix too big to read (pictures.MAX_MATRIX):
+# the few that explain most errors, on one screen.
+MAX_CONFUSED_PAIRS = 30
+
+
+def _model_html(training: dict) -> str:
+  """The model, its backbone's weights and hyperparameters, and the phases it trained in
+  (trainer/fine_tune.py); '' for a training.json written before they were recorded."""
+  if 'model' not in training:
+    return ''
+  rows = [['model', training['model']]]
+  if training.get('weights'):
+    rows.append(['backbone weights', training['weights']])
+  if 'xla' in training:
+    rows.append(['XLA', 'on' if training['xla'] else 'off'])
+  tuned = ' (tuned)' if training.get('tuned') else ''
+  rows += [[name + tuned, value] for name, value in training.get('hyperparameters', {}).items()]
+  phases = [
+    [
+      p['name'],
+      p['steps'],
+      p['learning_rate'],
+      'frozen' if p['name'] == 'head' else p['unfrozen_layers'],
+      p['trainable_parameters'],
+      p['seconds'],
+    ]
+    for p in training.get('phases', [])
+  ]
+  model = html.table(['', ''], rows)
+  if not phases:
+    return model
+  return model + html.table(
+    [
+      'phase',
+      'steps',
+      'learning rate',
+      'unfrozen backbone layers',
+      'trainable parameters',
+      'seconds',
+    ],
+    phases,
+  )
+
+
+def _tuning_html(trials: Optional[list]) -> str:
+  """Every Tuner trial (tuner_results.json: best first), the best marked; '' without a Tuner."""
+  if trials is None:
+    return ''
+  if not trials:
+    return '<h3>Tuning</h3>' + html.absent('No tuning trial finished.')
+  names = list(dict.fromkeys(k for t in trials for k in t if k not in ('trial_id', 'score')))
+  rows = [
+    [f'{t["trial_id"]}' + (' (best)' if i == 0 else '')] + [t.get(n) for n in names] + [t['score']]
+    for i, t in enumerate(trials)
+  ]
+  return (
+    f'<h3>Tuning</h3><p>{len(trials):,} trial(s), best first; the Trainer trained with the '
+    "best one's values.</p>" + html.table(['trial'] + names + ['eval accuracy'], rows)
+  )
+
+
+def training_section(training: Optional[dict], nodes) -> str:
+  tuning = _tuning_html(
+    artifact_reader.output_json(nodes, 'tuner_results', artifacts.TUNER_RESULTS_FILE)
+  )
+  if training is None:
+    return html.absent('No training: the run stopped before the Trainer.') + tuning
+  history = training['history']
+  metrics = [k for k in history if not k.startswith('val_')][:3]
+  figure, axes = pictures.new_figure('training curves', (4 * len(metrics), 3), 1, len(metrics))
+  for axis, metric in zip(axes[0], metrics):
+    epochs = range(1, len(history[metric]) + 1)
+    axis.plot(epochs, history[metric], marker='o', label='train')
+    if f'val_{metric}' in history:
+      axis.plot(epochs, history[f'val_{metric}'], marker='o', label='eval')
+    axis.set_title(metric)
+    axis.set_xlabel('epoch')
+    axis.legend()
+  rows = [
+    [epoch + 1] + [history[k][epoch] for k in history] for epoch in range(len(history[metrics[0]]))
+  ]
+  model_run = artifact_reader.output(nodes, 'model_run')
+  return (
+    _model_html(training)
+    + f'<p>{training["train_steps"]:,} steps of batch {training["batch_size"]} in '
+    f'{training["epochs"]} epochs.</p>'
+    + html.chart(figure)
+    + html.table(['epoch'] + list(history), rows)
+    + '<p>TensorBoard: <code>.venv/bin/tensorboard --logdir '
+    + f'{html.escape(model_run.uri)}</code></p>'
+    + tuning
+  )
+
+
+def _confusion(nodes, size: int = 0) -> Optional[List[List[float]]]:
+  """The candidate's confusion matrix on the eval split (TFMA's plot): rows true, columns
+  predicted class id; at least `size` (the number of class names) square, so that a class that
+  is last and neither seen nor predicted still has its row and column."""
+  evaluation = artifact_reader.output(nodes, 'evaluation')
+  rows = evaluation_names.confusion_rows(evaluation.uri) if evaluation is not None else {}
+  if not rows:
+    return None
+  seen = 1 + max(max([true] + list(row)) for true, row in rows.items())
+  size = max(size, seen)
+  matrix = [[0.0] * size for _ in range(size)]
+  for true, row in rows.items():
+    for predicted, examples in row.items():
+      if true >= 0 and predicted >= 0:  # -1: no class given (threshold), or a label unknown
+        matrix[true][predicted] += examples
+  return matrix
+
+
+def _item_or_none(values: Optional[Sequence], index: int):
+  """values[index]; None past the end or without values."""
+  return values[index] if values and index < len(values) else None
+
+
+def confusion_html(matrix: List[List[float]], names: Sequence[str]) -> str:
+  """The confusion matrix as a heat map up to pictures.MAX_MATRIX classes; beyond, a table of
+  the MAX_CONFUSED_PAIRS most frequent confusions, 'true → predicted', by class name."""
+  figure = pictures.confusion_matrix(matrix, names)
+  if figure is not None:
+    return html.chart(figure)
+  name = lambda i: names[i] if i < len(names) else str(i)
+  pairs = sorted(
+    (
+      (-count, true, predicted)
+      for true, row in enumerate(matrix)
+      for predicted, count in enumerate(row)
+      if count and true != predicted
+    )
+  )
+  if not pairs:
+    return '<p class="good">No eval example was misclassified.</p>'
+  shown = pairs[:MAX_CONFUSED_PAIRS]
+  rows = [
+    [f'{name(true)} → {name(predicted)}', -negative, f'{-negative / (sum(matrix[true]) or 1):.0%}']
+    for negative, true, predicted in shown
+  ]
+  wrong = -sum(negative for negative, _, _ in pairs)
+  return (
+    f'<p>{len(matrix):,} classes: more than a readable heat map holds ({pictures.MAX_MATRIX}). '
+    f'The {len(shown):,} most frequent of {len(pairs):,} confusions (true class → predicted '
+    f'class; {html.number_text(wrong)} misclassified eval examples in all):</p>'
+    + html.table(['true → predicted', 'eval examples', 'share of the true class'], rows)
+  )
+
+
+def per_class_html(
+  names: Sequence[str],
+  recall: Sequence[Optional[float]],
+  precision: Sequence[Optional[float]],
+  serving: Optional[Sequence[Optional[float]]],
+  matrix: Optional[List[List[float]]],
+) -> str:
+  """Recall per class next to the serving model's (a chart of at most pictures.MAX_BARS, the
+  lowest, a line on the rest and a table of every class) and the confusion matrix; by class id."""
+  header = ['class', 'recall (p > 0.5)', 'precision']
+  header += ['recall of the serving model'] if serving else []
+  rows = [
+    [name, _item_or_none(recall, i), _item_or_none(precision, i)]
+    + ([_item_or_none(serving, i)] if serving else [])
+    for i, name in enumerate(names)
+  ]
+  shown = set(pictures.lowest(recall, pictures.MAX_BARS))
+  rest = [_item_or_none(recall, i) for i in range(len(names)) if i not in shown]
+  html_out = (
+    '<h3>Per class</h3>'
+    + html.chart(pictures.class_recall(names, list(recall), serving))
+    + html.left_out_line(min(len(names), pictures.MAX_BARS), len(names), rest, 'recall')
+    + html.table(header, rows)
+  )
+  if matrix:
+    html_out += '<h3>Confusion matrix (eval split)</h3>' + confusion_html(matrix, names)
+  return html_out
+
+
+def _per_class_section(nodes, result: RunResult, images: str, eval_images: tuple) -> str:
+  """per_class_html of the run and, for image data (images: their encoding, else '';
+  eval_images: pictures.eval_records), the misclassified eval images."""
+  evaluation = artifact_reader.output(nodes, 'evaluation')
+  names = list(result.class_recall)
+  if evaluation is None or not names:
+    return ''
+  classes = artifact_reader.per_class(evaluation)
+  candidate = classes.get(evaluation_names.CANDIDATE, {})
+  html_out = per_class_html(
+    names,
+    candidate.get(evaluation_names.RECALL_KEY, []),
+    candidate.get(evaluation_names.PRECISION_KEY, []),
+    classes.get(evaluation_names.BASELINE, {}).get(evaluation_names.RECALL_KEY),
+    _confusion(nodes, len(names)),
+  )
+  model = artifact_reader.output(nodes, 'model')
+  if eval_images and model is not None:
+    from tfx.utils import path_utils
+
+    figure = pictures.misclassified(
+      path_utils.serving_model_path(model.uri), *eval_images, names, images
+    )
+    html_out += '<h3>Misclassified</h3>' + (
+      html.chart(figure) if figure else '<p>No misclassified image among those checked.</p>'
+    )
+  return html_out
+
+
+def _slices_section(nodes) -> str:
+  """Accuracy and example count per value of each --slice-feature."""
+  evaluation = artifact_reader.output(nodes, 'evaluation')
+  slices = artifact_reader.slice_metrics(evaluation) if evaluation is not None else {}
+  if not slices:
+    return ''
+  rows = [[where, found['examples'], found['accuracy']] for where, found in slices.items()]
+  return '<h3>Per slice</h3>' + html.table(['slice', 'examples', 'accuracy'], rows)
+
+
+def evaluation_section(
+  metrics: Dict[str, float], result: RunResult, nodes, images: str, eval_images: tuple
+) -> str:
+  if not metrics:
+    return html.absent('No evaluation: the run stopped before the Evaluator.')
+  why = html.escape(result.blessing or '')
+  verdict = (
+    f'<p class="good">Blessed ({why}); pushed to '
+    f'<code>{html.escape(result.pushed_to or "-")}</code>.</p>'
+    if result.blessed
+    else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
+  )
+  details = _per_class_section(nodes, result, images, eval_images) + _slices_section(nodes)
+  return (
+    html.table(['metric (eval split)', 'value'], sorted(metrics.items()))
+    + verdict
+    + _serving_check(result.serving_check)
+    + details
+  )
+
+
+def _serving_check(report: Optional[dict]) -> str:
+  """The blessed model loaded in a fresh process: verdict, load time, p50 / p99 per signature."""
+  if not report:
+    return ''
+  verdict = (
+    f'<p class="bad">It does not serve: {html.escape("; ".join(report["problems"]))}. '
+    'Not pushed.</p>'
+    if report['problems']
+    else f'<p class="good">It serves: loaded in {report["load_seconds"]:.2f} s in a fresh '
+    f'process; every signature answered {report["examples"]} eval examples.</p>'
+  )
+  rows = [
+    [name, timing['p50_ms'], timing['p99_ms']]
+    for name, timing in report.get('signatures', {}).items()
+  ]
+  table = html.table(['signature', 'p50 ms / request', 'p99 ms / request'], rows) if rows else ''
+  return '<h3>Serving check</h3>' + verdict + table
+
+
+def input_section(training: Optional[dict], damage: Optional[dict]) -> str:
+  if training is None:
+    return html.absent('No input check: the run stopped before the Trainer.')
+  check = training['input_check']
+  if check is None:
+    return html.absent(
+      f'No input check: skipped under distributed training ({training.get("distribution")}).'
+    )
+  verdict = (
+    '<p class="bad">Training was input-bound: first thing to try: '
+    f'{html.escape(check["hint"])}.</p>'
+    if check['input_bound']
+    else '<p class="good">Not input-bound.</p>'
+  )
+  source = (
+    f'input from tf.data service {check["input_service"]}'
+    if check.get('input_service')
+    else 'input pipeline'
+  )
+  rows = [
+    [f'{source} alone', f'{check["input_examples_per_second"]:,.0f} examples/s'],
+    [
+      'one training step',
+      f'{check["step_seconds"] * 1000:.1f} ms '
+      f'({training["batch_size"] / check["step_seconds"]:,.0f} examples/s)',
+    ],
+    ['time waiting for input at that pace', f'{check["stall_fraction"]:.1%}'],
+  ]
+  if damage is not None:
+    rows.append(
+      [
+        'damaged records skipped',
+        f'{damage["corrupt"]:,} in {damage["damaged_shards"]} of {damage["shards"]} shard(s)',
+      ]
+    )
+  return verdict + html.table(['', ''], rows)
