@@ -29,6 +29,25 @@ TURNED = range(2, 9)  # EXIF orientations other than 1 (upright): 2-4 flip or tu
 SIDES_SWAPPED = range(5, 9)  # swap the sides
 
 
+NOT_READABLE = 'cannot decode image: not a JPEG, PNG, WebP, BMP, GIF or TIFF file'
+EMPTY = 'cannot decode image: the file is empty (0 bytes)'
+
+
+def opened(data: bytes) -> tuple:
+  """(PIL image, its format, its EXIF orientation) of an image file's bytes, pixels not yet
+  decoded. An MPO (a JPEG with more pictures after it: a phone's Ultra HDR gain map, a stereo
+  pair) is the JPEG it starts with, as TensorFlow's decoders read it. Raises ValueError for an
+  empty file, PIL's own errors for what PIL cannot open."""
+  import io
+
+  import PIL.Image
+
+  if not data:
+    raise ValueError(EMPTY)
+  image = PIL.Image.open(io.BytesIO(data))
+  return image, 'JPEG' if image.format == 'MPO' else image.format, orientation(image)
+
+
 def orientation(image) -> int:
   """The EXIF orientation (1-8) of an opened PIL image; 1 when it has none or a bad one.
 

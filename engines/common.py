@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENGINES_DIR = os.environ.get('TFRP_ENGINES_DIR', os.path.join(ROOT, '.engines'))
@@ -68,6 +68,18 @@ def write_state(name: str, state: dict) -> None:
   with open(path + '.tmp', 'w') as f:
     json.dump(state, f, indent=2)
   os.replace(path + '.tmp', path)
+
+
+def status(name: str, overview: Callable[[], object], errors=(OSError,)) -> Optional[dict]:
+  """The cluster's cluster.json with `overview` (what its REST API answers now; the error as
+  'unreachable: …' when it raises one of `errors`), or None when no cluster of `name` runs."""
+  state = read_state(name)
+  if not state:
+    return None
+  try:
+    return dict(state, overview=overview())
+  except errors as e:
+    return dict(state, overview=f'unreachable: {e}')
 
 
 def clear_state(name: str) -> None:

@@ -268,14 +268,7 @@ def down(log=print) -> List[int]:
 
 def status() -> Optional[dict]:
   """cluster.json and the REST API's overview, or None when no cluster of this project runs."""
-  state = common.read_state(NAME)
-  if not state:
-    return None
-  try:
-    state = dict(state, overview=rest('/overview'))
-  except OSError as e:
-    state = dict(state, overview=f'unreachable: {e}')
-  return state
+  return common.status(NAME, lambda: rest('/overview'))
 
 
 def main(argv=None) -> int:

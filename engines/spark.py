@@ -355,21 +355,19 @@ def down(log=print) -> List[int]:
 
 def status() -> Optional[dict]:
   """cluster.json and the Master's JSON, or None when no cluster of this project runs."""
-  state = common.read_state(NAME)
-  if not state:
-    return None
-  try:
-    answer = master_json()
-    overview = {
-      key: answer.get(key)
-      for key in ('status', 'aliveworkers', 'cores', 'coresused', 'memory', 'memoryused')
-    }
-    overview['activeapps'] = [app.get('name') for app in answer.get('activeapps', [])]
-    overview['completedapps'] = len(answer.get('completedapps', []))
-    state = dict(state, overview=overview)
-  except (OSError, ValueError) as e:
-    state = dict(state, overview=f'unreachable: {e}')
-  return state
+  return common.status(NAME, _overview, errors=(OSError, ValueError))
+
+
+def _overview() -> dict:
+  """What the Master's JSON says of the cluster: workers, cores, memory, applications."""
+  answer = master_json()
+  overview = {
+    key: answer.get(key)
+    for key in ('status', 'aliveworkers', 'cores', 'coresused', 'memory', 'memoryused')
+  }
+  overview['activeapps'] = [app.get('name') for app in answer.get('activeapps', [])]
+  overview['completedapps'] = len(answer.get('completedapps', []))
+  return overview
 
 
 def normal_master(master: str) -> Tuple[str, int]:

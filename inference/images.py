@@ -14,8 +14,9 @@ from typing import NamedTuple
 from contracts.image_files import (
   CONVERTED_TO_PNG,
   KEPT_AS_IS,
+  NOT_READABLE,
   normalised_mode,
-  orientation,
+  opened,
 )
 
 _READ = tuple(KEPT_AS_IS) + CONVERTED_TO_PNG  # MPO is read as the JPEG it starts with
@@ -33,12 +34,8 @@ def prepare(data: bytes) -> Prepared:
   import PIL.Image
   import PIL.ImageOps
 
-  if not data:
-    raise ValueError('cannot decode image: the file is empty (0 bytes)')
   try:
-    image = PIL.Image.open(io.BytesIO(data))
-    image_format = 'JPEG' if image.format == 'MPO' else image.format
-    turn = orientation(image)
+    image, image_format, turn = opened(data)
     image.load()
     if image_format not in _READ:
       raise ValueError(f'unsupported image format {image_format}')
@@ -49,7 +46,7 @@ def prepare(data: bytes) -> Prepared:
     buffer = io.BytesIO()
     normalised_mode(image).save(buffer, format='PNG')
   except PIL.UnidentifiedImageError:
-    raise ValueError('cannot decode image: not a JPEG, PNG, WebP, BMP, GIF or TIFF file') from None
+    raise ValueError(NOT_READABLE) from None
   except ValueError:
     raise
   except Exception as e:  # PIL raises many unrelated types for bad files

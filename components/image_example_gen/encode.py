@@ -15,10 +15,12 @@ import PIL.ImageOps
 from contracts.image_files import (
   CHANNELS,
   CONVERTED_TO_PNG,
+  EMPTY,
   KEPT_AS_IS,
+  NOT_READABLE,
   SIDES_SWAPPED,
   normalised_mode,
-  orientation,
+  opened,
 )
 from contracts.image_record import ENCODED, RAW, EncodedImage
 
@@ -121,14 +123,10 @@ def encode_file(
   Raises:
     ValueError: the bytes are not a readable image of a format above.
   """
-  if not data:
-    raise ValueError('cannot decode image: the file is empty (0 bytes)')
+  if not data:  # said here: the clause below would prefix it again
+    raise ValueError(EMPTY)
   try:
-    image = PIL.Image.open(io.BytesIO(data))
-    # MPO: a JPEG with more pictures after it (a phone's Ultra HDR gain map, a stereo pair);
-    # TensorFlow's decoders read its first picture, as PIL does: a JPEG here.
-    image_format = 'JPEG' if image.format == 'MPO' else image.format
-    turn = orientation(image)
+    image, image_format, turn = opened(data)
     width, height = image.size
     scaled = _scaled_size(width, height, max_side)
     if scaled != (width, height) and image_format == 'JPEG':
@@ -155,7 +153,7 @@ def encode_file(
       image = PIL.ImageOps.exif_transpose(image)
     content, near = (content_hash(image), near_hash(image)) if fingerprints else (0, 0)
   except PIL.UnidentifiedImageError:  # its message names the in-memory buffer, not the file
-    raise ValueError('cannot decode image: not a JPEG, PNG, WebP, BMP, GIF or TIFF file') from None
+    raise ValueError(NOT_READABLE) from None
   except Exception as e:  # PIL raises many unrelated types for bad files.
     raise ValueError(f'cannot decode image: {e}') from None
   if image_format not in KEPT_AS_IS and image_format not in CONVERTED_TO_PNG:
