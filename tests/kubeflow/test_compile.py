@@ -354,6 +354,16 @@ def test_infer_data_compiles_to_the_bulk_inferrer_on_the_blessed_model(tmp_path)
   }
 
 
+def _assert_one_line_error(tmp_path, capsys, message: str, *flags: str) -> None:
+  """`compile` with `flags` refuses in one line naming `message`, exit 2."""
+  code = cli_main.main(
+    ['compile', '--pipeline-root', 'gs://b/r', '--data', 'gs://b/d']
+    + ['--out', str(tmp_path / 'p.json'), *flags]
+  )
+  err = capsys.readouterr().err
+  assert code == 2 and err.count('\n') == 1 and err.startswith('error: ') and message in err
+
+
 @pytest.mark.parametrize(
   'extra,message',
   [
@@ -368,20 +378,7 @@ def test_infer_data_compiles_to_the_bulk_inferrer_on_the_blessed_model(tmp_path)
   ],
 )
 def test_bad_infer_data_is_one_line(tmp_path, capsys, extra, message):
-  code = cli_main.main(
-    [
-      'compile',
-      '--pipeline-root',
-      'gs://b/r',
-      '--data',
-      'gs://b/d',
-      '--out',
-      str(tmp_path / 'p.json'),
-      *extra,
-    ]
-  )
-  err = capsys.readouterr().err
-  assert code == 2 and err.count('\n') == 1 and err.startswith('error: ') and message in err
+  _assert_one_line_error(tmp_path, capsys, message, *extra)
 
 
 def test_tuning_compiles_to_tfx_vertex_tuner_with_parallel_trials_feeding_the_trainer(tmp_path):
@@ -420,19 +417,7 @@ def test_tuning_compiles_to_tfx_vertex_tuner_with_parallel_trials_feeding_the_tr
   ],
 )
 def test_bad_tuning_and_model_flags_are_one_line(tmp_path, capsys, flags, message):
-  code = cli_main.main(
-    [
-      'compile',
-      '--pipeline-root',
-      'gs://b/r',
-      '--data',
-      'gs://b/d',
-      '--out',
-      str(tmp_path / 'x.json'),
-      *flags,
-    ]
-  )
-  assert code == 2 and message in capsys.readouterr().err
+  _assert_one_line_error(tmp_path, capsys, message, *flags)
 
 
 def test_flink_runner_arguments_resolved_once_travel_into_every_beam_step(tmp_path, monkeypatch):

@@ -168,6 +168,14 @@ def test_vertex_missing_credentials_is_one_line(monkeypatch, tmp_path, capsys):
   _one_line_error(capsys, code, 'no Google Cloud credentials')
 
 
+def _submit_to_kubeflow(url: str, *more: str) -> int:
+  """`submit --target kubeflow` to `url` with the experiment and run names of these tests."""
+  return cli_main.main(
+    ['submit', '--target', 'kubeflow', '--host', url, '--pipeline-root', 'minio://mlpipeline/root']
+    + ['--experiment', 'digits', '--display-name', 'digits-run', *more]
+  )
+
+
 @pytest.fixture
 def kubeflow():
   with fake_endpoints.FakeEndpoint(fake_endpoints.kubeflow_pipelines()) as fake:
@@ -175,25 +183,13 @@ def kubeflow():
 
 
 def test_kubeflow_receives_the_pipeline_spec(kubeflow, capsys):
-  code = cli_main.main(
-    [
-      'submit',
-      '--target',
-      'kubeflow',
-      '--host',
-      kubeflow.url,
-      '--pipeline-root',
-      'minio://mlpipeline/root',
-      '--experiment',
-      'digits',
-      '--display-name',
-      'digits-run',
-      '--service-account',
-      'pipeline-runner',
-      '--no-cache',
-      '--param',
-      'learning_rate=0.01',
-    ]
+  code = _submit_to_kubeflow(
+    kubeflow.url,
+    '--service-account',
+    'pipeline-runner',
+    '--no-cache',
+    '--param',
+    'learning_rate=0.01',
   )
   assert code == 0 and 'submitted Kubeflow Pipelines run run-1' in capsys.readouterr().out
   (experiment,) = kubeflow.find('POST', '/apis/v2beta1/experiments')
@@ -347,24 +343,8 @@ def test_vertex_schedule_refusal_is_one_line(vertex, capsys):
 
 
 def test_kubeflow_recurring_run_reaches_the_fake_with_the_cron(kubeflow, capsys):
-  code = cli_main.main(
-    [
-      'submit',
-      '--target',
-      'kubeflow',
-      '--host',
-      kubeflow.url,
-      '--pipeline-root',
-      'minio://mlpipeline/root',
-      '--experiment',
-      'digits',
-      '--display-name',
-      'digits-run',
-      '--schedule',
-      '30 2 * * *',
-      '--param',
-      'learning_rate=0.01',
-    ]
+  code = _submit_to_kubeflow(
+    kubeflow.url, '--schedule', '30 2 * * *', '--param', 'learning_rate=0.01'
   )
   out = capsys.readouterr().out
   assert code == 0 and 'created Kubeflow Pipelines recurring run recurring-1' in out, out
