@@ -43,7 +43,9 @@ COMMANDS = {
 }
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+  """The command line's parser; given the `command` about to be parsed, only that command's
+  flags are declared (the others' names and one-line help are all `--help` needs)."""
   top = argparse.ArgumentParser(
     prog='pipeline.py',
     description=__doc__.split('\n\nOne sub-command')[0],
@@ -51,9 +53,9 @@ def parser() -> argparse.ArgumentParser:
   )
   commands = top.add_subparsers(dest='command', required=True, metavar='COMMAND')
   for name, module in COMMANDS.items():
-    module.add_arguments(
-      commands.add_parser(name, help=module.HELP, description=module.DESCRIPTION)
-    )
+    sub = commands.add_parser(name, help=module.HELP, description=module.DESCRIPTION)
+    if command not in COMMANDS or name == command:
+      module.add_arguments(sub)
   return top
 
 
@@ -67,7 +69,8 @@ def quiet_start_up() -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-  args = parser().parse_args(argv)
+  argv = sys.argv[1:] if argv is None else argv
+  args = parser(argv[0] if argv else None).parse_args(argv)
   quiet_start_up()
   try:
     return COMMANDS[args.command].main(args)
