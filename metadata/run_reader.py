@@ -55,12 +55,6 @@ def pipeline_runs(store: metadata_store.MetadataStore, pipeline_name: str) -> li
   return sorted(runs, key=lambda c: (c.create_time_since_epoch, c.id))
 
 
-def latest_run(store: metadata_store.MetadataStore, pipeline_name: str) -> Dict[str, NodeRun]:
-  """The executions of the newest pipeline run, keyed by component id (resolvers left out)."""
-  runs = pipeline_runs(store, pipeline_name)
-  return run_nodes(store, runs[-1]) if runs else {}
-
-
 def run_nodes(store: metadata_store.MetadataStore, run) -> Dict[str, NodeRun]:
   """The executions of one pipeline run (its context), keyed by component id."""
   nodes = {}

@@ -183,10 +183,3 @@ def compile_model(
       'move that work into the input or pass --xla off'
     )
   return built
-
-
-def built_in(name: str, spec, learning_rate: float = 1e-3, jit_compile: bool = False):
-  """The built-in model `name` for `spec` at its default hyperparameters, compiled."""
-  module = load(name)
-  built = build(module, name, spec, hyperparameters(module, name, learning_rate))
-  return compile_model(built, learning_rate, jit_compile)

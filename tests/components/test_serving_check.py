@@ -13,7 +13,8 @@ from components.image_example_gen import encode
 from components.serving_check import executor, probe, probe_process
 from contracts import artifacts, image_record, serving, text_record
 from tests.conftest import image_bytes
-from trainer import image_input, model, signatures
+from tests.support import built_models
+from trainer import image_input, signatures
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
 LABELS = ['zero', 'one', 'two']
@@ -43,7 +44,7 @@ def _saved(tmp_path, built, served) -> str:
 
 def _image_model(encoding: str = image_record.ENCODED):
   spec = ImageSpec(8, 8, 1, LABELS, encoding, True)
-  return model.built_in('cnn', spec), spec
+  return built_models.built_in('cnn', spec), spec
 
 
 @pytest.mark.parametrize('encoding', image_record.ENCODINGS)
@@ -137,7 +138,7 @@ def test_a_tabular_model_answers_raw_columns_with_missing_values(tmp_path):
     numeric_mean={'fare': 1.5, 'trips': 2.0},
     numeric_variance={'fare': 0.25, 'trips': 1.0},
   )
-  built = model.built_in('mlp', spec)
+  built = built_models.built_in('mlp', spec)
   path = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
   rows = [
     {'fare': 2.5, 'trips': 3, 'payment (type)': b'cash'},
@@ -180,7 +181,7 @@ def test_a_text_model_gets_its_records_back_as_text(tmp_path):
     False,
     vocabulary=str(vocabulary),
   )
-  built = model.built_in('bag_of_words', spec)
+  built = built_models.built_in('bag_of_words', spec)
   path = _saved(tmp_path, built, signatures.sequence_signatures(built, spec))
   ids = [[2, 5, 1, 3], [], [1, 1], [4, 4, 2]]  # 1: a word outside the vocabulary
   records = [text_record.make_sequence_example(i, 0, 'neg').SerializeToString() for i in ids]

@@ -11,7 +11,7 @@ import tensorflow_data_validation as tfdv
 
 from cli import main as cli_main
 import config as cfg
-from metadata import run_reader
+from tests.support import runs
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -33,9 +33,7 @@ def _run_schema(data, output, mode):
     ]
   )
   assert code == 0
-  nodes = run_reader.latest_run(
-    run_reader.open_store(os.path.join(output, 'metadata.sqlite')), cfg.PIPELINE_NAME + '-schema'
-  )
+  nodes = runs.latest_run(output, cfg.PIPELINE_NAME + '-schema')
   return nodes['ImageExampleGen'].outputs['examples'].uri, nodes['StatisticsGen'].outputs[
     'statistics'
   ].uri

@@ -10,8 +10,8 @@ import tensorflow as tf
 import tensorflow_data_validation as tfdv
 
 from contracts.errors import EXIT_FAILED
-from metadata import run_reader
 from tests.conftest import run_pipeline
+from tests.support import runs
 from tests.support.tfx_data import IMDB, SEQUENCE_TESTDATA
 from trainer import text_tokens
 
@@ -50,11 +50,7 @@ def test_a_learnable_text_set_is_learned_through_the_whole_pipeline(tmp_path):
   assert sum(result['examples_per_split'].values()) == 3000
   statistics = tfdv.load_stats_binary(
     os.path.join(
-      run_reader.latest_run(
-        run_reader.open_store(os.path.join(output, 'metadata.sqlite')), 'tfrecord-pipeline'
-      )['StatisticsGen']
-      .outputs['statistics']
-      .uri,
+      runs.latest_run(output, 'tfrecord-pipeline')['StatisticsGen'].outputs['statistics'].uri,
       'Split-train',
       'FeatureStats.pb',
     )

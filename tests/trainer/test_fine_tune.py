@@ -12,6 +12,7 @@ import tensorflow as tf
 from contracts import image_record
 from contracts.errors import UnusableModel
 from contracts.trainer_options import NO_WEIGHTS, TrainerOptions
+from tests.support import built_models
 from trainer import fine_tune, model
 from trainer.data_spec import ImageSpec
 from trainer.models import backbone
@@ -90,5 +91,5 @@ def test_without_pretrained_weights_everything_trains_in_one_phase():
   assert (only.name, only.steps) == ('train', 10)
   with pytest.raises(UnusableModel, match='no layer named .backbone.'):
     fine_tune.phases(
-      model.built_in('cnn', SPEC), TrainerOptions(fine_tune_steps=5), NO_WEIGHTS, 10, 1e-3
+      built_models.built_in('cnn', SPEC), TrainerOptions(fine_tune_steps=5), NO_WEIGHTS, 10, 1e-3
     )

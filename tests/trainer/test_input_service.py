@@ -27,7 +27,8 @@ from components.image_example_gen import encode
 import config as cfg
 from contracts import artifacts, image_record
 import pipeline
-from trainer import data_spec, image_input, input_service, model, task
+from tests.support import built_models
+from trainer import data_spec, image_input, input_service, task
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BATCH = 16
@@ -283,7 +284,7 @@ def test_a_worker_killed_mid_epoch_leaves_training_to_the_other(examples, tmp_pa
       os.path.join(examples, 'Split-train', '*'), spec, BATCH, training=True
     )
     train = input_service.distribute(train, own.address, 'killed')
-    built = model.built_in('cnn', spec)
+    built = built_models.built_in('cnn', spec)
     kill = keras.callbacks.LambdaCallback(
       on_train_batch_end=lambda batch, logs: own.workers[0].kill() if batch == 5 else None
     )

@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from contracts import image_record
 from contracts.errors import UnusableModel
+from tests.support import built_models
 from trainer import model, models
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
@@ -135,7 +136,7 @@ def _batches(spec, rows: int = 16):
 @pytest.mark.parametrize('name', sorted(SPECS))
 def test_every_built_in_model_trains_with_its_step_compiled_by_xla(name):
   """What a TPU needs: static shapes and no host-only op in the step (XLA on the CPU here)."""
-  built = model.built_in(name, SPECS[name], jit_compile=True)
+  built = built_models.built_in(name, SPECS[name], jit_compile=True)
   assert built.jit_compile, 'Keras fell back to running the step without XLA'
   history = built.fit(_batches(SPECS[name]), epochs=1, steps_per_epoch=2, verbose=0).history
   assert np.isfinite(history['loss'][0])
@@ -147,7 +148,7 @@ def test_every_backbone_train_step_lowers_to_xla(name):
   """Keras' own train step of each backbone model, lowered to XLA HLO (what a TPU compiles):
   lowering is where a host-only op or a dynamic shape fails."""
   spec = dataclasses.replace(IMAGES, height=32, width=32, channels=3)
-  built = model.built_in(name, spec, jit_compile=True)
+  built = built_models.built_in(name, spec, jit_compile=True)
   assert built.jit_compile
   built.optimizer.build(built.trainable_variables)
   images, labels = next(iter(_batches(spec)))

@@ -7,14 +7,15 @@ import tensorflow as tf
 from components.image_example_gen import encode
 from contracts import image_record, serving
 from tests.conftest import image_bytes
-from trainer import model, signatures
+from tests.support import built_models
+from trainer import signatures
 from trainer.data_spec import ImageSpec, TabularSpec
 
 
 @pytest.mark.parametrize('size,channels', [((8, 8), 1), ((64, 48), 3)])
 def test_image_model_shapes(size, channels):
   spec = ImageSpec(size[0], size[1], channels, list('abcd'), image_record.ENCODED, True)
-  built = model.built_in('cnn', spec)
+  built = built_models.built_in('cnn', spec)
   batch = np.random.default_rng(0).integers(0, 256, size=(2, *size, channels), dtype=np.uint8)
   probabilities = built(batch).numpy()
   assert probabilities.shape == (2, 4)
@@ -26,7 +27,9 @@ def test_image_model_learns_a_separable_toy_problem():
   labels = rng.integers(0, 2, size=256)
   images = np.where(labels[:, None, None, None] == 1, 200, 30).astype(np.uint8)
   images = np.clip(images + rng.integers(0, 40, size=(256, 8, 8, 1)), 0, 255).astype(np.uint8)
-  built = model.built_in('cnn', ImageSpec(8, 8, 1, ['dark', 'light'], image_record.ENCODED, True))
+  built = built_models.built_in(
+    'cnn', ImageSpec(8, 8, 1, ['dark', 'light'], image_record.ENCODED, True)
+  )
   built.fit(images, labels, epochs=5, batch_size=32, verbose=0)
   assert built.evaluate(images, labels, verbose=0)[1] > 0.95
 
@@ -39,7 +42,7 @@ def _saved(tmp_path, built, serving):
 
 def test_image_signatures_agree_on_examples_and_image_bytes(tmp_path):
   spec = ImageSpec(8, 8, 1, ['zero', 'one', 'two'], image_record.ENCODED, True)
-  built = model.built_in('cnn', spec)
+  built = built_models.built_in('cnn', spec)
   loaded = _saved(tmp_path, built, signatures.image_signatures(built, spec))
   assert set(loaded.signatures) == {'serving_default', 'predict_image_bytes', 'transform_features'}
   pixels = np.random.default_rng(3).integers(0, 256, size=(8, 8), dtype=np.uint8)
@@ -74,7 +77,7 @@ def test_tabular_model_and_signatures(tmp_path):
     numeric_mean={'fare/usd': 2.0},
     numeric_variance={'fare/usd': 2 / 3},
   )
-  built = model.built_in('mlp', spec)
+  built = built_models.built_in('mlp', spec)
   loaded = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
   example = tf.train.Example(
     features=tf.train.Features(

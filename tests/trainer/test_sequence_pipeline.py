@@ -5,7 +5,8 @@ import pytest
 import tensorflow as tf
 
 from contracts import serving, text_record
-from trainer import data_spec, model, sequence_pipeline, signatures
+from tests.support import built_models
+from trainer import data_spec, sequence_pipeline, signatures
 from trainer.data_spec import SequenceSpec
 
 SPEC = SequenceSpec(
@@ -71,7 +72,7 @@ def test_imported_byte_tokens_are_hashed_above_the_reserved_ids():
 
 def test_the_model_trains_on_bucketed_batches_and_serves_sequence_examples(shard):
   path, sequences = shard
-  built = model.built_in('bag_of_words', SPEC)
+  built = built_models.built_in('bag_of_words', SPEC)
   built.fit(
     sequence_pipeline.sequence_dataset([path], SPEC, 32, training=True),
     epochs=1,
@@ -104,7 +105,7 @@ def test_a_text_model_takes_raw_strings_with_its_vocabulary_inside(tmp_path):
     hashed=False,
     vocabulary=str(vocabulary),
   )
-  built = model.built_in('bag_of_words', spec)
+  built = built_models.built_in('bag_of_words', spec)
   path = str(tmp_path / 'model')
   tf.saved_model.save(built, path, signatures=signatures.sequence_signatures(built, spec))
   vocabulary.unlink()  # the saved model carries its own copy
