@@ -17,12 +17,13 @@ class ComponentProgress(logging.Handler):
 
   _NODE_MESSAGES = ('Component %s is running.', 'Component %s is finished.')
 
-  def __init__(self, node_ids, stream=None, on_start=None):
+  def __init__(self, node_ids, stream=None, on_execute=None):
     """stream: default sys.stdout as it is now (not as it was when this module was imported);
-    on_start: {component id: a function called when that component starts running}."""
+    on_execute: {component id: a function called when that component's executor is about to
+    run (not when the component is taken from the cache)}."""
     super().__init__(level=logging.INFO)
     self._order = {node_id: i + 1 for i, node_id in enumerate(node_ids)}
-    self._on_start = dict(on_start or {})
+    self._on_execute = dict(on_execute or {})
     self._stream = stream or sys.stdout
     self._started = {}
     self._cached = set()
@@ -53,10 +54,10 @@ class ComponentProgress(logging.Handler):
       self._current = record.args[0]
       self._started[self._current] = time.monotonic()
       self._print(f'{self._tag(self._current)} {self._current} running…')
-      if self._current in self._on_start:
-        self._on_start[self._current]()
     elif record.msg == 'A cached execution %d is used.' and self._current:
       self._cached.add(self._current)
+    elif record.msg == 'Going to run a new execution %d' and self._current in self._on_execute:
+      self._on_execute[self._current]()
     elif record.msg == 'Component %s is finished.':
       node = record.args[0]
       took = time.monotonic() - self._started.get(node, time.monotonic())

@@ -123,9 +123,10 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> RunRes
   import pipeline
 
   # The serving check's process imports TensorFlow while the Evaluator runs (probe_process.py).
-  on_start = {pipeline.EVALUATOR: probe_process.start}
+  on_execute = {pipeline.EVALUATOR: probe_process.start}
+  watched = progress.ComponentProgress(components, on_execute=on_execute)
   try:
-    with progress.logs_routed(log_path, progress.ComponentProgress(components, on_start=on_start)):
+    with progress.logs_routed(log_path, watched):
       return _run_dag(config, dag, schema_only, log_path)
   finally:
     probe_process.stop()

@@ -1,7 +1,7 @@
 """The serving check's fresh process, started ahead of need: `start()` launches
 `python -m components.serving_check.probe --wait`, which imports TensorFlow (~3 s) and then waits
 for one request on its stdin; the executor `take()`s it when the check runs, so those seconds
-overlap the Evaluator (a local run starts it when the Evaluator starts, cli/run.py). The process
+overlap the Evaluator (a local run starts it when the Evaluator executes, cli/run.py). The process
 has loaded no model and shares nothing with the one that trained it; without a started one, the
 executor starts its own the same way. Imports no TensorFlow.
 """
@@ -53,16 +53,13 @@ def take() -> subprocess.Popen:
 
 
 def stop() -> None:
-  """Ends a started process nobody took (the run ended before its serving check)."""
+  """Ends a started process nobody took (the run ended before its serving check) at once, not
+  after its TensorFlow import."""
   global _started
   process, _started = _started, None
   if process is not None and process.poll() is None:
-    process.stdin.close()  # the probe sees no request and exits
-    try:
-      process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-      process.kill()
-      process.wait()
+    process.kill()
+    process.wait()
 
 
 def request(argv: List[str], cwd: str) -> bytes:

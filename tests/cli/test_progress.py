@@ -17,6 +17,27 @@ def test_progress_writes_to_the_current_stdout(monkeypatch):
   assert terminal.getvalue() == '[2/2] Trainer running…\n'
 
 
+def test_a_hook_runs_when_its_component_executes_not_when_it_is_cached():
+  calls = []
+  handler = progress.ComponentProgress(
+    ['Trainer', 'Evaluator'],
+    stream=io.StringIO(),
+    on_execute={'Evaluator': lambda: calls.append(1)},
+  )
+  record = lambda msg, *args: logging.LogRecord('absl', logging.INFO, '', 0, msg, args, None)
+  for node, how in (
+    ('Evaluator', 'A cached execution %d is used.'),
+    ('Trainer', 'Going to run a new execution %d'),
+  ):
+    handler.emit(record('Component %s is running.', node))
+    handler.emit(record(how, 7))
+    handler.emit(record('Component %s is finished.', node))
+  assert calls == []  # the Evaluator cached, the Trainer has no hook
+  handler.emit(record('Component %s is running.', 'Evaluator'))
+  handler.emit(record('Going to run a new execution %d', 8))
+  assert calls == [1]
+
+
 def test_the_run_log_takes_only_what_is_logged_while_the_run_lasts(tmp_path, monkeypatch):
   """A notebook or test that goes on in the same process keeps its own logging."""
   terminal = io.StringIO()
