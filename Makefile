@@ -13,7 +13,11 @@
 # make flink-down — stop all of it (no process left behind)
 # make spark-up / spark-down — the same for Spark 3.5 standalone (master spark://localhost:7077,
 #              web UI localhost:8080, one worker); then --beam-runner SparkRunner --spark-master …
-# make lock  — re-resolve requirements.in and rewrite requirements.lock
+# make lock  — re-resolve requirements.in and rewrite requirements.lock and requirements-runtime.lock
+# make image — build kubeflow/Dockerfile with Docker as $(IMAGE) (tfrecord-pipeline:local; GPU=1 adds
+#              requirements-gpu.lock, tag ...:local-gpu); its BASE is python:3.10-slim-bookworm, or the
+#              stand-in of make image-base where that exists (no registry reachable)
+# make image-base — the stand-in base: Debian bookworm (mmdebstrap) + this machine's Python 3.10
 PYTHON ?= python3.10
 VENV := .venv
 STAMP := $(VENV)/.installed-from-lock
@@ -23,7 +27,13 @@ PYTEST_ARGS ?=
 TEST_WORKERS ?= 2
 PYTEST := $(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
-.PHONY: run test test-fast lint format lock bench gpu-check compile clean flink-up flink-down spark-up spark-down
+.PHONY: run test test-fast lint format lock bench gpu-check compile clean flink-up flink-down spark-up spark-down image image-base
+
+DOCKER ?= docker
+IMAGE ?= tfrecord-pipeline:local$(if $(GPU),-gpu)
+BASE_STANDIN := tfrecord-pipeline-base:py3.10
+OFFICIAL_BASE := python:3.10-slim-bookworm
+BEAM_VERSION := $(shell sed -n 's/^apache-beam==//p' requirements.lock)
 
 $(STAMP): requirements.lock .python-version
 	rm -rf $(VENV)
@@ -74,6 +84,8 @@ lock:
 	{ head -2 requirements.lock; .venv-lock/bin/python -m pip freeze --all | grep -v '^-e'; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock
 	rm -rf .venv-lock
+	$(MAKE) $(STAMP)
+	$(VENV)/bin/python -m kubeflow.runtime_lock
 
 flink-up: $(STAMP)
 	$(VENV)/bin/python -m engines.flink up
@@ -90,3 +102,19 @@ spark-down:
 
 clean:
 	rm -rf output
+
+image-base:
+	kubeflow/base_image.sh $(BASE_STANDIN)
+
+# Beam's SDK-harness boot program, the image's entrypoint, built from Beam's Go module (static).
+.build/beam-boot: requirements.lock
+	mkdir -p .build
+	CGO_ENABLED=0 GOBIN=$(abspath .build) go install -trimpath -ldflags='-s -w' github.com/apache/beam/sdks/v2/python/container@v$(BEAM_VERSION)
+	mv .build/container $@
+
+image: .build/beam-boot
+	base=$$($(DOCKER) image inspect $(BASE_STANDIN) >/dev/null 2>&1 && echo $(BASE_STANDIN) || echo $(OFFICIAL_BASE)); \
+	echo "image $(IMAGE) on $$base"; \
+	$(DOCKER) build -f kubeflow/Dockerfile --build-arg BASE=$$base --label base=$$base \
+	  $(if $(GPU),--build-arg LOCKS="requirements-runtime.lock requirements-gpu.lock") -t $(IMAGE) .
+	@$(DOCKER) image inspect $(IMAGE) --format '{{.Size}}' | awk '{printf "image $(IMAGE): %.2f GB\n", $$1/1e9}'

@@ -47,9 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument(
     '--data-kind',
     choices=(cfg.IMAGES, cfg.CSV, cfg.TFRECORDS, cfg.TEXT, cfg.SEQUENCES),
-    default=cfg.IMAGES,
-    help='which ExampleGen reads --data and which model '
-    'trains (default: %(default)s; text needs --text-column)',
+    default=None,
+    help="which ExampleGen reads --data and which model trains (default: by --data's name, "
+    'a .csv / .tfrecord file: csv / tfrecords; else images; text needs --text-column)',
   )
   parser.add_argument(
     '--data-pattern',
@@ -201,6 +201,13 @@ def _cloud(args: argparse.Namespace) -> cfg.CloudConfig:
 
 def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   """The same builder as `run`'s (cli/config_builder.py), for data as the cluster sees it."""
+  data, data_pattern = args.data.rstrip('/'), args.data_pattern
+  named = data_layout.name_kind(data)  # a data file: nothing is read, the path is the cluster's
+  if args.data_kind and named and named != args.data_kind:
+    raise UserError(f'--data {args.data}: {named} data, but --data-kind is {args.data_kind}')
+  args.data_kind = args.data_kind or named or cfg.IMAGES
+  if named and not data_pattern:  # one file: its folder, and its name as the pattern
+    data, data_pattern = os.path.dirname(data), os.path.basename(data)
   config_builder.check_numbers(args)
   config_builder.check_input_service(args)
   if args.data_kind == cfg.TEXT and not args.text_column:
@@ -222,9 +229,9 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   return config_builder.config_from(
     args,
     **infer,
-    data=args.data,
+    data=data,
     data_kind=args.data_kind,
-    data_pattern=args.data_pattern
+    data_pattern=data_pattern
     or (image_folders.CLASS_FOLDERS if args.data_kind == cfg.IMAGES else '*'),
     output=args.pipeline_root,
     pipeline_root=args.pipeline_root,

@@ -5,8 +5,11 @@ constant parameters, input artifacts as their producers reported them, output ar
 the pipeline root, an output metadata file, the pipeline parameters' values: compiled defaults
 or `--param NAME=VALUE`), puts it in place of the `{{$}}` placeholder and runs
 the task's own container command and arguments (TFX's container entrypoints, ExampleGen's
-`preCacheCheck` driver first) as a subprocess here instead of inside the image: the working
-directory and PYTHONPATH are this checkout, as /pipeline is in kubeflow/Dockerfile's image.
+`preCacheCheck` driver first). With `--image`, each task runs in its own container of that image
+(`docker run`), which sees what a pod would: the pipeline root (mounted at the same path, standing
+in for the bucket) and, read-only, the local paths the task's parameters name (the data); no
+network. Without it, a task runs as a subprocess here: the working directory and PYTHONPATH are
+this checkout, as /pipeline is in kubeflow/Dockerfile's image.
 
 Resolver tasks (TFX's LatestBlessedModelStrategy compiles to two) are answered from the earlier
 runs under the same pipeline root: the newest run whose blessing says blessed, and its model, as
@@ -14,7 +17,7 @@ the KFP backend would find them in ML Metadata. Not reproduced: containers, cach
 importer nodes, other resolver queries.
 
   .venv/bin/python -m kubeflow.local_launcher --template PIPELINE.json --pipeline-root DIR \
-      [--param train_steps=800 ...]
+      [--image tfrecord-pipeline:local] [--param train_steps=800 ...]
 """
 
 import argparse
@@ -32,6 +35,7 @@ from kubeflow import parameters as kfp_parameters
 PRODUCED_FILE = 'produced.json'  # <pipeline root>/<run>/: every task's output artifacts
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLACEHOLDER = '{{$}}'
+CONTAINER_LABEL = 'tfrecord-pipeline.task'  # on every task container (docker ps --filter label=)
 
 
 class LaunchError(Exception):
@@ -110,7 +114,7 @@ def executor_input(
 
 
 def _run(command: List[str], log_path: str, what: str) -> None:
-  """Runs one container command here, `python` being this environment's, logging to log_path."""
+  """Runs one command here, `python` being this environment's, logging to log_path."""
   env = dict(
     os.environ,
     PYTHONPATH=HERE,
@@ -126,15 +130,47 @@ def _run(command: List[str], log_path: str, what: str) -> None:
     raise LaunchError(f'{what} exited with {code}: {last[0] if last else ""} (log: {log_path})')
 
 
+def named_paths(value, pipeline_root: str) -> List[str]:
+  """Existing local absolute paths named in a task's parameter values (JSON inside strings
+  too), outside the pipeline root: what its container must see, read-only."""
+  if isinstance(value, str):
+    try:
+      decoded = json.loads(value)
+    except ValueError:
+      decoded = None
+    if isinstance(decoded, (dict, list)):
+      return named_paths(decoded, pipeline_root)
+    inside = os.path.commonpath([os.path.abspath(value), pipeline_root]) == pipeline_root
+    exists = value.startswith('/') and os.path.exists(value)
+    return [value.rstrip('/') or '/'] if exists and not inside else []
+  children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+  return sorted({path for child in children for path in named_paths(child, pipeline_root)})
+
+
+def container_command(
+  image: str, name: str, steps_file: str, pipeline_root: str, data_paths: List[str]
+) -> List[str]:
+  """`docker run` of one task: its steps (kubeflow/task_steps.py) in `image`, with the pipeline
+  root read-write and the data read-only at their own paths, no network, this user's ids."""
+  mounts = [f'--volume={pipeline_root}:{pipeline_root}']
+  mounts += [f'--volume={path}:{path}:ro' for path in data_paths]
+  return [
+    'docker', 'run', '--rm', f'--name={name}', '--network=none',
+    f'--user={os.getuid()}:{os.getgid()}', '--env=HOME=/tmp', f'--label={CONTAINER_LABEL}',
+    *mounts, '--entrypoint=python', image, '-m', 'kubeflow.task_steps', steps_file,
+  ]  # fmt: skip
+
+
 def run(
   job: dict,
   pipeline_root: str,
   pipeline_parameters: Dict[str, object],
   run_id: str = '',
   report=print,
+  image: str = '',
 ) -> Dict[str, dict]:
-  """Runs every task of `job` (a compiled PipelineJob dict) with these parameter values;
-  returns the produced artifacts."""
+  """Runs every task of `job` (a compiled PipelineJob dict) with these parameter values, each
+  in its own container of `image` when one is given; returns the produced artifacts."""
   spec = job['pipelineSpec']
   tasks = spec['root']['dag']['tasks']
   executors = spec['deploymentSpec']['executors']
@@ -171,9 +207,23 @@ def run(
     if driver:
       steps.append(('driver', driver))
     steps.append(('executor', container))
-    for what, step in steps:
-      args = [invocation if a == PLACEHOLDER else a for a in step.get('args', [])]
-      _run(list(step['command']) + args, log_path, f'{name} {what}')
+    commands = [
+      (what, list(step['command']) + [invocation if a == PLACEHOLDER else a for a in step['args']])
+      for what, step in steps
+    ]
+    if image:
+      steps_file = os.path.join(log_folder, f'{name}.steps.json')
+      with open(steps_file, 'w') as f:
+        json.dump([command for _, command in commands], f)
+      data = named_paths(json.loads(invocation)['inputs'], pipeline_root)
+      container_name = re.sub(r'[^a-zA-Z0-9_.-]', '-', f'{run_id}-{name}').lower()
+      _run(
+        container_command(image, container_name, steps_file, pipeline_root, data),
+        log_path,
+        f'{name} container',
+      )
+    for what, command in [] if image else commands:
+      _run(command, log_path, f'{name} {what}')
     with open(os.path.join(task_root, 'executor_output.json')) as f:
       reported = json.load(f).get('artifacts', {})
     planned = json.loads(invocation)['outputs']['artifacts']
@@ -222,6 +272,22 @@ def resolve(name: str, resolver: dict, pipeline_root: str, run_id: str) -> Dict[
   return {key: found[title] for key, title in wanted.items() if title in found}
 
 
+def check_image(job: dict, image: str) -> None:
+  """Docker answers and has `image`; a warning line when the spec was compiled for another."""
+  found = subprocess.run(['docker', 'image', 'inspect', image], capture_output=True, text=True)
+  if found.returncode:
+    reason = (found.stderr.strip().splitlines() or ['docker failed'])[-1]
+    raise LaunchError(f'image {image}: {reason} (make image builds tfrecord-pipeline:local)')
+  compiled = {
+    executor['container']['image']
+    for executor in job['pipelineSpec']['deploymentSpec']['executors'].values()
+    if 'container' in executor
+  }
+  if compiled - {image}:
+    print(f'warning: compiled for {", ".join(sorted(compiled))}; running {image}')
+  print(f'each task in its own container of {image}')
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(
     prog='python -m kubeflow.local_launcher',
@@ -243,6 +309,12 @@ def main(argv=None) -> int:
     metavar='NAME=VALUE',
     help='a pipeline parameter for this run (repeatable; default: the compiled values)',
   )
+  parser.add_argument(
+    '--image',
+    default='',
+    help='run each task in its own container of this image (docker run), e.g. the image '
+    'compile --image named; default: each task as a subprocess here',
+  )
   args = parser.parse_args(argv)
   from contracts.errors import UserError
   from kubeflow import submit
@@ -257,7 +329,9 @@ def main(argv=None) -> int:
       )
     values = kfp_parameters.values(job, args.param)
     print('parameters: ' + ', '.join(f'{k}={v}' for k, v in sorted(values.items())))
-    run(job, os.path.abspath(root), values)
+    if args.image:
+      check_image(job, args.image)
+    run(job, os.path.abspath(root), values, image=args.image)
   except (UserError, LaunchError) as e:
     print(f'error: {e}', file=sys.stderr)
     return 2

@@ -217,6 +217,7 @@ def test_json_is_accepted_by_aiplatform_pipeline_job_offline(tmp_path):
     (['--accelerator-type', 'NVIDIA_TESLA_T4'], 'need --vertex-training'),
     (['--job-label', 'Team=x'], "--label 'Team=x'"),
     (['--job-label', 'novalue'], 'want KEY=VALUE'),
+    (['--data', 'gs://b/rows.csv', '--data-kind', 'images'], 'csv data, but --data-kind is images'),
   ],
 )
 def test_bad_options_exit_2_with_one_line(tmp_path, capsys, extra, message):
@@ -278,38 +279,6 @@ def test_compiled_steps_carry_the_code_fingerprints_of_a_local_run(tmp_path):
   assert 'trainer/model.py' in json.loads(custom_config['code_fingerprint'])
 
 
-def test_dockerfile_ships_every_module_the_compiled_steps_import():
-  """No container engine here: check the image recipe against what the steps will import."""
-  with open(os.path.join(ROOT, 'kubeflow', 'Dockerfile')) as f:
-    lines = [line.split() for line in f if line.strip() and not line.startswith('#')]
-  import tfx
-
-  assert ['FROM', f'gcr.io/tfx-oss-public/tfx:{tfx.__version__}'] in lines
-  assert ['ENV', 'PYTHONPATH=/pipeline'] in lines and ['WORKDIR', '/pipeline'] in lines
-  copied = {
-    source.rstrip('/').split('/')[0].replace('.py', '')
-    for line in lines
-    if line[0] == 'COPY'
-    for source in line[1:-1]
-  }
-  with open(os.path.join(ROOT, 'kubeflow', 'pipeline.json')) as f:
-    spec = json.load(f)['pipelineSpec']
-  imported = {'trainer'}  # run_fn
-  for executor in spec['deploymentSpec']['executors'].values():
-    if 'container' not in executor:  # a resolver: a query the backend answers
-      continue
-    args = executor['container']['args']
-    imported.add(args[args.index('--executor_class_path') + 1].split('.')[0])
-  imported.discard('tfx')
-  assert imported == {'components', 'trainer'}
-  assert imported | {'config', 'cli', 'schema', 'requirements.lock'} <= copied
-  # What components/ and trainer/ may import in turn (tests/test_architecture.py: ALLOWED).
-  assert {'contracts', 'engines', 'records', 'utils'} <= copied
-  # The curated schema named in the committed example is in the image at that relative path.
-  schema = spec['root']['dag']['tasks']['ImportSchemaGen']['inputs']['parameters']['schema_file']
-  assert schema['runtimeValue']['constant'].split('/')[0] in copied
-
-
 def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
   output = _compile(
     tmp_path, '--data-kind', 'csv', '--data-pattern', 'span-{SPAN}/*.csv', '--span', '2'
@@ -321,6 +290,18 @@ def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
   assert constant('input_config')['splits'][0]['pattern'] == 'span-{SPAN}/*.csv'
   assert constant('range_config')['static_range'] == {'start_span_number': 2, 'end_span_number': 2}
   assert 'DriftCheck' in tasks['Trainer'].get('dependentTasks', [])
+
+
+def test_a_data_file_compiles_to_its_folder_and_name_and_its_kind(tmp_path):
+  output = _compile(tmp_path, '--data', 'gs://bucket/tables/rows.csv', '--label', 'tips')
+  job = json.loads(output.read_text())
+  tasks = job['pipelineSpec']['root']['dag']['tasks']
+  assert 'CsvExampleGen' in tasks and 'ImageExampleGen' not in tasks  # by the name
+  parameters = tasks['CsvExampleGen']['inputs']['parameters']
+  assert parameters['input_base'] == {'componentInputParameter': 'data'}
+  assert job['runtimeConfig']['parameterValues']['data'] == 'gs://bucket/tables'
+  input_config = json.loads(parameters['input_config']['runtimeValue']['constant'])
+  assert input_config['splits'][0]['pattern'] == 'rows.csv'
 
 
 def test_infer_data_compiles_to_the_bulk_inferrer_on_the_blessed_model(tmp_path):

@@ -1,0 +1,128 @@
+"""The compiled pipeline with every task in its own container of the project's image, as KFP
+runs it: one container per task, nothing but the pipeline root and the data mounted, and the
+same records and accuracy as `pipeline.py run` on the same CSV."""
+
+import glob
+import json
+import os
+import subprocess
+import time
+import types
+
+import pytest
+import tensorflow as tf
+
+from cli import main as cli_main
+import config as cfg
+from contracts import evaluation as evaluation_names
+from kubeflow import local_launcher
+from metadata import artifact_reader
+from tests.conftest import run_pipeline
+from tests.support import runs
+from tests.support.containers import project_image  # noqa: F401
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('containers')]
+STEPS = '150'  # conftest.FAST's, so both runs train alike
+
+
+def write_breast_cancer_csv(path: str) -> str:
+  from sklearn.datasets import load_breast_cancer
+
+  data = load_breast_cancer()
+  names = [name.replace(' ', '_') for name in data.feature_names]
+  rows = [','.join([*(f'{v:g}' for v in x), str(y)]) for x, y in zip(data.data, data.target)]
+  with open(path, 'w') as f:
+    f.write(','.join([*names, 'target']) + '\n' + '\n'.join(rows) + '\n')
+  return path
+
+
+@pytest.fixture(scope='module')
+def container_run(project_image, tmp_path_factory):  # noqa: F811
+  """The spec compiled for the image on a CSV, run by the launcher with --image: (folder, the
+  names of the containers started, the produced artifacts)."""
+  folder = tmp_path_factory.mktemp('containers')
+  data = write_breast_cancer_csv(str(folder / 'cancer.csv'))
+  root, spec = str(folder / 'root'), str(folder / 'spec.json')
+  compiled = cli_main.main(
+    [
+      'compile', '--data', data, '--data-kind', 'csv', '--label', 'target',
+      '--pipeline-root', root, '--image', project_image, '--out', spec,
+      '--train-steps', STEPS, '--beam-arg=--direct_running_mode=in_memory',
+    ]
+  )  # fmt: skip
+  assert compiled == 0
+  since = time.time()
+  code = local_launcher.main(
+    ['--template', spec, '--pipeline-root', root, '--image', project_image]
+  )
+  assert code == 0
+  events = subprocess.run(
+    [
+      'docker', 'events', '--since', f'{since:.0f}', '--until', f'{time.time() + 1:.0f}',
+      '--filter', 'event=start', '--filter', f'label={local_launcher.CONTAINER_LABEL}',
+      '--format', '{{.Actor.Attributes.name}}',
+    ],
+    capture_output=True, text=True, check=True,
+  )  # fmt: skip
+  (run,) = glob.glob(os.path.join(root, 'run-*'))
+  with open(os.path.join(run, local_launcher.PRODUCED_FILE)) as f:
+    produced = json.load(f)
+  return folder, events.stdout.split(), produced, data
+
+
+def records(examples_uri: str):
+  """{split: sorted deterministic serializations of its examples}."""
+  found = {}
+  for split_folder in sorted(glob.glob(os.path.join(examples_uri, 'Split-*'))):
+    files = sorted(glob.glob(os.path.join(split_folder, '*')))
+    serialized = []
+    for record in tf.data.TFRecordDataset(files, compression_type='GZIP'):
+      example = tf.train.Example.FromString(record.numpy())
+      serialized.append(example.SerializeToString(deterministic=True))
+    found[os.path.basename(split_folder)] = sorted(serialized)
+  return found
+
+
+def test_one_container_per_task_and_a_pushed_model(container_run):
+  folder, started, produced, _ = container_run
+  with open(folder / 'spec.json') as f:
+    spec = json.load(f)['pipelineSpec']
+  executors = spec['deploymentSpec']['executors']
+  tasks = spec['root']['dag']['tasks']
+  in_containers = {
+    name
+    for name, task in tasks.items()
+    if 'container' in executors[spec['components'][task['componentRef']['name']]['executorLabel']]
+  }
+  assert len(started) == len(in_containers) >= 10
+  assert sorted(started) == sorted(set(started))  # one each
+  pushed = produced['Pusher']['pushed_model']['metadata']
+  assert pushed['pushed'] == 1
+  assert os.path.isfile(os.path.join(pushed['pushed_destination'], 'saved_model.pb'))
+  assert pushed['pushed_destination'].startswith(str(folder / 'root'))
+
+
+def test_the_task_containers_saw_only_the_pipeline_root_and_the_data(container_run):
+  folder, _, _, data = container_run
+  (run,) = glob.glob(str(folder / 'root' / 'run-*'))
+  with open(glob.glob(os.path.join(run, 'logs', '*ExampleGen.log'))[0]) as f:
+    command = f.readline()
+  assert f'--volume={folder / "root"}:{folder / "root"} ' in command
+  assert f'--volume={data}:{data}:ro ' in command and '--network=none' in command
+  assert command.count('--volume=') == 2
+
+
+def test_records_and_accuracy_match_a_local_run(container_run, tmp_path):
+  folder, _, produced, data = container_run
+  code, result = run_pipeline(data, str(tmp_path / 'out'), '--label', 'target')
+  assert code == 0
+  nodes = runs.latest_run(str(tmp_path / 'out'), cfg.PIPELINE_NAME)
+  local_examples = artifact_reader.output(nodes, 'examples')
+  local = records(local_examples.uri)
+  in_containers = records(produced['CsvExampleGen']['examples']['uri'])
+  assert sorted(local) == ['Split-eval', 'Split-train']
+  assert in_containers == local
+  accuracy = artifact_reader.accuracies(
+    types.SimpleNamespace(uri=produced['Evaluator']['evaluation']['uri'])
+  )
+  assert abs(accuracy[evaluation_names.CANDIDATE] - result['eval_accuracy']) <= 0.02
