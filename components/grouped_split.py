@@ -58,13 +58,14 @@ class Fingerprint:
     return record
 
   def id_values(self, record) -> id_columns.Batch:
-    """A tf.Example as one row for id_columns.UniqueColumns: its single integers and strings."""
+    """A tf.Example as one row for id_columns.UniqueColumns: its single integers and texts
+    (bytes that are printable UTF-8: an image's bytes are no id)."""
     values = {}
     for name, feature in self.parsed(record).features.feature.items():
       if name not in self._ignored:
         kind = feature.WhichOneof('kind')
         found = list(getattr(feature, kind).value) if kind in ('int64_list', 'bytes_list') else []
-        values[name] = found if len(found) == 1 else None
+        values[name] = found if len(found) == 1 and _id_like(found[0]) else None
     return 1, values
 
   def __call__(self, record, detected: Sequence[str] = ()) -> Tuple[bytes, Tuple[str, str, Any]]:
@@ -85,6 +86,15 @@ class Fingerprint:
     description = ', '.join(shown[:4]) + (', …' if len(shown) > 4 else '')
     serialized = record if isinstance(record, bytes) else record.SerializeToString()
     return digest.digest(), (label, description, serialized)
+
+
+def _id_like(value) -> bool:
+  if not isinstance(value, bytes):
+    return True
+  try:
+    return value.decode('utf-8').isprintable()
+  except UnicodeDecodeError:
+    return False
 
 
 class _Place(beam.DoFn):
