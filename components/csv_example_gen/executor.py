@@ -90,13 +90,19 @@ class _Infer(beam.DoFn):
     types = arrow_csv.column_types(table)
     yield task[0], [int(kind) for kind in types]
     if self._candidates:
-      values = {
-        name: arrow_csv.row_hashes(table.select([name])).tolist()
-        if kind in _ID_TYPES and name != self._label and arrow_csv.all_filled(table.column(name))
-        else None
-        for name, kind in zip(table.column_names, types)
-      }
+      values = {}
+      for name, kind in zip(table.column_names, types):
+        cells = table.column(name)
+        hashes = None
+        if kind in _ID_TYPES and name != self._label and arrow_csv.all_filled(cells):
+          hashes = arrow_csv.row_hashes(table.select([name]))
+        # a value twice within the range: no id (sent as None, not as every cell)
+        values[name] = hashes.tolist() if hashes is not None and _distinct(hashes) else None
       yield beam.pvalue.TaggedOutput(_VALUES, (table.num_rows, values))
+
+
+def _distinct(hashes: np.ndarray) -> bool:
+  return len(np.unique(hashes)) == len(hashes)
 
 
 def _detected(unique: List[str], types: Dict[str, List[int]], names) -> List[str]:
