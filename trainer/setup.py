@@ -38,6 +38,7 @@ class Setup:
   hint: str  # the first thing to try when the input check finds training input-bound
   class_names: List[str]
   cache: input_cache.CacheDecision
+  id_columns: List[str] = dataclasses.field(default_factory=list)  # tabular: no model input
 
 
 def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
@@ -92,13 +93,15 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
     if label is not None and label.type == schema_pb2.BYTES
     else []
   )
-  spec = data_spec.tabular_spec(schema, config, max_label, names)
+  ids = data_spec.id_columns(data_spec.examples_root(fn_args.train_files[0]))
+  spec = data_spec.tabular_spec(schema, config, max_label, names, ids)
   logging.info(
-    'Tabular input: %d numeric, %d categorical columns, label %s (%d classes)',
+    'Tabular input: %d numeric, %d categorical columns, label %s (%d classes), ids %s left out',
     len(spec.numeric),
     len(spec.categorical),
     label_key,
     spec.num_classes,
+    ids,
   )
   eval_files = shards.shard_files(fn_args.eval_files)
   serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
@@ -116,7 +119,7 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
   )
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
   names = spec.label_names or [str(i) for i in range(spec.num_classes)]
-  return Setup(spec, train, evaluation, signatures.tabular_signatures, hint, names, cache)
+  return Setup(spec, train, evaluation, signatures.tabular_signatures, hint, names, cache, ids)
 
 
 def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
