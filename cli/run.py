@@ -232,6 +232,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     except Exception:  # the run's outcome stands without its report
       logging.exception('run report not written')
       result.report = ''
+    result.report_seconds = round(process_seconds() - result.process_seconds, 1)
   return result
 
 

@@ -268,7 +268,10 @@ def _report_line(result: RunResult) -> List[str]:
   """Where report.html is, for a run that writes one."""
   if result.report is None:
     return []
-  return [f'report:     {result.report or "not written (see the log)"}']
+  if not result.report:
+    return ['report:     not written (see the log)']
+  took = result.report_seconds
+  return [f'report:     {result.report}' + (f' (written in {took:.1f} s after)' if took else '')]
 
 
 def render_wall(result: RunResult) -> str:

@@ -27,3 +27,5 @@ def test_the_report_shows_the_summarys_wall_time_not_the_components_alone(tmp_pa
   shown = summary_text.render_wall(result)
   assert shown.startswith('28.3 s') and f'<td>{shown}</td>' in page
   assert f'wall time:  {shown}' in summary_text.render(result)
+  result.report, result.report_seconds = '/out/report.html', 2.4  # written after the figure
+  assert 'report:     /out/report.html (written in 2.4 s after)' in summary_text.render(result)
