@@ -17,7 +17,13 @@ PER_BATCH_HINT = 'a larger --batch-size spreads it over more examples'
 @dataclasses.dataclass(frozen=True)
 class Verdict:
   input_bound: bool
-  words: str  # one sentence, without the hint of an input-bound verdict
+  headline: str  # 'input-bound: …' or 'not input-bound: …', with the input's pace
+  detail: str = ''  # what the waiting was, when the input keeps up but the consumer waited
+
+  @property
+  def words(self) -> str:
+    """One sentence, without the hint of an input-bound verdict."""
+    return f'{self.headline}; {self.detail}' if self.detail else self.headline
 
 
 def waited_per_batch(step_seconds: float, stall_fraction: float) -> float:
@@ -38,8 +44,16 @@ def verdict(
     per_batch_ms = waited_per_batch(step_seconds, stall_fraction) * 1000
     return Verdict(
       False,
-      f'{keeps_up}; the {stall_fraction:.1%} of time waited is a fixed cost of '
+      keeps_up,
+      f'the {stall_fraction:.1%} of time waited is a fixed cost of '
       f'{per_batch_ms:.2f} ms per batch taken, which weighs on a {step_seconds * 1000:.1f} ms '
       f'step however fast the input is ({PER_BATCH_HINT})',
     )
   return Verdict(False, keeps_up)
+
+
+def of_check(check: dict, batch_size: int) -> Verdict:
+  """The verdict on the figures the Trainer recorded (training.json's input_check)."""
+  return verdict(
+    check['input_examples_per_second'], check['step_seconds'], batch_size, check['stall_fraction']
+  )

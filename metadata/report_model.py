@@ -274,12 +274,7 @@ def input_section(training: Optional[dict], damage: Optional[dict]) -> str:
     return html.absent(
       f'No input check: skipped under distributed training ({training.get("distribution")}).'
     )
-  found = input_check.verdict(
-    check['input_examples_per_second'],
-    check['step_seconds'],
-    training['batch_size'],
-    check['stall_fraction'],
-  )
+  found = input_check.of_check(check, training['batch_size'])
   verdict = (
     f'<p class="bad">Training was {html.escape(found.words)}. First thing to try: '
     f'{html.escape(check["hint"])}.</p>'

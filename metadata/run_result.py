@@ -42,7 +42,7 @@ class RunResult:
   cached: List[str] = dataclasses.field(default_factory=list)
   batch_capped: Optional[dict] = None  # {'asked', 'train_examples'}
   training: Optional[dict] = None  # {'model', 'hyperparameters', 'tuned', 'weights', 'phases'}
-  input_check: Optional[dict] = None  # {'stall_fraction', 'cache'}
+  input_check: Optional[dict] = None  # {'verdict', 'stall_fraction', 'cache'}
   examples_per_split: Optional[Dict[str, int]] = None
   excluded_files: Optional[int] = None
   excluded_report: Optional[str] = None

@@ -66,7 +66,7 @@ def render_serving_check(report: dict) -> str:
 
 def render_input_check(check: dict) -> str:
   """The Trainer's input check (trainer/diagnosis.py) and cache decision, in one line."""
-  parts = []
+  parts = [check['verdict']] if check.get('verdict') else []
   if check.get('stall_fraction') is not None:
     parts.append(f'training waited for input {check["stall_fraction"]:.1%} of the time')
   if check.get('cache'):

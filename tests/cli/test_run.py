@@ -60,6 +60,7 @@ def test_the_summary_says_whether_the_input_was_cached(default_run):
   """The embedded digits fit the memory budget by far: the Trainer caches them, and says so."""
   done, output = default_run
   (line,) = [line for line in done.stdout.splitlines() if line.startswith('input check: ')]
+  assert line.startswith('input check: not input-bound: the input alone delivers '), line
   assert re.search(r'training waited for input \d+\.\d% of the time', line), line
   assert re.search(
     r'; input held in memory, decoded once \([\d.,]+ MB decoded; '

@@ -1,6 +1,7 @@
 """The summary's push line for a model already serving."""
 
 import config as cfg
+from contracts import input_check
 from metadata import report, summary_text
 from metadata.run_result import Push, RunResult
 
@@ -29,3 +30,14 @@ def test_the_report_shows_the_summarys_wall_time_not_the_components_alone(tmp_pa
   assert f'wall time:  {shown}' in summary_text.render(result)
   result.report, result.report_seconds = '/out/report.html', 2.4  # written after the figure
   assert 'report:     /out/report.html (written in 2.4 s after)' in summary_text.render(result)
+
+
+def test_the_input_check_line_leads_with_the_verdict_its_figures_give():
+  figures = {'input_examples_per_second': 310639.0, 'step_seconds': 64 / 8769}
+  check = dict(figures, stall_fraction=0.083)  # the default run's: a paced consumer waited
+  verdict = input_check.of_check(check, 64).headline
+  line = summary_text.render_input_check({'verdict': verdict, 'stall_fraction': 0.083})
+  assert line == (
+    'not input-bound: the input alone delivers 35.4x what the step takes; '
+    'training waited for input 8.3% of the time'
+  )
