@@ -33,6 +33,10 @@ def duplicate_facts(examples) -> dict:
 
     with fileio.open(facts['report'], 'r') as f:
       listing = json.loads(f.read())
+    # Images grouped (not --duplicates off): the summary says which near-copies are not caught.
+    facts['near_copies_checked'] = fileio.exists(
+      os.path.join(examples.uri, artifacts.IMAGE_META_FILE)
+    )
   except Exception:  # noqa: BLE001 (an artifact from before duplicates.json: counts only)
     listing = {}
   facts['conflicts'] = listing.get('conflicts', [])[:CONFLICTS_SHOWN]

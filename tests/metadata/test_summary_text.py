@@ -41,3 +41,19 @@ def test_the_input_check_line_leads_with_the_verdict_its_figures_give():
     'not input-bound: the input alone delivers 35.4x what the step takes; '
     'training waited for input 8.3% of the time'
   )
+
+
+def _facts(**given) -> dict:
+  facts = dict.fromkeys(('duplicates', 'near_duplicate_groups', 'label_conflicts'), 0)
+  facts.update(across_splits=0, conflicts_kept=False, conflicts=[], across=[], report='d.json')
+  return {**facts, **given}
+
+
+def test_an_image_run_says_which_near_copies_it_does_not_catch_found_or_not():
+  assert summary_text.render_duplicates(_facts()) == []  # rows: no near-copy check
+  alone = summary_text.render_duplicates(_facts(near_copies_checked=True))
+  assert alone == ['duplicates: ' + summary_text.NEAR_COPIES_MEASURED]
+  assert 'not caught: crops of 5 % or more' in alone[0]
+  found = summary_text.render_duplicates(_facts(near_duplicate_groups=2, near_copies_checked=True))
+  assert found[0].startswith('duplicates: 2 group(s) of near-duplicate images')
+  assert found[1] == ' ' * 12 + summary_text.NEAR_COPIES_MEASURED
