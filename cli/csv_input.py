@@ -52,6 +52,8 @@ def text_column(
     )
   if not label_default:
     _check_label_values(csv_path, label, [row[label] for row in rows])
+  else:
+    _check_label_default(csv_path, label, label_default, [row[label] for row in rows])
   values = [label_default if labels.is_missing(r[label]) else r[label] for r in rows]
   _check_label_is_no_id(csv_path, label, values)
   if classes and values and _all_read_as(int, values):
@@ -134,6 +136,20 @@ def _all_read_as(kind: type, values: list) -> bool:
   except ValueError:
     return False
   return True
+
+
+def _check_label_default(csv_path: str, label: str, default: str, values: list) -> None:
+  """--label-default of the label column's kind: ExampleGen writes it into the rows before it
+  types the column, so a name among integers would turn every class id into a name."""
+  present = [value for value in values if not labels.is_missing(value)]
+  for kind, what in ((int, 'class ids (integers)'), (float, 'numbers')):
+    if present and _all_read_as(kind, present):
+      if not _all_read_as(kind, [default]):
+        raise UserError(
+          f"--label-default {default!r}: label '{label}' holds {what} in the first "
+          f'{len(values)} rows of {csv_path}; give one of those'
+        )
+      return
 
 
 def _check_label_values(csv_path: str, label: str, values: list) -> None:

@@ -71,6 +71,21 @@ def test_integer_labels_that_look_like_a_number_to_regress_are_refused_first(tmp
   assert csv_input.text_column(grades, 'grade') == ''  # 25 classes of 8 rows each
 
 
+def test_a_label_default_of_another_kind_than_the_label_is_refused(tmp_path):
+  path = _csv(
+    tmp_path / 'l.csv', ['x', 'label'], [(str(i), str(i % 3) if i % 9 else '') for i in range(60)]
+  )
+  with pytest.raises(UserError, match=r"^--label-default 'unknown': label 'label' holds class ids"):
+    csv_input.text_column(path, 'label', label_default='unknown')
+  with pytest.raises(UserError, match=r"^--label-default '0.5': label 'label' holds class ids"):
+    csv_input.text_column(path, 'label', label_default='0.5')
+  assert csv_input.text_column(path, 'label', label_default='2') == ''
+  names = _csv(
+    tmp_path / 'n.csv', ['x', 'label'], [(str(i), 'ab'[i % 2] if i % 9 else '') for i in range(60)]
+  )
+  assert csv_input.text_column(names, 'label', label_default='unknown') == ''
+
+
 def test_the_imdb_txt_gets_a_one_line_hint_and_its_csv_copy_is_text(tmp_path):
   with pytest.raises(UserError, match='give it a .csv name'):
     data_layout.resolve_data(IMDB)
