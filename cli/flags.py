@@ -99,7 +99,8 @@ OPTIONS = {
     default=[],
     metavar='COLUMN',
     help='CSV/TFRecord data: a column that identifies a row (repeatable): left out when rows are '
-    'compared for duplicates',
+    "compared for duplicates and of the model's inputs, copied next to its predictions; "
+    'without it, integer and string columns unique in every row are taken as ids (and named)',
   ),
   '--encoding': dict(
     choices=('encoded', 'raw'),

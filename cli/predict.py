@@ -122,7 +122,7 @@ def _wrote_by_predict(path: str) -> bool:
   """Whether `path` starts with the predictions header (a file this command wrote before)."""
   try:
     with open(path, encoding='utf-8', errors='replace') as f:
-      return f.readline().strip() == ','.join(predictions.HEADER)
+      return predictions.is_header(f.readline())
   except OSError:
     return False
 
@@ -168,7 +168,7 @@ def main(args: argparse.Namespace) -> int:
         wanted = list(served.kinds)
         for relpath in data.files:
           layouts[relpath] = inputs.csv_layout(
-            os.path.join(data.root, relpath), wanted, args.text_column
+            os.path.join(data.root, relpath), wanted, args.text_column, served.id_columns
           )
     except (inputs.Problem, model.Problem) as e:
       raise UserError(str(e)) from None

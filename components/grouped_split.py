@@ -16,7 +16,7 @@ import hashlib
 import io
 import json
 import os
-from typing import Any, Dict, Iterable, List, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 import apache_beam as beam
 from tfx.dsl.io import fileio
@@ -24,7 +24,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 from tfx.utils import proto_utils
 
-from components import duplicates
+from components import duplicates, id_columns
 from contracts import artifacts, image_record
 from utils import atomic
 
@@ -50,27 +50,51 @@ class Fingerprint:
     self._ignored = set(ignored) | set(ALWAYS_IGNORED) | {label}
     self._sequence = sequence
 
-  def __call__(self, record) -> Tuple[bytes, Tuple[str, str, Any]]:
+  def parsed(self, record):
     import tensorflow as tf
 
     if isinstance(record, bytes):
-      parsed = (tf.train.SequenceExample if self._sequence else tf.train.Example).FromString(record)
-    else:
-      parsed = record
+      return (tf.train.SequenceExample if self._sequence else tf.train.Example).FromString(record)
+    return record
+
+  def id_values(self, record) -> id_columns.Batch:
+    """A tf.Example as one row for id_columns.UniqueColumns: its single integers and texts
+    (bytes that are printable UTF-8: an image's bytes are no id)."""
+    values = {}
+    for name, feature in self.parsed(record).features.feature.items():
+      if name not in self._ignored:
+        kind = feature.WhichOneof('kind')
+        found = list(getattr(feature, kind).value) if kind in ('int64_list', 'bytes_list') else []
+        values[name] = found if len(found) == 1 and _id_like(found[0]) else None
+    return 1, values
+
+  def __call__(self, record, detected: Sequence[str] = ()) -> Tuple[bytes, Tuple[str, str, Any]]:
+    """`detected`: id columns found in the data, left out of its content too."""
+    parsed = self.parsed(record)
     features = (parsed.context if self._sequence else parsed.features).feature
+    ignored = self._ignored | set(detected)
     digest = hashlib.md5()
     for name in sorted(features):
-      if name not in self._ignored:
+      if name not in ignored:
         digest.update(name.encode() + b'\0' + features[name].SerializeToString() + b'\0')
     if self._sequence:
       for name in sorted(parsed.feature_lists.feature_list):
         digest.update(name.encode() + b'\1')
         digest.update(parsed.feature_lists.feature_list[name].SerializeToString())
     label = _value(features[self._label]) if self._label in features else ''
-    shown = [f'{n}={_value(features[n])}' for n in sorted(features) if n not in self._ignored]
+    shown = [f'{n}={_value(features[n])}' for n in sorted(features) if n not in ignored]
     description = ', '.join(shown[:4]) + (', …' if len(shown) > 4 else '')
     serialized = record if isinstance(record, bytes) else record.SerializeToString()
     return digest.digest(), (label, description, serialized)
+
+
+def _id_like(value) -> bool:
+  if not isinstance(value, bytes):
+    return True
+  try:
+    return value.decode('utf-8').isprintable()
+  except UnicodeDecodeError:
+    return False
 
 
 class _Place(beam.DoFn):
@@ -158,25 +182,29 @@ class GroupedSplitExecutor:
     output_config = proto_utils.json_to_proto(
       exec_properties['output_config'], example_gen_pb2.Output()
     )
-    fingerprint = Fingerprint(
-      exec_properties.get('label_key') or '',
-      json.loads(exec_properties.get('id_columns') or '[]'),
-      exec_properties.get('output_data_format') == example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE,
+    self._ids = json.loads(exec_properties.get('id_columns') or '[]')
+    sequence = (
+      exec_properties.get('output_data_format') == example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE
     )
+    fingerprint = Fingerprint(exec_properties.get('label_key') or '', self._ids, sequence)
     exec_properties['_beam_pipeline_args'] = self._beam_pipeline_args or []
     input_to_record = self.GetInputSourceToExamplePTransform()
     self._facts_path = os.path.join(self._get_tmp_dir(), 'duplicate-facts')
     split_config = output_config.split_config
     self._presplit = not split_config.splits
+    self._ids_path = os.path.join(self._get_tmp_dir(), 'detected-id-columns')
     if split_config.splits:
       buckets, total = [], 0
       for split in split_config.splits:
         total += split.hash_buckets
         buckets.append(total)
+      records = pipeline | 'InputToRecord' >> input_to_record(
+        exec_properties, input_config.splits[0].pattern
+      )
+      detected = self._detected([records], fingerprint, sequence)
       placed = (
-        pipeline
-        | 'InputToRecord' >> input_to_record(exec_properties, input_config.splits[0].pattern)
-        | 'Fingerprint' >> beam.Map(fingerprint)
+        records
+        | 'Fingerprint' >> beam.Map(fingerprint, beam.pvalue.AsSingleton(detected))
         | 'GroupByContent' >> beam.GroupByKey()
         | 'Place'
         >> beam.ParDo(_Place(buckets, mode == duplicates.KEEP_CONFLICTS)).with_outputs(
@@ -195,10 +223,17 @@ class GroupedSplitExecutor:
         result[split.name] = pipeline | f'InputToRecord[{split.name}]' >> input_to_record(
           exec_properties, split.pattern
         )
+      detected = beam.pvalue.AsSingleton(
+        self._detected(list(result.values()), fingerprint, sequence)
+      )
+      for split in input_config.splits:
         keyed.append(
           result[split.name]
           | f'Fingerprint[{split.name}]'
-          >> beam.Map(lambda r, s=split.name: (lambda k, v: (k, (s, v[1])))(*fingerprint(r)))
+          >> beam.Map(
+            lambda r, ids, s=split.name: (lambda k, v: (k, (s, v[1])))(*fingerprint(r, ids)),
+            detected,
+          )
         )
       facts = (
         keyed
@@ -214,6 +249,22 @@ class GroupedSplitExecutor:
     )
     return result
 
+  def _detected(self, records: list, fingerprint: Fingerprint, sequence: bool):
+    """The id columns found in `records` (every split's) when none is given (a one-element
+    PCollection), also left in self._ids_path."""
+    rows = records | 'AllRecords' >> beam.Flatten()
+    if not self._ids and not sequence:
+      rows = rows | 'IdValues' >> beam.Map(fingerprint.id_values)
+    else:
+      rows = rows | 'NoIdValues' >> beam.Filter(lambda _: False)
+    detected = rows | 'UniqueColumns' >> beam.CombineGlobally(id_columns.UniqueColumns())
+    _ = (
+      detected
+      | 'IdsToJson' >> beam.Map(json.dumps)
+      | 'WriteIds' >> beam.io.WriteToText(self._ids_path, num_shards=1, shard_name_template='')
+    )
+    return detected
+
   def Do(self, input_dict, output_dict, exec_properties):
     super().Do(input_dict, output_dict, exec_properties)
     if not self._facts_path:
@@ -221,6 +272,8 @@ class GroupedSplitExecutor:
     with fileio.open(self._facts_path, 'r') as f:
       facts = json.loads(f.read() or '{}')
     examples = artifact_utils.get_single_instance(output_dict['examples'])
+    with fileio.open(self._ids_path, 'r') as f:
+      id_columns.record(examples, self._ids, json.loads(f.read()))
     keep = exec_properties.get('duplicates') == duplicates.KEEP_CONFLICTS
     record(examples, facts, keep, self._presplit)
 

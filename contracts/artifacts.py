@@ -10,6 +10,8 @@ Examples artifact (ImageExampleGen, TextExampleGen):
                         whose content is filed under two labels (components/duplicates.py)
   vocabulary.txt        text: line i holds the word of token id i
   text_meta.json        text: columns, counts, vocabulary size, labels
+  id_columns.json       CSV and tf.Example rows: the id columns, given (--id-column) and detected
+                        (components/id_columns.py): left out of the model's inputs
 ModelRun artifact (trainer/task.py):
   input_damage.json     what the input pipeline lost to damaged shards
   training.json         per-epoch history and the input check (the run report reads it)
@@ -32,6 +34,7 @@ IMAGE_META_FILE = 'image_meta.json'
 DUPLICATES_FILE = 'duplicates.json'
 TEXT_META_FILE = 'text_meta.json'
 VOCABULARY_FILE = 'vocabulary.txt'
+ID_COLUMNS_FILE = 'id_columns.json'
 DAMAGE_FILE = 'input_damage.json'
 TRAINING_FILE = 'training.json'
 SERVING_CHECK_FILE = 'serving_check.json'
@@ -40,6 +43,9 @@ STATISTICS_FILE = 'FeatureStats.pb'
 # ImageExampleGen's count of images stored upright by their EXIF orientation: an image_meta.json
 # key and a custom property of the Examples artifact (metadata/summary.py reports it).
 TURNED_UPRIGHT = 'num_turned_upright'
+# The CSV and tf.Example ExampleGens' id columns found in the data, not given (JSON list): a custom
+# property of the Examples artifact (components/id_columns.py; metadata/summary.py reports them).
+DETECTED_ID_COLUMNS = 'detected_id_columns'
 
 # TFDV's schema feature that holds a SequenceExample's feature lists.
 SEQUENCE_STRUCT = '##SEQUENCE##'

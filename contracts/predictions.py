@@ -6,9 +6,13 @@
   class        the predicted class: its name where the model has names, else its id
   probability  the predicted class's probability
   top_k        the K most probable classes, most probable first: `name=0.912;other=0.051;…`
+
+A model trained with id columns (contracts/serving.ID_COLUMNS_ASSET) adds one column per id
+column after `id`, holding the input's value (named as in the data; `input_<name>` where that name
+is one of the above).
 """
 
-from typing import Dict, Sequence
+from typing import Dict, Sequence, Tuple
 
 import numpy as np
 
@@ -19,6 +23,22 @@ TOP_K = 'top_k'
 HEADER = (ID, CLASS, PROBABILITY, TOP_K)
 DEFAULT_TOP_K = 3
 FILE_NAME = 'predictions.csv'  # in the InferenceResult step's output and predict's default --out
+
+
+def carried(column: str) -> str:
+  """The predictions CSV's name for an id column of the input."""
+  return f'input_{column}' if column in HEADER else column
+
+
+def header(id_columns: Sequence[str] = ()) -> Tuple[str, ...]:
+  """HEADER with the model's id columns after ID."""
+  return (ID, *(carried(c) for c in id_columns), CLASS, PROBABILITY, TOP_K)
+
+
+def is_header(line: str) -> bool:
+  """Whether `line` is a predictions CSV's header, with id columns or not."""
+  cells = line.strip().split(',')
+  return cells[:1] == [ID] and cells[-3:] == [CLASS, PROBABILITY, TOP_K]
 
 
 def row(input_id: str, probabilities: np.ndarray, class_names: Sequence[str], k: int) -> Dict:

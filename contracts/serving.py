@@ -17,6 +17,8 @@ TRANSFORM = 'transform_features'  # EXAMPLES → {EVAL_LABEL_KEY}: TFMA's prepro
 # every output by row and needs each row to be an array, which a string of a [batch] output is not.
 BULK_INFERENCE = 'bulk_inference'
 CLASS_NAMES_ASSET = 'labels.txt'  # assets/labels.txt of a SavedModel: line i names class i
+# assets/id_columns.txt: the training data's id columns (no input; predict copies them to its rows)
+ID_COLUMNS_ASSET = 'id_columns.txt'
 
 EXAMPLES_INPUT = 'examples'
 IMAGE_BYTES_INPUT = 'image_bytes'
@@ -41,9 +43,18 @@ def column_input(column: str) -> str:
 def class_names(saved_model_dir: str) -> List[str]:
   """The class names saved with a model (CLASS_NAMES_ASSET; line i names class i); [] for a
   model saved without them."""
+  return _asset_lines(saved_model_dir, CLASS_NAMES_ASSET)
+
+
+def id_columns(saved_model_dir: str) -> List[str]:
+  """The id columns saved with a model (ID_COLUMNS_ASSET, one a line); [] for none."""
+  return _asset_lines(saved_model_dir, ID_COLUMNS_ASSET)
+
+
+def _asset_lines(saved_model_dir: str, asset: str) -> List[str]:
   import tensorflow as tf
 
-  path = f'{saved_model_dir.rstrip("/")}/assets/{CLASS_NAMES_ASSET}'
+  path = f'{saved_model_dir.rstrip("/")}/assets/{asset}'
   if not tf.io.gfile.exists(path):
     return []
   with tf.io.gfile.GFile(path) as f:

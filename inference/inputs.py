@@ -20,7 +20,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, 
 
 import numpy as np
 
-from contracts import serving
+from contracts import predictions, serving
 from contracts.image_files import is_image
 from inference import images
 
@@ -134,11 +134,13 @@ TURNED = '_turned_upright'  # a mark on an image input, not a signature input
 
 
 MISSING_NUMBERS = '_missing_numbers'  # a mark on a CSV input, not a signature input
+ROW_IDS = '_row_ids'  # a CSV input's id cells ({predictions column: cell}), not an input
 
 
 class CsvLayout(NamedTuple):
   delimiter: str
   columns: Dict[str, str]  # signature input name → the CSV column read into it
+  ids: Sequence[str] = ()  # the model's id columns this file has: copied to the predictions
 
 
 def _header(path: str) -> str:
@@ -146,10 +148,13 @@ def _header(path: str) -> str:
     return f.readline().rstrip('\r\n')
 
 
-def csv_layout(path: str, wanted: Sequence[str], text_column: str = '') -> CsvLayout:
+def csv_layout(
+  path: str, wanted: Sequence[str], text_column: str = '', id_columns: Sequence[str] = ()
+) -> CsvLayout:
   """How a CSV file's columns feed a signature's inputs `wanted` (input names: column_input of
-  the training columns, or [TEXT_INPUT]). Columns that feed no input (the label, an id) are
-  ignored; an input without its column raises Problem naming the missing ones."""
+  the training columns, or [TEXT_INPUT]), and which of the model's `id_columns` it has. Other
+  columns (the label) are ignored; an input without its column raises Problem naming the
+  missing ones."""
   line = _header(path)
   delimiter = max(DELIMITERS, key=line.count) if line else ','
   try:
@@ -167,7 +172,8 @@ def csv_layout(path: str, wanted: Sequence[str], text_column: str = '') -> CsvLa
       f"{path}: no column for {len(missing)} of the model's {len(wanted)} inputs: "
       f'{", ".join(missing)} (the CSV has: {", ".join(header) or "no header"})'
     )
-  return CsvLayout(delimiter, {name: by_input[name] for name in wanted})
+  ids = [c for c in id_columns if c in header]
+  return CsvLayout(delimiter, {name: by_input[name] for name in wanted}, ids)
 
 
 def _text_column(path: str, header: List[str], delimiter: str, chosen: str) -> str:
@@ -232,6 +238,8 @@ def read_csv(
           values[name] = '' if cell.strip().lower() in MISSING else cell
       if missing:
         values[MISSING_NUMBERS] = missing
+      if layout.ids:
+        values[ROW_IDS] = {predictions.carried(c): row.get(c) or '' for c in layout.ids}
       yield Unreadable(order, input_id, problem) if problem else Input(order, input_id, values)
 
 

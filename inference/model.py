@@ -2,7 +2,7 @@
 the signature's inputs and the model's class names."""
 
 import os
-from typing import Dict, List, NamedTuple
+from typing import Dict, List, NamedTuple, Sequence
 
 from contracts import serving
 from inference import inputs
@@ -20,6 +20,7 @@ class Served(NamedTuple):
   kinds: Dict[str, str]  # the signature's inputs: name → 'float' (float32: models pushed
   # before predict_columns took float64), 'double', 'int' or 'string'
   class_names: List[str]  # index = class id (serving.class_names; [] for an older model)
+  id_columns: Sequence[str] = ()  # the training data's id columns (serving.id_columns)
 
 
 def _is_saved_model(path: str) -> bool:
@@ -96,4 +97,4 @@ def load(path: str, kind: str):
     raise Problem(f'{path}: signature {wanted[0]} returns no {serving.PROBABILITIES}')
   names = serving.class_names(path)
   kinds = {name: _dtype(spec) for name, spec in specs.items()}
-  return loaded, Served(path, wanted[0], kinds, names)
+  return loaded, Served(path, wanted[0], kinds, names, serving.id_columns(path))

@@ -167,6 +167,7 @@ class _ToRows(beam.DoFn):
       self._turned.inc()
     probabilities = np.asarray(inference[serving.PROBABILITIES], dtype=np.float64)
     row = predictions.row(input_id, probabilities, self._served.class_names, self._top_k)
+    row.update(values.get(inputs.ROW_IDS, {}))
     if inference[serving.CLASS_NAMES]:  # the class as the signature names it: the server's answer
       row[predictions.CLASS] = inference[serving.CLASS_NAMES]
     _count('predicted')
@@ -254,7 +255,7 @@ def run(
           os.path.join(work, 'log', request_log.FILE_PREFIX),
           file_name_suffix=request_log.FILE_SUFFIX,
         )
-    return _publish(work, out, log_dir, _turned(pipeline))
+    return _publish(work, out, log_dir, _turned(pipeline), served.id_columns)
   finally:
     shutil.rmtree(work, ignore_errors=True)
 
@@ -277,7 +278,7 @@ def _lines(pattern: str) -> List:
   return found
 
 
-def _publish(work: str, out: str, log_dir: str, turned: int) -> Result:
+def _publish(work: str, out: str, log_dir: str, turned: int, id_columns: Sequence[str]) -> Result:
   import csv
 
   rows = sorted(_lines(os.path.join(work, _ROWS) + '*'), key=lambda r: r[0])
@@ -296,7 +297,7 @@ def _publish(work: str, out: str, log_dir: str, turned: int) -> Result:
       os.replace(target + '.partial', target)
       log_files.append(target)
   with atomic.open_atomically(out, 'w') as f:
-    writer = csv.DictWriter(f, predictions.HEADER, lineterminator='\n')
+    writer = csv.DictWriter(f, predictions.header(id_columns), lineterminator='\n')
     writer.writeheader()
     writer.writerows(row for _, row, _ in rows)
   skipped_out = skipped_path(out)

@@ -161,6 +161,25 @@ def container_command(
   ]  # fmt: skip
 
 
+def _run_in_container(
+  image: str,
+  name: str,
+  commands: List[tuple],
+  run_id: str,
+  pipeline_root: str,
+  invocation: str,
+  log_path: str,
+) -> None:
+  """One task's (step, argv) commands in one container of `image`, as in its pod."""
+  steps_file = os.path.join(os.path.dirname(log_path), f'{name}.steps.json')
+  with open(steps_file, 'w') as f:
+    json.dump([command for _, command in commands], f)
+  data = named_paths(json.loads(invocation)['inputs'], pipeline_root)
+  container_name = re.sub(r'[^a-zA-Z0-9_.-]', '-', f'{run_id}-{name}').lower()
+  command = container_command(image, container_name, steps_file, pipeline_root, data)
+  _run(command, log_path, f'{name} container')
+
+
 def run(
   job: dict,
   pipeline_root: str,
@@ -212,18 +231,10 @@ def run(
       for what, step in steps
     ]
     if image:
-      steps_file = os.path.join(log_folder, f'{name}.steps.json')
-      with open(steps_file, 'w') as f:
-        json.dump([command for _, command in commands], f)
-      data = named_paths(json.loads(invocation)['inputs'], pipeline_root)
-      container_name = re.sub(r'[^a-zA-Z0-9_.-]', '-', f'{run_id}-{name}').lower()
-      _run(
-        container_command(image, container_name, steps_file, pipeline_root, data),
-        log_path,
-        f'{name} container',
-      )
-    for what, command in [] if image else commands:
-      _run(command, log_path, f'{name} {what}')
+      _run_in_container(image, name, commands, run_id, pipeline_root, invocation, log_path)
+    else:
+      for what, command in commands:
+        _run(command, log_path, f'{name} {what}')
     with open(os.path.join(task_root, 'executor_output.json')) as f:
       reported = json.load(f).get('artifacts', {})
     planned = json.loads(invocation)['outputs']['artifacts']

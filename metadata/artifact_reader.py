@@ -76,6 +76,36 @@ def label_counts(statistics: Dict[str, object], label_keys: Sequence[str]):
   return None, {}, True
 
 
+def two_class_counts(statistics: Dict[str, object], label: str, threshold: float):
+  """{split: {class id: count}} of a numeric label that trains as two classes, where the
+  statistics make the counts exact: an integer label of 0s and 1s, or a float label that trains
+  as (label > threshold) with a threshold of 0 and no negative value (num_zeros is exact, the
+  histograms are not), or every value on one side of it. {} otherwise."""
+  from tensorflow_metadata.proto.v0 import statistics_pb2
+
+  found = {}
+  for split, dataset in statistics.items():
+    feature = next((f for f in dataset.features if '.'.join(f.path.step) == label), None)
+    if feature is None or not feature.HasField('num_stats'):
+      return {}
+    numbers = feature.num_stats
+    present, zeros = numbers.common_stats.num_non_missing, numbers.num_zeros
+    if feature.type == statistics_pb2.FeatureNameStatistics.INT:
+      if numbers.min < 0 or numbers.max > 1:
+        return {}
+      counts = {'0': zeros, '1': present - zeros}
+    elif threshold < numbers.min:
+      counts = {'1': present}
+    elif threshold >= numbers.max:
+      counts = {'0': present}
+    elif threshold == 0 and numbers.min >= 0:
+      counts = {'0': zeros, '1': present - zeros}
+    else:
+      return {}
+    found[split] = {name: int(count) for name, count in counts.items() if count}
+  return found
+
+
 SERVING_MODEL = ' (serving model)'  # after the serving model's metric names
 
 

@@ -85,12 +85,11 @@ def _data(a: dict, b: dict) -> List[dict]:
   per_class = []
   classes_a, classes_b = a.get('examples_per_class') or {}, b.get('examples_per_class') or {}
   for split in sorted(set(classes_a) | set(classes_b), key=lambda s: (s != 'train', s)):
-    ca, cb = classes_a.get(split, {}), classes_b.get(split, {})
-    for name in sorted(set(ca) | set(cb), key=str):
-      if ca.get(name, 0) != cb.get(name, 0):
-        per_class.append(
-          _difference('data', f'{split} examples of class {name}', ca.get(name, 0), cb.get(name, 0))
-        )
+    ca, cb = classes_a.get(split), classes_b.get(split)  # None: that run did not record them
+    for name in sorted(set(ca or {}) | set(cb or {}), key=str):
+      count_a, count_b = (None if c is None else c.get(name, 0) for c in (ca, cb))
+      if count_a != count_b:
+        per_class.append(_difference('data', f'{split} examples of class {name}', count_a, count_b))
   return found + _by_change(per_class)
 
 

@@ -137,11 +137,16 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
       continue
     code[node.node_id] = run_reader.execution_facts(store, node.execution)['code']
     options[node.node_id] = execution_options(node.execution)
-  label = (options.get('Trainer') or {}).get('label_key') or ''
+  trainer_options = options.get('Trainer') or {}
+  label = trainer_options.get('label_key') or ''
   statistics = artifact_reader.split_statistics(training_nodes)  # split → its statistics
   key, per_split, exact = artifact_reader.label_counts(
     statistics, [image_record.LABEL_NAME_KEY, label, image_record.LABEL_KEY]
   )
+  per_class = {s: dict(pairs) for s, pairs in per_split.items()} if exact else {}
+  if key == label and not exact:  # a numeric label: its class counts where they are exact
+    threshold = float(trainer_options.get('label_threshold') or 0.0)
+    per_class = artifact_reader.two_class_counts(statistics, label, threshold)
   train = statistics.get('train')
   statistics_artifact, schema, evaluation = (
     artifact_reader.output(training_nodes, name) for name in ('statistics', 'schema', 'evaluation')
@@ -162,8 +167,8 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     },
     'data': data,
     'examples_per_split': built.examples_per_split or split_counts,
-    'label': key if exact else None,
-    'examples_per_class': {s: dict(pairs) for s, pairs in per_split.items()} if exact else {},
+    'label': key if per_class else None,
+    'examples_per_class': per_class,
     'statistics': (
       {
         'id': statistics_artifact.id,

@@ -49,6 +49,7 @@ class RunResult:
   turned_upright: Optional[int] = None
   examples_uri: Optional[str] = None
   duplicates: Optional[dict] = None  # summary.duplicate_facts
+  id_columns: Optional[List[str]] = None  # detected by ExampleGen (components/id_columns.py)
   span: Optional[int] = None
   schema_uri: Optional[str] = None
   anomalies: Optional[List[str]] = None

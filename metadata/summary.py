@@ -240,6 +240,8 @@ def _examples_facts(result: RunResult, examples: metadata_store_pb2.Artifact) ->
     result.turned_upright = property_value(examples, artifacts.TURNED_UPRIGHT) or 0
   if property_value(examples, 'num_duplicates') is not None:
     result.duplicates = duplicate_facts(examples)
+  if property_value(examples, artifacts.DETECTED_ID_COLUMNS):
+    result.id_columns = json.loads(property_value(examples, artifacts.DETECTED_ID_COLUMNS))
   if property_value(examples, 'span'):
     result.span = property_value(examples, 'span')
 

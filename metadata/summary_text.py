@@ -43,6 +43,16 @@ def render_duplicates(facts: dict) -> List[str]:
   return lines
 
 
+def render_id_columns(columns: List[str]) -> str:
+  """The warning that names the id-like columns ExampleGen found and treated as ids."""
+  named = ', '.join(columns)
+  return (
+    f'warning:    {named}: a different value in every row, treated as row id(s): left out of '
+    "the model's inputs and of a row's content (copies of a row under other ids share a split); "
+    f'--id-column COLUMN names the id columns instead (--id-column {columns[0]} to keep this)'
+  )
+
+
 def render_serving_check(report: dict) -> str:
   """'ok, loaded in 0.41 s; p50 / p99 per request: serving_default 0.8 / 1.9 ms, …' or
   'failed (predict_image_bytes: …)'."""
@@ -168,6 +178,8 @@ def render(result: RunResult) -> List[str]:
     )
   if result.duplicates:
     lines.extend(render_duplicates(result.duplicates))
+  if result.id_columns:
+    lines.append(render_id_columns(result.id_columns))
   if result.anomalies is not None:
     lines.append(
       f'anomalies:  {len(result.anomalies)}' + ''.join(f'\n  - {a}' for a in result.anomalies)

@@ -119,17 +119,34 @@ def image_spec(examples_uri: str, config: dict) -> ImageSpec:
   return ImageSpec(height, width, channels, meta['labels'], meta['encoding'], uniform)
 
 
+def id_columns(examples_uri: str) -> List[str]:
+  """The Examples' id columns (artifacts.ID_COLUMNS_FILE: given and detected; none without it)."""
+  path = os.path.join(examples_uri, artifacts.ID_COLUMNS_FILE)
+  if not tf.io.gfile.exists(path):
+    return []
+  with tf.io.gfile.GFile(path) as f:
+    ids = json.load(f)
+  return ids['given'] + ids['detected']
+
+
 def tabular_spec(
-  schema: schema_pb2.Schema, config: dict, label_values=(), label_names: List[str] = ()
+  schema: schema_pb2.Schema,
+  config: dict,
+  label_values=(),
+  label_names: List[str] = (),
+  ids: List[str] = (),
 ) -> TabularSpec:
-  """Splits the schema's scalar features into numeric and categorical inputs; a string label
-  takes its classes from `label_names`, an integer one from `label_values` (the values present)
-  unless config['label_threshold'] is set (None: float labels at 0)."""
+  """Splits the schema's scalar features into numeric and categorical inputs, leaving out the
+  id columns (`ids`); a string label takes its classes from `label_names`, an integer one from
+  `label_values` (the values present) unless config['label_threshold'] is set (None: float labels
+  at 0)."""
   label_key = config['label_key']
   numeric, categorical, integer, label_type = [], [], [], None
   for feature in schema.feature:
     if feature.name == label_key:
       label_type = feature.type
+    elif feature.name in ids:
+      continue
     elif feature.type in (schema_pb2.INT, schema_pb2.FLOAT):
       numeric.append(feature.name)
       if feature.type == schema_pb2.INT:

@@ -39,6 +39,7 @@ class Setup:
   hint: str  # the first thing to try when the input check finds training input-bound
   class_names: List[str]
   cache: input_cache.CacheDecision
+  id_columns: List[str] = dataclasses.field(default_factory=list)  # tabular: no model input
 
 
 def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
@@ -96,13 +97,15 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
     if label is not None and label.type == schema_pb2.BYTES
     else []
   )
-  spec = data_spec.tabular_spec(schema, config, sorted(counts), names)
+  ids = data_spec.id_columns(data_spec.examples_root(fn_args.train_files[0]))
+  spec = data_spec.tabular_spec(schema, config, sorted(counts), names, ids)
   logging.info(
-    'Tabular input: %d numeric, %d categorical columns, label %s (%d classes)',
+    'Tabular input: %d numeric, %d categorical columns, label %s (%d classes), ids %s left out',
     len(spec.numeric),
     len(spec.categorical),
     label_key,
     spec.num_classes,
+    ids,
   )
   eval_files = shards.shard_files(fn_args.eval_files)
   serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
@@ -120,7 +123,7 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
   )
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
   return Setup(
-    spec, train, evaluation, signatures.tabular_signatures, hint, spec.class_names, cache
+    spec, train, evaluation, signatures.tabular_signatures, hint, spec.class_names, cache, ids
   )
 
 

@@ -155,9 +155,17 @@ def bulk_inference(serve_examples: Callable) -> Callable:
   return bulk
 
 
-def attach_class_names(model: keras.Model, class_names: List[str], scratch: str) -> None:
-  """Saves `class_names` with the model as assets/CLASS_NAMES_ASSET (written under scratch)."""
-  path = os.path.join(scratch, serving.CLASS_NAMES_ASSET)
+def attach_assets(
+  model: keras.Model, class_names: List[str], id_columns: List[str], scratch: str
+) -> None:
+  """Saves `class_names` with the model as assets/CLASS_NAMES_ASSET and the data's id columns,
+  if any, as assets/ID_COLUMNS_ASSET (written under scratch)."""
+  model.class_names_asset = _asset(class_names, os.path.join(scratch, serving.CLASS_NAMES_ASSET))
+  if id_columns:
+    model.id_columns_asset = _asset(id_columns, os.path.join(scratch, serving.ID_COLUMNS_ASSET))
+
+
+def _asset(lines: List[str], path: str) -> tf.saved_model.Asset:
   with open(path, 'w', encoding='utf-8') as f:
-    f.write(''.join(f'{name}\n' for name in class_names))
-  model.class_names_asset = tf.saved_model.Asset(path)
+    f.write(''.join(f'{line}\n' for line in lines))
+  return tf.saved_model.Asset(path)

@@ -183,6 +183,11 @@ def _column_type(cells: pa.Array) -> ColumnType:
   return found
 
 
+def all_filled(cells) -> bool:
+  """Whether no cell is empty."""
+  return not len(cells) or bool(pc.min(pc.binary_length(cells)).as_py())
+
+
 def _filled(cells: pa.Array) -> pa.Array:
   """The non-empty cells."""
   lengths = pc.binary_length(cells)

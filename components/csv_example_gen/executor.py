@@ -18,7 +18,7 @@ import io
 import json
 import mmap
 import os
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 import uuid
 
 import apache_beam as beam
@@ -31,7 +31,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import beam_progress, duplicates, grouped_split, label_gaps
+from components import beam_progress, duplicates, grouped_split, id_columns, label_gaps
 from components.csv_example_gen import arrow_csv
 from contracts import artifacts
 from contracts.errors import UnusableData
@@ -75,16 +75,54 @@ def _read(
     return None
 
 
+_VALUES = 'values'  # _Infer's second output: a range's cells for id_columns.UniqueColumns
+_ID_TYPES = (arrow_csv.ColumnType.INT, arrow_csv.ColumnType.STRING)  # floats are measurements
+
+
 class _Infer(beam.DoFn):
-  """task → (input split, its range's column types), labels defaulted first."""
+  """task → (input split, its range's column types), labels defaulted first; with `candidates`,
+  also the range's rows (id_columns.Batch) on _VALUES: the hashed cells of those integer or string
+  columns that have a value in every row (id-like columns are looked for)."""
 
-  def __init__(self, names: Dict[str, List[str]], errors: str, label: str, default: str):
-    self._names, self._errors, self._label, self._default = names, errors, label, default
+  def __init__(
+    self, names: Dict[str, List[str]], errors: str, candidates: bool, label: str, default: str
+  ):
+    self._names, self._errors, self._candidates = names, errors, candidates
+    self._label, self._default = label, default
 
-  def process(self, task: _Task) -> Iterator[Tuple[str, List[int]]]:
+  def process(self, task: _Task):
     read = _read(task, self._names[task[0]], self._errors, self._label, self._default)
-    if read is not None:
-      yield task[0], [int(kind) for kind in arrow_csv.column_types(read[0])]
+    if read is None:
+      return
+    table = read[0]
+    types = arrow_csv.column_types(table)
+    yield task[0], [int(kind) for kind in types]
+    if self._candidates:
+      values = {}
+      for name, kind in zip(table.column_names, types):
+        cells = table.column(name)
+        hashes = None
+        if kind in _ID_TYPES and name != self._label and arrow_csv.all_filled(cells):
+          hashes = arrow_csv.row_hashes(table.select([name]))
+        # a value twice within the range: no id (sent as None, not as every cell)
+        values[name] = hashes.tolist() if hashes is not None and _distinct(hashes) else None
+      yield beam.pvalue.TaggedOutput(_VALUES, (table.num_rows, values))
+
+
+def _distinct(hashes: np.ndarray) -> bool:
+  return len(np.unique(hashes)) == len(hashes)
+
+
+def _detected(unique: List[str], types: Dict[str, List[int]], names) -> List[str]:
+  """The columns unique in every row that are integers or strings in every input split."""
+  return [
+    column
+    for column in unique
+    if all(
+      column in names[s] and kinds[names[s].index(column)] in _ID_TYPES
+      for s, kinds in types.items()
+    )
+  ]
 
 
 class _MergeTypes(beam.CombineFn):
@@ -119,7 +157,7 @@ class _WriteRange(beam.DoFn):
     self._facts, self._errors, self._rows = facts, errors, rows
     self._label, self._default, self._ignored = label, default, {label, *ids}
 
-  def process(self, task: _Task, types: Dict[str, List[int]]) -> List[None]:
+  def process(self, task: _Task, types: Dict[str, List[int]], unique: List[str]) -> List[None]:
     import tensorflow as tf
 
     split, index, count = task[0], task[5], task[6]
@@ -129,8 +167,10 @@ class _WriteRange(beam.DoFn):
     table, unlabelled = read
     records = arrow_csv.to_examples(table, [arrow_csv.ColumnType(t) for t in types[split]])
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
+    detected = _detected(unique, types, self._names)
+    ignored = self._ignored | set(detected)
     content = arrow_csv.row_hashes(
-      table.select([name for name in table.column_names if name not in self._ignored])
+      table.select([name for name in table.column_names if name not in ignored])
     )
     if self._buckets:
       bucket_split = np.array([i for i, (_, n) in enumerate(self._buckets) for _ in range(n)])
@@ -152,7 +192,13 @@ class _WriteRange(beam.DoFn):
     if self._rows:
       labels = _labels(table, self._label)
       atomic.write(f'{self._rows}-{split}-{index:05d}.npz', _saved(content, chosen, labels))
-    facts = {'split': split, 'types': types[split], 'counts': counts, 'unlabelled': unlabelled}
+    facts = {
+      'split': split,
+      'types': types[split],
+      'counts': counts,
+      'unlabelled': unlabelled,
+      'detected': detected,
+    }
     atomic.write(f'{self._facts}-{split}-{index:05d}.json', json.dumps(facts))
     return []  # nothing downstream
 
@@ -242,14 +288,17 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     rows = '' if mode == duplicates.OFF else os.path.join(self._get_tmp_dir(), 'rows')
     with watch, self._make_beam_pipeline() as pipeline:
       ranges = pipeline | 'Ranges' >> beam.Create(tasks, reshuffle=True)
-      types = (
-        ranges
-        | 'InferTypes' >> beam.ParDo(_Infer(names, errors, label, default))
-        | 'TypesPerSplit' >> beam.CombinePerKey(_MergeTypes())
+      inferred = ranges | 'InferTypes' >> beam.ParDo(
+        _Infer(names, errors, not ids, label, default)
+      ).with_outputs(_VALUES, main='types')
+      types = inferred.types | 'TypesPerSplit' >> beam.CombinePerKey(_MergeTypes())
+      unique = inferred[_VALUES] | 'UniqueColumns' >> beam.CombineGlobally(
+        id_columns.UniqueColumns()
       )
       _ = ranges | 'EncodeAndWrite' >> beam.ParDo(
         _WriteRange(examples.uri, names, buckets, gzip, facts, errors, label, default, ids, rows),
         beam.pvalue.AsDict(types),
+        beam.pvalue.AsSingleton(unique),
       )
 
     refused = sorted(fileio.glob(f'{errors}-*.txt'))
@@ -258,11 +307,12 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         fileio.rmtree(os.path.join(examples.uri, f'Split-{split}'))
       with fileio.open(refused[0], 'r') as f:
         raise UnusableData(f.read())
-    counts, column_types, unlabelled = dict.fromkeys(outputs, 0), {}, 0
+    counts, column_types, unlabelled, detected = dict.fromkeys(outputs, 0), {}, 0, []
     for path in fileio.glob(f'{facts}-*.json'):
       with fileio.open(path, 'r') as f:
         written = json.loads(f.read())
       unlabelled += written['unlabelled']
+      detected = written['detected']
       for split, count in written['counts'].items():
         counts[split] += count
       kinds = [arrow_csv.ColumnType(t) for t in written['types']]
@@ -275,8 +325,11 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_string_custom_property('compression', 'gzip' if gzip else 'none')
     examples.set_string_custom_property('split_counts', json.dumps(counts))
     examples.set_string_custom_property('column_types', json.dumps(column_types))
+    id_columns.record(examples, ids, detected)
     if rows:
-      found = _regrouped(examples.uri, tasks, outputs, gzip, rows, mode, label, ids, not buckets)
+      found = _regrouped(
+        examples.uri, tasks, outputs, gzip, rows, mode, label, ids + detected, not buckets
+      )
       for split, left_out in found.pop('left_out').items():
         counts[split] -= left_out
       examples.set_string_custom_property('split_counts', json.dumps(counts))

@@ -10,5 +10,7 @@ def write(inference_uri: str, model_uri: str, out_dir: str) -> Tuple[str, int]:
   """(the CSV's path, its rows); model_uri: the Trainer's Model artifact."""
   from tfx.utils import path_utils
 
-  names = serving.class_names(path_utils.serving_model_path(model_uri))
-  return predictions.write(inference_uri, out_dir, names)
+  path = path_utils.serving_model_path(model_uri)
+  return predictions.write(
+    inference_uri, out_dir, serving.class_names(path), serving.id_columns(path)
+  )

@@ -51,18 +51,45 @@ def input_id(example_bytes: bytes, number: int) -> str:
   return f'{RECORD_ID_PREFIX}{number}'
 
 
-def rows(logs, class_names: Sequence[str] = (), k: int = predictions.DEFAULT_TOP_K) -> List[dict]:
-  return [
-    predictions.row(input_id(log_example(log), number), log_probabilities(log), class_names, k)
-    for number, log in enumerate(logs, 1)
-  ]
+def id_values(example_bytes: bytes, id_columns: Sequence[str]) -> dict:
+  """The record's id columns' values, as the predictions CSV names them ('' where absent)."""
+  import tensorflow as tf
+
+  feature = tf.train.Example.FromString(example_bytes).features.feature
+  found = {}
+  for column in id_columns:
+    kind = feature[column].WhichOneof('kind') if column in feature else None
+    values = list(getattr(feature[column], kind).value) if kind else []
+    shown = [v.decode('utf-8', 'replace') if isinstance(v, bytes) else str(v) for v in values]
+    found[predictions.carried(column)] = ' '.join(shown)
+  return found
 
 
-def write(inference_uri: str, out_dir: str, class_names: Sequence[str] = ()) -> Tuple[str, int]:
+def rows(
+  logs,
+  class_names: Sequence[str] = (),
+  k: int = predictions.DEFAULT_TOP_K,
+  id_columns: Sequence[str] = (),
+) -> List[dict]:
+  """One predictions row per log; the model's id columns copied from its record."""
+  found = []
+  for number, log in enumerate(logs, 1):
+    example = log_example(log)
+    row = predictions.row(input_id(example, number), log_probabilities(log), class_names, k)
+    found.append(dict(row, **id_values(example, id_columns)) if id_columns else row)
+  return found
+
+
+def write(
+  inference_uri: str,
+  out_dir: str,
+  class_names: Sequence[str] = (),
+  id_columns: Sequence[str] = (),
+) -> Tuple[str, int]:
   """Writes out_dir/predictions.csv (write-then-rename); returns (its path, its rows)."""
-  found = rows(read_logs(inference_uri), class_names)
+  found = rows(read_logs(inference_uri), class_names, id_columns=id_columns)
   text = io.StringIO(newline='')
-  writer = csv.DictWriter(text, fieldnames=predictions.HEADER, lineterminator='\n')
+  writer = csv.DictWriter(text, fieldnames=predictions.header(id_columns), lineterminator='\n')
   writer.writeheader()
   writer.writerows(found)
   return atomic.write(os.path.join(out_dir, predictions.FILE_NAME), text.getvalue()), len(found)

@@ -274,3 +274,48 @@ def test_distinct_rows_hash_apart_when_cells_shift_digits_between_columns():
   table = pa.table({'x': [f'{r * 0.5}' for r in rows], 'word': [f'w{r % 7}' for r in rows]})
   assert len(set(arrow_csv.row_hashes(table).tolist())) == len(rows)
   assert len(set(arrow_csv.row_hashes(pa.concat_tables([table, table])).tolist())) == len(rows)
+
+
+def _every_row_twice(path, rows: int = 150) -> None:
+  """`rows` rows of float measurements and an int label, each written twice under its own
+  record_id (unique per row) and a string serial (unique too)."""
+  rng = random.Random(3)
+  lines = ['record_id,serial,width,depth,label']
+  for i in range(rows):
+    cells = f'{rng.random():.6f},{rng.random():.6f},{rng.randrange(2)}'
+    for copy in range(2):
+      lines.append(f'{10 * i + copy},s{2 * i + copy},{cells}')
+  path.write_text('\n'.join(lines) + '\n')
+
+
+@pytest.mark.parametrize('reader', ['arrow', 'tfx'])
+def test_id_like_columns_are_found_over_all_rows_and_copies_behind_them_share_a_split(
+  tmp_path, reader
+):
+  _every_row_twice(tmp_path / 'rows.csv')
+  executor_class = arrow_executor.Executor if reader == 'arrow' else counted_stock_executor.Executor
+  with pytest.MonkeyPatch.context() as patch:
+    patch.setattr(arrow_csv, 'RANGE_BYTES', 500)  # columns judged over every range together
+    examples = run_executor(executor_class, tmp_path, tmp_path / 'out', label_key='label')
+  where = collections.defaultdict(set)
+  for split in ('train', 'eval'):
+    for record in _records(examples.uri, split):
+      example = tf.train.Example.FromString(record)
+      where[(_value(example, 'width'), _value(example, 'depth'))].add(split)
+  assert len(where) == 150 and all(len(splits) == 1 for splits in where.values())
+  detected = json.loads(examples.get_string_custom_property('detected_id_columns'))
+  assert detected == ['record_id', 'serial']  # not the label, not the float measurements
+  with open(tmp_path / 'out' / 'id_columns.json') as f:
+    assert json.load(f) == {'given': [], 'detected': ['record_id', 'serial']}
+
+
+def test_a_given_id_column_turns_the_search_off_and_a_repeated_value_is_no_id(tmp_path):
+  _every_row_twice(tmp_path / 'rows.csv')
+  with open(tmp_path / 'rows.csv', 'a') as f:
+    f.write('10,s-last,0.5,0.5,1\n')  # record_id 10 again: serial stays unique
+  examples = run_executor(
+    arrow_executor.Executor, tmp_path, tmp_path / 'out', label_key='label', id_columns='["serial"]'
+  )
+  assert json.loads(examples.get_string_custom_property('detected_id_columns')) == []
+  again = run_executor(arrow_executor.Executor, tmp_path, tmp_path / 'again', label_key='label')
+  assert json.loads(again.get_string_custom_property('detected_id_columns')) == ['serial']

@@ -86,3 +86,29 @@ def test_already_split_records_stay_and_those_in_both_splits_are_named(tmp_path)
     across = json.load(f)['across_splits']
   assert len(across) == 3 and all(a['splits'] == ['eval', 'train'] for a in across)
   assert sorted(a['row'] for a in across) == ['word=a, x=0', 'word=a, x=0.1', 'word=a, x=0.2']
+
+
+def test_without_id_columns_unique_ids_are_found_and_image_bytes_are_not(tmp_path):
+  """Every record twice, each copy with its own serial (unique text) and its own binary blob
+  (unique, not text: no id), in two given splits: the serial is found, over both splits."""
+  rows = []
+  for i in range(30):
+    for copy in range(2):
+      feature = {
+        'x': tf.train.Feature(float_list=tf.train.FloatList(value=[i / 30])),
+        'serial': tf.train.Feature(bytes_list=tf.train.BytesList(value=[f'S-{i}-{copy}'.encode()])),
+        'blob': tf.train.Feature(bytes_list=tf.train.BytesList(value=[bytes([137, i, copy, 0])])),
+        'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
+      }
+      rows.append(tf.train.Example(features=tf.train.Features(feature=feature)))
+  _write(
+    tmp_path / 'data' / 'Split-train' / 'a.tfrecord', [r.SerializeToString() for r in rows[:40]]
+  )
+  _write(
+    tmp_path / 'data' / 'Split-eval' / 'a.tfrecord', [r.SerializeToString() for r in rows[40:]]
+  )
+  splits = [('train', 'Split-train/*'), ('eval', 'Split-eval/*')]
+  examples = run_executor(
+    executor.Executor, tmp_path / 'data', tmp_path / 'out', splits, label_key='label'
+  )
+  assert json.loads(examples.get_string_custom_property('detected_id_columns')) == ['serial']

@@ -3,6 +3,7 @@ rows: the Arrow CSV reader, TFX's CSV reader and TFRecords. Without --label-defa
 with one line (count, first rows); with it the rows take the default and are counted."""
 
 import glob
+import json
 import os
 
 import pytest
@@ -19,10 +20,11 @@ READERS = {'arrow': arrow_executor.Executor, 'tfx': stock_executor.Executor}
 GAPS = {300: '', 400: '  ', 500: 'NA', 550: ''}  # data row (1: the first) → its label cell
 
 
-def _csv(path, rows: int = 600) -> None:
-  lines = ['x,word,label']
+def _csv(path, rows: int = 600, ids: bool = False) -> None:
+  """`rows` rows (x, word, label) with GAPS' label cells; `ids`: a first column unique per row."""
+  lines = ['row_id,x,word,label' if ids else 'x,word,label']
   for row in range(1, rows + 1):
-    lines.append(f'{row * 0.5},w{row % 7},{GAPS.get(row, row % 3)}')
+    lines.append(f'{f"{7 * row}," if ids else ""}{row * 0.5},w{row % 7},{GAPS.get(row, row % 3)}')
   path.write_text('\n'.join(lines) + '\n')
 
 
@@ -64,6 +66,17 @@ def test_csv_rows_without_a_label_take_the_default_and_are_counted(tmp_path, rea
   assert {kind for values in found.values() for kind in map(type, values)} == {kind}
   assert [found[row * 0.5] for row in sorted(GAPS)] == [[kind(b'2' if kind is bytes else 2)]] * 4
   assert examples.mlmd_artifact.custom_properties[label_gaps.DEFAULTED].int_value == 4
+
+
+@pytest.mark.parametrize('reader', sorted(READERS))
+def test_defaulted_labels_and_a_found_id_column_in_one_read(tmp_path, reader):
+  _csv(tmp_path / 'data.csv', ids=True)
+  examples = run_executor(
+    READERS[reader], tmp_path, tmp_path / 'out', label_key='label', label_default='2'
+  )
+  assert examples.mlmd_artifact.custom_properties[label_gaps.DEFAULTED].int_value == 4
+  assert json.loads(examples.get_string_custom_property('detected_id_columns')) == ['row_id']
+  assert len(_labels(examples.uri)) == 600
 
 
 def _tfrecords(path) -> None:

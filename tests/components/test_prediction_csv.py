@@ -55,3 +55,23 @@ def test_no_logs_an_empty_csv(tmp_path):
   path, count = predictions.write(str(tmp_path / 'inference'), str(tmp_path / 'out'))
   with open(path) as f:
     assert count == 0 and f.read() == ','.join(layout.HEADER) + '\n'
+
+
+def test_the_models_id_columns_are_copied_from_each_record(tmp_path):
+  logs = []
+  for number in range(3):
+    row = tf.train.Example()
+    row.features.feature['record_id'].int64_list.value.append(1000 + number)
+    row.features.feature['id'].bytes_list.value.append(f'p{number}'.encode())
+    row.features.feature['width'].float_list.value.append(number / 3)
+    logs.append(_log(row, [0.2, 0.8]))
+  inference = tmp_path / 'inference'
+  inference.mkdir()
+  _write_logs(inference, logs)
+  path, _ = predictions.write(str(inference), str(tmp_path / 'out'), id_columns=['record_id', 'id'])
+  with open(path, newline='') as f:
+    read = list(csv.DictReader(f))
+  assert list(read[0]) == ['id', 'record_id', 'input_id', 'class', 'probability', 'top_k']
+  assert [(r['id'], r['record_id'], r['input_id']) for r in read] == [
+    (f'record-{n + 1}', str(1000 + n), f'p{n}') for n in range(3)
+  ]

@@ -180,6 +180,25 @@ def test_the_first_line_counts_every_file_found_and_those_skipped(image_model, t
   ]
 
 
+def test_the_models_id_column_is_carried_to_each_prediction(tiny_model, tmp_path):
+  import shutil
+
+  model_dir = tmp_path / 'with_ids'
+  shutil.copytree(os.path.join(tiny_model, 'serving', '7'), model_dir)
+  (model_dir / 'assets' / serving.ID_COLUMNS_ASSET).write_text('record_id\n')  # as trained
+  data = tmp_path / 'in.csv'
+  rows = [(f'r{i:03d}', i % 3, 'Cash' if i % 2 else 'Card') for i in range(30)]
+  data.write_text('fare,record_id,payment_type\n' + ''.join(f'{f},{r},{p}\n' for r, f, p in rows))
+  out = str(tmp_path / 'p.csv')
+  assert _predict('--data', str(data), '--model', str(model_dir), '--out', out) == EXIT_OK
+  written = _rows(out)
+  assert tuple(written[0]) == predictions.header(['record_id'])
+  assert [(w['id'], w['record_id']) for w in written] == [
+    (f'in.csv:{n}', r) for n, (r, _, _) in enumerate(rows, 1)
+  ]
+  assert _predict('--data', str(data), '--model', str(model_dir), '--out', out) == EXIT_OK
+
+
 def test_a_spreadsheets_semicolon_csv_with_decimal_commas(tiny_model, tmp_path):
   data = tmp_path / 'excel.csv'
   data.write_bytes('\ufefffare;payment_type\r\n"1,5";Cash\r\n2;Card\r\n'.encode('utf-8'))

@@ -3,6 +3,7 @@
 import glob
 import json
 import os
+import sys
 
 import pytest
 
@@ -185,3 +186,43 @@ def test_resolvers_answer_with_the_newest_earlier_blessed_model(tmp_path):
     local_launcher.resolve(
       'r', {'outputArtifactQueries': {'x': {'filter': 'schema_title="tfx.Examples"'}}}, '', 'r'
     )
+
+
+def test_a_task_container_mounts_the_existing_paths_its_parameters_name(tmp_path):
+  root, data = tmp_path / 'root', tmp_path / 'data'
+  root.mkdir(), data.mkdir()
+  (data / 'rows.csv').write_text('a\n')
+  inputs = {
+    'parameterValues': {
+      'input_base': str(data),
+      'custom_config': json.dumps({'weights': str(data / 'rows.csv'), 'out': str(root / 'x')}),
+      'missing': str(tmp_path / 'nothing-here'),
+      'module': 'trainer.task.run_fn',
+    },
+    'artifacts': {'examples': {'artifacts': [{'uri': str(root / 'run' / 'examples')}]}},
+  }
+  assert local_launcher.named_paths(inputs, str(root)) == [str(data), str(data / 'rows.csv')]
+  command = local_launcher.container_command(
+    'img:tag', 'r-task', str(root / 'steps.json'), str(root), [str(data)]
+  )
+  assert command[:3] == ['docker', 'run', '--rm'] and '--network=none' in command
+  assert f'--volume={root}:{root}' in command and f'--volume={data}:{data}:ro' in command
+  assert f'--label={local_launcher.CONTAINER_LABEL}' in command
+  assert command[command.index('img:tag') :] == [
+    'img:tag',
+    '-m',
+    'kubeflow.task_steps',
+    str(root / 'steps.json'),
+  ]
+
+
+def test_task_steps_run_in_order_and_stop_at_the_first_failure(tmp_path):
+  from kubeflow import task_steps
+
+  marker = tmp_path / 'ran'
+  steps = tmp_path / 'steps.json'
+  touch = [sys.executable, '-c', f'open({str(marker)!r}, "a").write("x")']
+  fail = [sys.executable, '-c', 'raise SystemExit(3)']
+  steps.write_text(json.dumps([touch, fail, touch]))
+  assert task_steps.main([str(steps)]) == 3
+  assert marker.read_text() == 'x'  # the third step did not run

@@ -34,3 +34,25 @@ def test_label_counts_of_the_first_label_with_statistics_in_every_split():
   key, per_split, exact = artifact_reader.label_counts(statistics, ['label'])
   assert (key, exact, per_split['train']) == ('label', False, [('0–0.5', 5), ('0.5–1', 3)])
   assert artifact_reader.label_counts(statistics, ['absent']) == (None, {}, True)
+
+
+def _numeric(kind: str, minimum: float, maximum: float, present: int, zeros: int):
+  return _dataset(
+    f'features {{ path {{ step: "target" }} type: {kind} num_stats {{ min: {minimum} '
+    f'max: {maximum} num_zeros: {zeros} common_stats {{ num_non_missing: {present} }} }} }}'
+  )
+
+
+def test_two_class_counts_of_a_numeric_label_only_where_the_statistics_make_them_exact():
+  binary = {'train': _numeric('INT', 0, 1, 90, 30), 'eval': _numeric('INT', 0, 1, 10, 10)}
+  assert artifact_reader.two_class_counts(binary, 'target', 0.0) == {
+    'train': {'0': 30, '1': 60},
+    'eval': {'0': 10},
+  }
+  tips = {'train': _numeric('FLOAT', 0, 7.5, 50, 20)}  # trains as tips > 0
+  assert artifact_reader.two_class_counts(tips, 'target', 0.0) == {'train': {'0': 20, '1': 30}}
+  assert artifact_reader.two_class_counts(tips, 'target', 8.0) == {'train': {'0': 50}}
+  assert artifact_reader.two_class_counts(tips, 'target', 2.5) == {}  # between: histograms only
+  three = {'train': _numeric('INT', 0, 2, 90, 30)}
+  assert artifact_reader.two_class_counts(three, 'target', 0.0) == {}
+  assert artifact_reader.two_class_counts(binary, 'absent', 0.0) == {}

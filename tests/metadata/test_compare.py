@@ -127,6 +127,17 @@ def test_the_data_names_its_source_revision_and_counts_per_split_and_class():
   assert by_name['data_dvc_md5']['a'] is None and by_name['source']['delta'] is None
 
 
+def test_class_counts_a_run_did_not_record_are_a_dash_not_0():
+  a = _facts()
+  b = _facts(label=None, examples_per_class={})  # as a run with approximate label counts
+  by_name = {d['name']: d for d in compare.differences(a, b) if d['aspect'] == 'data'}
+  cat = by_name['train examples of class cat']
+  assert (cat['a'], cat['b'], cat['delta']) == (40, None, None)
+  shown = '\n'.join(compare_page.render(compare.compare(a, b, moved={})))
+  line = next(line for line in shown.splitlines() if 'train examples of class cat' in line)
+  assert '–' in line and ' 0 ' not in f'{line} '
+
+
 def test_statistics_list_the_features_that_moved_most_with_their_comparator():
   a = _facts()
   b = _changed(a, 'statistics/id', 16)

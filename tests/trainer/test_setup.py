@@ -1,9 +1,21 @@
-"""trainer/setup.py: the batch is capped by the train split the guard counted."""
+"""trainer/setup.py: the batch is capped by the train split the guard counted; id columns are
+no input; integer labels are the values present."""
 
+import json
+import random
+
+from google.protobuf import text_format
+import pytest
 import tensorflow as tf
+from tensorflow_metadata.proto.v0 import schema_pb2
+from tfx.components.trainer.fn_args_utils import FnArgs
 
+from contracts import artifacts, serving
+from contracts.errors import UnusableData
+from contracts.trainer_options import TrainerOptions
 from metadata import summary_text
 from metadata.run_result import RunResult
+from tests.support import built_models
 from trainer import setup, shards
 
 
@@ -36,11 +48,6 @@ def test_a_batch_bigger_than_the_train_split_is_capped_and_said(tmp_path):
 
 def _tabular_fn_args(tmp_path, targets):
   """FnArgs over train and eval shards of rows (x, target), target an integer label."""
-  import random
-
-  from tensorflow_metadata.proto.v0 import schema_pb2
-  from tfx.components.trainer.fn_args_utils import FnArgs
-
   tmp_path.mkdir()
   schema = schema_pb2.Schema()
   schema.feature.add(name='x', type=schema_pb2.FLOAT)
@@ -66,12 +73,6 @@ def _tabular_fn_args(tmp_path, targets):
 
 
 def test_integer_labels_are_the_values_present_and_a_number_to_regress_is_refused(tmp_path):
-  import random
-
-  import pytest
-
-  from contracts.errors import UnusableData
-
   config = dict(
     label_key='target', label_threshold=None, label_default='', input_service='', input_cache='off'
   )
@@ -86,3 +87,44 @@ def test_integer_labels_are_the_values_present_and_a_number_to_regress_is_refuse
   thresholded = dict(config, label_threshold=140.0)
   found = setup._tabular_setup(regressed, regressed.train_files, thresholded, 8, None)
   assert (found.spec.num_classes, found.spec.class_names) == (2, ['0', '1'])
+
+
+def _tabular_examples(root, ids: dict) -> FnArgs:
+  """Examples of (record_id, width, label) in both splits, a schema, and id_columns.json."""
+  for split in ('train', 'eval'):
+    (root / f'Split-{split}').mkdir(parents=True)
+    with tf.io.TFRecordWriter(str(root / f'Split-{split}' / 'data-00000-of-00001')) as writer:
+      for i in range(40):
+        feature = {
+          'record_id': tf.train.Feature(int64_list=tf.train.Int64List(value=[1000 + i])),
+          'width': tf.train.Feature(float_list=tf.train.FloatList(value=[i / 40])),
+          'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
+        }
+        example = tf.train.Example(features=tf.train.Features(feature=feature))
+        writer.write(example.SerializeToString())
+  schema = schema_pb2.Schema()
+  for name, kind in (('record_id', schema_pb2.INT), ('width', schema_pb2.FLOAT)):
+    schema.feature.add(name=name, type=kind)
+  schema.feature.add(name='label', type=schema_pb2.INT)
+  (root / 'schema.pbtxt').write_text(text_format.MessageToString(schema))
+  (root / artifacts.ID_COLUMNS_FILE).write_text(json.dumps(ids))
+  return FnArgs(
+    train_files=[str(root / 'Split-train' / '*')],
+    eval_files=[str(root / 'Split-eval' / '*')],
+    schema_path=str(root / 'schema.pbtxt'),
+  )
+
+
+@pytest.mark.parametrize('found', ['given', 'detected'])
+def test_id_columns_are_no_model_input_nor_serving_input(tmp_path, found):
+  ids = {'given': [], 'detected': [], found: ['record_id']}
+  fn_args = _tabular_examples(tmp_path / 'examples', ids)
+  guard = shards.ShardGuard(str(tmp_path / 'salvage'))
+  config = TrainerOptions(label_key='label').to_custom_config()
+  ready = setup._tabular_setup(fn_args, shards.shard_files(fn_args.train_files), config, 8, guard)
+  assert (ready.spec.numeric, ready.spec.categorical) == (['width'], [])
+  built = built_models.built_in('mlp', ready.spec)
+  path = str(tmp_path / 'model')
+  tf.saved_model.save(built, path, signatures=ready.signatures(built, ready.spec))
+  columns = tf.saved_model.load(path).signatures[serving.COLUMNS]
+  assert sorted(columns.structured_input_signature[1]) == ['width']
