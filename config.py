@@ -2,7 +2,7 @@
 
 import dataclasses
 import os
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from contracts import trainer_options
 from contracts.trainer_options import TrainerOptions
@@ -14,6 +14,7 @@ PIPELINE_NAME = 'tfrecord-pipeline'
 METADATA_FILE = 'metadata.sqlite'  # ML Metadata's SQLite store, in the local folder
 _TRAINER = TrainerOptions()  # the training defaults' one source
 HERE = os.path.dirname(os.path.abspath(__file__))
+WEIGHTS_NOT_A_FILE = ('', trainer_options.IMAGENET, trainer_options.NO_WEIGHTS)
 DIGITS_SCHEMA = os.path.join(HERE, 'schema', 'digits', 'schema.pbtxt')  # the embedded data's
 TEXT_SCHEMA = os.path.join(HERE, 'schema', 'text', 'schema.pbtxt')  # the text route's layout
 TEXT_SCHEMA_IN_IMAGE = 'schema/text/schema.pbtxt'  # the same, in the image
@@ -240,6 +241,18 @@ class PipelineConfig:
   def __post_init__(self):
     self.pipeline_root = self.pipeline_root or os.path.join(self.output, 'pipeline_root')
     self.local_dir = self.local_dir or self.output
+
+  @property
+  def input_files(self) -> Dict[str, str]:
+    """{field: path} of the options besides the data that name a file the run reads: the curated
+    schema and a weights file. Their content enters the nothing-changed state (cli/unchanged.py)
+    and the cache key of the component that reads them (pipeline.py); the model file's text is
+    in model_source itself."""
+    named = {
+      'schema': self.schema or '',
+      'weights': '' if self.weights in WEIGHTS_NOT_A_FILE else self.weights,
+    }
+    return {field: path for field, path in named.items() if path}
 
   @property
   def metadata_path(self) -> str:

@@ -22,7 +22,7 @@ if __name__ == '__main__':
   main.exit_with(main.main())
 
 import dataclasses
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 from tfx import components as tfx_components
 from tfx.dsl.components.common import resolver
@@ -62,6 +62,7 @@ from components.statistics_gen.component import StatisticsGen
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
 from contracts import evaluation, serving, splits, text_record, trainer_options
+from contracts.errors import UserError, first_line
 from contracts.trainer_options import TrainerOptions
 from trainer import models
 from utils import fingerprint
@@ -92,7 +93,7 @@ def create_pipeline(
   if config.schema and not schema_only:
     schema_gen = CuratedSchemaGen(
       schema_file=config.schema,
-      code_fingerprint=fingerprint.of(data_files=_existing([config.schema])),
+      code_fingerprint=files_fingerprint(files={'schema': config.schema}),
     ).with_id('ImportSchemaGen')
   else:
     schema_gen = tfx_components.SchemaGen(
@@ -309,12 +310,34 @@ def trainer_config(config: cfg.PipelineConfig) -> dict:
 
 def trainer_fingerprint(config: cfg.PipelineConfig) -> str:
   """run_fn's code (TFX does not fingerprint code referenced by module path), with the model:
-  a built-in's file, or the user's model file by its path (its text is in custom_config too)."""
+  a built-in's file, or the user's model file by its path (its text is in custom_config too)
+  and the project modules it imports; and a --weights file by its content."""
   modules = ['trainer.task', 'trainer.tuning', 'components.recording_trainer.executor']
+  weights = {key: path for key, path in config.input_files.items() if key == 'weights'}
   if config.model_source:
-    return fingerprint.of(*modules, data_files=_existing([config.model]))
+    return files_fingerprint(
+      *modules, files=dict(weights, model=config.model), imported_by=config.model_source
+    )
   name = config.model or models.DEFAULT[cfg.trainer_kind(config.data_kind)]
-  return fingerprint.of(*modules, f'trainer.models.{name}')
+  return files_fingerprint(*modules, f'trainer.models.{name}', files=weights)
+
+
+def files_fingerprint(*modules: str, files: Dict[str, str], imported_by: str = '') -> str:
+  """fingerprint.of(modules) with the files options name ({field: path}): a local file by its
+  content, an object in object storage by its store's checksum (asked, not read), a file that
+  exists only in a compiled pipeline's image by nothing."""
+  remote = {field: path for field, path in files.items() if path and cfg.is_remote(path)}
+  known = {}
+  if remote:
+    from components import object_storage  # the store's clients: imported only here
+
+    for field, path in remote.items():
+      try:
+        known[path] = object_storage.checksum(path)
+      except Exception as e:
+        raise UserError(f'--{field} {path}: cannot read its checksum ({first_line(e)})') from None
+  local = _existing([path for path in files.values() if path and path not in remote.values()])
+  return fingerprint.of(*modules, data_files=local, known=known, imported_by=imported_by)
 
 
 def tuning(config: cfg.PipelineConfig, examples, schema_gen):

@@ -34,7 +34,8 @@ TaskManager logs that it still waits for an SDK worker to start (it would wait f
 stopped, its jobs cancelled, and run once more; such attempts are listed ('retried').
 On 2 cores each Flink run costs ~1-2 minutes (two jobs, each starting its SDK workers), so the
 default invocation (36 runs) takes ~35-40 minutes; --rounds 1 about half.
---quick: 1 round at tiny sizes (the test: figures complete and consistent, no speed asserted).
+--quick: 1 round at tiny sizes, the CSV only (the test: figures complete and consistent, no speed
+asserted; the images were left out of it to keep CI within its time, issue 50).
 """
 
 import argparse
@@ -66,7 +67,7 @@ ENGINES = {
 CEILING_ONLY = {'direct_workers1': ('csv',)}  # an engine run on these kinds only
 KINDS = ('csv', 'images')
 SIZES = {'csv': (20_000, 200_000), 'images': (1_000, 10_000)}
-QUICK_SIZES = {'csv': (300, 1_200), 'images': (100, 400)}
+QUICK_SIZES = {'csv': (300, 1_200)}  # the test's: the CSV alone (every engine, both sizes)
 RUN_TIMEOUT_S = 600  # a run not ended by then is stopped and counted failed (--quick: a half)
 COMPONENTS = ('ExampleGen', 'StatisticsGen')
 BOTH = 'ExampleGen+StatisticsGen'
@@ -354,7 +355,7 @@ def _ratio(figures: dict, kind: str, top: str, bottom: str, what: str) -> Option
   'marginal_cost' (top's marginal µs over bottom's)."""
   from bench import figures as figures_file
 
-  a, b = figures['cost'][kind].get(top), figures['cost'][kind].get(bottom)
+  a, b = figures['cost'].get(kind, {}).get(top), figures['cost'].get(kind, {}).get(bottom)
   if not a or not b or not a[BOTH] or not b[BOTH]:
     return None
   a, b = a[BOTH], b[BOTH]
@@ -416,6 +417,8 @@ def _positive(figures: dict, name: str) -> bool:
   """Both engines of a ratio have a marginal cost above zero (at tiny sizes noise can make it
   negative, and a ratio of such lines means nothing)."""
   kind, top, bottom, _ = RATIOS[name]
+  if kind not in figures['cost']:
+    return False
   lines = [figures['cost'][kind][engine][BOTH] for engine in (top, bottom)]
   return all(line and line['marginal_us'] > 0 for line in lines)
 
@@ -446,18 +449,19 @@ def measure(quick: bool = False, rounds: int = 0) -> dict:
   from bench import csv_example_gen, pipeline_scaling
 
   sizes = QUICK_SIZES if quick else SIZES
+  kinds = [kind for kind in KINDS if kind in sizes]
   rounds = rounds or (1 if quick else 2)
   timeout = RUN_TIMEOUT_S / 2 if quick else RUN_TIMEOUT_S
   load_before = os.getloadavg()
   started = time.monotonic()
   runs: Dict[str, Dict[str, Dict[int, List[dict]]]] = {
-    kind: {engine: {n: [] for n in sizes[kind]} for engine in engines_for(kind)} for kind in KINDS
+    kind: {engine: {n: [] for n in sizes[kind]} for engine in engines_for(kind)} for kind in kinds
   }
   _cluster_up()
   try:
     with tempfile.TemporaryDirectory() as scratch:
       data = {}
-      for kind in KINDS:
+      for kind in kinds:
         for n in sizes[kind]:
           path = os.path.join(scratch, f'{kind}{n}')
           data[(kind, n)] = (
@@ -472,7 +476,7 @@ def measure(quick: bool = False, rounds: int = 0) -> dict:
         timed_run(
           engine, 'csv', data[('csv', sizes['csv'][0])], os.path.join(scratch, f'warm-{engine}')
         )
-      plan = [(kind, n) for kind in KINDS for n in sizes[kind]]
+      plan = [(kind, n) for kind in kinds for n in sizes[kind]]
       total = rounds * sum(len(engines_for(kind)) for kind, _ in plan)
       done = 0
       for r in range(rounds):
@@ -500,9 +504,9 @@ def measure(quick: bool = False, rounds: int = 0) -> dict:
   figures = {
     'cores': os.cpu_count(),
     'rounds': rounds,
-    'sizes': {kind: list(sizes[kind]) for kind in KINDS},
+    'sizes': {kind: list(sizes[kind]) for kind in kinds},
     'engines': {engine: list(args) for engine, args in ENGINES.items()},
-    'engines_by_kind': {kind: engines_for(kind) for kind in KINDS},
+    'engines_by_kind': {kind: engines_for(kind) for kind in kinds},
     'runs': {
       kind: {e: {str(n): rs for n, rs in by_size.items()} for e, by_size in by_engine.items()}
       for kind, by_engine in runs.items()
@@ -547,7 +551,7 @@ def report(figures: dict) -> None:
     f'ExampleGen + StatisticsGen seconds from ML Metadata; fixed s + marginal µs per row / image '
     '(least squares over both sizes, every round)'
   )
-  for kind in KINDS:
+  for kind in figures['sizes']:
     small, full = figures['sizes'][kind]
     unit = UNIT[kind]
     print(f'  {kind} ({small:,} and {full:,} {unit}s):')

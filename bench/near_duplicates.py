@@ -17,8 +17,8 @@ grace_hopper.jpg, scipy's face where installed):
            as cli/default_data.write_digits writes them; class = the digit.
 Edits, each made from the decoded original and saved as JPEG quality 90 unless named: resized to
 50% and 25%, re-encoded at quality 90/70/50, a lossless PNG, crops of 2/5/10% of the width and
-height (random sides), brightness ±10% and ±20%, and combinations (digits: upscaled 2x and 4x as
-PNG, JPEG of the 8x8 image, brightness ±20% as PNG).
+height (random sides), brightness ±10% and ±20%, mirrored left to right, and combinations
+(digits: upscaled 2x and 4x as PNG, JPEG of the 8x8 image, brightness ±20% as PNG).
 
 Every hash of these sets is encode.encode_file's on the encoded bytes (its 1/8-scale decode of a
 JPEG kept as it is included). Candidates, by monkeypatching encode.near_hash: `near_hash` (the
@@ -26,8 +26,8 @@ project's), `dhash_9x8` (the difference hash it replaced), `phash_32x32` (the cl
 resampled to 32x32 first). For each, at thresholds T in THRESHOLDS:
   recall       the share of edited copies within T bits of their original, per set and edit;
   false pairs  the share of pairs of distinct images within T bits: photos of the same class
-               whose crop windows overlap less than 30% (IoU; a mirrored and an unmirrored crop
-               never overlap), of different classes; mosaics; digits within a class and across;
+               whose crop windows overlap less than 30% (IoU; mirrored or not: the hash is
+               mirror-invariant), of different classes; mosaics; digits within a class and across;
   groups       duplicates.group over the photos and all their copies (labels = class): the
                share of originals grouped with another original, the largest group (in
                originals), the conflicted share; over the digits: the share in a group of 2 or
@@ -186,6 +186,10 @@ def _cropped(image, share, rng):
   return image.crop((left, top, left + image.width - cut_x, top + image.height - cut_y))
 
 
+def _mirrored(image):
+  return image.transpose(PIL.Image.FLIP_LEFT_RIGHT)
+
+
 def _brightened(image, factor):
   return PIL.ImageEnhance.Brightness(image).enhance(factor)
 
@@ -214,6 +218,8 @@ def photo_edits(rng):
       _brightened(_cropped(im, 0.05, rng), 1.1), 70
     ),
     'resize 50% + crop 5% as PNG': lambda im: _png(_cropped(_resized(im, 0.5), 0.05, rng)),
+    'mirrored': lambda im: _jpeg(_mirrored(im)),
+    'mirrored + resize 50% + q70': lambda im: _jpeg(_resized(_mirrored(im), 0.5), 70),
   }
 
 
@@ -309,7 +315,9 @@ def _pair_distances(hashes: np.ndarray, chunk: int = 1000):
 
 
 def _iou(a, b) -> float:
-  if a[0] != b[0] or a[4] != b[4]:
+  """Overlap of two crop windows of one photo (a mirrored crop overlaps like the crop: the hash
+  does not see mirroring)."""
+  if a[0] != b[0]:
     return 0.0
   _, l1, t1, s1, _ = a
   _, l2, t2, s2, _ = b

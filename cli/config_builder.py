@@ -125,7 +125,8 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   revision = {}
   if getattr(args, 'data_rev', ''):
     args, revision = _staged_revision(args)
-  source = data_layout.resolve_data(args.data) if args.data else None
+  resplit = getattr(args, 'eval_percent', None)
+  source = data_layout.resolve_data(args.data, resplit is not None) if args.data else None
   kind, text_column = _data_kind(source, args)
   if getattr(args, 'max_image_side', 0) and kind not in (None, cfg.IMAGES):
     raise UserError('--max-image-side: only image folders are stored by the project')
@@ -166,7 +167,6 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
       )
     )
   data_bytes = data_layout.data_bytes(source)
-  resplit = getattr(args, 'eval_percent', None)
   return config_from(
     args,
     data=source.root,

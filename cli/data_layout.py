@@ -43,8 +43,9 @@ def _suffix_kind(path: str):
   return name_kind(path)
 
 
-def _split_folders(path: str) -> tuple:
-  """((name, 'Split-<name>/*'), …) when `path` is laid out like a TFX Examples artifact."""
+def _split_folders(path: str, resplit: bool) -> tuple:
+  """((name, 'Split-<name>/*'), …) when `path` is laid out like a TFX Examples artifact; without
+  Split-train and Split-eval only when they are to be re-split (resplit)."""
   entries = data_paths.visible_entries(path)
   names = sorted(
     e[len('Split-') :]
@@ -53,10 +54,10 @@ def _split_folders(path: str) -> tuple:
   )
   if not names or len(names) != len(entries):
     return ()
-  if not {'train', 'eval'} <= set(names):
+  if not resplit and not {'train', 'eval'} <= set(names):
     raise UserError(
       f'--data {path}: Split-* folders need at least Split-train and Split-eval '
-      f'(found {", ".join(names)})'
+      f'(found {", ".join(names)}); or give --eval-percent to split their records again'
     )
   return tuple((name, f'Split-{name}/*') for name in names)
 
@@ -126,8 +127,9 @@ def _some(names: list, shown: int = 3) -> str:
   )
 
 
-def resolve_data(path: str) -> DataSource:
-  """Decides which ExampleGen reads `path`; raises UserError for anything unusable."""
+def resolve_data(path: str, resplit: bool = False) -> DataSource:
+  """Decides which ExampleGen reads `path`; raises UserError for anything unusable. resplit:
+  Split-* folders are to be split again (--eval-percent), so any of them will do."""
   if not data_paths.exists(path):
     raise UserError(f'--data {path}: no such file or folder')
   path = path.rstrip('/') if cfg.is_remote(path) else os.path.abspath(path)
@@ -138,10 +140,14 @@ def resolve_data(path: str) -> DataSource:
         f'--data {path}: a .txt file is not read; if it is CSV (a header row, then '
         'comma-separated rows), give it a .csv name'
       )
+    if kind is None and tfrecord_probe.uncompressed_tfrecords(path):
+      raise UserError(
+        f'--data {path}: TFRecords without a .tfrecord name: rename it *.tfrecord to read it'
+      )
     if kind is None:
       raise UserError(f'--data {path}: unknown file type {data_paths.EXPECTED_LAYOUTS}')
     return DataSource(kind, os.path.dirname(path), os.path.basename(path))
-  splits = _split_folders(path)
+  splits = _split_folders(path, resplit)
   if splits:
     return DataSource(cfg.TFRECORDS, path, splits[0][1], splits=splits)
   spans = _numbered(path, 'span-')

@@ -19,9 +19,13 @@ def check_image_tree(path: str) -> int:
   if not listing.labels:
     raise UserError(
       f'--data {path}: no class folders, CSV or TFRecord files in it {data_paths.EXPECTED_LAYOUTS}'
+      + _skipped(path, listing.others)
     )
   if not listing.images:
-    raise UserError(f'--data {path}: no images ({folder.IMAGE_SUFFIXES}) in its class folders')
+    raise UserError(
+      f'--data {path}: no images ({folder.IMAGE_SUFFIXES}) in its class folders'
+      + _skipped(path, listing.others)
+    )
   classes = sorted({listing.labels[f.label] for f in listing.images})
   if len(classes) < 2:
     raise UserError(
@@ -29,6 +33,23 @@ def check_image_tree(path: str) -> int:
       'a classifier needs at least two'
     )
   return len(listing.images)
+
+
+def _skipped(root: str, others: list, shown: int = 3) -> str:
+  """'; skipped: a, b (why) and N more': the files a listing left out, a TFRecord shard without a
+  TFRecord name said as such."""
+  if not others:
+    return ''
+  from cli import tfrecord_probe
+
+  named = []
+  for relpath, why in others[:shown]:
+    path = os.path.join(root, relpath)
+    if data_paths.isfile(path) and tfrecord_probe.uncompressed_tfrecords(path):
+      why = 'TFRecords without a .tfrecord name: rename it *.tfrecord to read it'
+    named.append(f'{relpath} ({why})')
+  more = f' and {len(others) - shown} more' if len(others) > shown else ''
+  return '; skipped: ' + ', '.join(named) + more
 
 
 def unlabeled_images(path: str, flag: str) -> str:

@@ -9,6 +9,7 @@ import config as cfg
 from contracts import trainer_options
 from contracts.errors import UserError, first_line
 from trainer import models
+from utils import fingerprint
 
 
 def model_options(args: argparse.Namespace, data_kind: str, local: bool = True) -> dict:
@@ -94,4 +95,74 @@ def _model_source(path: str) -> str:
       defined.update(alias.asname or alias.name for alias in node.names)
   if 'build_model' not in defined:
     raise UserError(f'--model {path}: defines no build_model(spec, hp) (docs/models.md)')
+  _refuse_local_imports(path, tree)
   return source
+
+
+def _refuse_local_imports(path: str, tree) -> None:
+  """A model file travels as its text alone, and only that text (with the project's code) is in
+  the Trainer's cache key: an import of a file outside installed packages and the project (a
+  module beside it, one found through PYTHONPATH, a relative import) is refused now, before any
+  component runs, rather than failing in the Trainer or being served stale from the cache."""
+  import ast
+
+  folder = os.path.dirname(os.path.abspath(path))
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom):
+      names = ['.' * node.level + (node.module or node.names[0].name)]
+    else:
+      continue
+    for name in names:
+      found = _local_file(name, folder)
+      if found:
+        raise UserError(
+          f'--model {path}: imports {name}, a file outside installed packages ({found}); a model '
+          'file may import installed packages only, as its text alone travels with the pipeline '
+          'and keys its cache (docs/models.md): move that code into the model file or install it'
+        )
+
+
+def _local_file(name: str, folder: str) -> str:
+  """Where module `name` comes from when that is a file outside installed packages and the
+  project ('' when it is installed, built in, the project's, or not found at all)."""
+  import importlib.util
+
+  if name.startswith('.'):
+    return 'a relative import'
+  top = name.split('.')[0]
+  for beside in (f'{top}.py', os.path.join(top, '__init__.py')):
+    if os.path.isfile(os.path.join(folder, beside)):
+      return os.path.join(folder, beside)
+  try:
+    spec = importlib.util.find_spec(top)
+  except (ImportError, ValueError):
+    return ''
+  if spec is None:
+    return ''
+  places = list(spec.submodule_search_locations or ()) or [spec.origin or '']
+  outside = [p for p in places if os.path.isabs(p) and not _installed_or_project(p, top)]
+  if outside and top not in _distributions():
+    return outside[0]
+  return ''
+
+
+def _installed_or_project(place: str, top: str) -> bool:
+  import site
+  import sysconfig
+
+  paths = sysconfig.get_paths()
+  roots = [paths[key] for key in ('stdlib', 'platstdlib', 'purelib', 'platlib')]
+  roots += site.getsitepackages() + [site.getusersitepackages()]
+  real = os.path.realpath(place)
+  if top in fingerprint.PROJECT and real.startswith(os.path.realpath(fingerprint.ROOT) + os.sep):
+    return True
+  return any(real.startswith(os.path.realpath(root) + os.sep) for root in roots)
+
+
+def _distributions() -> dict:
+  """Top-level module → installed distributions (an editable install's source lives elsewhere)."""
+  import importlib.metadata
+
+  return importlib.metadata.packages_distributions()

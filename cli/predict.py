@@ -201,6 +201,15 @@ def main(args: argparse.Namespace) -> int:
     print(
       f'turned upright: {result.turned_upright} image(s) by their EXIF orientation (sent as PNG)'
     )
+  if result.scaled_up:
+    height, width = served.image_size
+    shown = ', '.join(f'{i} ({size})' for i, size in result.scaled_up[:SHOWN_SKIPPED])
+    more = len(result.scaled_up) - SHOWN_SKIPPED
+    print(
+      f"scaled up: {len(result.scaled_up)} image(s) smaller than a tenth of the model's "
+      f'{width}x{height} input, their predictions rest on few pixels: {shown}'
+      + (f'; and {more} more' if more > 0 else '')
+    )
   if result.missing_rows:
     columns = ', '.join(f'{column} {rows}' for column, rows in result.missing.items())
     print(

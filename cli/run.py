@@ -69,7 +69,8 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> RunResul
   with progress.stderr_to(log_path), _temporary_folder():
     result = _run(config, schema_only, log_path)
   result.log = log_path
-  result.process_seconds = round(process_seconds(), 1)
+  if result.process_seconds is None:  # not started: no report took the figure
+    result.process_seconds = round(process_seconds(), 1)
   try:
     result.write(os.path.join(config.local_dir, unchanged.SUMMARY_FILE))
   except OSError as e:  # a full disk: the summary is still printed
@@ -224,12 +225,14 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
       result.error = _no_space_message(config.pipeline_root, result.error)
     result.unusable_data = isinstance(error, UnusableData)
     result.anomalies_stop = isinstance(error, AnomaliesFound) or bool(result.anomalies)
+  result.process_seconds = round(process_seconds(), 1)  # the summary's and the report's
   if not schema_only:
     try:
       result.report = report.write(nodes, result, config)
     except Exception:  # the run's outcome stands without its report
       logging.exception('run report not written')
       result.report = ''
+    result.report_seconds = round(process_seconds() - result.process_seconds, 1)
   return result
 
 

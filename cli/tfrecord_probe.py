@@ -4,6 +4,7 @@ SequenceExamples (damage further on is salvaged later)."""
 import struct
 
 from cli import data_paths
+import config as cfg
 from contracts.errors import UserError
 
 
@@ -17,6 +18,19 @@ def reads_as_gzip_tfrecords(path: str) -> bool:
   except (tf.errors.DataLossError, tf.errors.InvalidArgumentError, tf.errors.OutOfRangeError):
     pass
   return False
+
+
+def uncompressed_tfrecords(path: str) -> bool:
+  """Whether the file starts with an uncompressed TFRecord header (its length's CRC checks): a
+  shard without a TFRecord suffix, as TFX and this project name them (data-00000-of-00001)."""
+  from records import scan
+
+  with (data_paths.gfile().GFile if cfg.is_remote(path) else open)(path, 'rb') as f:
+    header = f.read(scan.HEADER)
+  if len(header) < scan.HEADER:
+    return False
+  (crc,) = struct.unpack_from('<I', header, 8)
+  return scan.masked_crc(header[:8]) == crc
 
 
 def holds_sequence_examples(tfrecord_path: str) -> bool:

@@ -3,16 +3,19 @@
 Every component of a run is taken from TFX's cache when its inputs, parameters and code are the
 ones of an earlier execution; when nothing a run depends on changed since the last finished run,
 all of them would be. This module records, at the end of a run that finished, what it depended
-on (`<local_dir>/last_run_state.json`): the options (the whole PipelineConfig), the project's code
-and lock file, the data and --infer-data files (path, size, modification time, as TFX's driver
-fingerprints them), the curated schema, the ML Metadata store and the serving model's versions.
+on (`<local_dir>/last_run_state.json`): the options (the whole PipelineConfig, the model file's
+text among them), the project's code and lock file, the data and --infer-data files (path, size,
+modification time, as TFX's driver fingerprints them), the content of every other file an option
+names (config.input_files: the curated schema, a --weights file), the ML Metadata store and the
+serving model's versions.
 The next run compares; when all are equal it prints that run's summary and exits with its code,
 without running anything, importing TFX (~8 s) or TensorFlow (~3 s).
 
 A model that was just pushed is the serving model: the run after a push compares nothing with
 itself (TFX would re-run the Evaluator, ServingCheck and Pusher to find the same model blessed).
 Anything else written to the store (another command, another run) or any file touched sends the
-run through TFX as before. `--no-cache` and remote data or outputs never take this path.
+run through TFX as before. `--no-cache` and remote data, outputs or option files never take
+this path.
 """
 
 import dataclasses
@@ -88,6 +91,7 @@ def current(config: cfg.PipelineConfig) -> Optional[dict]:
   """What a run of `config` depends on, or None when this path does not apply (no cache, or
   data or outputs in object storage: their listing is what TFX's driver does anyway)."""
   paths = (config.data, config.output, config.pipeline_root, config.infer_data)
+  paths += tuple(config.input_files.values())
   if not config.enable_cache or any(cfg.is_remote(p) for p in paths if p):
     return None
   return {
@@ -95,10 +99,19 @@ def current(config: cfg.PipelineConfig) -> Optional[dict]:
     'code': _code_digest(),
     'data': _files(config.data),
     'infer_data': _files(config.infer_data) if config.infer_data else [],
-    'schema': _files(config.schema) if config.schema else [],
+    'files': {field: _content(path) for field, path in config.input_files.items()},
     'store': _stat(config.metadata_path),
     'serving': sorted(os.listdir(config.serving_dir)) if os.path.isdir(config.serving_dir) else [],
   }
+
+
+def _content(path: str) -> str:
+  """A file an option names (config.input_files), by its content: the same digest as in the
+  component's cache key (a file replaced by another of the same size and time is seen)."""
+  try:
+    return fingerprint.file_digest(os.path.abspath(path))
+  except OSError:
+    return ''
 
 
 def previous_result(config: cfg.PipelineConfig) -> Optional[dict]:

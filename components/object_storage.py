@@ -168,6 +168,16 @@ def _check_s3_bucket(bucket: str) -> None:
     raise ValueError(f'bucket {bucket}: {reason}') from None
 
 
+def checksum(path: str) -> str:
+  """The store's own checksum of one object, asked without reading it (Beam's file systems):
+  GCS's CRC32C, S3's ETag (the MD5 of an object written in one part). Any rewrite of the object
+  changes it, same size or not."""
+  from apache_beam.io.filesystems import FileSystems
+
+  _configure_beam()  # the endpoint and region as they are now
+  return f'{path.split("://", 1)[0]}:{FileSystems.checksum(path)}'
+
+
 def _configure_beam() -> None:
   """Beam's S3 file system, used outside a pipeline too (listing image folders), needs its
   options set before the first pipeline sets them."""

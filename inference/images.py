@@ -9,7 +9,7 @@ decoded, exactly). The rules are contracts/image_files.py, shared with the compo
 """
 
 import io
-from typing import NamedTuple
+from typing import NamedTuple, Tuple
 
 from contracts.image_files import (
   CONVERTED_TO_PNG,
@@ -26,6 +26,7 @@ class Prepared(NamedTuple):
   data: bytes  # JPEG or PNG bytes, upright
   turned_upright: bool  # its EXIF orientation was applied
   converted: bool  # re-encoded as PNG (another format or mode, or turned)
+  size: Tuple[int, int]  # (width, height), upright
 
 
 def prepare(data: bytes) -> Prepared:
@@ -40,7 +41,7 @@ def prepare(data: bytes) -> Prepared:
     if image_format not in _READ:
       raise ValueError(f'unsupported image format {image_format}')
     if turn == 1 and image.mode in KEPT_AS_IS.get(image_format, ()):
-      return Prepared(data, False, False)
+      return Prepared(data, False, False, image.size)
     if turn != 1:
       image = PIL.ImageOps.exif_transpose(image)
     buffer = io.BytesIO()
@@ -51,4 +52,4 @@ def prepare(data: bytes) -> Prepared:
     raise
   except Exception as e:  # PIL raises many unrelated types for bad files
     raise ValueError(f'cannot decode image: {str(e).splitlines()[0] if str(e) else e!r}') from None
-  return Prepared(buffer.getvalue(), turn != 1, True)
+  return Prepared(buffer.getvalue(), turn != 1, True, image.size)

@@ -123,11 +123,18 @@ def read_image(order, relpath: str, path: str) -> Union[Input, Unreadable]:
   except (OSError, ValueError) as e:
     return Unreadable(order, relpath, str(e))
   return Input(
-    order, relpath, {serving.IMAGE_BYTES_INPUT: prepared.data, TURNED: prepared.turned_upright}
+    order,
+    relpath,
+    {
+      serving.IMAGE_BYTES_INPUT: prepared.data,
+      TURNED: prepared.turned_upright,
+      SIZE: prepared.size,
+    },
   )
 
 
 TURNED = '_turned_upright'  # a mark on an image input, not a signature input
+SIZE = '_size'  # a mark on an image input: its (width, height), upright
 
 
 # CSV ----------------------------------------------------------------------------------------

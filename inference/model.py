@@ -2,7 +2,7 @@
 the signature's inputs and the model's class names."""
 
 import os
-from typing import Dict, List, NamedTuple, Sequence
+from typing import Dict, List, NamedTuple, Sequence, Tuple
 
 from contracts import serving
 from inference import inputs
@@ -21,6 +21,7 @@ class Served(NamedTuple):
   # before predict_columns took float64), 'double', 'int' or 'string'
   class_names: List[str]  # index = class id (serving.class_names; [] for an older model)
   id_columns: Sequence[str] = ()  # the training data's id columns (serving.id_columns)
+  image_size: Tuple[int, int] = (0, 0)  # (height, width) images are resized to; (0, 0): unknown
 
 
 def _is_saved_model(path: str) -> bool:
@@ -66,6 +67,26 @@ def _dtype(spec) -> str:
   return 'string' if spec.dtype.name == 'string' else 'int'
 
 
+def _image_size(function) -> Tuple[int, int]:
+  """(height, width) an image signature brings every image to: the element shape of its batch
+  of uint8 pixels (trainer/image_input.decode_encoded's map_fn stacks them); (0, 0) when the
+  signature has none (a model not built by the project)."""
+  import tensorflow as tf
+
+  for inner in function.graph.as_graph_def().library.function:
+    constants = {node.name: node for node in inner.node_def if node.op == 'Const'}
+    for node in inner.node_def:
+      if (
+        node.op != 'TensorListStack' or node.attr['element_dtype'].type != tf.uint8.as_datatype_enum
+      ):
+        continue
+      shape = constants.get(node.input[1].split(':')[0])
+      value = tf.make_ndarray(shape.attr['value'].tensor) if shape else ()
+      if len(value) == 3 and min(value) > 0:
+        return int(value[0]), int(value[1])
+  return 0, 0
+
+
 def load(path: str, kind: str):
   """(the loaded model, Served) for data of `kind`; raises Problem when the model has no
   signature that takes it."""
@@ -97,4 +118,5 @@ def load(path: str, kind: str):
     raise Problem(f'{path}: signature {wanted[0]} returns no {serving.PROBABILITIES}')
   names = serving.class_names(path)
   kinds = {name: _dtype(spec) for name, spec in specs.items()}
-  return loaded, Served(path, wanted[0], kinds, names, serving.id_columns(path))
+  size = _image_size(function) if kind == inputs.IMAGES else (0, 0)
+  return loaded, Served(path, wanted[0], kinds, names, serving.id_columns(path), size)

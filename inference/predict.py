@@ -33,6 +33,9 @@ BATCH_SIZE = 64  # inputs per signature call (RunInference batches up to it)
 SKIPPED_SUFFIX = '_skipped.csv'  # predictions.csv → predictions_skipped.csv: id, reason
 SKIPPED_HEADER = ('id', 'reason')
 _ROWS, _SKIPPED = 'rows', 'skipped'
+# An image below a tenth of the model's height or width is scaled up more than 10x: its
+# prediction rests on a few pixels (Result.scaled_up names it).
+SCALED_UP_BEYOND = 10
 
 # Inputs predicted or skipped so far in this process: the progress line reads it (the
 # DirectRunner's in-memory mode runs the DoFns in this process).
@@ -132,6 +135,16 @@ def _reason(error: Exception) -> str:
   return f'the model failed on it: {(lines or [text.strip()])[0][:300]}'
 
 
+def _scaled_up(size, model_size) -> str:
+  """'WxH' of an image `size` (width, height) below 1 / SCALED_UP_BEYOND of the model's
+  (height, width), else ''."""
+  if not size or not min(model_size):
+    return ''
+  (width, height), (model_height, model_width) = size, model_size
+  small = width * SCALED_UP_BEYOND < model_width or height * SCALED_UP_BEYOND < model_height
+  return f'{width}x{height}' if small else ''
+
+
 def _read(item, kind: str, layouts: Dict[str, inputs.CsvLayout], kinds: Dict[str, str]):
   index, relpath, path = item
   if kind == inputs.IMAGES:
@@ -171,7 +184,8 @@ class _ToRows(beam.DoFn):
     if inference[serving.CLASS_NAMES]:  # the class as the signature names it: the server's answer
       row[predictions.CLASS] = inference[serving.CLASS_NAMES]
     _count('predicted')
-    yield json.dumps([order, row, values.get(inputs.MISSING_NUMBERS, [])])
+    scaled_up = _scaled_up(values.get(inputs.SIZE), self._served.image_size)
+    yield json.dumps([order, row, values.get(inputs.MISSING_NUMBERS, []), scaled_up])
     if self._log:
       sent = request(self._served.kinds, [values])
       log = request_log.predict_log(
@@ -191,6 +205,7 @@ class Result(NamedTuple):
   log_files: List[str]
   missing_rows: int  # CSV rows predicted with empty or NA number cells (NaN: missing)
   missing: Dict[str, int]  # column → those rows with it empty or NA
+  scaled_up: List[Sequence[str]]  # (id, 'WxH') of images below a tenth of the model's side
 
 
 def skipped_path(out: str) -> str:
@@ -299,7 +314,7 @@ def _publish(work: str, out: str, log_dir: str, turned: int, id_columns: Sequenc
   with atomic.open_atomically(out, 'w') as f:
     writer = csv.DictWriter(f, predictions.header(id_columns), lineterminator='\n')
     writer.writeheader()
-    writer.writerows(row for _, row, _ in rows)
+    writer.writerows(row for _, row, _, _ in rows)
   skipped_out = skipped_path(out)
   if skipped:
     with atomic.open_atomically(skipped_out, 'w') as f:
@@ -308,7 +323,7 @@ def _publish(work: str, out: str, log_dir: str, turned: int, id_columns: Sequenc
       writer.writerows(skipped)
   elif os.path.exists(skipped_out):  # an earlier run's list would describe other inputs
     os.remove(skipped_out)
-  missing = collections.Counter(column for _, _, columns in rows for column in columns)
+  missing = collections.Counter(column for _, _, columns, _ in rows for column in columns)
   return Result(
     len(rows),
     skipped,
@@ -316,6 +331,7 @@ def _publish(work: str, out: str, log_dir: str, turned: int, id_columns: Sequenc
     out,
     skipped_out if skipped else '',
     log_files,
-    sum(1 for _, _, columns in rows if columns),
+    sum(1 for _, _, columns, _ in rows if columns),
     dict(missing.most_common()),
+    [(row[predictions.ID], size) for _, row, _, size in rows if size],
   )

@@ -49,7 +49,7 @@ def _run_section(result: RunResult, config) -> str:
     ['pipeline', config.pipeline_name],
     ['data', f'{config.data_kind}: {config.data}'],
     ['output', config.output],
-    ['wall time', f'{result.wall_seconds} s'],
+    ['wall time', summary_text.render_wall(result)],  # the summary's figure
     ['run log', result.log or ''],
   ]
   if result.span:

@@ -182,9 +182,11 @@ def duplicates_section(result: RunResult, config) -> str:
   if not facts:
     return html.absent('No duplicate check in this run (--duplicates off, or an older ExampleGen).')
   lines = summary_text.render_duplicates(facts)
-  if not lines:
-    return '<p class="good">No two examples share their content.</p>'
-  parts = [f'<p>{html.escape(line.split(":", 1)[1].strip())}</p>' for line in lines]
+  # Each line past its 12-character label ('duplicates: ', 'warning:    ' or blanks).
+  parts = [f'<p>{html.escape(line[12:].strip())}</p>' for line in lines]
+  found = len(lines) - bool(facts.get('near_copies_checked'))  # that line is said regardless
+  if not found:
+    return '<p class="good">No two examples share their content.</p>' + ''.join(parts)
   with fileio.open(facts['report'], 'r') as f:
     listing = json.loads(f.read())
   images = config.data_kind == 'images'

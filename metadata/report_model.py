@@ -5,7 +5,7 @@ the blessing, the serving check) and the Trainer's input pipeline.
 
 from typing import Dict, List, Optional, Sequence
 
-from contracts import artifacts
+from contracts import artifacts, input_check
 from contracts import evaluation as evaluation_names
 from metadata import artifact_reader, html, pictures
 from metadata.run_result import RunResult
@@ -274,11 +274,12 @@ def input_section(training: Optional[dict], damage: Optional[dict]) -> str:
     return html.absent(
       f'No input check: skipped under distributed training ({training.get("distribution")}).'
     )
+  found = input_check.of_check(check, training['batch_size'])
   verdict = (
-    '<p class="bad">Training was input-bound: first thing to try: '
+    f'<p class="bad">Training was {html.escape(found.words)}. First thing to try: '
     f'{html.escape(check["hint"])}.</p>'
-    if check['input_bound']
-    else '<p class="good">Not input-bound.</p>'
+    if found.input_bound
+    else f'<p class="good">{html.escape(found.words[0].upper() + found.words[1:])}.</p>'
   )
   source = (
     f'input from tf.data service {check["input_service"]}'

@@ -42,7 +42,7 @@ class RunResult:
   cached: List[str] = dataclasses.field(default_factory=list)
   batch_capped: Optional[dict] = None  # {'asked', 'train_examples'}
   training: Optional[dict] = None  # {'model', 'hyperparameters', 'tuned', 'weights', 'phases'}
-  input_check: Optional[dict] = None  # {'stall_fraction', 'cache'}
+  input_check: Optional[dict] = None  # {'verdict', 'stall_fraction', 'cache'}
   examples_per_split: Optional[Dict[str, int]] = None
   excluded_files: Optional[int] = None
   excluded_report: Optional[str] = None
@@ -73,6 +73,7 @@ class RunResult:
   unusable_data: Optional[bool] = None
   anomalies_stop: Optional[bool] = None
   report: Optional[str] = None  # report.html's path; '' when writing it failed
+  report_seconds: Optional[float] = None  # writing it, after process_seconds was taken
   process_seconds: Optional[float] = None  # the whole command's time
   unchanged: Optional[dict] = None  # {'seconds'}: nothing ran, this is an earlier run's result
 

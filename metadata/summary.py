@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Sequence
 
 from ml_metadata.proto import metadata_store_pb2
 
-from contracts import anomalies, artifacts, predictions
+from contracts import anomalies, artifacts, input_check, predictions
 from contracts import evaluation as evaluation_names
 from metadata import artifact_reader
 from metadata.run_reader import NodeRun, property_value
@@ -33,6 +33,10 @@ def duplicate_facts(examples) -> dict:
 
     with fileio.open(facts['report'], 'r') as f:
       listing = json.loads(f.read())
+    # Images grouped (not --duplicates off): the summary says which near-copies are not caught.
+    facts['near_copies_checked'] = fileio.exists(
+      os.path.join(examples.uri, artifacts.IMAGE_META_FILE)
+    )
   except Exception:  # noqa: BLE001 (an artifact from before duplicates.json: counts only)
     listing = {}
   facts['conflicts'] = listing.get('conflicts', [])[:CONFLICTS_SHOWN]
@@ -175,9 +179,11 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
     result.training = {
       key: training.get(key) for key in ('model', 'hyperparameters', 'tuned', 'weights', 'phases')
     }
-  if training.get('input_check') or training.get('input_cache'):
+  check = training.get('input_check')
+  if check or training.get('input_cache'):
     result.input_check = {
-      'stall_fraction': (training.get('input_check') or {}).get('stall_fraction'),
+      'verdict': input_check.of_check(check, training['batch_size']).headline if check else None,
+      'stall_fraction': (check or {}).get('stall_fraction'),
       'cache': training.get('input_cache'),
     }
   for node in nodes.values():

@@ -3,9 +3,11 @@
 A short warm-up measures the input pipeline alone (examples/s) and one training step of the model
 (forward + backward on a real batch, weights not updated), then replays the pipeline against a
 consumer that takes each batch for exactly that step time and counts the share of wall time spent
-waiting in next() — the TF profiler's definition of input-bound is more than 5% of step time.
-The consumer sleeps instead of computing, so on a CPU-only machine, where the model and the input
-pipeline share the cores, real training can wait more than measured here.
+waiting in next(). contracts/input_check.py gives the verdict from these figures: input-bound
+only when the input alone is slower than the step; waiting above 5% with an input that keeps up is
+named as the fixed cost per batch it is. The consumer sleeps instead of computing, so on a
+CPU-only machine, where the model and the input pipeline share the cores, real training can wait
+more than measured here.
 """
 
 import logging
@@ -13,7 +15,8 @@ import time
 
 import tensorflow as tf
 
-INPUT_BOUND = 0.05
+from contracts import input_check
+
 MEASURE_SECONDS = 0.5
 
 
@@ -70,26 +73,22 @@ def check_input(
   step = step_seconds(model, features, labels)
   _, waited, wall = pull(iterator, MEASURE_SECONDS, step)
   stall = waited / wall
+  found = input_check.verdict(input_rate, step, batch_size, stall)
   source = f'input from tf.data service {service}' if service else 'input pipeline'
   facts = (
     f'{source} alone {input_rate:,.0f} examples/s; one training step '
     f'{step * 1000:.1f} ms ({batch_size / step:,.0f} examples/s); at that pace training '
     f'waited for input {stall:.1%} of the time'
   ) + (f'; {cache}' if cache else '')
-  if stall > INPUT_BOUND:
-    logging.warning(
-      'input check: training is input-bound: %s (more than %.0f%%). First thing to try: %s',
-      facts,
-      INPUT_BOUND * 100,
-      hint,
-    )
+  if found.input_bound:
+    logging.warning('input check: %s (%s). First thing to try: %s', found.words, facts, hint)
   else:
-    logging.info('input check: not input-bound: %s', facts)
+    logging.info('input check: %s (%s)', found.words, facts)
   return {
     'input_examples_per_second': input_rate,
     'step_seconds': step,
     'stall_fraction': stall,
-    'input_bound': stall > INPUT_BOUND,
+    'input_bound': found.input_bound,
     'hint': hint,
     'input_service': service,
   }

@@ -63,16 +63,26 @@ def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, gu
   evaluation = image_input.image_dataset(
     eval_files, spec, batch_size, False, guard, cache=cache.used
   )
-  if spec.encoding == image_record.RAW:
-    hint = 'faster storage for the shards, or more CPU cores for the Trainer'
-  else:
-    hint = (
-      'store raw pixels (pipeline.py run --encoding raw) so that the Trainer does not '
-      'decode JPEG/PNG, or give the Trainer more CPU cores'
-    )
-  if any(path.endswith('.gz') for path in shards.shard_files(fn_args.train_files)):
-    hint = 'uncompressed shards (pipeline.py run --compression none): GZIP reads 4-8x slower'
+  hint = image_hint(cache.used, config['augment'], spec.encoding, train_files)
   return Setup(spec, train, evaluation, signatures.image_signatures, hint, spec.labels, cache)
+
+
+def image_hint(cached: bool, augment: bool, encoding: str, train_files: List[str]) -> str:
+  """What would help image input that cannot keep up: only what this input still pays for every
+  epoch (held decoded in memory, it no longer reads, decompresses nor decodes)."""
+  if cached:
+    work = 'augmentation (--augment) and ' if augment else ''
+    return (
+      f'more CPU cores for the Trainer: the input is held decoded in memory; {work}batching remain'
+    )
+  if any(path.endswith('.gz') for path in train_files):
+    return 'uncompressed shards (pipeline.py run --compression none): GZIP reads 4-8x slower'
+  if encoding == image_record.RAW:
+    return 'faster storage for the shards, or more CPU cores for the Trainer'
+  return (
+    'store raw pixels (pipeline.py run --encoding raw) so that the Trainer does not '
+    'decode JPEG/PNG, or give the Trainer more CPU cores'
+  )
 
 
 def _both_splits(fn_args: FnArgs):

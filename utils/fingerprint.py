@@ -5,8 +5,9 @@ its code by module path (`run_fn='trainer.task.run_fn'`, executors by class), so
 served from the cache. Every component that runs project code therefore carries a
 `code_fingerprint` execution property: a JSON object {file: sha256 prefix} of each project source
 file its code can import (followed through `import` statements with `ast`, function bodies
-included), the data files it reads (the curated schema) and `requirements.lock` (the
-environment). An edit changes the property, so the component and everything that consumes its
+included), the data files it reads (the curated schema, a weights file: by content; objects in
+object storage by a digest given as `known`), the project modules a model file's text imports,
+and `requirements.lock` (the environment). An edit changes the property, so the component and everything that consumes its
 outputs run again; `metadata/run_reader.py` names the files that changed.
 """
 
@@ -15,11 +16,11 @@ import functools
 import hashlib
 import json
 import os
-from typing import Dict, Iterable, Set
+from typing import Dict, Iterable, Optional, Set
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENVIRONMENT_FILE = 'requirements.lock'
-_PROJECT = (
+PROJECT = (
   'cli',
   'components',
   'config',
@@ -48,7 +49,12 @@ def _imports(relpath: str, mtime_ns: int) -> tuple:
   """Project files imported by one source file (mtime in the key: an edit is read again)."""
   del mtime_ns
   with open(os.path.join(ROOT, relpath), encoding='utf-8') as f:
-    tree = ast.parse(f.read())
+    return _imported(f.read())
+
+
+def _imported(source: str) -> tuple:
+  """Project files that the Python `source` imports (function bodies included)."""
+  tree = ast.parse(source)
   found = []
   for node in ast.walk(tree):
     if isinstance(node, ast.Import):
@@ -58,16 +64,18 @@ def _imports(relpath: str, mtime_ns: int) -> tuple:
     else:
       continue
     for name in names:
-      if name.split('.')[0] in _PROJECT:
+      if name.split('.')[0] in PROJECT:
         parts = name.split('.')
         for end in range(len(parts), 0, -1):  # every package on the way is imported too
           found.append(_module_file('.'.join(parts[:end])))
   return tuple(sorted(set(filter(None, found))))
 
 
-def source_files(*modules: str) -> Set[str]:
-  """Every project file that `modules` import, directly or not (relative paths)."""
+def source_files(*modules: str, imported_by: str = '') -> Set[str]:
+  """Every project file that `modules` (and the source text `imported_by`: a model file)
+  import, directly or not (relative paths)."""
   todo = [path for path in map(_module_file, modules) if path]
+  todo += _imported(imported_by) if imported_by else ()
   seen = set()
   while todo:
     path = todo.pop()
@@ -78,17 +86,29 @@ def source_files(*modules: str) -> Set[str]:
   return seen
 
 
-def _digest(path: str) -> str:
+def file_digest(path: str) -> str:
+  """A local file's content digest (sha256 prefix); a relative path is the project's."""
+  digest = hashlib.sha256()
   with open(path if os.path.isabs(path) else os.path.join(ROOT, path), 'rb') as f:
-    return hashlib.sha256(f.read()).hexdigest()[:16]
+    for block in iter(lambda: f.read(1 << 20), b''):
+      digest.update(block)
+  return digest.hexdigest()[:16]
 
 
-def of(*modules: str, data_files: Iterable[str] = ()) -> str:
-  """The fingerprint of `modules` (with what they import), `data_files` and the environment."""
-  files = sorted(source_files(*modules)) + [ENVIRONMENT_FILE]
-  digests: Dict[str, str] = {path: _digest(path) for path in files}
+def of(
+  *modules: str,
+  data_files: Iterable[str] = (),
+  known: Optional[Dict[str, str]] = None,
+  imported_by: str = '',
+) -> str:
+  """The fingerprint of `modules` (with what they import), `data_files` and the environment.
+  known: {path: digest} of files digested elsewhere (objects in object storage); imported_by:
+  source text (a model file) whose project imports count too."""
+  files = sorted(source_files(*modules, imported_by=imported_by)) + [ENVIRONMENT_FILE]
+  digests: Dict[str, str] = {path: file_digest(path) for path in files}
   for path in data_files:
-    digests[os.path.relpath(path, ROOT) if path.startswith(ROOT) else path] = _digest(path)
+    digests[os.path.relpath(path, ROOT) if path.startswith(ROOT) else path] = file_digest(path)
+  digests.update(known or {})
   return json.dumps(digests, sort_keys=True, separators=(',', ':'))
 
 

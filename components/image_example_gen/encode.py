@@ -65,16 +65,25 @@ def _grey_cosines(width: int, channels: int) -> np.ndarray:
   return (cosines[:, None, :] * luma[None, :, None]).reshape(width * 3, 8)
 
 
+# The 8x8 coefficients' signs as they are and in the image's left-right mirror, which negates
+# the odd horizontal cosines' (coefficient [v, u] is flat index 8v + u).
+_AS_IS_AND_MIRRORED = np.stack([np.ones(64), np.tile([1, -1], 32)]).astype(np.float32)
+
+
 def near_hash(image: PIL.Image.Image) -> int:
-  """A 64-bit DCT hash (pHash) of the image as loaded: averaged over 2x2, 4x4, … blocks until
-  its longer side is at most NEAR_SIDE px, its grey levels projected on the 8x8 lowest cosines
-  of its own width and height; one bit per coefficient, set when above their median (so 32 bits
-  are set and distances are even). The cosines are sampled at the image's own size instead of
-  the image being resampled to a fixed grid, and the blocks are powers of two like JPEG's
-  1/2–1/8-scale decoding: a JPEG decoded at 1/8 scale (8x8-block means) and the same pixels at
-  full size project alike (a lossless PNG of a JPEG: 0–2 bits apart). Resizing, re-encoding and
-  brightness change few bits, crops of a few % more (bench/near_duplicates.py). ~23 µs for a
-  1/8-drafted 224x224 JPEG (28x28), ~110 µs at full size."""
+  """A 64-bit DCT hash (pHash) of the image as loaded or of its left-right mirror, whichever is
+  smaller (so a mirrored copy hashes alike): averaged over 2x2, 4x4, … blocks until its longer
+  side is at most NEAR_SIDE px, its grey levels projected on the 8x8 lowest cosines of its own
+  width and height; one bit per coefficient, set when above their median (so 32 bits
+  are set and distances are even). The mirror's coefficients are the same with the odd
+  horizontal ones negated (no second projection). The cosines are sampled at the image's own
+  size instead of the image being resampled to a fixed grid, and the blocks are powers of two
+  like JPEG's 1/2–1/8-scale decoding: a JPEG decoded at 1/8 scale (8x8-block means) and the same
+  pixels at full size project alike (a lossless PNG of a JPEG: 0–2 bits apart). Resizing,
+  re-encoding, mirroring and brightness change few bits, crops of a few % more
+  (bench/near_duplicates.py). ~19 µs for a 1/8-drafted 224x224 JPEG (28x28), ~90 µs at full
+  size on quiet cores before the mirror (which adds a 2x64 median and compare), 36 / 141 µs with
+  it on cores shared with four other sessions (docs/benchmarks.md)."""
   if image.mode not in ('L', 'RGB'):
     image = normalised_mode(image)
     if image.mode not in ('L', 'RGB'):  # LA, RGBA: alpha dropped
@@ -87,10 +96,11 @@ def near_hash(image: PIL.Image.Image) -> int:
   width, height = image.size
   channels = 1 if image.mode == 'L' else 3
   pixels = np.frombuffer(image.tobytes(), np.uint8).reshape(height, width * channels)
-  low = (_cosines(height) @ pixels.astype(np.float32) @ _grey_cosines(width, channels)).ravel()
-  middle = np.partition(low, (31, 32))
-  bits = low > (middle[31] + middle[32]) / 2
-  return int(np.packbits(bits).view('>u8')[0])
+  low = _cosines(height) @ pixels.astype(np.float32) @ _grey_cosines(width, channels)
+  both = low.reshape(1, 64) * _AS_IS_AND_MIRRORED
+  middle = np.partition(both, (31, 32), axis=1)
+  bits = both > (middle[:, 31:32] + middle[:, 32:33]) / 2
+  return int(np.packbits(bits, axis=1).view('>u8').min())
 
 
 def _scaled_size(width: int, height: int, max_side: int):

@@ -7,6 +7,7 @@ import pytest
 from cli import config_builder
 from cli import main as cli_main
 import config as cfg
+from contracts.errors import UserError
 
 
 @pytest.mark.parametrize(
@@ -97,3 +98,14 @@ def test_split_tfrecords_keep_their_splits_unless_eval_percent_asks_to_split_the
   )
   assert again.data_splits == () and again.data_pattern == 'Split-*/*'
   assert again.eval_percent == 25
+  (tmp_path / 'data' / 'Split-eval' / 'part.tfrecord').unlink()
+  (tmp_path / 'data' / 'Split-eval').rmdir()  # a train split alone: split again when asked
+  with pytest.raises(UserError, match='Split-train and Split-eval .+ or give --eval-percent'):
+    config_builder.build_config(
+      cli_main.parser().parse_args(base + ['--output', str(tmp_path / 'c')])
+    )
+  alone = config_builder.build_config(
+    cli_main.parser().parse_args(base + ['--output', str(tmp_path / 'd'), '--eval-percent', '30'])
+  )
+  assert alone.data_splits == () and alone.data_pattern == 'Split-*/*'
+  assert alone.eval_percent == 30

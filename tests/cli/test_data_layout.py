@@ -103,3 +103,30 @@ def test_split_folders_need_train_and_eval(tmp_path):
   (tmp_path / 'Split-train').mkdir()
   with pytest.raises(UserError, match='need at least Split-train and Split-eval'):
     data_layout.resolve_data(str(tmp_path))
+
+
+def _bare_shard(path):
+  """A one-record TFRecord file named as TFX and ImageExampleGen name shards (no suffix)."""
+  import tensorflow as tf
+
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  with tf.io.TFRecordWriter(path) as writer:
+    writer.write(tf.train.Example().SerializeToString())
+
+
+def test_a_folder_left_with_nothing_names_the_files_it_skipped(tmp_path):
+  shard = str(tmp_path / 'data' / 'data-00000-of-00001')
+  _bare_shard(shard)
+  (tmp_path / 'data' / 'notes.dat').write_bytes(b'x' * 20)
+  with pytest.raises(UserError) as refused:
+    data_layout.resolve_data(str(tmp_path / 'data'))
+  said = str(refused.value)
+  assert 'no class folders, CSV or TFRecord files' in said
+  assert 'data-00000-of-00001 (TFRecords without a .tfrecord name: rename it' in said
+  assert 'notes.dat (not inside a class folder)' in said
+  with pytest.raises(UserError, match='TFRecords without a .tfrecord name'):
+    data_layout.resolve_data(shard)  # the shard itself as --data
+  for name in ('cats', 'dogs'):
+    _touch(str(tmp_path / 'classes' / name / 'a.txt'))
+  with pytest.raises(UserError, match=r'in its class folders; skipped: cats/a.txt \(.+\), dogs'):
+    data_layout.resolve_data(str(tmp_path / 'classes'))

@@ -1,11 +1,13 @@
 """--model, --weights and the fine-tuning flags: what the command line refuses in one line,
 exit 2, before anything runs (cli/model_options.py: model_options, check_imagenet)."""
 
+import argparse
 import os
 
 import pytest
 
 from cli import main as cli_main
+from cli import model_options
 
 
 @pytest.fixture
@@ -77,3 +79,40 @@ def test_imagenet_weights_that_cannot_be_fetched_say_what_to_pass_instead(
   assert line.endswith(
     'pass --weights none, or --weights FILE with the weights saved on a machine that can (docs/models.md)'
   )
+
+
+BUILD = '\n\ndef build_model(spec, hp):\n  return helper.block(spec)\n'
+
+
+@pytest.mark.parametrize(
+  'imports,where',
+  [
+    ('import mylayers as helper', 'beside'),  # found only because it lies beside the model
+    ('from mylayers import block as helper', 'path'),  # on PYTHONPATH, somewhere else
+    ('from . import mylayers as helper', ''),  # a relative import
+  ],
+)
+def test_a_model_file_importing_a_file_outside_installed_packages_is_refused(
+  tmp_path, capsys, csv_file, monkeypatch, imports, where
+):
+  folder = tmp_path / ('elsewhere' if where == 'path' else 'models')
+  folder.mkdir()
+  (folder / 'mylayers.py').write_text('def block(spec):\n  return None\n')
+  if where == 'path':
+    monkeypatch.syspath_prepend(str(folder))
+  (tmp_path / 'models').mkdir(exist_ok=True)
+  path = tmp_path / 'models' / 'my_model.py'
+  path.write_text(imports + BUILD)
+  line = _refused(capsys, tmp_path, '--data', csv_file, '--model', str(path))
+  module = '.mylayers' if imports.startswith('from .') else 'mylayers'
+  assert line.startswith(f'error: --model {path}: imports {module}, a file outside installed ')
+  assert 'may import installed packages only' in line
+  assert (str(folder / 'mylayers.py') in line) == bool(where)
+
+
+def test_installed_packages_the_project_and_missing_modules_are_left_to_the_trainer(tmp_path):
+  path = tmp_path / 'my_model.py'
+  imports = 'import json\nimport numpy\nfrom trainer.models import backbone\nimport not_installed_x'
+  path.write_text(imports + BUILD)
+  decided = model_options.model_options(argparse.Namespace(model=str(path), weights=''), 'csv')
+  assert decided['model_source'] == path.read_text()

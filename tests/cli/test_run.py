@@ -9,6 +9,8 @@ import sys
 import pytest
 import tensorflow as tf
 
+from metadata import report, summary_text
+from metadata.run_result import RunResult
 from tests.conftest import ROOT, library_noise
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
@@ -58,12 +60,27 @@ def test_the_summary_says_whether_the_input_was_cached(default_run):
   """The embedded digits fit the memory budget by far: the Trainer caches them, and says so."""
   done, output = default_run
   (line,) = [line for line in done.stdout.splitlines() if line.startswith('input check: ')]
+  assert line.startswith('input check: not input-bound: the input alone delivers '), line
   assert re.search(r'training waited for input \d+\.\d% of the time', line), line
   assert re.search(
     r'; input held in memory, decoded once \([\d.,]+ MB decoded; '
     r'--input-cache auto\)$',
     line,
   ), line
+
+
+def test_the_default_runs_report_is_not_input_bound_and_shows_the_summarys_wall_time(default_run):
+  """The digits are held decoded in memory, far faster than a step: whatever the stall of a
+  paced consumer, the report does not call training input-bound nor advise raw pixels."""
+  done, output = default_run
+  with open(os.path.join(output, 'last_run.json')) as f:
+    result = RunResult.from_json(json.load(f))
+  with open(os.path.join(output, report.REPORT_FILE)) as f:
+    page = f.read()
+  assert 'Not input-bound: the input alone delivers' in page
+  assert 'Training was input-bound' not in page and '--encoding raw' not in page
+  wall = summary_text.render_wall(result)
+  assert f'<td>{wall}</td>' in page and f'wall time:  {wall}' in done.stdout
 
 
 def test_shards_are_uncompressed_and_readable_by_plain_tf_data(default_run):

@@ -10,15 +10,29 @@ import pytest
 
 from cli import unchanged
 import config as cfg
+from tests.support import files
 
 
 @pytest.fixture
 def finished(tmp_path):
-  """A config, and the state and summary a finished run of it left."""
+  """A config (with unlabeled data, a curated schema and a weights file), and the state and
+  summary a finished run of it left."""
   data = tmp_path / 'data'
   (data / 'cats').mkdir(parents=True)
   (data / 'cats' / 'a.png').write_bytes(b'png')
-  config = cfg.PipelineConfig(data=str(data), data_kind=cfg.IMAGES, output=str(tmp_path / 'out'))
+  (tmp_path / 'new').mkdir()
+  (tmp_path / 'new' / 'b.png').write_bytes(b'png')
+  (tmp_path / 'schema.pbtxt').write_text('feature { name: "image" }')
+  (tmp_path / 'w.weights.h5').write_bytes(b'weights-1')
+  config = cfg.PipelineConfig(
+    data=str(data),
+    data_kind=cfg.IMAGES,
+    output=str(tmp_path / 'out'),
+    infer_data=str(tmp_path / 'new'),
+    schema=str(tmp_path / 'schema.pbtxt'),
+    model='resnet50',
+    weights=str(tmp_path / 'w.weights.h5'),
+  )
   os.makedirs(config.output)
   with open(config.metadata_path, 'w') as f:
     f.write('store')
@@ -37,20 +51,42 @@ def _touched(path: str) -> None:
   os.utime(path, (later, later))
 
 
-@pytest.mark.parametrize(
-  'change',
-  [
-    lambda c: (_touched(os.path.join(c.data, 'cats', 'a.png')), c)[1],  # a data file saved again
-    lambda c: (open(os.path.join(c.data, 'cats', 'b.png'), 'wb').close(), c)[1],  # one more
-    lambda c: (_touched(c.metadata_path), c)[1],  # another command wrote to the store
-    lambda c: (os.makedirs(os.path.join(c.serving_dir, '2')), c)[1],  # another model serves
-    lambda c: dataclasses.replace(c, train_steps=c.train_steps + 1),  # an option
-    lambda c: dataclasses.replace(c, model_source=c.model_source + '# edited\n'),  # the model
-    lambda c: dataclasses.replace(c, enable_cache=False),  # --no-cache
-  ],
-)
+# Each input of the nothing-changed state (docs/design/running.md) and a change to it.
+CHANGES = {
+  'config': lambda c: dataclasses.replace(c, train_steps=c.train_steps + 1),  # an option
+  'config (model file)': lambda c: dataclasses.replace(c, model_source='# edited\n'),
+  'config (--no-cache)': lambda c: dataclasses.replace(c, enable_cache=False),
+  'data': lambda c: (_touched(os.path.join(c.data, 'cats', 'a.png')), c)[1],  # saved again
+  'data (one more)': lambda c: (open(os.path.join(c.data, 'cats', 'b.png'), 'wb').close(), c)[1],
+  'infer_data': lambda c: (_touched(os.path.join(c.infer_data, 'b.png')), c)[1],
+  'files (schema)': lambda c: (files.replaced(c.schema, b'feature { name: "label" }'), c)[1],
+  'files (weights)': lambda c: (files.replaced(c.weights, b'weights-2'), c)[1],
+  'store': lambda c: (_touched(c.metadata_path), c)[1],  # another command wrote to the store
+  'serving': lambda c: (os.makedirs(os.path.join(c.serving_dir, '2')), c)[1],  # another model
+}
+
+
+@pytest.mark.parametrize('change', list(CHANGES.values()), ids=list(CHANGES))
 def test_any_change_sends_the_run_through_tfx(finished, change):
   assert unchanged.previous_result(change(finished)) is None
+
+
+def test_every_input_of_the_state_has_a_change_tested(finished, monkeypatch):
+  tested = {name.split(' ')[0] for name in CHANGES} | {'code'}  # code: the test below
+  assert set(unchanged.current(finished)) == tested
+  assert (
+    set(unchanged.current(finished)['files'])
+    == set(finished.input_files)
+    == {
+      'schema',
+      'weights',
+    }
+  )
+
+
+def test_an_option_naming_a_file_in_object_storage_never_takes_this_path(finished):
+  remote = dataclasses.replace(finished, weights='s3://bucket/w.weights.h5')
+  assert unchanged.current(remote) is None
 
 
 def test_a_run_that_failed_or_was_forgotten_is_not_taken(finished):

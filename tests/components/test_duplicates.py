@@ -53,6 +53,9 @@ EDITS = {
   ),
   'cropped 1% a side': lambda im: _encoded(im.crop((2, 2, 222, 222)), quality=90),
   'lossless PNG of the JPEG': lambda im: _encoded(im, 'PNG'),
+  'mirrored left to right': lambda im: _encoded(
+    im.transpose(PIL.Image.FLIP_LEFT_RIGHT), quality=90
+  ),
 }
 
 
@@ -61,6 +64,12 @@ def test_an_edited_copy_is_a_near_duplicate(originals, edit):
   for data, image in originals:
     # The original is decoded at 1/8 scale (a JPEG kept as it is), a PNG copy at full size.
     assert _bits(_near(data), _near(EDITS[edit](image))) <= duplicates.NEAR_DISTANCE
+
+
+def test_a_mirror_image_hashes_as_the_image(originals):
+  # Mirroring negates the odd horizontal cosines: the same 64 coefficients up to sign.
+  for _, image in originals:
+    assert encode.near_hash(image) == encode.near_hash(image.transpose(PIL.Image.FLIP_LEFT_RIGHT))
 
 
 def test_distinct_photo_crops_are_not_near(originals):

@@ -112,3 +112,14 @@ def test_without_id_columns_unique_ids_are_found_and_image_bytes_are_not(tmp_pat
     executor.Executor, tmp_path / 'data', tmp_path / 'out', splits, label_key='label'
   )
   assert json.loads(examples.get_string_custom_property('detected_id_columns')) == ['serial']
+
+
+def test_a_train_split_alone_is_split_again(tmp_path):
+  """A Split-train folder fed back with --eval-percent (cli: pattern Split-*/*, one input split)."""
+  _write(
+    tmp_path / 'data' / 'Split-train' / 'data-00000-of-00001',
+    [_example(i / 10, f'w{i % 7}', i % 2, i) for i in range(200)],
+  )
+  examples = _run(tmp_path / 'data', tmp_path / 'out', [('single_split', 'Split-*/*')])
+  splits = collections.Counter(split for m in _found(examples.uri).values() for split, _, _ in m)
+  assert sum(splits.values()) == 200 and splits['eval'] > 10 and splits['train'] > 100

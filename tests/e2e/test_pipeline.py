@@ -64,12 +64,11 @@ def test_copies_share_a_split_and_one_image_in_two_classes_is_named(first_run, i
   found = result['duplicates']  # the Examples artifact's properties in ML Metadata
   assert found['label_conflicts'] == 2 and not found['conflicts_kept']
   assert found['duplicates'] >= 6  # the copy, the BMP and the image filed twice, with originals
-  lines = [
-    line
-    for line in summary_text.render(RunResult.from_json(result))
-    if line.startswith('duplicates: ')
-  ]
+  summary = summary_text.render(RunResult.from_json(result))
+  lines = [line for line in summary if line.startswith('duplicates: ')]
   assert len(lines) == 1 and f'{FILED_TWICE} (8)' in lines[0]
+  # Every image run says which near-copies it does not catch (found[...]: the Examples hold images).
+  assert found['near_copies_checked'] and ' ' * 12 + summary_text.NEAR_COPIES_MEASURED in summary
   split_of = {}
   for split in ('train', 'eval'):
     shards = tf.io.gfile.glob(os.path.join(result['examples_uri'], f'Split-{split}', '*'))

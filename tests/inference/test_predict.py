@@ -343,3 +343,42 @@ def test_beam_shards_and_gzip_records_are_tfrecords(tmp_path):
   assert first.inputs[serving.EXAMPLES_INPUT] == b'one'
   assert isinstance(last, inputs.Unreadable) and 'damaged TFRecord' in last.reason
   assert last.id == 'cut.tfrecord:2'
+
+
+@pytest.fixture(scope='module')
+def trained_image_model(tmp_path_factory) -> str:
+  """A Keras model on 48x40 (height x width) RGB images with the trainer's own image
+  signatures (trainer/signatures.py), saved as trainer/task.py saves it."""
+  import keras
+  import tensorflow as tf
+
+  from contracts import image_record
+  from trainer import signatures
+  from trainer.data_spec import ImageSpec
+
+  spec = ImageSpec(48, 40, 3, ['a', 'b'], image_record.ENCODED, uniform=False)
+  pixels = keras.Input((48, 40, 3))
+  flat = keras.layers.Flatten()(keras.layers.Rescaling(1 / 255)(pixels))
+  built = keras.Model(pixels, keras.layers.Dense(2, activation='softmax')(flat))
+  path = str(tmp_path_factory.mktemp('keras_images') / 'serving' / '1')
+  tf.saved_model.save(built, path, signatures=signatures.image_signatures(built, spec))
+  return path
+
+
+def test_images_far_smaller_than_the_models_input_are_named(trained_image_model, tmp_path, capsys):
+  import PIL.Image
+
+  assert model.load(trained_image_model, inputs.IMAGES)[1].image_size == (48, 40)
+  data = tmp_path / 'photos'
+  data.mkdir()
+  sizes = {'dot.png': (1, 1), 'strip.png': (40, 4), 'small.png': (5, 5), 'thin.png': (4, 48)}
+  for name, size in sizes.items():  # (width, height); a tenth of 40x48 is 4x4.8
+    PIL.Image.new('RGB', size, (200, 30, 30)).save(data / name)
+  out = str(tmp_path / 'p.csv')
+  assert _predict('--data', str(data), '--model', trained_image_model, '--out', out) == EXIT_OK
+  said = [line for line in capsys.readouterr().out.splitlines() if line.startswith('scaled up')]
+  assert said == [
+    "scaled up: 2 image(s) smaller than a tenth of the model's 40x48 input, their predictions "
+    'rest on few pixels: dot.png (1x1), strip.png (40x4)'
+  ]
+  assert len(_rows(out)) == 4  # predicted all the same

@@ -91,3 +91,28 @@ def test_a_training_json_from_before_the_model_and_phases_were_recorded_still_re
   assert '100 steps of batch 32 in 2 epochs.' in page
   assert 'phase' not in page
   assert 'TensorBoard' in page
+
+
+def _with_input_check(rate: float, step_seconds: float, stall: float, recorded_bound: bool):
+  check = {
+    'input_examples_per_second': rate,
+    'step_seconds': step_seconds,
+    'stall_fraction': stall,
+    'input_bound': recorded_bound,  # what an older Trainer decided from the stall alone
+    'hint': 'store raw pixels (pipeline.py run --encoding raw)',
+    'input_service': '',
+  }
+  return dict(TRAINING, batch_size=64, input_check=check)
+
+
+def test_the_input_section_judges_the_default_runs_figures_not_input_bound():
+  page = report_model.input_section(_with_input_check(310639.0, 64 / 8769, 0.083, True), None)
+  assert 'input-bound' in page and 'Not input-bound' in page
+  assert 'class="bad"' not in page and 'store raw pixels' not in page
+  assert 'fixed cost of 0.66 ms per batch' in page  # 8.3 % of a 7.3 ms step, paced
+
+
+def test_the_input_section_calls_an_input_slower_than_the_step_input_bound_with_its_hint():
+  page = report_model.input_section(_with_input_check(180.0, 0.080, 0.02, False), None)
+  assert 'class="bad"' in page and 'Training was input-bound' in page
+  assert 'store raw pixels' in page

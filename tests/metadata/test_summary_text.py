@@ -1,6 +1,8 @@
 """The summary's push line for a model already serving."""
 
-from metadata import summary_text
+import config as cfg
+from contracts import input_check
+from metadata import report, summary_text
 from metadata.run_result import Push, RunResult
 
 
@@ -17,3 +19,41 @@ def test_id_columns_found_in_the_data_are_one_warning_line_that_names_them_and_t
   assert len(said) == 1 and said[0].startswith('warning:')
   assert 'record_id, serial' in said[0] and '--id-column' in said[0] and '\n' not in said[0]
   assert not any('row id' in line for line in summary_text.render(RunResult(wall_seconds=1.0)))
+
+
+def test_the_report_shows_the_summarys_wall_time_not_the_components_alone(tmp_path):
+  result = RunResult(wall_seconds=21.3, process_seconds=28.3, before_components_seconds=7.0)
+  config = cfg.PipelineConfig(data=str(tmp_path / 'a.csv'), data_kind=cfg.CSV, output=str(tmp_path))
+  page = report.render({}, result, config)
+  shown = summary_text.render_wall(result)
+  assert shown.startswith('28.3 s') and f'<td>{shown}</td>' in page
+  assert f'wall time:  {shown}' in summary_text.render(result)
+  result.report, result.report_seconds = '/out/report.html', 2.4  # written after the figure
+  assert 'report:     /out/report.html (written in 2.4 s after)' in summary_text.render(result)
+
+
+def test_the_input_check_line_leads_with_the_verdict_its_figures_give():
+  figures = {'input_examples_per_second': 310639.0, 'step_seconds': 64 / 8769}
+  check = dict(figures, stall_fraction=0.083)  # the default run's: a paced consumer waited
+  verdict = input_check.of_check(check, 64).headline
+  line = summary_text.render_input_check({'verdict': verdict, 'stall_fraction': 0.083})
+  assert line == (
+    'not input-bound: the input alone delivers 35.4x what the step takes; '
+    'training waited for input 8.3% of the time'
+  )
+
+
+def _facts(**given) -> dict:
+  facts = dict.fromkeys(('duplicates', 'near_duplicate_groups', 'label_conflicts'), 0)
+  facts.update(across_splits=0, conflicts_kept=False, conflicts=[], across=[], report='d.json')
+  return {**facts, **given}
+
+
+def test_an_image_run_says_which_near_copies_it_does_not_catch_found_or_not():
+  assert summary_text.render_duplicates(_facts()) == []  # rows: no near-copy check
+  alone = summary_text.render_duplicates(_facts(near_copies_checked=True))
+  assert alone == ['duplicates: ' + summary_text.NEAR_COPIES_MEASURED]
+  assert 'not caught: crops of 5 % or more' in alone[0]
+  found = summary_text.render_duplicates(_facts(near_duplicate_groups=2, near_copies_checked=True))
+  assert found[0].startswith('duplicates: 2 group(s) of near-duplicate images')
+  assert found[1] == ' ' * 12 + summary_text.NEAR_COPIES_MEASURED

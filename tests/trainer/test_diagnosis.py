@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from contracts import input_check
 from trainer import diagnosis
 
 
@@ -29,11 +30,11 @@ def _dataset(delay_s: float) -> tf.data.Dataset:
 def test_a_starved_model_is_reported_input_bound_with_the_hint(caplog):
   with caplog.at_level(logging.INFO):
     check = diagnosis.check_input(_model(), _dataset(0.05), 8, 'the first thing to try')
-  assert check['stall_fraction'] > diagnosis.INPUT_BOUND  # 50 ms per batch against a ~1 ms step
+  assert check['stall_fraction'] > input_check.INPUT_BOUND  # 50 ms per batch against a ~1 ms step
   assert check['input_bound'] and check['input_examples_per_second'] < 8 / 0.05
   (line,) = [r for r in caplog.records if 'input check' in r.getMessage()]
   assert line.levelno == logging.WARNING
-  assert 'training is input-bound' in line.getMessage()
+  assert 'input check: input-bound: the input alone delivers' in line.getMessage()
   assert 'First thing to try: the first thing to try' in line.getMessage()
 
 

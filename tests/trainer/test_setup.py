@@ -128,3 +128,13 @@ def test_id_columns_are_no_model_input_nor_serving_input(tmp_path, found):
   tf.saved_model.save(built, path, signatures=ready.signatures(built, ready.spec))
   columns = tf.saved_model.load(path).signatures[serving.COLUMNS]
   assert sorted(columns.structured_input_signature[1]) == ['width']
+
+
+def test_image_input_held_decoded_in_memory_is_never_told_to_change_its_storage():
+  shards_given = ['/x/Split-train/data-00000-of-00001.gz']
+  for augment in (False, True):
+    hint = setup.image_hint(True, augment, 'encoded', shards_given)
+    assert '--encoding raw' not in hint and '--compression' not in hint
+    assert 'CPU cores' in hint and ('--augment' in hint) == augment
+  assert '--compression none' in setup.image_hint(False, False, 'encoded', shards_given)
+  assert '--encoding raw' in setup.image_hint(False, False, 'encoded', ['/x/data-00000'])

@@ -1,0 +1,65 @@
+"""pipeline.py: every file a component reads is in its TFX cache key (an execution property), by
+content: a file replaced by another of the same size changes the key of the component that reads
+it, and of no other (cli/unchanged.py's state is tested in tests/cli/test_unchanged.py)."""
+
+import json
+
+import pytest
+
+import config as cfg
+import pipeline
+from tests.support import files as changed
+
+
+@pytest.fixture
+def files(tmp_path):
+  (tmp_path / 'data' / 'cats').mkdir(parents=True)
+  (tmp_path / 'schema.pbtxt').write_text('feature { name: "image" }')
+  (tmp_path / 'w.weights.h5').write_bytes(b'weights-1')
+  return tmp_path
+
+
+def _keys(tmp_path, **fields) -> dict:
+  """{component id: what of its execution properties holds file content}."""
+  given = dict(
+    data=str(tmp_path / 'data'),
+    data_kind=cfg.IMAGES,
+    output=str(tmp_path / 'out'),
+    schema=str(tmp_path / 'schema.pbtxt'),
+    model='resnet50',
+    weights=str(tmp_path / 'w.weights.h5'),
+  )
+  config = cfg.PipelineConfig(**dict(given, **fields))
+  keys = {}
+  for component in pipeline.create_pipeline(config).components:
+    properties = dict(component.exec_properties)
+    if component.id == 'Trainer':  # inside its custom_config
+      properties = json.loads(properties['custom_config'])
+    if properties.get('code_fingerprint'):
+      keys[component.id] = properties['code_fingerprint']
+  return keys
+
+
+@pytest.mark.parametrize(
+  'name,content,component',
+  [
+    ('w.weights.h5', b'weights-2', 'Trainer'),
+    ('schema.pbtxt', b'feature { name: "label" }', 'ImportSchemaGen'),
+  ],
+)
+def test_a_file_replaced_by_one_of_the_same_size_changes_its_component_s_key(
+  files, name, content, component
+):
+  before = _keys(files)
+  changed.replaced(files / name, content)
+  after = _keys(files)
+  assert {node for node in before if before[node] != after[node]} == {component}
+  assert str(files / name) in json.loads(after[component])
+
+
+def test_a_model_file_s_project_imports_are_in_the_trainer_s_key(files):
+  source = 'from contracts import limits  # nothing of the Trainer imports it\n\ndef build_model(spec, hp):\n  pass\n'
+  model = str(files / 'my_model.py')
+  (files / 'my_model.py').write_text(source)
+  keys = _keys(files, model=model, model_source=source)
+  assert {'contracts/limits.py', model} <= set(json.loads(keys['Trainer']))
