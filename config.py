@@ -180,7 +180,8 @@ class PipelineConfig:
   label: str = _TRAINER.label_key  # tabular label column (text: the CSV's label column)
   text_column: str = ''  # TEXT: the CSV column holding the text
   tokens_key: str = ''  # SEQUENCES: the feature list holding tokens; '' = the first
-  label_threshold: float = _TRAINER.label_threshold  # float labels train as (label > threshold)
+  label_threshold: Optional[float] = _TRAINER.label_threshold  # labels train as (label >
+  # threshold); None: float labels at 0, integer labels as classes
   label_default: str = _TRAINER.label_default  # what a missing label means ('': an error)
   encoding: str = 'encoded'  # images: 'encoded' (JPEG/PNG bytes) or 'raw' (uint8 pixels)
   compression: str = 'none'  # images and CSV: 'none' or 'gzip'

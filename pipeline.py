@@ -189,8 +189,11 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
     output_config=output_config,
     range_config=file_based.span_range(config.span),
   )
-  grouping = dict(
-    label_key=config.label, id_columns=config.id_columns, duplicates=config.duplicates
+  grouping = dict(  # unlabeled data: no label to check (components/label_gaps.py)
+    label_key='' if unlabeled else config.label,
+    label_default=config.label_default,
+    id_columns=config.id_columns,
+    duplicates=config.duplicates,
   )
   if config.data_kind == cfg.CSV and config.csv_reader == cfg.ARROW_CSV:
     arrow = ArrowCsvExampleGen(
@@ -249,7 +252,7 @@ def validation(
         schema=schema_gen.outputs['schema'],
         statistics=statistics_gen.outputs['statistics'],
         label=config.label,
-        label_threshold=config.label_threshold,
+        label_threshold=config.label_threshold or 0.0,
         label_default=config.label_default,
         code_fingerprint=fingerprint.of('components.label_check.component'),
       )

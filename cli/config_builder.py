@@ -100,7 +100,9 @@ def _data_kind(source, args: argparse.Namespace):
         raise UserError(
           f'--id-column {column}: no such column in {sample} (columns: {", ".join(columns)})'
         )
-    text_column = csv_input.text_column(sample, args.label, args.text_column, args.label_default)
+    text_column = csv_input.text_column(
+      sample, args.label, args.text_column, args.label_default, args.label_threshold is None
+    )
     return (cfg.TEXT if text_column else cfg.CSV), text_column
   if source.kind == cfg.TFRECORDS and tfrecord_probe.holds_sequence_examples(
     data_layout.sample_file(source)

@@ -3,6 +3,7 @@ or read wrongly, and whether it holds free text."""
 
 from cli import data_paths
 import config as cfg
+from contracts import labels
 from contracts.errors import UserError
 
 MIN_TEXT_WORDS = 5  # median words per row above which a string column is free text
@@ -13,11 +14,15 @@ MIN_ID_ROWS = 20  # rows with a label of their own each, at least, that make it 
 _OTHER_DELIMITERS = {';': 'semicolon', '\t': 'tab'}  # Excel's exports in some locales
 
 
-def text_column(csv_path: str, label: str, chosen: str = '', label_default: str = '') -> str:
+def text_column(
+  csv_path: str, label: str, chosen: str = '', label_default: str = '', classes: bool = True
+) -> str:
   """The CSV's free-text column ('' for tabular data): `chosen`, or detected as the only column
   besides the label, holding at least MIN_TEXT_WORDS words per row on median. Raises UserError
   for what CsvExampleGen would fail on later (encoding, byte-order mark, no rows, text labels)
-  and for rows without a label when there is no `label_default`."""
+  and for rows without a label when there is no `label_default`; `classes`: integer labels are
+  classes (no --label-threshold), refused when they look like a number to regress."""
+  import collections
   import csv
   import io
   import statistics
@@ -47,9 +52,16 @@ def text_column(csv_path: str, label: str, chosen: str = '', label_default: str 
     )
   if not label_default:
     _check_label_values(csv_path, label, [row[label] for row in rows])
-  _check_label_is_no_id(
-    csv_path, label, [label_default if _missing(r[label]) else r[label] for r in rows]
-  )
+  else:
+    _check_label_default(csv_path, label, label_default, [row[label] for row in rows])
+  values = [label_default if labels.is_missing(r[label]) else r[label] for r in rows]
+  _check_label_is_no_id(csv_path, label, values)
+  if classes and values and _all_read_as(int, values):
+    counts = collections.Counter(int(value) for value in values)
+    if labels.looks_regressed(counts):
+      raise UserError(
+        labels.regression_message(label, counts, f'the first {len(values)} rows of {csv_path}')
+      )
   if chosen:
     return chosen
   others = [c for c in columns if c != label]
@@ -126,20 +138,29 @@ def _all_read_as(kind: type, values: list) -> bool:
   return True
 
 
+def _check_label_default(csv_path: str, label: str, default: str, values: list) -> None:
+  """--label-default of the label column's kind: ExampleGen writes it into the rows before it
+  types the column, so a name among integers would turn every class id into a name."""
+  present = [value for value in values if not labels.is_missing(value)]
+  for kind, what in ((int, 'class ids (integers)'), (float, 'numbers')):
+    if present and _all_read_as(kind, present):
+      if not _all_read_as(kind, [default]):
+        raise UserError(
+          f"--label-default {default!r}: label '{label}' holds {what} in the first "
+          f'{len(values)} rows of {csv_path}; give one of those'
+        )
+      return
+
+
 def _check_label_values(csv_path: str, label: str, values: list) -> None:
   """Every row needs a label (class ids, class names, or a float turned binary by a
   threshold): a missing one would silently change what is learned."""
-  missing = sum(1 for value in values if _missing(value))
+  missing = sum(1 for value in values if labels.is_missing(value))
   if missing:
     raise UserError(
       f'--label {label}: {missing} of the first {len(values)} rows of {csv_path} have no value; '
       'fill them in, drop those rows, or say what they mean with --label-default'
     )
-
-
-def _missing(value) -> bool:
-  """An empty cell, or one pandas and spreadsheets write for 'no value' (nan, NA, …)."""
-  return (value or '').strip().lower() in ('', 'nan', 'na', 'n/a', 'null', 'none')
 
 
 def csv_header(path: str) -> list:

@@ -66,7 +66,13 @@ OPTIONS = {
     metavar='KEY',
     help='SequenceExample TFRecords: the feature list holding the tokens (default: the first)',
   ),
-  '--label-threshold': dict(type=float, default=DEFAULTS.label_threshold),
+  '--label-threshold': dict(
+    type=float,
+    default=DEFAULTS.label_threshold,
+    metavar='T',
+    help='the label trains as two classes, (value > T): a float label always (default T: 0), '
+    'an integer label when T is given (its values are the classes otherwise)',
+  ),
   '--label-default': dict(
     default=DEFAULTS.label_default,
     metavar='VALUE',

@@ -135,7 +135,7 @@ class StockExampleGenSpec(component_spec.ComponentSpec):
   """TFX's FileBasedExampleGen parameters, the code fingerprint and how duplicates are split
   (components/grouped_split.py)."""
 
-  PARAMETERS = spec_parameters(label_key=str, id_columns=str, duplicates=str)
+  PARAMETERS = spec_parameters(label_key=str, label_default=str, id_columns=str, duplicates=str)
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
 
@@ -158,15 +158,18 @@ class StockExampleGen(FileBasedExampleGen):
     id_columns: Sequence[str] = (),
     duplicates: str = 'group',
     code_fingerprint: str = '',
+    label_default: str = '',
   ):
     """As TFX's ImportExampleGen, plus: label_key and id_columns, left out of a record's content;
-    duplicates: components/duplicates.py MODES; code_fingerprint: the executor's code, for the
+    label_default: what a record without a label takes ('': such records stop the run,
+    components/label_gaps.py); duplicates: components/duplicates.py MODES; code_fingerprint: the executor's code, for the
     cache key."""
     spec = StockExampleGenSpec(
       **given_arguments(
         input_base, input_config, output_config, range_config, True, payload_format
       ),
       label_key=label_key,
+      label_default=label_default,
       id_columns=json.dumps(list(id_columns)),
       duplicates=duplicates,
       code_fingerprint=code_fingerprint,

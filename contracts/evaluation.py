@@ -22,6 +22,9 @@ CONFUSION_PLOT = 'TopClassConfusionMatrixPlot'  # TFMA's plot, on the matrix the
 # as JSON [{"class_id": 1, "examples": 6, "judged": true}, …]; a judged one (enough examples, or a
 # minority class) withholds the blessing unless allowed.
 MISSED_CLASSES = 'missed_classes'
+# ModelBlessing: the model's class ids no eval example holds, as JSON [3, …]: a blessing says
+# "every evaluated class predicted" and names them.
+UNEVALUATED_CLASSES = 'unevaluated_classes'
 # ModelBlessing: 1 when the candidate is the serving model itself (a cached model evaluated again
 # after its push): it is evaluated alone, not compared with itself.
 CANDIDATE_IS_SERVING = 'candidate_is_serving'

@@ -6,7 +6,7 @@ it; `run_fn` reads it with `TrainerOptions.from_custom_config`.
 """
 
 import dataclasses
-from typing import Union
+from typing import Optional, Union
 
 IMAGE, TABULAR, SEQUENCE = 'image', 'tabular', 'sequence'
 AUTO = 'auto'
@@ -19,7 +19,8 @@ MAX_TRIALS_KEY = 'max_trials'  # the Tuner's custom_config: this and the Trainer
 class TrainerOptions:
   data_kind: str = TABULAR  # IMAGE, TABULAR or SEQUENCE
   label_key: str = 'label'  # tabular label column / sequence context feature
-  label_threshold: float = 0.0  # a float label trains as (label > threshold)
+  label_threshold: Optional[float] = None  # the label trains as (label > threshold) (None:
+  # float labels at 0, integer labels as classes)
   label_default: str = ''  # the label of rows without one ('': such rows stop the run)
   tokens_key: str = ''  # sequences: the feature list holding tokens ('' : first)
   batch_size: int = 64  # per step, across replicas

@@ -85,6 +85,14 @@ def _missed_said(missed: Dict[str, dict]) -> str:
   )
 
 
+def _unevaluated_said(unevaluated: Sequence[str]) -> str:
+  """'; class 3 had no eval example': classes of the model a blessing could not judge."""
+  shown = list(unevaluated)[:5]
+  more = f' and {len(unevaluated) - len(shown)} more' if len(unevaluated) > len(shown) else ''
+  plural = 'es' if len(unevaluated) > 1 else ''
+  return f'; class{plural} {", ".join(shown)}{more} had no eval example'
+
+
 def blessing_reason(
   evaluation: metadata_store_pb2.Artifact,
   blessed: bool,
@@ -92,13 +100,15 @@ def blessing_reason(
   names: Sequence[str] = (),
   missed: Optional[Dict[str, int]] = None,
   candidate_is_serving: bool = False,
+  unevaluated: Sequence[str] = (),
 ) -> str:
   """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
   model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed',
   then the project's rule (every eval class predicted) and whether a serving model was compared.
   found: accuracies(evaluation); names: class names by id; missed: {class name: {'examples': n,
   'judged': bool}} of the classes the model never predicts (components/blessing_evaluator/
-  class_coverage.py); candidate_is_serving: the model evaluated is the serving one."""
+  class_coverage.py); candidate_is_serving: the model evaluated is the serving one;
+  unevaluated: names of the model's classes no eval example holds."""
   import tensorflow_model_analysis as tfma
 
   candidate = found.get(evaluation_names.CANDIDATE)
@@ -136,7 +146,12 @@ def blessing_reason(
         '(--allow-missed-classes pushes it)'
       )
     return said
-  said += _missed_said(missed) if missed else ', every class predicted'
+  if missed:
+    said += _missed_said(missed)
+  else:
+    said += ', every evaluated class predicted' if unevaluated else ', every class predicted'
+  if unevaluated:
+    said += _unevaluated_said(unevaluated)
   if candidate_is_serving:
     return f'{said}; it is the serving model (not compared with itself)'
   if serving is None:
@@ -252,10 +267,14 @@ def _blessing_facts(
     for c in json.loads(property_value(blessing, evaluation_names.MISSED_CLASSES) or '[]')
   }
   result.missed_classes = missed or None
+  unevaluated = [
+    names[c] if c < len(names) else str(c)
+    for c in json.loads(property_value(blessing, evaluation_names.UNEVALUATED_CLASSES) or '[]')
+  ]
   is_serving = bool(property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING))
   if 'evaluation' in outputs:
     result.blessing = blessing_reason(
-      outputs['evaluation'], result.blessed, found, names, missed, is_serving
+      outputs['evaluation'], result.blessed, found, names, missed, is_serving, unevaluated
     )
 
 

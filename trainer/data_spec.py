@@ -38,7 +38,7 @@ class TabularSpec:
   """Columns of a tabular data set, split by how the model treats them."""
 
   label_key: str
-  label_threshold: Optional[float]  # set: a float label becomes the binary (label > threshold)
+  label_threshold: Optional[float]  # set: the label becomes the binary (label > threshold)
   num_classes: int
   numeric: List[str]  # INT and FLOAT columns, all fed to the model as float32
   categorical: List[str]  # BYTES columns, hashed
@@ -49,6 +49,18 @@ class TabularSpec:
   hash_bins: int = 64  # categorical values are fed as ids in [0, hash_bins) (hashed strings)
   numeric_mean: Dict[str, float] = dataclasses.field(default_factory=dict)  # the train split's,
   numeric_variance: Dict[str, float] = dataclasses.field(default_factory=dict)  # per column
+  label_values: List[int] = dataclasses.field(default_factory=list)  # set: an integer label's
+  # values present, sorted (class id = index), never 0..the largest
+  integer_label: bool = False  # the label column holds integers (thresholded: cast first)
+
+  @property
+  def class_names(self) -> List[str]:
+    """What each class id stands for: a name, an integer label's value, or the id itself."""
+    return (
+      self.label_names
+      or [str(v) for v in self.label_values]
+      or [str(i) for i in range(self.num_classes)]
+    )
 
   def input_name(self, column: str) -> str:
     """A Keras input name for `column` (Keras and TensorFlow refuse some characters)."""
@@ -62,7 +74,9 @@ class TabularSpec:
     }
     spec.update({key: tf.io.RaggedFeature(tf.string) for key in self.categorical})
     label_dtype = tf.float32 if self.label_threshold is not None else tf.int64
-    spec[self.label_key] = tf.io.RaggedFeature(tf.string if self.label_names else label_dtype)
+    if self.label_names or self.integer_label:
+      label_dtype = tf.string if self.label_names else tf.int64
+    spec[self.label_key] = tf.io.RaggedFeature(label_dtype)
     return spec
 
 
@@ -118,12 +132,14 @@ def id_columns(examples_uri: str) -> List[str]:
 def tabular_spec(
   schema: schema_pb2.Schema,
   config: dict,
-  max_label: int,
+  label_values=(),
   label_names: List[str] = (),
   ids: List[str] = (),
 ) -> TabularSpec:
   """Splits the schema's scalar features into numeric and categorical inputs, leaving out the
-  id columns (`ids`); a string label takes its classes from `label_names`."""
+  id columns (`ids`); a string label takes its classes from `label_names`, an integer one from
+  `label_values` (the values present) unless config['label_threshold'] is set (None: float labels
+  at 0)."""
   label_key = config['label_key']
   numeric, categorical, integer, label_type = [], [], [], None
   for feature in schema.feature:
@@ -141,13 +157,18 @@ def tabular_spec(
     raise ValueError(f'label column {label_key!r} is not in the data')
   default = config.get('label_default', '')
   columns = dict(numeric=numeric, categorical=categorical, integer=integer, label_default=default)
+  threshold = config.get('label_threshold')
   if label_type == schema_pb2.FLOAT:
-    return TabularSpec(label_key, config['label_threshold'], 2, **columns)
+    return TabularSpec(label_key, 0.0 if threshold is None else threshold, 2, **columns)
   if label_type == schema_pb2.BYTES:
     names = sorted(set(label_names) | ({default} if default else set()))
     return TabularSpec(label_key, None, len(names), label_names=names, **columns)
-  classes = max(max_label, int(default) if default else 0) + 1
-  return TabularSpec(label_key, None, classes, **columns)
+  if threshold is not None:
+    return TabularSpec(label_key, threshold, 2, integer_label=True, **columns)
+  values = sorted(set(label_values) | ({int(default)} if default else set())) or [0]
+  return TabularSpec(
+    label_key, None, len(values), label_values=values, integer_label=True, **columns
+  )
 
 
 def read_schema(path: str) -> schema_pb2.Schema:

@@ -12,7 +12,8 @@ import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from contracts import image_record, trainer_options
+from contracts import image_record, labels, trainer_options
+from contracts.errors import UnusableData
 from contracts.trainer_options import TrainerOptions
 from trainer import (
   data_spec,
@@ -93,18 +94,21 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
   schema = data_spec.read_schema(fn_args.schema_path)
   label_key = config['label_key']
   label = next((f for f in schema.feature if f.name == label_key), None)
-  max_label = (
-    shards.max_int_label(_both_splits(fn_args), label_key, guard)
-    if label is not None and label.type == schema_pb2.INT
-    else 1
+  counts = (
+    shards.int_label_counts(_both_splits(fn_args), label_key, guard)
+    if label is not None and label.type == schema_pb2.INT and config['label_threshold'] is None
+    else {}
   )
+  if labels.looks_regressed(counts):
+    examples = f'the {sum(counts.values()):,} train and eval examples'
+    raise UnusableData(labels.regression_message(label_key, counts, examples))
   names = (  # class names: from the train split, as the text vocabulary is
     shards.label_names(train_files, label_key, guard)
     if label is not None and label.type == schema_pb2.BYTES
     else []
   )
   ids = data_spec.id_columns(data_spec.examples_root(fn_args.train_files[0]))
-  spec = data_spec.tabular_spec(schema, config, max_label, names, ids)
+  spec = data_spec.tabular_spec(schema, config, sorted(counts), names, ids)
   logging.info(
     'Tabular input: %d numeric, %d categorical columns, label %s (%d classes), ids %s left out',
     len(spec.numeric),
@@ -128,8 +132,9 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
     numeric_variance={key: float(np.var(features[key])) for key in spec.numeric},
   )
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
-  names = spec.label_names or [str(i) for i in range(spec.num_classes)]
-  return Setup(spec, train, evaluation, signatures.tabular_signatures, hint, names, cache, ids)
+  return Setup(
+    spec, train, evaluation, signatures.tabular_signatures, hint, spec.class_names, cache, ids
+  )
 
 
 def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:

@@ -131,6 +131,21 @@ def label_names(
   return sorted(names)
 
 
+def int_label_counts(
+  file_patterns: Union[str, List[str]], label_key: str, guard: Optional[ShardGuard] = None
+) -> Dict[int, int]:
+  """{value: records} of an int64 label column (one vectorised pass over the split)."""
+  spec = {label_key: tf.io.RaggedFeature(tf.int64)}
+  batches = serialized_batches(readable_files(file_patterns, guard), 4096, training=False).map(
+    lambda s: tf.unique_with_counts(tf.io.parse_example(s, spec)[label_key].flat_values)
+  )
+  counts: Dict[int, int] = {}
+  for values, _, found in batches:
+    for value, count in zip(values.numpy().tolist(), found.numpy().tolist()):
+      counts[value] = counts.get(value, 0) + count
+  return counts
+
+
 def max_int_label(
   file_patterns: Union[str, List[str]], label_key: str, guard: Optional[ShardGuard] = None
 ) -> int:

@@ -71,7 +71,7 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
 
 
 def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Callable]:
-  class_names = spec.label_names or [str(i) for i in range(spec.num_classes)]
+  class_names = spec.class_names
   only_label = dataclasses.replace(spec, numeric=[], categorical=[], integer=[])
 
   @tf.function(input_signature=[_EXAMPLES])

@@ -12,14 +12,17 @@ AUTOTUNE = tf.data.AUTOTUNE
 
 
 def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
-  """The class id the model learns: a thresholded float label, a class name's index in
-  spec.label_names (-1 for a name the train split did not have), or the int label itself."""
+  """The class id the model learns: a thresholded label, a class name's index in
+  spec.label_names (-1 for a name the train split did not have), an integer label's index in
+  spec.label_values (-1 for a value the splits did not have), or the int label itself."""
   if spec.label_threshold is not None:
-    return tf.cast(label > spec.label_threshold, tf.int64)
-  if spec.label_names:
-    # A comparison with every name: no lookup table to track in the SavedModel, and classes
+    number = tf.cast(label, tf.float64) if label.dtype.is_integer else label
+    return tf.cast(number > spec.label_threshold, tf.int64)
+  classes = spec.label_names or spec.label_values
+  if classes:
+    # A comparison with every class: no lookup table to track in the SavedModel, and classes
     # are few (a [batch, classes] boolean matrix).
-    matches = tf.equal(label[:, None], tf.constant(spec.label_names)[None, :])
+    matches = tf.equal(label[:, None], tf.constant(classes, label.dtype)[None, :])
     found = tf.argmax(tf.cast(matches, tf.int64), axis=1)
     return tf.where(tf.reduce_any(matches, axis=1), found, tf.constant(-1, tf.int64))
   return label

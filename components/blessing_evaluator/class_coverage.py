@@ -34,3 +34,9 @@ def missed_classes(rows: Dict[int, Dict[int, float]]) -> List[dict]:
     for class_id, size in sorted(sizes.items())
     if size > 0 and not rows[class_id].get(class_id)
   ]
+
+
+def unevaluated_classes(rows: Dict[int, Dict[int, float]], num_classes: int) -> List[int]:
+  """The model's class ids (0 to num_classes - 1) that no eval example holds: nothing to judge
+  them on, so a blessing covers the evaluated classes only."""
+  return [c for c in range(num_classes) if not sum(rows.get(c, {}).values())]

@@ -5,7 +5,7 @@ two rules of the project around it:
   evaluated alone rather than against itself, and its blessing says so (CANDIDATE_IS_SERVING);
 - a model that never predicts a class of the eval split is not blessed, where that class is
   judged (class_coverage.py), unless `allow_missed_classes` (MISSED_CLASSES on the blessing
-  names the classes missed).
+  names the classes missed, UNEVALUATED_CLASSES those no eval example holds).
 """
 
 import json
@@ -83,7 +83,11 @@ class Executor(evaluator_executor.Executor):
     if is_serving:
       blessing.set_int_custom_property(evaluation.CANDIDATE_IS_SERVING, 1)
     evaluated = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
-    missed = class_coverage.missed_classes(evaluation.confusion_rows(evaluated))
+    rows = evaluation.confusion_rows(evaluated)
+    missed = class_coverage.missed_classes(rows)
+    unevaluated = class_coverage.unevaluated_classes(rows, classes) if rows else []
+    if unevaluated:
+      blessing.set_string_custom_property(evaluation.UNEVALUATED_CLASSES, json.dumps(unevaluated))
     blessed = blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY)
     if missed and blessed == constants.BLESSED_VALUE:
       judged = any(c['judged'] for c in missed)

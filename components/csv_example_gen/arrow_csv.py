@@ -265,13 +265,21 @@ _PRIME_INVERSE = np.uint64(pow(0x100000001B3, -1, 1 << 64))
 def row_hashes(table: pa.Table) -> np.ndarray:
   """A 64-bit hash of each row's cells (uint64), the same on every machine, run and range cut:
   per cell a polynomial hash of its bytes, from prefix sums (vectorized), mixed column by column
-  and finished with splitmix64's mixer. Equal rows hash equal (and so share a split)."""
+  and finished with splitmix64's mixer. Equal rows hash equal (and so share a split). Each cell's
+  hash is mixed before it joins the row's: with the cells' own polynomial, ('10.0', 'w6') and
+  ('20.0', 'w5') summed to the same hash."""
   hashes = np.zeros(table.num_rows, dtype=np.uint64)
   with np.errstate(over='ignore'):
     for column in table.columns:
       cells = column.combine_chunks().cast(pa.binary())
-      hashes = hashes * _PRIME + _cell_hashes(cells) + np.uint64(1)
-    hashes ^= hashes >> np.uint64(30)
+      hashes = hashes * _PRIME + _mixed(_cell_hashes(cells)) + np.uint64(1)
+    return _mixed(hashes)
+
+
+def _mixed(hashes: np.ndarray) -> np.ndarray:
+  """splitmix64's finalizer, element-wise (a new array)."""
+  with np.errstate(over='ignore'):
+    hashes = hashes ^ (hashes >> np.uint64(30))
     hashes *= np.uint64(0xBF58476D1CE4E5B9)
     hashes ^= hashes >> np.uint64(27)
     hashes *= np.uint64(0x94D049BB133111EB)

@@ -23,7 +23,7 @@ class ArrowCsvExampleGenSpec(component_spec.ComponentSpec):
   """FileBasedExampleGen's parameters plus the shard compression."""
 
   PARAMETERS = file_based.spec_parameters(
-    compression=str, label_key=str, id_columns=str, duplicates=str
+    compression=str, label_key=str, label_default=str, id_columns=str, duplicates=str
   )
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
@@ -46,18 +46,22 @@ class ArrowCsvExampleGen(FileBasedExampleGen):
     id_columns: Sequence[str] = (),
     duplicates: str = 'group',
     code_fingerprint: str = '',
+    label_default: str = '',
   ):
     """Args:
     input_base, input_config, output_config, range_config: as for TFX's CsvExampleGen (one
       input split and a hash split in output_config, or one input split per output split).
     compression: 'none' or 'gzip' shards.
     label_key, id_columns: columns left out of a row's content (components/duplicates.py);
+    label_default: what a row without a label takes ('': such rows stop the run,
+      components/label_gaps.py);
     duplicates: duplicates.MODES.
     code_fingerprint: the executor's code (utils/fingerprint.py), for the cache key.
     """
     spec = ArrowCsvExampleGenSpec(
       compression=compression,
       label_key=label_key,
+      label_default=label_default,
       id_columns=json.dumps(list(id_columns)),
       duplicates=duplicates,
       code_fingerprint=code_fingerprint,

@@ -31,7 +31,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import beam_progress, duplicates, grouped_split, id_columns
+from components import beam_progress, duplicates, grouped_split, id_columns, label_gaps
 from components.csv_example_gen import arrow_csv
 from contracts import artifacts
 from contracts.errors import UnusableData
@@ -56,16 +56,20 @@ def _header_and_ranges(path: str) -> Tuple[List[str], List[Tuple[int, int, int]]
       return arrow_csv.header(first.decode('utf-8')), arrow_csv.ranges(data, len(first))
 
 
-def _read(task: _Task, names: List[str], errors: str) -> Optional[pa.Table]:
-  """A task's range as a table of strings, or None when it cannot be read as CSV: the reason
-  (one line) is then left in `<errors>-<split>-<shard>.txt` for Do to raise as UnusableData (an
-  exception raised in a Beam worker reaches Do as another type, with Beam's words added)."""
+def _read(
+  task: _Task, names: List[str], errors: str, label: str, default: str
+) -> Optional[Tuple[pa.Table, int]]:
+  """(a task's range as a table of strings, its rows without a label), their label cells
+  holding `default` when there is one (components/label_gaps.py); or None when it cannot be read
+  as CSV: the reason (one line) is then left in `<errors>-<split>-<shard>.txt` for Do to raise as
+  UnusableData (an exception raised in a Beam worker reaches Do as another type, with Beam's
+  words added)."""
   split, path, begin, end, line, index, _ = task
   with fileio.open(path, 'rb') as f:
     f.seek(begin)
     data = f.read(end - begin)
   try:
-    return arrow_csv.read_range(data, names, path, line)
+    return label_gaps.fill_table(arrow_csv.read_range(data, names, path, line), label, default)
   except arrow_csv.CsvError as e:
     atomic.write(f'{errors}-{split}-{index:05d}.txt', str(e))
     return None
@@ -76,17 +80,21 @@ _ID_TYPES = (arrow_csv.ColumnType.INT, arrow_csv.ColumnType.STRING)  # floats ar
 
 
 class _Infer(beam.DoFn):
-  """task → (input split, its range's column types); with `candidates`, also the range's rows
-  (id_columns.Batch) on _VALUES: the hashed cells of those integer or string columns that have a
-  value in every row (id-like columns are looked for)."""
+  """task → (input split, its range's column types), labels defaulted first; with `candidates`,
+  also the range's rows (id_columns.Batch) on _VALUES: the hashed cells of those integer or string
+  columns that have a value in every row (id-like columns are looked for)."""
 
-  def __init__(self, names: Dict[str, List[str]], errors: str, candidates: bool, label: str):
-    self._names, self._errors, self._candidates, self._label = names, errors, candidates, label
+  def __init__(
+    self, names: Dict[str, List[str]], errors: str, candidates: bool, label: str, default: str
+  ):
+    self._names, self._errors, self._candidates = names, errors, candidates
+    self._label, self._default = label, default
 
   def process(self, task: _Task):
-    table = _read(task, self._names[task[0]], self._errors)
-    if table is None:
+    read = _read(task, self._names[task[0]], self._errors, self._label, self._default)
+    if read is None:
       return
+    table = read[0]
     types = arrow_csv.column_types(table)
     yield task[0], [int(kind) for kind in types]
     if self._candidates:
@@ -139,22 +147,24 @@ class _WriteRange(beam.DoFn):
   of a 200,000-row run). A row's split is decided by a hash of its content: every cell but the
   label's and the id columns' (`ignored`), so rows that differ only there share a split. With
   `rows`, also leaves each row's content hash and label in `<rows>-<split>-<shard>.npz`, for Do
-  to find the same content under two labels."""
+  to find the same content under two labels. Rows without a label take `default` (none: they are
+  counted, and Do refuses them)."""
 
   def __init__(
-    self, uri: str, names, buckets, gzip: bool, facts: str, errors: str, label, ids, rows
+    self, uri: str, names, buckets, gzip: bool, facts: str, errors: str, label, default, ids, rows
   ):
     self._uri, self._names, self._buckets, self._gzip = uri, names, buckets, gzip
     self._facts, self._errors, self._rows = facts, errors, rows
-    self._label, self._ignored = label, {label, *ids}
+    self._label, self._default, self._ignored = label, default, {label, *ids}
 
   def process(self, task: _Task, types: Dict[str, List[int]], unique: List[str]) -> List[None]:
     import tensorflow as tf
 
     split, index, count = task[0], task[5], task[6]
-    table = _read(task, self._names[split], self._errors)
-    if table is None:
+    read = _read(task, self._names[split], self._errors, self._label, self._default)
+    if read is None:
       return []
+    table, unlabelled = read
     records = arrow_csv.to_examples(table, [arrow_csv.ColumnType(t) for t in types[split]])
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
     detected = _detected(unique, types, self._names)
@@ -182,7 +192,13 @@ class _WriteRange(beam.DoFn):
     if self._rows:
       labels = _labels(table, self._label)
       atomic.write(f'{self._rows}-{split}-{index:05d}.npz', _saved(content, chosen, labels))
-    facts = {'split': split, 'types': types[split], 'counts': counts, 'detected': detected}
+    facts = {
+      'split': split,
+      'types': types[split],
+      'counts': counts,
+      'unlabelled': unlabelled,
+      'detected': detected,
+    }
     atomic.write(f'{self._facts}-{split}-{index:05d}.json', json.dumps(facts))
     return []  # nothing downstream
 
@@ -268,18 +284,19 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       exec_properties.get('label_key') or '',
       json.loads(exec_properties.get('id_columns') or '[]'),
     )
+    default = exec_properties.get('label_default') or ''
     rows = '' if mode == duplicates.OFF else os.path.join(self._get_tmp_dir(), 'rows')
     with watch, self._make_beam_pipeline() as pipeline:
       ranges = pipeline | 'Ranges' >> beam.Create(tasks, reshuffle=True)
       inferred = ranges | 'InferTypes' >> beam.ParDo(
-        _Infer(names, errors, not ids, label)
+        _Infer(names, errors, not ids, label, default)
       ).with_outputs(_VALUES, main='types')
       types = inferred.types | 'TypesPerSplit' >> beam.CombinePerKey(_MergeTypes())
       unique = inferred[_VALUES] | 'UniqueColumns' >> beam.CombineGlobally(
         id_columns.UniqueColumns()
       )
       _ = ranges | 'EncodeAndWrite' >> beam.ParDo(
-        _WriteRange(examples.uri, names, buckets, gzip, facts, errors, label, ids, rows),
+        _WriteRange(examples.uri, names, buckets, gzip, facts, errors, label, default, ids, rows),
         beam.pvalue.AsDict(types),
         beam.pvalue.AsSingleton(unique),
       )
@@ -290,15 +307,19 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         fileio.rmtree(os.path.join(examples.uri, f'Split-{split}'))
       with fileio.open(refused[0], 'r') as f:
         raise UnusableData(f.read())
-    counts, column_types, detected = dict.fromkeys(outputs, 0), {}, []
+    counts, column_types, unlabelled, detected = dict.fromkeys(outputs, 0), {}, 0, []
     for path in fileio.glob(f'{facts}-*.json'):
       with fileio.open(path, 'r') as f:
         written = json.loads(f.read())
+      unlabelled += written['unlabelled']
       detected = written['detected']
       for split, count in written['counts'].items():
         counts[split] += count
       kinds = [arrow_csv.ColumnType(t) for t in written['types']]
       column_types[written['split']] = arrow_csv.types_json(kinds, names[written['split']])
+    _settle_labels(
+      examples, outputs, tasks, names, (sum(counts.values()), unlabelled), label, default
+    )
     examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_EXAMPLE)
     examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
     examples.set_string_custom_property('compression', 'gzip' if gzip else 'none')
@@ -313,6 +334,30 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         counts[split] -= left_out
       examples.set_string_custom_property('split_counts', json.dumps(counts))
       grouped_split.record(examples, found, mode == duplicates.KEEP_CONFLICTS, not buckets)
+
+
+def _settle_labels(examples, outputs, tasks, names, rows_unlabelled, label, default) -> None:
+  """label_gaps.settle for the rows read (rows_unlabelled: all of them, those without a label);
+  a refusal leaves no split behind."""
+  rows, unlabelled = rows_unlabelled
+  files = sorted({task[1] for task in tasks})
+  present = rows if any(label in header for header in names.values()) else 0
+  facts = {'rows': rows, 'present': present, 'missing': unlabelled}
+  refused = unlabelled and not default
+  shown = label_gaps.csv_lines(files, label, unlabelled) if refused else ''
+  try:
+    label_gaps.settle(
+      examples,
+      facts,
+      label,
+      default,
+      files[0] if len(files) == 1 else os.path.dirname(files[0]),
+      shown,
+    )
+  except UnusableData:
+    for split in outputs:
+      fileio.rmtree(os.path.join(examples.uri, f'Split-{split}'))
+    raise
 
 
 def _regrouped(uri, tasks, outputs, gzip, rows, mode, label, ids, presplit: bool) -> dict:

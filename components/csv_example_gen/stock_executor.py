@@ -8,7 +8,7 @@ import io
 from tfx.components.example_gen.csv_example_gen import executor as csv_executor
 from tfx.dsl.io import fileio
 
-from components import beam_progress, file_based, grouped_split
+from components import beam_progress, file_based, grouped_split, label_gaps
 from components.csv_example_gen import arrow_csv
 
 
@@ -26,8 +26,12 @@ def input_rows(exec_properties) -> int:
 
 
 class Executor(
-  grouped_split.GroupedSplitExecutor, beam_progress.CountedBeamExecutor, csv_executor.Executor
+  label_gaps.LabelGapsExecutor,
+  grouped_split.GroupedSplitExecutor,
+  beam_progress.CountedBeamExecutor,
+  csv_executor.Executor,
 ):
+  CSV = True  # rows without a label are named by line
   COUNTED_STEPS = ('InputToRecord',)  # TFX's step (per input split): one tf.Example per row
 
   def Do(self, input_dict, output_dict, exec_properties):

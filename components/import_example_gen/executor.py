@@ -4,12 +4,15 @@ the records tf.data counts in the input files first (GZIP by their .gz name, as 
 
 from tfx.components.example_gen.import_example_gen import executor as import_executor
 
-from components import beam_progress, file_based, grouped_split
+from components import beam_progress, file_based, grouped_split, label_gaps
 from contracts import artifacts
 
 
 class Executor(
-  grouped_split.GroupedSplitExecutor, beam_progress.CountedBeamExecutor, import_executor.Executor
+  label_gaps.LabelGapsExecutor,
+  grouped_split.GroupedSplitExecutor,
+  beam_progress.CountedBeamExecutor,
+  import_executor.Executor,
 ):
   COUNTED_STEPS = ('InputToRecord',)  # TFX's step (per input split): one record each
 

@@ -37,7 +37,7 @@ def test_a_csv_whose_only_other_column_is_free_text_takes_the_text_route(tmp_pat
     ([f'user-{i}' for i in range(30)], '', True),
     ([str(i) for i in range(19)], '', False),  # a tiny CSV with one row per class
     ([f'{i / 7:.3f}' for i in range(30)], '', False),  # a float: binarised by a threshold
-    ([str(i) for i in range(25)] + [''] * 5, '0', False),  # missing cells: the default's
+    ([str(i) for i in range(19)] + [''] * 5, '0', False),  # missing cells: the default's
   ],
 )
 def test_a_label_unique_per_row_is_refused_as_an_id(tmp_path, labels, label_default, refused):
@@ -51,6 +51,39 @@ def test_a_label_unique_per_row_is_refused_as_an_id(tmp_path, labels, label_defa
     f'--label id: every one of the first 30 rows of {path} has its own value (30 distinct); a '
     'label names classes shared by many rows — is this an id column?'
   )
+
+
+def test_integer_labels_that_look_like_a_number_to_regress_are_refused_first(tmp_path):
+  import random
+
+  rng = random.Random(5)
+  targets = [str(max(25, int(rng.gauss(150, 75)))) for _ in range(400)]
+  path = _csv(
+    tmp_path / 'd.csv', ['bmi', 'target'], [(f'{i / 9:.2f}', t) for i, t in enumerate(targets)]
+  )
+  with pytest.raises(UserError) as raised:
+    csv_input.text_column(path, 'target')
+  said = str(raised.value)
+  assert said.startswith('--label target: ') and f'in the first 200 rows of {path}' in said
+  assert 'with --label-threshold T' in said
+  assert csv_input.text_column(path, 'target', classes=False) == ''  # --label-threshold given
+  grades = _csv(tmp_path / 'g.csv', ['x', 'grade'], [(str(i), str(i % 25)) for i in range(400)])
+  assert csv_input.text_column(grades, 'grade') == ''  # 25 classes of 8 rows each
+
+
+def test_a_label_default_of_another_kind_than_the_label_is_refused(tmp_path):
+  path = _csv(
+    tmp_path / 'l.csv', ['x', 'label'], [(str(i), str(i % 3) if i % 9 else '') for i in range(60)]
+  )
+  with pytest.raises(UserError, match=r"^--label-default 'unknown': label 'label' holds class ids"):
+    csv_input.text_column(path, 'label', label_default='unknown')
+  with pytest.raises(UserError, match=r"^--label-default '0.5': label 'label' holds class ids"):
+    csv_input.text_column(path, 'label', label_default='0.5')
+  assert csv_input.text_column(path, 'label', label_default='2') == ''
+  names = _csv(
+    tmp_path / 'n.csv', ['x', 'label'], [(str(i), 'ab'[i % 2] if i % 9 else '') for i in range(60)]
+  )
+  assert csv_input.text_column(names, 'label', label_default='unknown') == ''
 
 
 def test_the_imdb_txt_gets_a_one_line_hint_and_its_csv_copy_is_text(tmp_path):

@@ -181,3 +181,10 @@ def test_progress_counts_the_candidates_examples_only():
       )
     progress.flush()
     assert watch.done() == 2, os.listdir(os.environ[progress.COUNTS_ENV])
+
+
+def test_a_class_of_the_model_without_eval_examples_is_unevaluated():
+  rows = {0: {0: 9.0}, 1: {1: 3.0, 0: 1.0}, -1: {0: 1.0}}  # class 2 is the model's, no eval row
+  assert class_coverage.unevaluated_classes(rows, 3) == [2]
+  assert class_coverage.unevaluated_classes({**rows, 2: {0: 0.0}}, 3) == [2]
+  assert class_coverage.unevaluated_classes(rows, 2) == []

@@ -267,6 +267,15 @@ def _value(example, name):
   return values[0] if len(values) else None
 
 
+def test_distinct_rows_hash_apart_when_cells_shift_digits_between_columns():
+  import pyarrow as pa
+
+  rows = range(1, 2001)  # ('10.0', 'w6') and ('20.0', 'w5') once hashed alike, as duplicates
+  table = pa.table({'x': [f'{r * 0.5}' for r in rows], 'word': [f'w{r % 7}' for r in rows]})
+  assert len(set(arrow_csv.row_hashes(table).tolist())) == len(rows)
+  assert len(set(arrow_csv.row_hashes(pa.concat_tables([table, table])).tolist())) == len(rows)
+
+
 def _every_row_twice(path, rows: int = 150) -> None:
   """`rows` rows of float measurements and an int label, each written twice under its own
   record_id (unique per row) and a string serial (unique too)."""

@@ -18,3 +18,17 @@ def test_a_blessed_model_says_which_missed_classes_were_allowed_or_too_few_to_ju
     'accuracy 0.952, class 7 never predicted (6 eval examples), allowed, class 9 never predicted '
     '(1 eval example), too few to judge; it is the serving model (not compared with itself)'
   )
+
+
+def test_a_blessing_names_the_classes_no_eval_example_held():
+  found = {evaluation.CANDIDATE: 0.9}
+  said = summary.blessing_reason(None, True, found, unevaluated=['rare'])
+  assert said == (
+    'accuracy 0.900, every evaluated class predicted; class rare had no eval example; '
+    'no serving model to compare with'
+  )
+  missed = {'7': {'examples': 1, 'judged': False}}
+  said = summary.blessing_reason(None, True, found, missed=missed, unevaluated=['2', '3'])
+  assert said.endswith(
+    'too few to judge; classes 2, 3 had no eval example; no serving model to compare with'
+  )

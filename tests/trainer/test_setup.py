@@ -1,7 +1,8 @@
 """trainer/setup.py: the batch is capped by the train split the guard counted; id columns are
-no input."""
+no input; integer labels are the values present."""
 
 import json
+import random
 
 from google.protobuf import text_format
 import pytest
@@ -10,6 +11,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from contracts import artifacts, serving
+from contracts.errors import UnusableData
 from contracts.trainer_options import TrainerOptions
 from metadata import summary_text
 from metadata.run_result import RunResult
@@ -42,6 +44,49 @@ def test_a_batch_bigger_than_the_train_split_is_capped_and_said(tmp_path):
   assert (
     'batch:      29, the whole train split (--batch-size 100000 is more than it holds)' in shown
   )
+
+
+def _tabular_fn_args(tmp_path, targets):
+  """FnArgs over train and eval shards of rows (x, target), target an integer label."""
+  tmp_path.mkdir()
+  schema = schema_pb2.Schema()
+  schema.feature.add(name='x', type=schema_pb2.FLOAT)
+  schema.feature.add(name='target', type=schema_pb2.INT)
+  (tmp_path / 'schema.pbtxt').write_text(str(schema))
+  rng, files = random.Random(1), {'train': [], 'eval': []}
+  for split in files:
+    files[split].append(str(tmp_path / f'{split}-00000-of-00001'))
+    with tf.io.TFRecordWriter(files[split][0]) as writer:
+      for target in (
+        targets[: len(targets) * 4 // 5] if split == 'train' else targets[len(targets) * 4 // 5 :]
+      ):
+        feature = {
+          'x': tf.train.Feature(float_list=tf.train.FloatList(value=[rng.random()])),
+          'target': tf.train.Feature(int64_list=tf.train.Int64List(value=[target])),
+        }
+        writer.write(
+          tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+        )
+  return FnArgs(
+    train_files=files['train'], eval_files=files['eval'], schema_path=str(tmp_path / 'schema.pbtxt')
+  )
+
+
+def test_integer_labels_are_the_values_present_and_a_number_to_regress_is_refused(tmp_path):
+  config = dict(
+    label_key='target', label_threshold=None, label_default='', input_service='', input_cache='off'
+  )
+  classes = _tabular_fn_args(tmp_path / 'classes', [(3, 7, 40)[i % 3] for i in range(60)])
+  found = setup._tabular_setup(classes, classes.train_files, config, 8, None)
+  assert (found.spec.num_classes, found.spec.class_names) == (3, ['3', '7', '40'])
+  rng = random.Random(2)
+  measured = [max(25, int(rng.gauss(150, 75))) for _ in range(400)]
+  regressed = _tabular_fn_args(tmp_path / 'measured', measured)
+  with pytest.raises(UnusableData, match=r'integer values in the 400 train and eval examples'):
+    setup._tabular_setup(regressed, regressed.train_files, config, 8, None)
+  thresholded = dict(config, label_threshold=140.0)
+  found = setup._tabular_setup(regressed, regressed.train_files, thresholded, 8, None)
+  assert (found.spec.num_classes, found.spec.class_names) == (2, ['0', '1'])
 
 
 def _tabular_examples(root, ids: dict) -> FnArgs:

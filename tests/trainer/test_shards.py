@@ -78,3 +78,15 @@ def test_clean_shards_are_read_in_place(tmp_path):
   guard = shards.ShardGuard(str(tmp_path / 'salvage'))
   assert guard(paths) == paths and all(r.clean and not r.salvaged_to for r in guard.reports)
   assert not os.path.exists(tmp_path / 'salvage')
+
+
+def test_int_label_counts_are_the_values_present(tmp_path):
+  labels = [4, 9, 2, 9, 400]
+  paths = write_image_shards(
+    str(tmp_path),
+    [(np.zeros((2, 2), np.uint8), n) for n in labels],
+    image_record.ENCODED,
+    '',
+    shards=2,
+  )
+  assert shards.int_label_counts(paths, 'label') == {2: 1, 4: 1, 9: 2, 400: 1}

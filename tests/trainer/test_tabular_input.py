@@ -46,6 +46,16 @@ def test_tabular_float_label_is_thresholded(tmp_path):
       TabularSpec('label', 0.0, 2, ['x'], [], label_default='-1.0'),
       [1, 0, 0],
     ),
+    (  # class ids from the values present, not 0..the largest; an unseen value: -1
+      [40, 3, 7, 5],
+      TabularSpec('label', None, 3, ['x'], [], label_values=[3, 7, 40], integer_label=True),
+      [2, 0, 1, -1],
+    ),
+    (  # an integer label with --label-threshold
+      [40, 3, 7, 5],
+      TabularSpec('label', 6.0, 2, ['x'], [], integer_label=True),
+      [1, 0, 1, 0],
+    ),
     (
       [b'setosa', None, b'virginica'],
       TabularSpec('label', None, 3, ['x'], [], [], ['other', 'setosa', 'virginica'], 'other'),
@@ -67,7 +77,8 @@ def test_rows_without_a_label_take_the_label_default(tmp_path, values, spec, exp
       writer.write(
         tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
       )
-  _, labels = next(iter(tabular_input.tabular_dataset([path], spec, 3, training=False)))
+  batch = len(values)
+  _, labels = next(iter(tabular_input.tabular_dataset([path], spec, batch, training=False)))
   assert labels.numpy().tolist() == expected
 
 
