@@ -41,7 +41,8 @@ def container_run(project_image, tmp_path_factory):  # noqa: F811
   """The spec compiled for the image on a CSV, run by the launcher with --image: (folder, the
   names of the containers started, the produced artifacts)."""
   folder = tmp_path_factory.mktemp('containers')
-  data = write_breast_cancer_csv(str(folder / 'cancer.csv'))
+  (folder / 'data').mkdir()
+  data = write_breast_cancer_csv(str(folder / 'data' / 'cancer.csv'))
   root, spec = str(folder / 'root'), str(folder / 'spec.json')
   compiled = cli_main.main(
     [
@@ -51,14 +52,14 @@ def container_run(project_image, tmp_path_factory):  # noqa: F811
     ]
   )  # fmt: skip
   assert compiled == 0
-  since = time.time()
+  since = int(time.time()) - 1  # docker events takes whole seconds
   code = local_launcher.main(
     ['--template', spec, '--pipeline-root', root, '--image', project_image]
   )
   assert code == 0
   events = subprocess.run(
     [
-      'docker', 'events', '--since', f'{since:.0f}', '--until', f'{time.time() + 1:.0f}',
+      'docker', 'events', '--since', str(since), '--until', str(int(time.time()) + 1),
       '--filter', 'event=start', '--filter', f'label={local_launcher.CONTAINER_LABEL}',
       '--format', '{{.Actor.Attributes.name}}',
     ],
@@ -67,7 +68,8 @@ def container_run(project_image, tmp_path_factory):  # noqa: F811
   (run,) = glob.glob(os.path.join(root, 'run-*'))
   with open(os.path.join(run, local_launcher.PRODUCED_FILE)) as f:
     produced = json.load(f)
-  return folder, events.stdout.split(), produced, data
+  started = [name for name in events.stdout.split() if name.startswith(os.path.basename(run))]
+  return folder, started, produced, data
 
 
 def records(examples_uri: str):
@@ -75,8 +77,9 @@ def records(examples_uri: str):
   found = {}
   for split_folder in sorted(glob.glob(os.path.join(examples_uri, 'Split-*'))):
     files = sorted(glob.glob(os.path.join(split_folder, '*')))
+    gzip = 'GZIP' if files[0].endswith('.gz') else ''
     serialized = []
-    for record in tf.data.TFRecordDataset(files, compression_type='GZIP'):
+    for record in tf.data.TFRecordDataset(files, compression_type=gzip):
       example = tf.train.Example.FromString(record.numpy())
       serialized.append(example.SerializeToString(deterministic=True))
     found[os.path.basename(split_folder)] = sorted(serialized)
@@ -107,8 +110,9 @@ def test_the_task_containers_saw_only_the_pipeline_root_and_the_data(container_r
   (run,) = glob.glob(str(folder / 'root' / 'run-*'))
   with open(glob.glob(os.path.join(run, 'logs', '*ExampleGen.log'))[0]) as f:
     command = f.readline()
+  data_folder = os.path.dirname(data)  # compiled as the CSV's folder and its name
   assert f'--volume={folder / "root"}:{folder / "root"} ' in command
-  assert f'--volume={data}:{data}:ro ' in command and '--network=none' in command
+  assert f'--volume={data_folder}:{data_folder}:ro ' in command and '--network=none' in command
   assert command.count('--volume=') == 2
 
 
