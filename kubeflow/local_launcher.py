@@ -140,9 +140,10 @@ def named_paths(value, pipeline_root: str) -> List[str]:
       decoded = None
     if isinstance(decoded, (dict, list)):
       return named_paths(decoded, pipeline_root)
-    inside = os.path.commonpath([os.path.abspath(value), pipeline_root]) == pipeline_root
-    exists = value.startswith('/') and os.path.exists(value)
-    return [value.rstrip('/') or '/'] if exists and not inside else []
+    if not (value.startswith('/') and os.path.exists(value)):
+      return []
+    inside = os.path.commonpath([value, pipeline_root]) == pipeline_root
+    return [] if inside else [value.rstrip('/') or '/']
   children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
   return sorted({path for child in children for path in named_paths(child, pipeline_root)})
 

@@ -46,42 +46,54 @@ def test_a_batch_bigger_than_the_train_split_is_capped_and_said(tmp_path):
   )
 
 
-def _tabular_fn_args(tmp_path, targets):
-  """FnArgs over train and eval shards of rows (x, target), target an integer label."""
-  tmp_path.mkdir()
+def _tabular_examples(root, rows: dict, ids: dict = None) -> FnArgs:
+  """Examples of `rows` ({split: [{feature: an int (INT) or a float (FLOAT)}]}) as
+  Split-<split>/ shards under `root`, their schema, and id_columns.json when `ids` is given."""
   schema = schema_pb2.Schema()
-  schema.feature.add(name='x', type=schema_pb2.FLOAT)
-  schema.feature.add(name='target', type=schema_pb2.INT)
-  (tmp_path / 'schema.pbtxt').write_text(str(schema))
-  rng, files = random.Random(1), {'train': [], 'eval': []}
-  for split in files:
-    files[split].append(str(tmp_path / f'{split}-00000-of-00001'))
+  for name, value in rows['train'][0].items():
+    schema.feature.add(
+      name=name, type=schema_pb2.INT if isinstance(value, int) else schema_pb2.FLOAT
+    )
+  files = {}
+  for split, examples in rows.items():
+    (root / f'Split-{split}').mkdir(parents=True)
+    files[split] = [str(root / f'Split-{split}' / 'data-00000-of-00001')]
     with tf.io.TFRecordWriter(files[split][0]) as writer:
-      for target in (
-        targets[: len(targets) * 4 // 5] if split == 'train' else targets[len(targets) * 4 // 5 :]
-      ):
+      for row in examples:
         feature = {
-          'x': tf.train.Feature(float_list=tf.train.FloatList(value=[rng.random()])),
-          'target': tf.train.Feature(int64_list=tf.train.Int64List(value=[target])),
+          name: tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+          if isinstance(value, int)
+          else tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
+          for name, value in row.items()
         }
         writer.write(
           tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
         )
+  (root / 'schema.pbtxt').write_text(text_format.MessageToString(schema))
+  if ids is not None:
+    (root / artifacts.ID_COLUMNS_FILE).write_text(json.dumps(ids))
   return FnArgs(
-    train_files=files['train'], eval_files=files['eval'], schema_path=str(tmp_path / 'schema.pbtxt')
+    train_files=files['train'], eval_files=files['eval'], schema_path=str(root / 'schema.pbtxt')
   )
+
+
+def _labelled(root, targets) -> FnArgs:
+  """Rows (x, target), target an integer label: the first 4/5 train, the rest eval."""
+  rng, cut = random.Random(1), len(targets) * 4 // 5
+  rows = [{'x': rng.random(), 'target': target} for target in targets]
+  return _tabular_examples(root, {'train': rows[:cut], 'eval': rows[cut:]})
 
 
 def test_integer_labels_are_the_values_present_and_a_number_to_regress_is_refused(tmp_path):
   config = dict(
     label_key='target', label_threshold=None, label_default='', input_service='', input_cache='off'
   )
-  classes = _tabular_fn_args(tmp_path / 'classes', [(3, 7, 40)[i % 3] for i in range(60)])
+  classes = _labelled(tmp_path / 'classes', [(3, 7, 40)[i % 3] for i in range(60)])
   found = setup._tabular_setup(classes, classes.train_files, config, 8, None)
   assert (found.spec.num_classes, found.spec.class_names) == (3, ['3', '7', '40'])
   rng = random.Random(2)
   measured = [max(25, int(rng.gauss(150, 75))) for _ in range(400)]
-  regressed = _tabular_fn_args(tmp_path / 'measured', measured)
+  regressed = _labelled(tmp_path / 'measured', measured)
   with pytest.raises(UnusableData, match=r'integer values in the 400 train and eval examples'):
     setup._tabular_setup(regressed, regressed.train_files, config, 8, None)
   thresholded = dict(config, label_threshold=140.0)
@@ -89,36 +101,11 @@ def test_integer_labels_are_the_values_present_and_a_number_to_regress_is_refuse
   assert (found.spec.num_classes, found.spec.class_names) == (2, ['0', '1'])
 
 
-def _tabular_examples(root, ids: dict) -> FnArgs:
-  """Examples of (record_id, width, label) in both splits, a schema, and id_columns.json."""
-  for split in ('train', 'eval'):
-    (root / f'Split-{split}').mkdir(parents=True)
-    with tf.io.TFRecordWriter(str(root / f'Split-{split}' / 'data-00000-of-00001')) as writer:
-      for i in range(40):
-        feature = {
-          'record_id': tf.train.Feature(int64_list=tf.train.Int64List(value=[1000 + i])),
-          'width': tf.train.Feature(float_list=tf.train.FloatList(value=[i / 40])),
-          'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
-        }
-        example = tf.train.Example(features=tf.train.Features(feature=feature))
-        writer.write(example.SerializeToString())
-  schema = schema_pb2.Schema()
-  for name, kind in (('record_id', schema_pb2.INT), ('width', schema_pb2.FLOAT)):
-    schema.feature.add(name=name, type=kind)
-  schema.feature.add(name='label', type=schema_pb2.INT)
-  (root / 'schema.pbtxt').write_text(text_format.MessageToString(schema))
-  (root / artifacts.ID_COLUMNS_FILE).write_text(json.dumps(ids))
-  return FnArgs(
-    train_files=[str(root / 'Split-train' / '*')],
-    eval_files=[str(root / 'Split-eval' / '*')],
-    schema_path=str(root / 'schema.pbtxt'),
-  )
-
-
 @pytest.mark.parametrize('found', ['given', 'detected'])
 def test_id_columns_are_no_model_input_nor_serving_input(tmp_path, found):
   ids = {'given': [], 'detected': [], found: ['record_id']}
-  fn_args = _tabular_examples(tmp_path / 'examples', ids)
+  rows = [{'record_id': 1000 + i, 'width': i / 40, 'label': i % 2} for i in range(40)]
+  fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows, 'eval': rows}, ids)
   guard = shards.ShardGuard(str(tmp_path / 'salvage'))
   config = TrainerOptions(label_key='label').to_custom_config()
   ready = setup._tabular_setup(fn_args, shards.shard_files(fn_args.train_files), config, 8, guard)
