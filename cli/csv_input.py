@@ -27,12 +27,7 @@ def text_column(
   import io
   import statistics
 
-  with (
-    data_paths.gfile().GFile(csv_path, 'rb')
-    if cfg.is_remote(csv_path)
-    else open(csv_path, 'rb') as f
-  ):
-    head = f.read(_SNIFF_BYTES)
+  head = _head(csv_path)
   text = _utf8(csv_path, head)
   if len(head) == _SNIFF_BYTES:  # the last row may be cut short
     text = text[: text.rfind('\n') + 1]
@@ -163,9 +158,19 @@ def _check_label_values(csv_path: str, label: str, values: list) -> None:
     )
 
 
+def _head(csv_path: str, size: int = _SNIFF_BYTES) -> bytes:
+  """The first `size` bytes of a CSV file, local or in object storage."""
+  with (
+    data_paths.gfile().GFile(csv_path, 'rb')
+    if cfg.is_remote(csv_path)
+    else open(csv_path, 'rb') as f
+  ):
+    return f.read(size)
+
+
 def csv_header(path: str) -> list:
-  """The column names of a local CSV file's first line."""
+  """The column names of a CSV file's first line (local or in object storage)."""
   import csv
 
-  with open(path, encoding='utf-8', errors='replace', newline='') as f:
-    return next(csv.reader([f.readline()]), [])
+  first_line = _head(path).decode('utf-8', errors='replace').partition('\n')[0]
+  return next(csv.reader([first_line.rstrip('\r')]), [])

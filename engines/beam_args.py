@@ -17,7 +17,7 @@ A Flink REST address that does not answer is an EngineError within seconds.
 import os
 from typing import List
 
-from engines import common, flink
+from engines import common, flink, flink_containers
 
 CHECK_SECONDS = 5.0
 
@@ -49,11 +49,14 @@ def check_reachable(master: str) -> dict:
 
 
 def local_cluster(master: str) -> dict:
-  """cluster.json of `make flink-up` when `master` is its REST address, else {}."""
-  state = common.read_state(flink.NAME) or {}
+  """cluster.json of `make flink-up` (on loopback, or CONTAINERS=1) when `master` is its REST
+  address, else {}."""
   loopback = lambda address: normal_master(address).replace('127.0.0.1', 'localhost')
+  state = common.read_state(flink.NAME) or {}
+  if not common.alive(state.get('job_server_pid', 0)):
+    state = flink_containers.state() or {}
   same = state.get('rest') and loopback(master) == loopback(state['rest'])
-  return state if same and common.alive(state.get('job_server_pid', 0)) else {}
+  return state if same else {}
 
 
 def flink_args(master: str, parallelism: int = 0) -> List[str]:
@@ -63,8 +66,10 @@ def flink_args(master: str, parallelism: int = 0) -> List[str]:
   if not overview.get('taskmanagers'):
     raise common.EngineError(f'the Flink cluster at {master} has no TaskManager running')
   parallelism = parallelism or cluster_parallelism(master)
-  args = ['--runner=FlinkRunner', f'--flink_master={master}', f'--parallelism={parallelism}']
   state = local_cluster(master)
+  # The job server submits to `--flink_master`: the containerised cluster's, as its network names it.
+  in_cluster = state.get('flink_master', master)
+  args = ['--runner=FlinkRunner', f'--flink_master={in_cluster}', f'--parallelism={parallelism}']
   if state:
     args += [
       f'--job_endpoint={state["job_endpoint"]}',
