@@ -4,7 +4,7 @@ import dataclasses
 import os
 from typing import Dict, List, Optional, Tuple
 
-from contracts import trainer_options
+from contracts import text_record, trainer_options
 from contracts.trainer_options import TrainerOptions
 
 IMAGES, CSV, TFRECORDS = 'images', 'csv', 'tfrecords'
@@ -12,7 +12,6 @@ TEXT = 'text'  # a CSV with a free-text column, converted to SequenceExamples
 SEQUENCES = 'sequences'  # TFRecords of SequenceExamples
 PIPELINE_NAME = 'tfrecord-pipeline'
 METADATA_FILE = 'metadata.sqlite'  # ML Metadata's SQLite store, in the local folder
-_TRAINER = TrainerOptions()  # the training defaults' one source
 HERE = os.path.dirname(os.path.abspath(__file__))
 WEIGHTS_NOT_A_FILE = ('', trainer_options.IMAGENET, trainer_options.NO_WEIGHTS)
 DIGITS_SCHEMA = os.path.join(HERE, 'schema', 'digits', 'schema.pbtxt')  # the embedded data's
@@ -177,12 +176,8 @@ class PipelineConfig:
   span: int = 0  # with {SPAN}: the span to read; 0 = the latest
   data_splits: Tuple[Tuple[str, str], ...] = ()  # TFRecords already split: (name, pattern)
   schema: Optional[str] = None  # curated schema.pbtxt; None: SchemaGen infers one
-  label: str = _TRAINER.label_key  # tabular label column (text: the CSV's label column)
+  label: str = TrainerOptions.label_key  # tabular label column (text: the CSV's label column)
   text_column: str = ''  # TEXT: the CSV column holding the text
-  tokens_key: str = ''  # SEQUENCES: the feature list holding tokens; '' = the first
-  label_threshold: Optional[float] = _TRAINER.label_threshold  # labels train as (label >
-  # threshold); None: float labels at 0, integer labels as classes
-  label_default: str = _TRAINER.label_default  # what a missing label means ('': an error)
   encoding: str = 'encoded'  # images: 'encoded' (JPEG/PNG bytes) or 'raw' (uint8 pixels)
   compression: str = 'none'  # images and CSV: 'none' or 'gzip'
   csv_reader: str = ARROW_CSV  # CSV: ARROW_CSV or STOCK_CSV (CSV_READERS)
@@ -191,27 +186,13 @@ class PipelineConfig:
   id_columns: List[str] = dataclasses.field(default_factory=list)  # left out of row fingerprints
   shard_size_mb: float = 256.0
   max_image_side: int = 0  # images: stored with the longer side at most this (0: as they are)
-  image_height: int = _TRAINER.image_height  # 0: the most common size in the data
-  image_width: int = _TRAINER.image_width
-  image_channels: int = _TRAINER.image_channels  # 0: 1 for all-grayscale data, else 3
-  model: str = _TRAINER.model  # a built-in (trainer/models/) or a model file; '' : the kind's
-  model_source: str = _TRAINER.model_source  # the model file's text, set from `model`
-  weights: str = _TRAINER.weights  # backbones: imagenet, none or a weights file ('' : imagenet)
-  fine_tune_steps: int = _TRAINER.fine_tune_steps  # -1: half of train_steps when pretrained
-  fine_tune_layers: int = _TRAINER.fine_tune_layers
   tune_trials: int = 0  # > 0: TFX's Tuner searches the model's search space first
   tune_steps: int = 100  # training steps per tuning trial
   train_steps: int = 600
   eval_steps: int = 0  # 0: the whole eval split
-  batch_size: int = _TRAINER.batch_size
-  learning_rate: float = _TRAINER.learning_rate
-  augment: bool = _TRAINER.augment  # images: random flips and shifts while training
-  input_cache: str = _TRAINER.input_cache  # auto (when it fits in memory), memory, off
-  mixed_precision: str = (
-    _TRAINER.mixed_precision
-  )  # auto (GPU mixed_float16, TPU mixed_bfloat16, CPU float32)
-  xla: str = _TRAINER.xla  # auto (on with GPU/TPU), on, off
-  tpu: str = _TRAINER.tpu  # TPU name/address for TPUStrategy ('' : $TPU_NAME or none)
+  # The Trainer's (and Tuner's) options, label threshold and default included; its data_kind and
+  # label_key follow data_kind and label (__post_init__).
+  trainer: TrainerOptions = dataclasses.field(default_factory=TrainerOptions)
   min_accuracy: float = 0.9  # Evaluator blessing threshold
   max_accuracy_drop: float = 0.01  # and at most this far below the serving (last blessed) model
   min_class_recall: float = 0.0  # and every class's eval recall at least this (0: not checked)
@@ -231,7 +212,6 @@ class PipelineConfig:
   # FlinkRunner's or SparkRunner's arguments as resolved against the cluster (engines.beam_args: job server,
   # SDK environment, parallelism); set by the command line, which checks the cluster answers.
   beam_engine_args: List[str] = dataclasses.field(default_factory=list)
-  input_service: str = _TRAINER.input_service  # grpc://HOST:PORT: training input on tf.data service
   data_rev: str = ''  # --data-rev: the git revision of a DVC repository data was staged from
   data_source: str = ''  # with data_rev: --data as given (data is its staged copy)
   infer_data: str = ''  # unlabeled data (CSV / TFRecords of data_kind) the blessed model scores
@@ -241,6 +221,10 @@ class PipelineConfig:
   def __post_init__(self):
     self.pipeline_root = self.pipeline_root or os.path.join(self.output, 'pipeline_root')
     self.local_dir = self.local_dir or self.output
+    label_key = text_record.LABEL_KEY if self.data_kind == TEXT else self.label
+    self.trainer = dataclasses.replace(
+      self.trainer, data_kind=trainer_kind(self.data_kind), label_key=label_key
+    )
 
   @property
   def input_files(self) -> Dict[str, str]:
@@ -250,7 +234,7 @@ class PipelineConfig:
     in model_source itself."""
     named = {
       'schema': self.schema or '',
-      'weights': '' if self.weights in WEIGHTS_NOT_A_FILE else self.weights,
+      'weights': '' if self.trainer.weights in WEIGHTS_NOT_A_FILE else self.trainer.weights,
     }
     return {field: path for field, path in named.items() if path}
 

@@ -22,6 +22,7 @@ if __name__ == '__main__':
   main.exit_with(main.main())
 
 import dataclasses
+import operator
 from typing import Dict, List, Tuple
 
 from tfx import components as tfx_components
@@ -61,14 +62,19 @@ from components.shard_check.component import ShardCheck
 from components.statistics_gen.component import StatisticsGen
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
-from contracts import evaluation, serving, splits, text_record, trainer_options
+from contracts import evaluation, serving, splits
 from contracts.errors import UserError, first_line
-from contracts.trainer_options import TrainerOptions
+from contracts.trainer_options import TrainerOptions, TunerOptions
 from trainer import models
 from utils import fingerprint
 
-# Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`), PipelineConfig fields.
-PARAMETERS = ('data', 'train_steps', 'learning_rate', 'min_accuracy')
+# Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`) → their PipelineConfig field.
+PARAMETERS = {
+  'data': 'data',
+  'train_steps': 'train_steps',
+  'learning_rate': 'trainer.learning_rate',
+  'min_accuracy': 'min_accuracy',
+}
 SERVING_CHECK = 'ServingCheck'  # the step id of either serving check
 EVALUATOR = 'Evaluator'
 
@@ -123,7 +129,7 @@ def create_pipeline(
 
 def parameter_values(config: cfg.PipelineConfig, as_parameters: bool) -> dict:
   """{name: config's value} for PARAMETERS, or RuntimeParameters defaulting to those values."""
-  values = {name: getattr(config, name) for name in PARAMETERS}
+  values = {name: operator.attrgetter(field)(config) for name, field in PARAMETERS.items()}
   if not as_parameters:
     return values
   return {
@@ -191,7 +197,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
   )
   grouping = dict(  # unlabeled data: no label to check (components/label_gaps.py)
     label_key='' if unlabeled else config.label,
-    label_default=config.label_default,
+    label_default=config.trainer.label_default,
     id_columns=config.id_columns,
     duplicates=config.duplicates,
   )
@@ -252,8 +258,8 @@ def validation(
         schema=schema_gen.outputs['schema'],
         statistics=statistics_gen.outputs['statistics'],
         label=config.label,
-        label_threshold=config.label_threshold or 0.0,
-        label_default=config.label_default,
+        label_threshold=config.trainer.label_threshold or 0.0,
+        label_default=config.trainer.label_default,
         code_fingerprint=fingerprint.of('components.label_check.component'),
       )
     )
@@ -280,32 +286,9 @@ def validation(
   return [validator] + resolvers + gates, gates
 
 
-def trainer_config(config: cfg.PipelineConfig) -> dict:
-  """The Trainer's custom_config (contracts/trainer_options.py): what run_fn reads."""
-  return TrainerOptions(
-    data_kind=cfg.trainer_kind(config.data_kind),
-    label_key=text_record.LABEL_KEY if config.data_kind == cfg.TEXT else config.label,
-    label_threshold=config.label_threshold,
-    label_default=config.label_default,
-    tokens_key=config.tokens_key,
-    batch_size=config.batch_size,
-    learning_rate=config.learning_rate,
-    augment=config.augment,
-    input_cache=config.input_cache,
-    image_height=config.image_height,
-    image_width=config.image_width,
-    image_channels=config.image_channels,
-    mixed_precision=config.mixed_precision,
-    xla={'on': True, 'off': False}.get(config.xla, trainer_options.AUTO),
-    tpu=config.tpu,
-    input_service=config.input_service,
-    model=config.model,
-    model_source=config.model_source,
-    weights=config.weights,
-    fine_tune_steps=config.fine_tune_steps,
-    fine_tune_layers=config.fine_tune_layers,
-    code_fingerprint=trainer_fingerprint(config),
-  ).to_custom_config()
+def trainer_options(config: cfg.PipelineConfig) -> TrainerOptions:
+  """The Trainer's options (config.trainer) with run_fn's code fingerprint: its custom_config."""
+  return dataclasses.replace(config.trainer, code_fingerprint=trainer_fingerprint(config))
 
 
 def trainer_fingerprint(config: cfg.PipelineConfig) -> str:
@@ -314,11 +297,12 @@ def trainer_fingerprint(config: cfg.PipelineConfig) -> str:
   and the project modules it imports; and a --weights file by its content."""
   modules = ['trainer.task', 'trainer.tuning', 'components.recording_trainer.executor']
   weights = {key: path for key, path in config.input_files.items() if key == 'weights'}
-  if config.model_source:
+  options = config.trainer
+  if options.model_source:
     return files_fingerprint(
-      *modules, files=dict(weights, model=config.model), imported_by=config.model_source
+      *modules, files=dict(weights, model=options.model), imported_by=options.model_source
     )
-  name = config.model or models.DEFAULT[cfg.trainer_kind(config.data_kind)]
+  name = options.model or models.DEFAULT[options.data_kind]
   return files_fingerprint(*modules, f'trainer.models.{name}', files=weights)
 
 
@@ -344,9 +328,8 @@ def tuning(config: cfg.PipelineConfig, examples, schema_gen):
   """TFX's Tuner (tuner_fn trainer.tuning.tuner_fn): config.tune_trials trials of
   config.tune_steps over the model's search space; compiled with cloud.vertex_tuning, TFX's
   Vertex AI Tuner runs cloud.tune_parallel_trials of them at once on Vertex AI Training."""
-  custom_config = dict(
-    trainer_config(config), **{trainer_options.MAX_TRIALS_KEY: config.tune_trials}
-  )
+  options = dataclasses.asdict(trainer_options(config))
+  custom_config = TunerOptions(**options, max_trials=config.tune_trials).to_custom_config()
   tuner_class, tune_args = tfx_components.Tuner, None
   if config.cloud and config.cloud.vertex_tuning:  # the Vertex AI client: imported only here
     from tfx.extensions.google_cloud_ai_platform.tuner import executor as vertex_tuner
@@ -379,7 +362,7 @@ def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict, tun
   """The Trainer (run_fn trainer.task.run_fn): in this step, or as a Vertex AI custom job.
   values: train_steps and learning_rate (parameter_values); tuner: its best hyperparameters are
   the Trainer's."""
-  custom_config = trainer_config(config)
+  custom_config = trainer_options(config).to_custom_config()
   trainer_class = RecordingTrainer  # records input damage on the Model artifact
   if config.cloud and config.cloud.vertex_training:  # the Vertex AI client: imported only here
     from tfx.v1.extensions import google_cloud_ai_platform as vertex

@@ -25,6 +25,7 @@ import tfx
 
 from components.image_example_gen import encode
 from contracts import image_record
+from records import image_codec
 from trainer.data_spec import ImageSpec, TabularSpec
 
 SIDE = 224
@@ -134,7 +135,7 @@ def images(folder: str, count: int, encoding: str) -> DataSet:
 
   def examples():
     for i in range(count):
-      yield image_record.make_example(
+      yield image_codec.make_example(
         encoded[i % len(encoded)], i % 10, str(i % 10), f'{i}.jpg'
       ).SerializeToString()
 
@@ -166,7 +167,7 @@ def photos(folder: str, count: int, classes: int = 10):
       with open(os.path.join(tree, relpath), 'wb') as f:
         f.write(payload)
       encoded = image_record.EncodedImage(payload, height, width, 3)
-      yield image_record.make_example(
+      yield image_codec.make_example(
         encoded, i % classes, f'class{i % classes}', relpath
       ).SerializeToString()
 

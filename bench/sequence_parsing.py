@@ -4,7 +4,7 @@
 
 Writes N SequenceExamples in the text route's layout (token ids, lengths uniform in 1–200) into
 4 shards, then reads one pass of batches of 64 through:
-  project      trainer/sequence_pipeline.sequence_dataset, exactly as the Trainer calls it
+  project      trainer/sequence_input.sequence_dataset, exactly as the Trainer calls it
                (vectorised parse of 32-batch windows, batches cut within length buckets);
   per_record   a `parse_single_sequence_example` map (AUTOTUNE) + `bucket_by_sequence_length`
                with the same buckets: what one would write by the book, one record at a time;
@@ -31,7 +31,8 @@ import tensorflow as tf
 
 from bench import figures as figures_file
 from contracts import text_record
-from trainer import sequence_pipeline
+from records import text_codec
+from trainer import sequence_input
 from trainer.data_spec import SequenceSpec
 
 BATCH = 64
@@ -51,7 +52,7 @@ def write_shards(folder: str, records: int) -> list:
     ids = rng.integers(2, SPEC.vocabulary_size, int(rng.integers(1, MAX_LENGTH + 1)))
     label = int(rng.integers(0, 2))
     writers[i % SHARDS].write(
-      text_record.make_sequence_example(ids.tolist(), label, str(label)).SerializeToString()
+      text_codec.make_sequence_example(ids.tolist(), label, str(label)).SerializeToString()
     )
   for writer in writers:
     writer.close()
@@ -70,7 +71,7 @@ def _parse_one(serialized):
 def _per_record(paths, bucketed: bool) -> tf.data.Dataset:
   records = tf.data.TFRecordDataset(paths).map(_parse_one, num_parallel_calls=tf.data.AUTOTUNE)
   if bucketed:
-    boundaries = list(sequence_pipeline.BUCKET_BOUNDARIES)
+    boundaries = list(sequence_input.BUCKET_BOUNDARIES)
     batches = records.bucket_by_sequence_length(
       lambda tokens, label: tf.shape(tokens)[0], boundaries, [BATCH] * (len(boundaries) + 1)
     )
@@ -81,7 +82,7 @@ def _per_record(paths, bucketed: bool) -> tf.data.Dataset:
 
 def _pad_max(paths) -> tf.data.Dataset:
   def parse(serialized):
-    tokens, labels = sequence_pipeline.parse_sequences(serialized, SPEC)
+    tokens, labels = sequence_input.parse_sequences(serialized, SPEC)
     return tokens.to_tensor(shape=[None, MAX_LENGTH]), labels
 
   return (
@@ -93,7 +94,7 @@ def _pad_max(paths) -> tf.data.Dataset:
 
 
 PIPELINES = {
-  'project': lambda paths: sequence_pipeline.sequence_dataset(paths, SPEC, BATCH, False),
+  'project': lambda paths: sequence_input.sequence_dataset(paths, SPEC, BATCH, False),
   'per_record': lambda paths: _per_record(paths, bucketed=True),
   'per_record_padded': lambda paths: _per_record(paths, bucketed=False),
   'pad_max': _pad_max,

@@ -29,7 +29,7 @@ import tensorflow as tf
 
 from bench import figures as figures_file
 from contracts import image_record
-from records import scan
+from records import image_codec, scan
 from trainer import image_input, shards
 from trainer.data_spec import ImageSpec
 
@@ -44,7 +44,7 @@ def write_shards(folder: str, records: int, shards: int) -> list:
   for i in range(records):
     image = image_record.EncodedImage(payloads[i % len(payloads)], 32, 32, 3)
     writers[i % shards].write(
-      image_record.make_example(image, i % 10, str(i % 10), f'{i}.png').SerializeToString()
+      image_codec.make_example(image, i % 10, str(i % 10), f'{i}.png').SerializeToString()
     )
   for writer in writers:
     writer.close()

@@ -19,8 +19,9 @@ from cli import (
   tfrecord_salvage,
 )
 import config as cfg
-from contracts import limits
+from contracts import limits, trainer_options
 from contracts.errors import UserError
+from contracts.trainer_options import TrainerOptions
 
 
 def check_numbers(args: argparse.Namespace) -> None:
@@ -194,13 +195,15 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
 
 
 def config_from(args: argparse.Namespace, schema_default=None, **decided) -> cfg.PipelineConfig:
-  """PipelineConfig from the parsed options (each flag's dest is a field), then `decided`."""
-  fields = {f.name for f in dataclasses.fields(cfg.PipelineConfig)}
-  given = {name: value for name, value in vars(args).items() if name in fields}
+  """PipelineConfig from the parsed options (each flag's dest is a field of it or of its
+  TrainerOptions), then `decided`."""
+  given = dict(vars(args))
   if given.get('eval_percent', 0) is None:
     given['eval_percent'] = flags.DEFAULTS.eval_percent
   if hasattr(args, 'image_size'):
     given.update(image_height=args.image_size[0], image_width=args.image_size[1])
+  if hasattr(args, 'xla'):
+    given['xla'] = trainer_options.XLA[args.xla]
   if hasattr(args, 'no_cache'):
     given['enable_cache'] = not args.no_cache
   given['statistics_in_process_below_bytes'] = cfg.statistics_in_process_below(  # the executor
@@ -210,4 +213,9 @@ def config_from(args: argparse.Namespace, schema_default=None, **decided) -> cfg
   given.update(decided)
   if not given.get('schema') and schema_default:
     given['schema'] = schema_default
-  return cfg.PipelineConfig(**given)
+  fields = {f.name for f in dataclasses.fields(cfg.PipelineConfig)}
+  options = {f.name for f in dataclasses.fields(TrainerOptions)} - fields  # data_kind: the config's
+  trainer = TrainerOptions(**{name: value for name, value in given.items() if name in options})
+  return cfg.PipelineConfig(
+    **{name: value for name, value in given.items() if name in fields}, trainer=trainer
+  )

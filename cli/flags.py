@@ -1,5 +1,6 @@
 """Every option the commands share, declared once with its default from config.py (each flag's
-`dest` is the PipelineConfig field it sets, so cli/config_builder.py copies them by name)."""
+`dest` is the field it sets, of PipelineConfig or of its TrainerOptions, so
+cli/config_builder.py copies them by name)."""
 
 import argparse
 
@@ -15,7 +16,7 @@ DATA_HELP = (
   '(*.tfrecord, *.tfrecord.gz); default: embedded digits'
 )
 
-# flag → add_argument keywords; `dest` names the PipelineConfig field it sets.
+# flag → add_argument keywords; `dest` names the PipelineConfig or TrainerOptions field it sets.
 OPTIONS = {
   '--data': dict(dest='data', default='', help=DATA_HELP),
   '--infer-data': dict(
@@ -62,19 +63,19 @@ OPTIONS = {
     f'label has >= {csv_input.MIN_TEXT_WORDS} words per row on median',
   ),
   '--tokens-key': dict(
-    default=DEFAULTS.tokens_key,
+    default=DEFAULTS.trainer.tokens_key,
     metavar='KEY',
     help='SequenceExample TFRecords: the feature list holding the tokens (default: the first)',
   ),
   '--label-threshold': dict(
     type=float,
-    default=DEFAULTS.label_threshold,
+    default=DEFAULTS.trainer.label_threshold,
     metavar='T',
     help='the label trains as two classes, (value > T): a float label always (default T: 0), '
     'an integer label when T is given (its values are the classes otherwise)',
   ),
   '--label-default': dict(
-    default=DEFAULTS.label_default,
+    default=DEFAULTS.trainer.label_default,
     metavar='VALUE',
     help='CSV and TFRecord columns: the label of rows that have none (empty, nan, NA, …): a '
     'class id, a float or a class name, as the label column holds. Default: such rows stop the '
@@ -196,7 +197,7 @@ OPTIONS = {
     help='DirectRunner worker processes; 0 = one per core (default: %(default)s)',
   ),
   '--model': dict(
-    default=DEFAULTS.model,
+    default=DEFAULTS.trainer.model,
     metavar='NAME|FILE.py',
     help='what trains: a model file defining build_model(spec, hp) (docs/models.md), or a '
     f'built-in: {", ".join(models.BUILT_IN)} (default: {models.DEFAULT[trainer_options.IMAGE]} '
@@ -204,7 +205,7 @@ OPTIONS = {
     f'{models.DEFAULT[trainer_options.SEQUENCE]} for text and sequences)',
   ),
   '--weights': dict(
-    default=DEFAULTS.weights,
+    default=DEFAULTS.trainer.weights,
     metavar='imagenet|none|FILE',
     help='the backbone models: start from ImageNet weights (the default; fetched once into '
     '~/.keras/models), from random ones (none), or from a Keras weights file of the same '
@@ -212,7 +213,7 @@ OPTIONS = {
   ),
   '--fine-tune-steps': dict(
     type=int,
-    default=DEFAULTS.fine_tune_steps,
+    default=DEFAULTS.trainer.fine_tune_steps,
     metavar='N',
     help='with pretrained weights: after --train-steps with the backbone frozen, N steps with '
     'its top --fine-tune-layers unfrozen at a tenth of the learning rate (default: half of '
@@ -220,7 +221,7 @@ OPTIONS = {
   ),
   '--fine-tune-layers': dict(
     type=int,
-    default=DEFAULTS.fine_tune_layers,
+    default=DEFAULTS.trainer.fine_tune_layers,
     metavar='N',
     help='backbone layers (with weights, BatchNormalization excluded) unfrozen for fine-tuning, '
     'counted from the top (default: %(default)s)',
@@ -247,21 +248,21 @@ OPTIONS = {
     default=DEFAULTS.eval_steps,
     help='validation steps during training; 0 = the whole eval split',
   ),
-  '--batch-size': dict(type=int, default=DEFAULTS.batch_size),
-  '--learning-rate': dict(type=float, default=DEFAULTS.learning_rate),
+  '--batch-size': dict(type=int, default=DEFAULTS.trainer.batch_size),
+  '--learning-rate': dict(type=float, default=DEFAULTS.trainer.learning_rate),
   '--mixed-precision': dict(
-    default=DEFAULTS.mixed_precision,
+    default=DEFAULTS.trainer.mixed_precision,
     choices=('auto', 'float32', 'mixed_float16', 'mixed_bfloat16'),
     help='Keras dtype policy (default auto: mixed_float16 on GPUs, mixed_bfloat16 on TPUs, '
     'float32 on CPUs)',
   ),
   '--xla': dict(
-    default=DEFAULTS.xla,
-    choices=('auto', 'on', 'off'),
+    default=DEFAULTS.trainer.xla,
+    choices=tuple(trainer_options.XLA),
     help='XLA-compile the train step (default auto: on with GPUs/TPUs)',
   ),
   '--tpu': dict(
-    default=DEFAULTS.tpu,
+    default=DEFAULTS.trainer.tpu,
     help='train with TPUStrategy on this TPU (default: $TPU_NAME if set). Several workers: '
     'set TF_CONFIG (MultiWorkerMirroredStrategy); GPUs are found alone',
   ),
@@ -271,7 +272,7 @@ OPTIONS = {
     'default: digits and text are not mirror-invariant)',
   ),
   '--input-cache': dict(
-    default=DEFAULTS.input_cache,
+    default=DEFAULTS.trainer.input_cache,
     choices=('auto', 'memory', 'off'),
     help='hold the decoded training input in memory, decoded once for every epoch (default auto: when '
     'the decoded train and eval splits fit a quarter of memory)',
@@ -280,13 +281,13 @@ OPTIONS = {
     type=int,
     nargs=2,
     metavar=('HEIGHT', 'WIDTH'),
-    default=(DEFAULTS.image_height, DEFAULTS.image_width),
+    default=(DEFAULTS.trainer.image_height, DEFAULTS.trainer.image_width),
     help='model input size; default: the most common size in the data',
   ),
   '--image-channels': dict(
     type=int,
     choices=(0, 1, 3),
-    default=DEFAULTS.image_channels,
+    default=DEFAULTS.trainer.image_channels,
     help='model input channels; 0 = 1 for all-grayscale data, else 3',
   ),
   '--min-accuracy': dict(
@@ -329,7 +330,7 @@ OPTIONS = {
   ),
   '--no-cache': dict(action='store_true', help='re-run every component'),
   '--input-service': dict(
-    default=DEFAULTS.input_service,
+    default=DEFAULTS.trainer.input_service,
     metavar='grpc://HOST:PORT',
     help='train on input read and decoded by this tf.data service (docs/input_service.md)',
   ),

@@ -33,7 +33,11 @@ def model_options(args: argparse.Namespace, data_kind: str, local: bool = True) 
   backbone = name in models.BACKBONES or 'model_source' in decided
   for flag, value, unset in (
     ('--weights', weights, ''),
-    ('--fine-tune-steps', getattr(args, 'fine_tune_steps', -1), flags.DEFAULTS.fine_tune_steps),
+    (
+      '--fine-tune-steps',
+      getattr(args, 'fine_tune_steps', -1),
+      flags.DEFAULTS.trainer.fine_tune_steps,
+    ),
   ):
     if value != unset and not backbone:
       raise UserError(

@@ -10,11 +10,10 @@ One record per image:
 
 Versions: 1 had no image_id; 2 adds it (to trace a record back to its file). The Trainer's
 parse_spec reads only features every version has, so shards of both versions train together.
+The TensorFlow codec that writes and parses it is records/image_codec.py.
 """
 
-from typing import NamedTuple, Optional
-
-import tensorflow as tf
+from typing import NamedTuple
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -40,44 +39,3 @@ class EncodedImage(NamedTuple):
   height: int
   width: int
   channels: int
-
-
-def _int64(value: int) -> tf.train.Feature:
-  return tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
-
-
-def _bytes(value: bytes) -> tf.train.Feature:
-  return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
-
-
-def make_example(
-  image: EncodedImage, label: Optional[int], label_name: str, image_id: str
-) -> tf.train.Example:
-  """Builds the record for one image (current layout); label None: an unlabeled image (no
-  label features), as --infer-data's are."""
-  labels = (
-    {}
-    if label is None
-    else {LABEL_KEY: _int64(label), LABEL_NAME_KEY: _bytes(label_name.encode('utf-8'))}
-  )
-  feature = {
-    IMAGE_KEY: _bytes(image.payload),
-    **labels,
-    IMAGE_ID_KEY: _bytes(image_id.encode('utf-8')),
-    HEIGHT_KEY: _int64(image.height),
-    WIDTH_KEY: _int64(image.width),
-    CHANNELS_KEY: _int64(image.channels),
-    SCHEMA_VERSION_KEY: _int64(SCHEMA_VERSION),
-  }
-  return tf.train.Example(features=tf.train.Features(feature=feature))
-
-
-def parse_spec() -> dict:
-  """Feature spec for tf.io.parse_example over a batch of records of any READABLE_VERSIONS."""
-  return {
-    IMAGE_KEY: tf.io.FixedLenFeature([], tf.string),
-    LABEL_KEY: tf.io.FixedLenFeature([], tf.int64),
-    HEIGHT_KEY: tf.io.FixedLenFeature([], tf.int64),
-    WIDTH_KEY: tf.io.FixedLenFeature([], tf.int64),
-    CHANNELS_KEY: tf.io.FixedLenFeature([], tf.int64),
-  }

@@ -48,10 +48,6 @@ def predict_log(
   return log
 
 
-def file_name(index: int, count: int) -> str:
-  return f'{FILE_PREFIX}-{index:05d}-of-{count:05d}{FILE_SUFFIX}'
-
-
 def files(folder: str) -> List[str]:
   """The PredictionLog files `pipeline.py predict --log` wrote into `folder`, sorted
   (FILE_PREFIX…FILE_SUFFIX; each run adds its own, FILE_PREFIX-<time>-NNNNN-of-MMMMM)."""

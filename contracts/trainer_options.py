@@ -1,8 +1,10 @@
 """The Trainer's options: one typed definition, with every default, that crosses into
 `trainer.task.run_fn` as TFX's `custom_config` (a JSON object) and back.
 
-`config.PipelineConfig` takes its training defaults from here; `pipeline.trainer_config` writes
-it; `run_fn` reads it with `TrainerOptions.from_custom_config`.
+The command line builds it once, as `config.PipelineConfig.trainer` (each Trainer flag's `dest`
+is a field here, cli/config_builder.py); `pipeline.py` writes it with `to_custom_config` and
+`run_fn` reads it back with `from_custom_config`. A new option is a flag (cli/flags.py), a field
+here and its use in trainer/.
 """
 
 import dataclasses
@@ -12,13 +14,13 @@ IMAGE, TABULAR, SEQUENCE = 'image', 'tabular', 'sequence'
 AUTO = 'auto'
 CACHE_MEMORY, CACHE_OFF = 'memory', 'off'  # input_cache besides AUTO (trainer/input_cache.py)
 IMAGENET, NO_WEIGHTS = 'imagenet', 'none'  # weights besides a weights file's path
-MAX_TRIALS_KEY = 'max_trials'  # the Tuner's custom_config: this and the Trainer's options
+XLA = {AUTO: AUTO, 'on': True, 'off': False}  # --xla → xla
 
 
 @dataclasses.dataclass(frozen=True)
 class TrainerOptions:
-  data_kind: str = TABULAR  # IMAGE, TABULAR or SEQUENCE
-  label_key: str = 'label'  # tabular label column / sequence context feature
+  data_kind: str = TABULAR  # IMAGE, TABULAR or SEQUENCE (PipelineConfig sets it from its own)
+  label_key: str = 'label'  # tabular label column / sequence context feature (set likewise)
   label_threshold: Optional[float] = None  # the label trains as (label > threshold) (None:
   # float labels at 0, integer labels as classes)
   label_default: str = ''  # the label of rows without one ('': such rows stop the run)
@@ -40,13 +42,20 @@ class TrainerOptions:
   fine_tune_steps: int = -1  # steps with the backbone's top unfrozen (-1: train_steps // 2
   # when the backbone starts from pretrained weights, else 0)
   fine_tune_layers: int = 20  # backbone layers unfrozen (from the top, BatchNorm excluded)
-  code_fingerprint: str = ''  # run_fn's code, for TFX's cache key (utils/fingerprint.py)
+  code_fingerprint: str = ''  # run_fn's code, for TFX's cache key (pipeline.py sets it)
 
   def to_custom_config(self) -> dict:
     return dataclasses.asdict(self)
 
   @classmethod
-  def from_custom_config(cls, custom_config: dict) -> 'TrainerOptions':
+  def from_custom_config(cls, custom_config: dict):
     """Keys of this class only: TFX's Vertex Trainer adds its own to the same dict."""
     known = {f.name for f in dataclasses.fields(cls)}
     return cls(**{k: v for k, v in (custom_config or {}).items() if k in known})
+
+
+@dataclasses.dataclass(frozen=True)
+class TunerOptions(TrainerOptions):
+  """The Tuner's custom_config (`trainer.tuning.tuner_fn`): the Trainer's options and --tune-trials."""
+
+  max_trials: int = 1

@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from contracts import image_record, serving
+from records import image_codec
 
 PER_CLASS = 4  # sample images per class
 MAX_SHOWN = 16  # misclassified images drawn
@@ -84,7 +85,7 @@ def eval_records(examples_uri: str, limit: int = MAX_PREDICTED):
   ]
   if not records:
     return [], {}
-  return records, tf.io.parse_example(records, image_record.parse_spec())
+  return records, tf.io.parse_example(records, image_codec.parse_spec())
 
 
 def _pixels(parsed: dict, index: int, encoding: str) -> np.ndarray:

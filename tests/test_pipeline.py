@@ -7,6 +7,7 @@ import json
 import pytest
 
 import config as cfg
+from contracts.trainer_options import TrainerOptions
 import pipeline
 from tests.support import files as changed
 
@@ -26,10 +27,9 @@ def _keys(tmp_path, **fields) -> dict:
     data_kind=cfg.IMAGES,
     output=str(tmp_path / 'out'),
     schema=str(tmp_path / 'schema.pbtxt'),
-    model='resnet50',
-    weights=str(tmp_path / 'w.weights.h5'),
   )
-  config = cfg.PipelineConfig(**dict(given, **fields))
+  trainer = {'model': 'resnet50', 'weights': str(tmp_path / 'w.weights.h5'), **fields}
+  config = cfg.PipelineConfig(**given, trainer=TrainerOptions(**trainer))
   keys = {}
   for component in pipeline.create_pipeline(config).components:
     properties = dict(component.exec_properties)

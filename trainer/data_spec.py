@@ -9,7 +9,7 @@ import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 
 from contracts import artifacts, serving, text_record
-from contracts.trainer_options import NO_WEIGHTS
+from contracts.trainer_options import NO_WEIGHTS, TrainerOptions
 
 # Imported SequenceExamples' token values are hashed into HASH_BUCKETS ids from FIRST_ID on.
 HASH_BUCKETS = 20_000
@@ -102,15 +102,15 @@ def examples_root(file_pattern: str) -> str:
   return os.path.dirname(os.path.dirname(file_pattern))
 
 
-def image_spec(examples_uri: str, config: dict) -> ImageSpec:
-  """Reads image_meta.json beside the shards; config may override size and channels."""
+def image_spec(examples_uri: str, options: TrainerOptions) -> ImageSpec:
+  """Reads image_meta.json beside the shards; the options may override size and channels."""
   with tf.io.gfile.GFile(os.path.join(examples_uri, artifacts.IMAGE_META_FILE)) as f:
     meta = json.load(f)
   stored_height, stored_width = meta['most_common_size']
-  height = config.get('image_height') or stored_height
-  width = config.get('image_width') or stored_width
+  height = options.image_height or stored_height
+  width = options.image_width or stored_width
   # Grayscale data stays one channel; anything with colour becomes RGB (alpha is dropped).
-  channels = config.get('image_channels') or (1 if meta['channels_seen'] == [1] else 3)
+  channels = options.image_channels or (1 if meta['channels_seen'] == [1] else 3)
   uniform = (
     meta['uniform_size']
     and [stored_height, stored_width] == [height, width]
@@ -131,16 +131,16 @@ def id_columns(examples_uri: str) -> List[str]:
 
 def tabular_spec(
   schema: schema_pb2.Schema,
-  config: dict,
+  options: TrainerOptions,
   label_values=(),
   label_names: List[str] = (),
   ids: List[str] = (),
 ) -> TabularSpec:
   """Splits the schema's scalar features into numeric and categorical inputs, leaving out the
   id columns (`ids`); a string label takes its classes from `label_names`, an integer one from
-  `label_values` (the values present) unless config['label_threshold'] is set (None: float labels
+  `label_values` (the values present) unless options.label_threshold is set (None: float labels
   at 0)."""
-  label_key = config['label_key']
+  label_key = options.label_key
   numeric, categorical, integer, label_type = [], [], [], None
   for feature in schema.feature:
     if feature.name == label_key:
@@ -155,9 +155,9 @@ def tabular_spec(
       categorical.append(feature.name)
   if label_type is None:
     raise ValueError(f'label column {label_key!r} is not in the data')
-  default = config.get('label_default', '')
+  default = options.label_default
   columns = dict(numeric=numeric, categorical=categorical, integer=integer, label_default=default)
-  threshold = config.get('label_threshold')
+  threshold = options.label_threshold
   if label_type == schema_pb2.FLOAT:
     return TabularSpec(label_key, 0.0 if threshold is None else threshold, 2, **columns)
   if label_type == schema_pb2.BYTES:
@@ -183,10 +183,10 @@ def _lines(path: str) -> List[str]:
 
 
 def sequence_spec(
-  examples_uri: str, schema: schema_pb2.Schema, config: dict, max_label: int
+  examples_uri: str, schema: schema_pb2.Schema, options: TrainerOptions, max_label: int
 ) -> SequenceSpec:
   """The text route's vocabulary and labels when they are there; else the schema's first
-  feature list (or config['tokens_key']), hashed, with labels 0..max_label."""
+  feature list (or options.tokens_key), hashed, with labels 0..max_label."""
   vocabulary = os.path.join(examples_uri, artifacts.VOCABULARY_FILE)
   if tf.io.gfile.exists(vocabulary):
     return SequenceSpec(
@@ -201,7 +201,7 @@ def sequence_spec(
   lists = next(
     (f.struct_domain.feature for f in schema.feature if f.name == artifacts.SEQUENCE_STRUCT), []
   )
-  wanted = config.get('tokens_key')
+  wanted = options.tokens_key
   chosen = next((f for f in lists if f.name == wanted or not wanted), None)
   if chosen is None:
     raise ValueError(
@@ -213,7 +213,7 @@ def sequence_spec(
   if dtype is None:
     raise ValueError(f'feature list {chosen.name!r} holds floats, not tokens')
   return SequenceSpec(
-    config['label_key'],
+    options.label_key,
     chosen.name,
     dtype,
     [str(i) for i in range(max_label + 1)],

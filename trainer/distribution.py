@@ -1,7 +1,7 @@
 """Which tf.distribute strategy the Trainer uses, decided from its environment, and what follows
 from it: the global batch, this worker's shards, mixed precision and XLA.
 
-  TPU configured (custom_config 'tpu' or $TPU_NAME)     → TPUStrategy, mixed_bfloat16, XLA
+  TPU configured (--tpu or $TPU_NAME)                   → TPUStrategy, mixed_bfloat16, XLA
   TF_CONFIG lists more than one worker (chief included) → MultiWorkerMirroredStrategy
   one or more GPUs                                      → MirroredStrategy, mixed_float16, XLA
   otherwise                                             → the default strategy (float32, no XLA)
@@ -20,7 +20,7 @@ from typing import List
 
 import tensorflow as tf
 
-AUTO = 'auto'
+from contracts.trainer_options import AUTO, TrainerOptions
 
 
 @dataclasses.dataclass
@@ -78,14 +78,13 @@ def _cluster():
   return len(members), (members.index(me) if me in members else 0)
 
 
-def _setting(config: dict, key: str, automatic):
-  value = config.get(key, AUTO)
+def _setting(value, automatic):
   return automatic if value in (AUTO, None, '') else value
 
 
-def plan(config: dict) -> Plan:
+def plan(options: TrainerOptions) -> Plan:
   """Chooses the strategy and logs which one and why."""
-  tpu = config.get('tpu') or os.environ.get('TPU_NAME')
+  tpu = options.tpu or os.environ.get('TPU_NAME')
   workers, index = _cluster()
   gpus = tf.config.list_physical_devices('GPU')
   if tpu:
@@ -95,8 +94,8 @@ def plan(config: dict) -> Plan:
     chosen = Plan(
       tf.distribute.TPUStrategy(resolver),
       f'TPU {tpu!r} configured',
-      mixed_precision=_setting(config, 'mixed_precision', 'mixed_bfloat16'),
-      jit_compile=_setting(config, 'xla', True),
+      mixed_precision=_setting(options.mixed_precision, 'mixed_bfloat16'),
+      jit_compile=_setting(options.xla, True),
     )
   elif workers > 1:
     chosen = Plan(
@@ -104,22 +103,22 @@ def plan(config: dict) -> Plan:
       f'TF_CONFIG lists {workers} workers; this is worker {index}',
       workers,
       index,
-      mixed_precision=_setting(config, 'mixed_precision', 'mixed_float16' if gpus else 'float32'),
-      jit_compile=_setting(config, 'xla', bool(gpus)),
+      mixed_precision=_setting(options.mixed_precision, 'mixed_float16' if gpus else 'float32'),
+      jit_compile=_setting(options.xla, bool(gpus)),
     )
   elif gpus:
     chosen = Plan(
       tf.distribute.MirroredStrategy(),
       f'{len(gpus)} GPU(s) visible',
-      mixed_precision=_setting(config, 'mixed_precision', 'mixed_float16'),
-      jit_compile=_setting(config, 'xla', True),
+      mixed_precision=_setting(options.mixed_precision, 'mixed_float16'),
+      jit_compile=_setting(options.xla, True),
     )
   else:
     chosen = Plan(
       tf.distribute.get_strategy(),
       'no TPU, no GPU, no multi-worker TF_CONFIG',
-      mixed_precision=_setting(config, 'mixed_precision', 'float32'),
-      jit_compile=_setting(config, 'xla', False),
+      mixed_precision=_setting(options.mixed_precision, 'float32'),
+      jit_compile=_setting(options.xla, False),
     )
   logging.info(
     'distribution: %s (%s); %d replica(s) in sync; mixed precision %s; XLA %s',

@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Union
 import tensorflow as tf
 
 from contracts import image_record
+from records import image_codec
 from trainer import shards
 from trainer.data_spec import ImageSpec
 
@@ -160,7 +161,8 @@ def image_dataset(
   augment: bool = False,
   cache: bool = False,
 ) -> tf.data.Dataset:
-  """(uint8 images [B, H, W, C], int64 labels [B]) from the project's image shards.
+  """(uint8 images [B, H, W, C], int64 labels [B]) from the project's image shards (a
+  shards.DatasetBuilder).
 
   augment: random flips and shifts (augment_images), applied only when training.
   cache: decode every record once and serve every later pass from memory (trainer/input_cache.py
@@ -169,7 +171,7 @@ def image_dataset(
   """
 
   def parse_and_decode(serialized):
-    parsed = tf.io.parse_example(serialized, image_record.parse_spec())
+    parsed = tf.io.parse_example(serialized, image_codec.parse_spec())
     return decode_images(parsed, spec), parsed[image_record.LABEL_KEY]
 
   maybe_augment = lambda images, labels: (augment_images(images), labels)

@@ -212,10 +212,11 @@ def _dispatcher(args) -> int:
   import tensorflow as tf
 
   service = tf.data.experimental.service
-  config = service.DispatcherConfig(
-    port=args.port, work_dir=args.work_dir or None, fault_tolerant_mode=bool(args.work_dir)
+  server = service.DispatchServer(
+    service.DispatcherConfig(
+      port=args.port, work_dir=args.work_dir or None, fault_tolerant_mode=bool(args.work_dir)
+    )
   )
-  server = service.DispatchServer(config)
   return _serve(server, f'dispatcher ready: grpc://{socket.gethostname()}:{args.port}')
 
 
@@ -226,10 +227,11 @@ def _worker(args) -> int:
   import tensorflow as tf
 
   service = tf.data.experimental.service
-  config = service.WorkerConfig(
-    dispatcher_address=args.dispatcher.split('://', 1)[1], worker_address=address, port=args.port
+  server = service.WorkerServer(
+    service.WorkerConfig(
+      dispatcher_address=args.dispatcher.split('://', 1)[1], worker_address=address, port=args.port
+    )
   )
-  server = service.WorkerServer(config)
   return _serve(server, f'worker ready: {address}, dispatcher {args.dispatcher}')
 
 

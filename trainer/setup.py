@@ -19,7 +19,7 @@ from trainer import (
   data_spec,
   image_input,
   input_cache,
-  sequence_pipeline,
+  sequence_input,
   shards,
   signatures,
   tabular_input,
@@ -42,12 +42,12 @@ class Setup:
   id_columns: List[str] = dataclasses.field(default_factory=list)  # tabular: no model input
 
 
-def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
-  spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), config)
+def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard) -> Setup:
+  spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), options)
   eval_files = shards.shard_files(fn_args.eval_files)
   records = shards.record_count(train_files + eval_files, guard)
   cache = _cache_decision(
-    config, input_cache.image_bytes(records, spec.height, spec.width, spec.channels)
+    options, input_cache.image_bytes(records, spec.height, spec.width, spec.channels)
   )
   logging.info(
     'Image input %dx%dx%d, %d classes, %s records',
@@ -58,12 +58,12 @@ def _image_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, gu
     spec.encoding,
   )
   train = image_input.image_dataset(
-    train_files, spec, batch_size, True, guard, augment=config['augment'], cache=cache.used
+    train_files, spec, batch_size, True, guard, augment=options.augment, cache=cache.used
   )
   evaluation = image_input.image_dataset(
     eval_files, spec, batch_size, False, guard, cache=cache.used
   )
-  hint = image_hint(cache.used, config['augment'], spec.encoding, train_files)
+  hint = image_hint(cache.used, options.augment, spec.encoding, train_files)
   return Setup(spec, train, evaluation, signatures.image_signatures, hint, spec.labels, cache)
 
 
@@ -90,13 +90,15 @@ def _both_splits(fn_args: FnArgs):
   return list(fn_args.train_files) + list(fn_args.eval_files)
 
 
-def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
+def _tabular_setup(
+  fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard
+) -> Setup:
   schema = data_spec.read_schema(fn_args.schema_path)
-  label_key = config['label_key']
+  label_key = options.label_key
   label = next((f for f in schema.feature if f.name == label_key), None)
   counts = (
     shards.int_label_counts(_both_splits(fn_args), label_key, guard)
-    if label is not None and label.type == schema_pb2.INT and config['label_threshold'] is None
+    if label is not None and label.type == schema_pb2.INT and options.label_threshold is None
     else {}
   )
   if labels.looks_regressed(counts):
@@ -108,7 +110,7 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
     else []
   )
   ids = data_spec.id_columns(data_spec.examples_root(fn_args.train_files[0]))
-  spec = data_spec.tabular_spec(schema, config, sorted(counts), names, ids)
+  spec = data_spec.tabular_spec(schema, options, sorted(counts), names, ids)
   logging.info(
     'Tabular input: %d numeric, %d categorical columns, label %s (%d classes), ids %s left out',
     len(spec.numeric),
@@ -119,7 +121,7 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
   )
   eval_files = shards.shard_files(fn_args.eval_files)
   serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
-  cache = _cache_decision(config, input_cache.tabular_bytes(serialized))
+  cache = _cache_decision(options, input_cache.tabular_bytes(serialized))
   train = tabular_input.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
   evaluation = tabular_input.tabular_dataset(eval_files, spec, batch_size, False, guard, cache.used)
   sample = tabular_input.tabular_dataset(
@@ -137,11 +139,13 @@ def _tabular_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, 
   )
 
 
-def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int, guard) -> Setup:
+def _sequence_setup(
+  fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard
+) -> Setup:
   schema = data_spec.read_schema(fn_args.schema_path)
-  max_label = shards.max_int_label(_both_splits(fn_args), config['label_key'], guard)
+  max_label = shards.max_int_label(_both_splits(fn_args), options.label_key, guard)
   spec = data_spec.sequence_spec(
-    data_spec.examples_root(fn_args.train_files[0]), schema, config, max_label
+    data_spec.examples_root(fn_args.train_files[0]), schema, options, max_label
   )
   logging.info(
     'Sequence input: feature list %s (%s%s), label %s (%d classes)',
@@ -151,21 +155,19 @@ def _sequence_setup(fn_args: FnArgs, train_files, config: dict, batch_size: int,
     spec.label_key,
     spec.num_classes,
   )
-  train = sequence_pipeline.sequence_dataset(train_files, spec, batch_size, True, guard)
-  evaluation = sequence_pipeline.sequence_dataset(
-    fn_args.eval_files, spec, batch_size, False, guard
-  )
+  train = sequence_input.sequence_dataset(train_files, spec, batch_size, True, guard)
+  evaluation = sequence_input.sequence_dataset(fn_args.eval_files, spec, batch_size, False, guard)
   hint = 'a larger --batch-size, or more CPU cores for the Trainer'
-  cache = input_cache.not_cached(config['input_cache'], 'sequence windows are cut anew every epoch')
+  cache = input_cache.not_cached(options.input_cache, 'sequence windows are cut anew every epoch')
   return Setup(spec, train, evaluation, signatures.sequence_signatures, hint, spec.labels, cache)
 
 
-def _cache_decision(config: dict, decoded_bytes: int) -> input_cache.CacheDecision:
+def _cache_decision(options: TrainerOptions, decoded_bytes: int) -> input_cache.CacheDecision:
   """Whether to hold the decoded input in memory: never with the tf.data service, whose
   workers read and decode."""
-  if config['input_service']:
-    return input_cache.not_cached(config['input_cache'], 'the tf.data service decodes')
-  return input_cache.decide(config['input_cache'], decoded_bytes)
+  if options.input_service:
+    return input_cache.not_cached(options.input_cache, 'the tf.data service decodes')
+  return input_cache.decide(options.input_cache, decoded_bytes)
 
 
 _SETUP = {
@@ -193,9 +195,8 @@ def prepare_input(fn_args: FnArgs, options: TrainerOptions, plan, scratch: str) 
   if not options.input_service:  # with the service, every trainer reads the whole split
     train_files = plan.worker_shards(train_files)
   batch_size, capped = _capped_batch(plan.global_batch(options.batch_size), guard, train_files)
-  config = dict(options.to_custom_config(), jit_compile=plan.jit_compile)
   with plan.strategy.scope():
-    ready = _SETUP[options.data_kind](fn_args, train_files, config, batch_size, guard)
+    ready = _SETUP[options.data_kind](fn_args, train_files, options, batch_size, guard)
   return PreparedInput(ready, guard, batch_size, capped)
 
 

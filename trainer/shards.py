@@ -1,10 +1,10 @@
 """The Trainer's TFRecord shards: listed, scanned (damaged ones read from salvaged copies of their
 intact records, ShardGuard), read as batches of serialized records, and scanned once for a count or
-a label column's values. Why it reads as it does: docs/benchmarks.md (Input pipeline throughput).
+a label column's values; DatasetBuilder names what each data kind's input module builds from them. Why it reads as it does: docs/benchmarks.md (Input pipeline throughput).
 """
 
 import logging
-from typing import Dict, List, Optional, Union
+from typing import Dict, List, Optional, Protocol, Union
 
 import tensorflow as tf
 
@@ -95,6 +95,23 @@ def serialized_batches(
   if training:
     dataset = (dataset.repeat() if repeat else dataset).shuffle(shuffle_buffer_size(files))
   return dataset.batch(batch_size, drop_remainder=training and repeat)
+
+
+class DatasetBuilder(Protocol):
+  """One data kind's shards → tf.data batches of (model inputs, int64 labels [B]):
+  image_input.image_dataset, tabular_input.tabular_dataset and sequence_input.sequence_dataset.
+  Each reads `file_patterns` through `guard` (readable_files) and batches `batch_size` records;
+  `training`: shuffled and repeated, else one pass in order. A builder may take more keywords
+  (cache, augment), with defaults."""
+
+  def __call__(
+    self,
+    file_patterns: Union[str, List[str]],
+    spec,  # the kind's data_spec: ImageSpec, TabularSpec or SequenceSpec
+    batch_size: int,
+    training: bool,
+    guard: Optional[ShardGuard] = None,
+  ) -> tf.data.Dataset: ...
 
 
 def readable_files(file_patterns: Union[str, List[str]], guard: Optional[ShardGuard]) -> List[str]:

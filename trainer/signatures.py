@@ -26,7 +26,8 @@ import keras
 import tensorflow as tf
 
 from contracts import image_record, serving
-from trainer import image_input, sequence_pipeline, tabular_input, text_tokens
+from records import image_codec
+from trainer import image_input, sequence_input, tabular_input, text_tokens
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
 _EXAMPLES = tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)
@@ -43,7 +44,7 @@ def _predictions(model: keras.Model, inputs, class_names: List[str]) -> Dict[str
 
 
 def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]:
-  image_fields = {k: v for k, v in image_record.parse_spec().items() if k != image_record.LABEL_KEY}
+  image_fields = {k: v for k, v in image_codec.parse_spec().items() if k != image_record.LABEL_KEY}
 
   @tf.function(input_signature=[_EXAMPLES])
   def serve_examples(examples):
@@ -122,12 +123,12 @@ def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Cal
 
   @tf.function(input_signature=[_EXAMPLES])
   def serve_examples(examples):
-    tokens = sequence_pipeline.parse_sequences(examples, spec, with_label=False)
+    tokens = sequence_input.parse_sequences(examples, spec, with_label=False)
     return _predictions(model, tokens.to_tensor(), spec.labels)
 
   @tf.function(input_signature=[_EXAMPLES])
   def transform_features(examples):
-    _, labels = sequence_pipeline.parse_sequences(examples, spec)
+    _, labels = sequence_input.parse_sequences(examples, spec)
     return {serving.EVAL_LABEL_KEY: labels}
 
   served = {serving.SERVING_DEFAULT: serve_examples, serving.TRANSFORM: transform_features}
@@ -136,7 +137,7 @@ def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Cal
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.TEXT_INPUT)])
     def serve_text(text):
-      ids = text_tokens.token_ids(text, model.text_vocabulary)[:, : sequence_pipeline.MAX_LENGTH]
+      ids = text_tokens.token_ids(text, model.text_vocabulary)[:, : sequence_input.MAX_LENGTH]
       return _predictions(model, ids.to_tensor(), spec.labels)
 
     served[serving.TEXT] = serve_text

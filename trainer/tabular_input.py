@@ -91,7 +91,7 @@ def tabular_dataset(
   guard: Optional[shards.ShardGuard] = None,
   cache: bool = False,
 ) -> tf.data.Dataset:
-  """(feature dict, int64 labels [B]) from tabular tf.Example shards.
+  """(feature dict, int64 labels [B]) from tabular tf.Example shards (a shards.DatasetBuilder).
 
   cache: parse every record once, in the first (shuffled) pass, and serve later passes from
   memory as whole batches in a new order every pass: the rows of a batch stay together (one

@@ -1,7 +1,7 @@
 """TFX Trainer entry point, referenced as `run_fn='trainer.task.run_fn'`.
 
-custom_config is a contracts.trainer_options.TrainerOptions (its fields and defaults), written by
-pipeline.trainer_config.
+custom_config is a contracts.trainer_options.TrainerOptions (its fields and defaults), built by
+the command line as PipelineConfig.trainer and written by pipeline.trainer_options.
 
 Each data kind's input is built by trainer/setup.py. Damaged shards lose only their damaged
 records (shards.ShardGuard); what was lost is logged, written to <model_run>/input_damage.json and
@@ -50,7 +50,7 @@ MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows cu
 def run_fn(fn_args: FnArgs) -> None:
   """Trains for fn_args.train_steps, evaluates, saves a SavedModel with its signatures."""
   options = TrainerOptions.from_custom_config(fn_args.custom_config)
-  plan = distribution.plan(options.to_custom_config())
+  plan = distribution.plan(options)
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
   service = options.input_service
   if service:  # before any shard is scanned: an unreachable dispatcher fails in seconds

@@ -2,7 +2,7 @@
 search over the model file's search_space(hp), every trial trained for --tune-steps on the
 input the Trainer reads (trainer/setup.prepare_input), scored on the eval split.
 
-custom_config is the Trainer's (contracts/trainer_options.py) plus its MAX_TRIALS_KEY. TFX's Tuner
+custom_config is a contracts.trainer_options.TunerOptions: the Trainer's options and max_trials. TFX's Tuner
 executor writes the best trial's values (best_hyperparameters.txt, which the Trainer trains
 with) and every finished trial with its score (tuner_results.json, which the summary and the
 run report show). A model with a pretrained backbone is tuned in its first phase (head only).
@@ -18,7 +18,7 @@ import keras_tuner
 from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx.components.tuner.component import TunerFnResult
 
-from contracts.trainer_options import MAX_TRIALS_KEY, TrainerOptions
+from contracts.trainer_options import TunerOptions
 from trainer import distribution, fine_tune, model, setup, task
 
 OBJECTIVE = 'val_sparse_categorical_accuracy'
@@ -43,8 +43,8 @@ class RandomSearch(keras_tuner.RandomSearch):
 
 
 def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
-  options = TrainerOptions.from_custom_config(fn_args.custom_config)
-  plan = distribution.plan(options.to_custom_config())
+  options = TunerOptions.from_custom_config(fn_args.custom_config)
+  plan = distribution.plan(options)
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
   scratch = tempfile.mkdtemp(prefix='tuner-scratch-')  # removed with the run's temporary folder
   ready = setup.prepare_input(fn_args, options, plan, scratch).setup
@@ -63,7 +63,7 @@ def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
   tuner = RandomSearch(
     build,
     objective=OBJECTIVE,
-    max_trials=int(fn_args.custom_config[MAX_TRIALS_KEY]),
+    max_trials=options.max_trials,
     hyperparameters=space,
     seed=SEED,
     directory=fn_args.working_dir,

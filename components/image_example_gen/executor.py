@@ -38,6 +38,7 @@ from components import beam_progress, duplicates, file_based
 from components.image_example_gen import encode, folder
 from contracts import artifacts, image_record, splits
 from contracts.errors import UnusableData
+from records import image_codec
 from utils import atomic, progress
 
 COMPRESSIONS = ('none', 'gzip')
@@ -137,7 +138,7 @@ class _WriteShard(beam.DoFn):
         split = self._split(image_file, stored)
         labeled = image_file.label != folder.UNLABELED
         writers[split].write(
-          image_record.make_example(
+          image_codec.make_example(
             image,
             image_file.label if labeled else None,
             self._labels[image_file.label] if labeled else '',

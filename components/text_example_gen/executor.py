@@ -27,6 +27,7 @@ from tfx.utils import proto_utils
 from components import beam_progress, duplicates, file_based, grouped_split
 from components.text_example_gen import text
 from contracts import artifacts, splits, text_record
+from records import text_codec
 from utils import atomic
 
 _Row = Tuple[str, str, List[str]]  # (split, label name, tokens)
@@ -81,7 +82,7 @@ class _Encode(beam.DoFn):
       self._label_ids = {name: i for i, name in enumerate(labels)}
     split, label_name, tokens = row
     oov = self._ids[text_record.OUT_OF_VOCABULARY]
-    example = text_record.make_sequence_example(
+    example = text_codec.make_sequence_example(
       [self._ids.get(t, oov) for t in tokens], self._label_ids[label_name], label_name
     )
     yield split, example.SerializeToString()

@@ -7,7 +7,9 @@ import pytest
 from cli import config_builder
 from cli import main as cli_main
 import config as cfg
+from contracts import text_record, trainer_options
 from contracts.errors import UserError
+from contracts.trainer_options import TrainerOptions
 
 
 @pytest.mark.parametrize(
@@ -109,3 +111,41 @@ def test_split_tfrecords_keep_their_splits_unless_eval_percent_asks_to_split_the
   )
   assert alone.data_splits == () and alone.data_pattern == 'Split-*/*'
   assert alone.eval_percent == 30
+
+
+def test_the_trainer_flags_become_the_config_s_trainer_options_and_its_custom_config(tmp_path):
+  import pipeline
+
+  (tmp_path / 'rows.csv').write_text('x,y\n' + ''.join(f'{i},{i % 2}\n' for i in range(40)))
+  given = ['--batch-size', '7', '--fine-tune-layers', '3', '--image-size', '5', '6', '--xla', 'off']
+  given += ['--label-threshold', '0.5', '--label-default', '1', '--input-cache', 'memory']
+  args = cli_main.parser().parse_args(
+    ['run', '--data', str(tmp_path / 'rows.csv'), '--label', 'y', '--output', str(tmp_path / 'o')]
+    + given
+  )
+  config = config_builder.build_config(args)
+  expected = TrainerOptions(
+    data_kind=trainer_options.TABULAR,
+    label_key='y',
+    label_threshold=0.5,
+    label_default='1',
+    batch_size=7,
+    input_cache='memory',
+    image_height=5,
+    image_width=6,
+    xla=False,
+    fine_tune_layers=3,
+  )
+  assert config.trainer == expected
+  sent = dataclasses.replace(pipeline.trainer_options(config), code_fingerprint='')
+  assert TrainerOptions.from_custom_config(sent.to_custom_config()) == expected
+
+
+def test_the_trainer_s_kind_and_label_follow_the_data():
+  text = cfg.PipelineConfig(data='/d', data_kind=cfg.TEXT, output='/o', label='sentiment')
+  assert (text.trainer.data_kind, text.trainer.label_key) == (
+    trainer_options.SEQUENCE,
+    text_record.LABEL_KEY,  # the CSV's label column is stored under the record layout's key
+  )
+  images = dataclasses.replace(text, data_kind=cfg.IMAGES, label='y')
+  assert (images.trainer.data_kind, images.trainer.label_key) == (trainer_options.IMAGE, 'y')

@@ -10,6 +10,7 @@ import pytest
 
 from cli import unchanged
 import config as cfg
+from contracts.trainer_options import TrainerOptions
 from tests.support import files
 
 
@@ -30,8 +31,7 @@ def finished(tmp_path):
     output=str(tmp_path / 'out'),
     infer_data=str(tmp_path / 'new'),
     schema=str(tmp_path / 'schema.pbtxt'),
-    model='resnet50',
-    weights=str(tmp_path / 'w.weights.h5'),
+    trainer=TrainerOptions(model='resnet50', weights=str(tmp_path / 'w.weights.h5')),
   )
   os.makedirs(config.output)
   with open(config.metadata_path, 'w') as f:
@@ -51,16 +51,20 @@ def _touched(path: str) -> None:
   os.utime(path, (later, later))
 
 
+def _trainer(config: cfg.PipelineConfig, **options) -> cfg.PipelineConfig:
+  return dataclasses.replace(config, trainer=dataclasses.replace(config.trainer, **options))
+
+
 # Each input of the nothing-changed state (docs/design/running.md) and a change to it.
 CHANGES = {
   'config': lambda c: dataclasses.replace(c, train_steps=c.train_steps + 1),  # an option
-  'config (model file)': lambda c: dataclasses.replace(c, model_source='# edited\n'),
+  'config (model file)': lambda c: _trainer(c, model_source='# edited\n'),
   'config (--no-cache)': lambda c: dataclasses.replace(c, enable_cache=False),
   'data': lambda c: (_touched(os.path.join(c.data, 'cats', 'a.png')), c)[1],  # saved again
   'data (one more)': lambda c: (open(os.path.join(c.data, 'cats', 'b.png'), 'wb').close(), c)[1],
   'infer_data': lambda c: (_touched(os.path.join(c.infer_data, 'b.png')), c)[1],
   'files (schema)': lambda c: (files.replaced(c.schema, b'feature { name: "label" }'), c)[1],
-  'files (weights)': lambda c: (files.replaced(c.weights, b'weights-2'), c)[1],
+  'files (weights)': lambda c: (files.replaced(c.trainer.weights, b'weights-2'), c)[1],
   'store': lambda c: (_touched(c.metadata_path), c)[1],  # another command wrote to the store
   'serving': lambda c: (os.makedirs(os.path.join(c.serving_dir, '2')), c)[1],  # another model
 }
@@ -85,7 +89,7 @@ def test_every_input_of_the_state_has_a_change_tested(finished, monkeypatch):
 
 
 def test_an_option_naming_a_file_in_object_storage_never_takes_this_path(finished):
-  remote = dataclasses.replace(finished, weights='s3://bucket/w.weights.h5')
+  remote = _trainer(finished, weights='s3://bucket/w.weights.h5')
   assert unchanged.current(remote) is None
 
 

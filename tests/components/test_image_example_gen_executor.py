@@ -46,6 +46,7 @@ def test_max_image_side_stores_camera_size_photos_downscaled(tmp_path):
   import tensorflow as tf
 
   from contracts import image_record
+  from records import image_codec
 
   example_gen.write_images(str(tmp_path / 'data'), 20)  # 224x224 JPEG crops of real photos
   example_gen.run_example_gen(str(tmp_path / 'data'), str(tmp_path / 'out'), 0, max_image_side=100)
@@ -55,7 +56,7 @@ def test_max_image_side_stores_camera_size_photos_downscaled(tmp_path):
   records = tf.data.TFRecordDataset(
     [str(p) for p in (tmp_path / 'out').glob('Split-*/data-*')]
   ).batch(64)
-  parsed = tf.io.parse_example(next(iter(records)), image_record.parse_spec())
+  parsed = tf.io.parse_example(next(iter(records)), image_codec.parse_spec())
   assert len(parsed[image_record.HEIGHT_KEY]) == 20
   for payload in parsed[image_record.IMAGE_KEY].numpy():
     assert tf.io.decode_jpeg(payload).shape == (100, 100, 3)
@@ -69,7 +70,7 @@ def test_phone_photos_are_stored_upright_and_other_formats_as_png(tmp_path):
   import PIL.Image
   import tensorflow as tf
 
-  from contracts import image_record
+  from records import image_codec
 
   upright = np.linspace(0, 255, 40 * 24 * 3).reshape(40, 24, 3).astype(np.uint8)  # 40 high
   exif = PIL.Image.Exif()
@@ -97,7 +98,7 @@ def test_phone_photos_are_stored_upright_and_other_formats_as_png(tmp_path):
   with open(tmp_path / 'out' / 'excluded_files.csv') as f:
     (row,) = list(csv.DictReader(f))
   assert row['path'] == 'b/bad.webp' and row['reason'].startswith('cannot decode image')
-  spec = dict(image_record.parse_spec(), image_id=tf.io.FixedLenFeature([], tf.string))
+  spec = dict(image_codec.parse_spec(), image_id=tf.io.FixedLenFeature([], tf.string))
   records = tf.data.TFRecordDataset([str(p) for p in (tmp_path / 'out').glob('Split-*/data-*')])
   parsed = tf.io.parse_example(next(iter(records.batch(64))), spec)
   for image_id, payload in zip(parsed['image_id'].numpy(), parsed['image'].numpy()):

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from components.image_example_gen import encode
 from contracts import image_record
+from records import image_codec
 from tests.conftest import image_bytes
 
 RNG = np.random.default_rng(0)
@@ -102,9 +103,9 @@ def test_a_jpeg_kept_as_is_is_checked_at_reduced_scale_but_fully_read(mode, chan
 
 def test_example_round_trips_through_parse_example():
   encoded = encode.encode_image(image_bytes(np.zeros((2, 3), np.uint8), 'PNG', 'L'))
-  serialized = image_record.make_example(encoded, 7, 'seven', '7/a.png').SerializeToString()
+  serialized = image_codec.make_example(encoded, 7, 'seven', '7/a.png').SerializeToString()
   spec = dict(
-    image_record.parse_spec(),
+    image_codec.parse_spec(),
     label_name=tf.io.FixedLenFeature([], tf.string),
     image_id=tf.io.FixedLenFeature([], tf.string),
     schema_version=tf.io.FixedLenFeature([], tf.int64),

@@ -12,6 +12,7 @@ import tensorflow as tf
 from components.image_example_gen import encode
 from components.serving_check import executor, probe, probe_process
 from contracts import artifacts, image_record, serving, text_record
+from records import image_codec, text_codec
 from tests.conftest import image_bytes
 from tests.support import built_models
 from trainer import image_input, signatures
@@ -31,7 +32,7 @@ def _image_records(encoding: str, count: int = 6) -> list:
       image = encode.encode_image(image_bytes(pixels, 'PNG', 'L'))
     label = i % len(LABELS)
     records.append(
-      image_record.make_example(image, label, LABELS[label], f'{i}.png').SerializeToString()
+      image_codec.make_example(image, label, LABELS[label], f'{i}.png').SerializeToString()
     )
   return records
 
@@ -184,7 +185,7 @@ def test_a_text_model_gets_its_records_back_as_text(tmp_path):
   built = built_models.built_in('bag_of_words', spec)
   path = _saved(tmp_path, built, signatures.sequence_signatures(built, spec))
   ids = [[2, 5, 1, 3], [], [1, 1], [4, 4, 2]]  # 1: a word outside the vocabulary
-  records = [text_record.make_sequence_example(i, 0, 'neg').SerializeToString() for i in ids]
+  records = [text_codec.make_sequence_example(i, 0, 'neg').SerializeToString() for i in ids]
   text_signature = tf.saved_model.load(path).signatures[serving.TEXT]
   texts = probe.request(serving.TEXT, text_signature, records, path)[serving.TEXT_INPUT]
   texts = texts.numpy().tolist()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from contracts import request_log, serving
+from tests.support import request_logs
 
 
 def test_requests_of_every_signature_read_back_as_sent(tmp_path):
@@ -23,7 +24,7 @@ def test_requests_of_every_signature_read_back_as_sent(tmp_path):
   logs = [request_log.predict_log(sig, inputs, outputs) for sig, inputs in sent]
   classify = prediction_log_pb2.PredictionLog()
   classify.classify_log.request.model_spec.name = 'other'  # not a predict log: skipped
-  path = str(tmp_path / request_log.file_name(0, 1))
+  path = str(tmp_path / request_logs.file_name(0, 1))
   assert request_log.write(path, logs + [classify]) == 4
   assert not [n for n in os.listdir(tmp_path) if n.endswith('.partial')]
 

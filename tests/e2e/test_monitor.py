@@ -17,7 +17,7 @@ import pytest
 from cli import main as cli_main
 from contracts import request_log, serving
 from contracts.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
-from tests.support import shards
+from tests.support import request_logs, shards
 
 pytestmark = pytest.mark.slow
 
@@ -159,7 +159,7 @@ def test_prediction_logs_and_tf_examples_are_accepted(monitored, tmp_path, capsy
       serving.SERVING_DEFAULT, {serving.EXAMPLES_INPUT: np.array(records[:10], dtype=object)}
     )
   ]
-  request_log.write(str(folder / request_log.file_name(0, 1)), examples)
+  request_log.write(str(folder / request_logs.file_name(0, 1)), examples)
   code, by_log, out = _monitor(output, str(folder), capsys)
   assert code == EXIT_OK, out.out
   assert by_log['serving_examples'] == len(rows) + 10

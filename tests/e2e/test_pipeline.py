@@ -25,6 +25,7 @@ from components.prediction_csv import predictions as prediction_logs
 import config as cfg
 from contracts import evaluation as evaluation_names
 from contracts.errors import EXIT_FAILED
+from contracts.trainer_options import TrainerOptions
 from metadata import artifact_reader, lineage, run_reader, summary_text
 from metadata.run_result import RunResult
 import pipeline
@@ -294,8 +295,7 @@ def test_image_options_reach_the_example_gen_and_the_trainer_config(tmp_path):
     data=str(tmp_path),
     data_kind=cfg.IMAGES,
     output=str(tmp_path),
-    augment=True,
-    input_cache='off',
+    trainer=TrainerOptions(augment=True, input_cache='off'),
     max_image_side=300,
   )
   components = {c.id: c for c in pipeline.create_pipeline(config).components}

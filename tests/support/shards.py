@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from components.image_example_gen import encode
-from contracts import image_record
+from records import image_codec
 from tests.conftest import image_bytes
 
 RNG = np.random.default_rng(4)
@@ -22,7 +22,7 @@ def digit_records(count: int = RECORDS):
     pixels = RNG.integers(0, 256, size=(side, side), dtype=np.uint8)
     encoded = encode.encode_image(image_bytes(pixels, 'PNG', 'L'))
     out.append(
-      image_record.make_example(
+      image_codec.make_example(
         encoded, i % 10, str(i % 10), f'{i % 10}/{i}.png'
       ).SerializeToString()
     )

@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from components.image_example_gen import encode
-from contracts import image_record
+from records import image_codec
 from tests.conftest import image_bytes
 from trainer.data_spec import ImageSpec
 
@@ -22,7 +22,7 @@ def write_image_shards(folder, payload_images, encoding, compression, shards=2):
   for i, (pixels, label) in enumerate(payload_images):
     mode = 'L' if pixels.ndim == 2 else 'RGB'
     encoded = encode.encode_image(image_bytes(pixels, 'PNG', mode), encoding)
-    example = image_record.make_example(encoded, label, str(label), f'{label}/{i}.png')
+    example = image_codec.make_example(encoded, label, str(label), f'{label}/{i}.png')
     writers[i % shards].write(example.SerializeToString())
   for writer in writers:
     writer.close()

@@ -18,6 +18,8 @@ import tensorflow as tf
 
 from components.image_example_gen import encode
 from contracts import artifacts, image_record
+from contracts.trainer_options import TrainerOptions
+from records import image_codec
 from trainer import distribution
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -28,12 +30,12 @@ def test_a_plain_cpu_gets_the_default_strategy_in_float32_without_xla(monkeypatc
   monkeypatch.delenv('TF_CONFIG', raising=False)
   monkeypatch.delenv('TPU_NAME', raising=False)
   with caplog.at_level(logging.INFO):
-    plan = distribution.plan({})
+    plan = distribution.plan(TrainerOptions())
   assert plan.strategy is tf.distribute.get_strategy()
   assert (plan.num_workers, plan.mixed_precision, plan.jit_compile) == (1, 'float32', False)
   assert plan.global_batch(64) == 64
   assert 'no TPU, no GPU, no multi-worker TF_CONFIG' in caplog.text
-  assert distribution.plan({'mixed_precision': 'mixed_bfloat16', 'xla': True}).jit_compile
+  assert distribution.plan(TrainerOptions(mixed_precision='mixed_bfloat16', xla=True)).jit_compile
 
 
 def test_tf_config_gives_the_worker_count_and_index_chief_first(monkeypatch):
@@ -73,7 +75,7 @@ def _write_examples(root: str) -> None:
         )
         image = encode.encode_image(tf.io.encode_png(pixels[..., None]).numpy())
         writer.write(
-          image_record.make_example(image, label, str(label), f'{i}.png').SerializeToString()
+          image_codec.make_example(image, label, str(label), f'{i}.png').SerializeToString()
         )
 
   os.makedirs(os.path.join(root, 'Split-train'))
@@ -100,6 +102,7 @@ logging.basicConfig(level=logging.INFO, stream=sys.stderr)
 from tfx.components.trainer.fn_args_utils import FnArgs
 from trainer import task
 from contracts import artifacts, image_record
+from records import image_codec
 root, out = sys.argv[1:3]
 task.run_fn(FnArgs(
     train_files=[root + '/Split-train/*'], eval_files=[root + '/Split-eval/*'], train_steps=6,

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from components.image_example_gen import encode
 from contracts import image_record
+from records import image_codec
 from tests.conftest import image_bytes
 from tests.trainer.image_shards import RNG, image_spec, random_images, write_image_shards
 from trainer import image_input
@@ -72,7 +73,7 @@ def test_shards_of_both_schema_versions_train_together(tmp_path):
   with tf.io.TFRecordWriter(old) as writer:
     for pixels, label in images:
       encoded = encode.encode_image(image_bytes(pixels, 'PNG', 'L'))
-      example = image_record.make_example(encoded, label, str(label), 'unused')
+      example = image_codec.make_example(encoded, label, str(label), 'unused')
       del example.features.feature[image_record.IMAGE_ID_KEY]
       example.features.feature[image_record.SCHEMA_VERSION_KEY].int64_list.value[:] = [1]
       writer.write(example.SerializeToString())

@@ -26,7 +26,9 @@ from cli import main as cli_main
 from components.image_example_gen import encode
 import config as cfg
 from contracts import artifacts, image_record
+from contracts.trainer_options import TrainerOptions
 import pipeline
+from records import image_codec
 from tests.support import built_models
 from trainer import data_spec, image_input, input_service, task
 
@@ -119,7 +121,7 @@ def examples(digits_subset, tmp_path_factory) -> str:
         image = encode.encode_image(f.read())
       shards = writers['eval' if index % 5 == 0 else 'train']
       shards[index % len(shards)].write(
-        image_record.make_example(image, label, name, f'{name}/{filename}').SerializeToString()
+        image_codec.make_example(image, label, name, f'{name}/{filename}').SerializeToString()
       )
       index += 1
   for shards in writers.values():
@@ -149,7 +151,7 @@ def _records(batches) -> collections.Counter:
 
 def _one_epoch(examples):
   """The project's image input function over the training split, one pass (no repeat)."""
-  spec = data_spec.image_spec(examples, {})
+  spec = data_spec.image_spec(examples, TrainerOptions())
   return image_input.image_dataset(
     os.path.join(examples, 'Split-train', '*'), spec, BATCH, training=False
   )
@@ -276,7 +278,7 @@ def test_a_worker_killed_mid_epoch_leaves_training_to_the_other(examples, tmp_pa
   """distributed_epoch: the dead worker's files of this pass are lost, training goes on."""
   own = Service(str(tmp_path))
   try:
-    spec = data_spec.image_spec(examples, {})
+    spec = data_spec.image_spec(examples, TrainerOptions())
     train = image_input.image_dataset(
       os.path.join(examples, 'Split-train', '*'), spec, BATCH, training=True
     )
@@ -402,7 +404,7 @@ def test_pipeline_flag_bad_value_is_one_line_and_exit_2(tmp_path, capsys, comman
 def test_the_flag_reaches_the_trainer_and_the_compiled_spec(tmp_path):
   def trainer_config(**extra):
     built = pipeline.create_pipeline(
-      cfg.PipelineConfig(data=str(tmp_path), data_kind=cfg.IMAGES, output=str(tmp_path), **extra)
+      cfg.PipelineConfig(str(tmp_path), cfg.IMAGES, str(tmp_path), trainer=TrainerOptions(**extra))
     )
     (trainer,) = [c for c in built.components if c.id == 'Trainer']
     return json.loads(trainer.exec_properties['custom_config'])

@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from components.image_example_gen import encode
 from contracts import image_record, serving
+from records import image_codec
 from tests.conftest import image_bytes
 from tests.support import built_models
 from trainer import signatures
@@ -47,7 +48,7 @@ def test_image_signatures_agree_on_examples_and_image_bytes(tmp_path):
   assert set(loaded.signatures) == {'serving_default', 'predict_image_bytes', 'transform_features'}
   pixels = np.random.default_rng(3).integers(0, 256, size=(8, 8), dtype=np.uint8)
   png = image_bytes(pixels, 'PNG', 'L')
-  example = image_record.make_example(
+  example = image_codec.make_example(
     encode.encode_image(png), 2, 'two', '2/a.png'
   ).SerializeToString()
   from_examples = loaded.signatures['serving_default'](examples=tf.constant([example]))

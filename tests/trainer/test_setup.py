@@ -1,6 +1,7 @@
 """trainer/setup.py: the batch is capped by the train split the guard counted; id columns are
 no input; integer labels are the values present."""
 
+import dataclasses
 import json
 import random
 
@@ -85,18 +86,16 @@ def _labelled(root, targets) -> FnArgs:
 
 
 def test_integer_labels_are_the_values_present_and_a_number_to_regress_is_refused(tmp_path):
-  config = dict(
-    label_key='target', label_threshold=None, label_default='', input_service='', input_cache='off'
-  )
+  options = TrainerOptions(label_key='target', input_cache='off')
   classes = _labelled(tmp_path / 'classes', [(3, 7, 40)[i % 3] for i in range(60)])
-  found = setup._tabular_setup(classes, classes.train_files, config, 8, None)
+  found = setup._tabular_setup(classes, classes.train_files, options, 8, None)
   assert (found.spec.num_classes, found.spec.class_names) == (3, ['3', '7', '40'])
   rng = random.Random(2)
   measured = [max(25, int(rng.gauss(150, 75))) for _ in range(400)]
   regressed = _labelled(tmp_path / 'measured', measured)
   with pytest.raises(UnusableData, match=r'integer values in the 400 train and eval examples'):
-    setup._tabular_setup(regressed, regressed.train_files, config, 8, None)
-  thresholded = dict(config, label_threshold=140.0)
+    setup._tabular_setup(regressed, regressed.train_files, options, 8, None)
+  thresholded = dataclasses.replace(options, label_threshold=140.0)
   found = setup._tabular_setup(regressed, regressed.train_files, thresholded, 8, None)
   assert (found.spec.num_classes, found.spec.class_names) == (2, ['0', '1'])
 
@@ -107,8 +106,8 @@ def test_id_columns_are_no_model_input_nor_serving_input(tmp_path, found):
   rows = [{'record_id': 1000 + i, 'width': i / 40, 'label': i % 2} for i in range(40)]
   fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows, 'eval': rows}, ids)
   guard = shards.ShardGuard(str(tmp_path / 'salvage'))
-  config = TrainerOptions(label_key='label').to_custom_config()
-  ready = setup._tabular_setup(fn_args, shards.shard_files(fn_args.train_files), config, 8, guard)
+  options = TrainerOptions(label_key='label')
+  ready = setup._tabular_setup(fn_args, shards.shard_files(fn_args.train_files), options, 8, guard)
   assert (ready.spec.numeric, ready.spec.categorical) == (['width'], [])
   built = built_models.built_in('mlp', ready.spec)
   path = str(tmp_path / 'model')

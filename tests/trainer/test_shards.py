@@ -1,6 +1,7 @@
 """trainer/shards.py on real shards: compression, the shuffle buffer, label scans, and damaged
 shards read from salvaged copies of their intact records."""
 
+import inspect
 import os
 
 import numpy as np
@@ -10,7 +11,7 @@ import tensorflow as tf
 from contracts import image_record
 from tests.support import shards as damaged_shards
 from tests.trainer.image_shards import random_images, write_image_shards
-from trainer import image_input, shards
+from trainer import image_input, sequence_input, shards, tabular_input
 from trainer.data_spec import ImageSpec
 
 
@@ -90,3 +91,16 @@ def test_int_label_counts_are_the_values_present(tmp_path):
     shards=2,
   )
   assert shards.int_label_counts(paths, 'label') == {2: 1, 4: 1, 9: 2, 400: 1}
+
+
+@pytest.mark.parametrize(
+  'builder',
+  [image_input.image_dataset, tabular_input.tabular_dataset, sequence_input.sequence_dataset],
+)
+def test_each_data_kind_s_dataset_builder_takes_the_protocol_s_arguments(builder):
+  wanted = list(inspect.signature(shards.DatasetBuilder.__call__).parameters.values())[1:]
+  given = list(inspect.signature(builder).parameters.values())
+  assert [(p.name, p.default) for p in given[: len(wanted)]] == [
+    (p.name, p.default) for p in wanted
+  ]
+  assert all(p.default is not inspect.Parameter.empty for p in given[len(wanted) :])

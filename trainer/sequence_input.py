@@ -94,7 +94,8 @@ def sequence_dataset(
   training: bool,
   guard: Optional[shards.ShardGuard] = None,
 ) -> tf.data.Dataset:
-  """(int64 ids [B, T] zero-padded within a length bucket, int64 labels [B])."""
+  """(int64 ids [B, T] zero-padded within a length bucket, int64 labels [B]): a
+  shards.DatasetBuilder."""
   files = shards.readable_files(file_patterns, guard)
   batches = (
     shards.serialized_batches(files, batch_size * WINDOW_BATCHES, training)

@@ -1,12 +1,13 @@
-"""trainer/sequence_pipeline.py: vectorised SequenceExample parsing and length buckets."""
+"""trainer/sequence_input.py: vectorised SequenceExample parsing and length buckets."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from contracts import serving, text_record
+from records import text_codec
 from tests.support import built_models
-from trainer import data_spec, sequence_pipeline, signatures
+from trainer import data_spec, sequence_input, signatures
 from trainer.data_spec import SequenceSpec
 
 SPEC = SequenceSpec(
@@ -27,27 +28,27 @@ def shard(tmp_path_factory):
   sequences = _sequences(1500)
   with tf.io.TFRecordWriter(path) as writer:
     for ids, label in sequences:
-      writer.write(text_record.make_sequence_example(ids, label, 'ab'[label]).SerializeToString())
+      writer.write(text_codec.make_sequence_example(ids, label, 'ab'[label]).SerializeToString())
   return path, sequences
 
 
 def test_every_sequence_arrives_once_in_a_batch_of_its_own_length_bucket(shard):
   path, sequences = shard
   seen = []
-  for tokens, labels in sequence_pipeline.sequence_dataset([path], SPEC, 32, training=False):
+  for tokens, labels in sequence_input.sequence_dataset([path], SPEC, 32, training=False):
     tokens, labels = tokens.numpy(), labels.numpy()
     lengths = (tokens > 0).sum(axis=1)
-    assert len({int(b) for b in sequence_pipeline.bucket_of(lengths)}) == 1, lengths
+    assert len({int(b) for b in sequence_input.bucket_of(lengths)}) == 1, lengths
     assert tokens.shape[1] == max(lengths.max(), 0)  # padded to its own longest only
     assert len(labels) <= 32
     seen += [(tuple(row[:n]), int(label)) for row, n, label in zip(tokens, lengths, labels)]
-  expected = [(tuple(ids[: sequence_pipeline.MAX_LENGTH]), label) for ids, label in sequences]
+  expected = [(tuple(ids[: sequence_input.MAX_LENGTH]), label) for ids, label in sequences]
   assert sorted(seen) == sorted(expected)
 
 
 def test_training_batches_are_full_mostly_and_repeat(shard):
   path, _ = shard
-  batches = sequence_pipeline.sequence_dataset([path], SPEC, 32, training=True).take(200)
+  batches = sequence_input.sequence_dataset([path], SPEC, 32, training=True).take(200)
   sizes = [int(labels.shape[0]) for _, labels in batches]
   assert len(sizes) == 200  # repeats past the 1,500 records
   assert sum(size == 32 for size in sizes) / len(sizes) > 0.6
@@ -62,7 +63,7 @@ def test_imported_byte_tokens_are_hashed_above_the_reserved_ids():
   empty_label = tf.train.SequenceExample()
   empty_label.context.feature['y'].int64_list.value[:] = []
   empty_label.feature_lists.feature_list['words'].feature.add().bytes_list.value.append(b'x')
-  tokens, labels = sequence_pipeline.parse_sequences(
+  tokens, labels = sequence_input.parse_sequences(
     tf.constant([example.SerializeToString(), empty_label.SerializeToString()]), spec
   )
   ids = tokens.to_list()
@@ -74,14 +75,14 @@ def test_the_model_trains_on_bucketed_batches_and_serves_sequence_examples(shard
   path, sequences = shard
   built = built_models.built_in('bag_of_words', SPEC)
   built.fit(
-    sequence_pipeline.sequence_dataset([path], SPEC, 32, training=True),
+    sequence_input.sequence_dataset([path], SPEC, 32, training=True),
     epochs=1,
     steps_per_epoch=5,
     verbose=0,
   )
   serve = signatures.sequence_signatures(built, SPEC)
   serialized = [
-    text_record.make_sequence_example(ids, label, 'x').SerializeToString()
+    text_codec.make_sequence_example(ids, label, 'x').SerializeToString()
     for ids, label in sequences[:4]
   ]  # includes the empty one
   predictions = serve['serving_default'](tf.constant(serialized))
@@ -112,7 +113,7 @@ def test_a_text_model_takes_raw_strings_with_its_vocabulary_inside(tmp_path):
   loaded = tf.saved_model.load(path)
   texts = ["A good film, isn't it? <br />Not BAD.", '', 'unknown words only']
   ids = [[1, 2, 5, 4, 1, 1, 3], [], [1, 1, 1]]  # a good film isn't it not bad; <oov> is 1
-  records = [text_record.make_sequence_example(i, 0, 'neg').SerializeToString() for i in ids]
+  records = [text_codec.make_sequence_example(i, 0, 'neg').SerializeToString() for i in ids]
   from_text = loaded.signatures['predict_text'](text=tf.constant(texts))
   from_records = loaded.signatures['serving_default'](examples=tf.constant(records))
   np.testing.assert_allclose(
