@@ -37,9 +37,40 @@ def engine_args(args: argparse.Namespace) -> list:
   from engines import beam_args, common
 
   try:
-    return beam_args.engine_args(args.beam_runner, master, args.beam_parallelism)
+    resolved = beam_args.engine_args(args.beam_runner, master, args.beam_parallelism)
+    cluster = beam_args.local_cluster(master) if args.beam_runner == cfg.FLINK_RUNNER else {}
   except common.EngineError as e:
     raise UserError(f'{flag} {master}: {e}') from None
+  if cluster.get('containers'):
+    _check_cluster_sees(args, master)
+  return resolved
+
+
+# What a command names that the Beam workers read or write: (its flag, its argparse dest).
+WORKER_PATHS = (('--data', 'data'), ('--output', 'output'), ('--serving-data', 'serving_data'))
+
+
+def _check_cluster_sees(args: argparse.Namespace, master: str) -> None:
+  """The containerised cluster's workers see object storage only: a local path they would read
+  or write is refused here, before anything runs (rather than Examples silently lost)."""
+  if args.command in ('predict', 'monitor'):
+    raise UserError(
+      f'{args.command} on the containerised Flink cluster at {master} is not supported yet (its '
+      'workers cannot see the files it lists here): run it on the DirectRunner or on `make flink-up`'
+    )
+  if not getattr(args, 'data', ''):
+    raise UserError(
+      f'--flink-master {master}: the containerised cluster cannot see the default data on this '
+      'machine; give --data on s3:// (`python -m engines.flink_containers put DATA` uploads it)'
+    )
+  for flag, dest in WORKER_PATHS:
+    path = getattr(args, dest, '') or ''
+    if path and not cfg.is_remote(path):
+      raise UserError(
+        f'{flag} {path}: the Flink cluster at {master} runs in containers that cannot see this '
+        f"machine's files; put it on s3:// (`python -m engines.flink_containers put {path}` "
+        "uploads data to the cluster's S3 server; --output s3://runs/NAME)"
+      )
 
 
 def command_engine_args(args: argparse.Namespace, beam_extra_args: list) -> list:
