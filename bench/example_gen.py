@@ -136,10 +136,11 @@ def own_steps(images_folder: str, out: str, by_content: bool = True) -> float:
   """Seconds of ImageExampleGen's shard writer over every image of `images_folder` as one shard,
   in this process without Beam (the listing before it not timed, as it runs in Beam's runner).
   by_content=False: without the fingerprints (`--duplicates off`)."""
-  from components.image_example_gen import executor, folder
+  from components.image_example_gen import executor
   from contracts import splits
+  from records import image_folder
 
-  listing = folder.list_image_folder(images_folder)
+  listing = image_folder.list_image_folder(images_folder)
   images = sorted(listing.images, key=lambda f: splits.path_hash(f.relpath))
   for split in splits.SPLITS:
     os.makedirs(os.path.join(out, f'Split-{split}'), exist_ok=True)

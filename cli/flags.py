@@ -3,7 +3,8 @@
 
 import argparse
 
-from cli import csv_input, output_folder
+from cli import output_folder
+from cli.inputs import csv_input
 import config as cfg
 from contracts import trainer_options
 from trainer import models

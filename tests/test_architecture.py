@@ -18,6 +18,7 @@ PACKAGES = (
   'metadata',
   'monitoring',
   'records',
+  'reporting',
   'trainer',
   'utils',
 )
@@ -28,14 +29,20 @@ ALLOWED = {
   'contracts': {'contracts'},
   'utils': {'utils'},  # atomic writes, code fingerprints, Ctrl-C, progress records: a leaf too
   'engines': {'engines'},  # local engine clusters and their Beam arguments: a leaf, as contracts
-  'records': {'records', 'contracts', 'utils'},  # TFRecord shards' CRC scan and salvage
+  'records': {'records', 'contracts', 'utils'},  # TFRecords' CRC scan, image-folder listing
   # engines.flink: live counts on Flink
   'components': {'components', 'contracts', 'utils', 'engines', 'records'},
   'trainer': {'trainer', 'contracts', 'utils', 'records'},
   'metadata': {'metadata', 'contracts', 'utils'},
   'data_revisions': {'data_revisions', 'contracts', 'utils', 'metadata'},  # metadata.connection
   'inference': {'inference', 'contracts', 'utils'},
-  'monitoring': {'monitoring', 'contracts', 'utils', 'metadata'},  # the serving model's data
+  'reporting': {
+    'reporting',
+    'metadata',
+    'contracts',
+    'utils',
+  },  # pages and lines of what metadata/ read
+  'monitoring': {'monitoring', 'contracts', 'utils', 'metadata', 'reporting'},  # its page too
   'kubeflow': {'kubeflow', 'contracts', 'utils'},
   'config': {'components', 'contracts', 'utils'},  # object_storage: Beam's S3 flags; defaults
   'pipeline': {'components', 'config', 'contracts', 'utils', 'trainer'},

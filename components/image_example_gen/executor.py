@@ -35,9 +35,10 @@ from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
 from components import beam_progress, duplicates, file_based
-from components.image_example_gen import encode, folder
+from components.image_example_gen import encode
 from contracts import artifacts, image_record, splits
 from contracts.errors import UnusableData
+from records import image_folder
 from utils import atomic, progress
 
 COMPRESSIONS = ('none', 'gzip')
@@ -47,7 +48,9 @@ _RAW_RATIO_SAMPLE = 32  # files opened to estimate raw-pixel size / file size
 IMAGES_PER_SHARD = 5_000
 
 
-def estimated_record_bytes(input_base: str, images: List[folder.ImageFile], encoding: str) -> int:
+def estimated_record_bytes(
+  input_base: str, images: List[image_folder.ImageFile], encoding: str
+) -> int:
   """Bytes the records of `images` will take: file sizes, scaled for raw pixels."""
   total = sum(f.size for f in images)
   if encoding == image_record.ENCODED or not images:
@@ -106,7 +109,7 @@ class _WriteShard(beam.DoFn):
   def _path(self, split: str, index: int) -> str:
     return artifacts.shard_path(self._uri, split, index, self._shards, self._gzip)
 
-  def _split(self, image_file: folder.ImageFile, stored: encode.Stored) -> str:
+  def _split(self, image_file: image_folder.ImageFile, stored: encode.Stored) -> str:
     if self._unlabeled_split:
       return self._unlabeled_split
     key = duplicates.split_key(stored.content) if self._by_content else image_file.relpath
@@ -116,7 +119,7 @@ class _WriteShard(beam.DoFn):
     import tensorflow as tf
 
     index, files = shard
-    image_files = [folder.ImageFile(*fields) for fields in files]
+    image_files = [image_folder.ImageFile(*fields) for fields in files]
     facts = collections.Counter()
     written = {split: [] for split in self._splits}
     partial = {
@@ -135,7 +138,7 @@ class _WriteShard(beam.DoFn):
         if stored.turned_upright:
           facts[('turned_upright',)] += 1
         split = self._split(image_file, stored)
-        labeled = image_file.label != folder.UNLABELED
+        labeled = image_file.label != image_folder.UNLABELED
         writers[split].write(
           image_record.make_example(
             image,
@@ -168,8 +171,8 @@ def _read(path: str) -> bytes:
 
 
 def _read_in_order(
-  input_base: str, image_files: List[folder.ImageFile]
-) -> Iterator[Tuple[folder.ImageFile, bytes]]:
+  input_base: str, image_files: List[image_folder.ImageFile]
+) -> Iterator[Tuple[image_folder.ImageFile, bytes]]:
   """(file, bytes) in order; gs:// and s3:// files read REMOTE_READS_IN_FLIGHT at a time, at
   most that many held in memory."""
   paths = [os.path.join(input_base, f.relpath) for f in image_files]
@@ -220,12 +223,12 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       raise ValueError(f'bad encoding {encoding!r} or compression {compression!r}')
 
     if unlabeled_split:
-      listing = folder.list_unlabeled(input_base)
+      listing = image_folder.list_unlabeled(input_base)
     else:
-      listing = folder.list_image_folder(input_base)
+      listing = image_folder.list_image_folder(input_base)
     if not listing.images:  # also a missing folder: a listing finds no files there
       raise ValueError(
-        f'{input_base}: no images ({folder.IMAGE_SUFFIXES})'
+        f'{input_base}: no images ({image_folder.IMAGE_SUFFIXES})'
         + ('' if unlabeled_split else ' in class folders')
       )
     # A hash order mixes the classes inside every shard and is stable across runs.
@@ -379,7 +382,9 @@ class _Placed:
     """{'split': {split: images}, 'class': {label id: images}} of the images kept."""
     per_split = collections.Counter(self._final)
     per_class = collections.Counter(
-      e[3] for e, final in zip(self._entries, self._final) if final and e[3] != folder.UNLABELED
+      e[3]
+      for e, final in zip(self._entries, self._final)
+      if final and e[3] != image_folder.UNLABELED
     )
     return {'split': {s: per_split[s] for s in self._split_names}, 'class': per_class}
 
@@ -403,7 +408,7 @@ def _check_classes(meta: Dict[str, Any], excluded_csv: str) -> None:
 
 def _write_side_files(
   uri: str,
-  listing: folder.FolderListing,
+  listing: image_folder.FolderListing,
   counted: List[Tuple[tuple, int]],
   kept: Dict[str, Dict],
   encoding: str,
