@@ -7,6 +7,7 @@ from reporting import summary_text
 
 
 def render(report: dict) -> List[str]:
+  """One line per data version, model and monitoring run of `report` (lineage.trace)."""
   lines = ['data versions:']
   for v in report['data_versions']:
     counts = ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items())
