@@ -104,7 +104,7 @@ def one_way(way: str, scratch: str, digits: str, steps: int, number: int) -> flo
 
 
 def measure(rounds: int, cold: bool, gpu: bool, quick: bool) -> dict:
-  from cli import default_data
+  from cli.inputs import default_data
 
   steps = QUICK_STEPS if quick else STEPS
   found = {'rounds': [], 'steps': steps}

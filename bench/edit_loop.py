@@ -6,7 +6,7 @@ data change.
 
 Every figure is a whole process timed from its start to its exit (wall clock, imports included,
 as a user waits for it). Each round, on the embedded digits (the 1,797 8x8 PNGs `make run`
-writes, cli.default_data.write_digits) with the default options (600 train steps of 64; --quick: 60
+writes, cli.inputs.default_data.write_digits) with the default options (600 train steps of 64; --quick: 60
 for the pipeline and the plain script alike):
   import_tensorflow       `python -c "import tensorflow"`: the floor of any TensorFlow process;
   plain                   `python -m bench.plain_keras DIGITS OUT --steps S`: read, train,
@@ -183,7 +183,7 @@ def pipeline(output: str, steps: int, *extra: str) -> dict:
 
 def new_digit(folder: str, name: str) -> str:
   """A digit not in the embedded set: the mean of two 3s of scikit-learn's digits (distinct
-  content, still a 3), written as <folder>/3/<name>.png like cli.default_data.write_digits."""
+  content, still a 3), written as <folder>/3/<name>.png like cli.inputs.default_data.write_digits."""
   import numpy as np
   import PIL.Image
   from sklearn.datasets import load_digits
@@ -370,7 +370,7 @@ def main(argv=None) -> dict:
   parser.add_argument('--train-steps', type=int, default=0, help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
   from bench import figures as figures_file
-  from cli import default_data
+  from cli.inputs import default_data
 
   rounds = args.rounds or (1 if args.quick else 3)
   steps = args.train_steps or (QUICK_STEPS if args.quick else DEFAULT_STEPS)

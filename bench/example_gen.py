@@ -10,7 +10,7 @@ into 10 class folders, then, interleaved, `--repeats` times:
   workers1  ImageExampleGen's executor, DirectRunner multi_processing with 1 worker process;
   workers2  the same with 2 worker processes;
   steps     ImageExampleGen's own per-image work without Beam, in this process on one core: its
-            shard writer (`_WriteShard`: read, decode check, build, serialise, write) over all N
+            shard writer (`shard_writer.WriteShard`: read, decode check, build, serialise, write) over all N
             images as one shard. The 1-worker marginal rate over this rate is what Beam leaves
             of it (target TARGETS['marginal_over_own_steps']); the difference in µs per image
             is what Beam itself costs per image.
@@ -136,15 +136,16 @@ def own_steps(images_folder: str, out: str, by_content: bool = True) -> float:
   """Seconds of ImageExampleGen's shard writer over every image of `images_folder` as one shard,
   in this process without Beam (the listing before it not timed, as it runs in Beam's runner).
   by_content=False: without the fingerprints (`--duplicates off`)."""
-  from components.image_example_gen import executor, folder
+  from components.image_example_gen import shard_writer
   from contracts import splits
+  from records import image_folder
 
-  listing = folder.list_image_folder(images_folder)
+  listing = image_folder.list_image_folder(images_folder)
   images = sorted(listing.images, key=lambda f: splits.path_hash(f.relpath))
   for split in splits.SPLITS:
     os.makedirs(os.path.join(out, f'Split-{split}'), exist_ok=True)
   items = os.path.join(out, 'items')
-  writer = executor._WriteShard(
+  writer = shard_writer.WriteShard(
     images_folder, listing.labels, 'encoded', 20, out, 1, 'none', 0, items, by_content=by_content
   )
   started = time.monotonic()

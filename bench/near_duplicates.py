@@ -14,7 +14,7 @@ grace_hopper.jpg, scipy's face where installed):
   mosaics  distinct images with photo statistics: 224x224 JPEGs made of 3x3 random patches of
            the photos;
   digits   the embedded default data: scikit-learn's 1,797 8x8 digits as grayscale PNGs, written
-           as cli/default_data.write_digits writes them; class = the digit.
+           as cli/inputs/default_data.write_digits writes them; class = the digit.
 Edits, each made from the decoded original and saved as JPEG quality 90 unless named: resized to
 50% and 25%, re-encoded at quality 90/70/50, a lossless PNG, crops of 2/5/10% of the width and
 height (random sides), brightness ±10% and ±20%, mirrored left to right, and combinations
@@ -159,7 +159,7 @@ def mosaic(photos, rng, tile: int, grid: int = 3):
 
 
 def digit_images():
-  """([8x8 grayscale image], labels): the default data, as cli/default_data.write_digits
+  """([8x8 grayscale image], labels): the default data, as cli/inputs/default_data.write_digits
   writes it."""
   from sklearn.datasets import load_digits
 

@@ -4,7 +4,7 @@ times it against `pipeline.py run`).
   .venv/bin/python -m bench.plain_keras DATA_DIR OUT_DIR [--steps N]
 
 DATA_DIR: a class-per-folder image tree, such as the embedded digits `make run` writes
-(cli.default_data.write_digits: 1,797 grayscale 8x8 PNGs). It reads them with
+(cli.inputs.default_data.write_digits: 1,797 grayscale 8x8 PNGs). It reads them with
 `tf.keras.utils.image_dataset_from_directory` (80 % train, 20 % validation), builds the layers
 of the pipeline's default image model (trainer/models/cnn.py at its default hyperparameters:
 dropout 0.3, 128 dense units, Adam at 1e-3), trains it for the pipeline's default steps and

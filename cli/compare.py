@@ -113,7 +113,8 @@ def runs_to_compare(output: str, run_a: Optional[str], run_b: Optional[str]) -> 
 def main(args: argparse.Namespace) -> int:
   logging.getLogger('tensorflow').setLevel(logging.ERROR)  # TFMA's deprecation notes
   (path_a, a), (path_b, b) = runs_to_compare(args.output, args.run_a, args.run_b)
-  from metadata import compare, compare_page
+  from metadata import compare
+  from reporting import compare_page
 
   result = compare.between(
     path_a, a, b, feature_distances, metadata_path_b=path_b, pipeline_name=cfg.PIPELINE_NAME

@@ -4,15 +4,8 @@ and Vertex AI with KubeflowV2DagRunner (kubeflow/compiler.py)."""
 import argparse
 import os
 
-from cli import (
-  beam_runner,
-  config_builder,
-  data_layout,
-  flags,
-  image_folders,
-  infer_data,
-  model_options,
-)
+from cli import beam_runner, config_builder, flags, model_options
+from cli.inputs import data_layout, image_folders, infer_data
 import config as cfg
 from contracts.errors import EXIT_OK, UserError
 

@@ -5,16 +5,12 @@ import argparse
 import dataclasses
 import os
 
-from cli import (
-  beam_runner,
+from cli import beam_runner, flags, model_options, output_folder, output_lock
+from cli.inputs import (
   csv_input,
   data_layout,
   default_data,
-  flags,
   infer_data,
-  model_options,
-  output_folder,
-  output_lock,
   tfrecord_probe,
   tfrecord_salvage,
 )

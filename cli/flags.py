@@ -4,7 +4,8 @@ cli/config_builder.py copies them by name)."""
 
 import argparse
 
-from cli import csv_input, output_folder
+from cli import output_folder
+from cli.inputs import csv_input
 import config as cfg
 from contracts import trainer_options
 from trainer import models

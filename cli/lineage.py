@@ -39,6 +39,7 @@ def main(args: argparse.Namespace) -> int:
   if not os.path.isfile(store_path):
     raise UserError(f'{output}: no metadata.sqlite (run the pipeline there first)')
   from metadata import lineage
+  from reporting import lineage_text
 
   report = lineage.trace(store_path)
   if model_path:
@@ -52,7 +53,7 @@ def main(args: argparse.Namespace) -> int:
     )
     report = dict(report, answer=answer)
   else:
-    print('\n'.join(lineage.render(report)))
+    print('\n'.join(lineage_text.render(report)))
   if json_path:
     with open(json_path, 'w') as f:
       json.dump(report, f, indent=2)

@@ -4,7 +4,7 @@ import os
 import shutil
 import tempfile
 
-from cli import data_paths
+from cli.inputs import data_paths
 import config as cfg
 from contracts.errors import UserError
 

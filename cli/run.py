@@ -13,7 +13,8 @@ import sys
 import tempfile
 import time
 
-from cli import config_builder, flags, tfrecord_salvage, unchanged
+from cli import config_builder, flags, unchanged
+from cli.inputs import tfrecord_salvage
 import config as cfg
 from contracts import artifacts
 from contracts.errors import (
@@ -174,7 +175,8 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
 
   from contracts.anomalies import AnomaliesFound
   from data_revisions import revision as data_revision
-  from metadata import report, run_reader, summary
+  from metadata import run_reader, summary
+  from reporting import report
 
   revision = data_revision.of_run(config, _data_given(config))
   given = (
@@ -261,7 +263,7 @@ def _no_space_message(folder: str, error: str) -> str:
 
 def finish(result: RunResult) -> int:
   """Prints the summary (and the error, if any); returns the exit code."""
-  from metadata import summary_text
+  from reporting import summary_text
 
   lines = summary_text.render(result)
   if result.not_started:

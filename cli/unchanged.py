@@ -39,6 +39,7 @@ CODE_FOLDERS = (
   'engines',
   'metadata',
   'records',
+  'reporting',
   'trainer',
   'utils',
   'schema',

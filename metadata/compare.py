@@ -7,7 +7,7 @@ recall, per slice, the blessing).
 difference logic is tested without TFX runs; `between(metadata_path, a, b, distances)` reads the
 two runs and joins them. `distances` measures how far each feature's distribution moved between
 two StatisticsGen outputs (cli/compare.py passes the drift check's comparators: this layer
-imports no component or monitoring code). metadata/compare_page.py shows the answer.
+imports no component or monitoring code). reporting/compare_page.py shows the answer.
 
 A distance below MOVED_AT_LEAST (0.01) is noise, not listed, unless it is above its drift
 threshold: TFDV's approximate value counts differ a little between two runs on the same data

@@ -15,7 +15,7 @@ from ml_metadata.proto import metadata_store_pb2
 
 from contracts import evaluation as evaluation_names
 from contracts.errors import UserError
-from metadata import artifact_reader, run_reader, summary_text
+from metadata import artifact_reader, run_reader
 from metadata.run_reader import property_value
 
 _LIVE = metadata_store_pb2.Artifact.LIVE
@@ -148,45 +148,6 @@ def which_data(report: dict, model_path: str) -> dict:
   raise UserError(
     f'--model {model_path}: no model in this output folder was pushed to or stored at that path'
   )
-
-
-def render(report: dict) -> List[str]:
-  lines = ['data versions:']
-  for v in report['data_versions']:
-    counts = ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items())
-    lines.append(
-      f'  examples #{v["examples_id"]}  {v["created"]}  span {v["span"]} version '
-      f'{v["version"] if v["version"] is not None else "-"}  {counts or "?"}  '
-      f'from {v["input_base"]}  fingerprint {str(v["fingerprint"])[:60]}'
-      + (f'  {summary_text.render_revision(v["revision"])}' if v.get('revision') else '')
-    )
-  lines.append('models:')
-  for m in report['models']:
-    evaluated = (
-      '; '.join(
-        f'evaluated on #{e["evaluated_on"]}: accuracy {e["accuracy"]:.4f}'
-        if e['accuracy'] is not None
-        else 'accuracy ?'
-        for e in m['evaluations']
-      )
-      or 'not evaluated'
-    )
-    blessed = any(e['blessed'] for e in m['evaluations'])
-    lines.append(
-      f'  model #{m["model_id"]}  {m["created"]}  trained on #{m["trained_on"]}; '
-      f'{evaluated}; {"blessed" if blessed else "not blessed"}; '
-      f'pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
-    )
-  if report.get('monitoring'):
-    lines.append('monitoring runs (pipeline.py monitor):')
-  for run in report.get('monitoring', []):
-    flagged = ', '.join(run['flagged'])
-    lines.append(
-      f'  monitor #{run["execution_id"]}  {run["created"]}  model #{run["model_id"]}  '
-      f'serving data {run["serving_data"]}: {"flagged " + flagged if flagged else "nothing flagged"}'
-      f'  ({run["summary"]})'
-    )
-  return lines
 
 
 MONITOR_EXECUTION = 'pipeline.py monitor'  # the execution type `pipeline.py monitor` records

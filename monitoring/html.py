@@ -1,12 +1,13 @@
 """The monitoring run's HTML page: a table of every compared feature, and per flagged feature a
 chart that overlays its training and serving distributions (the quantile histograms the
 Jensen-Shannon divergence reads, as densities; the top values' shares for L-infinity). Charts are
-drawn with matplotlib and the page is made as the run report's (metadata/pictures.py,
-metadata/html.py)."""
+drawn with matplotlib and the page is made as the run report's (reporting/pictures.py,
+reporting/html.py)."""
 
 from typing import Optional
 
-from metadata import artifact_reader, html, pictures
+from metadata import artifact_reader
+from reporting import html, pictures
 
 MAX_VALUES = 12  # categorical values drawn per chart
 _STYLE = html.STYLE + '.flagged{color:#b00020}\n'

@@ -18,6 +18,7 @@ PACKAGES = (
   'metadata',
   'monitoring',
   'records',
+  'reporting',
   'trainer',
   'utils',
 )
@@ -28,14 +29,21 @@ ALLOWED = {
   'contracts': {'contracts'},
   'utils': {'utils'},  # atomic writes, code fingerprints, Ctrl-C, progress records: a leaf too
   'engines': {'engines'},  # local engine clusters and their Beam arguments: a leaf, as contracts
-  'records': {'records', 'contracts', 'utils'},  # TFRecord shards' CRC scan and salvage
+  'records': {'records', 'contracts', 'utils'},  # TFRecords' CRC scan, image-folder listing
   # engines.flink: live counts on Flink
   'components': {'components', 'contracts', 'utils', 'engines', 'records'},
   'trainer': {'trainer', 'contracts', 'utils', 'records'},
-  'metadata': {'metadata', 'contracts', 'utils', 'records'},  # records.image_codec: pictures
+  'metadata': {'metadata', 'contracts', 'utils'},
   'data_revisions': {'data_revisions', 'contracts', 'utils', 'metadata'},  # metadata.connection
   'inference': {'inference', 'contracts', 'utils'},
-  'monitoring': {'monitoring', 'contracts', 'utils', 'metadata'},  # the serving model's data
+  'reporting': {
+    'reporting',
+    'metadata',
+    'contracts',
+    'utils',
+    'records',  # records.image_codec: the pictures of image records
+  },  # pages and lines of what metadata/ read
+  'monitoring': {'monitoring', 'contracts', 'utils', 'metadata', 'reporting'},  # its page too
   'kubeflow': {'kubeflow', 'contracts', 'utils'},
   'config': {'components', 'contracts', 'utils'},  # object_storage: Beam's S3 flags; defaults
   'pipeline': {'components', 'config', 'contracts', 'utils', 'trainer'},
@@ -254,3 +262,87 @@ def test_every_folder_is_in_docs_architecture():
     assert re.search(rf'`{package}/`', doc), f'{package}/ is not described'
   for module in TOP_MODULES:
     assert f'`{module}.py`' in doc
+
+
+# A line that names modules: a bullet or a table row that starts with them, then ':' or '|'.
+_NAMING_LINE = re.compile(r'^(?:- |\| )((?:`[^`\s]+`(?:,? and |, |/)?)+)(?::|\s*\|)')
+_FOLDER_HEADING = re.compile(r'^#{2,4} `([\w/]+/)`\s*$')
+
+
+def _named(doc: str, folder: str) -> set:
+  """Root-relative paths that `doc` names at the start of its bullets and table rows: relative
+  to `folder`, or to the folder of the heading above them ("### `cli/`")."""
+  named, prefix = set(), folder
+  for line in doc.splitlines():
+    if line.startswith('#'):
+      heading = _FOLDER_HEADING.match(line)
+      prefix = heading.group(1) if heading else folder
+      continue
+    match = _NAMING_LINE.match(line)
+    if match:
+      named.update(prefix + name for name in re.findall(r'`([^`]+)`', match.group(1)))
+  return named
+
+
+def test_naming_lines_are_read_from_bullets_rows_and_headings():
+  doc = (
+    '| `pipeline.py` | the DAG |\n### `cli/`\n- `run.py`: run\n'
+    '- `inputs/a.py`, `inputs/b.py`: two\n- `x.py` and `y/`: pair\n'
+    '- `z.py` is mentioned, not named\n## Rules\n- `c.py`: at the root again\n'
+  )
+  assert _named(doc, '') == {
+    'pipeline.py',
+    'cli/run.py',
+    'cli/inputs/a.py',
+    'cli/inputs/b.py',
+    'cli/x.py',
+    'cli/y/',
+    'c.py',
+  }
+
+
+def _documented() -> set:
+  """What docs/architecture.md and every product folder's README.md name."""
+  docs = [(os.path.join(ROOT, 'docs', 'architecture.md'), '')]
+  for package in PACKAGES:
+    for folder, _, files in os.walk(os.path.join(ROOT, package)):
+      if 'README.md' in files:
+        relative = os.path.relpath(folder, ROOT).replace(os.sep, '/') + '/'
+        docs.append((os.path.join(folder, 'README.md'), relative))
+  named = set()
+  for path, folder in docs:
+    with open(path) as f:
+      named |= _named(f.read(), folder)
+  return named
+
+
+def _module_paths() -> set:
+  """Root-relative paths of every product module (packages' __init__.py aside)."""
+  return {
+    os.path.relpath(path, ROOT).replace(os.sep, '/')
+    for _, path in _source_files()
+    if os.path.basename(path) != '__init__.py'
+  }
+
+
+def test_every_product_module_is_named_in_docs_architecture_or_its_folders_readme():
+  unnamed = sorted(_module_paths() - _documented())
+  assert not unnamed, f'not named in docs/architecture.md or its README.md: {unnamed}'
+
+
+def test_every_named_module_and_folder_exists():
+  missing = sorted(
+    name
+    for name in _documented()
+    if name.endswith(('.py', '/')) and not os.path.exists(os.path.join(ROOT, name))
+  )
+  assert not missing, f'named in the docs, not in the tree: {missing}'
+
+
+def test_every_component_has_a_readme_and_a_line_in_docs_architecture():
+  named = _documented()
+  for entry in sorted(os.listdir(os.path.join(ROOT, 'components'))):
+    folder = os.path.join(ROOT, 'components', entry)
+    if os.path.isfile(os.path.join(folder, '__init__.py')):
+      assert os.path.isfile(os.path.join(folder, 'README.md')), f'components/{entry}/: no README'
+      assert f'components/{entry}/' in named, f'components/{entry}/ is not in the map'

@@ -7,7 +7,7 @@ Each data kind's input is built by trainer/setup.py. Damaged shards lose only th
 records (shards.ShardGuard); what was lost is logged, written to <model_run>/input_damage.json and
 TensorBoard (`input_damage/*`), and put on the Model artifact by components/recording_trainer.
 The per-epoch history and the input check go to <model_run>/training.json for the run report
-(metadata/report.py).
+(reporting/report.py).
 """
 
 import dataclasses

@@ -30,6 +30,7 @@ PROJECT = (
   'metadata',
   'pipeline',
   'records',
+  'reporting',
   'trainer',
   'utils',
 )

@@ -2,7 +2,8 @@
 
 import pytest
 
-from cli import data_paths, output_folder
+from cli import output_folder
+from cli.inputs import data_paths
 import config as cfg
 from contracts.errors import UserError
 

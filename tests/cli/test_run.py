@@ -9,8 +9,8 @@ import sys
 import pytest
 import tensorflow as tf
 
-from metadata import report, summary_text
 from metadata.run_result import RunResult
+from reporting import report, summary_text
 from tests.conftest import ROOT, library_noise
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)

@@ -24,8 +24,8 @@ class _RunsNothing:
 def test_the_first_line_names_the_csv_file_given(tmp_path, monkeypatch, capsys):
   from tfx import v1 as tfx
 
-  from metadata import report
   import pipeline
+  from reporting import report
 
   monkeypatch.setattr(
     pipeline, 'create_pipeline', lambda *a, **k: types.SimpleNamespace(components=[])
@@ -41,7 +41,7 @@ def test_the_first_line_names_the_csv_file_given(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize(
   'module,function',
   [
-    ('cli.data_layout', 'resolve_data'),  # while --data is checked
+    ('cli.inputs.data_layout', 'resolve_data'),  # while --data is checked
     ('pipeline', 'create_pipeline'),  # TensorFlow and TFX imported, the DAG being built
   ],
 )

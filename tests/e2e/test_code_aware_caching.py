@@ -22,6 +22,7 @@ COPIED = (
   'data_revisions',
   'metadata',
   'records',
+  'reporting',
   'trainer',
   'utils',
   'kubeflow',

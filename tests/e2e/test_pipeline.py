@@ -26,9 +26,10 @@ import config as cfg
 from contracts import evaluation as evaluation_names
 from contracts.errors import EXIT_FAILED
 from contracts.trainer_options import TrainerOptions
-from metadata import artifact_reader, lineage, run_reader, summary_text
+from metadata import artifact_reader, lineage, run_reader
 from metadata.run_result import RunResult
 import pipeline
+from reporting import summary_text
 from tests.conftest import (
   BMP_IMAGE,
   COPIED_IMAGE,

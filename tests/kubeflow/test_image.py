@@ -48,7 +48,7 @@ def test_every_project_module_imports_in_the_image(project_image):  # noqa: F811
   # A module left out of the image fails as ModuleNotFoundError: nothing is missing either.
   assert json.loads(result.stdout.strip().splitlines()[-1]) == {}
   assert len(expected) > 150
-  assert {'metadata.report', 'inference.model', 'monitoring.distances'} <= set(expected)
+  assert {'reporting.report', 'inference.model', 'monitoring.distances'} <= set(expected)
 
 
 def test_the_image_has_no_compiler_and_starts_beams_boot(project_image):  # noqa: F811

@@ -12,7 +12,8 @@ import pytest
 
 from cli import main as cli_main
 from contracts.errors import EXIT_BAD_INPUT
-from metadata import compare, compare_page, run_facts
+from metadata import compare, run_facts
+from reporting import compare_page
 
 
 def _facts(**changes) -> dict:

@@ -14,8 +14,8 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from contracts import artifacts, serving
 from contracts.errors import UnusableData
 from contracts.trainer_options import TrainerOptions
-from metadata import summary_text
 from metadata.run_result import RunResult
+from reporting import summary_text
 from tests.support import built_models
 from trainer import setup, shards
 

@@ -40,6 +40,6 @@ def visible_entries(path: str) -> list:
 
 def skipped(relpath: str) -> bool:
   """A path inside a hidden or tool folder (or a hidden file): never read as data."""
-  from components.image_example_gen import folder  # Beam's file systems: only when needed
+  from records import image_folder  # Beam's file systems: only when needed
 
-  return folder.skipped(relpath)
+  return image_folder.skipped(relpath)

@@ -1,10 +1,10 @@
-"""cli/data_layout.resolve_data: which ExampleGen reads --data, and with which file pattern."""
+"""cli/inputs/data_layout.resolve_data: which ExampleGen reads --data, and with which file pattern."""
 
 import os
 
 import pytest
 
-from cli import data_layout
+from cli.inputs import data_layout
 import config as cfg
 from contracts.errors import UserError
 from tests.conftest import write_digits_subset

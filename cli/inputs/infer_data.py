@@ -2,7 +2,7 @@
 
 import argparse
 
-from cli import csv_input, data_layout, image_folders
+from cli.inputs import csv_input, data_layout, image_folders
 import config as cfg
 from contracts.errors import UserError
 

@@ -1,4 +1,4 @@
-"""The run report's data sections (metadata/report.py assembles the page): examples and labels
+"""The run report's data sections (reporting/report.py assembles the page): examples and labels
 per split, sample images, feature statistics, anomalies and drift, excluded files, duplicates.
 """
 
@@ -9,8 +9,9 @@ import json
 import os
 from typing import Dict, List, Optional, Sequence
 
-from metadata import artifact_reader, html, pictures, summary_text
+from metadata import artifact_reader
 from metadata.run_result import RunResult
+from reporting import html, pictures, summary_text
 
 EXCLUDED_ROWS_SHOWN = 200
 TOP_VALUES_UP_TO = 50  # a string feature with more distinct values is not categorical

@@ -2,8 +2,8 @@
 
 import os
 
-from components.image_example_gen import folder
 from contracts import splits
+from records import image_folder
 
 
 def _touch(root, relpath, data=b'x'):
@@ -18,14 +18,14 @@ def test_labels_are_sorted_folder_names_and_files_any_case(tmp_path):
   _touch(root, 'zebra/a.JPG', b'abc')
   for relpath in ('ant/b.png', 'ant/sub/c.jpeg', 'mole/d.PnG', 'mole/notes.txt', 'README.md'):
     _touch(root, relpath)
-  listing = folder.list_image_folder(root)
+  listing = image_folder.list_image_folder(root)
   assert listing.labels == ['ant', 'mole', 'zebra']
   assert sorted(listing.images) == sorted(
     [
-      folder.ImageFile('ant/b.png', 0, 1),
-      folder.ImageFile('ant/sub/c.jpeg', 0, 1),
-      folder.ImageFile('mole/d.PnG', 1, 1),
-      folder.ImageFile('zebra/a.JPG', 2, 3),
+      image_folder.ImageFile('ant/b.png', 0, 1),
+      image_folder.ImageFile('ant/sub/c.jpeg', 0, 1),
+      image_folder.ImageFile('mole/d.PnG', 1, 1),
+      image_folder.ImageFile('zebra/a.JPG', 2, 3),
     ]
   )
   assert dict(listing.others) == {
@@ -40,10 +40,10 @@ def test_unlabeled_images_are_every_image_at_any_depth(tmp_path):
   root = str(tmp_path)
   for relpath in ('top.JPG', 'a/b.png', 'a/deep/er/c.webp', 'a/notes.txt', '.cache/d.png'):
     _touch(root, relpath)
-  listing = folder.list_unlabeled(root)
+  listing = image_folder.list_unlabeled(root)
   assert listing.labels == []
   assert [f.relpath for f in listing.images] == ['a/b.png', 'a/deep/er/c.webp', 'top.JPG']
-  assert {f.label for f in listing.images} == {folder.UNLABELED}
+  assert {f.label for f in listing.images} == {image_folder.UNLABELED}
   assert [relpath for relpath, _ in listing.others] == ['a/notes.txt']  # hidden: not listed
 
 
@@ -52,7 +52,7 @@ def test_webp_bmp_gif_and_tiff_files_are_listed_as_images(tmp_path):
   names = ('a/1.webp', 'a/2.BMP', 'b/3.gif', 'b/4.tif', 'b/5.Tiff', 'b/6.heic', 'b/7.svg')
   for relpath in names:
     _touch(root, relpath)
-  listing = folder.list_image_folder(root)
+  listing = image_folder.list_image_folder(root)
   assert [f.relpath for f in listing.images] == list(names[:5])
   assert [relpath for relpath, _ in listing.others] == ['b/6.heic', 'b/7.svg']
 
@@ -65,7 +65,7 @@ def test_symbolic_links_class_folders_followed_broken_ones_listed(tmp_path):
   os.symlink(root, os.path.join(root, 'cat', 'back-up'))  # a loop through folders
   os.symlink(os.path.join(elsewhere, 'gone.png'), os.path.join(root, 'cat', 'dangling.png'))
   os.symlink('self.png', os.path.join(root, 'cat', 'self.png'))  # a loop of one link
-  listing = folder.list_image_folder(root)
+  listing = image_folder.list_image_folder(root)
   assert listing.labels == ['cat', 'dog']
   assert [f.relpath for f in listing.images] == ['cat/a.png', 'dog/b.png']
   assert dict(listing.others) == {
@@ -78,7 +78,7 @@ def test_names_with_glob_characters_and_hidden_folders(tmp_path):
   root = str(tmp_path / 'photos [2024]')
   for relpath in ('a*/1.png', 'b?/2.png', '.ipynb_checkpoints/3.png', '__pycache__/4.png'):
     _touch(root, relpath)
-  listing = folder.list_image_folder(root)
+  listing = image_folder.list_image_folder(root)
   assert listing.labels == ['a*', 'b?'] and len(listing.images) == 2 and listing.others == []
 
 

@@ -6,7 +6,7 @@ break.
 
 from typing import List, Sequence
 
-from metadata import html
+from reporting import html
 
 _WIDTH = 34  # characters of a value in the terminal table
 
@@ -100,7 +100,7 @@ def render(result: dict) -> List[str]:
 
 def _recall_chart(metrics: dict):
   """Recall per class of A and B side by side (pictures.class_recall, relabelled)."""
-  from metadata import pictures
+  from reporting import pictures
 
   names = list(metrics['per_class'])
   if not names:
@@ -118,7 +118,7 @@ def _moved_chart(entries: List[dict]):
   """Horizontal bars: how far each feature's train distribution moved (the top compare.MAX_FEATURES)."""
   import numpy as np
 
-  from metadata import pictures
+  from reporting import pictures
 
   if not entries:
     return None

@@ -6,7 +6,8 @@ import json
 from ml_metadata.proto import metadata_store_pb2
 
 from contracts import artifacts
-from metadata import artifact_reader, report_model, run_reader
+from metadata import artifact_reader, run_reader
+from reporting import report_model
 
 HISTORY = {'loss': [1.2, 0.6], 'sparse_categorical_accuracy': [0.5, 0.8], 'val_loss': [1.0, 0.7]}
 OLD_TRAINING = {

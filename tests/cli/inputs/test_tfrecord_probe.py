@@ -1,8 +1,8 @@
-"""cli/tfrecord_probe: tf.Examples or SequenceExamples, told from the first record."""
+"""cli/inputs/tfrecord_probe: tf.Examples or SequenceExamples, told from the first record."""
 
 import os
 
-from cli import data_layout, tfrecord_probe
+from cli.inputs import data_layout, tfrecord_probe
 import config as cfg
 from tests.support.tfx_data import SEQUENCE_TESTDATA
 

@@ -2,7 +2,7 @@
 
 import os
 
-from cli import data_paths
+from cli.inputs import data_paths
 import config as cfg
 from contracts.errors import UserError
 
@@ -13,9 +13,9 @@ UNLABELED_IMAGES = '*'  # unlabeled images (--infer-data): what lies right below
 def check_image_tree(path: str) -> int:
   """The number of images under `path`; raises UserError unless it holds at least two class
   folders with images."""
-  from components.image_example_gen import folder
+  from records import image_folder
 
-  listing = folder.list_image_folder(path)
+  listing = image_folder.list_image_folder(path)
   if not listing.labels:
     raise UserError(
       f'--data {path}: no class folders, CSV or TFRecord files in it {data_paths.EXPECTED_LAYOUTS}'
@@ -23,7 +23,7 @@ def check_image_tree(path: str) -> int:
     )
   if not listing.images:
     raise UserError(
-      f'--data {path}: no images ({folder.IMAGE_SUFFIXES}) in its class folders'
+      f'--data {path}: no images ({image_folder.IMAGE_SUFFIXES}) in its class folders'
       + _skipped(path, listing.others)
     )
   classes = sorted({listing.labels[f.label] for f in listing.images})
@@ -40,7 +40,7 @@ def _skipped(root: str, others: list, shown: int = 3) -> str:
   TFRecord name said as such."""
   if not others:
     return ''
-  from cli import tfrecord_probe
+  from cli.inputs import tfrecord_probe
 
   named = []
   for relpath, why in others[:shown]:
@@ -55,13 +55,13 @@ def _skipped(root: str, others: list, shown: int = 3) -> str:
 def unlabeled_images(path: str, flag: str) -> str:
   """The folder of a flag's unlabeled images (any depth; files of other kinds are skipped and
   listed); raises UserError for a file, a missing folder or one without images."""
-  from components.image_example_gen import folder
+  from records import image_folder
 
   if not data_paths.exists(path):
     raise UserError(f'{flag} {path}: no such folder')
   if data_paths.isfile(path):
     raise UserError(f'{flag} {path}: a folder of images, not a file')
   root = path.rstrip('/') if cfg.is_remote(path) else os.path.abspath(path)
-  if not folder.list_unlabeled(root).images:
-    raise UserError(f'{flag} {path}: no images ({folder.IMAGE_SUFFIXES}) in it')
+  if not image_folder.list_unlabeled(root).images:
+    raise UserError(f'{flag} {path}: no images ({image_folder.IMAGE_SUFFIXES}) in it')
   return root

@@ -1,4 +1,4 @@
-"""metadata/pictures.py and the report's per-class charts built from it: names are drawn as they
+"""reporting/pictures.py and the report's per-class charts built from it: names are drawn as they
 are written, in any script, and the charts stay readable at any class count (synthetic metrics,
 no pipeline run)."""
 
@@ -8,8 +8,8 @@ import re
 
 import numpy as np
 
-from metadata import html as report_html
-from metadata import pictures, report_data, report_model
+from reporting import html as report_html
+from reporting import pictures, report_data, report_model
 
 NON_LATIN = ['猫', '犬', 'ねこ', '고양이', 'кошка', 'قطة']
 

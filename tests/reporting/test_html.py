@@ -1,7 +1,7 @@
-"""metadata/html.py, the toolkit of every page: escaping, table cells, the missing-section note and
+"""reporting/html.py, the toolkit of every page: escaping, table cells, the missing-section note and
 the page around a body."""
 
-from metadata import html
+from reporting import html
 
 
 def test_a_table_right_aligns_numbers_escapes_text_and_shows_none_as_a_dash():

@@ -1,7 +1,7 @@
 """A CSV input's header and first rows looked at before the run: what CsvExampleGen would fail on
 or read wrongly, and whether it holds free text."""
 
-from cli import data_paths
+from cli.inputs import data_paths
 import config as cfg
 from contracts import labels
 from contracts.errors import UserError

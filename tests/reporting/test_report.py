@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from metadata import report
+from reporting import report
 from tests.support import browser
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)

@@ -4,7 +4,7 @@ import json
 import os
 from typing import Optional, Tuple
 
-from cli import data_layout
+from cli.inputs import data_layout
 import config as cfg
 from contracts import artifacts
 from utils import atomic

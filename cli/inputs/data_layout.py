@@ -4,7 +4,7 @@ import glob
 import os
 from typing import NamedTuple
 
-from cli import data_paths, image_folders, tfrecord_probe
+from cli.inputs import data_paths, image_folders, tfrecord_probe
 import config as cfg
 from contracts.errors import UserError
 

@@ -1,4 +1,4 @@
-"""The run report's model sections (metadata/report.py assembles the page): training (the model,
+"""The run report's model sections (reporting/report.py assembles the page): training (the model,
 its phases and history, the Tuner's trials), evaluation (per class, the confusion matrix, slices,
 the blessing, the serving check) and the Trainer's input pipeline.
 """
@@ -7,8 +7,9 @@ from typing import Dict, List, Optional, Sequence
 
 from contracts import artifacts, input_check
 from contracts import evaluation as evaluation_names
-from metadata import artifact_reader, html, pictures
+from metadata import artifact_reader
 from metadata.run_result import RunResult
+from reporting import html, pictures
 
 # Confused pairs listed in place of a confusion matrix too big to read (pictures.MAX_MATRIX):
 # the few that explain most errors, on one screen.

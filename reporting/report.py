@@ -5,8 +5,8 @@ Everything comes from what the run left behind: ML Metadata (which artifacts thi
 produced), StatisticsGen's statistics, ExampleValidator's anomalies, the exclusion report,
 <model_run>/training.json (the model, its phases, per-epoch history and the Trainer's input
 check), the Tuner's trials (tuner_results.json), TFMA's metrics and the lineage
-(cli/lineage.py). Charts are drawn with matplotlib (metadata/pictures.py) and embedded as
-inline SVG (metadata/html.py): the file opens offline and can be mailed.
+(cli/lineage.py). Charts are drawn with matplotlib (reporting/pictures.py) and embedded as
+inline SVG (reporting/html.py): the file opens offline and can be mailed.
 A section whose artifacts the run did not produce (it stopped earlier) says so.
 """
 
@@ -16,17 +16,10 @@ import time
 from typing import Dict
 
 from contracts import artifacts, image_record
-from metadata import (
-  artifact_reader,
-  html,
-  lineage,
-  pictures,
-  report_data,
-  report_model,
-  summary_text,
-)
+from metadata import artifact_reader, lineage
 from metadata.run_reader import NodeRun
 from metadata.run_result import RunResult
+from reporting import html, pictures, report_data, report_model, summary_text
 from utils import atomic
 
 REPORT_FILE = 'report.html'

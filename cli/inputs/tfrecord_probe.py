@@ -3,7 +3,7 @@ SequenceExamples (damage further on is salvaged later)."""
 
 import struct
 
-from cli import data_paths
+from cli.inputs import data_paths
 import config as cfg
 from contracts.errors import UserError
 

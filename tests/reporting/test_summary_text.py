@@ -2,8 +2,8 @@
 
 import config as cfg
 from contracts import input_check
-from metadata import report, summary_text
 from metadata.run_result import Push, RunResult
+from reporting import report, summary_text
 
 
 def test_a_model_already_serving_is_not_pushed_again_and_says_where_it_serves():

@@ -1,8 +1,8 @@
-"""cli/csv_input: a CSV's free-text column and the labels CsvExampleGen would read wrongly."""
+"""cli/inputs/csv_input: a CSV's free-text column and the labels CsvExampleGen would read wrongly."""
 
 import pytest
 
-from cli import csv_input, data_layout
+from cli.inputs import csv_input, data_layout
 import config as cfg
 from contracts.errors import UserError
 from tests.support.tfx_data import IMDB

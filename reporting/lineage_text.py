@@ -1,0 +1,46 @@
+"""`pipeline.py lineage`'s terminal lines: every data version, model and monitoring run of an
+output folder, as metadata/lineage.py traced them."""
+
+from typing import List
+
+from reporting import summary_text
+
+
+def render(report: dict) -> List[str]:
+  """One line per data version, model and monitoring run of `report` (lineage.trace)."""
+  lines = ['data versions:']
+  for v in report['data_versions']:
+    counts = ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items())
+    lines.append(
+      f'  examples #{v["examples_id"]}  {v["created"]}  span {v["span"]} version '
+      f'{v["version"] if v["version"] is not None else "-"}  {counts or "?"}  '
+      f'from {v["input_base"]}  fingerprint {str(v["fingerprint"])[:60]}'
+      + (f'  {summary_text.render_revision(v["revision"])}' if v.get('revision') else '')
+    )
+  lines.append('models:')
+  for m in report['models']:
+    evaluated = (
+      '; '.join(
+        f'evaluated on #{e["evaluated_on"]}: accuracy {e["accuracy"]:.4f}'
+        if e['accuracy'] is not None
+        else 'accuracy ?'
+        for e in m['evaluations']
+      )
+      or 'not evaluated'
+    )
+    blessed = any(e['blessed'] for e in m['evaluations'])
+    lines.append(
+      f'  model #{m["model_id"]}  {m["created"]}  trained on #{m["trained_on"]}; '
+      f'{evaluated}; {"blessed" if blessed else "not blessed"}; '
+      f'pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
+    )
+  if report.get('monitoring'):
+    lines.append('monitoring runs (pipeline.py monitor):')
+  for run in report.get('monitoring', []):
+    flagged = ', '.join(run['flagged'])
+    lines.append(
+      f'  monitor #{run["execution_id"]}  {run["created"]}  model #{run["model_id"]}  '
+      f'serving data {run["serving_data"]}: {"flagged " + flagged if flagged else "nothing flagged"}'
+      f'  ({run["summary"]})'
+    )
+  return lines
