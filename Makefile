@@ -10,7 +10,9 @@
 # make flink-up — a local Flink 1.19 cluster (JobManager + web UI on localhost:8081, 2 TaskManagers),
 #              Beam's job server and an SDK worker pool, from pinned and checksummed artifacts
 #              (engines/); then `pipeline.py run --beam-runner FlinkRunner --flink-master localhost:8081`
-# make flink-down — stop all of it (no process left behind)
+#              CONTAINERS=1: the same in containers on a Docker network (the SDK workers in the
+#              project's image, data and pipeline root on the cluster's S3 server; engines/flink_containers.py)
+# make flink-down — stop all of it, either kind (no process, container or network left behind)
 # make spark-up / spark-down — the same for Spark 3.5 standalone (master spark://localhost:7077,
 #              web UI localhost:8080, one worker); then --beam-runner SparkRunner --spark-master …
 # make lock  — re-resolve requirements.in and rewrite requirements.lock and requirements-runtime.lock
@@ -87,12 +89,13 @@ lock:
 	$(MAKE) $(STAMP)
 	$(VENV)/bin/python -m kubeflow.runtime_lock
 
-flink-up: $(STAMP)
-	$(VENV)/bin/python -m engines.flink up
+flink-up: $(STAMP) $(if $(CONTAINERS),image)
+	$(VENV)/bin/python -m engines.$(if $(CONTAINERS),flink_containers,flink) up
 
 # Needs no .venv: stopping uses the standard library only.
 flink-down:
 	$(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3) -m engines.flink down
+	$(if $(shell command -v $(DOCKER)),$(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3) -m engines.flink_containers down)
 
 spark-up: $(STAMP)
 	$(VENV)/bin/python -m engines.spark up
