@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 
+from bench import figures as figures_file
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZES = (200_000, 250_000, 1_000_000)
 STOCK_AT = 200_000
@@ -141,14 +143,8 @@ def measured(kind: str, data: str, out: str):
 
 
 def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-  )
-  parser.add_argument(
-    '--quick', action='store_true', help='a hundredth of the rows, 1 round (tests)'
-  )
+  parser = figures_file.parser(__doc__, quick='a hundredth of the rows, 1 round (tests)')
   parser.add_argument('--repeats', type=int, default=0, help='rounds (default 2, quick: 1)')
-  parser.add_argument('--json', help='also write the figures here')
   parser.add_argument('--child', nargs=3, metavar=('KIND', 'DATA', 'OUT'), help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
   if args.child:
@@ -158,8 +154,6 @@ def main(argv=None) -> None:
     return
   figures = measure(args.quick, args.repeats)
   report(figures)
-  from bench import figures as figures_file
-
   figures_file.save(figures, args.json)
 
 
@@ -201,9 +195,9 @@ def measure(quick: bool = False, repeats: int = 0) -> dict:
     'cores': os.cpu_count(),
     'project_cores_1m': cores,
     'repeats': repeats,
-    'seconds': {f'{k}_{n}': v for (k, n), v in seconds.items()},
-    'seconds_min_max': {f'{k}_{n}': v for (k, n), v in spread.items()},
-    'peak_mb': {f'{k}_{n}': v for (k, n), v in peaks.items()},
+    'seconds': figures_file.keyed(seconds),
+    'seconds_min_max': figures_file.keyed(spread),
+    'peak_mb': figures_file.keyed(peaks),
     'csv_200k': {
       'stock_seconds': seconds[('stock', small)],
       'project_seconds': seconds[('project', small)],

@@ -32,6 +32,8 @@ import tempfile
 import time
 import warnings
 
+from bench import figures as figures_file
+
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
 
@@ -192,13 +194,9 @@ def _rates_and_ratios(images, sizes, seed_s, steps_s, seconds, peaks):
 
 
 def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-  )
-  parser.add_argument('--quick', action='store_true', help='2,000 images, 1 round')
+  parser = figures_file.parser(__doc__, quick='2,000 images, 1 round')
   parser.add_argument('--images', type=int, default=0, help='default 20,000 (quick: 2,000)')
   parser.add_argument('--repeats', type=int, default=0, help='rounds (default 2, quick: 1)')
-  parser.add_argument('--json', help='also write the figures here')
   parser.add_argument(
     '--child', nargs=4, metavar=('DATA', 'OUT', 'WORKERS', 'MAX_SIDE'), help=argparse.SUPPRESS
   )
@@ -208,7 +206,6 @@ def main(argv=None) -> None:
     seconds = run_example_gen(data, out, int(workers), max_image_side=int(max_side))
     print(json.dumps({'seconds': seconds}))
     return
-  from bench import figures as figures_file
 
   images = args.images or (2_000 if args.quick else 20_000)
   repeats = args.repeats or (1 if args.quick else 2)
@@ -266,8 +263,8 @@ def main(argv=None) -> None:
     'cores': os.cpu_count(),
     'repeats': repeats,
     'images_per_s': rates,
-    'seconds': {f'{w}w_{n}': v for (w, n), v in seconds.items()},
-    'peak_mb': {f'{w}w_{n}': v for (w, n), v in peaks.items()},
+    'seconds': figures_file.keyed(seconds, '{}w_{}'),
+    'peak_mb': figures_file.keyed(peaks, '{}w_{}'),
     'ratios': ratios,
     'ratios_rounds': spread,  # [lowest, highest] of the ratio taken round by round
     # What Beam adds per image to the writer's own work (1 worker, marginal).

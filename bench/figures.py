@@ -1,5 +1,7 @@
-"""What every benchmark does with its figures besides printing them."""
+"""What every benchmark does with its figures besides printing them, and the command line that
+says where they go."""
 
+import argparse
 import json
 import os
 import subprocess
@@ -12,6 +14,23 @@ def ratio_rounds(numerators: List[float], denominators: List[float]) -> List[flo
   round, so a slow stretch of the machine moves both (every benchmark reports this spread)."""
   ratios = [a / b for a, b in zip(numerators, denominators)]
   return [min(ratios), max(ratios)]
+
+
+def parser(doc: str, quick: Optional[str] = None, prog: Optional[str] = None):
+  """A benchmark's argparse parser: its docstring as the help, --quick (`quick` says what it
+  makes smaller) where given, and --json for save()."""
+  made = argparse.ArgumentParser(
+    prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
+  if quick:
+    made.add_argument('--quick', action='store_true', help=quick)
+  made.add_argument('--json', help='also write the figures here')
+  return made
+
+
+def keyed(figures: dict, pattern: str = '{}_{}') -> dict:
+  """{(kind, size): value} as JSON takes it: each key tuple formatted into `pattern`."""
+  return {pattern.format(*key): value for key, value in figures.items()}
 
 
 def save(figures: dict, path: Optional[str]) -> None:

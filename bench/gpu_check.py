@@ -53,7 +53,6 @@ printing and saving the rest.
 Without a GPU the real check refuses to run (exit 2) unless --allow-cpu is given.
 """
 
-import argparse
 import glob
 import json
 import os
@@ -303,18 +302,13 @@ def table(report: dict) -> list:
 
 
 def main(argv=None) -> dict:
-  parser = argparse.ArgumentParser(
-    prog='python -m bench.gpu_check',
-    description=__doc__,
-    formatter_class=argparse.RawDescriptionHelpFormatter,
-  )
+  parser = figures.parser(__doc__, prog='python -m bench.gpu_check')
   parser.add_argument(
     '--images', type=int, default=0, help=f'JPEGs to write (default {FULL["images"]:,})'
   )
   parser.add_argument(
     '--steps', type=int, default=0, help=f'timed steps per run (default {FULL["steps"]})'
   )
-  parser.add_argument('--json', help='also write the figures here')
   parser.add_argument(
     '--smoke',
     action='store_true',

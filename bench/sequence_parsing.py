@@ -16,7 +16,6 @@ interleaved and medians reported; besides examples/s, each pipeline's padding sh
 (padded positions that hold no token) shows what the model would compute for nothing.
 """
 
-import argparse
 import os
 import statistics
 import tempfile
@@ -113,13 +112,9 @@ def one_pass(dataset: tf.data.Dataset):
 
 
 def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-  )
-  parser.add_argument('--quick', action='store_true', help='8,000 records, 3 rounds')
+  parser = figures_file.parser(__doc__, quick='8,000 records, 3 rounds')
   parser.add_argument('--records', type=int, default=0, help='default 60,000 (quick: 8,000)')
   parser.add_argument('--repeats', type=int, default=0, help='rounds (default 5, quick: 3)')
-  parser.add_argument('--json', help='also write the figures here')
   args = parser.parse_args(argv)
   records = args.records or (8_000 if args.quick else 60_000)
   repeats = args.repeats or (3 if args.quick else 5)

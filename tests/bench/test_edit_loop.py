@@ -1,10 +1,9 @@
 """`bench.edit_loop --quick`: the figures are complete and consistent (no speed test)."""
 
-import json
-
 import pytest
 
 from bench import edit_loop
+from tests.support import bench_runs
 
 pytestmark = (
   pytest.mark.slow
@@ -13,10 +12,7 @@ pytestmark = (
 
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):
-  path = tmp_path_factory.mktemp('bench') / 'figures.json'
-  edit_loop.main(['--quick', '--json', str(path)])
-  with open(path) as f:
-    return json.load(f)
+  return bench_runs.figures(edit_loop.main, tmp_path_factory.mktemp('bench'), '--quick')
 
 
 def test_every_run_has_its_seconds(figures):

@@ -1,11 +1,10 @@
 """`bench.example_gen` on 100 images: the figures are complete and consistent (no
 speed test)."""
 
-import json
-
 import pytest
 
 from bench import example_gen
+from tests.support import bench_runs
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -15,10 +14,8 @@ IMAGES = 100  # and a quarter of them: the runs are named <workers>w_<images>
 
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):
-  path = tmp_path_factory.mktemp('bench') / 'figures.json'
-  example_gen.main(['--images', str(IMAGES), '--repeats', '1', '--json', str(path)])
-  with open(path) as f:
-    return json.load(f)
+  folder = tmp_path_factory.mktemp('bench')
+  return bench_runs.figures(example_gen.main, folder, '--images', str(IMAGES), '--repeats', '1')
 
 
 def test_every_run_has_a_rate_and_a_peak_memory(figures):

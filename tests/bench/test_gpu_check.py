@@ -3,11 +3,10 @@ runs, the product path (`pipeline.py run` with the cnn) included, and the JSON i
 sane (not a speed test); a failed product path is reported; without a GPU the real check refuses
 to run."""
 
-import json
-
 import pytest
 
 from bench import gpu_check
+from tests.support import bench_runs
 
 # ExampleGen, both pipelines, training steps and a whole pipeline.py run (~55 s on 2 cores)
 pytestmark = pytest.mark.slow
@@ -15,10 +14,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope='module')
 def report(tmp_path_factory):
-  path = tmp_path_factory.mktemp('bench') / 'gpu_check.json'
-  gpu_check.main(['--smoke', '--json', str(path)])
-  with open(path) as f:
-    return json.load(f)
+  return bench_runs.figures(gpu_check.main, tmp_path_factory.mktemp('bench'), '--smoke')
 
 
 def test_both_pipelines_train_and_have_positive_rates(report):

@@ -1,11 +1,10 @@
 """`bench.input_pipeline --quick`: the JSON is complete and sane (not a speed test)."""
 
-import json
-
 import PIL.Image
 import pytest
 
 from bench import input_pipeline
+from tests.support import bench_runs
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -17,11 +16,8 @@ CACHED = ('project_cached', 'memory', 'memory_in_order')
 @pytest.fixture(scope='module')
 def report(tmp_path_factory):
   folder = tmp_path_factory.mktemp('bench')
-  input_pipeline.main(
-    ['--quick', '--json', str(folder / 'figures.json'), '--plot', str(folder / 'chart.png')]
-  )
-  with open(folder / 'figures.json') as f:
-    return json.load(f), folder
+  plot = ('--plot', str(folder / 'chart.png'))
+  return bench_runs.figures(input_pipeline.main, folder, '--quick', *plot), folder
 
 
 def _expected(name):

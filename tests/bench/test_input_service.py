@@ -1,10 +1,9 @@
 """`bench.input_service --quick`: the JSON is complete and consistent (not a speed test)."""
 
-import json
-
 import pytest
 
 from bench import input_service
+from tests.support import bench_runs
 
 RATIOS = {
   'service_over_in_process': ('service_2w', 'in_process_2core'),
@@ -20,10 +19,7 @@ pytestmark = pytest.mark.slow  # six pipelines in processes of their own (~45 s)
 
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):
-  path = tmp_path_factory.mktemp('bench') / 'figures.json'
-  input_service.main(['--quick', '--json', str(path)])
-  with open(path) as f:
-    return json.load(f)['jpeg']
+  return bench_runs.figures(input_service.main, tmp_path_factory.mktemp('bench'), '--quick')['jpeg']
 
 
 def test_every_pipeline_has_a_rate_and_a_cpu_cost(figures):

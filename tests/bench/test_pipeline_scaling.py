@@ -1,11 +1,10 @@
 """`bench.pipeline_scaling --quick` (two small sizes of each kind, bench.csv_example_gen's CSV
 figures at a hundredth): the figures are complete and follow from each other (no speed test)."""
 
-import json
-
 import pytest
 
 from bench import pipeline_scaling
+from tests.support import bench_runs
 
 pytestmark = pytest.mark.slow  # pipeline runs and Beam in fresh processes
 
@@ -13,11 +12,8 @@ pytestmark = pytest.mark.slow  # pipeline runs and Beam in fresh processes
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):
   folder = tmp_path_factory.mktemp('bench')
-  pipeline_scaling.main(
-    ['--quick', '--json', str(folder / 'figures.json'), '--chart', str(folder / 'chart.png')]
-  )
-  with open(folder / 'figures.json') as f:
-    return json.load(f), folder / 'chart.png'
+  chart = folder / 'chart.png'
+  return bench_runs.figures(pipeline_scaling.main, folder, '--quick', '--chart', str(chart)), chart
 
 
 def test_every_run_has_its_components_seconds_and_each_kind_its_cost_line(figures):

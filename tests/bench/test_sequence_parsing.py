@@ -1,18 +1,15 @@
 """`bench.sequence_parsing`: every pipeline reads every record; the figures agree (no speed test)."""
 
-import json
-
 import pytest
 
 from bench import sequence_parsing
+from tests.support import bench_runs
 
 
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):
-  path = tmp_path_factory.mktemp('bench') / 'figures.json'
-  sequence_parsing.main(['--records', '3000', '--repeats', '1', '--json', str(path)])
-  with open(path) as f:
-    return json.load(f)
+  folder = tmp_path_factory.mktemp('bench')
+  return bench_runs.figures(sequence_parsing.main, folder, '--records', '3000', '--repeats', '1')
 
 
 def test_every_pipeline_reads_every_record_once(figures):

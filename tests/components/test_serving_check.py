@@ -11,12 +11,12 @@ import tensorflow as tf
 
 from components.image_example_gen import encode
 from components.serving_check import executor, probe, probe_process
-from contracts import artifacts, image_record, serving, text_record
+from contracts import artifacts, image_record, serving
 from records import image_codec, text_codec
 from tests.conftest import image_bytes
 from tests.support import built_models
 from trainer import image_input, signatures
-from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
+from trainer.data_spec import ImageSpec, TabularSpec
 
 LABELS = ['zero', 'one', 'two']
 
@@ -170,19 +170,7 @@ def test_a_tabular_model_answers_raw_columns_with_missing_values(tmp_path):
 
 
 def test_a_text_model_gets_its_records_back_as_text(tmp_path):
-  words = list(text_record.RESERVED) + ['good', 'bad', "isn't", 'film']
-  vocabulary = tmp_path / artifacts.VOCABULARY_FILE
-  vocabulary.write_text(''.join(w + '\n' for w in words), encoding='utf-8')
-  spec = SequenceSpec(
-    text_record.LABEL_KEY,
-    text_record.TOKENS_KEY,
-    tf.int64,
-    ['neg', 'pos'],
-    len(words),
-    False,
-    vocabulary=str(vocabulary),
-  )
-  built = built_models.built_in('bag_of_words', spec)
+  built, spec = built_models.text_model(tmp_path)
   path = _saved(tmp_path, built, signatures.sequence_signatures(built, spec))
   ids = [[2, 5, 1, 3], [], [1, 1], [4, 4, 2]]  # 1: a word outside the vocabulary
   records = [text_codec.make_sequence_example(i, 0, 'neg').SerializeToString() for i in ids]
@@ -190,7 +178,8 @@ def test_a_text_model_gets_its_records_back_as_text(tmp_path):
   texts = probe.request(serving.TEXT, text_signature, records, path)[serving.TEXT_INPUT]
   texts = texts.numpy().tolist()
   assert texts[0].split()[:2] == [b'good', b'film'] and texts[0].split()[3] == b'bad'
-  assert texts[0].split()[2] not in [w.encode() for w in words] and texts[1] == b''
+  assert texts[0].split()[2] not in [w.encode() for w in built_models.TEXT_WORDS]
+  assert texts[1] == b''
   report = probe.check(path, records, requests=10)
   assert report['problems'] == [] and serving.TEXT in report['signatures']
 

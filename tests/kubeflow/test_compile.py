@@ -54,6 +54,16 @@ def _executor(spec, task):
   return spec['deploymentSpec']['executors'][f'{task}_executor']['container']
 
 
+def _tasks(path) -> dict:
+  """The tasks, by name, of the job compiled to `path`."""
+  return json.loads(path.read_text())['pipelineSpec']['root']['dag']['tasks']
+
+
+def _constant(task: dict, name: str):
+  """A task's constant parameter, decoded from its JSON."""
+  return json.loads(task['inputs']['parameters'][name]['runtimeValue']['constant'])
+
+
 def test_compiled_job_has_every_component_on_the_requested_image(tmp_path, capsys):
   output = _compile(tmp_path, '--no-cache')
   assert str(output) in capsys.readouterr().out
@@ -94,10 +104,10 @@ def test_the_kubernetes_serving_check_is_tfx_infra_validator_with_tensorflow_ser
   assert (
     'tfx.components.infra_validator.executor.Executor' in _executor(spec, 'ServingCheck')['args']
   )
-  parameters = spec['root']['dag']['tasks']['ServingCheck']['inputs']['parameters']
-  serving_spec = json.loads(parameters['serving_spec']['runtimeValue']['constant'])
+  check = spec['root']['dag']['tasks']['ServingCheck']
+  serving_spec = _constant(check, 'serving_spec')
   assert serving_spec == {'tensorflow_serving': {'tags': ['2.16.1']}, 'kubernetes': {}}
-  request_spec = json.loads(parameters['request_spec']['runtimeValue']['constant'])
+  request_spec = _constant(check, 'request_spec')
   assert request_spec['tensorflow_serving']['signature_names'] == ['serving_default']
   assert request_spec['split_name'] == 'eval'
   inputs = spec['root']['dag']['tasks']['Pusher']['inputs']['artifacts']
@@ -269,13 +279,10 @@ def test_compiled_steps_carry_the_code_fingerprints_of_a_local_run(tmp_path):
     )
     == 0
   )
-  tasks = json.loads(spec.read_text())['pipelineSpec']['root']['dag']['tasks']
+  tasks = _tasks(spec)
   for task in ('ImageExampleGen', 'ImportSchemaGen', 'AnomalyGate', 'ShardCheck'):
-    value = tasks[task]['inputs']['parameters']['code_fingerprint']['runtimeValue']['constant']
-    assert 'requirements.lock' in json.loads(value)
-  custom_config = json.loads(
-    tasks['Trainer']['inputs']['parameters']['custom_config']['runtimeValue']['constant']
-  )
+    assert 'requirements.lock' in _constant(tasks[task], 'code_fingerprint')
+  custom_config = _constant(tasks['Trainer'], 'custom_config')
   assert 'trainer/model.py' in json.loads(custom_config['code_fingerprint'])
 
 
@@ -283,12 +290,14 @@ def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
   output = _compile(
     tmp_path, '--data-kind', 'csv', '--data-pattern', 'span-{SPAN}/*.csv', '--span', '2'
   )
-  tasks = json.loads(output.read_text())['pipelineSpec']['root']['dag']['tasks']
+  tasks = _tasks(output)
   assert {'CsvExampleGen', 'previous_statistics', 'DriftCheck'} <= set(tasks)
-  parameters = tasks['CsvExampleGen']['inputs']['parameters']
-  constant = lambda key: json.loads(parameters[key]['runtimeValue']['constant'])
-  assert constant('input_config')['splits'][0]['pattern'] == 'span-{SPAN}/*.csv'
-  assert constant('range_config')['static_range'] == {'start_span_number': 2, 'end_span_number': 2}
+  example_gen = tasks['CsvExampleGen']
+  assert _constant(example_gen, 'input_config')['splits'][0]['pattern'] == 'span-{SPAN}/*.csv'
+  assert _constant(example_gen, 'range_config')['static_range'] == {
+    'start_span_number': 2,
+    'end_span_number': 2,
+  }
   assert 'DriftCheck' in tasks['Trainer'].get('dependentTasks', [])
 
 
@@ -300,36 +309,36 @@ def test_a_data_file_compiles_to_its_folder_and_name_and_its_kind(tmp_path):
   parameters = tasks['CsvExampleGen']['inputs']['parameters']
   assert parameters['input_base'] == {'componentInputParameter': 'data'}
   assert job['runtimeConfig']['parameterValues']['data'] == 'gs://bucket/tables'
-  input_config = json.loads(parameters['input_config']['runtimeValue']['constant'])
-  assert input_config['splits'][0]['pattern'] == 'rows.csv'
+  assert _constant(tasks['CsvExampleGen'], 'input_config')['splits'][0]['pattern'] == 'rows.csv'
 
 
 def test_infer_data_compiles_to_the_bulk_inferrer_on_the_blessed_model(tmp_path):
   output = _compile(
     tmp_path, '--data-kind', 'csv', '--label', 'tips', '--infer-data', 'gs://bucket/new/rows.csv'
   )
-  tasks = json.loads(output.read_text())['pipelineSpec']['root']['dag']['tasks']
+  tasks = _tasks(output)
   assert {'InferExampleGen', 'BulkInferrer', 'PredictionCsv'} <= set(tasks)
   parameters = tasks['InferExampleGen']['inputs']['parameters']
-  constant = lambda key: json.loads(parameters[key]['runtimeValue']['constant'])
   assert parameters['input_base']['runtimeValue']['constant'] == 'gs://bucket/new'
-  assert constant('input_config')['splits'] == [{'name': 'infer', 'pattern': 'rows.csv'}]
+  assert _constant(tasks['InferExampleGen'], 'input_config')['splits'] == [
+    {'name': 'infer', 'pattern': 'rows.csv'}
+  ]
   inferrer = tasks['BulkInferrer']['inputs']
   assert inferrer['artifacts']['model']['taskOutputArtifact']['producerTask'] == 'Trainer'
   assert inferrer['artifacts']['model_blessing']['taskOutputArtifact']['producerTask'] == (
     'Evaluator'
   )
-  model_spec = json.loads(inferrer['parameters']['model_spec']['runtimeValue']['constant'])
+  model_spec = _constant(tasks['BulkInferrer'], 'model_spec')
   assert model_spec['model_signature_name'] == ['bulk_inference']  # contracts/serving.py
   assert 'BulkInferrer' in tasks['PredictionCsv'].get('dependentTasks', [])
   # A folder of images: every image below it (any depth), unlabeled, in the same one split.
-  tasks = json.loads(_compile(tmp_path, '--infer-data', 'gs://bucket/photos/').read_text())[
-    'pipelineSpec'
-  ]['root']['dag']['tasks']
+  tasks = _tasks(_compile(tmp_path, '--infer-data', 'gs://bucket/photos/'))
   parameters = tasks['InferExampleGen']['inputs']['parameters']
   assert parameters['input_base']['runtimeValue']['constant'] == 'gs://bucket/photos'
   assert parameters['unlabeled_split']['runtimeValue']['constant'] == 'infer'
-  assert constant('input_config')['splits'] == [{'name': 'images', 'pattern': '*'}]
+  assert _constant(tasks['InferExampleGen'], 'input_config')['splits'] == [
+    {'name': 'images', 'pattern': '*'}
+  ]
   assert tasks['ImageExampleGen']['inputs']['parameters']['unlabeled_split'] == {
     'runtimeValue': {'constant': ''}
   }

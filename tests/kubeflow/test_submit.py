@@ -41,7 +41,8 @@ def vertex(monkeypatch):
     yield fake
 
 
-def _vertex_args(fake, *extra, project='proj'):
+def _vertex_args(endpoint, *extra, project='proj', region='us-central1'):
+  """`submit --target vertex` with a token, to `endpoint` (None: Google's own)."""
   return [
     'submit',
     '--target',
@@ -49,11 +50,10 @@ def _vertex_args(fake, *extra, project='proj'):
     '--project',
     project,
     '--region',
-    'us-central1',
-    '--api-endpoint',
-    fake.url,
+    region,
     '--access-token',
     TOKEN,
+    *(['--api-endpoint', endpoint] if endpoint else []),
     *extra,
   ]
 
@@ -61,7 +61,7 @@ def _vertex_args(fake, *extra, project='proj'):
 def test_vertex_receives_the_compiled_job_with_overrides(vertex, capsys):
   code = cli_main.main(
     _vertex_args(
-      vertex,
+      vertex.url,
       '--pipeline-root',
       'gs://bucket/root',
       '--display-name',
@@ -103,7 +103,7 @@ def test_vertex_service_account_from_the_template(vertex, tmp_path):
   template.write_text(json.dumps(job))
   assert (
     cli_main.main(
-      _vertex_args(vertex, '--template', str(template), '--pipeline-root', 'gs://bucket/r')
+      _vertex_args(vertex.url, '--template', str(template), '--pipeline-root', 'gs://bucket/r')
     )
     == 0
   )
@@ -114,7 +114,7 @@ def test_vertex_service_account_from_the_template(vertex, tmp_path):
 
 def test_vertex_refusal_is_one_line(vertex, capsys):
   code = cli_main.main(
-    _vertex_args(vertex, '--pipeline-root', 'gs://bucket/r', project='no-such-project')
+    _vertex_args(vertex.url, '--pipeline-root', 'gs://bucket/r', project='no-such-project')
   )
   _one_line_error(
     capsys,
@@ -124,40 +124,12 @@ def test_vertex_refusal_is_one_line(vertex, capsys):
 
 
 def test_vertex_unreachable_is_one_line(vertex, capsys):
-  code = cli_main.main(
-    [
-      'submit',
-      '--target',
-      'vertex',
-      '--project',
-      'proj',
-      '--region',
-      'us-central1',
-      '--pipeline-root',
-      'gs://bucket/r',
-      '--access-token',
-      TOKEN,
-      '--api-endpoint',
-      'http://127.0.0.1:9',
-    ]
-  )
+  code = cli_main.main(_vertex_args('http://127.0.0.1:9', '--pipeline-root', 'gs://bucket/r'))
   _one_line_error(capsys, code, 'cannot reach Vertex AI at http://127.0.0.1:9: Connection refused')
 
 
 def test_vertex_unknown_region_is_one_line(capsys):
-  code = cli_main.main(
-    [
-      'submit',
-      '--target',
-      'vertex',
-      '--project',
-      'proj',
-      '--region',
-      'mars-north1',
-      '--access-token',
-      TOKEN,
-    ]
-  )
+  code = cli_main.main(_vertex_args(None, region='mars-north1'))
   _one_line_error(capsys, code, 'mars-north1: Unsupported region for Vertex AI')
 
 
@@ -215,9 +187,9 @@ def test_kubeflow_unreachable_is_one_line(capsys):
   )
 
 
-@pytest.mark.parametrize('target', ['vertex', 'kubeflow'])
-def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
-  code = cli_main.main(
+def _dry_run(target: str, host: str, *extra) -> int:
+  """`submit --dry-run` to either target, with what both need (project, region, host)."""
+  return cli_main.main(
     [
       'submit',
       '--target',
@@ -228,14 +200,23 @@ def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
       '--region',
       'us-central1',
       '--host',
-      kubeflow.url,
-      '--api-endpoint',
-      kubeflow.url,
-      '--job-label',
-      'run=dry',
-      '--param',
-      'min_accuracy=0.95',
+      host,
+      *extra,
     ]
+  )
+
+
+@pytest.mark.parametrize('target', ['vertex', 'kubeflow'])
+def test_dry_run_prints_the_plan_and_sends_nothing(kubeflow, capsys, target):
+  code = _dry_run(
+    target,
+    kubeflow.url,
+    '--api-endpoint',
+    kubeflow.url,
+    '--job-label',
+    'run=dry',
+    '--param',
+    'min_accuracy=0.95',
   )
   out = capsys.readouterr().out
   assert code == 0 and out.startswith('dry run: would submit')
@@ -291,7 +272,7 @@ def test_bad_input_is_one_line(capsys, args, message):
 def test_vertex_schedule_reaches_the_fake_with_the_cron(vertex, capsys):
   code = cli_main.main(
     _vertex_args(
-      vertex,
+      vertex.url,
       '--pipeline-root',
       'gs://bucket/root',
       '--schedule',
@@ -334,7 +315,7 @@ def test_vertex_schedule_reaches_the_fake_with_the_cron(vertex, capsys):
 def test_vertex_schedule_refusal_is_one_line(vertex, capsys):
   code = cli_main.main(
     _vertex_args(
-      vertex, '--pipeline-root', 'gs://bucket/r', '--schedule', '0 3 * * *', project='other'
+      vertex.url, '--pipeline-root', 'gs://bucket/r', '--schedule', '0 3 * * *', project='other'
     )
   )
   _one_line_error(
@@ -370,24 +351,7 @@ def test_kubeflow_recurring_run_reaches_the_fake_with_the_cron(kubeflow, capsys)
   'target,sent', [('vertex', "cron '0 3 * * 1'"), ('kubeflow', "cron '0 0 3 * * 1'")]
 )
 def test_dry_run_prints_the_schedule(kubeflow, capsys, target, sent):
-  code = cli_main.main(
-    [
-      'submit',
-      '--target',
-      target,
-      '--dry-run',
-      '--project',
-      'proj',
-      '--region',
-      'us-central1',
-      '--host',
-      kubeflow.url,
-      '--schedule',
-      '0 3 * * 1',
-      '--schedule-name',
-      'weekly',
-    ]
-  )
+  code = _dry_run(target, kubeflow.url, '--schedule', '0 3 * * 1', '--schedule-name', 'weekly')
   out = capsys.readouterr().out
   assert code == 0 and 'would create a' in out and "'weekly', " + sent in out, out
   assert 'concurrent runs: at most 1' in out

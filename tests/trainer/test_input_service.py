@@ -375,20 +375,17 @@ def test_the_library_check_fails_fast_even_when_something_else_holds_the_port(tm
     _run_trainer(str(tmp_path / 'missing'), str(tmp_path / 'out'), input_service=_closed_port())
 
 
+def _compile_args(out) -> list:
+  """`compile` for Kubeflow with the fewest flags, to `out`."""
+  return ['compile', '--pipeline-root', 'gs://b/r', '--data', 'gs://b/d', '--out', str(out)]
+
+
 @pytest.mark.parametrize('command', ['run', 'compile'])
 def test_pipeline_flag_bad_value_is_one_line_and_exit_2(tmp_path, capsys, command):
   args = (
     ['run', '--output', str(tmp_path / 'out')]
     if command == 'run'
-    else [
-      'compile',
-      '--pipeline-root',
-      'gs://b/r',
-      '--data',
-      'gs://b/d',
-      '--out',
-      str(tmp_path / 'p.json'),
-    ]
+    else _compile_args(tmp_path / 'p.json')
   )
   assert cli_main.main(args + ['--input-service', 'dispatcher:5050']) == 2
   err = capsys.readouterr().err
@@ -415,20 +412,5 @@ def test_the_flag_reaches_the_trainer_and_the_compiled_spec(tmp_path):
   )
   assert trainer_config()['input_service'] == ''  # off: the Trainer reads here
   output = tmp_path / 'p.json'
-  assert (
-    cli_main.main(
-      [
-        'compile',
-        '--pipeline-root',
-        'gs://b/r',
-        '--data',
-        'gs://b/d',
-        '--out',
-        str(output),
-        '--input-service',
-        'grpc://dispatcher:5050',
-      ]
-    )
-    == 0
-  )
+  assert cli_main.main(_compile_args(output) + ['--input-service', 'grpc://dispatcher:5050']) == 0
   assert 'grpc://dispatcher:5050' in output.read_text()

@@ -1,5 +1,7 @@
 """trainer/sequence_input.py: vectorised SequenceExample parsing and length buckets."""
 
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -94,22 +96,10 @@ def test_the_model_trains_on_bucketed_batches_and_serves_sequence_examples(shard
 
 
 def test_a_text_model_takes_raw_strings_with_its_vocabulary_inside(tmp_path):
-  words = list(text_record.RESERVED) + ['good', 'bad', "isn't", 'film']
-  vocabulary = tmp_path / 'vocabulary.txt'
-  vocabulary.write_text(''.join(w + '\n' for w in words), encoding='utf-8')
-  spec = SequenceSpec(
-    text_record.LABEL_KEY,
-    text_record.TOKENS_KEY,
-    tf.int64,
-    ['neg', 'pos'],
-    len(words),
-    hashed=False,
-    vocabulary=str(vocabulary),
-  )
-  built = built_models.built_in('bag_of_words', spec)
+  built, spec = built_models.text_model(tmp_path)
   path = str(tmp_path / 'model')
   tf.saved_model.save(built, path, signatures=signatures.sequence_signatures(built, spec))
-  vocabulary.unlink()  # the saved model carries its own copy
+  os.remove(spec.vocabulary)  # the saved model carries its own copy
   loaded = tf.saved_model.load(path)
   texts = ["A good film, isn't it? <br />Not BAD.", '', 'unknown words only']
   ids = [[1, 2, 5, 4, 1, 1, 3], [], [1, 1, 1]]  # a good film isn't it not bad; <oov> is 1
