@@ -58,21 +58,10 @@ def _files_with_sentinels(folder, sentinels: dict = SENTINELS) -> dict:
   return found
 
 
-def _pipeline(env, *args):
-  return subprocess.run(
-    [sys.executable, 'pipeline.py', *args],
-    cwd=ROOT,
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=900,
-  )
-
-
 def run_remote(env, data: str, output: str, local, *beam: str) -> tuple:
   """`run` from and to object storage, state in `local`, with the `beam` flags: (the finished
   process, last_run.json)."""
-  done = _pipeline(
+  done = s3_server.pipeline(
     env,
     'run',
     '--data',
@@ -160,7 +149,7 @@ def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
 def test_compile_and_submit_write_and_print_no_credentials(s3, tmp_path):
   _, env = s3
   spec = tmp_path / 'spec' / 'pipeline.json'
-  done = _pipeline(
+  done = s3_server.pipeline(
     env,
     'compile',
     '--data',
@@ -173,7 +162,7 @@ def test_compile_and_submit_write_and_print_no_credentials(s3, tmp_path):
   assert done.returncode == 0, done.stderr[-2000:]
   with open(spec) as f:
     assert '--s3_endpoint_url=' in f.read()  # Beam's S3 flags are there, without keys
-  dry = _pipeline(
+  dry = s3_server.pipeline(
     env,
     'submit',
     '--target',
@@ -195,7 +184,9 @@ def test_compile_and_submit_write_and_print_no_credentials(s3, tmp_path):
 
 def test_missing_s3_data_is_one_line(s3):
   _, env = s3
-  done = _pipeline(env, 'run', '--data', 's3://data/nothing-here', '--output', 's3://runs/x')
+  done = s3_server.pipeline(
+    env, 'run', '--data', 's3://data/nothing-here', '--output', 's3://runs/x'
+  )
   assert done.returncode == 2
   assert done.stderr.strip() == 'error: --data s3://data/nothing-here: no such file or folder'
 
@@ -271,6 +262,6 @@ def test_unusable_s3_is_one_line_at_once(s3, where, message):
     port = s3_server.free_port()  # nothing listens there
     env = dict(env, AWS_ENDPOINT_URL=f'http://127.0.0.1:{port}')
     message = message.format(port=port)
-  done = _pipeline(env, 'run', '--output', 's3://no-such-bucket/run')
+  done = s3_server.pipeline(env, 'run', '--output', 's3://no-such-bucket/run')
   assert done.returncode == 2
   assert done.stderr.strip() == message

@@ -6,16 +6,15 @@ refused in one line; `down` leaves no container, network or volume."""
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from engines import flink, flink_containers
 from tests.engines.conftest import computed_by, records, statistics
+from tests.support import s3_server
 from tests.support.containers import project_image  # noqa: F401  (a fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('engines')]
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MASTER = f'localhost:{flink.REST_PORT}'
 
 
@@ -34,15 +33,7 @@ def cluster(project_image):  # noqa: F811
 
 
 def _pipeline(state: dict, *args: str) -> subprocess.CompletedProcess:
-  env = dict(os.environ, **flink_containers.s3_env(state))
-  return subprocess.run(
-    [sys.executable, 'pipeline.py', *args],
-    cwd=ROOT,
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=1500,
-  )
+  return s3_server.pipeline(dict(os.environ, **flink_containers.s3_env(state)), *args, timeout=1500)
 
 
 def _download(state: dict, prefix: str, folder: str) -> str:

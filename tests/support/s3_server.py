@@ -15,6 +15,7 @@ from typing import Dict, Iterator
 import pytest
 
 _STARTUP_SECONDS = 30
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def free_port() -> int:
@@ -66,3 +67,15 @@ def upload_folder(client, local_root: str, bucket: str, prefix: str) -> int:
       client.upload_file(path, bucket, f'{prefix}/{os.path.relpath(path, local_root)}')
       count += 1
   return count
+
+
+def pipeline(env: Dict[str, str], *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+  """`pipeline.py ARGS` in a process of its own with `env` (an S3 server's AWS_* included)."""
+  return subprocess.run(
+    [sys.executable, 'pipeline.py', *args],
+    cwd=_ROOT,
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=timeout,
+  )
