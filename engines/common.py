@@ -199,24 +199,17 @@ def start_daemon(name: str, what: str, command: List[str], env: Optional[dict] =
 
 
 def start_worker_pool(name: str, port: int) -> int:
-  """Beam's SDK worker pool on loopback: each Beam step's Python worker is a process it starts,
-  with this project's code importable (what a worker-pool sidecar's image holds in production)."""
-  # The pool starts each worker as `python -c …`, found on PATH: this environment's python.
-  path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get('PATH', '')
+  """The project's warm SDK worker pool (engines.worker_pool) on loopback: each Beam step's Python
+  worker is a process forked from one that has imported TensorFlow, TFX, TFMA and TFDV once, with
+  this project's code importable (what a worker-pool sidecar's image holds in production)."""
   env = dict(
     os.environ,
-    PATH=path,
     PYTHONPATH=ROOT,
     PYTHONWARNINGS='ignore',
     TF_CPP_MIN_LOG_LEVEL='3',
     **{ENGINE_ENV: name},  # whose pool it is: processes_of(name) and nothing else's
   )
-  command = [
-    sys.executable,
-    '-m',
-    'apache_beam.runners.worker.worker_pool_main',
-    f'--service_port={port}',
-  ]
+  command = [sys.executable, '-m', 'engines.worker_pool', f'--port={port}', '--host=127.0.0.1']
   return start_daemon(name, 'worker-pool', command, env)
 
 
