@@ -49,7 +49,7 @@ run: $(STAMP)
 
 # The engine tests (a Flink and a Spark cluster on this machine's 2 cores) run after the rest, on
 # their own: beside another pytest worker's pipeline runs, SDK workers were seen to time out.
-ENGINE_TESTS := tests/engines tests/bench/test_engines.py
+ENGINE_TESTS := tests/engines tests/bench/test_engines.py tests/bench/test_warm_cluster.py
 test: $(STAMP)
 	$(PYTEST) tests $(foreach t,$(ENGINE_TESTS),--ignore=$(t)) $(PYTEST_ARGS)
 	$(VENV)/bin/python -m pytest -p no:xdist $(ENGINE_TESTS) $(PYTEST_ARGS)

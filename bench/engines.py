@@ -146,7 +146,7 @@ def _flink_jobs(job_name: str, cancel: bool = False, settle_s: float = 30.0) -> 
   return sorted(jobs, key=lambda job: job['start_ms'])
 
 
-def _error_line(output: str, log: str) -> str:
+def error_line(output: str, log: str) -> str:
   """Why a run failed: its summary's error (last_run.json), else the log's last error line."""
   try:
     with open(os.path.join(output, 'last_run.json')) as f:
@@ -191,7 +191,7 @@ def _attempt(engine: str, kind: str, data: str, output: str, timeout: float) -> 
   flink_engine = engine.startswith('flink')
   job_name = f'bench-engines-{uuid.uuid4().hex[:8]}'
   if flink_engine:
-    cluster_started = _cluster_up(quiet=True)  # one stopped meanwhile is started again
+    cluster_started = cluster_up(quiet=True)  # one stopped meanwhile is started again
     argv.append(f'--beam-arg=--job_name={job_name}')  # its jobs, among others on the cluster
     waits = _WorkerWaits()
   started = time.monotonic()
@@ -222,7 +222,7 @@ def _attempt(engine: str, kind: str, data: str, output: str, timeout: float) -> 
   if code is None:
     return dict(run, failed=True, exit_code=None, error=f'no end after {timeout:.0f} s (stopped)')
   if code != 0:
-    return dict(run, failed=True, exit_code=code, error=_error_line(output, log))
+    return dict(run, failed=True, exit_code=code, error=error_line(output, log))
   seconds = pipeline_scaling.component_seconds(output)
   example_gen = _example_gen(seconds)
   run['components'] = {
@@ -282,7 +282,7 @@ class _WorkerWaits:
 _STARTED_HERE = []  # set when this invocation started the cluster
 
 
-def _cluster_up(quiet: bool = False, tries: int = 4) -> float:
+def cluster_up(quiet: bool = False, tries: int = 4) -> float:
   """The local cluster up (started when it is not running); the time it was started. A cluster
   being stopped or started by someone else at that moment is tried again."""
   from engines import common, flink
@@ -300,7 +300,7 @@ def _cluster_up(quiet: bool = False, tries: int = 4) -> float:
   return 0.0
 
 
-def _cluster_down_if_ours() -> None:
+def cluster_down_if_ours() -> None:
   from engines import flink
 
   if _STARTED_HERE:
@@ -457,7 +457,7 @@ def measure(quick: bool = False, rounds: int = 0) -> dict:
   runs: Dict[str, Dict[str, Dict[int, List[dict]]]] = {
     kind: {engine: {n: [] for n in sizes[kind]} for engine in engines_for(kind)} for kind in kinds
   }
-  _cluster_up()
+  cluster_up()
   try:
     with tempfile.TemporaryDirectory() as scratch:
       data = {}
@@ -500,7 +500,7 @@ def measure(quick: bool = False, rounds: int = 0) -> dict:
               flush=True,
             )
   finally:
-    _cluster_down_if_ours()
+    cluster_down_if_ours()
   figures = {
     'cores': os.cpu_count(),
     'rounds': rounds,

@@ -43,6 +43,7 @@ WARM_MODULES = (
   'tfx_bsl.public.beam',
   'tensorflow_data_validation',
   'tensorflow_model_analysis',
+  'PIL.Image',
 )
 STOP_GRACE_S = 15.0
 DEFAULT_HOST = '127.0.0.1'
@@ -54,13 +55,17 @@ def run_worker(control_url: str, worker_id: str) -> None:
   it; the process ends when the harness does (no wait for threads it leaves behind)."""
   from apache_beam.runners.worker import sdk_worker
 
-  code = 1
+  warm, code = set(sys.modules), 1
   try:
     sdk_worker.SdkHarness(control_url, worker_id=worker_id).run()
     code = 0
   except Exception:  # the traceback goes to the pool's log; the runner sees the stream end
     traceback.print_exc()
   finally:
+    cold = sorted({name.split('.')[0] for name in set(sys.modules) - warm})
+    print(
+      f'worker {worker_id} ended ({code}); packages it imported itself: {cold}', file=sys.stderr
+    )
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
