@@ -174,14 +174,15 @@ def bind_address(host: str, port: int) -> str:
   return f'[{host}]:{port}' if ':' in host else f'{host}:{port}'
 
 
-def port_free(host: str, port: int) -> bool:
+def bind_error(host: str, port: int) -> str:
+  """Why host:port cannot be listened on ('' when it can)."""
   family = socket.AF_INET6 if ':' in host else socket.AF_INET
   with socket.socket(family) as s:
     try:
       s.bind((host, port))
-      return True
-    except OSError:
-      return False
+      return ''
+    except OSError as e:
+      return e.strerror or str(e)
 
 
 def warm_context():
@@ -198,8 +199,9 @@ def warm_context():
 def serve(host: str, port: int, stop_event: threading.Event) -> int:
   """Warm the fork server, listen on exactly host:port, serve until stop_event; an exit code."""
   address = bind_address(host, port)
-  if not port_free(host, port):  # before the warm-up's seconds
-    print(f'error: worker pool: cannot listen on {address}: in use', file=sys.stderr)
+  error = bind_error(host, port)  # before the warm-up's seconds
+  if error:
+    print(f'error: worker pool: cannot listen on {address}: {error}', file=sys.stderr)
     return 2
   started = time.monotonic()
   context = warm_context()
@@ -214,7 +216,7 @@ def serve(host: str, port: int, stop_event: threading.Event) -> int:
   try:
     server.add_insecure_port(address)
   except RuntimeError:  # taken during the warm-up
-    print(f'error: worker pool: cannot listen on {address}: in use', file=sys.stderr)
+    print(f'error: worker pool: cannot listen on {address}: taken meanwhile', file=sys.stderr)
     return 2
   server.start()
   _LOG.info('listening on %s', address)
@@ -238,6 +240,9 @@ def main(argv=None) -> int:
   )
   args = parser.parse_args(argv)
   logging.basicConfig(level=logging.INFO, format='%(asctime)s worker pool: %(message)s')
+  # The fork server and its workers inherit these (a user's own settings win).
+  os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+  os.environ.setdefault('PYTHONWARNINGS', 'ignore::FutureWarning')
   stop_event = threading.Event()
   for sig in (signal.SIGTERM, signal.SIGINT):
     signal.signal(sig, lambda *_: stop_event.set())

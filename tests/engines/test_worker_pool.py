@@ -151,7 +151,7 @@ def test_a_taken_port_is_one_error_line(pool):
   )
   assert done.returncode == 2
   assert done.stderr.strip().splitlines() == [
-    f'error: worker pool: cannot listen on 127.0.0.1:{port}: in use'
+    f'error: worker pool: cannot listen on 127.0.0.1:{port}: Address already in use'
   ]
 
 
