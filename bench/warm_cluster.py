@@ -17,8 +17,8 @@ end; one it finds running is left as it is. The worker pool is warm once the clu
 port opens after its imports); no untimed run first (2 rounds fit 10 minutes of the machine's
 cluster lock), so round 1's first Flink job also meets JVMs that ran no job yet. A ratio's
 spread is its lowest and highest round (bench.figures.ratio_rounds).
---quick: 1 round, the CSV at tiny sizes (the test: figures complete and consistent, no speed
-asserted).
+--quick: 1 round, the default run only (the test: figures complete and consistent, no speed
+asserted; bench.engines' test covers the CSV's cost lines).
 """
 
 import argparse
@@ -39,7 +39,6 @@ from bench import engines  # noqa: E402
 ROOT = engines.ROOT
 RUNNERS = {'direct': (), 'flink': engines.FLINK}  # the default run: each runner's own defaults
 SIZES = (20_000, 200_000)
-QUICK_SIZES = (300, 1_200)
 RUN_TIMEOUT_S = 600
 # Targets (issue 52): a Beam component's seconds on the warm cluster, at most; the default run
 # on Flink over the DirectRunner, at most.
@@ -95,7 +94,7 @@ def measure(quick: bool = False, rounds: int = 0) -> dict:
   from bench import csv_example_gen
   from bench import figures as figures_file
 
-  sizes = QUICK_SIZES if quick else SIZES
+  sizes = () if quick else SIZES
   rounds = rounds or (1 if quick else 2)
   load_before = os.getloadavg()
   started = time.monotonic()
@@ -135,7 +134,7 @@ def measure(quick: bool = False, rounds: int = 0) -> dict:
     runner: _component_means([run for run in runs if not run.get('failed')])
     for runner, runs in default.items()
   }
-  csv_cost = engines.cost(csv, sizes)
+  csv_cost = engines.cost(csv, sizes) if sizes else None
   worst = max(components['flink'].values(), key=lambda c: c['mean_s'], default=None)
   figures = {
     'cores': os.cpu_count(),
@@ -207,13 +206,10 @@ def report(figures: dict) -> None:
   for r, run in enumerate(figures['default_runs']['flink']):
     jobs = ', '.join(f'{j["name"]} {j["seconds"]:.1f} s' for j in run.get('flink_jobs', []))
     print(f'  round {r + 1}, Flink jobs (their own seconds in Flink): {jobs}')
-  small, full = figures['sizes']
-  print(f'  CSV, {small:,} and {full:,} rows on Flink (parallelism 2): fixed s, marginal µs/row')
-  for component, line in figures['csv_cost'].items():
-    if line is None:
-      print(f'    {component:24s} (no line: a size failed every round)')
-      continue
-    print(f'    {component:24s} {line["fixed_s"]:8.1f} {line["marginal_us"]:8.1f}')
+  if not figures['csv_cost']:
+    print('  CSV: not measured (--quick)')
+  else:
+    _report_csv(figures)
   for name, target in figures['targets'].items():
     met = {True: 'met', False: 'NOT met', None: 'not measured'}[target['met']]
     value = '–' if target['value'] is None else f'{target["value"]:.2f}'
@@ -222,11 +218,21 @@ def report(figures: dict) -> None:
   print(f'  load average (1 min) before {load["before"][0]:.1f}, after {load["after"][0]:.1f}')
 
 
+def _report_csv(figures: dict) -> None:
+  small, full = figures['sizes']
+  print(f'  CSV, {small:,} and {full:,} rows on Flink (parallelism 2): fixed s, marginal µs/row')
+  for component, line in figures['csv_cost'].items():
+    if line is None:
+      print(f'    {component:24s} (no line: a size failed every round)')
+      continue
+    print(f'    {component:24s} {line["fixed_s"]:8.1f} {line["marginal_us"]:8.1f}')
+
+
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(
     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
   )
-  parser.add_argument('--quick', action='store_true', help='tiny CSV sizes, 1 round (tests)')
+  parser.add_argument('--quick', action='store_true', help='the default run only, 1 round (tests)')
   parser.add_argument('--rounds', type=int, default=0, help='rounds (default 2, quick: 1)')
   parser.add_argument('--json', help='also write the figures here')
   args = parser.parse_args(argv)
