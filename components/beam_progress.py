@@ -29,11 +29,18 @@ def node_id(executor, default: str) -> str:
   return node.node_info.id if node else default
 
 
+@contextlib.contextmanager
 def watch(executor, default_node: str, count: Callable[[], int], what: str, exact: bool = True):
   """While the executor's work runs: `node: D of T <what>, R/s`, T from count(). Where the total
   cannot be counted (a file system tf.data cannot read, a CSV pyarrow refuses) nothing is shown
-  and the step goes on: TFX's own reading then says what is wrong, if anything is."""
+  and the step goes on: TFX's own reading then says what is wrong, if anything is. On Flink the
+  job is also guarded against silent waits (engines.job_guard)."""
   node = node_id(executor, default_node)
+  with job_guard(executor, node), _progress(executor, node, count, what, exact):
+    yield
+
+
+def _progress(executor, node: str, count: Callable[[], int], what: str, exact: bool):
   try:
     total = count()
   except Exception as e:  # noqa: BLE001 (progress must never be what fails a step)
@@ -62,11 +69,31 @@ def runner_name(executor) -> str:
   return _arg(getattr(executor, '_beam_pipeline_args', None) or [], 'runner') or 'DirectRunner'
 
 
+def flink_job_name(executor, node: str) -> str:
+  """The name of the executor's Flink job (`--job_name`, given or added here: how the job is
+  found in the cluster's REST API); '' when its pipelines do not run on Flink."""
+  args = getattr(executor, '_beam_pipeline_args', None)
+  if args is None or _arg(args, 'runner') != 'FlinkRunner':
+    return ''
+  if not _arg(args, 'job_name'):
+    args.append(f'--job_name=tfrp-{node.lower()}-{uuid.uuid4().hex[:8]}')
+  return _arg(args, 'job_name')
+
+
+def job_guard(executor, node: str):
+  """engines.job_guard.JobGuard around the executor's Flink job (nothing on other runners)."""
+  job_name = flink_job_name(executor, node)
+  if not job_name:
+    return contextlib.nullcontext()
+  from engines import job_guard
+
+  return job_guard.JobGuard(_arg(executor._beam_pipeline_args, 'flink_master'), job_name)
+
+
 def runner_counts(executor, node: str):
   """(runner, reader of its live count) for a runner whose workers cannot see the run's counts
-  folder: ('', None) on the DirectRunner (its processes write there); on Flink the job is named
-  (`--job_name`, unless given) so that its counter can be read from the cluster's REST API;
-  (runner, None) for any other runner."""
+  folder: ('', None) on the DirectRunner (its processes write there); on Flink the job's
+  counter is read from the cluster's REST API; (runner, None) for any other runner."""
   args = getattr(executor, '_beam_pipeline_args', None)
   if args is None:
     return '', None
@@ -77,11 +104,7 @@ def runner_counts(executor, node: str):
     return runner, None
   from engines import flink
 
-  job_name = _arg(args, 'job_name')
-  if not job_name:
-    job_name = f'tfrp-{node.lower()}-{uuid.uuid4().hex[:8]}'
-    args.append(f'--job_name={job_name}')
-  master = _arg(args, 'flink_master')
+  job_name, master = flink_job_name(executor, node), _arg(args, 'flink_master')
   return runner, lambda: flink.job_counter(master, job_name, *progress.BEAM_COUNTER)
 
 

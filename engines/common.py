@@ -148,10 +148,40 @@ def fetch_job_server(name: str, lib: str, log=print) -> None:
   os.replace(partial, lib)
 
 
-def run_quietly(command: List[str], what: str, env: Optional[dict] = None) -> None:
-  """Run a set-up step; its output only in the error when it fails."""
+LOOPBACK_MAIN = 'LoopbackJobServer'  # files/LoopbackJobServer.java: Beam's job server on loopback
+
+
+def loopback_classes(name: str, lib: str) -> str:
+  """files/LoopbackJobServer.java compiled (once, and again when it changes) against the job
+  server's jars in `lib`: the folder to put first on the job server's classpath."""
+  source = os.path.join(FILES, f'{LOOPBACK_MAIN}.java')
+  classes = os.path.join(engine_dir(name), 'loopback-job-server')
+  compiled = os.path.join(classes, f'{LOOPBACK_MAIN}.class')
+  if os.path.isfile(compiled) and os.path.getmtime(compiled) >= os.path.getmtime(source):
+    return classes
+  run_quietly(
+    ['javac', '-nowarn', '-d', classes, '-cp', os.path.join(lib, '*'), source],
+    'compiling the loopback job server launcher',
+  )
+  return classes
+
+
+def run_quietly(
+  command: List[str], what: str, env: Optional[dict] = None, own_session: bool = False
+) -> None:
+  """Run a set-up step; its output only in the error when it fails. own_session: in a session
+  of its own, as the daemons it leaves behind are then (Flink's scripts background the JVM in
+  the caller's process group, where a signal to that group, from a test runner or a terminal,
+  would reach the cluster)."""
   try:
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+      command,
+      env=env,
+      capture_output=True,
+      text=True,
+      check=False,
+      start_new_session=own_session,
+    )
   except FileNotFoundError:
     raise EngineError(f'{what}: {command[0]} is not installed') from None
   if done.returncode:

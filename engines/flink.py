@@ -16,7 +16,6 @@ import base64
 import glob
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -130,29 +129,43 @@ def job_counter(master: str, job_name: str, namespace: str, name: str) -> Option
   return total
 
 
-def task_manager_pids() -> List[int]:
-  """The TaskManagers' process ids (from Flink's pid file; the fault test kills one)."""
-  pid_file = os.path.join(common.run_dir(NAME), 'flink-root-taskexecutor.pid')
+def _pids(role: str) -> List[int]:
+  """The live pids in Flink's pid files of `role` ('taskexecutor', 'standalonesession')."""
   pids = []
-  for pattern in (pid_file, os.path.join(common.run_dir(NAME), 'flink-*-taskexecutor.pid')):
-    for path in glob.glob(pattern):
-      with open(path) as f:
-        pids += [int(line) for line in f.read().split()]
+  for path in glob.glob(os.path.join(common.run_dir(NAME), f'flink-*-{role}.pid')):
+    with open(path) as f:
+      pids += [int(line) for line in f.read().split()]
   return sorted({pid for pid in pids if common.alive(pid)})
 
 
-def busy_task_manager_pid(master: str = f'localhost:{REST_PORT}') -> Optional[int]:
-  """The pid of a TaskManager of this machine with a slot in use (None when none is busy): found
-  by its RPC port (REST's `path`) among the listening sockets."""
-  for manager in rest('/taskmanagers', master=master)['taskmanagers']:
-    if manager['freeSlots'] < manager['slotsNumber']:
-      port = manager['path'].split('@', 1)[1].split('/', 1)[0].rsplit(':', 1)[1]
-      listing = subprocess.run(
-        ['ss', '-Hltnp', f'sport = :{port}'], capture_output=True, text=True, check=False
-      ).stdout
-      for pid in re.findall(r'pid=(\d+)', listing):
-        return int(pid)
-  return None
+def task_manager_pids() -> List[int]:
+  """The TaskManagers' process ids (from Flink's pid file)."""
+  return _pids('taskexecutor')
+
+
+def job_manager_pids() -> List[int]:
+  return _pids('standalonesession')
+
+
+def processes(state: Optional[dict] = None) -> dict:
+  """Which of the cluster's processes are alive: role → live pids (a dead one: [])."""
+  state = common.read_state(NAME) if state is None else state
+  alive = lambda key: [pid for pid in [(state or {}).get(key, 0)] if common.alive(pid)]
+  return {
+    'jobmanager': job_manager_pids(),
+    'taskmanagers': task_manager_pids(),
+    'job_server': alive('job_server_pid'),
+    'worker_pool': alive('worker_pool_pid'),
+  }
+
+
+def log_of(role: str) -> str:
+  """The log file to read about one of the cluster's processes (processes()' roles)."""
+  flink_role = {'jobmanager': 'standalonesession', 'taskmanagers': 'taskexecutor'}.get(role)
+  if flink_role:
+    logs = glob.glob(os.path.join(common.log_dir(NAME), f'flink-*-{flink_role}-*.log'))
+    return max(logs, key=os.path.getmtime) if logs else common.log_dir(NAME)
+  return os.path.join(common.log_dir(NAME), role.replace('_', '-') + '.log')
 
 
 def _wait_ready(task_managers: int, deadline: float) -> None:
@@ -176,11 +189,17 @@ def _wait_ready(task_managers: int, deadline: float) -> None:
 
 def up(task_managers: int = TASK_MANAGERS, log=print, timeout: float = 120.0) -> dict:
   """Install if needed and start the cluster; returns what cluster.json records. A cluster this
-  project already runs is left as it is (started TaskManagers that died are started again)."""
+  project already runs is left as it is (started TaskManagers that died are started again); one
+  whose JobManager, job server or worker pool died is stopped and started clean (never two)."""
   with common.lock(NAME):
     install(log)
     state = common.read_state(NAME)
-    running = state and common.alive(state.get('job_server_pid', 0))
+    alive = processes(state)
+    running = bool(state) and all(alive[key] for key in ('jobmanager', 'job_server', 'worker_pool'))
+    if not running and (state or common.processes_of(NAME)):
+      gone = ', '.join(role for role, pids in alive.items() if not pids) or 'cluster.json'
+      log(f'flink: half up ({gone} gone): stopping the rest, starting clean…')
+      _stop(state or {})
     for port in (REST_PORT, JOB_PORT, WORKER_POOL_PORT):
       if not running and common.listening(port):
         raise common.EngineError(
@@ -191,11 +210,16 @@ def up(task_managers: int = TASK_MANAGERS, log=print, timeout: float = 120.0) ->
     bin_dir = os.path.join(flink_home(), 'bin')
     if not running:
       log(f'flink: starting a JobManager and {task_managers} TaskManagers on loopback…')
-      common.run_quietly([os.path.join(bin_dir, 'jobmanager.sh'), 'start'], 'starting Flink', env)
+      common.run_quietly(
+        [os.path.join(bin_dir, 'jobmanager.sh'), 'start'], 'starting Flink', env, own_session=True
+      )
     missing = task_managers - len(task_manager_pids())
     for _ in range(max(0, missing)):
       common.run_quietly(
-        [os.path.join(bin_dir, 'taskmanager.sh'), 'start'], 'starting a TaskManager', env
+        [os.path.join(bin_dir, 'taskmanager.sh'), 'start'],
+        'starting a TaskManager',
+        env,
+        own_session=True,
       )
     if not running:
       log("flink: starting Beam's job server and an SDK worker pool…")
@@ -222,14 +246,16 @@ def _start_job_server() -> int:
   ]
   artifacts = os.path.join(home(), 'artifacts')
   os.makedirs(artifacts, exist_ok=True)
+  lib = _job_server_lib()
   command = [
     'java',
     *java_opts,
     '-cp',
-    os.path.join(_job_server_lib(), '*'),
+    common.loopback_classes(NAME, lib) + os.pathsep + os.path.join(lib, '*'),
+    common.LOOPBACK_MAIN,
     JOB_SERVER_MAIN,
     f'--flink-master=localhost:{REST_PORT}',
-    '--job-host=localhost',
+    '--job-host=127.0.0.1',
     f'--job-port={JOB_PORT}',
     f'--artifact-port={ARTIFACT_PORT}',
     f'--expansion-port={EXPANSION_PORT}',
@@ -242,33 +268,31 @@ def down(log=print) -> List[int]:
   """Stop the cluster, its job server and worker pool; returns the processes still alive
   afterwards (none, unless something refused to die)."""
   with common.lock(NAME):
-    state = common.read_state(NAME) or {}
-    if os.path.isdir(os.path.join(flink_home(), 'bin')):
-      env = _flink_env(_write_conf())
-      bin_dir = os.path.join(flink_home(), 'bin')
-      subprocess.run(
-        [os.path.join(bin_dir, 'taskmanager.sh'), 'stop-all'],
-        env=env,
-        capture_output=True,
-        check=False,
-      )
-      subprocess.run(
-        [os.path.join(bin_dir, 'jobmanager.sh'), 'stop-all'],
-        env=env,
-        capture_output=True,
-        check=False,
-      )
-    for key in ('job_server_pid', 'worker_pool_pid'):
-      common.stop_process(state.get(key, 0))
-    left = common.stop_leftovers(NAME)
-    common.clear_state(NAME)
+    left = _stop(common.read_state(NAME) or {})
     log('flink: down' + (f'; still alive: {left}' if left else ''))
     return left
 
 
+def _stop(state: dict) -> List[int]:
+  if os.path.isdir(os.path.join(flink_home(), 'bin')):
+    env = _flink_env(_write_conf())
+    bin_dir = os.path.join(flink_home(), 'bin')
+    for script in ('taskmanager.sh', 'jobmanager.sh'):
+      subprocess.run(
+        [os.path.join(bin_dir, script), 'stop-all'], env=env, capture_output=True, check=False
+      )
+  for key in ('job_server_pid', 'worker_pool_pid'):
+    common.stop_process(state.get(key, 0))
+  left = common.stop_leftovers(NAME)
+  common.clear_state(NAME)
+  return left
+
+
 def status() -> Optional[dict]:
-  """cluster.json and the REST API's overview, or None when no cluster of this project runs."""
-  return common.status(NAME, lambda: rest('/overview'))
+  """cluster.json, which of its processes are alive and the REST API's overview, or None when
+  no cluster of this project runs."""
+  state = common.status(NAME, lambda: rest('/overview'))
+  return state and dict(state, processes=processes(state))
 
 
 def main(argv=None) -> int:
@@ -285,7 +309,14 @@ def main(argv=None) -> int:
     elif args.command == 'down':
       return 1 if down() else 0
     else:
-      print(json.dumps(status(), indent=2) if status() else 'flink: not running')
+      state, leftovers = status(), common.processes_of(NAME)
+      print(
+        json.dumps(state, indent=2)
+        if state
+        else f'flink: not running; leftovers: {leftovers}'
+        if leftovers
+        else 'flink: not running'
+      )
   except common.EngineError as e:
     print(f'error: {e}', file=sys.stderr)
     return 2

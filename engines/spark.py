@@ -4,8 +4,9 @@
 `up` installs, once, from pinned and checksummed artifacts (engines/files/): Spark's distribution
 (pyspark from PyPI: bin/, jars/) into .engines/spark/dist and Beam's Spark 3 job server (its
 runner module and runtime dependencies from Maven Central) into .engines/spark/job-server; then
-starts a standalone Master (spark://localhost:7077, web UI and its JSON on localhost:8080), a
-Worker (web UI on localhost:8082), Beam's job server (localhost:8199) and a Beam SDK worker pool
+starts a standalone Master (spark://localhost:7077, web UI and its JSON on localhost:8080), two
+Workers of one core (web UIs on localhost:8082, 8083), Beam's job server (localhost:8199, bound
+to loopback by files/LoopbackJobServer.java) and a Beam SDK worker pool
 (localhost:27100: the Python side of every Beam step), and waits until all of them answer.
 `down` stops every one of them and checks that no process of the cluster is left. What is
 running is in .engines/spark/cluster.json; `spark_args` turns a master URL into Beam's arguments.
@@ -32,10 +33,14 @@ SPARK_VERSION = '3.5.7'
 NAME = 'spark'
 MASTER_PORT = 7077
 MASTER_UI_PORT = 8080
-WORKER_UI_PORT = 8082
+WORKER_UI_PORT = 8082  # the first Worker's; the second's is the next port
 JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT = 8199, 8198, 8197
 WORKER_POOL_PORT = 27100  # below Linux's ephemeral ports (32768-60999): none can hold it
-WORKER_CORES = 2
+# Two Workers of one core each: an application's executors are spread over both, so one lost
+# executor's tasks have a live executor to go to while the Worker starts another.
+WORKERS = 2
+WORKER_KEYS = tuple(f'worker{i}_pid' for i in range(1, WORKERS + 1))
+WORKER_CORES = 1
 WORKER_MEMORY = '4g'
 EXECUTOR_MEMORY = '2g'
 CHECK_SECONDS = 5.0
@@ -175,7 +180,7 @@ def _wait_ready(state: dict, deadline: float) -> None:
       answer = master_json()
       if (
         answer.get('status') == 'ALIVE'
-        and _alive_workers(answer) >= 1
+        and _alive_workers(answer) >= WORKERS
         and common.listening(JOB_PORT)
         and common.listening(WORKER_POOL_PORT)
       ):
@@ -187,7 +192,7 @@ def _wait_ready(state: dict, deadline: float) -> None:
       time.sleep(1.0)
       state['worker_pool_pid'] = common.start_worker_pool(NAME, WORKER_POOL_PORT)
       common.write_state(NAME, state)
-    for key in ('master_pid', 'worker_pid', 'job_server_pid'):
+    for key in ('master_pid', *WORKER_KEYS, 'job_server_pid'):
       if not common.alive(state[key]):
         what = key[: -len('_pid')].replace('_', ' ')
         raise common.EngineError(f'the {what} exited at start; see {common.log_dir(NAME)}')
@@ -207,11 +212,11 @@ def up(log=print, timeout: float = 120.0) -> dict:
     state = common.read_state(NAME) or {}
     ours = {
       key: state.get(key, 0)
-      for key in ('master_pid', 'worker_pid', 'job_server_pid', 'worker_pool_pid')
+      for key in ('master_pid', *WORKER_KEYS, 'job_server_pid', 'worker_pool_pid')
     }
     ports = {
       'master_pid': (MASTER_PORT, MASTER_UI_PORT),
-      'worker_pid': (WORKER_UI_PORT,),
+      **{key: (WORKER_UI_PORT + i,) for i, key in enumerate(WORKER_KEYS)},
       'job_server_pid': (JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT),
       'worker_pool_pid': (WORKER_POOL_PORT,),
     }
@@ -227,7 +232,7 @@ def up(log=print, timeout: float = 120.0) -> dict:
     spark_class = os.path.join(spark_home(), 'bin', 'spark-class')
     started = []
     if not common.alive(ours['master_pid']):
-      log(f'spark: starting a standalone Master and a Worker ({WORKER_CORES} cores) on loopback…')
+      log(f'spark: starting a standalone Master and {WORKERS} Workers on loopback…')
       ours['master_pid'] = common.start_daemon(
         NAME,
         'master',
@@ -244,10 +249,12 @@ def up(log=print, timeout: float = 120.0) -> dict:
         env,
       )
       started.append('master')
-    if not common.alive(ours['worker_pid']):
-      ours['worker_pid'] = common.start_daemon(
+    for i, key in enumerate(WORKER_KEYS):
+      if common.alive(ours[key]):
+        continue
+      ours[key] = common.start_daemon(
         NAME,
-        'worker',
+        key[: -len('_pid')],
         [
           spark_class,
           'org.apache.spark.deploy.worker.Worker',
@@ -255,7 +262,7 @@ def up(log=print, timeout: float = 120.0) -> dict:
           '--host',
           'localhost',
           '--webui-port',
-          str(WORKER_UI_PORT),
+          str(WORKER_UI_PORT + i),
           '--cores',
           str(WORKER_CORES),
           '--memory',
@@ -265,7 +272,7 @@ def up(log=print, timeout: float = 120.0) -> dict:
         ],
         env,
       )
-      started.append('worker')
+      started.append(key[: -len('_pid')])
     if not common.alive(ours['job_server_pid']):
       log("spark: starting Beam's job server and an SDK worker pool…")
       ours['job_server_pid'] = _start_job_server(env)
@@ -278,7 +285,7 @@ def up(log=print, timeout: float = 120.0) -> dict:
         master=MASTER_URL,
         web_ui=f'http://localhost:{MASTER_UI_PORT}',
         master_json=f'http://localhost:{MASTER_UI_PORT}/json/',
-        worker_web_ui=f'http://localhost:{WORKER_UI_PORT}',
+        worker_web_uis=[f'http://localhost:{WORKER_UI_PORT + i}' for i in range(WORKERS)],
         rest=None,  # Spark's REST submission server (6066) stays off: the job server submits
         job_endpoint=f'localhost:{JOB_PORT}',
         worker_pool=f'localhost:{WORKER_POOL_PORT}',
@@ -319,10 +326,11 @@ def _start_job_server(env: dict) -> int:
     f'-Dlog4j2.configurationFile=file:{log4j}',
     *(f'-D{key}={value}' for key, value in spark_conf.items()),
     '-cp',
-    _classpath(),
+    common.loopback_classes(NAME, _job_server_lib()) + os.pathsep + _classpath(),
+    common.LOOPBACK_MAIN,
     JOB_SERVER_MAIN,
     f'--spark-master-url={MASTER_URL}',
-    '--job-host=localhost',
+    '--job-host=127.0.0.1',
     f'--job-port={JOB_PORT}',
     f'--artifact-port={ARTIFACT_PORT}',
     f'--expansion-port={EXPANSION_PORT}',
@@ -343,7 +351,7 @@ def down(log=print) -> List[int]:
     state = common.read_state(NAME) or {}
     # The job server first (its running applications end), then the Worker (and the executors
     # it started: they are in its process group), then the Master.
-    for key in ('job_server_pid', 'worker_pool_pid', 'worker_pid', 'master_pid'):
+    for key in ('job_server_pid', 'worker_pool_pid', *WORKER_KEYS, 'master_pid'):
       common.stop_process(state.get(key, 0))
     for pid in processes():
       common.stop_process(pid, grace=5.0)

@@ -286,7 +286,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     )
     default = exec_properties.get('label_default') or ''
     rows = '' if mode == duplicates.OFF else os.path.join(self._get_tmp_dir(), 'rows')
-    with watch, self._make_beam_pipeline() as pipeline:
+    with beam_progress.job_guard(self, node), watch, self._make_beam_pipeline() as pipeline:
       ranges = pipeline | 'Ranges' >> beam.Create(tasks, reshuffle=True)
       inferred = ranges | 'InferTypes' >> beam.ParDo(
         _Infer(names, errors, not ids, label, default)

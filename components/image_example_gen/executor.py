@@ -109,7 +109,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       expected,
       lambda done, total, rate: f'{done:,} of {total:,} image files read, {rate:,.0f} files/s',
     )
-    with watch, self._make_beam_pipeline() as pipeline:
+    with beam_progress.job_guard(self, node), watch, self._make_beam_pipeline() as pipeline:
       _ = (
         pipeline
         # Plain tuples: Beam's coder encodes them natively, where it pickles each

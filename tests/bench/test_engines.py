@@ -10,7 +10,7 @@ from bench import engines
 
 # Fresh pipeline processes on every engine; the Flink cluster of engines.flink (started when it is
 # not running, and then stopped again), shared with the other Flink tests one at a time.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('flink')]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('engines')]
 
 
 @pytest.fixture(scope='module')

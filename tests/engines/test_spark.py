@@ -15,6 +15,7 @@ import pytest
 
 from engines import common, spark
 from tests.engines.conftest import ROWS, computed_by, records, run_csv, statistics
+from tests.support import engine_faults
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('engines')]
 
@@ -71,26 +72,37 @@ def test_pipeline_runs_on_spark_as_on_the_direct_runner(cluster, tmp_path):
   assert on_spark == direct
   app = _new_finished_app(before)
   assert app['name'].startswith('BeamApp') and app['state'] == 'FINISHED'
-  # The executors load Beam's jars from the job server's folder: the application's work folder
+  # The executors load Beam's jars from the job server's folder: each executor's work folder
   # holds the runner's jar alone, not the driver's whole classpath (413 MB).
   staged = glob.glob(os.path.join(spark.home(), 'work', app['id'], '*', '*.jar'))
-  assert [os.path.basename(path) for path in staged] == [spark.RUNNER_JAR]
+  assert staged and {os.path.basename(path) for path in staged} == {spark.RUNNER_JAR}
 
 
 @pytest.fixture(scope='module')
 def spark_run(cluster, rows_csv, tmp_path_factory):
-  """(the CSV's run on Spark, its exit code, the applications it ran)."""
+  """(the CSV's run on Spark that loses an executor (SIGKILL) in its first job, the exit codes of
+  that run and of the same command again when it failed, the applications, the killed pid)."""
   before = _apps()
   output = str(tmp_path_factory.mktemp('spark_run') / 'spark')
-  code = run_csv(
-    rows_csv, output, '--beam-runner', 'SparkRunner', '--spark-master', spark.MASTER_URL
-  )
-  return output, code, [app for app_id, app in _apps().items() if app_id not in before]
+  flags = ['--beam-runner', 'SparkRunner', '--spark-master', spark.MASTER_URL]
+  with engine_faults.SparkExecutorKiller() as killer:
+    codes = [run_csv(rows_csv, output, *flags)]
+  if codes[0] not in (0, 3):  # the lost executor failed the run: once more, from the cache
+    codes.append(run_csv(rows_csv, output, *flags))
+  return output, codes, [app for app_id, app in _apps().items() if app_id not in before], killer
+
+
+def test_a_lost_executor_is_recovered_by_spark(spark_run):
+  """Spark runs the lost executor's tasks again on the other Worker's executor (and its Worker
+  starts a new one): the run that lost it ends 0 (or 3: trained, not blessed)."""
+  _, codes, _, killer = spark_run
+  assert killer.killed, 'no executor was seen running: the fault was not injected'
+  assert codes[0] in (0, 3), f'recovered only by running again: {codes}'
 
 
 def test_pipeline_run_on_spark_equals_the_direct_runner(spark_run, direct_run):
-  output, code, apps = spark_run
-  assert code in (0, 3)
+  output, codes, apps, _ = spark_run
+  assert codes[-1] in (0, 3)
   assert records(output) == records(direct_run)
   assert sum(sum(c.values()) for c in records(output).values()) == ROWS
   assert statistics(output) == statistics(direct_run) and len(statistics(output)) == 8
@@ -103,6 +115,13 @@ def _free_port() -> int:
   with socket.socket() as s:
     s.bind(('127.0.0.1', 0))
     return s.getsockname()[1]
+
+
+def test_cluster_listens_on_loopback_only(cluster):
+  """Every listening socket of every process the cluster started (Master, Workers, job server
+  with its artifact and expansion services, worker pool) is on a loopback address."""
+  ports = {spark.MASTER_PORT, spark.JOB_PORT, spark.ARTIFACT_PORT, spark.EXPANSION_PORT}
+  engine_faults.assert_loopback_only(spark.processes(), ports, spark.WORKER_POOL_PORT)
 
 
 def test_a_master_nobody_answers_at_is_an_error():
