@@ -151,19 +151,22 @@ def fetch_job_server(name: str, lib: str, log=print) -> None:
 LOOPBACK_MAIN = 'LoopbackJobServer'  # files/LoopbackJobServer.java: Beam's job server on loopback
 
 
-def loopback_classes(name: str, lib: str) -> str:
+def loopback_jar(name: str, lib: str) -> str:
   """files/LoopbackJobServer.java compiled (once, and again when it changes) against the job
-  server's jars in `lib`: the folder to put first on the job server's classpath."""
+  server's jars in `lib`, as a jar to put first on the job server's classpath (a jar: Beam's
+  Flink runner stages every classpath entry to the cluster as a file)."""
   source = os.path.join(FILES, f'{LOOPBACK_MAIN}.java')
-  classes = os.path.join(engine_dir(name), 'loopback-job-server')
-  compiled = os.path.join(classes, f'{LOOPBACK_MAIN}.class')
-  if os.path.isfile(compiled) and os.path.getmtime(compiled) >= os.path.getmtime(source):
-    return classes
-  run_quietly(
-    ['javac', '-nowarn', '-d', classes, '-cp', os.path.join(lib, '*'), source],
-    'compiling the loopback job server launcher',
-  )
-  return classes
+  jar = os.path.join(engine_dir(name), 'loopback-job-server.jar')
+  if os.path.isfile(jar) and os.path.getmtime(jar) >= os.path.getmtime(source):
+    return jar
+  classes = jar[: -len('.jar')]
+  shutil.rmtree(classes, ignore_errors=True)
+  what = 'building the loopback job server launcher'
+  run_quietly(['javac', '-nowarn', '-d', classes, '-cp', os.path.join(lib, '*'), source], what)
+  run_quietly(['jar', '--create', '--file', jar + '.tmp', '-C', classes, '.'], what)
+  shutil.rmtree(classes, ignore_errors=True)
+  os.replace(jar + '.tmp', jar)
+  return jar
 
 
 def run_quietly(

@@ -251,7 +251,7 @@ def _start_job_server() -> int:
     'java',
     *java_opts,
     '-cp',
-    common.loopback_classes(NAME, lib) + os.pathsep + os.path.join(lib, '*'),
+    common.loopback_jar(NAME, lib) + os.pathsep + os.path.join(lib, '*'),
     common.LOOPBACK_MAIN,
     JOB_SERVER_MAIN,
     f'--flink-master=localhost:{REST_PORT}',

@@ -326,7 +326,7 @@ def _start_job_server(env: dict) -> int:
     f'-Dlog4j2.configurationFile=file:{log4j}',
     *(f'-D{key}={value}' for key, value in spark_conf.items()),
     '-cp',
-    common.loopback_classes(NAME, _job_server_lib()) + os.pathsep + _classpath(),
+    common.loopback_jar(NAME, _job_server_lib()) + os.pathsep + _classpath(),
     common.LOOPBACK_MAIN,
     JOB_SERVER_MAIN,
     f'--spark-master-url={MASTER_URL}',
