@@ -267,7 +267,8 @@ def stop_process(pid: int, grace: float = 10.0) -> None:
 
 def processes_of(name: str) -> List[int]:
   """This engine's processes: those whose command line names its folder (the JVMs) or whose
-  environment names it (its worker pool and the SDK workers that pool started)."""
+  environment names it and that run in this checkout (its worker pool and the SDK workers that
+  pool started; another checkout's pool on the same machine has the same environment)."""
   marker, tag = engine_dir(name).encode(), f'{ENGINE_ENV}={name}'.encode()
   found = []
   for entry in os.listdir('/proc'):
@@ -280,9 +281,16 @@ def processes_of(name: str) -> List[int]:
         environ = f.read().split(b'\0')
     except OSError:
       continue
-    if (marker in cmdline or tag in environ) and alive(int(entry)):
+    if (marker in cmdline or (tag in environ and _cwd(entry) == ROOT)) and alive(int(entry)):
       found.append(int(entry))
   return found
+
+
+def _cwd(pid: str) -> str:
+  try:
+    return os.readlink(f'/proc/{pid}/cwd')
+  except OSError:
+    return ''
 
 
 def stop_leftovers(name: str) -> List[int]:
