@@ -200,7 +200,11 @@ def up(task_managers: int = TASK_MANAGERS, log=print, timeout: float = 120.0) ->
       gone = ', '.join(role for role, pids in alive.items() if not pids) or 'cluster.json'
       log(f'flink: half up ({gone} gone): stopping the rest, starting clean…')
       _stop(state or {})
-    for port in (REST_PORT, JOB_PORT, WORKER_POOL_PORT):
+    ports = (REST_PORT, JOB_PORT, WORKER_POOL_PORT)
+    deadline = time.monotonic() + 15.0  # the ports of processes just stopped, let go
+    while not running and any(map(common.listening, ports)) and time.monotonic() < deadline:
+      time.sleep(0.5)
+    for port in ports:
       if not running and common.listening(port):
         raise common.EngineError(
           f'localhost:{port} is already in use by another process: stop it first'
