@@ -72,6 +72,8 @@ class TaskManagerKiller:
       if pid:
         os.kill(pid, 9)
         self.killed[prefix] = pid
+        while common.alive(pid):  # a JVM takes a moment to die: `up` would count it still
+          time.sleep(0.1)
         flink.up(log=lambda line: None)  # a TaskManager in its place, for the next jobs
 
 
