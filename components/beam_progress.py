@@ -87,7 +87,15 @@ def job_guard(executor, node: str):
     return contextlib.nullcontext()
   from engines import job_guard
 
-  return job_guard.JobGuard(_arg(executor._beam_pipeline_args, 'flink_master'), job_name)
+  return job_guard.JobGuard(rest_master(executor._beam_pipeline_args), job_name)
+
+
+def rest_master(args) -> str:
+  """The Flink REST address this process reaches: `--flink_master`, or for the containerised
+  cluster (whose --flink_master is the JobManager's name on its network) its published one."""
+  from engines import flink_containers
+
+  return flink_containers.rest_address(_arg(args, 'flink_master'))
 
 
 def runner_counts(executor, node: str):
@@ -104,7 +112,7 @@ def runner_counts(executor, node: str):
     return runner, None
   from engines import flink
 
-  job_name, master = flink_job_name(executor, node), _arg(args, 'flink_master')
+  job_name, master = flink_job_name(executor, node), rest_master(args)
   return runner, lambda: flink.job_counter(master, job_name, *progress.BEAM_COUNTER)
 
 

@@ -116,6 +116,12 @@ def s3_env(state: dict) -> Dict[str, str]:
   return {'AWS_ENDPOINT_URL': state['s3_endpoint'], **S3_KEYS}
 
 
+def rest_address(master: str) -> str:
+  """`master` as this machine reaches it: the JobManager's name on the cluster's network (what
+  the job server is given) is its REST port published on loopback; any other is itself."""
+  return f'localhost:{flink.REST_PORT}' if master == f'{JOB_MANAGER}:{flink.REST_PORT}' else master
+
+
 def running(name: str) -> bool:
   return docker('inspect', '-f', '{{.State.Running}}', name, check=False) == 'true'
 

@@ -105,3 +105,11 @@ def test_threads_of_one_process_count_and_flush_without_losing_a_count():
       assert watch.done() == 6 * 300
   finally:
     sys.setswitchinterval(switch)
+
+
+def test_the_containerised_clusters_jobmanager_is_reached_on_its_published_port():
+  from engines import flink_containers
+
+  in_cluster = f'{flink_containers.JOB_MANAGER}:8081'
+  assert beam_progress.rest_master([f'--flink_master={in_cluster}']) == 'localhost:8081'
+  assert beam_progress.rest_master(['--flink_master=flink.example:8081']) == 'flink.example:8081'
