@@ -12,7 +12,6 @@ import pytest
 from tests.e2e.test_object_storage import (
   ROOT,
   _files_with_sentinels,
-  _pipeline,
   _sentinels_in,
   run_remote,
 )
@@ -100,5 +99,5 @@ def test_unusable_gcs_is_one_line_at_once(gcs, where):
       'error: --output gs://no-such-bucket/run: cannot reach Google Cloud Storage at '
       f'http://127.0.0.1:{port}'
     )
-  done = _pipeline(env, 'run', '--output', 'gs://no-such-bucket/run')
+  done = s3_server.pipeline(env, 'run', '--output', 'gs://no-such-bucket/run')
   assert (done.returncode, done.stderr.strip()) == (2, expected)
