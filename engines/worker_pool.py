@@ -175,9 +175,12 @@ def bind_address(host: str, port: int) -> str:
 
 
 def bind_error(host: str, port: int) -> str:
-  """Why host:port cannot be listened on ('' when it can)."""
+  """Why host:port cannot be listened on ('' when it can). SO_REUSEADDR, as gRPC's own listener
+  sets it: the connections of a pool stopped seconds ago (TIME_WAIT) do not hold the port, a
+  listening socket does."""
   family = socket.AF_INET6 if ':' in host else socket.AF_INET
   with socket.socket(family) as s:
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
       s.bind((host, port))
       return ''
