@@ -121,7 +121,7 @@ def test_cluster_listens_on_loopback_only(cluster):
   """Every listening socket of every process the cluster started (Master, Workers, job server
   with its artifact and expansion services, worker pool) is on a loopback address."""
   ports = {spark.MASTER_PORT, spark.JOB_PORT, spark.ARTIFACT_PORT, spark.EXPANSION_PORT}
-  engine_faults.assert_loopback_only(spark.processes(), ports, spark.WORKER_POOL_PORT)
+  engine_faults.assert_loopback_only(spark.processes(), ports | {spark.WORKER_POOL_PORT})
 
 
 def test_a_master_nobody_answers_at_is_an_error():

@@ -160,14 +160,16 @@ def listening_sockets(pids: List[int]) -> List[Tuple[int, str, int]]:
 WILDCARDS = ('0.0.0.0', '0:0:0:0:0:0:0:0', '0:0:0:0:0:ffff:0:0')
 
 
-def assert_loopback_only(pids: List[int], ports: set, pool_port: int) -> None:
-  """The processes listen on `ports` (at least) and on no wildcard address; the SDK worker
-  pool alone on one is an expected failure (Beam's pool binds [::]; another change replaces it)."""
+def assert_loopback_only(pids: List[int], ports: set, task_managers: List[int] = ()) -> None:
+  """The processes listen on `ports` (at least) and on no wildcard address. Known gap (issue 52,
+  open): the gRPC servers a TaskManager opens for its SDK workers while a job's environment lives
+  (Beam's Java ServerFactory, ephemeral ports) bind every interface; when those are the only
+  wildcard sockets, the test is an expected failure that names them."""
   import pytest
 
   sockets = listening_sockets(pids)
   assert ports <= {port for _, _, port in sockets}, sockets
   wildcard = [s for s in sockets if s[1] in WILDCARDS]
-  if wildcard and {port for _, _, port in wildcard} == {pool_port}:
-    pytest.xfail('worker pool: h2')
+  if wildcard and all(pid in task_managers and port not in ports for pid, _, port in wildcard):
+    pytest.xfail(f"TaskManagers' per-job SDK-harness servers on every interface: {wildcard}")
   assert wildcard == [], f'on every interface: {wildcard}'
