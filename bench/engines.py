@@ -38,7 +38,6 @@ default invocation (36 runs) takes ~35-40 minutes; --rounds 1 about half.
 asserted; the images were left out of it to keep CI within its time, issue 50).
 """
 
-import argparse
 import json
 import os
 import signal
@@ -620,17 +619,13 @@ def report(figures: dict) -> None:
 
 
 def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-  )
-  parser.add_argument('--quick', action='store_true', help='tiny sizes, 1 round (tests)')
+  from bench import figures as figures_file
+
+  parser = figures_file.parser(__doc__, quick='tiny sizes, 1 round (tests)')
   parser.add_argument('--rounds', type=int, default=0, help='rounds (default 2, quick: 1)')
-  parser.add_argument('--json', help='also write the figures here')
   args = parser.parse_args(argv)
   figures = measure(args.quick, args.rounds)
   report(figures)
-  from bench import figures as figures_file
-
   figures_file.save(figures, args.json)
 
 

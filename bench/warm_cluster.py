@@ -21,7 +21,6 @@ spread is its lowest and highest round (bench.figures.ratio_rounds).
 asserted; bench.engines' test covers the CSV's cost lines).
 """
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -229,17 +228,13 @@ def _report_csv(figures: dict) -> None:
 
 
 def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(
-    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-  )
-  parser.add_argument('--quick', action='store_true', help='the default run only, 1 round (tests)')
+  from bench import figures as figures_file
+
+  parser = figures_file.parser(__doc__, quick='the default run only, 1 round (tests)')
   parser.add_argument('--rounds', type=int, default=0, help='rounds (default 2, quick: 1)')
-  parser.add_argument('--json', help='also write the figures here')
   args = parser.parse_args(argv)
   figures = measure(args.quick, args.rounds)
   report(figures)
-  from bench import figures as figures_file
-
   figures_file.save(figures, args.json)
 
 

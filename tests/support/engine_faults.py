@@ -28,15 +28,10 @@ def busy_task_manager_pid(master: str = MASTER) -> Optional[int]:
   return None
 
 
-class TaskManagerKiller:
-  """`with TaskManagerKiller(prefixes) as killer:` around a run: the first running Flink job whose
-  name starts with each prefix loses its busy TaskManager (SIGKILL) a few seconds into its work,
-  and `flink.up` then starts a TaskManager in its place for the jobs after it.
-  killer.killed: prefix → the pid killed."""
+class _Background:
+  """A context whose `_run` works in a thread from entry until the exit sets `_stop`."""
 
-  def __init__(self, prefixes: Tuple[str, ...], into_job_seconds: float = 3.0):
-    self.prefixes, self.into_job_seconds = prefixes, into_job_seconds
-    self.killed: Dict[str, int] = {}
+  def __init__(self):
     self._stop = threading.Event()
     self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -48,6 +43,21 @@ class TaskManagerKiller:
     self._stop.set()
     self._thread.join()
     return False
+
+  def _run(self) -> None:
+    raise NotImplementedError
+
+
+class TaskManagerKiller(_Background):
+  """`with TaskManagerKiller(prefixes) as killer:` around a run: the first running Flink job whose
+  name starts with each prefix loses its busy TaskManager (SIGKILL) a few seconds into its work,
+  and `flink.up` then starts a TaskManager in its place for the jobs after it.
+  killer.killed: prefix → the pid killed."""
+
+  def __init__(self, prefixes: Tuple[str, ...], into_job_seconds: float = 3.0):
+    self.prefixes, self.into_job_seconds = prefixes, into_job_seconds
+    self.killed: Dict[str, int] = {}
+    super().__init__()
 
   def _running(self) -> Optional[str]:
     """The prefix of a job running tasks now that has not lost a TaskManager yet."""
@@ -77,7 +87,7 @@ class TaskManagerKiller:
         flink.up(log=lambda line: None)  # a TaskManager in its place, for the next jobs
 
 
-class SparkExecutorKiller:
+class SparkExecutorKiller(_Background):
   """`with SparkExecutorKiller() as killer:` around a run: the first Spark executor seen running
   for some seconds (started, its SDK worker asked for, tasks under way) is SIGKILLed
   (killer.killed: its pid, or None)."""
@@ -85,17 +95,7 @@ class SparkExecutorKiller:
   def __init__(self, into_job_seconds: float = 8.0):
     self.into_job_seconds = into_job_seconds
     self.killed: Optional[int] = None
-    self._stop = threading.Event()
-    self._thread = threading.Thread(target=self._run, daemon=True)
-
-  def __enter__(self):
-    self._thread.start()
-    return self
-
-  def __exit__(self, *exc):
-    self._stop.set()
-    self._thread.join()
-    return False
+    super().__init__()
 
   def _run(self) -> None:
     from engines import spark
