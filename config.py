@@ -209,7 +209,7 @@ class PipelineConfig:
   flink_master: str = ''  # FlinkRunner: the cluster's REST address (host:port)
   spark_master: str = ''  # SparkRunner: the master's URL (spark://host:port)
   beam_parallelism: int = 0  # Flink: parallelism of every Beam job (0: the cluster's default)
-  # FlinkRunner's or SparkRunner's arguments as resolved against the cluster (engines.beam_args: job server,
+  # FlinkRunner's or SparkRunner's arguments as resolved against the cluster (engines.flink_args, spark_args: job server,
   # SDK environment, parallelism); set by the command line, which checks the cluster answers.
   beam_engine_args: List[str] = dataclasses.field(default_factory=list)
   data_rev: str = ''  # --data-rev: the git revision of a DVC repository data was staged from

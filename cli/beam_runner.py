@@ -34,11 +34,12 @@ def engine_args(args: argparse.Namespace) -> list:
       f'--beam-runner {args.beam_runner} needs {flag} (the local cluster of '
       f'`make {args.beam_runner[:-6].lower()}-up`: {example})'
     )
-  from engines import beam_args, common
+  from engines import common, flink_args, spark_args
 
+  resolve = {cfg.FLINK_RUNNER: flink_args.flink_args, cfg.SPARK_RUNNER: spark_args.spark_args}
   try:
-    resolved = beam_args.engine_args(args.beam_runner, master, args.beam_parallelism)
-    cluster = beam_args.local_cluster(master) if args.beam_runner == cfg.FLINK_RUNNER else {}
+    resolved = resolve[args.beam_runner](master, args.beam_parallelism)
+    cluster = flink_args.local_cluster(master) if args.beam_runner == cfg.FLINK_RUNNER else {}
   except common.EngineError as e:
     raise UserError(f'{flag} {master}: {e}') from None
   if cluster.get('containers'):

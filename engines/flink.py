@@ -8,10 +8,9 @@ TaskManagers, Beam's job server (localhost:8099) and a Beam SDK worker pool (loc
 Python side of every Beam step, as a worker-pool sidecar beside each TaskManager would be in
 production), and waits until all of them answer. `down` stops every one of them and checks that
 no process of the cluster is left. What is running is in .engines/flink/cluster.json, which the
-pipeline's FlinkRunner defaults read (engines.runner_args).
+pipeline's FlinkRunner arguments read (engines.flink_args).
 """
 
-import argparse
 import base64
 import glob
 import json
@@ -24,7 +23,7 @@ import time
 from typing import List, Optional
 import urllib.request
 
-from engines import common
+from engines import cli, common
 
 FLINK_VERSION = '1.19.3'
 NAME = 'flink'
@@ -299,32 +298,23 @@ def status() -> Optional[dict]:
   return state and dict(state, processes=processes(state))
 
 
-def main(argv=None) -> int:
-  parser = argparse.ArgumentParser(
-    prog='python -m engines.flink',
-    description='A local Flink cluster for --beam-runner FlinkRunner (docs/operations.md: Flink).',
+def status_line() -> str:
+  """What `status` prints: cluster.json with its processes and overview, or that none runs."""
+  state, leftovers = status(), common.processes_of(NAME)
+  return (
+    json.dumps(state, indent=2)
+    if state
+    else f'flink: not running; leftovers: {leftovers}'
+    if leftovers
+    else 'flink: not running'
   )
-  parser.add_argument('command', choices=('up', 'down', 'status'))
-  parser.add_argument('--task-managers', type=int, default=TASK_MANAGERS)
-  args = parser.parse_args(argv)
-  try:
-    if args.command == 'up':
-      up(args.task_managers)
-    elif args.command == 'down':
-      return 1 if down() else 0
-    else:
-      state, leftovers = status(), common.processes_of(NAME)
-      print(
-        json.dumps(state, indent=2)
-        if state
-        else f'flink: not running; leftovers: {leftovers}'
-        if leftovers
-        else 'flink: not running'
-      )
-  except common.EngineError as e:
-    print(f'error: {e}', file=sys.stderr)
-    return 2
-  return 0
+
+
+def main(argv=None) -> int:
+  description = 'A local Flink cluster for --beam-runner FlinkRunner (docs/operations.md: Flink).'
+  flags = lambda parser: parser.add_argument('--task-managers', type=int, default=TASK_MANAGERS)
+  start = lambda args: up(args.task_managers)
+  return cli.main('python -m engines.flink', description, start, down, status_line, argv, {}, flags)
 
 
 if __name__ == '__main__':

@@ -10,11 +10,10 @@ object storage: an S3 server (moto, standing in for S3 or a MinIO) on the networ
 the one address that both this machine and the containers reach. The REST API and the job server
 publish on 127.0.0.1 only.
 
-What runs is recorded in .engines/flink-containers/cluster.json, which engines.beam_args reads
+What runs is recorded in .engines/flink-containers/cluster.json, which engines.flink_args reads
 for `--flink-master localhost:8081` just as it reads the loopback cluster's.
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -22,7 +21,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from engines import common, flink
+from engines import cli, common, flink
 
 NAME = 'flink-containers'
 LABEL = 'tfrecord-pipeline.flink-containers'
@@ -342,36 +341,32 @@ def put(path: str, log=print) -> str:
   return url
 
 
+def status_line() -> str:
+  """What `status` prints: cluster.json with which containers run, or that none runs."""
+  current = state()
+  alive = {name: running(name) for name in _names()}
+  return json.dumps(dict(current, containers=alive), indent=2) if current else 'flink: not running'
+
+
+def _put(args) -> None:
+  if not args.path:
+    raise cli.UsageError('put needs a PATH')
+  print(put(args.path, log=lambda line: print(line, file=sys.stderr)))
+
+
+def _env(args) -> None:
+  current = state() or {}
+  print('\n'.join(f'export {k}={v}' for k, v in s3_env(current).items()) if current else '')
+
+
 def main(argv=None) -> int:
-  parser = argparse.ArgumentParser(
-    prog='python -m engines.flink_containers',
-    description='The Flink cluster in containers (docs/operations.md: Flink in containers).',
+  description = 'The Flink cluster in containers (docs/operations.md: Flink in containers).'
+  path = lambda parser: parser.add_argument(
+    'path', nargs='?', help='put: the file or folder to upload'
   )
-  parser.add_argument('command', choices=('up', 'down', 'status', 'put', 'env'))
-  parser.add_argument('path', nargs='?', help='put: the file or folder to upload')
-  args = parser.parse_args(argv)
-  try:
-    if args.command == 'up':
-      up()
-    elif args.command == 'down':
-      return 1 if down() else 0
-    elif args.command == 'put':
-      if not args.path:
-        parser.error('put needs a PATH')
-      print(put(args.path, log=lambda line: print(line, file=sys.stderr)))
-    elif args.command == 'env':
-      current = state() or {}
-      print('\n'.join(f'export {k}={v}' for k, v in s3_env(current).items()) if current else '')
-    else:
-      current = state()
-      alive = {name: running(name) for name in _names()}
-      print(
-        json.dumps(dict(current, containers=alive), indent=2) if current else 'flink: not running'
-      )
-  except common.EngineError as e:
-    print(f'error: {e}', file=sys.stderr)
-    return 2
-  return 0
+  more = {'put': _put, 'env': _env}
+  prog = 'python -m engines.flink_containers'
+  return cli.main(prog, description, lambda args: up(), down, status_line, argv, more, path)
 
 
 if __name__ == '__main__':

@@ -9,7 +9,7 @@ Workers of one core (web UIs on localhost:8082, 8083), Beam's job server (localh
 to loopback by files/LoopbackJobServer.java) and a Beam SDK worker pool
 (localhost:27100: the Python side of every Beam step), and waits until all of them answer.
 `down` stops every one of them and checks that no process of the cluster is left. What is
-running is in .engines/spark/cluster.json; `spark_args` turns a master URL into Beam's arguments.
+running is in .engines/spark/cluster.json, which engines.spark_args reads.
 
 Each Beam job is one Spark application: the job server is its driver (a SparkContext in the job
 server's JVM, against the Master) and the Worker starts its executors, which find Beam's jars on
@@ -17,17 +17,15 @@ their classpath (spark.executor.extraClassPath) and run each fused Python stage 
 pool. Spark's Python side (pyspark) is not used: Beam's Python SDK only talks to the job server.
 """
 
-import argparse
 import json
 import os
 import signal
-import socket
 import sys
 import time
-from typing import List, Optional, Tuple
+from typing import List, Optional
 import urllib.request
 
-from engines import common
+from engines import cli, common
 
 SPARK_VERSION = '3.5.7'
 NAME = 'spark'
@@ -43,10 +41,8 @@ WORKER_KEYS = tuple(f'worker{i}_pid' for i in range(1, WORKERS + 1))
 WORKER_CORES = 1
 WORKER_MEMORY = '4g'
 EXECUTOR_MEMORY = '2g'
-CHECK_SECONDS = 5.0
 FILES = common.FILES
 JOB_SERVER_MAIN = 'org.apache.beam.runners.spark.SparkJobServerDriver'
-RUNNER_JAR = 'beam-runners-spark-3-2.62.0.jar'
 MASTER_URL = f'spark://localhost:{MASTER_PORT}'
 # What Spark's launcher gives its own JVMs on Java 17 (org.apache.spark.launcher.JavaModuleOptions);
 # the job server is a Spark driver started without the launcher, so it needs them too.
@@ -84,19 +80,19 @@ def spark_home() -> str:
   return os.path.join(home(), 'dist', 'pyspark')
 
 
-def _spark_jars() -> str:
+def spark_jars() -> str:
   return os.path.join(spark_home(), 'jars')
 
 
-def _job_server_lib() -> str:
+def job_server_lib() -> str:
   return os.path.join(home(), 'job-server', 'lib')
 
 
 def install(log=print) -> None:
   """Spark's distribution and Beam's job server, each once, from the pinned files."""
-  if not os.path.isfile(os.path.join(_spark_jars(), f'spark-core_2.12-{SPARK_VERSION}.jar')):
+  if not os.path.isfile(os.path.join(spark_jars(), f'spark-core_2.12-{SPARK_VERSION}.jar')):
     common.install_distribution(NAME, f'Spark {SPARK_VERSION}', os.path.join(home(), 'dist'), log)
-  common.fetch_job_server(NAME, _job_server_lib(), log)
+  common.fetch_job_server(NAME, job_server_lib(), log)
 
 
 def _folder(sub: str) -> str:
@@ -166,7 +162,7 @@ def master_json(timeout: float = 3.0, ui: str = f'localhost:{MASTER_UI_PORT}') -
     return json.load(answer)
 
 
-def _alive_workers(state: dict) -> int:
+def alive_workers(state: dict) -> int:
   return sum(1 for worker in state.get('workers', []) if worker.get('state') == 'ALIVE')
 
 
@@ -180,7 +176,7 @@ def _wait_ready(state: dict, deadline: float) -> None:
       answer = master_json()
       if (
         answer.get('status') == 'ALIVE'
-        and _alive_workers(answer) >= WORKERS
+        and alive_workers(answer) >= WORKERS
         and common.listening(JOB_PORT)
         and common.listening(WORKER_POOL_PORT)
       ):
@@ -304,7 +300,7 @@ def up(log=print, timeout: float = 120.0) -> dict:
 
 def _classpath() -> str:
   """Beam's jars first (their newer guava, gson, jackson win), then Spark's."""
-  return os.path.join(_job_server_lib(), '*') + os.pathsep + os.path.join(_spark_jars(), '*')
+  return os.path.join(job_server_lib(), '*') + os.pathsep + os.path.join(spark_jars(), '*')
 
 
 def _start_job_server(env: dict) -> int:
@@ -312,7 +308,7 @@ def _start_job_server(env: dict) -> int:
   spark_conf = {
     # The executors that the Worker starts for each Beam job load Beam's classes from here
     # rather than from the driver (which would send them every jar of its classpath).
-    'spark.executor.extraClassPath': os.path.join(_job_server_lib(), '*'),
+    'spark.executor.extraClassPath': os.path.join(job_server_lib(), '*'),
     'spark.executor.memory': EXECUTOR_MEMORY,
     'spark.driver.host': 'localhost',
     'spark.driver.bindAddress': '127.0.0.1',
@@ -326,7 +322,7 @@ def _start_job_server(env: dict) -> int:
     f'-Dlog4j2.configurationFile=file:{log4j}',
     *(f'-D{key}={value}' for key, value in spark_conf.items()),
     '-cp',
-    common.loopback_jar(NAME, _job_server_lib()) + os.pathsep + _classpath(),
+    common.loopback_jar(NAME, job_server_lib()) + os.pathsep + _classpath(),
     common.LOOPBACK_MAIN,
     JOB_SERVER_MAIN,
     f'--spark-master-url={MASTER_URL}',
@@ -378,154 +374,17 @@ def _overview() -> dict:
   return overview
 
 
-def normal_master(master: str) -> Tuple[str, int]:
-  """'spark://localhost:7077', 'localhost:7077', 'localhost' → ('localhost', 7077)."""
-  rest = master.strip().rstrip('/')
-  if '://' in rest:
-    scheme, rest = rest.split('://', 1)
-    if scheme != 'spark':
-      raise common.EngineError(f'{master!r} is not a Spark standalone master (spark://HOST:PORT)')
-  host, _, port = rest.partition(':')
-  try:
-    return host or 'localhost', int(port or MASTER_PORT)
-  except ValueError:
-    raise common.EngineError(f'{master!r} is not a Spark master URL (spark://HOST:PORT)') from None
-
-
-def check_reachable(host: str, port: int) -> None:
-  """A TCP connection to the Master's RPC port within CHECK_SECONDS, or an EngineError."""
-  try:
-    with socket.create_connection((host, port), timeout=CHECK_SECONDS):
-      pass
-  except OSError as e:
-    reason = e.strerror or type(e).__name__
-    raise common.EngineError(
-      f'no Spark master answers at spark://{host}:{port} ({reason}); start the local one with '
-      '`python -m engines.spark up`'
-    ) from None
-
-
-def local_cluster(host: str, port: int) -> dict:
-  """cluster.json of `python -m engines.spark up` when host:port is its Master, else {}."""
-  state = common.read_state(NAME) or {}
-  local = host in ('localhost', '127.0.0.1') and port == MASTER_PORT
-  return state if local and state and common.alive(state.get('job_server_pid', 0)) else {}
-
-
-def spark_args(master: str, parallelism: int = 0) -> List[str]:
-  """SparkRunner's arguments for the Spark master at `master` (checked to answer).
-
-  The local cluster: its long-running job server and SDK worker pool (EXTERNAL environment).
-  Any other master: Beam's SparkRunner starts a job server from this project's jars for each
-  Beam pipeline (`--spark_job_server_jar`) and runs the SDK workers in the submitting process
-  (LOOPBACK), which the executors must be able to reach.
-
-  `parallelism` is accepted for the same call as engines.beam_args.flink_args and not used: no
-  Beam option sets a Spark job's parallelism; each Beam job's application takes the free cores
-  of the cluster's Workers, and Spark splits reads into that many partitions.
-  """
-  host, port = normal_master(master)
-  check_reachable(host, port)
-  url = f'spark://{host}:{port}'
-  state = local_cluster(host, port)
-  if state:
-    try:
-      answer = master_json(CHECK_SECONDS, state['web_ui'])
-    except (OSError, ValueError) as e:
-      raise common.EngineError(
-        f'the Spark master at {url} does not answer on its web UI ({e})'
-      ) from None
-    if not _alive_workers(answer):
-      raise common.EngineError(f'the Spark cluster at {url} has no Worker running')
-    args = [
-      '--runner=SparkRunner',
-      f'--spark_master_url={url}',
-      f'--job_endpoint={state["job_endpoint"]}',
-      '--environment_type=EXTERNAL',
-      f'--environment_config={state["worker_pool"]}',
-      # What the driver sends each application's executors: by default every jar of the job
-      # server's classpath, Spark's own included (413 MB copied into each application's work
-      # folder); the executors already load Beam's jars (spark.executor.extraClassPath), so
-      # only the runner's own small jar.
-      f'--files_to_stage={os.path.join(_job_server_lib(), RUNNER_JAR)}',
-    ]
-  else:
-    args = [
-      '--runner=SparkRunner',
-      f'--spark_master_url={url}',
-      f'--spark_job_server_jar={job_server_jar()}',
-      '--environment_type=LOOPBACK',
-    ]
-  del parallelism  # see the docstring
-  return args + [
-    # Fusion and combiner lifting in the Python SDK before the job reaches the portable runner,
-    # and a read split into many partitions instead of one (apache/beam#24422).
-    '--experiments=pre_optimize=all',
-    # TFX builds an sdist of itself for remote workers unless a dependency flag is set: the
-    # worker pool already has this environment (in production: the worker image).
-    '--sdk_container_image=local-environment',
-  ]
-
-
-def job_server_jar() -> str:
-  """A jar whose manifest runs Beam's Spark job server from the fetched jars and Spark's (Beam's
-  SparkRunner starts it with `java -jar`), with the module openings Spark needs on Java 17."""
-  jar = os.path.join(home(), 'job-server', 'spark-job-server.jar')
-  if os.path.isfile(jar):
-    return jar
-  if not os.path.isdir(_job_server_lib()) or not os.path.isdir(_spark_jars()):
-    raise common.EngineError(
-      "Beam's Spark job server is not installed: `python -m engines.spark up` fetches it"
-    )
-  base = os.path.dirname(jar)
-  entries = []
-  for folder in (_job_server_lib(), _spark_jars()):
-    relative = os.path.relpath(folder, base)
-    entries += [
-      f'{relative}/{name}' for name in sorted(os.listdir(folder)) if name.endswith('.jar')
-    ]
-  opens = ' '.join(
-    option.split('=', 1)[1].rsplit('=', 1)[0]
-    for option in JAVA_MODULE_OPTIONS
-    if option.startswith('--add-opens=')
-  )
-  lines = ['Manifest-Version: 1.0', f'Main-Class: {JOB_SERVER_MAIN}', f'Add-Opens: {opens}']
-  class_path = ' '.join(entries)
-  lines.append('Class-Path: ' + class_path)
-  manifest = os.path.join(base, 'MANIFEST.MF')
-  with open(manifest, 'w') as f:
-    # Manifest lines are at most 72 bytes; continuation lines start with a space.
-    for line in lines:
-      f.write(
-        line[:70] + ''.join('\n ' + line[i : i + 70] for i in range(70, len(line), 70)) + '\n'
-      )
-  common.run_quietly(
-    ['jar', '--create', '--file', jar + '.tmp', '--manifest', manifest],
-    'building the job server jar',
-  )
-  os.replace(jar + '.tmp', jar)
-  return jar
+def status_line() -> str:
+  """What `status` prints: cluster.json with the Master's overview, or that none runs."""
+  state = status()
+  return json.dumps(state, indent=2) if state else 'spark: not running'
 
 
 def main(argv=None) -> int:
-  parser = argparse.ArgumentParser(
-    prog='python -m engines.spark',
-    description="A local Spark standalone cluster for Beam's SparkRunner.",
+  description = "A local Spark standalone cluster for Beam's SparkRunner."
+  return cli.main(
+    'python -m engines.spark', description, lambda args: up(), down, status_line, argv
   )
-  parser.add_argument('command', choices=('up', 'down', 'status'))
-  args = parser.parse_args(argv)
-  try:
-    if args.command == 'up':
-      up()
-    elif args.command == 'down':
-      return 1 if down() else 0
-    else:
-      state = status()
-      print(json.dumps(state, indent=2) if state else 'spark: not running')
-  except common.EngineError as e:
-    print(f'error: {e}', file=sys.stderr)
-    return 2
-  return 0
 
 
 if __name__ == '__main__':

@@ -244,10 +244,10 @@ def _guarded_job(name: str, fault, wait_seconds: float = 60.0):
   import apache_beam as beam
   from apache_beam.options.pipeline_options import PipelineOptions
 
-  from engines import beam_args, job_guard
+  from engines import flink_args, job_guard
 
   job_name = f'tfrp-test-{name}-{int(time.time())}'
-  args = [*beam_args.flink_args(MASTER), f'--job_name={job_name}']
+  args = [*flink_args.flink_args(MASTER), f'--job_name={job_name}']
   faulted = []
 
   def inject():

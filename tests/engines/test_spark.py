@@ -2,18 +2,17 @@
 here): a small Beam pipeline against the DirectRunner's result, with no jar copied to the
 executors beyond the runner's own; the pipeline's CSV run on Spark against the same run on the
 DirectRunner (records, statistics, every Beam job a FINISHED application in the Master's JSON);
-a master that does not answer is an EngineError; and `down` leaves no process behind."""
+and `down` leaves no process behind."""
 
 import glob
 import os
-import socket
 import time
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 import pytest
 
-from engines import common, spark
+from engines import spark, spark_args
 from tests.engines.conftest import ROWS, computed_by, records, run_csv, statistics
 from tests.support import engine_faults
 
@@ -66,7 +65,7 @@ def _sums(args, output: str) -> list:
 
 def test_pipeline_runs_on_spark_as_on_the_direct_runner(cluster, tmp_path):
   before = _apps()
-  on_spark = _sums(spark.spark_args(cluster['master']), str(tmp_path / 'spark' / 'sums'))
+  on_spark = _sums(spark_args.spark_args(cluster['master']), str(tmp_path / 'spark' / 'sums'))
   direct = _sums(['--runner=DirectRunner'], str(tmp_path / 'direct' / 'sums'))
   assert len(direct) == 13
   assert on_spark == direct
@@ -75,7 +74,7 @@ def test_pipeline_runs_on_spark_as_on_the_direct_runner(cluster, tmp_path):
   # The executors load Beam's jars from the job server's folder: each executor's work folder
   # holds the runner's jar alone, not the driver's whole classpath (413 MB).
   staged = glob.glob(os.path.join(spark.home(), 'work', app['id'], '*', '*.jar'))
-  assert staged and {os.path.basename(path) for path in staged} == {spark.RUNNER_JAR}
+  assert staged and {os.path.basename(path) for path in staged} == {spark_args.RUNNER_JAR}
 
 
 @pytest.fixture(scope='module')
@@ -111,25 +110,8 @@ def test_pipeline_run_on_spark_equals_the_direct_runner(spark_run, direct_run):
   assert len(apps) >= 3 and {app['state'] for app in apps} == {'FINISHED'}
 
 
-def _free_port() -> int:
-  with socket.socket() as s:
-    s.bind(('127.0.0.1', 0))
-    return s.getsockname()[1]
-
-
 def test_cluster_listens_on_loopback_only(cluster):
   """Every listening socket of every process the cluster started (Master, Workers, job server
   with its artifact and expansion services, worker pool) is on a loopback address."""
   ports = {spark.MASTER_PORT, spark.JOB_PORT, spark.ARTIFACT_PORT, spark.EXPANSION_PORT}
   engine_faults.assert_loopback_only(spark.processes(), ports | {spark.WORKER_POOL_PORT})
-
-
-def test_a_master_nobody_answers_at_is_an_error():
-  master = f'spark://localhost:{_free_port()}'
-  with pytest.raises(common.EngineError, match='no Spark master answers at'):
-    spark.spark_args(master)
-
-
-def test_not_a_spark_master_url():
-  with pytest.raises(common.EngineError, match='not a Spark standalone master'):
-    spark.spark_args('http://localhost:8080')

@@ -411,14 +411,14 @@ def test_bad_tuning_and_model_flags_are_one_line(tmp_path, capsys, flags, messag
 
 
 def test_flink_runner_arguments_resolved_once_travel_into_every_beam_step(tmp_path, monkeypatch):
-  """compile resolves FlinkRunner's arguments as run does (engines.beam_args, stubbed here: the
+  """compile resolves FlinkRunner's arguments as run does (engines.flink_args, stubbed here: the
   real cluster is tests/engines/) and every Beam step carries them; the local launcher then
   runs the spec against that cluster (docs/operations.md: Flink)."""
-  from engines import beam_args
+  from engines import flink_args
 
   resolved = ['--runner=FlinkRunner', '--flink_master=fl:8081', '--job_endpoint=fl:8099']
   asked = []
-  monkeypatch.setattr(beam_args, 'engine_args', lambda *args: asked.append(args) or list(resolved))
+  monkeypatch.setattr(flink_args, 'flink_args', lambda *args: asked.append(args) or list(resolved))
   spec = json.loads(
     _compile(
       tmp_path,
@@ -431,7 +431,7 @@ def test_flink_runner_arguments_resolved_once_travel_into_every_beam_step(tmp_pa
       '--beam-arg=--max_bundle_size=50',
     ).read_text()
   )['pipelineSpec']
-  assert asked == [('FlinkRunner', 'fl:8081', 2)]
+  assert asked == [('fl:8081', 2)]
   for task in BEAM_STEPS:
     args = _executor(spec, task)['args']
     for flag in resolved + ['--max_bundle_size=50']:

@@ -87,15 +87,6 @@ def flink_args(master: str, parallelism: int = 0) -> List[str]:
   ]
 
 
-def engine_args(runner: str, master: str, parallelism: int = 0) -> List[str]:
-  """The Beam arguments of `runner` ('FlinkRunner' or 'SparkRunner') for the cluster at `master`."""
-  if runner == 'SparkRunner':
-    from engines import spark
-
-    return spark.spark_args(master, parallelism)
-  return flink_args(master, parallelism)
-
-
 def job_server_jar() -> str:
   """A jar whose manifest runs Beam's Flink job server from the fetched jars (Beam's
   FlinkRunner starts it with `java -jar`): the job server for a cluster not started here."""

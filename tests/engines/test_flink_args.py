@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from cli import main as cli_main
-from engines import beam_args, common, flink
+from engines import common, flink, flink_args
 from utils import progress
 
 
@@ -86,12 +86,12 @@ def test_other_cluster_gets_its_own_job_server_and_loopback(fake_rest, tmp_path,
   lib = tmp_path / 'flink' / 'job-server' / 'lib'
   lib.mkdir(parents=True)
   (tmp_path / 'flink' / 'job-server' / 'flink-job-server.jar').write_bytes(b'')
-  args = beam_args.flink_args(f'http://{fake_rest}/')
+  args = flink_args.flink_args(f'http://{fake_rest}/')
   assert args[:3] == ['--runner=FlinkRunner', f'--flink_master={fake_rest}', '--parallelism=3']
   assert '--environment_type=LOOPBACK' in args
   assert any(a.startswith('--flink_job_server_jar=') for a in args)
   assert '--experiments=pre_optimize=all' in args
-  assert beam_args.flink_args(fake_rest, parallelism=2)[2] == '--parallelism=2'
+  assert flink_args.flink_args(fake_rest, parallelism=2)[2] == '--parallelism=2'
 
 
 def test_local_cluster_gets_its_job_server_and_worker_pool(fake_rest, tmp_path, monkeypatch):
@@ -105,7 +105,7 @@ def test_local_cluster_gets_its_job_server_and_worker_pool(fake_rest, tmp_path, 
       job_server_pid=common.os.getpid(),
     ),
   )
-  args = beam_args.flink_args(fake_rest)
+  args = flink_args.flink_args(fake_rest)
   assert '--job_endpoint=localhost:8099' in args
   assert (
     args[args.index('--environment_type=EXTERNAL') + 1] == '--environment_config=localhost:27000'
@@ -115,7 +115,7 @@ def test_local_cluster_gets_its_job_server_and_worker_pool(fake_rest, tmp_path, 
 def test_job_server_not_installed_is_one_error(fake_rest, tmp_path, monkeypatch):
   monkeypatch.setattr(common, 'ENGINES_DIR', str(tmp_path))
   with pytest.raises(common.EngineError, match='make flink-up'):
-    beam_args.flink_args(fake_rest)
+    flink_args.flink_args(fake_rest)
 
 
 @pytest.mark.parametrize(
