@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import time
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 
 def ratio_rounds(numerators: List[float], denominators: List[float]) -> List[float]:
@@ -26,6 +26,23 @@ def parser(doc: str, quick: Optional[str] = None, prog: Optional[str] = None):
     made.add_argument('--quick', action='store_true', help=quick)
   made.add_argument('--json', help='also write the figures here')
   return made
+
+
+def main_in_rounds(
+  doc: str,
+  quick: str,
+  measure: Callable[[bool, int], dict],
+  report: Callable[[dict], None],
+  argv: Optional[List[str]] = None,
+) -> None:
+  """A benchmark measured in rounds: `measure(quick, rounds)`, the figures printed by `report`
+  and saved (--json); --rounds 0 is the benchmark's own default."""
+  made = parser(doc, quick=quick)
+  made.add_argument('--rounds', type=int, default=0, help='rounds (default 2, quick: 1)')
+  args = made.parse_args(argv)
+  figures = measure(args.quick, args.rounds)
+  report(figures)
+  save(figures, args.json)
 
 
 def keyed(figures: dict, pattern: str = '{}_{}') -> dict:

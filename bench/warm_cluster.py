@@ -9,9 +9,9 @@ Each round, in fresh processes and output folders:
     round): the wall seconds of each, their ratio, and each Beam component's seconds on both
     (ML Metadata: registered to completed). On 1,797 small images a component's seconds are
     almost all fixed cost: a Flink job's submission, its SDK workers' start and its deployment;
-  - `pipeline.py schema` on a CSV of SIZES rows (bench.engines.timed_run, Flink at parallelism
-    2): ExampleGen's and StatisticsGen's fixed seconds and marginal µs per row, the least-squares
-    line over every round (bench.engines.cost), to compare with docs/engines.json's.
+  - `pipeline.py schema` on a CSV of SIZES rows (bench.engine_runs.timed_run, Flink at
+    parallelism 2): ExampleGen's and StatisticsGen's fixed seconds and marginal µs per row, the
+    least-squares line over every round (bench.engines.cost), to compare with docs/engines.json's.
 The cluster (`python -m engines.flink up`) is started when it is not running and stopped at the
 end; one it finds running is left as it is. The worker pool is warm once the cluster is up (its
 port opens after its imports); no untimed run first (2 rounds fit 10 minutes of the machine's
@@ -33,10 +33,10 @@ import warnings
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
 
-from bench import engines  # noqa: E402
+from bench import engine_runs, engines  # noqa: E402
 
-ROOT = engines.ROOT
-RUNNERS = {'direct': (), 'flink': engines.FLINK}  # the default run: each runner's own defaults
+ROOT = engine_runs.ROOT
+RUNNERS = {'direct': (), 'flink': engine_runs.FLINK}  # the default run: each runner's own defaults
 SIZES = (20_000, 200_000)
 RUN_TIMEOUT_S = 600
 # Targets (issue 52): a Beam component's seconds on the warm cluster, at most; the default run
@@ -65,7 +65,7 @@ def default_run(runner: str, output: str, timeout: float) -> dict:
   if runner == 'flink':
     run['flink_jobs'] = flink_jobs_since(started_ms)
   if code not in (0, 3):  # 3: ran to the end, the model not blessed
-    return dict(run, failed=True, error=engines.error_line(output, log))
+    return dict(run, failed=True, error=engine_runs.error_line(output, log))
   return dict(run, components=pipeline_scaling.component_seconds(output))
 
 
@@ -74,7 +74,7 @@ def flink_jobs_since(started_ms: float) -> List[dict]:
   (the job's own, in Flink) and tasks."""
   from engines import flink
 
-  jobs = flink.rest('/jobs/overview', master=engines.MASTER)['jobs']
+  jobs = flink.rest('/jobs/overview', master=engine_runs.MASTER)['jobs']
   return [
     {'name': job['name'], 'seconds': job['duration'] / 1000, 'tasks': job['tasks']['total']}
     for job in sorted(jobs, key=lambda job: job['start-time'])
@@ -99,7 +99,7 @@ def measure(quick: bool = False, rounds: int = 0) -> dict:
   started = time.monotonic()
   default: Dict[str, List[dict]] = {runner: [] for runner in RUNNERS}
   csv: Dict[int, List[dict]] = {n: [] for n in sizes}
-  engines.cluster_up()
+  engine_runs.cluster_up()
   try:
     with tempfile.TemporaryDirectory() as scratch:
       data = {
@@ -111,11 +111,11 @@ def measure(quick: bool = False, rounds: int = 0) -> dict:
           default[runner].append(run)
           _print(f'round {r + 1} default run, {runner}', run)
         for n in sizes:
-          run = engines.timed_run('flink_p2', 'csv', data[n], f'{scratch}/csv{n}-{r}')
+          run = engine_runs.timed_run('flink_p2', 'csv', data[n], f'{scratch}/csv{n}-{r}')
           csv[n].append(run)
           _print(f'round {r + 1} CSV {n:,} rows, flink_p2', run)
   finally:
-    engines.cluster_down_if_ours()
+    engine_runs.cluster_down_if_ours()
   ok = [
     (d, f)
     for d, f in zip(default['direct'], default['flink'])
@@ -230,12 +230,9 @@ def _report_csv(figures: dict) -> None:
 def main(argv=None) -> None:
   from bench import figures as figures_file
 
-  parser = figures_file.parser(__doc__, quick='the default run only, 1 round (tests)')
-  parser.add_argument('--rounds', type=int, default=0, help='rounds (default 2, quick: 1)')
-  args = parser.parse_args(argv)
-  figures = measure(args.quick, args.rounds)
-  report(figures)
-  figures_file.save(figures, args.json)
+  figures_file.main_in_rounds(
+    __doc__, 'the default run only, 1 round (tests)', measure, report, argv
+  )
 
 
 if __name__ == '__main__':

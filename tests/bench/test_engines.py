@@ -1,6 +1,7 @@
 """`bench.engines --quick` (tiny sizes, one round, on the local Flink cluster): every engine's runs
 and cost lines are there and follow from each other, Flink ran at the parallelism asked for, the
-ratios and verdicts follow from the lines (no speed asserted)."""
+ratios and verdicts follow from the lines (no speed asserted); and, without a cluster, the cost
+lines of several rounds made here."""
 
 import json
 
@@ -8,9 +9,10 @@ import pytest
 
 from bench import engines
 
+pytestmark = pytest.mark.xdist_group('engines')
 # Fresh pipeline processes on every engine; the Flink cluster of engines.flink (started when it is
 # not running, and then stopped again), shared with the other Flink tests one at a time.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('engines')]
+on_flink = pytest.mark.slow
 
 
 @pytest.fixture(scope='module')
@@ -21,6 +23,7 @@ def figures(tmp_path_factory):
     return json.load(f)
 
 
+@on_flink
 def test_every_engine_ran_every_size_of_its_kinds(figures):
   assert figures['failures'] == []
   assert figures['rounds'] == 1
@@ -42,6 +45,7 @@ def test_every_engine_ran_every_size_of_its_kinds(figures):
         assert run['example_gen'] == ('CsvExampleGen' if kind == 'csv' else 'ImageExampleGen')
 
 
+@on_flink
 def test_statistics_ran_on_beam_on_the_engine_asked_for(figures):
   for kind, by_engine in figures['runs'].items():
     for engine, by_size in by_engine.items():
@@ -50,6 +54,7 @@ def test_statistics_ran_on_beam_on_the_engine_asked_for(figures):
         assert run['computed_by'] == [runner], (kind, engine)
 
 
+@on_flink
 def test_flink_jobs_finished_at_the_parallelism_asked_for(figures):
   for kind, by_engine in figures['runs'].items():
     for engine in ('flink_p1', 'flink_p2'):
@@ -61,6 +66,7 @@ def test_flink_jobs_finished_at_the_parallelism_asked_for(figures):
         assert len({job['name'] for job in jobs}) == 1  # the run's own name
 
 
+@on_flink
 def test_each_cost_line_goes_through_its_two_sizes(figures):
   for kind, by_engine in figures['cost'].items():
     small, full = figures['sizes'][kind]
@@ -80,6 +86,7 @@ def test_each_cost_line_goes_through_its_two_sizes(figures):
           assert line['marginal_per_s'] == pytest.approx(1e6 / line['marginal_us'])
 
 
+@on_flink
 def test_ratios_follow_from_the_lines_and_targets_from_the_ratios(figures):
   cost = figures['cost']
   both = engines.BOTH
@@ -116,6 +123,7 @@ def test_ratios_follow_from_the_lines_and_targets_from_the_ratios(figures):
   assert scaling['share_of_ceiling'] == pytest.approx(scaling['value'] / ceiling)
 
 
+@on_flink
 def test_the_report_prints_every_engine_and_target(figures, capsys):
   engines.report(figures)
   out = capsys.readouterr().out
@@ -124,3 +132,32 @@ def test_the_report_prints_every_engine_and_target(figures, capsys):
   for name in engines.TARGETS:
     assert f'target {name}' in out
   assert 'measured ceiling' in out
+
+
+def _run(fixed: dict, marginal_us: dict, n: int, noise: float) -> dict:
+  seconds = {c: fixed[c] + marginal_us[c] * n / 1e6 + noise for c in fixed}
+  return {'components': dict(seconds, **{engines.BOTH: sum(seconds.values())})}
+
+
+def test_cost_lines_from_rounds_made_here():
+  """Without a cluster: three rounds at two sizes, one round failed at one size."""
+  fixed = {'ExampleGen': 4.0, 'StatisticsGen': 6.0}
+  marginal_us = {'ExampleGen': 30.0, 'StatisticsGen': 50.0}
+  sizes, noises = (1_000, 10_000), {1_000: (0.2, -0.1, 0.0), 10_000: (-0.3, 0.1, 0.0)}
+  runs = {n: [_run(fixed, marginal_us, n, noise) for noise in noises[n]] for n in sizes}
+  runs[10_000][2] = {'failed': True, 'error': 'stopped'}
+  model = engines.cost(runs, sizes)
+  for component in ('ExampleGen', 'StatisticsGen', engines.BOTH):
+    line = model[component]
+    ok = {n: [r['components'][component] for r in runs[n] if not r.get('failed')] for n in sizes}
+    means = {n: sum(s) / len(s) for n, s in ok.items()}
+    assert line['mean_s'] == pytest.approx({str(n): means[n] for n in sizes})
+    for n in sizes:  # two sizes: the least-squares line goes through each size's mean
+      assert line['fixed_s'] + line['marginal_us'] * n / 1e6 == pytest.approx(means[n])
+    assert line['per_s'] == pytest.approx(10_000 / means[10_000])
+    for r in range(2):
+      small, full = (runs[n][r]['components'][component] for n in sizes)
+      assert line['rounds'][r]['marginal_us'] == pytest.approx((full - small) / 9_000 * 1e6)
+    assert line['rounds'][2] is None
+  runs[10_000] = [{'failed': True, 'error': 'stopped'}] * 3
+  assert engines.cost(runs, sizes) == dict.fromkeys(('ExampleGen', 'StatisticsGen', engines.BOTH))
