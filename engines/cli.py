@@ -3,6 +3,7 @@ up|down|status|…`, each module giving its own actions; an EngineError is one `
 exit 2."""
 
 import argparse
+import signal
 import sys
 from typing import Callable, Dict, List, Optional
 
@@ -27,6 +28,7 @@ def main(
 ) -> int:
   """`up` starts the cluster, `down` stops it and returns what is left (exit 1 when anything is),
   `status` is the line(s) printed; `more` the cluster's other commands, `arguments` its flags."""
+  signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `status | head` ends quietly, as Unix tools do
   more = more or {}
   parser = argparse.ArgumentParser(prog=prog, description=description)
   parser.add_argument('command', choices=('up', 'down', 'status', *more))
