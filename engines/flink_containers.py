@@ -2,9 +2,10 @@
 (`make flink-up CONTAINERS=1` / `make flink-down`).
 
 As on Kubernetes, nothing of this machine's disk is visible to the cluster: a JobManager, two
-TaskManagers, a Beam SDK worker pool beside each TaskManager (the project's image, sharing the
-TaskManager's network namespace: a sidecar) and Beam's job server run in containers on their own
-Docker network. They share one named volume, the job server's staging folder (what Flink's and
+TaskManagers, a Beam SDK worker pool beside each TaskManager (the project's image, a sidecar: the
+two share the network namespace of an idle container, as a pod's containers share its sandbox, so
+either restarts without cutting the other off) and Beam's job server run in containers on their
+own Docker network. They share one named volume, the job server's staging folder (what Flink's and
 Beam's job jars and staged artifacts need), and nothing else. Data and pipeline roots go through
 object storage: an S3 server (moto, standing in for S3 or a MinIO) on the network's gateway address,
 the one address that both this machine and the containers reach. The REST API and the job server
@@ -64,6 +65,19 @@ def task_managers(count: int = flink.TASK_MANAGERS) -> List[str]:
 
 def worker_pools(count: int = flink.TASK_MANAGERS) -> List[str]:
   return [f'{PREFIX}-worker-pool-{i + 1}' for i in range(count)]
+
+
+def pods(count: int = flink.TASK_MANAGERS) -> List[str]:
+  """The containers that hold each TaskManager's network namespace, shared with its worker pool
+  (a pod's sandbox): either can die and restart without cutting the other off."""
+  return [f'{PREFIX}-pod-{i + 1}' for i in range(count)]
+
+
+def address(name: str) -> str:
+  """A container's address on the cluster's network."""
+  return docker(
+    'inspect', '-f', f'{{{{(index .NetworkSettings.Networks "{NETWORK}").IPAddress}}}}', name
+  )
 
 
 def container_config() -> dict:
@@ -133,7 +147,7 @@ def state() -> Optional[dict]:
 
 def _run_container(name: str, image: str, options: List[str], command: List[str]) -> None:
   """A detached, labelled container on the cluster's network (or `--network container:…`)."""
-  network = [] if any(o.startswith('--network') for o in options) else ['--network', NETWORK]
+  network = [] if '--network' in options else ['--network', NETWORK]
   docker(
     'run', '-d', '--name', name, '--label', LABEL, '--log-opt', 'max-size=20m',
     *network, *options, image, *command,
@@ -190,7 +204,12 @@ def up(log=print, timeout: float = 180.0) -> dict:
   with common.lock(NAME):
     current = state()
     if current:
-      log(f'flink: the containerised cluster is already up: web UI {current["web_ui"]}')
+      stopped = [name for name in _names() if not running(name)]
+      if stopped:  # `docker kill`ed or stopped: Docker's restart policy leaves those stopped
+        log(f'flink: starting {", ".join(stopped)} again')
+        docker('start', *stopped)
+        _wait_ready(time.monotonic() + timeout)
+      log(f'flink: the containerised cluster is up: web UI {current["web_ui"]}')
       return current
     for port in (flink.REST_PORT, flink.JOB_PORT, flink.ARTIFACT_PORT):
       if common.listening(port):
@@ -222,14 +241,16 @@ def up(log=print, timeout: float = 180.0) -> dict:
     environment = [
       a for k, v in s3_env({'s3_endpoint': endpoint}).items() for a in ('-e', f'{k}={v}')
     ]
-    for manager, pool in zip(task_managers(), worker_pools()):
-      _run_container(
-        manager, FLINK_IMAGE, hostname(manager) + staging, ['taskmanager.sh', 'start-foreground']
-      )
+    # A crashed TaskManager or pool (a JVM's fatal error, the OOM killer) is restarted by Docker
+    # into its pod's namespace, as the kubelet restarts a pod's container.
+    restarted = ['--restart', 'on-failure']
+    for pod, manager, pool in zip(pods(), task_managers(), worker_pools()):
+      named = hostname(manager) + ['--network-alias', manager]
+      _run_container(pod, FLINK_IMAGE, named, ['sleep', 'infinity'])
+      in_pod = ['--network', f'container:{pod}', *restarted]
+      _run_container(manager, FLINK_IMAGE, in_pod + staging, ['taskmanager.sh', 'start-foreground'])
       # Beam's boot program as a worker pool (port 50000), as Beam's Flink-on-Kubernetes sidecar.
-      _run_container(
-        pool, PROJECT_IMAGE, ['--network', f'container:{manager}', *environment], ['--worker_pool']
-      )
+      _run_container(pool, PROJECT_IMAGE, in_pod + environment, ['--worker_pool'])
     ports = published(flink.JOB_PORT, flink.ARTIFACT_PORT, flink.EXPANSION_PORT)
     _run_container(
       JOB_SERVER, FLINK_IMAGE, hostname(JOB_SERVER) + staging + ports, _job_server_command()
@@ -292,7 +313,7 @@ def _logs(name: str) -> str:
 
 
 def _names() -> List[str]:
-  return [JOB_MANAGER, *task_managers(), *worker_pools(), JOB_SERVER]
+  return [JOB_MANAGER, *pods(), *task_managers(), *worker_pools(), JOB_SERVER]
 
 
 def _remove_all() -> None:

@@ -103,3 +103,19 @@ def computed_by(output: str) -> set:
     a.custom_properties['computed_by'].string_value
     for a in store.get_artifacts_by_type('ExampleStatistics')
   }
+
+
+def pushed_models_accuracy(output: str) -> float:
+  """The accuracy that the newest model under output/serving gives on output's eval split."""
+  import tensorflow as tf
+
+  from contracts import serving as names
+
+  model = tf.saved_model.load(sorted(glob.glob(os.path.join(output, 'serving', '*')))[-1])
+  serving = model.signatures['serving_default']
+  examples = list(records(output, 'CsvExampleGen', canonical=False)['Split-eval'].elements())
+  labels = [
+    tf.train.Example.FromString(r).features.feature['label'].int64_list.value[0] for r in examples
+  ]
+  outputs = serving(**{names.EXAMPLES_INPUT: tf.constant(examples)})
+  return float(np.mean(outputs[names.PROBABILITIES].numpy().argmax(1) == labels))

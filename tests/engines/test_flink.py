@@ -9,12 +9,17 @@ import os
 import threading
 import time
 
-import numpy as np
 import pytest
-import tensorflow as tf
 
 from engines import common, flink
-from tests.engines.conftest import ROWS, computed_by, records, run_csv, statistics
+from tests.engines.conftest import (
+  ROWS,
+  computed_by,
+  pushed_models_accuracy,
+  records,
+  run_csv,
+  statistics,
+)
 from tests.support import engine_faults
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('engines')]
@@ -91,17 +96,7 @@ def test_evaluator_accuracy_is_the_models_own(runs):
   on_flink, *_ = runs
   with open(os.path.join(on_flink, 'last_run.json')) as f:
     accuracy = json.load(f)['eval_accuracy']
-  model = tf.saved_model.load(sorted(glob.glob(os.path.join(on_flink, 'serving', '*')))[-1])
-  serving = model.signatures['serving_default']
-  examples = list(records(on_flink, 'CsvExampleGen', canonical=False)['Split-eval'].elements())
-  labels = [
-    tf.train.Example.FromString(r).features.feature['label'].int64_list.value[0] for r in examples
-  ]
-  from contracts import serving as names
-
-  outputs = serving(**{names.EXAMPLES_INPUT: tf.constant(examples)})
-  probabilities = outputs[names.PROBABILITIES].numpy()
-  assert accuracy == pytest.approx(float(np.mean(probabilities.argmax(1) == labels)), abs=1e-6)
+  assert accuracy == pytest.approx(pushed_models_accuracy(on_flink), abs=1e-6)
 
 
 def test_jobs_finished_on_the_cluster(runs):

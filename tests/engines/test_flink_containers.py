@@ -1,7 +1,8 @@
 """The Flink cluster in containers (`make flink-up CONTAINERS=1`): a CSV run whose data and
-pipeline root are on the cluster's S3 server ends with the DirectRunner's records and statistics,
-StatisticsGen and the Evaluator on Flink; no container sees the driver's files; a local path is
-refused in one line; `down` leaves no container, network or volume."""
+pipeline root are on the cluster's S3 server, with a TaskManager container `docker kill`ed in the
+middle of the Evaluator's job, ends with the DirectRunner's records and statistics and the pushed
+model's own accuracy, StatisticsGen and the Evaluator on Flink; no container sees the driver's
+files; a local path is refused in one line; `down` leaves no container, network or volume."""
 
 import json
 import os
@@ -10,12 +11,13 @@ import subprocess
 import pytest
 
 from engines import flink, flink_containers
-from tests.engines.conftest import computed_by, records, statistics
-from tests.support import s3_server
+from tests.engines.conftest import computed_by, pushed_models_accuracy, records, statistics
+from tests.support import engine_faults, s3_server
 from tests.support.containers import project_image  # noqa: F401  (a fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('engines')]
 MASTER = f'localhost:{flink.REST_PORT}'
+EVALUATOR = 'tfrp-evaluator-'
 
 
 @pytest.fixture(scope='module')
@@ -61,28 +63,44 @@ def _client_args(state: dict) -> dict:
 
 @pytest.fixture(scope='module')
 def csv_run(cluster, rows_csv, tmp_path_factory):
-  """The engine CSV uploaded and run on the cluster: (finished process, local state folder,
-  the pipeline root downloaded)."""
+  """The engine CSV uploaded and run on the cluster, a busy TaskManager's container killed in the
+  middle of the Evaluator's job: (finished process, local state folder, the output downloaded,
+  the killed containers)."""
   data = flink_containers.put(rows_csv, log=lambda line: None)
   local = tmp_path_factory.mktemp('containers') / 'state'
-  done = _pipeline(
-    cluster,
-    'run', '--data', data, '--output', 's3://runs/csv', '--local-dir', str(local),
-    '--label', 'label', '--train-steps', '100', '--min-accuracy', '0.3',
-    '--beam-runner', 'FlinkRunner', '--flink-master', MASTER,
-  )  # fmt: skip
+  kill = engine_faults.kill_task_manager_container
+  with engine_faults.TaskManagerKiller((EVALUATOR,), kill=kill) as killer:
+    done = _pipeline(
+      cluster,
+      'run', '--data', data, '--output', 's3://runs/csv', '--local-dir', str(local),
+      '--label', 'label', '--train-steps', '100', '--min-accuracy', '0.3',
+      '--beam-runner', 'FlinkRunner', '--flink-master', MASTER,
+    )  # fmt: skip
   downloaded = _download(cluster, 'csv', str(tmp_path_factory.mktemp('containers_root')))
-  return done, str(local), downloaded
+  return done, str(local), downloaded, killer.killed
 
 
 def test_csv_run_ends_with_the_direct_runners_records_and_statistics(csv_run, direct_run):
-  done, local, downloaded = csv_run
+  done, local, downloaded, _ = csv_run
   assert done.returncode in (0, 3), done.stdout[-3000:] + done.stderr[-3000:]
   assert records(downloaded) == records(direct_run)
   assert statistics(downloaded) == statistics(direct_run)
   assert computed_by(local) == {'FlinkRunner'}
   with open(os.path.join(local, 'last_run.json')) as f:
     assert json.load(f)['pushed_to'].startswith('s3://runs/csv/serving/')
+
+
+def test_a_task_manager_killed_in_the_evaluators_job_is_recovered(csv_run):
+  """Flink restarted the Evaluator's job after `docker kill` of its TaskManager; `up` started the
+  container again; the Evaluator's accuracy is what the pushed model itself gives."""
+  done, local, downloaded, killed = csv_run
+  assert list(killed) == [EVALUATOR], "no TaskManager was killed in the Evaluator's job"
+  assert killed[EVALUATOR] in flink_containers.task_managers()
+  assert flink_containers.running(killed[EVALUATOR])
+  assert done.returncode in (0, 3), done.stderr[-3000:]
+  with open(os.path.join(local, 'last_run.json')) as f:
+    accuracy = json.load(f)['eval_accuracy']
+  assert accuracy == pytest.approx(pushed_models_accuracy(downloaded), abs=1e-6)
 
 
 def test_statistics_gen_and_the_evaluator_ran_on_the_cluster(csv_run):
@@ -94,7 +112,9 @@ def test_statistics_gen_and_the_evaluator_ran_on_the_cluster(csv_run):
 
 
 def test_no_container_sees_the_drivers_files(cluster, csv_run, rows_csv):
-  for name in flink_containers.task_managers() + flink_containers.worker_pools():
+  for name in (
+    flink_containers.pods() + flink_containers.task_managers() + flink_containers.worker_pools()
+  ):
     seen = subprocess.run(['docker', 'exec', name, 'test', '-e', rows_csv], capture_output=True)
     assert seen.returncode == 1, name
   for name in [flink_containers.JOB_MANAGER, flink_containers.JOB_SERVER]:

@@ -1,6 +1,6 @@
-"""Faults for the engine tests: which TaskManager is busy, a thread that SIGKILLs one in the middle
-of each named Flink job (and has `up` start another), one that SIGKILLs a Spark executor, and the
-listening sockets of processes."""
+"""Faults for the engine tests: which TaskManager is busy, a thread that kills one in the middle of
+each named Flink job (SIGKILL, or `docker kill` of its container, and has `up` bring one back), one
+that SIGKILLs a Spark executor, and the listening sockets of processes."""
 
 import os
 import re
@@ -14,17 +14,54 @@ from engines import common, flink
 MASTER = f'localhost:{flink.REST_PORT}'
 
 
-def busy_task_manager_pid(master: str = MASTER) -> Optional[int]:
-  """The pid of a TaskManager of this machine with a slot in use (None when none is busy): found
-  by its RPC port (REST's `path`) among the listening sockets."""
+def busy_task_managers(master: str = MASTER) -> List[Tuple[str, int]]:
+  """(host, RPC port) of each TaskManager with a slot in use (from REST's `path`)."""
+  found = []
   for manager in flink.rest('/taskmanagers', master=master)['taskmanagers']:
     if manager['freeSlots'] < manager['slotsNumber']:
-      port = manager['path'].split('@', 1)[1].split('/', 1)[0].rsplit(':', 1)[1]
-      listing = subprocess.run(
-        ['ss', '-Hltnp', f'sport = :{port}'], capture_output=True, text=True, check=False
-      ).stdout
-      for pid in re.findall(r'pid=(\d+)', listing):
-        return int(pid)
+      host, port = manager['path'].split('@', 1)[1].split('/', 1)[0].rsplit(':', 1)
+      found.append((host, int(port)))
+  return found
+
+
+def busy_task_manager_pid(master: str = MASTER) -> Optional[int]:
+  """The pid of a TaskManager of this machine with a slot in use (None when none is busy): found
+  by its RPC port among the listening sockets."""
+  for _, port in busy_task_managers(master):
+    listing = subprocess.run(
+      ['ss', '-Hltnp', f'sport = :{port}'], capture_output=True, text=True, check=False
+    ).stdout
+    for pid in re.findall(r'pid=(\d+)', listing):
+      return int(pid)
+  return None
+
+
+def kill_task_manager() -> Optional[int]:
+  """SIGKILL a busy TaskManager of this machine, then `flink.up` starts one in its place for the
+  jobs after it: its pid (None when none was busy)."""
+  pid = busy_task_manager_pid()
+  if pid:
+    os.kill(pid, 9)
+    while common.alive(pid):  # a JVM takes a moment to die: `up` would count it still
+      time.sleep(0.1)
+    flink.up(log=lambda line: None)
+  return pid
+
+
+def kill_task_manager_container() -> Optional[str]:
+  """`docker kill` of a busy TaskManager's container of the containerised cluster, then
+  `flink_containers.up` starts it again (Docker's restart policy leaves a killed container
+  stopped): its name (None when none was busy)."""
+  from engines import flink_containers as containers
+
+  hosts = {host for host, _ in busy_task_managers()}
+  for pod, manager in zip(containers.pods(), containers.task_managers()):
+    if hosts & {manager, containers.address(pod)}:
+      containers.docker('kill', manager)
+      while containers.running(manager):
+        time.sleep(0.1)
+      containers.up(log=lambda line: None)
+      return manager
   return None
 
 
@@ -50,13 +87,15 @@ class _Background:
 
 class TaskManagerKiller(_Background):
   """`with TaskManagerKiller(prefixes) as killer:` around a run: the first running Flink job whose
-  name starts with each prefix loses its busy TaskManager (SIGKILL) a few seconds into its work,
-  and `flink.up` then starts a TaskManager in its place for the jobs after it.
-  killer.killed: prefix → the pid killed."""
+  name starts with each prefix loses its busy TaskManager a few seconds into its work, by `kill`
+  (kill_task_manager: SIGKILL on the loopback cluster; kill_task_manager_container), which brings
+  one back for the jobs after it. killer.killed: prefix → what `kill` returned (pid, container)."""
 
-  def __init__(self, prefixes: Tuple[str, ...], into_job_seconds: float = 3.0):
-    self.prefixes, self.into_job_seconds = prefixes, into_job_seconds
-    self.killed: Dict[str, int] = {}
+  def __init__(
+    self, prefixes: Tuple[str, ...], into_job_seconds: float = 3.0, kill=kill_task_manager
+  ):
+    self.prefixes, self.into_job_seconds, self._kill = prefixes, into_job_seconds, kill
+    self.killed: Dict[str, object] = {}
     super().__init__()
 
   def _running(self) -> Optional[str]:
@@ -76,15 +115,11 @@ class TaskManagerKiller(_Background):
         if not prefix:
           continue
         time.sleep(self.into_job_seconds)  # into the job's work, not its deployment
-        pid = busy_task_manager_pid()
+        killed = self._kill()
       except OSError:
         continue
-      if pid:
-        os.kill(pid, 9)
-        self.killed[prefix] = pid
-        while common.alive(pid):  # a JVM takes a moment to die: `up` would count it still
-          time.sleep(0.1)
-        flink.up(log=lambda line: None)  # a TaskManager in its place, for the next jobs
+      if killed:
+        self.killed[prefix] = killed
 
 
 class SparkExecutorKiller(_Background):
