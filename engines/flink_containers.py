@@ -37,6 +37,18 @@ OFFICIAL_BASE = 'python:3.10-slim-bookworm'
 JOB_MANAGER = f'{PREFIX}-jobmanager'
 JOB_SERVER = f'{PREFIX}-job-server'
 WORKER_POOL_PORT = 50000  # in each TaskManager's network namespace, as a sidecar's is in a pod
+# The sidecars' worker pool: the project's warm pool (engines/worker_pool.py: workers forked from
+# a process that imported TensorFlow, TFX, TFMA and TFDV once), or Beam's boot program, which
+# starts a fresh Python per worker and installs the packages a job stages (--requirements_file,
+# --extra_package), which the warm pool does not.
+# Each: (docker run options, command).
+SDK_WORKERS = {
+  'warm': (
+    ['--entrypoint', 'python'],
+    ['-m', 'engines.worker_pool', '--host', '127.0.0.1', '--port', str(WORKER_POOL_PORT)],
+  ),
+  'boot': ([], ['--worker_pool']),  # Beam's pool listens on every interface of the pod
+}
 S3_PORT = 9000
 S3_BUCKETS = ('data', 'runs')
 S3_KEYS = {'AWS_ACCESS_KEY_ID': 'test', 'AWS_SECRET_ACCESS_KEY': 'test', 'AWS_REGION': 'us-east-1'}
@@ -199,8 +211,9 @@ def _job_server_command() -> List[str]:
   ]
 
 
-def up(log=print, timeout: float = 180.0) -> dict:
-  """Build the Flink image if needed and start the cluster; returns what cluster.json records."""
+def up(log=print, timeout: float = 300.0, sdk_workers: str = 'warm') -> dict:
+  """Build the Flink image if needed and start the cluster, its sidecars' pools `sdk_workers`
+  (SDK_WORKERS); returns what cluster.json records."""
   with common.lock(NAME):
     current = state()
     if current:
@@ -249,8 +262,9 @@ def up(log=print, timeout: float = 180.0) -> dict:
       _run_container(pod, FLINK_IMAGE, named, ['sleep', 'infinity'])
       in_pod = ['--network', f'container:{pod}', *restarted]
       _run_container(manager, FLINK_IMAGE, in_pod + staging, ['taskmanager.sh', 'start-foreground'])
-      # Beam's boot program as a worker pool (port 50000), as Beam's Flink-on-Kubernetes sidecar.
-      _run_container(pool, PROJECT_IMAGE, in_pod + environment, ['--worker_pool'])
+      # A worker pool on port 50000 of the pod, as Beam's Flink-on-Kubernetes sidecar.
+      options, command = SDK_WORKERS[sdk_workers]
+      _run_container(pool, PROJECT_IMAGE, in_pod + environment + options, command)
     ports = published(flink.JOB_PORT, flink.ARTIFACT_PORT, flink.EXPANSION_PORT)
     _run_container(
       JOB_SERVER, FLINK_IMAGE, hostname(JOB_SERVER) + staging + ports, _job_server_command()
@@ -264,6 +278,7 @@ def up(log=print, timeout: float = 180.0) -> dict:
       web_ui=f'http://localhost:{flink.REST_PORT}',
       s3_endpoint=endpoint,
       s3_pid=s3_pid,
+      sdk_workers=sdk_workers,
       started=time.time(),
     )
     common.write_state(NAME, current)
@@ -380,14 +395,26 @@ def _env(args) -> None:
   print('\n'.join(f'export {k}={v}' for k, v in s3_env(current).items()) if current else '')
 
 
+def arguments(parser) -> None:
+  parser.add_argument('path', nargs='?', help='put: the file or folder to upload')
+  parser.add_argument(
+    '--sdk-workers',
+    choices=sorted(SDK_WORKERS),
+    default='warm',
+    help="up: the sidecars' SDK worker pools: the project's warm pool (default) or Beam's boot "
+    'program, which installs the packages a job stages',
+  )
+
+
+def _up(args) -> None:
+  up(sdk_workers=args.sdk_workers)
+
+
 def main(argv=None) -> int:
   description = 'The Flink cluster in containers (docs/operations.md: Flink in containers).'
-  path = lambda parser: parser.add_argument(
-    'path', nargs='?', help='put: the file or folder to upload'
-  )
   more = {'put': _put, 'env': _env}
   prog = 'python -m engines.flink_containers'
-  return cli.main(prog, description, lambda args: up(), down, status_line, argv, more, path)
+  return cli.main(prog, description, _up, down, status_line, argv, more, arguments)
 
 
 if __name__ == '__main__':

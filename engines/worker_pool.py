@@ -9,6 +9,9 @@ with WARM_MODULES), and forks each worker from it. A worker is still a process o
 GIL shared with other workers, and a crash, a leak, a job's pipeline options, pickled main
 session or sys.path additions end with it. The project's own modules are not preloaded: each
 worker imports them (~0.1 s), so an edit reaches the next job without a restart of the pool.
+Each worker is made as Beam's boot program makes one: the job's pipeline options (its S3
+endpoint, beam plugins, log level) from the runner's provision service, then sdk_worker_main's
+harness; so the containerised cluster's sidecars run this pool too.
 
 The pool listens on exactly --host (default loopback) once the fork server is warm, so a port
 that answers means workers start warm. StopWorker: Beam's worker ids are not unique across
@@ -46,22 +49,68 @@ WARM_MODULES = (
   'PIL.Image',
 )
 STOP_GRACE_S = 15.0
+PROVISION_TIMEOUT_S = 60.0
 DEFAULT_HOST = '127.0.0.1'
 _LOG = logging.getLogger('engines.worker_pool')
 
 
-def run_worker(control_url: str, worker_id: str) -> None:
-  """A forked worker: Beam's SDK harness on the runner's control endpoint, as Beam's pool runs
-  it; the process ends when the harness does (no wait for threads it leaves behind)."""
-  from apache_beam.runners.worker import sdk_worker
+def worker_environment(request, timeout: float = PROVISION_TIMEOUT_S) -> Dict[str, str]:
+  """What Beam's boot program gives sdk_worker_main for a StartWorker request: the runner's
+  endpoints and, from its provision service, the job's pipeline options (S3 endpoint, plugins,
+  log level) and capabilities."""
+  from apache_beam.portability.api import (
+    beam_provision_api_pb2,
+    beam_provision_api_pb2_grpc,
+    endpoints_pb2,
+  )
+  from google.protobuf import json_format
 
-  warm, code = set(sys.modules), 1
+  info = beam_provision_api_pb2.ProvisionInfo()
+  if request.provision_endpoint.url:
+    with grpc.insecure_channel(request.provision_endpoint.url) as channel:
+      info = (
+        beam_provision_api_pb2_grpc.ProvisionServiceStub(channel)
+        .GetProvisionInfo(
+          beam_provision_api_pb2.GetProvisionInfoRequest(),
+          metadata=[('worker_id', request.worker_id)],
+          timeout=timeout,
+        )
+        .info
+      )
+  descriptor = lambda url: str(endpoints_pb2.ApiServiceDescriptor(url=url))
+  environment = {
+    'WORKER_ID': request.worker_id,
+    'CONTROL_API_SERVICE_DESCRIPTOR': descriptor(
+      info.control_endpoint.url or request.control_endpoint.url
+    ),
+    'PIPELINE_OPTIONS': json_format.MessageToJson(info.pipeline_options),
+    'RUNNER_CAPABILITIES': ' '.join(info.runner_capabilities),
+  }
+  logging_url = info.logging_endpoint.url or request.logging_endpoint.url
+  if logging_url:  # the worker's log records go to the runner's log, as the boot program's do
+    environment['LOGGING_API_SERVICE_DESCRIPTOR'] = descriptor(logging_url)
+  if info.HasField('status_endpoint'):
+    environment['STATUS_API_SERVICE_DESCRIPTOR'] = str(info.status_endpoint)
+  return environment
+
+
+def run_worker(environment: Dict[str, str]) -> None:
+  """A forked worker: Beam's SDK harness made by sdk_worker_main from `environment`, as the boot
+  program's python runs it; the process ends when the harness does (no wait for threads it
+  leaves behind)."""
+  from apache_beam.runners.worker import sdk_worker_main
+
+  warm, code, log_handler = set(sys.modules), 1, None
+  worker_id = environment['WORKER_ID']
   try:
-    sdk_worker.SdkHarness(control_url, worker_id=worker_id).run()
+    log_handler, harness, _ = sdk_worker_main.create_harness(environment)
+    harness.run()
     code = 0
   except Exception:  # the traceback goes to the pool's log; the runner sees the stream end
     traceback.print_exc()
   finally:
+    if log_handler:
+      log_handler.close()
     cold = sorted({name.split('.')[0] for name in set(sys.modules) - warm})
     print(
       f'worker {worker_id} ended ({code}); packages it imported itself: {cold}', file=sys.stderr
@@ -110,7 +159,7 @@ class WarmWorkerPool(beam_fn_api_pb2_grpc.BeamFnExternalWorkerPoolServicer):
     url, worker_id = request.control_endpoint.url, request.worker_id
     try:
       process = self._context.Process(
-        target=run_worker, args=(url, worker_id), name=f'sdk-worker-{worker_id}'
+        target=run_worker, args=(worker_environment(request),), name=f'sdk-worker-{worker_id}'
       )
       process.start()
     except Exception:

@@ -17,7 +17,14 @@ import sys
 import threading
 import time
 
-from apache_beam.portability.api import beam_fn_api_pb2, beam_fn_api_pb2_grpc, endpoints_pb2
+from apache_beam.portability.api import (
+  beam_fn_api_pb2,
+  beam_fn_api_pb2_grpc,
+  beam_provision_api_pb2,
+  beam_provision_api_pb2_grpc,
+  endpoints_pb2,
+)
+from google.protobuf import struct_pb2
 import grpc
 import pytest
 
@@ -29,13 +36,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 class FakeRunner(beam_fn_api_pb2_grpc.BeamFnControlServicer):
   """A runner's control service: records which worker connected, holds its stream open until
-  `release` is set, then ends it (as a finished job does)."""
+  `release` is set, then ends it (as a finished job does). With `options`, its provision service
+  answers them as the job's pipeline options (`provisioned`: the worker ids that asked)."""
 
-  def __init__(self):
+  def __init__(self, options: dict = None):
     self.connected = queue.Queue()
+    self.provisioned = queue.Queue()
     self.release = threading.Event()
     self.server = grpc.server(futures.ThreadPoolExecutor(4))
     beam_fn_api_pb2_grpc.add_BeamFnControlServicer_to_server(self, self.server)
+    if options is not None:
+      provision = _FakeProvision(options, self.provisioned)
+      beam_provision_api_pb2_grpc.add_ProvisionServiceServicer_to_server(provision, self.server)
     self.url = f'127.0.0.1:{self.server.add_insecure_port("127.0.0.1:0")}'
     self.server.start()
 
@@ -43,6 +55,17 @@ class FakeRunner(beam_fn_api_pb2_grpc.BeamFnControlServicer):
     self.connected.put(dict(context.invocation_metadata()).get('worker_id'))
     self.release.wait(120)
     yield from ()
+
+
+class _FakeProvision(beam_provision_api_pb2_grpc.ProvisionServiceServicer):
+  def __init__(self, options: dict, asked: queue.Queue):
+    self.options, self.asked = struct_pb2.Struct(), asked
+    self.options.update(options)
+
+  def GetProvisionInfo(self, request, context):
+    self.asked.put(dict(context.invocation_metadata()).get('worker_id'))
+    info = beam_provision_api_pb2.ProvisionInfo(pipeline_options=self.options)
+    return beam_provision_api_pb2.GetProvisionInfoResponse(info=info)
 
 
 def _free_port() -> int:
@@ -56,9 +79,12 @@ def _listening_addresses(pid: int) -> set:
   return {line.split()[3] for line in listing.splitlines() if f'pid={pid},' in line}
 
 
-def _start_request(worker_id: str, url: str):
+def _start_request(worker_id: str, url: str, provision: bool = False):
+  endpoint = endpoints_pb2.ApiServiceDescriptor(url=url)
   return beam_fn_api_pb2.StartWorkerRequest(
-    worker_id=worker_id, control_endpoint=endpoints_pb2.ApiServiceDescriptor(url=url)
+    worker_id=worker_id,
+    control_endpoint=endpoint,
+    provision_endpoint=endpoint if provision else None,
   )
 
 
@@ -122,6 +148,26 @@ def test_a_worker_starts_warm_and_ends_with_its_control_stream(pool):
     assert 'libtensorflow' in f.read()  # loaded before any work: forked from the warm server
   runner.release.set()
   assert _wait_until(lambda: not _alive(pid), 30)
+  runner.server.stop(0)
+
+
+def test_a_worker_gets_the_jobs_pipeline_options_from_the_provision_service(pool):
+  """As from Beam's boot program: the worker asks with its id, and the options take effect (a
+  beam plugin the options name, which nothing else imports, is imported by the worker)."""
+  _, port, log = pool
+  plugin = 'tabnanny'
+  runner = FakeRunner(options={'beam:option:beam_plugins:v1': [plugin]})
+  with grpc.insecure_channel(f'127.0.0.1:{port}') as channel:
+    answer = beam_fn_api_pb2_grpc.BeamFnExternalWorkerPoolStub(channel).StartWorker(
+      _start_request('w-options', runner.url, provision=True), timeout=60
+    )
+  assert answer.error == ''
+  assert runner.provisioned.get(timeout=60) == 'w-options'
+  assert runner.connected.get(timeout=60) == 'w-options'
+  runner.release.set()
+  ended = r'worker w-options ended \(\d+\); packages it imported itself: (.*)'
+  assert _wait_until(lambda: re.search(ended, log.read_text()), 30), log.read_text()[-3000:]
+  assert plugin in re.search(ended, log.read_text()).group(1)
   runner.server.stop(0)
 
 
