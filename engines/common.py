@@ -151,18 +151,18 @@ def fetch_job_server(name: str, lib: str, log=print) -> None:
 LOOPBACK_MAIN = 'LoopbackJobServer'  # files/LoopbackJobServer.java: Beam's job server on loopback
 
 
-def loopback_jar(name: str, lib: str) -> str:
-  """files/LoopbackJobServer.java compiled (once, and again when it changes) against the job
-  server's jars in `lib`, as a jar to put first on the job server's classpath (a jar: Beam's
-  Flink runner stages every classpath entry to the cluster as a file)."""
-  source = os.path.join(FILES, f'{LOOPBACK_MAIN}.java')
+def loopback_jar(name: str, lib: str, *mains: str) -> str:
+  """files/LoopbackJobServer.java and files/<main>.java of each of `mains` (Flink's, which build
+  on it), compiled (once, and again when one changes) against the job server's jars in `lib`, as
+  a jar to put first on the job server's classpath."""
+  sources = sorted({os.path.join(FILES, f'{source}.java') for source in (LOOPBACK_MAIN, *mains)})
   jar = os.path.join(engine_dir(name), 'loopback-job-server.jar')
-  if os.path.isfile(jar) and os.path.getmtime(jar) >= os.path.getmtime(source):
+  if os.path.isfile(jar) and os.path.getmtime(jar) >= max(map(os.path.getmtime, sources)):
     return jar
   classes = jar[: -len('.jar')]
   shutil.rmtree(classes, ignore_errors=True)
   what = 'building the loopback job server launcher'
-  run_quietly(['javac', '-nowarn', '-d', classes, '-cp', os.path.join(lib, '*'), source], what)
+  run_quietly(['javac', '-nowarn', '-d', classes, '-cp', os.path.join(lib, '*'), *sources], what)
   run_quietly(['jar', '--create', '--file', jar + '.tmp', '-C', classes, '.'], what)
   shutil.rmtree(classes, ignore_errors=True)
   os.replace(jar + '.tmp', jar)

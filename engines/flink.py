@@ -33,6 +33,8 @@ WORKER_POOL_PORT = 27000  # below Linux's ephemeral ports (32768-60999): none ca
 TASK_MANAGERS = 2
 FILES = common.FILES
 JOB_SERVER_MAIN = 'org.apache.beam.runners.flink.FlinkJobServerDriver'
+UNSTAGED_MAIN = 'UnstagedFlinkJobServer'  # files/UnstagedFlinkJobServer.java: jobs ship no jar
+FN_SERVERS_MAIN = 'LoopbackFnServers'  # files/LoopbackFnServers.java: SDK workers' servers
 
 
 def home() -> str:
@@ -78,8 +80,44 @@ def _write_conf() -> str:
   return conf
 
 
+def _launchers() -> str:
+  """The jar of files/LoopbackJobServer.java and the Java files that build on it."""
+  return common.loopback_jar(NAME, _job_server_lib(), UNSTAGED_MAIN, FN_SERVERS_MAIN)
+
+
+def _loopback_fn_servers() -> str:
+  """A jar of Beam's InetSocketAddressServerFactory rewritten to bind the address it is given
+  (files/LoopbackFnServers.java), made once from the job server's beam-sdks-java-core jar."""
+  lib = _job_server_lib()
+  (core,) = glob.glob(os.path.join(lib, 'beam-sdks-java-core-*.jar'))
+  launchers, jar = _launchers(), os.path.join(home(), 'loopback-fn-servers.jar')
+  if os.path.isfile(jar) and os.path.getmtime(jar) >= os.path.getmtime(launchers):
+    return jar
+  classpath = os.pathsep.join([launchers, os.path.join(lib, '*')])
+  command = ['java', '-cp', classpath, FN_SERVERS_MAIN, core, jar + '.tmp']
+  common.run_quietly(command, "binding Beam's Fn API servers to loopback")
+  os.replace(jar + '.tmp', jar)
+  return jar
+
+
+def _beam_classpath() -> str:
+  """Beam's jars of the job server but Flink's own, after the rewritten server factory: what a
+  job of UnstagedFlinkJobServer, which ships none, needs on the JobManager (its input formats)
+  and the TaskManagers (its operators, their SDK workers' servers on loopback)."""
+  lib = _job_server_lib()
+  jars = sorted(name for name in os.listdir(lib) if name.endswith('.jar'))
+  beam = [os.path.join(lib, name) for name in jars if not name.startswith('flink-')]
+  return os.pathsep.join([_loopback_fn_servers(), *beam])
+
+
 def _flink_env(conf: str) -> dict:
-  env = dict(os.environ, FLINK_CONF_DIR=conf, FLINK_LOG_DIR=common.log_dir(NAME))
+  # Flink's scripts put HADOOP_CLASSPATH after Flink's own jars on every process's classpath.
+  env = dict(
+    os.environ,
+    FLINK_CONF_DIR=conf,
+    FLINK_LOG_DIR=common.log_dir(NAME),
+    HADOOP_CLASSPATH=_beam_classpath(),
+  )
   env.pop('FLINK_HOME', None)
   return env
 
@@ -250,12 +288,22 @@ def _start_job_server() -> int:
   artifacts = os.path.join(home(), 'artifacts')
   os.makedirs(artifacts, exist_ok=True)
   lib = _job_server_lib()
+  # Flink's log4j and its SLF4J binding: the job server's own log (Beam's and Flink's client's
+  # lines, with times) in log/job-server.log, the file its output goes to.
+  logging = [
+    f'-Dlog4j.configurationFile={os.path.join(home(), "conf", "log4j-console.properties")}',
+    f'-Dlog.file={os.path.join(common.log_dir(NAME), "job-server.log")}',
+    '-Dconsole.log.level=OFF',
+  ]
+  log4j = sorted(glob.glob(os.path.join(flink_home(), 'lib', 'log4j-*.jar')))
+  classpath = [_launchers(), os.path.join(lib, '*'), *log4j]
   command = [
     'java',
     *java_opts,
+    *logging,
     '-cp',
-    common.loopback_jar(NAME, lib) + os.pathsep + os.path.join(lib, '*'),
-    common.LOOPBACK_MAIN,
+    os.pathsep.join(classpath),
+    UNSTAGED_MAIN,
     JOB_SERVER_MAIN,
     f'--flink-master=localhost:{REST_PORT}',
     '--job-host=127.0.0.1',

@@ -2,7 +2,8 @@
 // services bound to 127.0.0.1. Beam's own ServerFactory builds them with
 // NettyServerBuilder.forPort, on every interface, whatever --job-host says (its expansion
 // service does bind to --job-host). engines/common.py compiles this once against the job
-// server's jars and starts `java LoopbackJobServer <driver class> <driver flags>`.
+// server's jars and starts `java LoopbackJobServer <driver class> <driver flags>` (Flink's:
+// UnstagedFlinkJobServer, which builds on it).
 
 import java.io.IOException;
 import java.lang.reflect.Field;
@@ -50,7 +51,8 @@ public final class LoopbackJobServer {
     }
   }
 
-  public static void main(String[] args) throws Exception {
+  /** The driver `args[0]` made from the other args, its job and artifact services on loopback. */
+  static JobServerDriver loopback(String[] args) throws Exception {
     FileSystems.setDefaultPipelineOptions(PipelineOptionsFactory.create());
     Object driver =
         Class.forName(args[0])
@@ -61,6 +63,10 @@ public final class LoopbackJobServer {
       field.setAccessible(true);
       field.set(driver, new LoopbackServerFactory());
     }
-    ((JobServerDriver) driver).run();
+    return (JobServerDriver) driver;
+  }
+
+  public static void main(String[] args) throws Exception {
+    loopback(args).run();
   }
 }

@@ -212,12 +212,11 @@ def test_predict_on_flink_equals_the_direct_runner(image_run):
 
 def test_cluster_listens_on_loopback_only(cluster):
   """Every listening socket of every process the cluster started (JobManager, TaskManagers, job
-  server with its artifact and expansion services, worker pool) is on a loopback address."""
+  server with its artifact and expansion services, worker pool, and the Fn API servers the
+  TaskManagers opened for the jobs before it) is on a loopback address."""
   ports = {flink.REST_PORT, flink.JOB_PORT, flink.ARTIFACT_PORT, flink.EXPANSION_PORT}
   ports.add(flink.WORKER_POOL_PORT)
-  engine_faults.assert_loopback_only(
-    common.processes_of(flink.NAME), ports, flink.task_manager_pids()
-  )
+  engine_faults.assert_loopback_only(common.processes_of(flink.NAME), ports)
 
 
 def test_listening_sockets_are_read_from_proc():

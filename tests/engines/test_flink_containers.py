@@ -69,7 +69,7 @@ def csv_run(cluster, rows_csv, tmp_path_factory):
   data = flink_containers.put(rows_csv, log=lambda line: None)
   local = tmp_path_factory.mktemp('containers') / 'state'
   kill = engine_faults.kill_task_manager_container
-  with engine_faults.TaskManagerKiller((EVALUATOR,), kill=kill) as killer:
+  with engine_faults.TaskManagerKiller((EVALUATOR,), into_job_seconds=3.0, kill=kill) as killer:
     done = _pipeline(
       cluster,
       'run', '--data', data, '--output', 's3://runs/csv', '--local-dir', str(local),
