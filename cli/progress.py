@@ -29,7 +29,8 @@ class ComponentProgress(logging.Handler):
     self._cached = set()
     self._current = None
     self._redrawn = False  # a progress line waits for its newline (terminal only)
-    self._last_plain = 0.0
+    # -inf, not 0: monotonic time starts at boot, so the first line is printed however recent it was
+    self._last_plain = float('-inf')
 
   def _progress(self, record: logging.LogRecord) -> None:
     """A progress record: redrawn in place on a terminal, else a plain line at most every
