@@ -11,8 +11,6 @@ Metadata: registered to completed) and the Flink jobs' own seconds (Flink's REST
 """
 
 import os
-import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -28,30 +26,16 @@ POOLS = ('boot', 'warm')  # engines.flink_containers.SDK_WORKERS, Beam's first
 
 def csv_run(state: dict, csv: str, name: str, local: str) -> dict:
   """The CSV uploaded and run on the cluster (pipeline root s3://runs/NAME, ML Metadata in
-  `local`): wall seconds, exit code, the components' and the Flink jobs' seconds."""
-  from bench import pipeline_scaling
+  `local`; warm_cluster.pipeline_run)."""
   from engines import flink_containers
 
   data = flink_containers.put(csv, log=lambda line: None)
   argv = [
-    sys.executable, 'pipeline.py', 'run', '--data', data, '--output', f's3://runs/{name}',
-    '--local-dir', local, '--label', 'label', '--train-steps', '100', '--min-accuracy', '0.3',
-    *engine_runs.FLINK,
+    'run', '--data', data, '--output', f's3://runs/{name}', '--local-dir', local,
+    '--label', 'label', '--train-steps', '100', '--min-accuracy', '0.3', *engine_runs.FLINK,
   ]  # fmt: skip
   env = dict(os.environ, **flink_containers.s3_env(state))
-  os.makedirs(local, exist_ok=True)
-  log = os.path.join(local, 'bench.log')
-  started, started_ms = time.monotonic(), time.time() * 1000
-  with open(log, 'w') as out:
-    code = subprocess.run(
-      argv, cwd=engine_runs.ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-      timeout=warm_cluster.RUN_TIMEOUT_S, check=False,
-    ).returncode  # fmt: skip
-  run = {'wall_s': time.monotonic() - started, 'exit_code': code}
-  run['flink_jobs'] = warm_cluster.flink_jobs_since(started_ms)
-  if code not in (0, 3):  # 3: ran to the end, the model not blessed
-    return dict(run, failed=True, error=engine_runs.error_line(local, log))
-  return dict(run, components=pipeline_scaling.component_seconds(local))
+  return warm_cluster.pipeline_run(argv, local, warm_cluster.RUN_TIMEOUT_S, env=env)
 
 
 def measure() -> dict:

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 import warnings
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
@@ -46,27 +46,36 @@ RATIO_TARGET = 2.5
 
 
 def default_run(runner: str, output: str, timeout: float) -> dict:
-  """`pipeline.py run --output OUTPUT` on `runner`: wall seconds, exit code, the components'
-  seconds (ML Metadata); on failure or after `timeout`, {'failed': True, 'error': a line}."""
+  """`pipeline.py run --output OUTPUT` on `runner` (pipeline_run)."""
+  argv = ['run', '--output', output, *RUNNERS[runner]]
+  return pipeline_run(argv, output, timeout, flink_jobs=runner == 'flink')
+
+
+def pipeline_run(
+  argv: List[str], local: str, timeout: float, env: Optional[dict] = None, flink_jobs: bool = True
+) -> dict:
+  """`pipeline.py ARGV` in a fresh process whose ML Metadata and bench.log are in `local`: wall
+  seconds, exit code, the Flink jobs' seconds (flink_jobs), the components' seconds (ML
+  Metadata); on failure or after `timeout`, {'failed': True, 'error': a line}."""
   from bench import pipeline_scaling
 
-  argv = [sys.executable, 'pipeline.py', 'run', '--output', output, *RUNNERS[runner]]
-  os.makedirs(output, exist_ok=True)
-  log = os.path.join(output, 'bench.log')
+  os.makedirs(local, exist_ok=True)
+  log = os.path.join(local, 'bench.log')
   started, started_ms = time.monotonic(), time.time() * 1000
   with open(log, 'w') as out:
     try:
       code = subprocess.run(
-        argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, check=False
-      ).returncode
+        [sys.executable, 'pipeline.py', *argv], cwd=ROOT, env=env, stdout=out,
+        stderr=subprocess.STDOUT, timeout=timeout, check=False,
+      ).returncode  # fmt: skip
     except subprocess.TimeoutExpired:
       return {'failed': True, 'error': f'no end after {timeout:.0f} s (stopped)'}
   run = {'wall_s': time.monotonic() - started, 'exit_code': code}
-  if runner == 'flink':
+  if flink_jobs:
     run['flink_jobs'] = flink_jobs_since(started_ms)
   if code not in (0, 3):  # 3: ran to the end, the model not blessed
-    return dict(run, failed=True, error=engine_runs.error_line(output, log))
-  return dict(run, components=pipeline_scaling.component_seconds(output))
+    return dict(run, failed=True, error=engine_runs.error_line(local, log))
+  return dict(run, components=pipeline_scaling.component_seconds(local))
 
 
 def flink_jobs_since(started_ms: float) -> List[dict]:
