@@ -258,8 +258,12 @@ def validation(
         schema=schema_gen.outputs['schema'],
         statistics=statistics_gen.outputs['statistics'],
         label=config.label,
-        label_threshold=config.trainer.label_threshold or 0.0,
         label_default=config.trainer.label_default,
+        **(
+          {}
+          if config.trainer.label_threshold is None
+          else dict(label_threshold=config.trainer.label_threshold)
+        ),
         code_fingerprint=fingerprint.of('components.label_check.component'),
       )
     )

@@ -54,7 +54,7 @@ OPTIONS = {
   '--label': dict(
     default=DEFAULTS.label,
     help='CSV/TFRecord data: the label column or context feature (default: %(default)s); a '
-    'float column trains as (value > --label-threshold)',
+    'float column needs --label-threshold',
   ),
   '--text-column': dict(
     default='',
@@ -72,8 +72,8 @@ OPTIONS = {
     type=float,
     default=DEFAULTS.trainer.label_threshold,
     metavar='T',
-    help='the label trains as two classes, (value > T): a float label always (default T: 0), '
-    'an integer label when T is given (its values are the classes otherwise)',
+    help='the label trains as two classes, (value > T): a float label needs T (it is refused '
+    'without one), an integer label when T is given (its values are the classes otherwise)',
   ),
   '--label-default': dict(
     default=DEFAULTS.trainer.label_default,

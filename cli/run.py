@@ -16,7 +16,7 @@ import time
 from cli import config_builder, flags, unchanged
 from cli.inputs import tfrecord_salvage
 import config as cfg
-from contracts import artifacts
+from contracts import artifacts, labels
 from contracts.errors import (
   EXIT_BAD_INPUT,
   EXIT_FAILED,
@@ -184,9 +184,10 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     if config.data_rev
     else _data_given(config)
   )
-  print(
-    f'pipeline {config.pipeline_name}: {config.data_kind} from {given}; log: {log_path}', flush=True
-  )
+  print(f'pipeline {config.pipeline_name}: {config.data_kind} from {given}; log: {log_path}')
+  if config.data_kind in (cfg.CSV, cfg.TFRECORDS):  # a table: what the label trains as
+    print(f'label:      {labels.threshold_line(config.label, config.trainer.label_threshold)}')
+  sys.stdout.flush()
   started = time.monotonic()
   before_components = process_seconds()
   error = None

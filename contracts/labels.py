@@ -1,7 +1,8 @@
 """What counts as a row without a label, for the command line's first look at a CSV and for the
 ExampleGens that read every row (components/label_gaps.py); when integer labels look like a
 number to regress rather than classes (the command line's first rows, the Trainer's all rows);
-and the one line that says each."""
+that a float label trains only as two classes on a threshold the user names; and the one line
+that says each."""
 
 from typing import Dict
 
@@ -62,3 +63,21 @@ def regression_message(label: str, counts: Dict[int, int], where: str) -> str:
     f'{rare} of them in fewer than {MIN_CLASS_ROWS} rows: a number to regress, not classes; '
     f'train a two-class model on ({label} > T) with --label-threshold T (the median: {median})'
   )
+
+
+def float_label_message(label: str, where: str, median=None) -> str:
+  """The refusal of a float label without --label-threshold: classes only, on a threshold the
+  user names (no threshold is guessed), the median as one to start from when known."""
+  return (
+    f'--label {label}: numbers, not all integers, in {where}: this pipeline trains classes, and '
+    f'regression is not built yet; train two classes on ({label} > T) with --label-threshold T'
+    + ('' if median is None else f' (the median: {median:g})')
+  )
+
+
+def threshold_line(label: str, threshold) -> str:
+  """What the model learns, said at the start and in the summary: 'tips > 0 as two classes'
+  when a threshold turns the label's numbers into classes, else 'tips as classes'."""
+  if threshold is None:
+    return f'{label} as classes'
+  return f'{label} > {threshold:g} as two classes (--label-threshold {threshold:g})'

@@ -22,7 +22,7 @@ class TrainerOptions:
   data_kind: str = TABULAR  # IMAGE, TABULAR or SEQUENCE (PipelineConfig sets it from its own)
   label_key: str = 'label'  # tabular label column / sequence context feature (set likewise)
   label_threshold: Optional[float] = None  # the label trains as (label > threshold) (None:
-  # float labels at 0, integer labels as classes)
+  # integer and string labels as classes, float labels refused)
   label_default: str = ''  # the label of rows without one ('': such rows stop the run)
   tokens_key: str = ''  # sequences: the feature list holding tokens ('' : first)
   batch_size: int = 64  # per step, across replicas

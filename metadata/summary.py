@@ -177,7 +177,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
   result.batch_capped = training.get('batch_capped') or None
   if training.get('model'):
     result.training = {
-      key: training.get(key) for key in ('model', 'hyperparameters', 'tuned', 'weights', 'phases')
+      key: training.get(key)
+      for key in ('label', 'model', 'hyperparameters', 'tuned', 'weights', 'phases')
     }
   check = training.get('input_check')
   if check or training.get('input_cache'):

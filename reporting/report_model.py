@@ -21,7 +21,8 @@ def _model_html(training: dict) -> str:
   (trainer/fine_tune.py); '' for a training.json written before they were recorded."""
   if 'model' not in training:
     return ''
-  rows = [['model', training['model']]]
+  rows = [['label', training['label']]] if training.get('label') else []
+  rows.append(['model', training['model']])
   if training.get('weights'):
     rows.append(['backbone weights', training['weights']])
   if 'xla' in training:

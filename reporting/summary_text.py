@@ -93,13 +93,15 @@ def _values(values: dict) -> str:
 
 
 def render_training(training: dict) -> List[str]:
-  """'model: …' (the model, its hyperparameters, the backbone's weights) and, for a model
-  trained in phases (trainer/fine_tune.py), 'training: …' with each phase's steps, rate, time."""
+  """'label: …' (a table's label: classes, or two on a threshold), 'model: …' (the model, its
+  hyperparameters, the backbone's weights) and, for a model trained in phases
+  (trainer/fine_tune.py), 'training: …' with each phase's steps, rate, time."""
   weights = f'; backbone weights: {training["weights"]}' if training.get('weights') else ''
   tuned = ' (tuned)' if training.get('tuned') else ''
-  lines = [
+  lines = [f'label:      {training["label"]}'] if training.get('label') else []
+  lines.append(
     f'model:      {training["model"]}{weights}; {_values(training["hyperparameters"])}{tuned}'
-  ]
+  )
   phases = training.get('phases') or []
   if len(phases) > 1 or (phases and phases[0]['name'] != 'train'):
     lines.append(

@@ -204,6 +204,8 @@ def tabular_run(tmp_path_factory):
     output,
     '--label',
     'tips',
+    '--label-threshold',
+    '0',
     '--label-default',
     '0',
     '--slice-feature',

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 
-from contracts import artifacts, serving, text_record
+from contracts import artifacts, labels, serving, text_record
 from contracts.trainer_options import NO_WEIGHTS, TrainerOptions
 
 # Imported SequenceExamples' token values are hashed into HASH_BUCKETS ids from FIRST_ID on.
@@ -138,8 +138,8 @@ def tabular_spec(
 ) -> TabularSpec:
   """Splits the schema's scalar features into numeric and categorical inputs, leaving out the
   id columns (`ids`); a string label takes its classes from `label_names`, an integer one from
-  `label_values` (the values present) unless options.label_threshold is set (None: float labels
-  at 0)."""
+  `label_values` (the values present) unless options.label_threshold is set; a float label
+  needs one."""
   label_key = options.label_key
   numeric, categorical, integer, label_type = [], [], [], None
   for feature in schema.feature:
@@ -159,7 +159,9 @@ def tabular_spec(
   columns = dict(numeric=numeric, categorical=categorical, integer=integer, label_default=default)
   threshold = options.label_threshold
   if label_type == schema_pb2.FLOAT:
-    return TabularSpec(label_key, 0.0 if threshold is None else threshold, 2, **columns)
+    if threshold is None:  # LabelCheck refuses it before training, with the median
+      raise ValueError(labels.float_label_message(label_key, 'the train split'))
+    return TabularSpec(label_key, threshold, 2, **columns)
   if label_type == schema_pb2.BYTES:
     names = sorted(set(label_names) | ({default} if default else set()))
     return TabularSpec(label_key, None, len(names), label_names=names, **columns)

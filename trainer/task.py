@@ -25,9 +25,9 @@ import keras
 import tensorflow as tf
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from contracts import artifacts
+from contracts import artifacts, labels
 from contracts.serving import BULK_INFERENCE, SERVING_DEFAULT
-from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TrainerOptions
+from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TABULAR, TrainerOptions
 from records import scan
 from trainer import (
   data_spec,
@@ -104,6 +104,11 @@ def run_fn(fn_args: FnArgs) -> None:
       artifacts.TRAINING_FILE,
       {
         'class_names': list(ready.class_names),
+        **(
+          {'label': labels.threshold_line(options.label_key, options.label_threshold)}
+          if options.data_kind == TABULAR
+          else {}
+        ),
         'model': trained.name,
         'hyperparameters': trained.hyperparameters,
         'tuned': bool(fn_args.hyperparameters),

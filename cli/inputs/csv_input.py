@@ -20,8 +20,9 @@ def text_column(
   """The CSV's free-text column ('' for tabular data): `chosen`, or detected as the only column
   besides the label, holding at least MIN_TEXT_WORDS words per row on median. Raises UserError
   for what CsvExampleGen would fail on later (encoding, byte-order mark, no rows, text labels)
-  and for rows without a label when there is no `label_default`; `classes`: integer labels are
-  classes (no --label-threshold), refused when they look like a number to regress."""
+  and for rows without a label when there is no `label_default`; `classes`: no
+  --label-threshold: integer labels are classes, refused when they look like a number to
+  regress, and float labels are refused (a threshold is the user's to name)."""
   import collections
   import csv
   import io
@@ -51,6 +52,12 @@ def text_column(
     _check_label_default(csv_path, label, label_default, [row[label] for row in rows])
   values = [label_default if labels.is_missing(r[label]) else r[label] for r in rows]
   _check_label_is_no_id(csv_path, label, values)
+  if classes and values and _floats(values):
+    raise UserError(
+      labels.float_label_message(
+        label, f'the first {len(values)} rows of {csv_path}', statistics.median(map(float, values))
+      )
+    )
   if classes and values and _all_read_as(int, values):
     counts = collections.Counter(int(value) for value in values)
     if labels.looks_regressed(counts):

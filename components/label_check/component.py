@@ -19,13 +19,14 @@ def LabelCheck(
   schema: InputArtifact[standard_artifacts.Schema],
   statistics: InputArtifact[standard_artifacts.ExampleStatistics],
   label: Parameter[str],
-  label_threshold: Parameter[float],
   label_default: Parameter[str] = '',
+  label_threshold: Parameter[float] = None,
   code_fingerprint: Parameter[str] = '',
 ) -> None:
   """Raises executor.LabelMissing when `label` is not a (context) feature of the schema, and
-  UnusableData when the train split's label values cannot train a classifier
-  (code_fingerprint: only for the cache key, utils/fingerprint.py)."""
+  UnusableData when the train split's label values cannot train a classifier (label_threshold:
+  --label-threshold, None when not given; code_fingerprint: only for the cache key,
+  utils/fingerprint.py)."""
   executor.check(
     io_utils.parse_pbtxt_file(os.path.join(schema.uri, 'schema.pbtxt'), schema_pb2.Schema()), label
   )

@@ -1,11 +1,12 @@
 """Stops the run before training when the label the Trainer would learn is not in the data, or
-its values cannot train a classifier (missing in some examples, one class)."""
+its values cannot train a classifier (missing in some examples, one class, numbers without a
+threshold)."""
 
 from typing import List, Optional
 
 from tensorflow_metadata.proto.v0 import schema_pb2, statistics_pb2
 
-from contracts import artifacts
+from contracts import artifacts, labels
 from contracts.errors import UnusableData
 
 
@@ -42,7 +43,8 @@ def check_values(
 ) -> int:
   """Raises UnusableData when the train split's label values cannot train a classifier; else
   returns how many train examples have no label value and take `default`.
-  `threshold`: a float label trains as (label > threshold); `default`: the label of examples
+  `threshold`: a float label trains as (label > threshold), and without one it is refused;
+  `default`: the label of examples
   without one ('': such examples are an error)."""
   (feature,) = [f for f in statistics.features if f.path.step == [label] or f.name == label]
   kind = feature.WhichOneof('stats')
@@ -70,6 +72,12 @@ def check_values(
   if filled is not None:
     low, high = min(low, filled), max(high, filled)
   if feature.type == statistics_pb2.FeatureNameStatistics.FLOAT:
+    if threshold is None:
+      raise UnusableData(
+        labels.float_label_message(
+          label, f'the {examples} train examples', feature.num_stats.median
+        )
+      )
     if low > threshold or high <= threshold:
       side = f'above {threshold:g}' if low > threshold else f'at most {threshold:g}'
       raise UnusableData(

@@ -50,7 +50,7 @@ def _data(kind, tmp_path, digits_subset):
   if kind == cfg.IMAGES:
     return digits_subset, []
   if kind == cfg.CSV:
-    return TAXI_CSV, ['--label', 'tips']
+    return TAXI_CSV, ['--label', 'tips', '--label-threshold', '0']
   if kind == cfg.TFRECORDS:
     shutil.copy(PENGUIN_TRAIN, tmp_path / 'penguins.tfrecord.gz')
     return str(tmp_path / 'penguins.tfrecord.gz'), ['--label', 'species']

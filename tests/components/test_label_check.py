@@ -81,3 +81,13 @@ def test_a_missing_default_or_one_that_does_not_fit_stops_the_run(
 def test_a_second_class_from_the_default_passes(with_gaps):
   assert executor.check_values(with_gaps, 'one_id', 0.0, '0') == 1
   assert executor.check_values(with_gaps, 'one_name', 0.0, 'unknown') == 1
+
+
+def test_a_float_label_without_a_threshold_is_refused_with_the_train_median():
+  statistics = _train_statistics(x=[1.0] * 5, fare=[4.5, 7.25, 9.0, 12.0, 30.5])
+  with pytest.raises(UnusableData) as raised:
+    executor.check_values(statistics, 'fare', None)
+  said = str(raised.value)
+  assert said.startswith('--label fare: numbers, not all integers, in the 5 train examples')
+  assert said.endswith('--label-threshold T (the median: 9)')  # TFDV's median of the five
+  assert executor.check_values(statistics, 'fare', 10.0) == 0

@@ -21,3 +21,16 @@ def test_integer_labels_with_many_rare_values_look_regressed_and_classes_do_not(
   assert '--label-threshold T (the median: ' in said and '\n' not in said
   assert not labels.looks_regressed(collections.Counter(i % 30 for i in range(440)))  # 30 classes
   assert not labels.looks_regressed(collections.Counter(range(19)))  # a tiny CSV, a row a class
+
+
+def test_a_float_label_is_refused_in_one_line_with_a_threshold_to_start_from():
+  said = labels.float_label_message('fare', 'the first 200 rows of x.csv', 9.65)
+  assert said.startswith('--label fare: numbers, not all integers, in the first 200 rows of x.csv')
+  assert said.endswith('with --label-threshold T (the median: 9.65)') and '\n' not in said
+  assert labels.float_label_message('fare', 'the train split').endswith('--label-threshold T')
+
+
+def test_what_the_label_trains_as_is_said_with_the_threshold_that_made_it():
+  assert labels.threshold_line('tips', 0.0) == 'tips > 0 as two classes (--label-threshold 0)'
+  assert labels.threshold_line('fare', 12.5).startswith('fare > 12.5 as two classes')
+  assert labels.threshold_line('species', None) == 'species as classes'

@@ -221,6 +221,7 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tabular_run
   )
   assert latest['eval_accuracy'] > 0.6 and latest['blessed']
   assert list(latest['class_recall']) == ['0', '1']  # tips > 0: no, yes
+  assert latest['training']['label'] == 'tips > 0 as two classes (--label-threshold 0)'
   assert latest['serving_check']['serves']  # predict_columns agreed with serving_default
   assert 'predict_columns' in latest['serving_check']['signatures']
   with open(latest['report'], encoding='utf-8') as f:

@@ -57,3 +57,10 @@ def test_an_image_run_says_which_near_copies_it_does_not_catch_found_or_not():
   found = summary_text.render_duplicates(_facts(near_duplicate_groups=2, near_copies_checked=True))
   assert found[0].startswith('duplicates: 2 group(s) of near-duplicate images')
   assert found[1] == ' ' * 12 + summary_text.NEAR_COPIES_MEASURED
+
+
+def test_a_tables_label_is_said_before_the_model_and_an_images_is_not():
+  training = {'model': 'mlp', 'hyperparameters': {'units': 64}}
+  said = summary_text.render_training({**training, 'label': 'tips > 0 as two classes (x)'})
+  assert said[0] == 'label:      tips > 0 as two classes (x)' and said[1].startswith('model: ')
+  assert [line[:6] for line in summary_text.render_training(training)] == ['model:']

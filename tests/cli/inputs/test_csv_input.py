@@ -43,7 +43,8 @@ def test_a_csv_whose_only_other_column_is_free_text_takes_the_text_route(tmp_pat
 def test_a_label_unique_per_row_is_refused_as_an_id(tmp_path, labels, label_default, refused):
   path = _csv(tmp_path / 'rows.csv', ['id', 'x'], [(label, '1') for label in labels])
   if not refused:
-    assert csv_input.text_column(path, 'id', label_default=label_default) == ''
+    classes = '.' not in labels[0]  # a float label comes with --label-threshold
+    assert csv_input.text_column(path, 'id', label_default=label_default, classes=classes) == ''
     return
   with pytest.raises(UserError) as raised:
     csv_input.text_column(path, 'id', label_default=label_default)
@@ -94,3 +95,17 @@ def test_the_imdb_txt_gets_a_one_line_hint_and_its_csv_copy_is_text(tmp_path):
   source = data_layout.resolve_data(str(copy))
   assert source.kind == cfg.CSV
   assert csv_input.text_column(data_layout.sample_file(source), 'label') == 'text'
+
+
+def test_a_float_label_is_refused_before_the_run_unless_a_threshold_names_the_classes(tmp_path):
+  path = _csv(
+    tmp_path / 'f.csv', ['km', 'fare'], [(str(i), f'{3 + i * 0.75:.2f}') for i in range(9)]
+  )
+  with pytest.raises(UserError) as raised:
+    csv_input.text_column(path, 'fare')
+  assert str(raised.value) == (
+    f'--label fare: numbers, not all integers, in the first 9 rows of {path}: this pipeline '
+    'trains classes, and regression is not built yet; train two classes on (fare > T) with '
+    '--label-threshold T (the median: 6)'
+  )
+  assert csv_input.text_column(path, 'fare', classes=False) == ''  # --label-threshold given
