@@ -1,6 +1,7 @@
 """Never train on the eval data: examples with the same content, or images that are near-copies of
 each other, are grouped and each group goes to one split; content filed under two labels is a
-conflict, kept out of both splits (unless asked otherwise). Shared by every ExampleGen; no TFX.
+conflict, kept out of both splits while such examples are rare (contracts/splits.py; unless asked
+otherwise), else kept in one split as a noisy label. Shared by every ExampleGen; no TFX.
 
 An example's content is a 64-bit fingerprint of everything but its label and id (images: the
 decoded, upright pixels; rows and tf.Examples: every other feature). Images also carry a 64-bit
@@ -23,7 +24,7 @@ import numpy as np
 from contracts import splits
 
 # What an ExampleGen does with duplicates (run --duplicates): GROUP keeps each group in one split and
-# leaves conflicts out; KEEP_CONFLICTS also trains and evaluates on them (in one split); OFF splits
+# leaves conflicts out while they are rare (splits.conflicts_left_out); KEEP_CONFLICTS also trains and evaluates on them (in one split); OFF splits
 # by name / row hash alone, as before grouping existed (bench/example_gen.py measures the cost).
 GROUP, KEEP_CONFLICTS, OFF = 'group', 'keep-conflicts', 'off'
 MODES = (GROUP, KEEP_CONFLICTS, OFF)
@@ -157,6 +158,23 @@ def group(
   )
 
 
+def conflicts_left_out(mode: str, conflicts: int, examples: int) -> bool:
+  """Whether an ExampleGen in `mode` leaves out the `conflicts` of its `examples`: GROUP does
+  while they are rare enough to be mislabelled copies."""
+  return mode == GROUP and splits.conflicts_left_out(conflicts, examples)
+
+
+def conflict_properties(mode: str, conflicts: int, examples: int) -> Dict[str, int]:
+  """The Examples artifact's conflict properties: how many, whether kept, whether kept because
+  they are too many to be mislabelled copies (a noisy label)."""
+  left_out = conflicts_left_out(mode, conflicts, examples)
+  return {
+    'num_label_conflicts': int(conflicts),
+    'label_conflicts_kept': int(not left_out),
+    'label_noisy': int(mode == GROUP and not left_out),
+  }
+
+
 def assigned_splits(grouping: Grouping, eval_percent: int, keep_conflicts: bool) -> List[str]:
   """Per example: its split, or '' when it is a conflict left out."""
   split_of = {key: splits.split_of(key, eval_percent) for key in set(grouping.split_key)}
@@ -184,13 +202,12 @@ def conflict_reasons(
   return reasons
 
 
-def summary_facts(grouping: Grouping, keep_conflicts: bool) -> Dict[str, int]:
+def summary_facts(grouping: Grouping, mode: str) -> Dict[str, int]:
   """The counts an Examples artifact records (custom properties) and the summary shows."""
   return {
     'num_duplicates': int(grouping.duplicates),
     'num_near_duplicate_groups': int(grouping.near_groups),
-    'num_label_conflicts': int(grouping.conflicted.sum()),
-    'label_conflicts_kept': int(keep_conflicts),
+    **conflict_properties(mode, int(grouping.conflicted.sum()), len(grouping.conflicted)),
   }
 
 

@@ -2,7 +2,8 @@
 decided by content (components/duplicates.py): a mixin for their executors that replaces TFX's
 hash partition (a hash of the whole serialized record, label included) with a GroupByKey on each
 record's content fingerprint, every feature but the label and the id columns. A group goes to one
-split; a group filed under more than one label is left out (unless kept: `duplicates`).
+split; a group filed under more than one label is left out while such groups are rare (unless
+kept: `duplicates`; contracts/splits.conflicts_left_out), else kept as a noisy label.
 
 Already split input (Split-* TFRecords) keeps its splits: content found in more than one split is
 counted and named (the run's summary warns), never moved.
@@ -97,20 +98,39 @@ def _id_like(value) -> bool:
     return False
 
 
+def conflict_counts(groups, label_of=lambda member: member[0]):
+  """(examples in a group filed under two labels, all examples) of grouped `groups` ((key,
+  members) pairs), as a side input: whether conflicts are left out depends on how many there are
+  (duplicates.conflicts_left_out)."""
+
+  def counts(group) -> Tuple[int, int]:
+    members = list(group[1])
+    return (len(members) if len({label_of(m) for m in members}) > 1 else 0), len(members)
+
+  def add(pairs) -> Tuple[int, int]:
+    pairs = list(pairs)
+    return sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+
+  summed = (
+    groups | 'ConflictCounts' >> beam.Map(counts) | 'SumConflicts' >> beam.CombineGlobally(add)
+  )
+  return beam.pvalue.AsSingleton(summed)
+
+
 class _Place(beam.DoFn):
   """(content, members) → (split index, record) for each member kept, and a facts element."""
 
-  def __init__(self, buckets: List[int], keep_conflicts: bool):
+  def __init__(self, buckets: List[int], mode: str):
     self._buckets = buckets  # cumulative hash buckets per split, as TFX's output_config has
-    self._keep = keep_conflicts
+    self._mode = mode
 
-  def process(self, group: Tuple[bytes, Iterable[Tuple[str, str, Any]]]):
+  def process(self, group: Tuple[bytes, Iterable[Tuple[str, str, Any]]], counts: Tuple[int, int]):
     content, members = group
     members = list(members)
     labels = sorted({label for label, _, _ in members})
     conflict = len(labels) > 1
     yield beam.pvalue.TaggedOutput(FACTS, facts(members, labels, conflict))
-    if conflict and not self._keep:
+    if conflict and duplicates.conflicts_left_out(self._mode, *counts):
       return
     bucket = int.from_bytes(content[:8], 'big') % self._buckets[-1]
     split = next(i for i, end in enumerate(self._buckets) if bucket < end)
@@ -123,6 +143,7 @@ def facts(members: list, labels: list, conflict: bool) -> dict:
   count = len(members)
   shown = [{'row': description, 'label': label} for label, description, _ in members[:5]]
   return {
+    'examples': count,
     'duplicates': count if count > 1 else 0,
     'conflicts': count if conflict else 0,
     'groups': [shown] if count > 1 and not conflict else [],
@@ -202,15 +223,14 @@ class GroupedSplitExecutor:
         exec_properties, input_config.splits[0].pattern
       )
       detected = self._detected([records], fingerprint, sequence)
-      placed = (
+      groups = (
         records
         | 'Fingerprint' >> beam.Map(fingerprint, beam.pvalue.AsSingleton(detected))
         | 'GroupByContent' >> beam.GroupByKey()
-        | 'Place'
-        >> beam.ParDo(_Place(buckets, mode == duplicates.KEEP_CONFLICTS)).with_outputs(
-          FACTS, main='records'
-        )
       )
+      placed = groups | 'Place' >> beam.ParDo(
+        _Place(buckets, mode), conflict_counts(groups)
+      ).with_outputs(FACTS, main='records')
       parts = placed.records | 'SplitData' >> beam.Partition(lambda item, n: item[0], len(buckets))
       result = {
         split.name: part | f'Record[{split.name}]' >> beam.Map(lambda item: item[1])
@@ -274,17 +294,20 @@ class GroupedSplitExecutor:
     examples = artifact_utils.get_single_instance(output_dict['examples'])
     with fileio.open(self._ids_path, 'r') as f:
       id_columns.record(examples, self._ids, json.loads(f.read()))
-    keep = exec_properties.get('duplicates') == duplicates.KEEP_CONFLICTS
-    record(examples, facts, keep, self._presplit)
+    record(examples, facts, exec_properties.get('duplicates') or duplicates.GROUP, self._presplit)
 
 
-def record(examples, facts: dict, keep_conflicts: bool, presplit: bool) -> None:
-  """The counts as the artifact's custom properties; duplicates.json and excluded_files.csv."""
+def record(examples, facts: dict, mode: str, presplit: bool) -> None:
+  """The counts as the artifact's custom properties; duplicates.json and excluded_files.csv
+  (facts: Facts' sums, with every example counted in 'examples')."""
+  conflicts = duplicates.conflict_properties(
+    mode, facts.get('conflicts', 0), facts.get('examples', 0)
+  )
+  keep_conflicts = bool(conflicts['label_conflicts_kept'])
   counts = {
     'num_duplicates': facts.get('duplicates', 0),
     'num_near_duplicate_groups': 0,
-    'num_label_conflicts': facts.get('conflicts', 0),
-    'label_conflicts_kept': int(keep_conflicts),
+    **conflicts,
   }
   if presplit:
     counts['num_across_splits'] = facts.get('across_splits', 0)

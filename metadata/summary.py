@@ -27,6 +27,7 @@ def duplicate_facts(examples) -> dict:
     for name in ('duplicates', 'near_duplicate_groups', 'label_conflicts', 'across_splits')
   }
   facts['conflicts_kept'] = bool(property_value(examples, 'label_conflicts_kept'))
+  facts['label_noisy'] = bool(property_value(examples, 'label_noisy'))
   facts['report'] = os.path.join(examples.uri, artifacts.DUPLICATES_FILE)
   try:
     from tfx.dsl.io import fileio

@@ -2,6 +2,7 @@
 
 from typing import List, Optional
 
+from contracts import splits
 from metadata.run_result import RunResult
 
 # What near-duplicate detection of images finds and misses, as bench/near_duplicates.py measured
@@ -34,7 +35,13 @@ def render_duplicates(facts: dict) -> List[str]:
       else ''
     )
     what = (
-      'kept (--duplicates keep-conflicts)' if facts['conflicts_kept'] else 'left out of both splits'
+      f'kept, each set in one split: over {splits.MAX_CONFLICT_SHARE:.0%} of the examples (and '
+      f'over {splits.FEW_CONFLICTS}), too many to be mislabelled copies: the label is noisy for '
+      'these features'
+      if facts.get('label_noisy')
+      else 'kept (--duplicates keep-conflicts)'
+      if facts['conflicts_kept']
+      else 'left out of both splits'
     )
     parts.append(
       f'{conflicts} example(s) whose content is filed under two labels, {what}: {named}{more}'

@@ -333,7 +333,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       for split, left_out in found.pop('left_out').items():
         counts[split] -= left_out
       examples.set_string_custom_property('split_counts', json.dumps(counts))
-      grouped_split.record(examples, found, mode == duplicates.KEEP_CONFLICTS, not buckets)
+      grouped_split.record(examples, found, mode, not buckets)
 
 
 def _settle_labels(examples, outputs, tasks, names, rows_unlabelled, label, default) -> None:
@@ -371,14 +371,18 @@ def _regrouped(uri, tasks, outputs, gzip, rows, mode, label, ids, presplit: bool
   content = np.concatenate([s['content'] for s in saved]).astype(np.uint64)
   labels = np.concatenate([s['labels'] for s in saved]).tolist()
   grouping = duplicates.group(content, labels)
-  facts = {'duplicates': grouping.duplicates, 'left_out': dict.fromkeys(outputs, 0)}
+  facts = {
+    'examples': len(content),
+    'duplicates': grouping.duplicates,
+    'left_out': dict.fromkeys(outputs, 0),
+  }
   if presplit:  # already split: nothing moves; rows whose content is in two splits are counted
     given = [task[0] for task, s in zip(tasks, saved) for _ in range(len(s['content']))]
     across = [c for c, _ in duplicates.across_splits(content, given)]
     facts['across_splits'] = int(np.isin(content, np.array(across, dtype=np.uint64)).sum())
     return facts
   facts['conflicts'] = int(grouping.conflicted.sum())
-  if mode == duplicates.KEEP_CONFLICTS or not facts['conflicts']:
+  if not duplicates.conflicts_left_out(mode, facts['conflicts'], len(content)):
     return facts
   describe = grouped_split.Fingerprint(label, ids, sequence=False)
   labels_of = {}

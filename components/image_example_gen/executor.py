@@ -149,7 +149,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     placed = regroup.Placed(written, split_names)
     gzip = compression == 'gzip'
     if not unlabeled_split and mode != duplicates.OFF:
-      found = placed.regroup(eval_percent, mode == duplicates.KEEP_CONFLICTS, listing.labels)
+      found = placed.regroup(eval_percent, mode, listing.labels)
       placed.reroute(examples.uri, shards, gzip)
       for name, value in found.counts.items():
         examples.set_int_custom_property(name, value)

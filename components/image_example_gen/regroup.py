@@ -23,12 +23,15 @@ class Placed:
     self._final = [entry[1] for entry in self._entries]
     self._split_names = split_names
 
-  def regroup(self, eval_percent: int, keep_conflicts: bool, labels: List[str]) -> 'Regrouped':
+  def regroup(self, eval_percent: int, mode: str, labels: List[str]) -> 'Regrouped':
     """Groups duplicates (duplicates.group); the final split of every image."""
     if not self._entries:
       return Regrouped({}, [], {})
     _, _, paths, label_ids, content, near = zip(*self._entries)
     grouping = duplicates.group(content, label_ids, near)
+    keep_conflicts = not duplicates.conflicts_left_out(
+      mode, int(grouping.conflicted.sum()), len(content)
+    )
     self._final = duplicates.assigned_splits(grouping, eval_percent, keep_conflicts)
     names = [labels[i] for i in label_ids]
     reasons = duplicates.conflict_reasons(grouping, paths, names)
@@ -42,7 +45,7 @@ class Placed:
         {'path': paths[i], 'label': names[i], 'reason': why} for i, why in sorted(reasons.items())
       ],
     }
-    return Regrouped(duplicates.summary_facts(grouping, keep_conflicts), excluded, listing)
+    return Regrouped(duplicates.summary_facts(grouping, mode), excluded, listing)
 
   def moves(self) -> Dict[int, Tuple[List[str], List[List[str]]]]:
     """{shard: (its split files, each record's new split in order)} of the shards where an image

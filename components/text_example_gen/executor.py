@@ -54,8 +54,9 @@ def _read_rows(
       yield splits.split_of(key, eval_percent), row[label_column].strip(), tokens
 
 
-def _placed(group: Tuple[str, Iterable[_Row]], keep_conflicts: bool):
-  """Rows of the same words → those kept, and (tagged FACTS) what grouped_split.record counts."""
+def _placed(group: Tuple[str, Iterable[_Row]], mode: str, counts: Tuple[int, int]):
+  """Rows of the same words → those kept, and (tagged FACTS) what grouped_split.record counts
+  (counts: grouped_split.conflict_counts)."""
   words, rows = group
   rows = list(rows)
   labels = sorted({row[1] for row in rows})
@@ -65,7 +66,7 @@ def _placed(group: Tuple[str, Iterable[_Row]], keep_conflicts: bool):
   yield beam.pvalue.TaggedOutput(
     grouped_split.FACTS, grouped_split.facts(members, labels, conflict)
   )
-  if keep_conflicts or not conflict:
+  if not conflict or not duplicates.conflicts_left_out(mode, *counts):
     yield from rows
 
 
@@ -132,15 +133,14 @@ class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExe
         )
       )
       if by_words:
-        placed = (
+        groups = (
           rows
           | 'ByWords' >> beam.Map(lambda row: (' '.join(row[2]), row))
           | 'SameWords' >> beam.GroupByKey()
-          | 'Place'
-          >> beam.FlatMap(_placed, mode == duplicates.KEEP_CONFLICTS).with_outputs(
-            grouped_split.FACTS, main='rows'
-          )
         )
+        placed = groups | 'Place' >> beam.FlatMap(
+          _placed, mode, grouped_split.conflict_counts(groups, label_of=lambda row: row[1])
+        ).with_outputs(grouped_split.FACTS, main='rows')
         rows = placed.rows
         _ = (
           placed[grouped_split.FACTS]
@@ -231,7 +231,7 @@ class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExe
     if by_words:
       with fileio.open(os.path.join(scratch, 'duplicates'), 'r') as f:
         found = json.loads(f.read() or '{}')
-      grouped_split.record(examples, found, mode == duplicates.KEEP_CONFLICTS, presplit=False)
+      grouped_split.record(examples, found, mode, presplit=False)
 
 
 def _write_splits(records, examples, shards: Dict[str, int]) -> None:

@@ -203,15 +203,16 @@ def test_files_of_one_split_must_share_a_header(tmp_path):
     run_executor(arrow_executor.Executor, tmp_path, tmp_path / 'out')
 
 
-def _rows_with_duplicates(path) -> dict:
-  """A taxi CSV whose rows 0-39 come again (rows 40-79, exact copies under other row ids) and
-  whose rows 80-89 come again with another label (rows 90-99): {content: rows}."""
+def _rows_with_duplicates(path, count: int = 1000) -> dict:
+  """`count` taxi rows whose rows 0-39 come again (exact copies under row ids 1000-1039) and
+  whose rows 80-89 come again with another label (row ids 2080-2089): the column names. 20
+  conflicts in 1,050 rows are rare enough to be left out; in 250, they are not."""
   with open(TAXI_CSV) as f:
-    header, *rows = f.readlines()[:301]
+    header, *rows = f.readlines()[: count + 1]
   names = header.strip().split(',')
   tips = names.index('tips')
   data = []
-  for i, row in enumerate(rows[:200]):
+  for i, row in enumerate(rows):
     cells = row.rstrip('\n').split(',')
     data.append([str(i)] + cells)
   for i in range(40):  # exact copies, another id
@@ -247,7 +248,7 @@ def test_duplicate_rows_share_a_split_and_rows_under_two_labels_are_left_out(tmp
       where[content].add((split, row_id))
   ids = {row_id for found in where.values() for _, row_id in found}
   conflicting = set(range(80, 90)) | set(range(2080, 2090))
-  assert ids == (set(range(200)) | set(range(1000, 1040))) - conflicting
+  assert ids == (set(range(1000)) | set(range(1000, 1040))) - conflicting
   for found in where.values():
     assert len({split for split, _ in found}) == 1, found  # never in two splits
   assert sum(len(found) == 2 for found in where.values()) == 40  # the copies, kept together
@@ -258,6 +259,33 @@ def test_duplicate_rows_share_a_split_and_rows_under_two_labels_are_left_out(tmp
     excluded = list(csv.DictReader(f))
   assert len(excluded) == 20 and all('another label' in row['reason'] for row in excluded)
   assert all('row_id' not in row['path'] for row in excluded)
+  assert properties['label_noisy'].int_value == 0
+
+
+@pytest.mark.parametrize('reader', ['arrow', 'tfx'])
+def test_rows_under_two_labels_are_all_kept_in_one_split_when_too_many_for_mislabelled_copies(
+  tmp_path, reader
+):
+  names = _rows_with_duplicates(tmp_path / 'trips.csv', count=200)  # 20 of 250 rows: 8 %
+  executor_class = arrow_executor.Executor if reader == 'arrow' else counted_stock_executor.Executor
+  examples = run_executor(
+    executor_class,
+    tmp_path,
+    tmp_path / 'out',
+    label_key='tips',
+    id_columns=json.dumps(['row_id']),
+    duplicates='group',
+  )
+  where = collections.defaultdict(set)
+  for split in ('train', 'eval'):
+    for record in _records(examples.uri, split):
+      example = tf.train.Example.FromString(record)
+      where[tuple(_value(example, n) for n in names if n != 'tips')].add(split)
+  assert sum(map(len, where.values())) == len(where) == 200  # every content in one split
+  properties = examples.mlmd_artifact.custom_properties
+  assert properties['num_label_conflicts'].int_value == 20
+  assert properties['label_conflicts_kept'].int_value == properties['label_noisy'].int_value == 1
+  assert not os.path.exists(tmp_path / 'out' / 'excluded_files.csv')
 
 
 def _value(example, name):

@@ -177,3 +177,18 @@ def test_rows_group_by_content_only():
   g = duplicates.group([7, 8, 7, 9], ['a', 'a', 'b', 'a'])
   assert g.group[0] == g.group[2] != g.group[1]
   assert g.conflicted.tolist() == [True, False, True, False]
+
+
+def test_conflicts_are_left_out_while_rare_and_kept_as_a_noisy_label_when_not():
+  assert duplicates.conflicts_left_out(duplicates.GROUP, 20, 1050)  # 1.9 %
+  assert duplicates.conflicts_left_out(duplicates.GROUP, 4, 80)  # a handful in small data
+  assert not duplicates.conflicts_left_out(duplicates.GROUP, 9909, 14996)
+  assert not duplicates.conflicts_left_out(duplicates.KEEP_CONFLICTS, 2, 1000)
+  assert duplicates.conflict_properties(duplicates.GROUP, 531, 600) == {
+    'num_label_conflicts': 531,
+    'label_conflicts_kept': 1,
+    'label_noisy': 1,
+  }
+  kept = duplicates.conflict_properties(duplicates.KEEP_CONFLICTS, 2, 1000)
+  assert kept['label_conflicts_kept'] == 1 and kept['label_noisy'] == 0
+  assert duplicates.conflict_properties(duplicates.GROUP, 0, 10)['label_conflicts_kept'] == 0

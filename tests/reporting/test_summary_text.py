@@ -64,3 +64,15 @@ def test_a_tables_label_is_said_before_the_model_and_an_images_is_not():
   said = summary_text.render_training({**training, 'label': 'tips > 0 as two classes (x)'})
   assert said[0] == 'label:      tips > 0 as two classes (x)' and said[1].startswith('model: ')
   assert [line[:6] for line in summary_text.render_training(training)] == ['model:']
+
+
+def test_conflicts_too_many_for_mislabelled_copies_are_said_to_be_a_noisy_label():
+  facts = dict(
+    duplicates=0, near_duplicate_groups=0, label_conflicts=9909, across_splits=0, report='d.json'
+  )
+  facts['conflicts'] = [{'row': 'fare.csv: trip_miles=0', 'label': '1'}]
+  noisy = summary_text.render_duplicates({**facts, 'conflicts_kept': True, 'label_noisy': True})
+  assert 'filed under two labels, kept, each set in one split: over 2% of the examples' in noisy[0]
+  assert 'the label is noisy for these features' in noisy[0]
+  rare = summary_text.render_duplicates({**facts, 'conflicts_kept': False, 'label_noisy': False})
+  assert 'filed under two labels, left out of both splits' in rare[0]
