@@ -35,16 +35,16 @@ def render_duplicates(facts: dict) -> List[str]:
       else ''
     )
     what = (
-      f'kept, each set in one split: over {splits.MAX_CONFLICT_SHARE:.0%} of the examples (and '
-      f'over {splits.FEW_CONFLICTS}), too many to be mislabelled copies: the label is noisy for '
-      'these features'
+      'kept, each set in one split: too many for mislabelled copies (over '
+      f'{splits.MAX_CONFLICT_SHARE:.0%} of the examples), so the label is noisy for these features'
       if facts.get('label_noisy')
       else 'kept (--duplicates keep-conflicts)'
       if facts['conflicts_kept']
       else 'left out of both splits'
     )
     parts.append(
-      f'{conflicts} example(s) whose content is filed under two labels, {what}: {named}{more}'
+      f'{conflicts} example(s) whose content is filed under two labels, {what}'
+      + (f': {named}{more}' if named else '')
     )
   lines = []
   if parts:

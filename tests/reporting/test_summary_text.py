@@ -72,7 +72,12 @@ def test_conflicts_too_many_for_mislabelled_copies_are_said_to_be_a_noisy_label(
   )
   facts['conflicts'] = [{'row': 'fare.csv: trip_miles=0', 'label': '1'}]
   noisy = summary_text.render_duplicates({**facts, 'conflicts_kept': True, 'label_noisy': True})
-  assert 'filed under two labels, kept, each set in one split: over 2% of the examples' in noisy[0]
-  assert 'the label is noisy for these features' in noisy[0]
+  assert noisy[0] == (
+    'duplicates: 9909 example(s) whose content is filed under two labels, kept, each set in one '
+    'split: too many for mislabelled copies (over 2% of the examples), so the label is noisy for '
+    'these features: fare.csv: trip_miles=0 (1) and 9908 more (see d.json)'
+  )
+  unnamed = summary_text.render_duplicates({**facts, 'conflicts': [], 'label_noisy': True})
+  assert 'for these features (see d.json)' in unnamed[0]
   rare = summary_text.render_duplicates({**facts, 'conflicts_kept': False, 'label_noisy': False})
   assert 'filed under two labels, left out of both splits' in rare[0]
