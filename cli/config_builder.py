@@ -92,10 +92,12 @@ def _data_kind(source, args: argparse.Namespace):
   if source.kind == cfg.CSV:
     sample = data_layout.sample_file(source)
     columns = csv_input.csv_header(sample)
-    for column in getattr(args, 'id_columns', []):
+    named = [('--id-column', c) for c in getattr(args, 'id_columns', [])]
+    named += [('--allow-feature', c) for c in getattr(args, 'allowed_features', [])]
+    for flag, column in named:
       if column not in columns:
         raise UserError(
-          f'--id-column {column}: no such column in {sample} (columns: {", ".join(columns)})'
+          f'{flag} {column}: no such column in {sample} (columns: {", ".join(columns)})'
         )
     text_column = csv_input.text_column(
       sample, args.label, args.text_column, args.label_default, args.label_threshold is None
@@ -127,8 +129,12 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   kind, text_column = _data_kind(source, args)
   if getattr(args, 'max_image_side', 0) and kind not in (None, cfg.IMAGES):
     raise UserError('--max-image-side: only image folders are stored by the project')
-  if getattr(args, 'slice_features', None) and kind not in (cfg.CSV, cfg.TFRECORDS):
-    raise UserError('--slice-feature: only tabular data (CSV or TFRecord columns) has features')
+  for flag, dest in (
+    ('--slice-feature', 'slice_features'),
+    ('--allow-feature', 'allowed_features'),
+  ):
+    if getattr(args, dest, None) and kind not in (cfg.CSV, cfg.TFRECORDS):
+      raise UserError(f'{flag}: only tabular data (CSV or TFRecord columns) has features')
   chosen_model = model_options.model_options(args, kind or cfg.IMAGES)
   model_options.check_imagenet(args)
   if source is not None:

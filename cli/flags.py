@@ -315,6 +315,15 @@ OPTIONS = {
     'such a model is not pushed: with 990:10 labels, always answering the majority class scores '
     'accuracy 0.99)',
   ),
+  '--allow-feature': dict(
+    action='append',
+    dest='allowed_features',
+    default=[],
+    metavar='COLUMN',
+    help='tabular data: keep COLUMN though it alone gives the label for 99%% of the eval rows '
+    '(by default the run stops before training: a copy of the label or a function of it; '
+    'repeatable)',
+  ),
   '--slice-feature': dict(
     action='append',
     dest='slice_features',
@@ -389,6 +398,7 @@ TRAINING = (
   '--max-accuracy-drop',
   '--min-class-recall',
   '--allow-missed-classes',
+  '--allow-feature',
   '--slice-feature',
   '--max-damaged-percent',
   '--no-cache',

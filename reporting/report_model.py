@@ -102,7 +102,20 @@ def training_section(training: Optional[dict], nodes) -> str:
     + html.table(['epoch'] + list(history), rows)
     + '<p>TensorBoard: <code>.venv/bin/tensorboard --logdir '
     + f'{html.escape(model_run.uri)}</code></p>'
+    + _single_features_html(training.get('single_feature_scores') or {})
     + tuning
+  )
+
+
+def _single_features_html(scores: Dict[str, float]) -> str:
+  """Each column alone (trainer/leakage.py), best first; '' for data without columns."""
+  if not scores:
+    return ''
+  return (
+    '<h3>Each column alone</h3><p>Eval accuracy of a one-feature rule learned on train (the '
+    'label most train rows of the same or nearest value have): a column near 1.0 gives the '
+    'label away, and the run stops before training unless --allow-feature keeps it.</p>'
+    + html.table(['column', 'eval accuracy alone'], [[n, f'{s:.4f}'] for n, s in scores.items()])
   )
 
 

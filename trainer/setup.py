@@ -19,6 +19,7 @@ from trainer import (
   data_spec,
   image_input,
   input_cache,
+  leakage,
   sequence_input,
   shards,
   signatures,
@@ -40,6 +41,7 @@ class Setup:
   class_names: List[str]
   cache: input_cache.CacheDecision
   id_columns: List[str] = dataclasses.field(default_factory=list)  # tabular: no model input
+  single_feature_scores: dict = dataclasses.field(default_factory=dict)  # tabular: leakage.py
 
 
 def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard) -> Setup:
@@ -127,7 +129,9 @@ def _tabular_setup(
   sample = tabular_input.tabular_dataset(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )
-  features, _ = next(iter(sample))
+  features, sample_labels = next(iter(sample))
+  scores = _single_feature_scores(features, sample_labels, eval_files, spec, guard)
+  leakage.check(scores[0], scores[1], label_key, options.allowed_features)
   spec = dataclasses.replace(
     spec,
     numeric_mean={key: float(np.mean(features[key])) for key in spec.numeric},
@@ -135,8 +139,31 @@ def _tabular_setup(
   )
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
   return Setup(
-    spec, train, evaluation, signatures.tabular_signatures, hint, spec.class_names, cache, ids
+    spec,
+    train,
+    evaluation,
+    signatures.tabular_signatures,
+    hint,
+    spec.class_names,
+    cache,
+    ids,
+    single_feature_scores=scores[0],
   )
+
+
+def _single_feature_scores(features, train_labels, eval_files, spec, guard) -> tuple:
+  """(leakage.single_feature_scores of the train sample against an eval sample of as many rows,
+  the eval sample's labels)."""
+  sample = tabular_input.tabular_dataset(eval_files, spec, NUMERIC_SAMPLE_ROWS, False, guard)
+  found = next(iter(sample), None)
+  if found is None:
+    return {}, np.zeros(0)
+  train, evaluation = ({k: v.numpy() for k, v in d.items()} for d in (features, found[0]))
+  eval_labels = found[1].numpy()
+  scores = leakage.single_feature_scores(
+    train, train_labels.numpy(), evaluation, eval_labels, spec.categorical
+  )
+  return scores, eval_labels
 
 
 def _sequence_setup(

@@ -104,6 +104,7 @@ def run_fn(fn_args: FnArgs) -> None:
       artifacts.TRAINING_FILE,
       {
         'class_names': list(ready.class_names),
+        'single_feature_scores': ready.single_feature_scores,
         **(
           {'label': labels.threshold_line(options.label_key, options.label_threshold)}
           if options.data_kind == TABULAR

@@ -124,3 +124,18 @@ def test_image_input_held_decoded_in_memory_is_never_told_to_change_its_storage(
     assert 'CPU cores' in hint and ('--augment' in hint) == augment
   assert '--compression none' in setup.image_hint(False, False, 'encoded', shards_given)
   assert '--encoding raw' in setup.image_hint(False, False, 'encoded', ['/x/data-00000'])
+
+
+def test_a_column_that_is_the_label_under_another_name_stops_training_unless_kept(tmp_path):
+  rng = random.Random(4)
+  rows = []
+  for i in range(300):
+    label = i % 2
+    rows.append({'x': rng.random(), 'grade': 3 * label + 1, 'label': label})
+  fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows[:240], 'eval': rows[240:]})
+  options = TrainerOptions(label_key='label', input_cache='off')
+  with pytest.raises(UnusableData, match=r"^--label label: column 'grade' alone gives the label"):
+    setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  kept = dataclasses.replace(options, allowed_features=('grade',))
+  ready = setup._tabular_setup(fn_args, fn_args.train_files, kept, 8, None)
+  assert ready.single_feature_scores['grade'] == 1.0 and ready.single_feature_scores['x'] < 0.7

@@ -1,0 +1,61 @@
+"""trainer/leakage.py: a column that alone gives the label is found and stops training; the
+columns a table needs are not."""
+
+import numpy as np
+import pytest
+
+from contracts.errors import UnusableData
+from trainer import leakage
+
+
+def _halves(rng, rows: int = 2000):
+  label = rng.integers(0, 2, rows)
+  noise = rng.normal(size=rows)
+  weak = label + rng.normal(scale=1.0, size=rows)  # predictive as a real column: 0.69 at best
+  columns = {
+    'copy': np.where(label == 1, 7001, 4242),  # 'M'/'B' as hashed ids
+    'affine': 3.0 * label + 1.0,
+    'threshold': label * 0.5 + rng.uniform(0, 0.5, rows),  # label = threshold > 0.5
+    'noise': noise,
+    'weak': weak,
+  }
+  cut = rows // 2
+  return (
+    {k: v[:cut] for k, v in columns.items()},
+    label[:cut],
+    {k: v[cut:] for k, v in columns.items()},
+    label[cut:],
+  )
+
+
+def test_copies_affine_maps_and_thresholds_of_the_label_score_one_and_real_columns_do_not():
+  train, train_labels, evaluation, eval_labels = _halves(np.random.default_rng(0))
+  scores = leakage.single_feature_scores(
+    train, train_labels, evaluation, eval_labels, categorical=['copy']
+  )
+  assert all(scores[k] >= leakage.LEAK_SCORE for k in ('affine', 'copy', 'threshold'))
+  assert scores['noise'] < 0.56 and 0.6 < scores['weak'] < 0.75
+  with pytest.raises(UnusableData) as raised:
+    leakage.check(scores, eval_labels, 'diagnosis')
+  said = str(raised.value)
+  assert (
+    said.startswith("--label diagnosis: column '") and 'alone gives the label for 100.0%' in said
+  )
+  assert said.endswith(f'keep it with --allow-feature {said.split(chr(39))[1]}')
+
+
+def test_a_kept_column_a_constant_label_or_a_sliver_of_eval_rows_stops_nothing():
+  train, train_labels, evaluation, eval_labels = _halves(np.random.default_rng(1))
+  scores = leakage.single_feature_scores(train, train_labels, evaluation, eval_labels, ['copy'])
+  leakage.check(scores, eval_labels, 'y', allowed=['copy', 'affine', 'threshold'])
+  leakage.check(scores, np.ones(200, int), 'y')  # every rule scores what the majority does
+  leakage.check(scores, eval_labels[: leakage.MIN_EVAL_ROWS - 1], 'y')
+  with pytest.raises(UnusableData, match="column 'threshold'"):
+    leakage.check(scores, eval_labels, 'y', allowed=['copy', 'affine'])
+
+
+def test_an_unseen_category_takes_the_most_common_label_not_a_neighbour():
+  score = leakage.rule_score([1, 1, 5], [0, 0, 1], [2, 5], [0, 1], exact=True)
+  assert score == 1.0  # 2 is unseen: the most common label (0), not 1's or 5's neighbour rule
+  numbers = [1] * 5 + [5] * 5
+  assert leakage.rule_score(numbers, [0] * 5 + [1] * 5, [4.9, 1.2], [1, 0], exact=False) == 1.0

@@ -1,0 +1,93 @@
+"""A column that leaks the label: each model column alone, as a one-feature rule learned on a
+train sample and scored on an eval sample. A rule that is right for nearly every eval row means
+the column is the label under another name (`B`/`M` for 1/0), a function of it (`3 × label + 1`)
+or its threshold: a model would learn that column and nothing else, score 1.0 and be pushed.
+
+The rule: the label held by most train rows of the same value (a value train lacks: the most
+common label, for categories; the rows of the nearest values, for numbers), which catches copies,
+affine maps and thresholds alike without a model, and scores a real column near what a model of
+that column alone would.
+"""
+
+from typing import Dict, Sequence
+
+import numpy as np
+
+from contracts.errors import UnusableData
+
+LEAK_SCORE = 0.99  # eval accuracy of the one-feature rule from which a column leaks the label
+MIN_EVAL_ROWS = 50  # fewer eval rows: scores are recorded, no column is judged
+SHOWN = 20  # columns, best first, that training.json and the report keep
+
+
+def rule_score(train, train_labels, evaluation, eval_labels, exact: bool) -> float:
+  """Eval accuracy of 'the most common train label among the rows of the same value' (a value
+  train lacks: for categories (`exact`), the most common label overall; for numbers, the rows of
+  the √n nearest train values)."""
+  values, train_labels = np.asarray(train), np.asarray(train_labels)
+  evaluation = np.asarray(evaluation)
+  labels, label_ids = np.unique(train_labels, return_inverse=True)
+  order = np.argsort(values, kind='stable')
+  ordered, count = values[order], len(values)
+  held = np.zeros((count + 1, len(labels)), dtype=np.int64)  # labels held by the first i rows
+  held[1:] = np.cumsum(np.eye(len(labels), dtype=np.int64)[label_ids[order]], axis=0)
+  low = np.searchsorted(ordered, evaluation, 'left')
+  high = np.searchsorted(ordered, evaluation, 'right')
+  found = high > low
+  if exact:
+    window = (low, high)
+  else:  # the nearest value's rows, or the √n rows around it when it has fewer
+    left, right = np.clip(low - 1, 0, count - 1), np.clip(low, 0, count - 1)
+    nearer_left = np.abs(evaluation - ordered[left]) <= np.abs(ordered[right] - evaluation)
+    nearest = ordered[np.where(nearer_left, left, right)]
+    group = (np.searchsorted(ordered, nearest, 'left'), np.searchsorted(ordered, nearest, 'right'))
+    rows = max(1, int(np.sqrt(count)))
+    centre = (group[0] + group[1]) // 2
+    start = np.clip(centre - rows // 2, 0, max(0, count - rows))
+    small = group[1] - group[0] < rows
+    window = (np.where(small, start, group[0]), np.where(small, start + rows, group[1]))
+  within = held[window[1]] - held[window[0]]
+  predicted = labels[within.argmax(axis=1)]
+  if exact:
+    predicted = np.where(found, predicted, labels[np.bincount(label_ids).argmax()])
+  return float(np.mean(predicted == np.asarray(eval_labels)))
+
+
+def single_feature_scores(
+  train: Dict[str, np.ndarray],
+  train_labels,
+  evaluation: Dict[str, np.ndarray],
+  eval_labels,
+  categorical: Sequence[str] = (),
+) -> Dict[str, float]:
+  """{column: its one-feature rule's eval accuracy}, best first (the SHOWN best); `categorical`:
+  the columns whose values are compared exactly."""
+  if not len(train_labels) or not len(eval_labels):
+    return {}
+  scores = {
+    name: round(
+      rule_score(train[name], train_labels, evaluation[name], eval_labels, name in categorical), 4
+    )
+    for name in sorted(train)
+  }
+  return dict(sorted(scores.items(), key=lambda item: -item[1])[:SHOWN])
+
+
+def check(scores: Dict[str, float], eval_labels, label: str, allowed: Sequence[str] = ()) -> None:
+  """Raises UnusableData naming the first column whose rule scores LEAK_SCORE or more on enough
+  eval rows, unless the user keeps it (`allowed`: --allow-feature) or the label is so constant
+  that every rule scores that much (the majority class alone does)."""
+  eval_labels = np.asarray(eval_labels)
+  if len(eval_labels) < MIN_EVAL_ROWS:
+    return
+  majority = np.unique(eval_labels, return_counts=True)[1].max() / len(eval_labels)
+  if majority >= LEAK_SCORE:
+    return
+  for name, score in scores.items():
+    if score >= LEAK_SCORE and name not in allowed:
+      raise UnusableData(
+        f"--label {label}: column '{name}' alone gives the label for {score:.1%} of "
+        f'{len(eval_labels)} eval rows (a one-feature rule learned on train; the most common '
+        f'class alone: {majority:.1%}): the label under another name, or computed from it? '
+        f'Drop the column, or keep it with --allow-feature {name}'
+      )
