@@ -4,10 +4,12 @@ number to regress rather than classes (the command line's first rows, the Traine
 that a float label trains only as two classes on a threshold the user names; and the one line
 that says each."""
 
-from typing import Dict
+from typing import Dict, List, Tuple
 
-# Cells pandas and spreadsheets write for 'no value', compared stripped and lower-cased.
-MISSING_WORDS = ('', 'nan', 'na', 'n/a', 'null', 'none')
+# Cells pandas and spreadsheets write for 'no value', compared stripped and lower-cased: the one
+# list every reader of a label uses (the command line's first rows, every ExampleGen).
+MISSING_WORDS = ('', 'nan', 'na', 'n/a', 'null', 'none', '?', '-')
+_SPACES = ' \t\n\v\f\r'  # what TensorFlow's tf.strings.strip takes off, too
 SHOWN_ROWS = 5  # rows named in a refusal
 # Integer labels look like a number to regress, not classes, from this many distinct values on,
 # when most of them are held by fewer than MIN_CLASS_ROWS rows: a class needs 2 to train on and
@@ -81,3 +83,32 @@ def threshold_line(label: str, threshold) -> str:
   if threshold is None:
     return f'{label} as classes'
   return f'{label} > {threshold:g} as two classes (--label-threshold {threshold:g})'
+
+
+def spelling_key(name: str) -> str:
+  """What tells two class names apart: neither case nor surrounding spaces do ('Yes ' is 'yes';
+  trainer/tabular_input.py compares labels the same way in TensorFlow)."""
+  return name.strip(_SPACES).lower()
+
+
+def one_spelling(counts: Dict[str, int]) -> Tuple[List[str], Dict[str, Dict[str, int]]]:
+  """(the class names, sorted: of the spellings that differ only in case or surrounding spaces,
+  the one most rows hold; {name: {spelling: rows}} for the names read from more than one)."""
+  groups: Dict[str, Dict[str, int]] = {}
+  for spelling, rows in counts.items():
+    groups.setdefault(spelling_key(spelling), {})[spelling] = rows
+  names, merged = [], {}
+  for spellings in groups.values():
+    name = min(spellings, key=lambda s: (-spellings[s], s))
+    names.append(name)
+    if len(spellings) > 1:
+      merged[name] = dict(sorted(spellings.items(), key=lambda item: (-item[1], item[0])))
+  return sorted(names), dict(sorted(merged.items()))
+
+
+def spellings_line(merged: Dict[str, Dict[str, int]]) -> str:
+  """ "'yes' from 'yes' (412), 'Yes' (33), ' yes' (2); 'no' from …": one_spelling's merges."""
+  return '; '.join(
+    f'{name!r} from ' + ', '.join(f'{s!r} ({rows:,})' for s, rows in spellings.items())
+    for name, spellings in merged.items()
+  )

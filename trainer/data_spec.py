@@ -163,7 +163,9 @@ def tabular_spec(
       raise ValueError(labels.float_label_message(label_key, 'the train split'))
     return TabularSpec(label_key, threshold, 2, **columns)
   if label_type == schema_pb2.BYTES:
-    names = sorted(set(label_names) | ({default} if default else set()))
+    keys = {labels.spelling_key(name) for name in label_names}
+    new_default = default and labels.spelling_key(default) not in keys
+    names = sorted(set(label_names) | ({default} if new_default else set()))
     return TabularSpec(label_key, None, len(names), label_names=names, **columns)
   if threshold is not None:
     return TabularSpec(label_key, threshold, 2, integer_label=True, **columns)

@@ -42,6 +42,7 @@ class Setup:
   cache: input_cache.CacheDecision
   id_columns: List[str] = dataclasses.field(default_factory=list)  # tabular: no model input
   single_feature_scores: dict = dataclasses.field(default_factory=dict)  # tabular: leakage.py
+  label_spellings: dict = dataclasses.field(default_factory=dict)  # labels.one_spelling's merges
 
 
 def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard) -> Setup:
@@ -106,10 +107,10 @@ def _tabular_setup(
   if labels.looks_regressed(counts):
     examples = f'the {sum(counts.values()):,} train and eval examples'
     raise UnusableData(labels.regression_message(label_key, counts, examples))
-  names = (  # class names: from the train split, as the text vocabulary is
-    shards.label_names(train_files, label_key, guard)
+  names, spellings = labels.one_spelling(  # class names: from the train split, as the text
+    shards.label_counts(train_files, label_key, guard)  # vocabulary is; 'Yes ' is 'yes'
     if label is not None and label.type == schema_pb2.BYTES
-    else []
+    else {}
   )
   ids = data_spec.id_columns(data_spec.examples_root(fn_args.train_files[0]))
   spec = data_spec.tabular_spec(schema, options, sorted(counts), names, ids)
@@ -148,6 +149,7 @@ def _tabular_setup(
     cache,
     ids,
     single_feature_scores=scores[0],
+    label_spellings=spellings,
   )
 
 

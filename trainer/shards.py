@@ -134,18 +134,20 @@ def record_count(file_patterns: Union[str, List[str]], guard: Optional[ShardGuar
   return int(read.reduce(tf.constant(0, tf.int64), lambda count, _: count + 1))
 
 
-def label_names(
+def label_counts(
   file_patterns: Union[str, List[str]], label_key: str, guard: Optional[ShardGuard] = None
-) -> List[str]:
-  """The sorted distinct values of a string label column (one pass over the split)."""
+) -> Dict[str, int]:
+  """{value: records} of a string label column (one vectorised pass over the split)."""
   spec = {label_key: tf.io.RaggedFeature(tf.string)}
-  names = set()
   batches = serialized_batches(readable_files(file_patterns, guard), 4096, training=False).map(
-    lambda s: tf.unique(tf.io.parse_example(s, spec)[label_key].flat_values).y
+    lambda s: tf.unique_with_counts(tf.io.parse_example(s, spec)[label_key].flat_values)
   )
-  for values in batches:
-    names.update(value.decode('utf-8', errors='replace') for value in values.numpy())
-  return sorted(names)
+  counts: Dict[str, int] = {}
+  for values, _, found in batches:
+    for value, count in zip(values.numpy(), found.numpy().tolist()):
+      name = value.decode('utf-8', errors='replace')
+      counts[name] = counts.get(name, 0) + count
+  return counts
 
 
 def int_label_counts(

@@ -5,6 +5,7 @@ from typing import Dict, List, Optional, Union
 
 import tensorflow as tf
 
+from contracts import labels
 from trainer import shards
 from trainer.data_spec import TabularSpec
 
@@ -13,12 +14,16 @@ AUTOTUNE = tf.data.AUTOTUNE
 
 def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
   """The class id the model learns: a thresholded label, a class name's index in
-  spec.label_names (-1 for a name the train split did not have), an integer label's index in
+  spec.label_names, whatever its case and surrounding spaces (-1 for a name the train split did
+  not have), an integer label's index in
   spec.label_values (-1 for a value the splits did not have), or the int label itself."""
   if spec.label_threshold is not None:
     number = tf.cast(label, tf.float64) if label.dtype.is_integer else label
     return tf.cast(number > spec.label_threshold, tf.int64)
-  classes = spec.label_names or spec.label_values
+  classes = spec.label_values
+  if spec.label_names:  # names compared as labels.spelling_key does: 'Yes ' is 'yes'
+    label = tf.strings.lower(tf.strings.strip(label), encoding='utf-8')
+    classes = [labels.spelling_key(name) for name in spec.label_names]
   if classes:
     # A comparison with every class: no lookup table to track in the SavedModel, and classes
     # are few (a [batch, classes] boolean matrix).

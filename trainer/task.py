@@ -106,7 +106,14 @@ def run_fn(fn_args: FnArgs) -> None:
         'class_names': list(ready.class_names),
         'single_feature_scores': ready.single_feature_scores,
         **(
-          {'label': labels.threshold_line(options.label_key, options.label_threshold)}
+          {
+            'label': labels.threshold_line(options.label_key, options.label_threshold)
+            + (
+              f'; spellings read as one: {labels.spellings_line(ready.label_spellings)}'
+              if ready.label_spellings
+              else ''
+            )
+          }
           if options.data_kind == TABULAR
           else {}
         ),

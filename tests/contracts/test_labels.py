@@ -8,7 +8,9 @@ from contracts import labels
 
 
 def test_missing_cells_are_empty_or_spreadsheet_words():
-  assert [labels.is_missing(v) for v in ('', ' ', 'NA', b'nan', None, 'N/A')] == [True] * 6
+  assert [labels.is_missing(v) for v in ('', ' ', 'NA', b'nan', None, 'N/A', ' ? ', '-')] == [
+    True
+  ] * 8
   assert [labels.is_missing(v) for v in ('0', 'no', b'x', 'nana')] == [False] * 4
 
 
@@ -34,3 +36,12 @@ def test_what_the_label_trains_as_is_said_with_the_threshold_that_made_it():
   assert labels.threshold_line('tips', 0.0) == 'tips > 0 as two classes (--label-threshold 0)'
   assert labels.threshold_line('fare', 12.5).startswith('fare > 12.5 as two classes')
   assert labels.threshold_line('species', None) == 'species as classes'
+
+
+def test_spellings_that_differ_in_case_or_spaces_are_one_name_the_most_common_one():
+  names, merged = labels.one_spelling({'yes': 5, 'Yes': 2, ' YES ': 1, 'No': 3, 'no ': 3, 'x': 1})
+  assert names == ['No', 'x', 'yes']  # a tie goes to the first in sort order
+  assert merged == {'No': {'No': 3, 'no ': 3}, 'yes': {'yes': 5, 'Yes': 2, ' YES ': 1}}
+  assert labels.spellings_line(merged) == (
+    "'No' from 'No' (3), 'no ' (3); 'yes' from 'yes' (5), 'Yes' (2), ' YES ' (1)"
+  )

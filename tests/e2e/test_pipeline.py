@@ -232,6 +232,13 @@ def test_csv_trains_a_tabular_model_from_the_latest_span_and_version(tabular_run
     'aria-label="numeric feature histograms"' in page and 'aria-label="recall per class"' in page
   )
   assert 'aria-label="sample images per class"' not in page  # tabular data: no images to show
+  assert '<h3>Each column alone</h3>' in page
+  store = run_reader.open_store(os.path.join(output, 'metadata.sqlite'))
+  model_run = max(store.get_artifacts_by_type('ModelRun'), key=lambda a: a.id)
+  with open(os.path.join(model_run.uri, 'training.json')) as f:
+    alone = json.load(f)['single_feature_scores']
+  # Cash tips go unrecorded: payment_type alone nearly gives tips > 0, and is a fair column.
+  assert max(alone, key=alone.get) == 'payment_type' and 0.9 < alone['payment_type'] < 0.99
   # Raw values by column name: every value missing (NaN, '') answers as a record with no feature.
   served = tf.saved_model.load(latest['pushed_to']).signatures
   columns = served['predict_columns'].structured_input_signature[1]

@@ -48,13 +48,12 @@ def test_a_batch_bigger_than_the_train_split_is_capped_and_said(tmp_path):
 
 
 def _tabular_examples(root, rows: dict, ids: dict = None) -> FnArgs:
-  """Examples of `rows` ({split: [{feature: an int (INT) or a float (FLOAT)}]}) as
-  Split-<split>/ shards under `root`, their schema, and id_columns.json when `ids` is given."""
+  """Examples of `rows` ({split: [{feature: an int (INT), a float (FLOAT) or a str (BYTES)}]})
+  as Split-<split>/ shards under `root`, their schema, and id_columns.json when `ids` is given."""
   schema = schema_pb2.Schema()
+  kinds = {int: schema_pb2.INT, float: schema_pb2.FLOAT, str: schema_pb2.BYTES}
   for name, value in rows['train'][0].items():
-    schema.feature.add(
-      name=name, type=schema_pb2.INT if isinstance(value, int) else schema_pb2.FLOAT
-    )
+    schema.feature.add(name=name, type=kinds[type(value)])
   files = {}
   for split, examples in rows.items():
     (root / f'Split-{split}').mkdir(parents=True)
@@ -64,6 +63,8 @@ def _tabular_examples(root, rows: dict, ids: dict = None) -> FnArgs:
         feature = {
           name: tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
           if isinstance(value, int)
+          else tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
+          if isinstance(value, str)
           else tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
           for name, value in row.items()
         }
@@ -139,3 +140,18 @@ def test_a_column_that_is_the_label_under_another_name_stops_training_unless_kep
   kept = dataclasses.replace(options, allowed_features=('grade',))
   ready = setup._tabular_setup(fn_args, fn_args.train_files, kept, 8, None)
   assert ready.single_feature_scores['grade'] == 1.0 and ready.single_feature_scores['x'] < 0.7
+
+
+def test_label_names_that_differ_in_case_or_spaces_are_one_class_served_as_most_spell_it(tmp_path):
+  spellings = ['yes'] * 6 + ['Yes', ' yes', 'YES '] + ['no'] * 3 + ['No ', ' no']
+  rows = [{'x': i % 5 / 10, 'answer': s} for i, s in enumerate(spellings * 4)]
+  fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows, 'eval': rows})
+  options = TrainerOptions(label_key='answer', input_cache='off')
+  ready = setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  assert ready.spec.class_names == ['no', 'yes']
+  assert ready.label_spellings == {
+    'no': {'no': 12, ' no': 4, 'No ': 4},
+    'yes': {'yes': 24, ' yes': 4, 'YES ': 4, 'Yes': 4},
+  }
+  _, ids = next(iter(ready.evaluation.unbatch().batch(len(rows))))
+  assert ids.numpy().tolist() == [1 if 'y' in s.lower() else 0 for s in spellings * 4]
