@@ -94,6 +94,7 @@ def _data_kind(source, args: argparse.Namespace):
     columns = csv_input.csv_header(sample)
     named = [('--id-column', c) for c in getattr(args, 'id_columns', [])]
     named += [('--allow-feature', c) for c in getattr(args, 'allowed_features', [])]
+    named += [('--slice-feature', c) for c in getattr(args, 'slice_features', [])]
     for flag, column in named:
       if column not in columns:
         raise UserError(

@@ -8,7 +8,7 @@ here and its use in trainer/.
 """
 
 import dataclasses
-from typing import Optional, Tuple, Union
+from typing import List, Optional, Union
 
 IMAGE, TABULAR, SEQUENCE = 'image', 'tabular', 'sequence'
 AUTO = 'auto'
@@ -24,8 +24,8 @@ class TrainerOptions:
   label_threshold: Optional[float] = None  # the label trains as (label > threshold) (None:
   # integer and string labels as classes, float labels refused)
   label_default: str = ''  # the label of rows without one ('': such rows stop the run)
-  allowed_features: Tuple[str, ...] = ()  # columns kept though they alone give the label
-  # (--allow-feature; trainer/leakage.py)
+  allowed_features: List[str] = dataclasses.field(default_factory=list)  # columns kept though
+  # they alone give the label (--allow-feature; trainer/leakage.py)
   tokens_key: str = ''  # sequences: the feature list holding tokens ('' : first)
   batch_size: int = 64  # per step, across replicas
   learning_rate: float = 1e-3  # Adam

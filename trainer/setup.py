@@ -224,9 +224,29 @@ def prepare_input(fn_args: FnArgs, options: TrainerOptions, plan, scratch: str) 
   if not options.input_service:  # with the service, every trainer reads the whole split
     train_files = plan.worker_shards(train_files)
   batch_size, capped = _capped_batch(plan.global_batch(options.batch_size), guard, train_files)
+  if options.data_kind == trainer_options.TABULAR:
+    _check_feature_columns(fn_args, options.label_key)
+  if not shards.record_count(shards.shard_files(fn_args.eval_files), guard):
+    raise UnusableData(
+      'the eval split holds no example: the data has too few distinct examples to split (copies '
+      "of one example share a split; the summary's duplicates line counts them): add examples"
+    )
   with plan.strategy.scope():
     ready = _SETUP[options.data_kind](fn_args, train_files, options, batch_size, guard)
   return PreparedInput(ready, guard, batch_size, capped)
+
+
+def _check_feature_columns(fn_args: FnArgs, label_key: str) -> None:
+  """A table of a label and row ids alone has nothing to learn from (and, every row's content
+  being the same, no eval split either): one line that says so."""
+  schema = data_spec.read_schema(fn_args.schema_path)
+  ids = data_spec.id_columns(data_spec.examples_root(fn_args.train_files[0]))
+  if all(f.name == label_key or f.name in ids for f in schema.feature):
+    left_out = f' (row ids, left out of the inputs: {", ".join(ids)})' if ids else ''
+    raise UnusableData(
+      f'--label {label_key}: no column besides the label to learn from{left_out}; a table needs '
+      'at least one feature column'
+    )
 
 
 def _capped_batch(batch_size: int, guard, train_files: List[str]) -> Tuple[int, Optional[dict]]:

@@ -38,8 +38,15 @@ def text_column(
   _check_header(csv_path, text.partition('\n')[0].rstrip('\r'), columns, (label, chosen))
   for name, what in ((label, '--label'), (chosen, '--text-column')):
     if name and name not in columns:
+      spaced = [c for c in columns if c.strip() == name]
       raise UserError(
         f'{what} {name}: no such column in {csv_path} (columns: {", ".join(columns)})'
+        + (
+          f'; the header has spaces around its names ({spaced[0]!r}), which CsvExampleGen keeps '
+          'as part of the name: save the header without them'
+          if spaced
+          else ''
+        )
       )
   if len(rows) < MIN_ROWS:
     raise UserError(

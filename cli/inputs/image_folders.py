@@ -8,6 +8,8 @@ from contracts.errors import UserError
 
 CLASS_FOLDERS = '*/*'  # images: <class>/<file>
 UNLABELED_IMAGES = '*'  # unlabeled images (--infer-data): what lies right below the folder
+# Folder names of a data set already split (Kaggle's, torchvision's ImageFolder layouts).
+SPLIT_NAMES = ('train', 'training', 'test', 'testing', 'val', 'valid', 'validation', 'eval', 'dev')
 
 
 def check_image_tree(path: str) -> int:
@@ -27,12 +29,37 @@ def check_image_tree(path: str) -> int:
       + _skipped(path, listing.others)
     )
   classes = sorted({listing.labels[f.label] for f in listing.images})
+  _check_not_split_folders(path, classes)
   if len(classes) < 2:
     raise UserError(
       f'--data {path}: only one class folder with images ({classes[0]!r}); '
       'a classifier needs at least two'
     )
   return len(listing.images)
+
+
+def _check_not_split_folders(path: str, classes: list) -> None:
+  """Class folders named as splits (train/, test/), each holding folders of its own, are the
+  splits of a data set, not its classes: a model of 'train' against 'test' is no one's aim."""
+  if cfg.is_remote(path) or not all(c.lower() in SPLIT_NAMES for c in classes):
+    return
+  inner = sorted(
+    {
+      entry.name
+      for split in classes
+      for entry in os.scandir(os.path.join(path, split))
+      if entry.is_dir() and not entry.name.startswith('.')
+    }
+  )
+  if inner:
+    shown = ', '.join(inner[:5]) + (', …' if len(inner) > 5 else '')
+    train = next((c for c in classes if c.lower() in ('train', 'training')), classes[0])
+    raise UserError(
+      f'--data {path}: its folders {", ".join(classes)} look like the splits of a data set, '
+      f'each holding class folders ({shown}), not classes; point --data at the one to train on '
+      f'(e.g. --data {os.path.join(path, train)}): '
+      'the pipeline makes its own eval split'
+    )
 
 
 def _skipped(root: str, others: list, shown: int = 3) -> str:

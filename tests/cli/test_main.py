@@ -245,6 +245,8 @@ def test_command_line_errors_have_no_traceback_and_help_works(tmp_path):
     (['--label', 'price'], '--label price: no such column in'),
     (['--text-column', 'comment'], '--text-column comment: no such column in'),
     (['--id-column', 'row'], '--id-column row: no such column in'),
+    (['--slice-feature', 'town'], '--slice-feature town: no such column in'),
+    (['--allow-feature', 'town'], '--allow-feature town: no such column in'),
   ],
 )
 def test_csv_columns_are_checked_before_anything_runs(tmp_path, capsys, extra, message):

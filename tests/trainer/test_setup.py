@@ -137,7 +137,7 @@ def test_a_column_that_is_the_label_under_another_name_stops_training_unless_kep
   options = TrainerOptions(label_key='label', input_cache='off')
   with pytest.raises(UnusableData, match=r"^--label label: column 'grade' alone gives the label"):
     setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
-  kept = dataclasses.replace(options, allowed_features=('grade',))
+  kept = dataclasses.replace(options, allowed_features=['grade'])
   ready = setup._tabular_setup(fn_args, fn_args.train_files, kept, 8, None)
   assert ready.single_feature_scores['grade'] == 1.0 and ready.single_feature_scores['x'] < 0.7
 
@@ -155,3 +155,23 @@ def test_label_names_that_differ_in_case_or_spaces_are_one_class_served_as_most_
   }
   _, ids = next(iter(ready.evaluation.unbatch().batch(len(rows))))
   assert ids.numpy().tolist() == [1 if 'y' in s.lower() else 0 for s in spellings * 4]
+
+
+def test_a_table_of_a_label_and_row_ids_or_an_empty_eval_split_stops_with_one_line(tmp_path):
+  from trainer import distribution
+
+  rows = [{'row_id': 1000 + i, 'label': i % 2} for i in range(40)]
+  ids = {'given': [], 'detected': ['row_id']}
+  only_ids = _tabular_examples(tmp_path / 'ids', {'train': rows, 'eval': []}, ids)
+  options = TrainerOptions(label_key='label')
+  plan = distribution.plan(options)
+  with pytest.raises(UnusableData) as raised:
+    setup.prepare_input(only_ids, options, plan, str(tmp_path / 'scratch'))
+  assert str(raised.value) == (
+    '--label label: no column besides the label to learn from (row ids, left out of the inputs: '
+    'row_id); a table needs at least one feature column'
+  )
+  rows = [{'x': float(i % 3), 'label': i % 2} for i in range(40)]
+  no_eval = _tabular_examples(tmp_path / 'x', {'train': rows, 'eval': []})
+  with pytest.raises(UnusableData, match='^the eval split holds no example: '):
+    setup.prepare_input(no_eval, options, plan, str(tmp_path / 'scratch'))

@@ -109,3 +109,14 @@ def test_a_float_label_is_refused_before_the_run_unless_a_threshold_names_the_cl
     '--label-threshold T (the median: 6)'
   )
   assert csv_input.text_column(path, 'fare', classes=False) == ''  # --label-threshold given
+
+
+def test_a_header_with_spaces_after_its_commas_is_named_when_the_label_is_not_found(tmp_path):
+  path = tmp_path / 'spaced.csv'
+  path.write_text('a, b, target\n' + ''.join(f'{i},{i * 2},{i % 2}\n' for i in range(10)))
+  with pytest.raises(UserError) as raised:
+    csv_input.text_column(str(path), 'target')
+  assert str(raised.value).endswith(
+    "; the header has spaces around its names (' target'), which CsvExampleGen keeps as part of "
+    'the name: save the header without them'
+  )
