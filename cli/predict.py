@@ -12,7 +12,7 @@ import time
 
 from cli import beam_runner, flags, output_folder
 from contracts import predictions
-from contracts.errors import EXIT_OK, UserError
+from contracts.errors import EXIT_BAD_INPUT, EXIT_OK, UserError
 from contracts.image_files import NOT_AN_IMAGE
 
 HELP = 'predict with a pushed model: images, CSV, text CSV or TFRecords → a predictions CSV'
@@ -227,6 +227,14 @@ def main(args: argparse.Namespace) -> int:
     print(f'requests logged: {", ".join(result.log_files) or "none"}')
   print(f'log: {log_path}')
   sys.stdout.flush()
+  if not result.predicted and result.skipped:  # nothing a user could use: not a success
+    os.remove(result.out)
+    print(
+      f'error: none of the {len(result.skipped)} input(s) could be predicted (the first: '
+      f'{result.skipped[0][1]}); the reasons are in {result.skipped_out}',
+      file=sys.stderr,
+    )
+    return EXIT_BAD_INPUT
   return EXIT_OK
 
 

@@ -382,3 +382,14 @@ def test_images_far_smaller_than_the_models_input_are_named(trained_image_model,
     'rest on few pixels: dot.png (1x1), strip.png (40x4)'
   ]
   assert len(_rows(out)) == 4  # predicted all the same
+
+
+def test_no_input_predicted_is_an_error_not_an_empty_success(tiny_model, tmp_path, capsys):
+  data = tmp_path / 'bad.csv'
+  data.write_text('id,payment_type,fare\n' + ''.join(f'{i},Cash,lots\n' for i in range(5)))
+  out = tmp_path / 'p.csv'
+  assert _predict('--data', str(data), '--output', tiny_model, '--out', str(out)) == EXIT_BAD_INPUT
+  err = capsys.readouterr().err
+  assert err.startswith('error: none of the 5 input(s) could be predicted (the first: column fare')
+  assert err.count('\n') == 1 and not out.exists()
+  assert len(_rows(tmp_path / 'p_skipped.csv')) == 5  # the reasons stay
