@@ -20,9 +20,10 @@ def text_column(
   """The CSV's free-text column ('' for tabular data): `chosen`, or detected as the only column
   besides the label, holding at least MIN_TEXT_WORDS words per row on median. Raises UserError
   for what CsvExampleGen would fail on later (encoding, byte-order mark, no rows, text labels)
-  and for rows without a label when there is no `label_default`; `classes`: no
-  --label-threshold: integer labels are classes, refused when they look like a number to
-  regress, and float labels are refused (a threshold is the user's to name)."""
+  and for rows without a label when there is no `label_default`, and free text beside other
+  columns (unless `chosen`); `classes`: no --label-threshold: integer labels are classes,
+  refused when they look like a number to regress, and float labels are refused (a threshold is
+  the user's to name)."""
   import collections
   import csv
   import io
@@ -74,10 +75,18 @@ def text_column(
   if chosen:
     return chosen
   others = [c for c in columns if c != label]
-  if len(others) != 1:
-    return ''
-  words = statistics.median(len((row[others[0]] or '').split()) for row in rows)
-  return others[0] if words >= MIN_TEXT_WORDS else ''
+  words = {c: statistics.median(len((row[c] or '').split()) for row in rows) for c in others}
+  texts = [c for c in others if words[c] >= MIN_TEXT_WORDS]
+  if len(others) == 1:
+    return others[0] if texts else ''
+  if texts:  # hashed as one category per row, free text teaches a table's model nothing
+    raise UserError(
+      f'--data {csv_path}: column {texts[0]!r} holds free text ({words[texts[0]]:g} words per row '
+      f"on median) beside {len(others) - 1} other column(s); a table's model would hash each "
+      f'text whole as one category: train on the text with --text-column {texts[0]} (the other '
+      'columns are then left out), or drop the column'
+    )
+  return ''
 
 
 def _utf8(csv_path: str, head: bytes) -> str:

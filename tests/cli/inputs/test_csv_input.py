@@ -24,8 +24,9 @@ def test_a_csv_whose_only_other_column_is_free_text_takes_the_text_route(tmp_pat
   codes = _csv(tmp_path / 'c.csv', ['label', 'city'], [('1', 'Paris'), ('0', 'New York')] * 5)
   assert csv_input.text_column(codes, 'label') == ''  # short strings: a categorical column
   assert csv_input.text_column(codes, 'label', chosen='city') == 'city'
-  wide = _csv(tmp_path / 'w.csv', ['label', 'a', 'b'], [('1', 'x y z w v u', 'p q r s t u')] * 5)
-  assert csv_input.text_column(wide, 'label') == ''  # tabular: more than one other column
+  wide = _csv(tmp_path / 'w.csv', ['label', 'a', 'b'], [('1', 'x y z w v u', 'p q r s')] * 5)
+  with pytest.raises(UserError, match="column 'a' holds free text .* --text-column a"):
+    csv_input.text_column(wide, 'label')  # text beside another column: hashed, it teaches nothing
   with pytest.raises(UserError, match='--label sentiment: no such column .* label, review'):
     csv_input.text_column(reviews, 'sentiment')
 
@@ -120,3 +121,16 @@ def test_a_header_with_spaces_after_its_commas_is_named_when_the_label_is_not_fo
     "; the header has spaces around its names (' target'), which CsvExampleGen keeps as part of "
     'the name: save the header without them'
   )
+
+
+def test_free_text_beside_other_columns_is_refused_with_the_text_route_named(tmp_path):
+  rows = [(str(i % 2), str(i % 5), f'a review of {i} words and then some') for i in range(30)]
+  path = _csv(tmp_path / 'mixed.csv', ['label', 'stars', 'review'], rows)
+  with pytest.raises(UserError) as raised:
+    csv_input.text_column(path, 'label')
+  assert str(raised.value) == (
+    f"--data {path}: column 'review' holds free text (8 words per row on median) beside 1 other "
+    "column(s); a table's model would hash each text whole as one category: train on the text "
+    'with --text-column review (the other columns are then left out), or drop the column'
+  )
+  assert csv_input.text_column(path, 'label', chosen='review') == 'review'
