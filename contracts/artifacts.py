@@ -43,6 +43,8 @@ STATISTICS_FILE = 'FeatureStats.pb'
 # ImageExampleGen's count of images stored upright by their EXIF orientation: an image_meta.json
 # key and a custom property of the Examples artifact (metadata/summary.py reports it).
 TURNED_UPRIGHT = 'num_turned_upright'
+REPEATED_HEADERS = 'num_repeated_headers'  # CSV rows that repeat the header, skipped
+NON_FINITE_CELLS = 'num_non_finite_cells'  # CSV cells inf / nan, read as missing
 # The CSV and tf.Example ExampleGens' id columns found in the data, not given (JSON list): a custom
 # property of the Examples artifact (components/id_columns.py; metadata/summary.py reports them).
 DETECTED_ID_COLUMNS = 'detected_id_columns'

@@ -47,6 +47,8 @@ class RunResult:
   excluded_files: Optional[int] = None
   excluded_report: Optional[str] = None
   turned_upright: Optional[int] = None
+  repeated_headers: Optional[int] = None  # CSV rows repeating the header, skipped by ExampleGen
+  non_finite_cells: Optional[int] = None  # CSV cells inf / nan, read as missing by ExampleGen
   examples_uri: Optional[str] = None
   duplicates: Optional[dict] = None  # summary.duplicate_facts
   id_columns: Optional[List[str]] = None  # detected by ExampleGen (components/id_columns.py)

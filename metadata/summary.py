@@ -246,6 +246,10 @@ def _examples_facts(result: RunResult, examples: metadata_store_pb2.Artifact) ->
     result.excluded_files = property_value(examples, 'num_excluded')
     result.excluded_report = os.path.join(examples.uri, artifacts.EXCLUDED_FILE)
     result.turned_upright = property_value(examples, artifacts.TURNED_UPRIGHT) or 0
+  if property_value(examples, artifacts.REPEATED_HEADERS):
+    result.repeated_headers = property_value(examples, artifacts.REPEATED_HEADERS)
+  if property_value(examples, artifacts.NON_FINITE_CELLS):
+    result.non_finite_cells = property_value(examples, artifacts.NON_FINITE_CELLS)
   if property_value(examples, 'num_duplicates') is not None:
     result.duplicates = duplicate_facts(examples)
   if property_value(examples, artifacts.DETECTED_ID_COLUMNS):

@@ -184,6 +184,16 @@ def render(result: RunResult) -> List[str]:
         else ''
       )
     )
+  if result.repeated_headers:
+    lines.append(
+      f'skipped:    {result.repeated_headers} row(s) repeating the CSV header mid-file (files '
+      'joined with their headers), not read as data'
+    )
+  if result.non_finite_cells:
+    lines.append(
+      f'missing:    {result.non_finite_cells} cell(s) of inf or nan read as missing values (as '
+      'empty cells are), not as numbers'
+    )
   if result.input_damage is not None:
     damage = result.input_damage
     lines.append(

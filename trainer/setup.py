@@ -131,6 +131,7 @@ def _tabular_setup(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )
   features, sample_labels = next(iter(sample))
+  _check_finite(features, spec.numeric, label_key)
   scores = _single_feature_scores(features, sample_labels, eval_files, spec, guard)
   leakage.check(scores[0], scores[1], label_key, options.allowed_features)
   spec = dataclasses.replace(
@@ -151,6 +152,20 @@ def _tabular_setup(
     single_feature_scores=scores[0],
     label_spellings=spellings,
   )
+
+
+def _check_finite(features: dict, numeric: List[str], label_key: str) -> None:
+  """inf or NaN in a numeric column (TFRecords: the CSV ExampleGen reads them as missing) makes
+  every prediction NaN: one line naming the column, before a model is blamed."""
+  for key in numeric:
+    values = features[key].numpy()
+    bad = int(np.sum(~np.isfinite(values)))
+    if bad:
+      raise UnusableData(
+        f"--label {label_key}: column '{key}' holds inf or NaN in {bad} of the first "
+        f'{len(values):,} train rows; a model cannot learn from them: leave those values out '
+        '(a missing value) or replace them'
+      )
 
 
 def _single_feature_scores(features, train_labels, eval_files, spec, guard) -> tuple:

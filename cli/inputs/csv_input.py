@@ -36,6 +36,8 @@ def text_column(
   reader = csv.DictReader(io.StringIO(text, newline=''))
   columns = reader.fieldnames or []
   rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
+  rows = [r for r in rows if any((r[c] or '').strip() != c.strip() for c in columns)]  # a header
+  # again mid-file is skipped, as ExampleGen skips it
   _check_header(csv_path, text.partition('\n')[0].rstrip('\r'), columns, (label, chosen))
   for name, what in ((label, '--label'), (chosen, '--text-column')):
     if name and name not in columns:

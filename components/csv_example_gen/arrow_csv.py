@@ -136,6 +136,39 @@ def read_range(data: bytes, names: Sequence[str], where: str, first_row: int) ->
     raise CsvError(_explained(data, len(names), where, first_row, e)) from None
 
 
+def without_header_rows(table: pa.Table) -> Tuple[pa.Table, int]:
+  """(the table without the rows that repeat its header, how many there were): files
+  concatenated with `cat`, or exports appended to, hold the header again mid-file; read as data,
+  it turns every column into strings and the label's name into a class."""
+  repeats = None
+  for name in table.column_names:
+    same = pc.equal(pc.utf8_trim_whitespace(table.column(name)), name.strip())
+    repeats = same if repeats is None else pc.and_(repeats, same)
+  count = (pc.sum(repeats).as_py() or 0) if repeats is not None else 0
+  return (table.filter(pc.invert(repeats)) if count else table), count
+
+
+# Cells that parse as a float but are no number to learn from: read as missing (empty), counted.
+NON_FINITE = ('inf', '+inf', '-inf', 'infinity', '+infinity', '-infinity', 'nan', '+nan', '-nan')
+
+
+def without_non_finite(table: pa.Table, label: str) -> Tuple[pa.Table, int]:
+  """(the table with inf and nan cells of its feature columns empty, how many there were):
+  read as numbers they reach the model as inf or NaN and every prediction becomes NaN; the
+  label's own missing words are label_gaps'."""
+  count = 0
+  for index, name in enumerate(table.column_names):
+    if name == label:
+      continue
+    cells = table.column(name)
+    odd = pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(cells)), value_set=pa.array(NON_FINITE))
+    found = pc.sum(odd).as_py() or 0
+    if found:
+      table = table.set_column(index, name, pc.if_else(odd, pa.scalar(''), cells))
+      count += found
+  return table, count
+
+
 def _explained(data: bytes, columns: int, where: str, first_row: int, error: Exception) -> str:
   """A one-line reason for a range pyarrow refused: not UTF-8, or a row of another width."""
   try:

@@ -58,9 +58,11 @@ def _header_and_ranges(path: str) -> Tuple[List[str], List[Tuple[int, int, int]]
 
 def _read(
   task: _Task, names: List[str], errors: str, label: str, default: str
-) -> Optional[Tuple[pa.Table, int]]:
-  """(a task's range as a table of strings, its rows without a label), their label cells
-  holding `default` when there is one (components/label_gaps.py); or None when it cannot be read
+) -> Optional[Tuple[pa.Table, int, int, int]]:
+  """(a task's range as a table of strings, its rows without a label, the rows repeating the
+  header it left out, its inf and nan feature cells it emptied), their label cells holding
+  `default` when there is one
+  (components/label_gaps.py); or None when it cannot be read
   as CSV: the reason (one line) is then left in `<errors>-<split>-<shard>.txt` for Do to raise as
   UnusableData (an exception raised in a Beam worker reaches Do as another type, with Beam's
   words added)."""
@@ -69,7 +71,9 @@ def _read(
     f.seek(begin)
     data = f.read(end - begin)
   try:
-    return label_gaps.fill_table(arrow_csv.read_range(data, names, path, line), label, default)
+    table, headers = arrow_csv.without_header_rows(arrow_csv.read_range(data, names, path, line))
+    table, non_finite = arrow_csv.without_non_finite(table, label)
+    return (*label_gaps.fill_table(table, label, default), headers, non_finite)
   except arrow_csv.CsvError as e:
     atomic.write(f'{errors}-{split}-{index:05d}.txt', str(e))
     return None
@@ -164,7 +168,7 @@ class _WriteRange(beam.DoFn):
     read = _read(task, self._names[split], self._errors, self._label, self._default)
     if read is None:
       return []
-    table, unlabelled = read
+    table, unlabelled, headers, non_finite = read
     records = arrow_csv.to_examples(table, [arrow_csv.ColumnType(t) for t in types[split]])
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
     detected = _detected(unique, types, self._names)
@@ -197,6 +201,8 @@ class _WriteRange(beam.DoFn):
       'types': types[split],
       'counts': counts,
       'unlabelled': unlabelled,
+      'repeated_headers': headers,
+      'non_finite': non_finite,
       'detected': detected,
     }
     atomic.write(f'{self._facts}-{split}-{index:05d}.json', json.dumps(facts))
@@ -308,10 +314,13 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       with fileio.open(refused[0], 'r') as f:
         raise UnusableData(f.read())
     counts, column_types, unlabelled, detected = dict.fromkeys(outputs, 0), {}, 0, []
+    headers = non_finite = 0
     for path in fileio.glob(f'{facts}-*.json'):
       with fileio.open(path, 'r') as f:
         written = json.loads(f.read())
       unlabelled += written['unlabelled']
+      headers += written['repeated_headers']
+      non_finite += written['non_finite']
       detected = written['detected']
       for split, count in written['counts'].items():
         counts[split] += count
@@ -325,6 +334,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_string_custom_property('compression', 'gzip' if gzip else 'none')
     examples.set_string_custom_property('split_counts', json.dumps(counts))
     examples.set_string_custom_property('column_types', json.dumps(column_types))
+    examples.set_int_custom_property(artifacts.REPEATED_HEADERS, headers)
+    examples.set_int_custom_property(artifacts.NON_FINITE_CELLS, non_finite)
     id_columns.record(examples, ids, detected)
     if rows:
       found = _regrouped(

@@ -11,6 +11,7 @@ import csv
 import glob
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -347,3 +348,23 @@ def test_a_given_id_column_turns_the_search_off_and_a_repeated_value_is_no_id(tm
   assert json.loads(examples.get_string_custom_property('detected_id_columns')) == []
   again = run_executor(arrow_executor.Executor, tmp_path, tmp_path / 'again', label_key='label')
   assert json.loads(again.get_string_custom_property('detected_id_columns')) == ['serial']
+
+
+def test_a_header_repeated_mid_file_is_skipped_and_inf_cells_are_missing_both_counted(tmp_path):
+  rows = [f'{i / 10},{i % 3},{i % 2}' for i in range(40)]
+  rows.insert(20, ' a, b ,label')  # two exports joined, the second with spaces in its header
+  rows[3], rows[30] = 'inf,1,0', 'NaN,2,1'  # no numbers to learn from: missing
+  (tmp_path / 'data.csv').write_text('a,b,label\n' + '\n'.join(rows) + '\n')
+  examples = run_executor(arrow_executor.Executor, tmp_path, tmp_path / 'out', label_key='label')
+  types = json.loads(examples.get_string_custom_property('column_types'))['single_split']
+  assert types == {'a': 'FLOAT', 'b': 'INT', 'label': 'INT'}  # no header cell made them strings
+  assert examples.get_int_custom_property('num_repeated_headers') == 1
+  assert examples.get_int_custom_property('num_non_finite_cells') == 2
+  values = [
+    tf.train.Example.FromString(r).features.feature['a'].float_list.value
+    for split in ('train', 'eval')
+    for r in _records(examples.uri, split)
+  ]
+  assert sum(not v for v in values) == 2 and all(math.isfinite(v[0]) for v in values if v)
+  counts = json.loads(examples.get_string_custom_property('split_counts'))
+  assert sum(counts.values()) == 40

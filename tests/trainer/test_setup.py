@@ -175,3 +175,11 @@ def test_a_table_of_a_label_and_row_ids_or_an_empty_eval_split_stops_with_one_li
   no_eval = _tabular_examples(tmp_path / 'x', {'train': rows, 'eval': []})
   with pytest.raises(UnusableData, match='^the eval split holds no example: '):
     setup.prepare_input(no_eval, options, plan, str(tmp_path / 'scratch'))
+
+
+def test_inf_in_a_numeric_column_is_named_before_any_model_is_blamed(tmp_path):
+  rows = [{'x': float('inf') if i == 3 else i / 7, 'label': i % 2} for i in range(40)]
+  fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows, 'eval': rows})
+  options = TrainerOptions(label_key='label', input_cache='off')
+  with pytest.raises(UnusableData, match=r"^--label label: column 'x' holds inf or NaN in 1 of"):
+    setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
