@@ -162,13 +162,6 @@ def _not_started(seconds: float) -> RunResult:
   )
 
 
-def _data_given(config: cfg.PipelineConfig) -> str:
-  """What --data named: the file when the pattern names one (a CSV or TFRecord file), else the
-  folder (image, CSV or TFRecord folders, span-<N> layouts)."""
-  one_file = not any(c in config.data_pattern for c in '*?[{')
-  return os.path.join(config.data, config.data_pattern) if one_file else config.data
-
-
 def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) -> RunResult:
   """Runs `dag` with LocalDagRunner (logs routed): the run's result for the summary."""
   from tfx.orchestration.local.local_dag_runner import LocalDagRunner
@@ -178,11 +171,12 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   from metadata import run_reader, summary
   from reporting import report
 
-  revision = data_revision.of_run(config, _data_given(config))
+  named = cfg.data_named(config.data, config.data_pattern)
+  revision = data_revision.of_run(config, named)
   given = (
     f'{config.data_source} at {config.data_rev} ({revision[data_revision.COMMIT][:12]})'
     if config.data_rev
-    else _data_given(config)
+    else named
   )
   print(
     f'pipeline {config.pipeline_name}: {config.data_kind} from {given}; log: {log_path}', flush=True

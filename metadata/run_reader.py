@@ -8,6 +8,7 @@ from typing import Dict, Optional
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
+import config as cfg
 from metadata import connection
 from utils import fingerprint
 
@@ -189,6 +190,19 @@ def why_executed(
         execution_facts(store, node.execution),
       )
   return reasons
+
+
+def data_source(execution) -> Optional[str]:
+  """What an ExampleGen execution read, as --data named it: the one file its pattern names
+  (a CSV or TFRecord file), else its input_base folder; None when it has none."""
+  base = property_value(execution, 'input_base')
+  if base is None:
+    return None
+  splits = json.loads(property_value(execution, 'input_config') or '{}').get('splits', [])
+  patterns = (
+    [property_value(execution, 'pattern')] if not splits else [s.get('pattern') for s in splits]
+  )
+  return cfg.data_named(base, patterns[0] or '') if len(patterns) == 1 else base
 
 
 def property_value(item, key: str):
