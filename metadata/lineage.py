@@ -46,12 +46,16 @@ class _Graph:
     for event in sorted(
       self.store.get_events_by_artifact_ids(list(self.artifacts)), key=lambda e: e.execution_id
     ):
-      key = event.path.steps[0].key if event.path.steps else ''
+      # One event per artifact: one used under two keys (the serving model as 'model' and
+      # 'baseline_model') has both in its path, each followed by its index.
+      keys = [step.key for step in event.path.steps if step.HasField('key')] or ['']
       if event.type == _INPUT:
-        self.inputs[event.execution_id][key] = event.artifact_id
+        for key in keys:
+          self.inputs[event.execution_id][key] = event.artifact_id
         self.consumers[event.artifact_id].append(event.execution_id)
       elif event.type in _OUTPUTS:
-        self.outputs[event.execution_id][key] = event.artifact_id
+        for key in keys:
+          self.outputs[event.execution_id][key] = event.artifact_id
         self.producer.setdefault(event.artifact_id, event.execution_id)
 
   def of_kind(self, kind: str) -> List[metadata_store_pb2.Artifact]:

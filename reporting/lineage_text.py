@@ -36,11 +36,9 @@ def render(report: dict) -> List[str]:
   lines.append('models:')
   for m in report['models']:
     evaluated = '; '.join(render_evaluation(e) for e in m['evaluations']) or 'not evaluated'
-    blessed = any(e['blessed'] for e in m['evaluations'])
     lines.append(
       f'  model #{m["model_id"]}  {m["created"]}  trained on #{m["trained_on"]}; '
-      f'{evaluated}; {"blessed" if blessed else "not blessed"}; '
-      f'pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
+      f'{evaluated}; pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
     )
   if report.get('monitoring'):
     lines.append('monitoring runs (pipeline.py monitor):')
