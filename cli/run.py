@@ -24,6 +24,7 @@ from contracts.errors import (
   EXIT_NOT_BLESSED,
   EXIT_NOT_SERVABLE,
   EXIT_OK,
+  EXIT_TERMINATED,
   INTERRUPTED,
   UnusableData,
 )
@@ -62,6 +63,7 @@ _LOADED = time.monotonic()
 def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> RunResult:
   """Runs the pipeline with LocalDagRunner; returns its result (with an error on failure)."""
   # Beam workers and the Trainer import user code (trainer.task) by module path.
+  interrupt.forget()
   os.environ['PYTHONPATH'] = os.pathsep.join(filter(None, [cfg.HERE, os.environ.get('PYTHONPATH')]))
   os.makedirs(os.path.join(config.local_dir, 'logs'), exist_ok=True)
   log_path = os.path.join(config.local_dir, 'logs', time.strftime('run-%Y%m%d-%H%M%S.log'))
@@ -81,17 +83,19 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> RunResul
 
 @contextlib.contextmanager
 def _interrupt_requests():
-  """While the pipeline runs, Ctrl-C also sets utils.interrupt.REQUESTED (see there)."""
+  """While a run goes, Ctrl-C and SIGTERM raise KeyboardInterrupt, and set
+  utils.interrupt.REQUESTED, noting which signal it was (see there)."""
 
   def requested(signum, frame):
-    interrupt.REQUESTED.set()
+    interrupt.note(signum)
     raise KeyboardInterrupt
 
-  previous = signal.signal(signal.SIGINT, requested)
+  previous = {number: signal.signal(number, requested) for number in interrupt.SIGNALS}
   try:
     yield
   finally:
-    signal.signal(signal.SIGINT, previous)
+    for number, handler in previous.items():
+      signal.signal(number, handler)
     interrupt.REQUESTED.clear()
 
 
@@ -156,10 +160,19 @@ def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
 
 
 def _not_started(seconds: float) -> RunResult:
-  """The result of a run interrupted (Ctrl-C) before its first component: nothing ran."""
+  """The result of a run interrupted (Ctrl-C, SIGTERM) before its first component: nothing ran."""
   return RunResult(
-    wall_seconds=round(seconds, 1), error=INTERRUPTED, interrupted=True, not_started=True
+    wall_seconds=round(seconds, 1),
+    error=INTERRUPTED,
+    interrupted=True,
+    stop_signal=interrupt.received(),
+    not_started=True,
   )
+
+
+def _stopped_by(stop_signal: str) -> str:
+  """How the summary names what interrupted a run: Ctrl-C or SIGTERM."""
+  return 'Ctrl-C' if stop_signal in (None, signal.SIGINT.name) else stop_signal
 
 
 def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) -> RunResult:
@@ -187,8 +200,10 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   try:
     with _interrupt_requests():
       LocalDagRunner().run(dag)
-  except KeyboardInterrupt as e:  # Ctrl-C: summary and report of what ran; the next run recovers
-    logging.warning('pipeline run interrupted (Ctrl-C)')
+  except (
+    KeyboardInterrupt
+  ) as e:  # Ctrl-C, SIGTERM: summary and report of what ran; the next run recovers
+    logging.warning('pipeline run interrupted (%s)', _stopped_by(interrupt.received()))
     error = e
   except Exception as e:  # any component's failure: reported in the summary, logged in full
     logging.exception('pipeline run failed')
@@ -215,6 +230,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   if isinstance(error, KeyboardInterrupt):
     result.error = INTERRUPTED
     result.interrupted = True
+    result.stop_signal = interrupt.received()
   elif error is not None:
     result.error = str(error).splitlines()[0] if str(error) else type(error).__name__
     if _no_space_left(error):
@@ -261,14 +277,18 @@ def finish(result: RunResult) -> int:
 
   lines = summary_text.render(result)
   if result.not_started:
-    lines.insert(1, 'nothing ran: interrupted (Ctrl-C) before the first component started')
+    lines.insert(
+      1,
+      f'nothing ran: interrupted ({_stopped_by(result.stop_signal)}) before the first component '
+      'started',
+    )
   print('\n'.join(lines))
   if result.interrupted:
     print(
       f'{INTERRUPTED}: the same command goes on from the last finished component',
       file=sys.stderr,
     )
-    return EXIT_INTERRUPTED
+    return EXIT_TERMINATED if result.stop_signal == signal.SIGTERM.name else EXIT_INTERRUPTED
   if result.error is None:
     # Not blessed, or blessed but it does not serve: nothing pushed, the serving model stays.
     if result.blessed is False:
@@ -290,6 +310,12 @@ def finish(result: RunResult) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+  interrupt.forget()
+  with _interrupt_requests():  # SIGTERM before the pipeline runs too: as Ctrl-C
+    return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
   started = time.monotonic()
   try:  # the data checked, the embedded digits written out: before any component too
     config = config_builder.build_config(args)
