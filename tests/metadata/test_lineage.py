@@ -169,7 +169,9 @@ def test_lineage_lines_say_candidate_or_baseline_with_the_models_own_accuracy(
   (serving,) = [line for line in lines if line.startswith(f'  model #{second} ')]
   assert f'evaluated on #1 against model #{first}: accuracy 0.9300, blessed' in serving
   assert f'baseline on #1 against model #{refused} (not blessed): accuracy 0.9301' in serving
-  assert '0.4828' not in serving and serving.endswith('accuracy 0.9350, blessed; pushed to /o/serving/2')
+  assert '0.4828' not in serving and serving.endswith(
+    'accuracy 0.9350, blessed; pushed to /o/serving/2'
+  )
   (rejected,) = [line for line in lines if line.startswith(f'  model #{refused} ')]
   assert f'against model #{second}: accuracy 0.4828, not blessed; pushed to nowhere' in rejected
 
