@@ -287,10 +287,3 @@ class PipelineConfig:
 def is_remote(path: str) -> bool:
   """gs://, s3://: read and written through tf.io.gfile and Beam's file systems, not os."""
   return path.startswith(REMOTE_PREFIXES)
-
-
-def data_named(folder: str, pattern: str) -> str:
-  """What --data named: the file when `pattern` names one (a CSV or TFRecord file: no glob
-  characters), else the `folder` the pattern's files are under."""
-  one_file = pattern and not any(c in pattern for c in '*?[{')
-  return os.path.join(folder, pattern) if one_file else folder

@@ -184,7 +184,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   from metadata import run_reader, summary
   from reporting import report
 
-  named = cfg.data_named(config.data, config.data_pattern)
+  named = run_reader.data_named(config.data, config.data_pattern)
   revision = data_revision.of_run(config, named)
   given = (
     f'{config.data_source} at {config.data_rev} ({revision[data_revision.COMMIT][:12]})'

@@ -3,12 +3,12 @@ properties, and why the cache had nothing for a component."""
 
 import dataclasses
 import json
+import os
 from typing import Dict, Optional
 
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
-import config as cfg
 from metadata import connection
 from utils import fingerprint
 
@@ -192,6 +192,13 @@ def why_executed(
   return reasons
 
 
+def data_named(folder: str, pattern: str) -> str:
+  """What --data named: the file when `pattern` names one (a CSV or TFRecord file: no glob
+  characters), else the `folder` the pattern's files are under."""
+  one_file = pattern and not any(c in pattern for c in '*?[{')
+  return os.path.join(folder, pattern) if one_file else folder
+
+
 def data_source(execution) -> Optional[str]:
   """What an ExampleGen execution read, as --data named it: the one file its pattern names
   (a CSV or TFRecord file), else its input_base folder; None when it has none."""
@@ -202,7 +209,7 @@ def data_source(execution) -> Optional[str]:
   patterns = (
     [property_value(execution, 'pattern')] if not splits else [s.get('pattern') for s in splits]
   )
-  return cfg.data_named(base, patterns[0] or '') if len(patterns) == 1 else base
+  return data_named(base, patterns[0] or '') if len(patterns) == 1 else base
 
 
 def property_value(item, key: str):
