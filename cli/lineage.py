@@ -51,7 +51,7 @@ def main(args: argparse.Namespace) -> int:
     print(
       f'model #{answer["model"]["model_id"]} ({answer["model"]["uri"]}) was trained on '
       f'examples #{data.get("examples_id")} ({data.get("uri")}), made by '
-      f'{data.get("producer")} from {data.get("source") or data.get("input_base")} (span {data.get("span")}, '
+      f'{data.get("producer")} from {data.get("source")} (span {data.get("span")}, '
       f'fingerprint {str(data.get("fingerprint"))[:80]})'
     )
     report = dict(report, answer=answer)

@@ -105,10 +105,11 @@ def local_state_dir(output: str) -> str:
 def add_overwrite(parser: argparse.ArgumentParser, files: str, unless: str = '') -> None:
   """--overwrite: replace `files` (e.g. '--json or --html') when they exist; `unless`: which
   existing files are replaced without it (check_new_file's `ours`)."""
+  unless = f', unless {unless}' if unless else ''
   parser.add_argument(
     '--overwrite',
     action='store_true',
-    help=f'replace {files} when it exists (default: refuse{", unless " + unless if unless else ""})',
+    help=f'replace {files} when it exists (default: refuse{unless})',
   )
 
 

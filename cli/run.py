@@ -12,6 +12,7 @@ import signal
 import sys
 import tempfile
 import time
+from typing import Optional
 
 from cli import config_builder, flags, unchanged
 from cli.inputs import tfrecord_salvage
@@ -62,8 +63,8 @@ _LOADED = time.monotonic()
 
 def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> RunResult:
   """Runs the pipeline with LocalDagRunner; returns its result (with an error on failure)."""
-  # Beam workers and the Trainer import user code (trainer.task) by module path.
   interrupt.forget()
+  # Beam workers and the Trainer import user code (trainer.task) by module path.
   os.environ['PYTHONPATH'] = os.pathsep.join(filter(None, [cfg.HERE, os.environ.get('PYTHONPATH')]))
   os.makedirs(os.path.join(config.local_dir, 'logs'), exist_ok=True)
   log_path = os.path.join(config.local_dir, 'logs', time.strftime('run-%Y%m%d-%H%M%S.log'))
@@ -160,7 +161,7 @@ def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
 
 
 def _not_started(seconds: float) -> RunResult:
-  """The result of a run interrupted (Ctrl-C, SIGTERM) before its first component: nothing ran."""
+  """The result of a run interrupted (Ctrl-C, SIGTERM) before its first component."""
   return RunResult(
     wall_seconds=round(seconds, 1),
     error=INTERRUPTED,
@@ -170,7 +171,7 @@ def _not_started(seconds: float) -> RunResult:
   )
 
 
-def _stopped_by(stop_signal: str) -> str:
+def _stopped_by(stop_signal: Optional[str]) -> str:
   """How the summary names what interrupted a run: Ctrl-C or SIGTERM."""
   return 'Ctrl-C' if stop_signal in (None, signal.SIGINT.name) else stop_signal
 
@@ -200,9 +201,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   try:
     with _interrupt_requests():
       LocalDagRunner().run(dag)
-  except (
-    KeyboardInterrupt
-  ) as e:  # Ctrl-C, SIGTERM: summary and report of what ran; the next run recovers
+  except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM: summary and report; the next run recovers
     logging.warning('pipeline run interrupted (%s)', _stopped_by(interrupt.received()))
     error = e
   except Exception as e:  # any component's failure: reported in the summary, logged in full

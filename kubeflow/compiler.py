@@ -68,7 +68,10 @@ def compile_job(
   return job
 
 
-YAML_HEADER = '# Kubeflow Pipelines v2 pipeline spec compiled from create_pipeline(...) by pipeline.py compile\n'
+YAML_HEADER = (
+  '# Kubeflow Pipelines v2 pipeline spec compiled from create_pipeline(...) by '
+  'pipeline.py compile\n'
+)
 
 
 def write(job: dict, output: str, fmt: str) -> str:

@@ -30,7 +30,7 @@ def render(report: dict) -> List[str]:
     lines.append(
       f'  examples #{v["examples_id"]}  {v["created"]}  span {v["span"]} version '
       f'{v["version"] if v["version"] is not None else "-"}  {counts or "?"}  '
-      f'from {v.get("source") or v["input_base"]}  fingerprint {str(v["fingerprint"])[:60]}'
+      f'from {v["source"]}  fingerprint {str(v["fingerprint"])[:60]}'
       + (f'  {summary_text.render_revision(v["revision"])}' if v.get('revision') else '')
     )
   lines.append('models:')
