@@ -316,11 +316,11 @@ def main(args: argparse.Namespace) -> int:
 
 def _main(args: argparse.Namespace) -> int:
   started = time.monotonic()
-  try:  # the data checked, the embedded digits written out: before any component too
+  try:  # the data checked, the embedded digits written out, the last run's files compared
     config = config_builder.build_config(args)
-  except KeyboardInterrupt:
+    previous = unchanged.previous_result(config)
+  except KeyboardInterrupt:  # before any component too
     return finish(_not_started(time.monotonic() - started))
-  previous = unchanged.previous_result(config)
   if previous is not None:  # nothing to run: that run's summary, without importing TFX
     result = RunResult.from_json(previous)
     result.unchanged = {'seconds': round(process_seconds(), 1)}
