@@ -125,7 +125,7 @@ def _attempt(engine: str, kind: str, data: str, output: str, timeout: float) -> 
   from bench import pipeline_scaling
 
   argv = [sys.executable, 'pipeline.py', 'schema', '--data', data, '--output', output]
-  argv += ['--out', os.path.join(output, 'schema.pbtxt'), *ENGINES[engine]]
+  argv += ['--out', os.path.join(output, 'schema.pbtxt'), '--overwrite', *ENGINES[engine]]
   argv += ['--label', 'label'] if kind == 'csv' else []
   os.makedirs(output, exist_ok=True)
   log = os.path.join(output, 'bench.log')

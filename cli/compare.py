@@ -40,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument(
     '--html', default='', metavar='FILE', help='also write a page with side-by-side charts'
   )
+  output_folder.add_overwrite(parser, '--json or --html')
 
 
 def feature_distances(statistics_a: str, statistics_b: str, schema_uri: str) -> Dict[str, dict]:
@@ -111,6 +112,8 @@ def runs_to_compare(output: str, run_a: Optional[str], run_b: Optional[str]) -> 
 
 
 def main(args: argparse.Namespace) -> int:
+  for flag, path in (('--json', args.json), ('--html', args.html)):
+    output_folder.check_new_file(flag, path, args.overwrite)
   logging.getLogger('tensorflow').setLevel(logging.ERROR)  # TFMA's deprecation notes
   (path_a, a), (path_b, b) = runs_to_compare(args.output, args.run_a, args.run_b)
   from metadata import compare
@@ -121,8 +124,7 @@ def main(args: argparse.Namespace) -> int:
   )
   print('\n'.join(compare_page.render(result)))
   if args.json:
-    with open(args.json, 'w') as f:
-      json.dump(result, f, indent=2, default=str)
+    atomic.write(args.json, json.dumps(result, indent=2, default=str))
   if args.html:
     atomic.write(args.html, compare_page.html_page(result))
     print(f'page:       {os.path.abspath(args.html)}')

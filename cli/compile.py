@@ -4,7 +4,7 @@ and Vertex AI with KubeflowV2DagRunner (kubeflow/compiler.py)."""
 import argparse
 import os
 
-from cli import beam_runner, config_builder, flags, model_options
+from cli import beam_runner, config_builder, flags, model_options, output_folder
 from cli.inputs import data_layout, image_folders, infer_data
 import config as cfg
 from contracts.errors import EXIT_OK, UserError
@@ -64,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     default=cfg.COMPILED_EXAMPLE,
     help='the compiled file (default: kubeflow/pipeline.json)',
   )
+  output_folder.add_overwrite(parser, '--out', 'compile wrote it')
   parser.add_argument('--pipeline-name', default=cfg.PIPELINE_NAME)
   flags.add(
     parser,
@@ -242,8 +243,12 @@ def compile_kubeflow(args: argparse.Namespace) -> str:
   if not output.endswith('.' + args.format):
     output = os.path.splitext(output)[0] + '.' + args.format
   _check_writable(output)
-  config = compile_config(args)  # bad numbers and paths: one line before TFX is imported
   from kubeflow import compiler
+
+  output_folder.check_new_file(
+    '--out', output, args.overwrite, compiler.is_compiled, 'a compiled pipeline'
+  )
+  config = compile_config(args)  # bad numbers and paths: one line before TFX is imported
   import pipeline
 
   try:

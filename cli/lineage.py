@@ -9,6 +9,7 @@ import os
 from cli import output_folder
 import config as cfg
 from contracts.errors import EXIT_OK, UserError
+from utils import atomic
 
 HELP = 'data versions and models in ML Metadata, and which data trained which model'
 DESCRIPTION = (
@@ -30,11 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     help='a pushed model folder (e.g. output/serving/<version>)',
   )
   parser.add_argument('--json', default='', metavar='OUT', help='also write the answer as JSON')
+  output_folder.add_overwrite(parser, '--json')
 
 
 def main(args: argparse.Namespace) -> int:
   output, model_path, json_path = args.output, args.model, args.json
   logging.getLogger('tensorflow').setLevel(logging.ERROR)  # TFMA's deprecation notes
+  output_folder.check_new_file('--json', json_path, args.overwrite)
   store_path = os.path.join(output, cfg.METADATA_FILE)
   if not os.path.isfile(store_path):
     raise UserError(f'{output}: no metadata.sqlite (run the pipeline there first)')
@@ -48,13 +51,12 @@ def main(args: argparse.Namespace) -> int:
     print(
       f'model #{answer["model"]["model_id"]} ({answer["model"]["uri"]}) was trained on '
       f'examples #{data.get("examples_id")} ({data.get("uri")}), made by '
-      f'{data.get("producer")} from {data.get("input_base")} (span {data.get("span")}, '
+      f'{data.get("producer")} from {data.get("source")} (span {data.get("span")}, '
       f'fingerprint {str(data.get("fingerprint"))[:80]})'
     )
     report = dict(report, answer=answer)
   else:
     print('\n'.join(lineage_text.render(report)))
   if json_path:
-    with open(json_path, 'w') as f:
-      json.dump(report, f, indent=2)
+    atomic.write(json_path, json.dumps(report, indent=2))
   return EXIT_OK

@@ -1,8 +1,11 @@
-"""--output and --local-dir: writable, outside the data, with a readable ML Metadata store."""
+"""--output and --local-dir: writable, outside the data, with a readable ML Metadata store; and
+the one rule for a file a command writes (--out, --json, --html): it replaces no file unasked."""
 
+import argparse
 import os
 import shutil
 import tempfile
+from typing import Callable, Optional
 
 from cli.inputs import data_paths
 import config as cfg
@@ -97,3 +100,41 @@ def local_state_dir(output: str) -> str:
   return os.path.abspath(
     os.path.join(DEFAULT_OUTPUT, 'remote', scheme, *rest.strip('/').split('/'))
   )
+
+
+def add_overwrite(parser: argparse.ArgumentParser, files: str, unless: str = '') -> None:
+  """--overwrite: replace `files` (e.g. '--json or --html') when they exist; `unless`: which
+  existing files are replaced without it (check_new_file's `ours`)."""
+  unless = f', unless {unless}' if unless else ''
+  parser.add_argument(
+    '--overwrite',
+    action='store_true',
+    help=f'replace {files} when it exists (default: refuse{unless})',
+  )
+
+
+def check_new_file(
+  flag: str,
+  path: str,
+  overwrite: bool,
+  ours: Optional[Callable[[str], bool]] = None,
+  what: str = '',
+) -> None:
+  """Raises UserError when `path` (given as `flag`) is a folder, or an existing file and not
+  `overwrite`, unless `ours(path)` says it is this command's own earlier output (`what`, e.g.
+  'a predictions file'), which is replaced as before. Call it before the command's work."""
+  if not path:
+    return
+  gfile = data_paths.gfile() if cfg.is_remote(path) else None
+  exists, isdir = (
+    (gfile.exists(path), gfile.isdir(path))
+    if gfile
+    else (os.path.exists(path), os.path.isdir(path))
+  )
+  if isdir:
+    raise UserError(f'{flag} {path}: is a folder (give a file name)')
+  if exists and not overwrite and not (ours and ours(path)):
+    raise UserError(
+      f'{flag} {path}: already exists{" and is not " + what if what else ""} (give another '
+      'name, or --overwrite to replace it)'
+    )

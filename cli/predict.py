@@ -133,11 +133,7 @@ def _check_out(out: str, data, overwrite: bool) -> None:
   inputs = {os.path.realpath(os.path.join(data.root, name)) for name in data.files}
   if target in inputs:
     raise UserError(f'--out {out}: is one of the --data inputs; give another file name')
-  if os.path.exists(out) and not overwrite and not _wrote_by_predict(out):
-    raise UserError(
-      f'--out {out}: already exists and is not a predictions file (give another name, or '
-      '--overwrite to replace it)'
-    )
+  output_folder.check_new_file('--out', out, overwrite, _wrote_by_predict, 'a predictions file')
 
 
 def main(args: argparse.Namespace) -> int:

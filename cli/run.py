@@ -12,6 +12,7 @@ import signal
 import sys
 import tempfile
 import time
+from typing import Optional
 
 from cli import config_builder, flags, unchanged
 from cli.inputs import tfrecord_salvage
@@ -24,6 +25,7 @@ from contracts.errors import (
   EXIT_NOT_BLESSED,
   EXIT_NOT_SERVABLE,
   EXIT_OK,
+  EXIT_TERMINATED,
   INTERRUPTED,
   UnusableData,
 )
@@ -61,6 +63,7 @@ _LOADED = time.monotonic()
 
 def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> RunResult:
   """Runs the pipeline with LocalDagRunner; returns its result (with an error on failure)."""
+  interrupt.forget()
   # Beam workers and the Trainer import user code (trainer.task) by module path.
   os.environ['PYTHONPATH'] = os.pathsep.join(filter(None, [cfg.HERE, os.environ.get('PYTHONPATH')]))
   os.makedirs(os.path.join(config.local_dir, 'logs'), exist_ok=True)
@@ -81,17 +84,19 @@ def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> RunResul
 
 @contextlib.contextmanager
 def _interrupt_requests():
-  """While the pipeline runs, Ctrl-C also sets utils.interrupt.REQUESTED (see there)."""
+  """While a run goes, Ctrl-C and SIGTERM raise KeyboardInterrupt, and set
+  utils.interrupt.REQUESTED, noting which signal it was (see there)."""
 
   def requested(signum, frame):
-    interrupt.REQUESTED.set()
+    interrupt.note(signum)
     raise KeyboardInterrupt
 
-  previous = signal.signal(signal.SIGINT, requested)
+  previous = {number: signal.signal(number, requested) for number in interrupt.SIGNALS}
   try:
     yield
   finally:
-    signal.signal(signal.SIGINT, previous)
+    for number, handler in previous.items():
+      signal.signal(number, handler)
     interrupt.REQUESTED.clear()
 
 
@@ -156,17 +161,19 @@ def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
 
 
 def _not_started(seconds: float) -> RunResult:
-  """The result of a run interrupted (Ctrl-C) before its first component: nothing ran."""
+  """The result of a run interrupted (Ctrl-C, SIGTERM) before its first component."""
   return RunResult(
-    wall_seconds=round(seconds, 1), error=INTERRUPTED, interrupted=True, not_started=True
+    wall_seconds=round(seconds, 1),
+    error=INTERRUPTED,
+    interrupted=True,
+    stop_signal=interrupt.received(),
+    not_started=True,
   )
 
 
-def _data_given(config: cfg.PipelineConfig) -> str:
-  """What --data named: the file when the pattern names one (a CSV or TFRecord file), else the
-  folder (image, CSV or TFRecord folders, span-<N> layouts)."""
-  one_file = not any(c in config.data_pattern for c in '*?[{')
-  return os.path.join(config.data, config.data_pattern) if one_file else config.data
+def _stopped_by(stop_signal: Optional[str]) -> str:
+  """How the summary names what interrupted a run: Ctrl-C or SIGTERM."""
+  return 'Ctrl-C' if stop_signal in (None, signal.SIGINT.name) else stop_signal
 
 
 def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) -> RunResult:
@@ -178,11 +185,12 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   from metadata import run_reader, summary
   from reporting import report
 
-  revision = data_revision.of_run(config, _data_given(config))
+  named = run_reader.data_named(config.data, config.data_pattern)
+  revision = data_revision.of_run(config, named)
   given = (
     f'{config.data_source} at {config.data_rev} ({revision[data_revision.COMMIT][:12]})'
     if config.data_rev
-    else _data_given(config)
+    else named
   )
   print(f'pipeline {config.pipeline_name}: {config.data_kind} from {given}; log: {log_path}')
   if config.data_kind in (cfg.CSV, cfg.TFRECORDS):  # a table: what the label trains as
@@ -194,8 +202,8 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   try:
     with _interrupt_requests():
       LocalDagRunner().run(dag)
-  except KeyboardInterrupt as e:  # Ctrl-C: summary and report of what ran; the next run recovers
-    logging.warning('pipeline run interrupted (Ctrl-C)')
+  except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM: summary and report; the next run recovers
+    logging.warning('pipeline run interrupted (%s)', _stopped_by(interrupt.received()))
     error = e
   except Exception as e:  # any component's failure: reported in the summary, logged in full
     logging.exception('pipeline run failed')
@@ -222,6 +230,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   if isinstance(error, KeyboardInterrupt):
     result.error = INTERRUPTED
     result.interrupted = True
+    result.stop_signal = interrupt.received()
   elif error is not None:
     result.error = str(error).splitlines()[0] if str(error) else type(error).__name__
     if _no_space_left(error):
@@ -268,14 +277,18 @@ def finish(result: RunResult) -> int:
 
   lines = summary_text.render(result)
   if result.not_started:
-    lines.insert(1, 'nothing ran: interrupted (Ctrl-C) before the first component started')
+    lines.insert(
+      1,
+      f'nothing ran: interrupted ({_stopped_by(result.stop_signal)}) before the first component '
+      'started',
+    )
   print('\n'.join(lines))
   if result.interrupted:
     print(
       f'{INTERRUPTED}: the same command goes on from the last finished component',
       file=sys.stderr,
     )
-    return EXIT_INTERRUPTED
+    return EXIT_TERMINATED if result.stop_signal == signal.SIGTERM.name else EXIT_INTERRUPTED
   if result.error is None:
     # Not blessed, or blessed but it does not serve: nothing pushed, the serving model stays.
     if result.blessed is False:
@@ -297,12 +310,18 @@ def finish(result: RunResult) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+  interrupt.forget()
+  with _interrupt_requests():  # SIGTERM before the pipeline runs too: as Ctrl-C
+    return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
   started = time.monotonic()
-  try:  # the data checked, the embedded digits written out: before any component too
+  try:  # the data checked, the embedded digits written out, the last run's files compared
     config = config_builder.build_config(args)
-  except KeyboardInterrupt:
+    previous = unchanged.previous_result(config)
+  except KeyboardInterrupt:  # before any component too
     return finish(_not_started(time.monotonic() - started))
-  previous = unchanged.previous_result(config)
   if previous is not None:  # nothing to run: that run's summary, without importing TFX
     result = RunResult.from_json(previous)
     result.unchanged = {'seconds': round(process_seconds(), 1)}

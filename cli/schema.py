@@ -5,9 +5,10 @@ import argparse
 import dataclasses
 import os
 
-from cli import config_builder, flags
+from cli import config_builder, flags, output_folder
 import config as cfg
 from contracts.errors import EXIT_OK
+from utils import atomic
 
 HELP = 'infer a schema from data, to review and commit'
 DESCRIPTION = (
@@ -19,9 +20,11 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   flags.add(parser, *flags.DATA, *flags.OUTPUT, *flags.BEAM)
   parser.add_argument('--out', required=True, help='where to write schema.pbtxt')
+  output_folder.add_overwrite(parser, '--out')
 
 
 def main(args: argparse.Namespace) -> int:
+  output_folder.check_new_file('--out', args.out, args.overwrite)
   from cli import run
 
   config = dataclasses.replace(
@@ -33,7 +36,7 @@ def main(args: argparse.Namespace) -> int:
     return code
   from tfx.dsl.io import fileio
 
-  os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-  fileio.copy(os.path.join(result.schema_uri, 'schema.pbtxt'), args.out, overwrite=True)
+  with fileio.open(os.path.join(result.schema_uri, 'schema.pbtxt'), 'r') as f:
+    atomic.write(args.out, f.read())
   print(f'schema written to {args.out}')
   return EXIT_OK

@@ -6,6 +6,7 @@ EXIT_BAD_INPUT = 2  # bad flags, unusable data or output: one line on stderr, no
 EXIT_NOT_BLESSED = 3  # trained and evaluated, not blessed: nothing pushed, serving unchanged
 EXIT_NOT_SERVABLE = 4  # blessed, but failed the serving check: nothing pushed, serving unchanged
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it): summary and report written
+EXIT_TERMINATED = 143  # SIGTERM (128 + SIGTERM): as Ctrl-C, summary, report and last_run.json
 INTERRUPTED = 'interrupted'
 
 

@@ -68,13 +68,31 @@ def compile_job(
   return job
 
 
+YAML_HEADER = (
+  '# Kubeflow Pipelines v2 pipeline spec compiled from create_pipeline(...) by '
+  'pipeline.py compile\n'
+)
+
+
 def write(job: dict, output: str, fmt: str) -> str:
   """Writes the job as `fmt` ('json' or 'yaml') to `output`, atomically; returns the path."""
   if fmt == 'json':
     text = json.dumps(job, indent=2, sort_keys=True) + '\n'
   else:
-    text = (
-      '# Kubeflow Pipelines v2 pipeline spec compiled from create_pipeline(...) by '
-      'pipeline.py compile\n' + yaml.safe_dump(job['pipelineSpec'], sort_keys=True)
-    )
+    text = YAML_HEADER + yaml.safe_dump(job['pipelineSpec'], sort_keys=True)
   return atomic.write(output, text)
+
+
+def is_compiled(path: str) -> bool:
+  """Whether `path` is a file `write` wrote: a PipelineJob's JSON or the YAML with its header."""
+  try:
+    with open(path, encoding='utf-8') as f:
+      text = f.read()
+  except (OSError, UnicodeDecodeError):
+    return False
+  if text.startswith(YAML_HEADER):
+    return True
+  try:
+    return 'pipelineSpec' in json.loads(text)
+  except (ValueError, TypeError):
+    return False

@@ -46,12 +46,16 @@ class _Graph:
     for event in sorted(
       self.store.get_events_by_artifact_ids(list(self.artifacts)), key=lambda e: e.execution_id
     ):
-      key = event.path.steps[0].key if event.path.steps else ''
+      # One event per artifact: one used under two keys (the serving model as 'model' and
+      # 'baseline_model') has both in its path, each followed by its index.
+      keys = [step.key for step in event.path.steps if step.HasField('key')] or ['']
       if event.type == _INPUT:
-        self.inputs[event.execution_id][key] = event.artifact_id
+        for key in keys:
+          self.inputs[event.execution_id][key] = event.artifact_id
         self.consumers[event.artifact_id].append(event.execution_id)
       elif event.type in _OUTPUTS:
-        self.outputs[event.execution_id][key] = event.artifact_id
+        for key in keys:
+          self.outputs[event.execution_id][key] = event.artifact_id
         self.producer.setdefault(event.artifact_id, event.execution_id)
 
   def of_kind(self, kind: str) -> List[metadata_store_pb2.Artifact]:
@@ -82,6 +86,7 @@ def trace(metadata_path: str) -> dict:
         'created': _when(examples),
         'producer': run_reader.node_id(graph.store, producer) if producer else None,
         'input_base': property_value(producer, 'input_base') if producer else None,
+        'source': run_reader.data_source(producer) if producer else None,
         'span': property_value(examples, 'span'),
         'version': property_value(examples, 'version'),
         'fingerprint': property_value(producer, 'input_fingerprint') if producer else None,
@@ -109,24 +114,8 @@ def trace(metadata_path: str) -> dict:
         if v is not None
       },
     }
-    evaluations = []
-    for execution in graph.consumers[model.id]:
-      outputs = graph.outputs[execution]
-      if 'blessing' not in outputs:
-        continue
-      blessing = graph.artifacts[outputs['blessing']]
-      evaluation = graph.artifacts.get(outputs.get('evaluation'))
-      evaluations.append(
-        {
-          'evaluated_on': graph.inputs[execution].get('examples'),
-          'accuracy': (
-            artifact_reader.accuracies(evaluation).get(evaluation_names.CANDIDATE)
-            if evaluation
-            else None
-          ),
-          'blessed': bool(property_value(blessing, 'blessed')),
-        }
-      )
+    evaluations = [_evaluation(graph, model.id, e) for e in graph.consumers[model.id]]
+    evaluations = [e for e in evaluations if e is not None]
     entry['evaluations'] = list({json.dumps(e, sort_keys=True): e for e in evaluations}.values())
     pushes = [graph.artifacts[i] for i in graph.consumer_outputs(model.id, 'pushed_model')]
     entry['pushed_to'] = sorted(
@@ -134,6 +123,35 @@ def trace(metadata_path: str) -> dict:
     )
     models.append(entry)
   return {'data_versions': versions, 'models': models, 'monitoring': monitoring_runs(metadata_path)}
+
+
+def _evaluation(graph: _Graph, model_id: int, execution: int) -> Optional[dict]:
+  """How the Evaluator's `execution` used model `model_id`: {'role': 'candidate' or 'baseline',
+  'evaluated_on', 'accuracy' (the model's own, None where not computed), 'blessed' (the
+  candidate's blessing; None for the baseline), 'against' (the other model's id, or None),
+  'against_blessed' (the candidate's blessing when this is the baseline, else None)}; None when
+  `execution` is not an evaluation of this model."""
+  outputs, inputs = graph.outputs[execution], graph.inputs[execution]
+  if 'blessing' not in outputs:
+    return None
+  blessing = graph.artifacts[outputs['blessing']]
+  evaluation = graph.artifacts.get(outputs.get('evaluation'))
+  accuracy = artifact_reader.accuracies(evaluation) if evaluation else {}
+  candidate, baseline = inputs.get('model'), inputs.get('baseline_model')
+  if candidate == baseline or property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING):
+    baseline = None  # the serving model evaluated again: alone, not against itself
+  blessed = bool(property_value(blessing, 'blessed'))
+  own = evaluation_names.CANDIDATE if candidate == model_id else evaluation_names.BASELINE
+  if own == evaluation_names.BASELINE and baseline != model_id:
+    return None
+  return {
+    'role': own,
+    'evaluated_on': inputs.get('examples'),
+    'accuracy': accuracy.get(own),
+    'blessed': blessed if own == evaluation_names.CANDIDATE else None,
+    'against': baseline if own == evaluation_names.CANDIDATE else candidate,
+    'against_blessed': blessed if own == evaluation_names.BASELINE else None,
+  }
 
 
 def which_data(report: dict, model_path: str) -> dict:

@@ -117,7 +117,7 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
   if examples is not None:
     data = {
       'producer': producer.node_id,
-      'source': property_value(producer.execution, 'input_base') if producer.execution else None,
+      'source': run_reader.data_source(producer.execution) if producer.execution else None,
       'span': property_value(examples, 'span'),
       'version': property_value(examples, 'version'),
       'input_fingerprint': property_value(examples, 'input_fingerprint'),

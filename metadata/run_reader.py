@@ -3,6 +3,7 @@ properties, and why the cache had nothing for a component."""
 
 import dataclasses
 import json
+import os
 from typing import Dict, Optional
 
 from ml_metadata.metadata_store import metadata_store
@@ -189,6 +190,26 @@ def why_executed(
         execution_facts(store, node.execution),
       )
   return reasons
+
+
+def data_named(folder: str, pattern: str) -> str:
+  """What --data named: the file when `pattern` names one (a CSV or TFRecord file: no glob
+  characters), else the `folder` the pattern's files are under."""
+  one_file = pattern and not any(c in pattern for c in '*?[{')
+  return os.path.join(folder, pattern) if one_file else folder
+
+
+def data_source(execution) -> Optional[str]:
+  """What an ExampleGen execution read, as --data named it: the one file its pattern names
+  (a CSV or TFRecord file), else its input_base folder; None when it has none."""
+  base = property_value(execution, 'input_base')
+  if base is None:
+    return None
+  splits = json.loads(property_value(execution, 'input_config') or '{}').get('splits', [])
+  patterns = (
+    [property_value(execution, 'pattern')] if not splits else [s.get('pattern') for s in splits]
+  )
+  return data_named(base, patterns[0] or '') if len(patterns) == 1 else base
 
 
 def property_value(item, key: str):

@@ -10,6 +10,8 @@ import dataclasses
 import json
 from typing import Dict, List, Optional
 
+from utils import atomic
+
 
 @dataclasses.dataclass
 class Evaluation:
@@ -71,6 +73,7 @@ class RunResult:
   log: Optional[str] = None
   error: Optional[str] = None
   interrupted: bool = False
+  stop_signal: Optional[str] = None  # what interrupted it: 'SIGINT' (Ctrl-C) or 'SIGTERM'
   not_started: bool = False  # interrupted before the first component
   unusable_data: Optional[bool] = None
   anomalies_stop: Optional[bool] = None
@@ -138,5 +141,4 @@ class RunResult:
 
   def write(self, path: str) -> None:
     """`last_run.json`."""
-    with open(path, 'w') as f:
-      json.dump(self.to_json(), f, indent=2)
+    atomic.write(path, json.dumps(self.to_json(), indent=2))

@@ -3,7 +3,23 @@ output folder, as metadata/lineage.py traced them."""
 
 from typing import List
 
+from contracts import evaluation as evaluation_names
 from reporting import summary_text
+
+
+def render_evaluation(evaluation: dict) -> str:
+  """One evaluation of a model (lineage._evaluation), as candidate or as the serving baseline,
+  with the model's own accuracy."""
+  e = evaluation
+  accuracy = f'accuracy {e["accuracy"]:.4f}' if e['accuracy'] is not None else 'accuracy ?'
+  if e['role'] == evaluation_names.BASELINE:
+    verdict = 'blessed' if e['against_blessed'] else 'not blessed'
+    return f'baseline on #{e["evaluated_on"]} against model #{e["against"]} ({verdict}): {accuracy}'
+  against = f' against model #{e["against"]}' if e['against'] is not None else ''
+  return (
+    f'evaluated on #{e["evaluated_on"]}{against}: {accuracy}, '
+    f'{"blessed" if e["blessed"] else "not blessed"}'
+  )
 
 
 def render(report: dict) -> List[str]:
@@ -14,25 +30,15 @@ def render(report: dict) -> List[str]:
     lines.append(
       f'  examples #{v["examples_id"]}  {v["created"]}  span {v["span"]} version '
       f'{v["version"] if v["version"] is not None else "-"}  {counts or "?"}  '
-      f'from {v["input_base"]}  fingerprint {str(v["fingerprint"])[:60]}'
+      f'from {v["source"]}  fingerprint {str(v["fingerprint"])[:60]}'
       + (f'  {summary_text.render_revision(v["revision"])}' if v.get('revision') else '')
     )
   lines.append('models:')
   for m in report['models']:
-    evaluated = (
-      '; '.join(
-        f'evaluated on #{e["evaluated_on"]}: accuracy {e["accuracy"]:.4f}'
-        if e['accuracy'] is not None
-        else 'accuracy ?'
-        for e in m['evaluations']
-      )
-      or 'not evaluated'
-    )
-    blessed = any(e['blessed'] for e in m['evaluations'])
+    evaluated = '; '.join(render_evaluation(e) for e in m['evaluations']) or 'not evaluated'
     lines.append(
       f'  model #{m["model_id"]}  {m["created"]}  trained on #{m["trained_on"]}; '
-      f'{evaluated}; {"blessed" if blessed else "not blessed"}; '
-      f'pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
+      f'{evaluated}; pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
     )
   if report.get('monitoring'):
     lines.append('monitoring runs (pipeline.py monitor):')

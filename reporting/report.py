@@ -16,6 +16,7 @@ import time
 from typing import Dict
 
 from contracts import artifacts, image_record
+from contracts import evaluation as evaluation_names
 from metadata import artifact_reader, lineage
 from metadata.run_reader import NodeRun
 from metadata.run_result import RunResult
@@ -83,7 +84,7 @@ def _lineage_section(config, nodes) -> str:
       v['span'],
       v['version'] or '-',
       ', '.join(f'{k} {n}' for k, n in (v['split_counts'] or {}).items()),
-      v['input_base'],
+      v['source'],
       summary_text.render_revision(v['revision']) or '-',
       str(v['fingerprint'])[:60],
     ]
@@ -96,6 +97,7 @@ def _lineage_section(config, nodes) -> str:
     evaluated = '; '.join(
       f'examples #{e["evaluated_on"]}{" (blessed)" if e["blessed"] else ""}'
       for e in entry['evaluations']
+      if e['role'] == evaluation_names.CANDIDATE
     )
     parts.append(
       html.table(

@@ -131,3 +131,31 @@ def test_a_run_with_nothing_changed_imports_no_tensorflow_and_shows_that_run(def
   assert re.match(
     r'wall time:  [\d.]+ s \(that run: [\d.]+ s \([\d.]+ s before the first component', wall
   )
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does_with_exit_143(capsys):
+  """In-process: the handler's KeyboardInterrupt, the signal noted, the same summary and line;
+  the whole path in a real run: tests/e2e/test_interrupted_runs.py."""
+  import signal
+  import time
+
+  from cli import run
+  from contracts.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, INTERRUPTED
+  from utils import interrupt
+
+  interrupt.forget()
+  before = signal.getsignal(signal.SIGTERM)
+  with pytest.raises(KeyboardInterrupt), run._interrupt_requests():
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(10)  # the handler raises at once
+  assert signal.getsignal(signal.SIGTERM) == before  # restored
+  assert interrupt.received() == 'SIGTERM' and not interrupt.REQUESTED.is_set()
+  result = run._not_started(0.5)
+  assert result.stop_signal == 'SIGTERM' and result.to_json()['interrupted'] is True
+  assert run.finish(result) == EXIT_TERMINATED
+  out, err = capsys.readouterr()
+  assert 'nothing ran: interrupted (SIGTERM) before the first component started' in out
+  assert err == f'{INTERRUPTED}: the same command goes on from the last finished component\n'
+  interrupt.forget()
+  assert run.finish(run._not_started(0.5)) == EXIT_INTERRUPTED  # no signal noted: Ctrl-C
+  assert 'interrupted (Ctrl-C) before' in capsys.readouterr().out

@@ -1,6 +1,7 @@
 """Only a model at least as good as the serving one, that serves, is pushed, and an identical
 run re-runs nothing: six real runs on one output."""
 
+import json
 import os
 import re
 
@@ -8,8 +9,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from cli import main as cli_main
 from contracts import serving as signature_names
-from contracts.errors import EXIT_NOT_BLESSED, EXIT_NOT_SERVABLE, EXIT_OK
+from contracts.errors import EXIT_BAD_INPUT, EXIT_NOT_BLESSED, EXIT_NOT_SERVABLE, EXIT_OK
 from metadata import run_reader
 from tests.conftest import run_pipeline
 from trainer import image_input, signatures
@@ -144,6 +146,32 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
   with open(broken['report'], encoding='utf-8') as f:
     assert 'It does not serve: predict_image_bytes: probabilities differ' in f.read()
   assert sorted(os.listdir(serving)) == pushed
+
+  # Lineage credits each model with its own figures: the serving model was the baseline of the
+  # refused runs, with its own accuracy there, not the refused candidate's.
+  answer = tmp_path / 'lineage.json'
+  answer.write_text('kept')
+  capsys.readouterr()
+  assert cli_main.main(['lineage', '--output', output, '--json', str(answer)]) == EXIT_BAD_INPUT
+  assert 'already exists' in capsys.readouterr().err and answer.read_text() == 'kept'
+  assert cli_main.main(['lineage', '--output', output, '--json', str(answer), '--overwrite']) == 0
+  lines = capsys.readouterr().out.splitlines()
+  models = json.loads(answer.read_text())['models']
+  (served,) = [m for m in models if m['pushed_to'] == [first['pushed_to']]]
+  (refused,) = [m for m in models if all(e['blessed'] is False for e in m['evaluations'])]
+  assert {(e['role'], e['blessed']) for e in refused['evaluations']} == {('candidate', False)}
+  assert weak['eval_accuracy'] in [e['accuracy'] for e in refused['evaluations']]
+  assert {e['against'] for e in refused['evaluations']} == {served['model_id']}
+  as_baseline = [e for e in served['evaluations'] if e['against'] == refused['model_id']]
+  assert as_baseline and {e['role'] for e in as_baseline} == {'baseline'}
+  assert {e['against_blessed'] for e in as_baseline} == {False}
+  assert all(e['accuracy'] == pytest.approx(first['eval_accuracy']) for e in as_baseline)
+  assert weak['eval_accuracy'] not in [e['accuracy'] for e in served['evaluations']]
+  (line,) = [x for x in lines if x.startswith(f'  model #{served["model_id"]} ')]
+  assert (
+    f'baseline on #{served["trained_on"]} against model #{refused["model_id"]} (not blessed): '
+    f'accuracy {first["eval_accuracy"]:.4f}'
+  ) in line
 
 
 def test_a_model_that_never_predicts_the_minority_class_is_not_pushed(tmp_path, capsys):

@@ -96,10 +96,10 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path, capsys, monkeypatch):
 
   # pipeline.py compare on these runs: what differs, read back from ML Metadata.
   def compare(*runs: str) -> dict:
-    answer = tmp_path / 'compare.json'
+    answer = tmp_path / 'compare.json'  # each comparison replaces the last: --overwrite
     capsys.readouterr()
     code = cli_main.main(
-      ['compare', *runs, '--output', str(tmp_path / 'out'), '--json', str(answer)]
+      ['compare', *runs, '--output', str(tmp_path / 'out'), '--json', str(answer), '--overwrite']
     )
     assert code == 0, capsys.readouterr().err[-2000:]
     with open(answer) as f:

@@ -1,5 +1,5 @@
-"""Runs interrupted mid-component (SIGKILL, Ctrl-C), then started again with the same command;
-a second run on the same output meanwhile refuses."""
+"""Runs interrupted mid-component (SIGKILL, Ctrl-C, SIGTERM), then started again with the same
+command; a second run on the same output meanwhile refuses."""
 
 import collections
 import glob
@@ -44,11 +44,12 @@ def _start_and_wait_for(command, *started_patterns: str, **popen):
   return process
 
 
-def _wait_for(process, *started_patterns: str, timeout: float = 240) -> None:
-  """Returns once every pattern globs (the run's process group is killed if it never does)."""
+def _wait_for(process, *started_patterns: str, timeout: float = 240, besides=()) -> None:
+  """Returns once every pattern globs a path not in `besides` (the run's process group is
+  killed if it never does)."""
   deadline = time.monotonic() + timeout
   try:
-    while not all(glob.glob(pattern) for pattern in started_patterns):
+    while not all(set(glob.glob(pattern)) - set(besides) for pattern in started_patterns):
       assert process.poll() is None, 'the run ended before it could be interrupted'
       assert time.monotonic() < deadline, 'the component never started'
       time.sleep(0.02)
@@ -142,12 +143,34 @@ def test_ctrl_c_in_training_then_the_same_command_reruns_only_what_is_left(
   assert 'Traceback' not in stdout + stderr
   assert '── summary ──' in stdout
   with open(os.path.join(output, 'last_run.json')) as f:
-    assert json.load(f)['interrupted'] is True
+    summary = json.load(f)
+  assert summary['interrupted'] is True and summary['stop_signal'] == 'SIGINT'
   assert re.search(r'report: +\S+report\.html', stdout)
   assert ('Trainer', 'RUNNING') in _executions(output)
   assert _live_counts(output)['Model'] == 0  # the interrupted attempt published nothing
   interrupted_run = glob.glob(os.path.join(output, 'pipeline_root', 'Trainer', 'model_run', '*'))
   assert len(interrupted_run) == 1
+
+  # The same command, stopped in training by SIGTERM (`kill`, a scheduler, a CI timeout) sent to
+  # its process alone: as Ctrl-C, with its own exit code.
+  training = os.path.join(pipeline_root, 'Trainer', 'model_run', '*', 'train', 'events.*')
+  before = glob.glob(training)
+  terminated = _start_and_wait_for(
+    command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+  )
+  _wait_for(terminated, training, besides=before)
+  terminated.send_signal(signal.SIGTERM)
+  stdout, stderr = terminated.communicate(timeout=120)
+  assert terminated.returncode == 143, stderr[-2000:]
+  assert 'an earlier run was interrupted in Trainer' in stdout
+  assert stderr.splitlines()[-1] == (
+    'interrupted: the same command goes on from the last finished component'
+  )
+  assert '── summary ──' in stdout and 'Traceback' not in stdout + stderr
+  with open(os.path.join(output, 'last_run.json')) as f:
+    summary = json.load(f)
+  assert summary['interrupted'] is True and summary['stop_signal'] == 'SIGTERM'
+  assert _live_counts(output)['Model'] == 0
 
   again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
   assert again.returncode == 0, again.stderr[-2000:]

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from cli import main as cli_main
+from kubeflow import compiler
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COMPONENTS = {
@@ -184,6 +185,7 @@ def test_yaml_loads_with_the_kfp_sdk(tmp_path):
   from kfp import components
 
   output = _compile(tmp_path, fmt='yaml')
+  assert compiler.is_compiled(str(output))  # compiled again into it: replaced without --overwrite
   loaded = components.load_component_from_file(str(output))
   assert loaded.name == 'tfrecord-pipeline'
   assert set(loaded.pipeline_spec.root.dag.tasks) == COMPONENTS
@@ -198,6 +200,9 @@ def test_json_is_accepted_by_aiplatform_pipeline_job_offline(tmp_path):
   from google.cloud import aiplatform
 
   output = _compile(tmp_path, '--job-label', 'team=vision')
+  assert compiler.is_compiled(str(output))
+  (tmp_path / 'other.json').write_text('{"displayName": "a hand-written job"}')
+  assert not compiler.is_compiled(str(tmp_path / 'other.json'))
   job = aiplatform.PipelineJob(
     display_name='offline',
     template_path=str(output),
