@@ -74,7 +74,9 @@ class Executor(evaluator_executor.Executor):
       input_dict = dict(input_dict, **{standard_component_specs.BASELINE_MODEL_KEY: []})
     records = lambda: artifacts.record_count(eval_files(input_dict))
     # Not exact: TFMA's combiners count without a bundle's end to flush at.
-    with beam_progress.watch(self, 'Evaluator', records, 'eval examples evaluated', exact=False):
+    with beam_progress.watch(
+      self, 'Evaluator', records, 'eval examples evaluated', exact=False, outputs=output_dict
+    ):
       super().Do(input_dict, output_dict, exec_properties)
 
     blessing = artifact_utils.get_single_instance(
