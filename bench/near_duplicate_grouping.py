@@ -12,20 +12,21 @@ from bench.near_duplicate_images import brightened, mosaic
 
 
 def scale_sets(photos, count: int, rng):
-  """{'distinct': (content, labels, near), 'views': (...)} of `count` images each."""
+  """{'distinct': (content, labels, near), 'views': (...)} of `count` images each (near: (n, 2),
+  as loaded and mirrored)."""
   from components.image_example_gen import encode
 
   near, content, labels = [], [], []
   while len(near) < count:
     image = mosaic(photos, rng, 32)
     label = int(rng.integers(10))
-    near.append(encode.near_hash(image))
+    near.append(encode.near_hashes(image))
     content.append(int(rng.integers(1 << 63)))
     labels.append(label)
     if len(near) % 10 == 1:  # an edited copy
       cut = round(image.width * 0.03)
       copy = brightened(image.crop((cut, 0, image.width, image.height - cut)), 1.1)
-      near.append(encode.near_hash(copy))
+      near.append(encode.near_hashes(copy))
       content.append(int(rng.integers(1 << 63)))
       labels.append(label)
     if len(near) % 50 == 2:  # an exact copy
@@ -35,7 +36,7 @@ def scale_sets(photos, count: int, rng):
   distinct = (
     np.array(content[:count], dtype=np.uint64),
     np.array(labels[:count]),
-    np.array(near[:count], dtype=np.uint64),
+    np.array(near[:count], dtype=np.uint64).reshape(-1, 2),
   )
   views = []
   for i in range(count):
@@ -47,8 +48,8 @@ def scale_sets(photos, count: int, rng):
     image = photo.crop((left, top, left + width, top + height))
     if rng.random() < 0.5:
       image = image.transpose(PIL.Image.FLIP_LEFT_RIGHT)
-    views.append(encode.near_hash(image))
-  views = np.array(views, dtype=np.uint64)
+    views.append(encode.near_hashes(image))
+  views = np.array(views, dtype=np.uint64).reshape(-1, 2)
   return {
     'distinct': distinct,
     'views': (
@@ -126,9 +127,10 @@ def grouping_at_scale(sets, sizes, rounds):
       'per_image_ratio': per_image[large] / per_image[small],
       'per_image_ratio_rounds': [min(rounds_ratio), max(rounds_ratio)],
     }
-  # near_pairs alone at the largest size, by threshold, against its first version.
-  unique = np.unique(sets['distinct'][2][: sizes[-1]])
-  check = np.unique(sets['distinct'][2][: sizes[0]])
+  # near_pairs alone at the largest size (every hash: as loaded and mirrored), by threshold,
+  # against its first version.
+  unique = np.unique(sets['distinct'][2][: sizes[-1]].ravel())
+  check = np.unique(sets['distinct'][2][: sizes[0]].ravel())
   figures['near_pairs_distinct'] = {}
   for t in (4, 6, 8):
     assert np.array_equal(duplicates.near_pairs(check, t), near_pairs_exact_pieces(check, t))

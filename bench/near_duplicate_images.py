@@ -73,6 +73,24 @@ def photo_crops(photos, count: int, rng):
   return out
 
 
+def tile_crops(photos, count: int, rng, sides=(32, 64)):
+  """As photo_crops, but small tiles at the photo's own resolution: squares of 32–64 px, half
+  mirrored, JPEG q90 (issue 60: mirrored tiles' two hashes are often close in value)."""
+  out = []
+  for i in range(count):
+    klass = i % len(photos)
+    photo = photos[klass][1]
+    side = int(rng.integers(sides[0], sides[1] + 1))
+    left = int(rng.integers(0, photo.size[0] - side + 1))
+    top = int(rng.integers(0, photo.size[1] - side + 1))
+    image = photo.crop((left, top, left + side, top + side))
+    mirrored = bool(rng.random() < 0.5)
+    if mirrored:
+      image = image.transpose(PIL.Image.FLIP_LEFT_RIGHT)
+    out.append((jpeg(image), klass, (klass, left, top, side, mirrored)))
+  return out
+
+
 def large_crops(photos, count: int, rng):
   out = []
   for i in range(count):

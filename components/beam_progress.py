@@ -14,11 +14,12 @@ executor check that its progress line reaches the total.
 
 import contextlib
 import logging
-from typing import Callable, Tuple
+from typing import Callable, Dict, Tuple
 import uuid
 
 import apache_beam as beam
 
+from contracts import artifacts
 from utils import progress
 
 
@@ -30,14 +31,27 @@ def node_id(executor, default: str) -> str:
 
 
 @contextlib.contextmanager
-def watch(executor, default_node: str, count: Callable[[], int], what: str, exact: bool = True):
+def watch(
+  executor,
+  default_node: str,
+  count: Callable[[], int],
+  what: str,
+  exact: bool = True,
+  *,
+  outputs: Dict[str, list],
+):
   """While the executor's work runs: `node: D of T <what>, R/s`, T from count(). Where the total
   cannot be counted (a file system tf.data cannot read, a CSV pyarrow refuses) nothing is shown
   and the step goes on: TFX's own reading then says what is wrong, if anything is. On Flink the
-  job is also guarded against silent waits (engines.job_guard)."""
+  job is also guarded against silent waits (engines.job_guard). When the work succeeds, the
+  Beam file sinks' temporary folders a recovered job left in the `outputs` artifacts (the
+  executor's output_dict) are removed (artifacts.remove_beam_temp)."""
   node = node_id(executor, default_node)
   with job_guard(executor, node), _progress(executor, node, count, what, exact):
     yield
+  removed = artifacts.remove_beam_temp(a.uri for items in outputs.values() for a in items)
+  if removed:
+    logging.info('%s: removed the Beam temporary folders left behind: %s', node, removed)
 
 
 def _progress(executor, node: str, count: Callable[[], int], what: str, exact: bool):

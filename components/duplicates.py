@@ -4,9 +4,10 @@ conflict, kept out of both splits while such examples are rare (contracts/splits
 otherwise), else kept in one split as a noisy label. Shared by every ExampleGen; no TFX.
 
 An example's content is a 64-bit fingerprint of everything but its label and id (images: the
-decoded, upright pixels; rows and tf.Examples: every other feature). Images also carry a 64-bit
-perceptual hash (encode.near_hash): two images whose hashes differ in at most NEAR_DISTANCE bits
-are near-duplicates (a resized, re-encoded, slightly cropped or brightened copy). Groups are the
+decoded, upright pixels; rows and tf.Examples: every other feature). Images also carry two 64-bit
+perceptual hashes, as loaded and mirrored left to right (encode.near_hashes): two images are
+near-duplicates (a resized, re-encoded, slightly cropped, brightened or mirrored copy) when a hash
+of one is within NEAR_DISTANCE bits of a hash of the other (both are checked: near_rows). Groups are the
 connected components of "same content or near-duplicate"; a group's split is decided by the
 smallest content fingerprint in it, so it is stable across runs and names.
 
@@ -58,7 +59,7 @@ def _expand(low: np.ndarray, high: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def near_pairs(hashes: np.ndarray, max_distance: int = NEAR_DISTANCE) -> np.ndarray:
-  """(k, 2) index pairs i < j of distinct `hashes` (uint64) within max_distance bits.
+  """(k, 2) index pairs i < j of `hashes` (uint64; equal ones are a pair) within max_distance bits.
 
   max_distance // 2 + 1 pieces: two hashes within max_distance bits differ in at most one bit of
   some piece (pigeonhole), so each hash looks up, in that piece's sorted values, its own value and
@@ -88,6 +89,27 @@ def near_pairs(hashes: np.ndarray, max_distance: int = NEAR_DISTANCE) -> np.ndar
   return np.unique(np.concatenate(found), axis=0)
 
 
+def near_rows(hashes: np.ndarray, max_distance: int = NEAR_DISTANCE) -> np.ndarray:
+  """(k, 2) row pairs i < j of `hashes` ((m, h) uint64: an image's h hashes per row, as loaded
+  and mirrored) where some hash of row i is within max_distance bits of some hash of row j.
+
+  Every hash is looked up, not one per image (the smaller, say): an image whose two hashes are
+  close in value can keep the one and its mirrored copy the other."""
+  width = hashes.shape[1]
+  pairs = near_pairs(hashes.ravel(), max_distance) // width
+  pairs = pairs[pairs[:, 0] != pairs[:, 1]]  # an image's own two hashes
+  return np.unique(np.sort(pairs, axis=1), axis=0).reshape(-1, 2)
+
+
+def near_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+  """Per row of a and b ((n, h) uint64, as near_rows takes them): the fewest bits between a hash
+  of a's row and a hash of b's."""
+  a, b = np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64)
+  return np.min(
+    [distance(a[:, i], b[:, j]) for i in range(a.shape[1]) for j in range(b.shape[1])], axis=0
+  )
+
+
 class Grouping(NamedTuple):
   group: np.ndarray  # per example: its group's id (0..groups-1)
   split_key: List[str]  # per example: the key contracts.splits decides its split by
@@ -104,8 +126,9 @@ def group(
   max_distance: int = NEAR_DISTANCE,
   largest: int = 10,
 ) -> Grouping:
-  """Groups examples by content (and near hash, where given: images) and finds the conflicts:
-  an example whose content, or a near-duplicate's, is filed under a different label."""
+  """Groups examples by content (and near hashes, where given: images, one or more per example,
+  as near_rows takes them) and finds the conflicts: an example whose content, or a
+  near-duplicate's, is filed under a different label."""
   from scipy.sparse import coo_matrix
   from scipy.sparse.csgraph import connected_components
 
@@ -113,11 +136,12 @@ def group(
   count = len(content)
   if not count:
     return Grouping(np.zeros(0, int), [], np.zeros(0, bool), 0, 0, [])
-  # Classes of identical near hash (images) or of identical content (rows): the nodes that pairs
+  # Classes of identical near hashes (images) or of identical content (rows): the nodes that pairs
   # join; an example belongs to exactly one.
   keys = content if near is None else np.asarray(near, dtype=np.uint64)
-  distinct, klass = np.unique(keys, return_inverse=True)
-  pairs = near_pairs(distinct, max_distance) if near is not None else np.zeros((0, 2), int)
+  distinct, klass = np.unique(keys.reshape(count, -1), axis=0, return_inverse=True)
+  klass = klass.reshape(-1)
+  pairs = near_rows(distinct, max_distance) if near is not None else np.zeros((0, 2), int)
   # Same content in two classes can only happen with hash collisions; join them too.
   contents, by_content, per_content = np.unique(content, return_inverse=True, return_counts=True)
   rows = np.r_[klass, pairs[:, 0]]

@@ -23,10 +23,16 @@ TunerResults artifact (the same Tuner):
   tuner_results.json    every finished trial, best first: trial_id, score, its values
 InfraBlessing artifact (components/serving_check):
   serving_check.json    load time, p50 / p99 per signature and the problems found
+Any artifact a Beam file sink writes into (TFMA's, the BulkInferrer's, StatisticsGen's, TFX's
+ExampleGens'):
+  beam-temp-*/          a sink's temporary folder; one a job left behind (a retried or recovered
+                        job's earlier attempt) is removed once the component succeeds
+                        (remove_beam_temp)
 """
 
 import math
 import os
+from typing import Iterable, List
 
 LABELS_FILE = 'labels.txt'
 EXCLUDED_FILE = 'excluded_files.csv'
@@ -48,6 +54,10 @@ NON_FINITE_CELLS = 'num_non_finite_cells'  # CSV cells inf / nan, read as missin
 # The CSV and tf.Example ExampleGens' id columns found in the data, not given (JSON list): a custom
 # property of the Examples artifact (components/id_columns.py; metadata/summary.py reports them).
 DETECTED_ID_COLUMNS = 'detected_id_columns'
+
+# The prefix of a Beam file sink's temporary folder (apache_beam.io.filebasedsink), made beside
+# the files it writes.
+BEAM_TEMP_PREFIX = 'beam-temp-'
 
 # TFDV's schema feature that holds a SequenceExample's feature lists.
 SEQUENCE_STRUCT = '##SEQUENCE##'
@@ -79,3 +89,26 @@ def shard_records(path: str):
 def record_count(files) -> int:
   """The records in TFRecord shards, counted by tf.data in C++ (~0.1 s for 40,000 records)."""
   return sum(int(shard_records(path).reduce(0, lambda n, _: n + 1)) for path in files)
+
+
+def remove_beam_temp(uris: Iterable[str]) -> List[str]:
+  """Removes the Beam file sinks' temporary folders (`beam-temp-*`, at any depth) left in the
+  artifact folders `uris` once their component has succeeded; returns the folders removed.
+
+  A sink removes its own when it finalizes; a job that lost a worker and recovered (Flink
+  restarts its tasks) leaves its earlier attempt's, empty or with that attempt's unfinished
+  files, never the files the artifact holds (those were renamed out of the sink's folder)."""
+  from tfx.dsl.io import fileio
+
+  found = []
+  for uri in uris:
+    if not fileio.isdir(uri):
+      continue
+    for root, folders, _ in fileio.walk(uri):
+      found += [os.path.join(root, f) for f in folders if f.startswith(BEAM_TEMP_PREFIX)]
+  removed = []
+  for path in sorted(found):  # a folder inside one removed already went with it
+    if not any(path.startswith(os.path.join(outer, '')) for outer in removed):
+      fileio.rmtree(path)
+      removed.append(path)
+  return removed

@@ -28,6 +28,9 @@ UNEVALUATED_CLASSES = 'unevaluated_classes'
 # ModelBlessing: 1 when the candidate is the serving model itself (a cached model evaluated again
 # after its push): it is evaluated alone, not compared with itself.
 CANDIDATE_IS_SERVING = 'candidate_is_serving'
+# ModelBlessing: why the serving model was not compared with the candidate, which was judged on
+# its own thresholds (components/blessing_evaluator/comparable.py: trained on other columns).
+NOT_COMPARED = 'serving_model_not_compared'
 # PushedModel: the serving version that already holds the model (nothing pushed).
 ALREADY_SERVING = 'already_serving'
 

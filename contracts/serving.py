@@ -5,8 +5,9 @@ Every prediction signature returns PROBABILITIES (one per class, summing to 1), 
 top class) and CLASS_NAMES (its name).
 """
 
+import json
 import re
-from typing import List
+from typing import Dict, List
 
 SERVING_DEFAULT = 'serving_default'  # EXAMPLES: serialized records as the ExampleGen wrote them
 IMAGE_BYTES = 'predict_image_bytes'  # IMAGE_BYTES_INPUT: JPEG/PNG bytes of any size
@@ -19,6 +20,9 @@ BULK_INFERENCE = 'bulk_inference'
 CLASS_NAMES_ASSET = 'labels.txt'  # assets/labels.txt of a SavedModel: line i names class i
 # assets/id_columns.txt: the training data's id columns (no input; predict copies them to its rows)
 ID_COLUMNS_ASSET = 'id_columns.txt'
+# assets/columns.json: {column: dtype} of what a tabular model parses from a record (its features
+# and its label): whether the serving model can be scored on another run's data (the Evaluator).
+COLUMNS_ASSET = 'columns.json'
 
 EXAMPLES_INPUT = 'examples'
 IMAGE_BYTES_INPUT = 'image_bytes'
@@ -49,6 +53,12 @@ def class_names(saved_model_dir: str) -> List[str]:
 def id_columns(saved_model_dir: str) -> List[str]:
   """The id columns saved with a model (ID_COLUMNS_ASSET, one a line); [] for none."""
   return _asset_lines(saved_model_dir, ID_COLUMNS_ASSET)
+
+
+def columns(saved_model_dir: str) -> Dict[str, str]:
+  """{column: dtype} a model parses from a record (COLUMNS_ASSET); {} for a model saved without
+  them (images and text, whose record layout is the project's; tabular models before issue 60)."""
+  return json.loads(''.join(_asset_lines(saved_model_dir, COLUMNS_ASSET)) or '{}')
 
 
 def _asset_lines(saved_model_dir: str, asset: str) -> List[str]:

@@ -94,6 +94,41 @@ def _unevaluated_said(unevaluated: Sequence[str]) -> str:
   return f'; class{plural} {", ".join(shown)}{more} had no eval example'
 
 
+def _refusal(evaluation, said: str, serving, names: Sequence[str], missed) -> str:
+  """Why the model was not blessed (blessing_reason's), `said` being its accuracy."""
+  import tensorflow_model_analysis as tfma
+
+  failures = [
+    failure
+    for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
+    for failure in per_slice.failures
+  ]
+  failed = [f.metric_threshold for f in failures]
+  drops = [t.change_threshold for t in failed if t.HasField('change_threshold')]
+  if drops and serving is not None:
+    return f'{said}, serving model {serving:.3f}: more than {-drops[0].absolute.value:g} below'
+  classes = [f for f in failures if f.metric_key.sub_key.HasField('class_id')]
+  if classes:
+    worst = min(classes, key=lambda f: f.metric_value.double_value.value)
+    class_id = worst.metric_key.sub_key.class_id.value
+    name = names[class_id] if class_id < len(names) else str(class_id)
+    return (
+      f'{said}, class {name} recall {worst.metric_value.double_value.value:.3f}: below the '
+      f'{worst.metric_threshold.value_threshold.lower_bound.value:g} needed'
+      + (f' ({len(classes)} classes)' if len(classes) > 1 else '')
+    )
+  bounds = [t.value_threshold for t in failed if t.HasField('value_threshold')]
+  if bounds:
+    return f'{said}, below the {bounds[0].lower_bound.value:g} needed'
+  judged = {name: c for name, c in (missed or {}).items() if c['judged']}
+  if judged:
+    return (
+      f'{said}, {missed_text(judged)}: a model that misses a class is not pushed '
+      '(--allow-missed-classes pushes it)'
+    )
+  return said
+
+
 def blessing_reason(
   evaluation: metadata_store_pb2.Artifact,
   blessed: bool,
@@ -102,6 +137,7 @@ def blessing_reason(
   missed: Optional[Dict[str, int]] = None,
   candidate_is_serving: bool = False,
   unevaluated: Sequence[str] = (),
+  not_compared: str = '',
 ) -> str:
   """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
   model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed',
@@ -109,44 +145,16 @@ def blessing_reason(
   found: accuracies(evaluation); names: class names by id; missed: {class name: {'examples': n,
   'judged': bool}} of the classes the model never predicts (components/blessing_evaluator/
   class_coverage.py); candidate_is_serving: the model evaluated is the serving one;
-  unevaluated: names of the model's classes no eval example holds."""
-  import tensorflow_model_analysis as tfma
-
+  unevaluated: names of the model's classes no eval example holds; not_compared: why the serving
+  model was not compared (components/blessing_evaluator/comparable.py)."""
   candidate = found.get(evaluation_names.CANDIDATE)
   serving = found.get(evaluation_names.BASELINE)
   if candidate is None:
     return ''
   said = f'accuracy {candidate:.3f}'
   if not blessed:
-    failures = [
-      failure
-      for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
-      for failure in per_slice.failures
-    ]
-    failed = [f.metric_threshold for f in failures]
-    drops = [t.change_threshold for t in failed if t.HasField('change_threshold')]
-    if drops and serving is not None:
-      return f'{said}, serving model {serving:.3f}: more than {-drops[0].absolute.value:g} below'
-    classes = [f for f in failures if f.metric_key.sub_key.HasField('class_id')]
-    if classes:
-      worst = min(classes, key=lambda f: f.metric_value.double_value.value)
-      class_id = worst.metric_key.sub_key.class_id.value
-      name = names[class_id] if class_id < len(names) else str(class_id)
-      return (
-        f'{said}, class {name} recall {worst.metric_value.double_value.value:.3f}: below the '
-        f'{worst.metric_threshold.value_threshold.lower_bound.value:g} needed'
-        + (f' ({len(classes)} classes)' if len(classes) > 1 else '')
-      )
-    bounds = [t.value_threshold for t in failed if t.HasField('value_threshold')]
-    if bounds:
-      return f'{said}, below the {bounds[0].lower_bound.value:g} needed'
-    judged = {name: c for name, c in (missed or {}).items() if c['judged']}
-    if judged:
-      return (
-        f'{said}, {missed_text(judged)}: a model that misses a class is not pushed '
-        '(--allow-missed-classes pushes it)'
-      )
-    return said
+    said = _refusal(evaluation, said, serving, names, missed)
+    return f'{said}; serving model not compared: {not_compared}' if not_compared else said
   if missed:
     said += _missed_said(missed)
   else:
@@ -155,6 +163,8 @@ def blessing_reason(
     said += _unevaluated_said(unevaluated)
   if candidate_is_serving:
     return f'{said}; it is the serving model (not compared with itself)'
+  if not_compared:
+    return f'{said}; serving model not compared: {not_compared}'
   if serving is None:
     return f'{said}; no serving model to compare with'
   return f'{said}, serving model {serving:.3f}'
@@ -278,9 +288,17 @@ def _blessing_facts(
     for c in json.loads(property_value(blessing, evaluation_names.UNEVALUATED_CLASSES) or '[]')
   ]
   is_serving = bool(property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING))
+  not_compared = property_value(blessing, evaluation_names.NOT_COMPARED) or ''
   if 'evaluation' in outputs:
     result.blessing = blessing_reason(
-      outputs['evaluation'], result.blessed, found, names, missed, is_serving, unevaluated
+      outputs['evaluation'],
+      result.blessed,
+      found,
+      names,
+      missed,
+      is_serving,
+      unevaluated,
+      not_compared,
     )
 
 

@@ -7,11 +7,11 @@ from metadata.run_result import RunResult
 
 # What near-duplicate detection of images finds and misses, as bench/near_duplicates.py measured
 # it at duplicates.NEAR_DISTANCE (docs/benchmarks.md, "Near-duplicate images": 224x224 crops / large
-# photos). Said on every image run: a copy it misses can straddle train and eval unannounced.
+# photos / tiles). Said on every image run: a copy it misses can straddle train and eval unannounced.
 NEAR_COPIES_MEASURED = (
   'near-copies grouped as measured (docs/benchmarks.md): resized, re-encoded or brightened '
-  '95-100 %, mirrored 82-100 %, cropped 2 % 70 %; not caught: crops of 5 % or more '
-  '(5 %: 20-30 % found, 10 %: almost none)'
+  '95-100 %, mirrored 82-100 %, cropped 2 % 75-94 % (32-64 px tiles: 54-99 %); not caught: '
+  'crops of 5 % or more (5 %: 20-38 % found, 10 %: almost none)'
 )
 
 

@@ -19,6 +19,7 @@ also saved as assets/labels.txt (line i: class i) for clients that show the top 
 """
 
 import dataclasses
+import json
 import os
 from typing import Callable, Dict, List
 
@@ -164,6 +165,16 @@ def attach_assets(
   model.class_names_asset = _asset(class_names, os.path.join(scratch, serving.CLASS_NAMES_ASSET))
   if id_columns:
     model.id_columns_asset = _asset(id_columns, os.path.join(scratch, serving.ID_COLUMNS_ASSET))
+
+
+def attach_columns(model: keras.Model, spec, scratch: str) -> None:
+  """Saves, for a tabular model, the columns it parses and their dtypes as
+  assets/COLUMNS_ASSET: the Evaluator scores a serving model on new data only when the data holds
+  them (components/blessing_evaluator/comparable.py)."""
+  if isinstance(spec, TabularSpec):
+    parsed = {key: feature.dtype.name for key, feature in spec.parse_spec().items()}
+    path = os.path.join(scratch, serving.COLUMNS_ASSET)
+    model.columns_asset = _asset([json.dumps(parsed, sort_keys=True)], path)
 
 
 def _asset(lines: List[str], path: str) -> tf.saved_model.Asset:

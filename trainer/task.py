@@ -138,6 +138,7 @@ def run_fn(fn_args: FnArgs) -> None:
     serving[BULK_INFERENCE] = signatures.bulk_inference(serving[SERVING_DEFAULT])
     serving_dir = distribution.chief_or_scratch(fn_args.serving_model_dir, plan, scratch)
     signatures.attach_assets(built, ready.class_names, ready.id_columns, scratch)
+    signatures.attach_columns(built, ready.spec, scratch)
     # A TF1-style loader (TensorFlow Serving, tfx-bsl's BulkInferrer) finds a Keras 3 model's
     # variables only when they are tracked as tf.Variables (tensorflow/tfx#7782).
     built._tf_saved_variables = [getattr(v, 'value', v) for v in built.variables]

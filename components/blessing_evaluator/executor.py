@@ -3,6 +3,8 @@
 two rules of the project around it:
 - a candidate that is the serving model itself (a cached model evaluated again after its push) is
   evaluated alone rather than against itself, and its blessing says so (CANDIDATE_IS_SERVING);
+  so is one whose serving model cannot be scored on this data (comparable.py), its blessing
+  saying why (NOT_COMPARED);
 - a model that never predicts a class of the eval split is not blessed, where that class is
   judged (class_coverage.py), unless `allow_missed_classes` (MISSED_CLASSES on the blessing
   names the classes missed, UNEVALUATED_CLASSES those no eval example holds).
@@ -19,7 +21,7 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils, path_utils
 
 from components import beam_progress
-from components.blessing_evaluator import class_coverage, eval_config
+from components.blessing_evaluator import class_coverage, comparable, eval_config
 from contracts import artifacts, evaluation, serving, splits
 
 
@@ -70,11 +72,21 @@ class Executor(evaluator_executor.Executor):
     )
     baselines = input_dict.get(standard_component_specs.BASELINE_MODEL_KEY) or []
     is_serving = any(baseline.uri == model.uri for baseline in baselines)
-    if is_serving:
+    not_compared = (
+      comparable.not_comparable(
+        path_utils.serving_model_path(model.uri),
+        path_utils.serving_model_path(baselines[0].uri),
+      )
+      if baselines and not is_serving
+      else ''
+    )
+    if is_serving or not_compared:
       input_dict = dict(input_dict, **{standard_component_specs.BASELINE_MODEL_KEY: []})
     records = lambda: artifacts.record_count(eval_files(input_dict))
     # Not exact: TFMA's combiners count without a bundle's end to flush at.
-    with beam_progress.watch(self, 'Evaluator', records, 'eval examples evaluated', exact=False):
+    with beam_progress.watch(
+      self, 'Evaluator', records, 'eval examples evaluated', exact=False, outputs=output_dict
+    ):
       super().Do(input_dict, output_dict, exec_properties)
 
     blessing = artifact_utils.get_single_instance(
@@ -82,6 +94,8 @@ class Executor(evaluator_executor.Executor):
     )
     if is_serving:
       blessing.set_int_custom_property(evaluation.CANDIDATE_IS_SERVING, 1)
+    if not_compared:
+      blessing.set_string_custom_property(evaluation.NOT_COMPARED, not_compared)
     evaluated = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
     rows = evaluation.confusion_rows(evaluated)
     missed = class_coverage.missed_classes(rows)

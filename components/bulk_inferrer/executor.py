@@ -35,5 +35,7 @@ class Executor(beam_progress.CountedBeamExecutor, bulk_inferrer_executor.Executo
 
   def Do(self, input_dict, output_dict, exec_properties):
     records = lambda: artifacts.record_count(inferred_files(input_dict, exec_properties))
-    with beam_progress.watch(self, 'BulkInferrer', records, 'examples inferred'):
+    with beam_progress.watch(
+      self, 'BulkInferrer', records, 'examples inferred', outputs=output_dict
+    ):
       super().Do(input_dict, output_dict, exec_properties)

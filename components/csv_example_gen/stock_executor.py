@@ -36,5 +36,7 @@ class Executor(
 
   def Do(self, input_dict, output_dict, exec_properties):
     rows = lambda: input_rows(exec_properties)
-    with beam_progress.watch(self, 'CsvExampleGen', rows, 'CSV rows converted'):
+    with beam_progress.watch(
+      self, 'CsvExampleGen', rows, 'CSV rows converted', outputs=output_dict
+    ):
       super().Do(input_dict, output_dict, exec_properties)

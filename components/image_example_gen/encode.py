@@ -5,7 +5,7 @@ orientation, kept as JPEG/PNG bytes or turned into raw pixels, optionally downsc
 
 import functools
 import io
-from typing import NamedTuple
+from typing import NamedTuple, Tuple
 import zlib
 
 import numpy as np
@@ -25,24 +25,29 @@ from contracts.image_files import (
 from contracts.image_record import ENCODED, RAW, EncodedImage
 
 DOWNSCALED_JPEG_QUALITY = 90  # also for JPEGs turned upright: a JPEG re-encoded stays a JPEG
-DRAFT_SIDE = 16  # a JPEG kept as it is is decoded at 1/8 scale, but at least this size a side
-NEAR_SIDE = 64  # near_hash averages larger images down to at most this side first (cost)
+# A JPEG kept as it is is decoded at 1/8 scale, but at least this size a side (a 224 px photo at
+# 1/8 is 28): below it the 8x8 cosines of near_hashes reach the decoded pixels' own grain
+# (bench/near_duplicates.py, issue 60: 32-64 px tiles decoded at 16-31 px against a lossless PNG
+# of them, 0.82 within 4 bits; at 28 or more, 1.00).
+DRAFT_SIDE = 28
+NEAR_SIDE = 64  # near_hashes averages larger images down to at most this side first (cost)
 
 
 class Stored(NamedTuple):
   """An image ready to be written, whether its EXIF orientation turned it upright, and its
-  content fingerprint and perceptual hash (components/duplicates.py groups by them)."""
+  content fingerprint and perceptual hashes, as loaded and mirrored (components/duplicates.py
+  groups by them)."""
 
   image: EncodedImage
   turned_upright: bool
   content: int = 0
-  near: int = 0
+  near: Tuple[int, int] = (0, 0)
 
 
 def content_hash(image: PIL.Image.Image) -> int:
   """64 bits of the decoded pixels: their CRC-32 (~30 µs for 224x224x3), and the mode and size's.
   A JPEG kept as it is was decoded at 1/8 scale (encode_file): equal files still hash equal, and a
-  lossless re-save in another format is caught as a near-duplicate (near_hash: 0-2 bits apart)."""
+  lossless re-save in another format is caught as a near-duplicate (near_hashes: 0-2 bits apart)."""
   shape = f'{image.mode} {image.width}x{image.height}'.encode()
   return (zlib.crc32(image.tobytes()) << 32) | zlib.crc32(shape)
 
@@ -70,20 +75,23 @@ def _grey_cosines(width: int, channels: int) -> np.ndarray:
 _AS_IS_AND_MIRRORED = np.stack([np.ones(64), np.tile([1, -1], 32)]).astype(np.float32)
 
 
-def near_hash(image: PIL.Image.Image) -> int:
-  """A 64-bit DCT hash (pHash) of the image as loaded or of its left-right mirror, whichever is
-  smaller (so a mirrored copy hashes alike): averaged over 2x2, 4x4, … blocks until its longer
-  side is at most NEAR_SIDE px, its grey levels projected on the 8x8 lowest cosines of its own
-  width and height; one bit per coefficient, set when above their median (so 32 bits
-  are set and distances are even). The mirror's coefficients are the same with the odd
-  horizontal ones negated (no second projection). The cosines are sampled at the image's own
-  size instead of the image being resampled to a fixed grid, and the blocks are powers of two
-  like JPEG's 1/2–1/8-scale decoding: a JPEG decoded at 1/8 scale (8x8-block means) and the same
-  pixels at full size project alike (a lossless PNG of a JPEG: 0–2 bits apart). Resizing,
-  re-encoding, mirroring and brightness change few bits, crops of a few % more
-  (bench/near_duplicates.py). ~19 µs for a 1/8-drafted 224x224 JPEG (28x28), ~90 µs at full
-  size on quiet cores before the mirror (which adds a 2x64 median and compare), 36 / 141 µs with
-  it on cores shared with four other sessions (docs/benchmarks.md)."""
+def near_hashes(image: PIL.Image.Image) -> Tuple[int, int]:
+  """Two 64-bit DCT hashes (pHash): of the image as loaded and of its left-right mirror
+  (components/duplicates.py checks both, so a mirrored copy is near its original). The image is
+  averaged over 2x2, 4x4, … blocks until its longer side is at most NEAR_SIDE px, its grey levels
+  projected on the 8x8 lowest cosines of its own width and height; one bit per coefficient, set
+  when above their median (so 32 bits are set and distances are even). The mirror's
+  coefficients are the same with the odd horizontal ones negated (no second projection). The
+  cosines are sampled at the image's own size instead of the image being resampled to a fixed
+  grid, and the blocks are powers of two like JPEG's 1/2–1/8-scale decoding: a JPEG decoded at
+  1/8 scale (8x8-block means) and the same pixels at full size project alike (a lossless PNG of
+  a JPEG: 0–2 bits apart). Resizing, re-encoding, mirroring and brightness change few bits, crops
+  of a few % more (bench/near_duplicates.py). ~19 µs for a 1/8-drafted 224x224 JPEG (28x28),
+  ~90 µs at full size on quiet cores before the mirror (which adds a 2x64 median and compare),
+  36 / 141 µs with it on cores shared with four other sessions (docs/benchmarks.md).
+
+  Both are kept, not the smaller of the two: where an image's two hashes are close in value, an
+  edit or a mirror can flip which is smaller, and the copy's kept hash is then its mirror's."""
   if image.mode not in ('L', 'RGB'):
     image = normalised_mode(image)
     if image.mode not in ('L', 'RGB'):  # LA, RGBA: alpha dropped
@@ -100,7 +108,8 @@ def near_hash(image: PIL.Image.Image) -> int:
   both = low.reshape(1, 64) * _AS_IS_AND_MIRRORED
   middle = np.partition(both, (31, 32), axis=1)
   bits = both > (middle[:, 31:32] + middle[:, 32:33]) / 2
-  return int(np.packbits(bits, axis=1).view('>u8').min())
+  as_loaded, mirrored = np.packbits(bits, axis=1).view('>u8').ravel().tolist()
+  return as_loaded, mirrored
 
 
 def _scaled_size(width: int, height: int, max_side: int):
@@ -120,7 +129,7 @@ def encode_file(
   data: bytes, encoding: str = ENCODED, max_side: int = 0, fingerprints: bool = True
 ) -> Stored:
   """Decodes `data` fully (so corrupt files fail here) and returns the payload, with the
-  image's content_hash and near_hash unless `fingerprints` is False (then 0).
+  image's content_hash and near_hashes unless `fingerprints` is False (then 0).
 
   An image with an EXIF orientation other than 1 is stored upright (ImageOps.exif_transpose),
   with its upright size: a JPEG re-encoded as JPEG at quality DOWNSCALED_JPEG_QUALITY, anything
@@ -153,7 +162,8 @@ def encode_file(
       # The bytes are kept as they are; decoding only proves they decode. At 1/8 scale libjpeg
       # still reads every coefficient but skips most of the inverse DCT: 125 instead of
       # 169 µs for a 224x224 photo (bench/example_gen.py's images), truncation still caught.
-      # Never below DRAFT_SIDE a side: the fingerprints need pixels (an 8x8 JPEG at 1/8 is one).
+      # Never below DRAFT_SIDE a side: the fingerprints need pixels (an 8x8 JPEG at 1/8 is one,
+      # a 48 px tile 6).
       image.draft(
         image.mode,
         (max(width // 8, min(width, DRAFT_SIDE)), max(height // 8, min(height, DRAFT_SIDE))),
@@ -161,7 +171,7 @@ def encode_file(
     image.load()
     if turn != 1:
       image = PIL.ImageOps.exif_transpose(image)
-    content, near = (content_hash(image), near_hash(image)) if fingerprints else (0, 0)
+    content, near = (content_hash(image), near_hashes(image)) if fingerprints else (0, (0, 0))
   except PIL.UnidentifiedImageError:  # its message names the in-memory buffer, not the file
     raise ValueError(NOT_READABLE) from None
   except Exception as e:  # PIL raises many unrelated types for bad files.

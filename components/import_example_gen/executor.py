@@ -18,5 +18,7 @@ class Executor(
 
   def Do(self, input_dict, output_dict, exec_properties):
     records = lambda: artifacts.record_count(file_based.input_files(exec_properties))
-    with beam_progress.watch(self, 'ImportExampleGen', records, 'records imported'):
+    with beam_progress.watch(
+      self, 'ImportExampleGen', records, 'records imported', outputs=output_dict
+    ):
       super().Do(input_dict, output_dict, exec_properties)

@@ -111,5 +111,7 @@ class Executor(beam_progress.CountedBeamExecutor, statistics_gen_executor.Execut
       return super().Do(input_dict, output_dict, exec_properties)
     files = split_files(examples, _splits(examples, exec_properties)).values()
     records = lambda: artifacts.record_count([path for paths in files for path in paths])
-    with beam_progress.watch(self, 'StatisticsGen', records, 'examples read for statistics'):
+    with beam_progress.watch(
+      self, 'StatisticsGen', records, 'examples read for statistics', outputs=output_dict
+    ):
       super().Do(input_dict, output_dict, exec_properties)

@@ -122,7 +122,9 @@ class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExe
     mode = exec_properties.get('duplicates') or duplicates.GROUP
     by_words = mode != duplicates.OFF
 
-    watch = beam_progress.watch(self, 'TextExampleGen', lambda: row_count(files), 'rows encoded')
+    watch = beam_progress.watch(
+      self, 'TextExampleGen', lambda: row_count(files), 'rows encoded', outputs=output_dict
+    )
     with watch, self._make_beam_pipeline() as pipeline:
       rows = (
         pipeline

@@ -4,6 +4,7 @@ the counted steps are found by label, elements pass unchanged, every process's c
 import logging
 import os
 import sys
+import types
 
 import apache_beam as beam
 from apache_beam.testing.util import assert_that, equal_to
@@ -76,12 +77,26 @@ def test_a_total_that_cannot_be_counted_shows_nothing_and_fails_nothing(caplog):
   def unreadable():
     raise OSError('s3://bucket/data.tfrecord: no such file system here')
 
-  with beam_progress.watch(None, 'ImportExampleGen', unreadable, 'records imported'):
+  with beam_progress.watch(None, 'ImportExampleGen', unreadable, 'records imported', outputs={}):
     assert progress.COUNTS_ENV not in os.environ  # nothing counts
   assert 'ImportExampleGen: no progress shown' in caplog.text and not _lines(caplog)
-  with beam_progress.watch(None, 'Node', lambda: 0, 'rows'):  # nothing to do: no line either
+  # Nothing to do: no line either.
+  with beam_progress.watch(None, 'Node', lambda: 0, 'rows', outputs={}):
     pass
   assert not _lines(caplog)
+
+
+def test_a_recovered_jobs_beam_temp_folders_go_once_the_work_succeeded(tmp_path):
+  artifact = types.SimpleNamespace(uri=str(tmp_path / 'evaluation'))
+  left = tmp_path / 'evaluation' / 'beam-temp-metrics-1f2e'
+  left.mkdir(parents=True)
+  with pytest.raises(RuntimeError):
+    with beam_progress.watch(None, 'Evaluator', lambda: 0, 'rows', outputs={'x': [artifact]}):
+      raise RuntimeError('the job failed')
+  assert left.is_dir()  # a failed component's artifact is left as it is
+  with beam_progress.watch(None, 'Evaluator', lambda: 0, 'rows', outputs={'x': [artifact]}):
+    pass
+  assert not left.exists() and (tmp_path / 'evaluation').is_dir()
 
 
 def test_threads_of_one_process_count_and_flush_without_losing_a_count():

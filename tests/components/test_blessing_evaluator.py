@@ -10,7 +10,7 @@ import tensorflow_model_analysis as tfma
 from tfx import v1 as tfx
 from tfx.utils import proto_utils
 
-from components.blessing_evaluator import class_coverage, eval_config, executor
+from components.blessing_evaluator import class_coverage, comparable, eval_config, executor
 from components.blessing_evaluator.component import BlessingEvaluator
 from contracts import evaluation, serving
 
@@ -188,3 +188,32 @@ def test_a_class_of_the_model_without_eval_examples_is_unevaluated():
   assert class_coverage.unevaluated_classes(rows, 3) == [2]
   assert class_coverage.unevaluated_classes({**rows, 2: {0: 0.0}}, 3) == [2]
   assert class_coverage.unevaluated_classes(rows, 2) == []
+
+
+def _saved_columns(folder, columns=None) -> str:
+  """A SavedModel folder holding only its columns asset (none when columns is None)."""
+  (folder / 'assets').mkdir(parents=True)
+  if columns is not None:
+    (folder / 'assets' / serving.COLUMNS_ASSET).write_text(json.dumps(columns))
+  return str(folder)
+
+
+def test_a_serving_model_of_other_columns_is_not_comparable(tmp_path):
+  served = _saved_columns(
+    tmp_path / 'serving', {'x': 'float32', 'y': 'float32', 'n': 'int64', 'label': 'int64'}
+  )
+  same_and_more = _saved_columns(
+    tmp_path / 'more',
+    {'x': 'float32', 'y': 'float32', 'n': 'int64', 'label': 'int64', 'z': 'string'},
+  )
+  assert comparable.not_comparable(same_and_more, served) == ''  # extra columns: it reads its own
+  other = _saved_columns(
+    tmp_path / 'other', {'x': 'string', 'n': 'float32', 'colour': 'string', 'label': 'int64'}
+  )
+  assert comparable.not_comparable(other, served) == (
+    'trained on other columns: it reads y, not in this data; n (int64, here float32), '
+    'x (float32, here string) of another type; new here: colour'
+  )
+  unknown = _saved_columns(tmp_path / 'before', None)  # saved before columns were: not judged
+  assert comparable.not_comparable(other, unknown) == ''
+  assert comparable.not_comparable(unknown, served) == ''

@@ -1,4 +1,4 @@
-"""Near-duplicate images (encode.near_hash within duplicates.NEAR_DISTANCE) and the grouping of
+"""Near-duplicate images (encode.near_hashes within duplicates.NEAR_DISTANCE) and the grouping of
 duplicates.py: real photos edited, near_pairs against brute force, connected components, split
 keys and conflicts. How often edits are caught is measured by bench/near_duplicates.py."""
 
@@ -28,12 +28,18 @@ def _encoded(image, fmt='JPEG', **options) -> bytes:
   return buffer.getvalue()
 
 
-def _near(data: bytes) -> int:
+def _near(data: bytes):
+  """(as loaded, mirrored) hashes of an encoded image."""
   return encode.encode_file(data).near
 
 
 def _bits(a: int, b: int) -> int:
   return bin(a ^ b).count('1')
+
+
+def _near_bits(a, b) -> int:
+  """Bits between two images' closest hashes (what grouping checks)."""
+  return int(duplicates.near_distance(np.array([a], np.uint64), np.array([b], np.uint64))[0])
 
 
 @pytest.fixture(scope='module')
@@ -63,20 +69,37 @@ EDITS = {
 def test_an_edited_copy_is_a_near_duplicate(originals, edit):
   for data, image in originals:
     # The original is decoded at 1/8 scale (a JPEG kept as it is), a PNG copy at full size.
-    assert _bits(_near(data), _near(EDITS[edit](image))) <= duplicates.NEAR_DISTANCE
+    assert _near_bits(_near(data), _near(EDITS[edit](image))) <= duplicates.NEAR_DISTANCE
 
 
-def test_a_mirror_image_hashes_as_the_image(originals):
+def test_a_mirror_image_has_the_image_hashes_swapped(originals):
   # Mirroring negates the odd horizontal cosines: the same 64 coefficients up to sign.
   for _, image in originals:
-    assert encode.near_hash(image) == encode.near_hash(image.transpose(PIL.Image.FLIP_LEFT_RIGHT))
+    as_loaded, mirrored = encode.near_hashes(image)
+    assert as_loaded != mirrored
+    assert encode.near_hashes(image.transpose(PIL.Image.FLIP_LEFT_RIGHT)) == (mirrored, as_loaded)
+
+
+def test_a_mirrored_tile_whose_two_hashes_are_close_is_grouped_with_it():
+  # A 32x32 tile of a photo whose two hashes share their top bits: JPEG's noise decides which is
+  # smaller, and the copy's smaller hash is the other one (30 bits from the original's), so
+  # keeping the smaller of the two missed it; both are checked.
+  photo = PIL.Image.open(os.path.join(PHOTOS, 'china.jpg')).convert('RGB')
+  tile = photo.crop((185, 0, 217, 32))
+  original = _near(_encoded(tile, quality=90))
+  mirrored = _near(_encoded(tile.transpose(PIL.Image.FLIP_LEFT_RIGHT), quality=90))
+  assert original[0] >> 61 == original[1] >> 61  # close in value: the top 3 bits agree
+  assert _bits(min(original), min(mirrored)) > duplicates.NEAR_DISTANCE  # the old rule's miss
+  assert _near_bits(original, mirrored) <= duplicates.NEAR_DISTANCE
+  g = duplicates.group([1, 2], ['x', 'x'], [original, mirrored])
+  assert g.group[0] == g.group[1] and g.split_key[0] == g.split_key[1]
 
 
 def test_distinct_photo_crops_are_not_near(originals):
   hashes = [_near(data) for data, _ in originals]
   for i, a in enumerate(hashes):
     for b in hashes[i + 1 :]:
-      assert _bits(a, b) > 2 * duplicates.NEAR_DISTANCE
+      assert _near_bits(a, b) > 2 * duplicates.NEAR_DISTANCE
 
 
 @pytest.mark.parametrize('mode', ['1', 'L', 'LA', 'P', 'RGB', 'RGBA', 'CMYK', 'I;16'])
@@ -85,8 +108,8 @@ def test_near_hash_takes_every_mode_and_size(mode):
   rgb = PIL.Image.fromarray(rng.integers(0, 256, (37, 53, 3), dtype=np.uint8), 'RGB')
   image = rgb.convert(mode) if mode != 'I;16' else rgb.convert('L').convert('I;16')
   for size in [(1, 1), (3, 9), (53, 37), (700, 90)]:
-    value = encode.near_hash(image.resize(size))
-    assert 0 <= value < 1 << 64
+    for value in encode.near_hashes(image.resize(size)):
+      assert 0 <= value < 1 << 64
 
 
 def _brute_force(hashes: np.ndarray, max_distance: int) -> np.ndarray:
@@ -122,6 +145,21 @@ def test_near_pairs_finds_exactly_the_brute_force_pairs(max_distance):
 def test_near_pairs_without_pairs():
   assert duplicates.near_pairs(np.array([5], dtype=np.uint64)).shape == (0, 2)
   assert duplicates.near_pairs(np.array([0, 1], dtype=np.uint64), 0).shape == (0, 2)
+
+
+def test_near_rows_checks_every_hash_of_a_row():
+  far = _hash(*range(32, 64))
+  rows = np.array(
+    [
+      [0, far],  # 0
+      [far ^ 1, _hash(0, 1, 2, 3, 4, 5)],  # 1: its first hash 1 bit from 0's second
+      [_hash(0, 1, 2, 3, 4, 5), far ^ 3],  # 2: 0 bits from 1's second, 2 from 0's second
+      [_hash(*range(8, 40)), _hash(*range(8, 40))],  # 3: its two hashes equal, near no other row
+    ],
+    dtype=np.uint64,
+  )
+  assert duplicates.near_rows(rows, 4).tolist() == [[0, 1], [0, 2], [1, 2]]
+  assert duplicates.near_distance(rows[:3], rows[[1, 2, 0]]).tolist() == [1, 0, 2]
 
 
 def _hash(*bits: int) -> int:

@@ -176,7 +176,9 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
 
 def test_a_model_that_never_predicts_the_minority_class_is_not_pushed(tmp_path, capsys):
   """990:10-like labels on features that say nothing: always answering the majority class
-  scores above --min-accuracy, and is still not blessed unless --allow-missed-classes."""
+  scores above --min-accuracy, and is still not blessed unless --allow-missed-classes. Then a
+  table of other columns on the same output: the serving model cannot read it, so it is not
+  compared (the blessing says why) and the new model is judged on its own thresholds."""
   rng = np.random.default_rng(0)
   data = tmp_path / 'rare.csv'
   rows = [
@@ -203,3 +205,13 @@ def test_a_model_that_never_predicts_the_minority_class_is_not_pushed(tmp_path, 
   assert code == EXIT_OK and allowed['pushed_to']
   assert allowed['executed'] == ['Evaluator', 'Pusher', 'ServingCheck']
   assert 'class 1 never predicted' in allowed['blessing'] and 'allowed' in allowed['blessing']
+
+  other = tmp_path / 'other.csv'
+  rows = [f'{"ab"[i % 2]},{z:.4f},{int(z > 0)}' for i, z in enumerate(rng.normal(size=300))]
+  other.write_text('x,z,kind\n' + '\n'.join(rows) + '\n')
+  code, retrained = run_pipeline(str(other), output, '--label', 'kind')
+  assert code == EXIT_OK and retrained['pushed_to'] != allowed['pushed_to'], retrained['blessing']
+  assert retrained['blessing'].endswith(
+    '; serving model not compared: trained on other columns: it reads label, y, not in this '
+    'data; x (float32, here string) of another type; new here: kind, z'
+  )

@@ -63,9 +63,14 @@ def runs(cluster, rows_csv, direct_run, tmp_path_factory):
 def test_task_manager_lost_in_every_job_recovered(runs):
   """Flink's restart strategy outlasts the lost TaskManager's detection: each job recovered
   inside the same run (exit 0, or 3: trained, not blessed)."""
-  *_, killed, code = runs
+  on_flink, *_, killed, code = runs
   assert set(killed) == set(CSV_JOBS), f'the fault was injected in {sorted(killed)} only'
   assert code in (0, 3)
+  # The lost attempts' Beam sink folders went once each component succeeded.
+  left = glob.glob(
+    os.path.join(on_flink, 'pipeline_root', '*', '[!.]*', '**', 'beam-temp-*'), recursive=True
+  )
+  assert left == [], left
 
 
 def test_same_records_as_the_direct_runner(runs):

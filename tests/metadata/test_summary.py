@@ -32,3 +32,11 @@ def test_a_blessing_names_the_classes_no_eval_example_held():
   assert said.endswith(
     'too few to judge; classes 2, 3 had no eval example; no serving model to compare with'
   )
+
+
+def test_a_serving_model_not_compared_is_named_with_why():
+  found = {evaluation.CANDIDATE: 0.9}
+  why = 'trained on other columns: it reads y, not in this data'
+  assert summary.blessing_reason(None, True, found, not_compared=why) == (
+    f'accuracy 0.900, every class predicted; serving model not compared: {why}'
+  )
