@@ -9,7 +9,7 @@ from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
 from metadata import connection
-from utils import fingerprint
+from utils import data_index, fingerprint
 
 _EXECUTION = metadata_store_pb2.Execution
 
@@ -142,6 +142,8 @@ def _reason(before: dict, now: dict) -> str:
     for path in set(before['code']) | set(now['code'])
     if before['code'].get(path) != now['code'].get(path)
   )
+  data = [path for path in changed if path.startswith(data_index.DATA_KEY)]
+  changed = [path for path in changed if path not in data]
   if fingerprint.ENVIRONMENT_FILE in changed:
     reasons.append(f'environment changed since the cached run ({fingerprint.ENVIRONMENT_FILE})')
   elif changed:
@@ -153,7 +155,7 @@ def _reason(before: dict, now: dict) -> str:
   ]
   if options:
     reasons.append(f'options changed ({", ".join(options)})')
-  if before['data'] != now['data']:
+  if before['data'] != now['data'] or data:
     reasons.append('input data changed')
   elif before['inputs'] != now['inputs']:
     keys = sorted(
