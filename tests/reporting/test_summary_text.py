@@ -57,3 +57,24 @@ def test_an_image_run_says_which_near_copies_it_does_not_catch_found_or_not():
   found = summary_text.render_duplicates(_facts(near_duplicate_groups=2, near_copies_checked=True))
   assert found[0].startswith('duplicates: 2 group(s) of near-duplicate images')
   assert found[1] == ' ' * 12 + summary_text.NEAR_COPIES_MEASURED
+
+
+def test_records_the_trainer_read_are_shown_against_those_recorded_when_fewer():
+  from metadata import summary
+  from records import damage
+  from records.scan import ShardReport
+
+  found = damage.totals(
+    [ShardReport('/ex/Split-train/a', good=51, truncated_bytes=34)], {'train': 241, 'eval': 49}
+  )
+  short = summary.trainer_read(found)
+  assert short == {'train': [51, 241]}
+  lines = summary_text.render(
+    RunResult(wall_seconds=1.0, examples_per_split={'train': 241, 'eval': 49}, trainer_read=short)
+  )
+  assert (
+    'examples:   train 241 (the Trainer read 51 of 241 recorded: 190 missing from damaged '
+    'shards), eval 49'
+  ) in lines
+  whole = damage.totals([ShardReport('/ex/Split-train/a', good=241)], {'train': 241})
+  assert summary.trainer_read(whole) is None and summary.trainer_read({}) is None
