@@ -229,6 +229,15 @@ class PipelineConfig:
       max_damaged_percent=self.max_damaged_percent,
     )
 
+  def read_patterns(self, unlabeled: bool = False) -> Tuple[str, ...]:
+    """Globs under `data` (unlabeled: `infer_data`) of the files its ExampleGen reads, every
+    span and version; () for images (the ExampleGen lists the whole tree)."""
+    if self.data_kind == IMAGES:
+      return ()
+    patterns = [self.infer_pattern] if unlabeled else [self.data_pattern]
+    patterns += [] if unlabeled else [pattern for _, pattern in self.data_splits]
+    return tuple(p.replace('{SPAN}', '*').replace('{VERSION}', '*') for p in patterns)
+
   @property
   def input_files(self) -> Dict[str, str]:
     """{field: path} of the options besides the data that name a file the run reads: the curated

@@ -144,7 +144,6 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
   data: where from (a pipeline parameter when compiled); default config.data. unlabeled:
   --infer-data's (config.infer_data, .infer_pattern), in one split, splits.INFER."""
   data = config.data if data is None else data
-  with_data = functools.partial(data_fingerprint, config, data)
   if unlabeled:
     config = dataclasses.replace(
       config,
@@ -152,6 +151,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       data_splits=((splits.INFER, config.infer_pattern),),
       span=0,
     )
+  with_data = functools.partial(data_fingerprint, config, data)
   if config.data_kind == cfg.TEXT:
     return TextExampleGen(
       input_base=data,
@@ -242,7 +242,7 @@ def data_fingerprint(config: cfg.PipelineConfig, data, module: str) -> str:
   known = {}
   if isinstance(data, str) and data and not cfg.is_remote(data):
     index = os.path.join(config.local_dir, data_index.INDEX_FILE)
-    known[data_index.DATA_KEY + data] = data_index.digest(data, index)
+    known[data_index.DATA_KEY + data] = data_index.digest(data, index, config.read_patterns())
   return fingerprint.of(module, known=known)
 
 

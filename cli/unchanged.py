@@ -81,8 +81,12 @@ def current(config: cfg.PipelineConfig) -> Optional[dict]:
   return {
     'config': json.loads(json.dumps(dataclasses.asdict(config), default=str)),
     'code': _code_digest(),
-    'data': data_index.digest(config.data, index),
-    'infer_data': data_index.digest(config.infer_data, index) if config.infer_data else '',
+    'data': data_index.digest(config.data, index, config.read_patterns()),
+    'infer_data': (
+      data_index.digest(config.infer_data, index, config.read_patterns(unlabeled=True))
+      if config.infer_data
+      else ''
+    ),
     'files': {field: _content(path) for field, path in config.input_files.items()},
     'store': _stat(config.metadata_path),
     'serving': sorted(os.listdir(config.serving_dir)) if os.path.isdir(config.serving_dir) else [],

@@ -13,11 +13,12 @@ ExampleGen's cache key (`DATA_KEY` + path in its code_fingerprint). The index is
 {absolute path: [size, mtime_ns, inode, ctime_ns, digest]} in the run's local folder.
 """
 
+import glob
 import hashlib
 import json
 import os
 import time
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from utils import atomic, fingerprint
 
@@ -26,10 +27,14 @@ DATA_KEY = 'data content: '  # a code_fingerprint entry that is the content of t
 RACY_NS = 2_000_000_000  # two seconds: coarse file-system clocks, a clock of another machine
 
 
-def _walk(path: str) -> List[str]:
-  """Every file at or below `path` (links followed), sorted."""
+def _walk(path: str, patterns: Sequence[str] = ()) -> List[str]:
+  """Every file at or below `path` (links followed), or those `patterns` (globs relative to
+  `path`) match, sorted."""
   if os.path.isfile(path):
     return [path]
+  if patterns:
+    found = {f for p in patterns for f in glob.glob(os.path.join(glob.escape(path), p))}
+    return sorted(f for f in found if not os.path.isdir(f))
   found = []
   for folder, subfolders, names in os.walk(path, followlinks=True):
     subfolders.sort()
@@ -45,13 +50,14 @@ def _load(index_file: str) -> Dict[str, list]:
     return {}
 
 
-def listing(path: str, index_file: str = '') -> List[Tuple[str, str]]:
-  """(path relative to `path`, content digest) of every file at or below `path` ('' for a link
-  to nothing); digests recorded in `index_file` are reused where the stat fields match."""
+def listing(path: str, index_file: str = '', patterns: Sequence[str] = ()) -> List[Tuple[str, str]]:
+  """(path relative to `path`, content digest) of every file at or below `path` (or that
+  `patterns` match: the ExampleGen's file patterns) ('' for a link to nothing); digests recorded
+  in `index_file` are reused where the stat fields match."""
   index = _load(index_file) if index_file else {}
   started = time.time_ns()
   found, changed = [], False
-  files = _walk(path)
+  files = _walk(path, patterns)
   for full in files:
     relative = os.path.relpath(full, path) if full != path else os.path.basename(path)
     key = os.path.abspath(full)
@@ -83,9 +89,9 @@ def listing(path: str, index_file: str = '') -> List[Tuple[str, str]]:
   return found
 
 
-def digest(path: str, index_file: str = '') -> str:
-  """One digest of every file's relative path and content at or below `path`."""
+def digest(path: str, index_file: str = '', patterns: Sequence[str] = ()) -> str:
+  """One digest of the relative path and content of every file listing() lists."""
   summed = hashlib.sha256()
-  for relative, content in listing(path, index_file):
+  for relative, content in listing(path, index_file, patterns):
     summed.update(f'{relative}\0{content}\n'.encode())
   return summed.hexdigest()[:16]

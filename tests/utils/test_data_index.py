@@ -71,3 +71,17 @@ def test_a_single_file_and_a_link_to_nothing(tmp_path, monkeypatch):
   assert data_index.listing(single, index) == [('b.csv', fingerprint.file_digest(single))]
   os.symlink(str(tmp_path / 'missing'), os.path.join(data, 'gone.csv'))
   assert ('gone.csv', '') in data_index.listing(data, index)
+
+
+def test_patterns_list_only_the_files_the_example_gen_reads(tmp_path, monkeypatch):
+  """A CSV's folder is its ExampleGen's input_base: other files there (an output folder) are
+  not its data."""
+  data, index = _data(tmp_path, monkeypatch)
+  os.makedirs(os.path.join(data, 'out'))
+  with open(os.path.join(data, 'out', 'log.txt'), 'w') as f:
+    f.write('a run log')
+  assert [name for name, _ in data_index.listing(data, index, ['*.csv'])] == ['b.csv']
+  assert [name for name, _ in data_index.listing(data, index, ['*/*.csv', '*.csv'])] == [
+    'a/rows.csv',
+    'b.csv',
+  ]
