@@ -327,7 +327,8 @@ OPTIONS = {
     type=float,
     default=DEFAULTS.max_damaged_percent,
     help='stop before training when more than this share of the records in the ExampleGen '
-    'output is damaged (default: %(default)s)',
+    'output is damaged or missing against the count it recorded; ShardCheck and the Trainer '
+    'both check (default: %(default)s)',
   ),
   '--no-cache': dict(action='store_true', help='re-run every component'),
   '--input-service': dict(

@@ -29,7 +29,6 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from contracts import artifacts
 from contracts.serving import BULK_INFERENCE, SERVING_DEFAULT
 from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TrainerOptions
-from records import damage
 from trainer import (
   data_spec,
   diagnosis,
@@ -40,7 +39,6 @@ from trainer import (
   models,
   multi_worker,
   setup,
-  shards,
   signatures,
 )
 from trainer.training_progress import TrainingProgress
@@ -62,7 +60,6 @@ def run_fn(fn_args: FnArgs) -> None:
   try:
     prepared = setup.prepare_input(fn_args, options, plan, scratch)
     ready, guard, batch_size = prepared.setup, prepared.guard, prepared.batch_size
-    lost = input_damage(fn_args, options, guard)
     with plan.strategy.scope():
       chosen = model_file(options, ready.spec, scratch)
       hp = model.hyperparameters(
@@ -70,7 +67,7 @@ def run_fn(fn_args: FnArgs) -> None:
       )
       trained = model_for(chosen, options, hp, fn_args.train_steps)
     built, train, evaluation, hint = trained.model, ready.train, ready.evaluation, ready.hint
-    _record_damage(lost, guard.reports, model_run_dir)
+    _record_damage(prepared.damage, guard.reports, model_run_dir)
     if service:
       train = input_service.distribute(
         train, service, input_service.job_name(fn_args.model_run_dir)
@@ -240,19 +237,6 @@ def stop_on_interrupt() -> keras.callbacks.Callback:
   callback = keras.callbacks.LambdaCallback(on_train_batch_end=raise_if_interrupted)
   callback.async_safe = True  # keeps Keras' step dispatch as it was
   return callback
-
-
-def input_damage(fn_args: FnArgs, options: TrainerOptions, guard) -> dict:
-  """What the train and eval splits lost, against the records the ExampleGen recorded
-  (records.damage.totals); raises records.damage.DamagedShards above --max-damaged-percent,
-  whether or not ShardCheck ran in this run (it may come from TFX's cache, from before the damage)."""
-  files = shards.shard_files(fn_args.train_files) + shards.shard_files(fn_args.eval_files)
-  guard(files)  # every shard of both splits (a worker of several reads only its own)
-  scanned = set(files)
-  totals = damage.totals([r for r in guard.reports if r.path in scanned], options.recorded_counts)
-  where = os.path.dirname(os.path.dirname(files[0])) if files else str(fn_args.train_files)
-  damage.judge(totals, options.max_damaged_percent, where, 'training stopped')
-  return totals
 
 
 def _record_damage(totals: dict, reports, model_run_dir: str) -> None:
