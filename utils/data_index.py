@@ -57,12 +57,13 @@ def listing(path: str, index_file: str = '', patterns: Sequence[str] = ()) -> Li
   index = _load(index_file) if index_file else {}
   started = time.time_ns()
   found, changed = [], False
-  files = _walk(path, patterns)
-  for full in files:
-    relative = os.path.relpath(full, path) if full != path else os.path.basename(path)
-    key = os.path.abspath(full)
+  root = os.path.abspath(path)
+  files = _walk(root, patterns)  # absolute paths: the index's keys
+  cut = len(root) + 1  # os.path.relpath costs more than the stat
+  for key in files:
+    relative = key[cut:] if key != root else os.path.basename(root)
     try:
-      stat = os.stat(full)
+      stat = os.stat(key)
     except OSError:  # a link to nothing: listed as such
       found.append((relative, ''))
       continue
@@ -76,8 +77,8 @@ def listing(path: str, index_file: str = '', patterns: Sequence[str] = ()) -> Li
     if max(stat.st_mtime_ns, stat.st_ctime_ns) < started - RACY_NS:
       index[key] = fields + [digest]
       changed = True
-  under = os.path.abspath(path) + os.sep
-  seen = {os.path.abspath(full) for full in files}
+  under = root + os.sep
+  seen = set(files)
   gone = [key for key in index if key.startswith(under) and key not in seen]
   for key in gone:  # removed files: the index keeps no more than the data holds
     del index[key]
