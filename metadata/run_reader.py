@@ -101,7 +101,7 @@ def property_leaves(name: str, value, keep_path: bool = False) -> Dict[str, obje
 
 
 def execution_facts(store, execution) -> dict:
-  """(options, code fingerprint, input fingerprint, input artifact ids) of an execution."""
+  """(options, code fingerprint, input data, input artifact ids) of an execution."""
   properties = {name: property_value(execution, name) for name in execution.custom_properties}
   code = properties.pop('code_fingerprint', None)
   if str(properties.get('custom_config', '')).startswith('{'):  # the Trainer carries it there
@@ -120,9 +120,12 @@ def execution_facts(store, execution) -> dict:
       # One event per artifact: its path names every input key it came in as.
       for key in [step.key for step in event.path.steps if step.HasField('key')] or ['']:
         inputs.setdefault(key, []).append(event.artifact_id)
+  digests = fingerprint.digests(code)
+  content = {k: v for k, v in digests.items() if k.startswith(data_index.DATA_KEY)}
   return {
-    'code': fingerprint.digests(code),
-    'data': options.pop('input_fingerprint', None),
+    'code': {k: v for k, v in digests.items() if k not in content},
+    # TFX's input fingerprint (sizes, times) and the data's content (utils/data_index.py)
+    'data': [options.pop('input_fingerprint', None), content],
     'inputs': inputs,
     'options': {k: v for k, v in options.items() if k not in _SAME_ANYWAY},
   }
@@ -142,8 +145,6 @@ def _reason(before: dict, now: dict) -> str:
     for path in set(before['code']) | set(now['code'])
     if before['code'].get(path) != now['code'].get(path)
   )
-  data = [path for path in changed if path.startswith(data_index.DATA_KEY)]
-  changed = [path for path in changed if path not in data]
   if fingerprint.ENVIRONMENT_FILE in changed:
     reasons.append(f'environment changed since the cached run ({fingerprint.ENVIRONMENT_FILE})')
   elif changed:
@@ -155,7 +156,7 @@ def _reason(before: dict, now: dict) -> str:
   ]
   if options:
     reasons.append(f'options changed ({", ".join(options)})')
-  if before['data'] != now['data'] or data:
+  if before['data'] != now['data']:
     reasons.append('input data changed')
   elif before['inputs'] != now['inputs']:
     keys = sorted(
