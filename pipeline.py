@@ -460,6 +460,7 @@ def inference(config: cfg.PipelineConfig, trainer, evaluator) -> List:
     data_spec=bulk_inferrer_pb2.DataSpec(example_splits=[splits.INFER]),
     model_spec=bulk_inferrer_pb2.ModelSpec(model_signature_name=[serving.BULK_INFERENCE]),
     code_fingerprint=fingerprint.of('components.bulk_inferrer.executor'),
+    max_damaged_percent=config.max_damaged_percent,
   )
   to_csv = PredictionCsv(
     inference_result=inferrer.outputs['inference_result'],
