@@ -72,15 +72,19 @@ def listing(path: str, index_file: str = '', patterns: Sequence[str] = ()) -> Li
     if known and known[:4] == fields:
       found.append((relative, known[4]))
       continue
-    digest = fingerprint.file_digest(key)
+    try:
+      digest = fingerprint.file_digest(key)
+    except OSError:  # unreadable: listed as such (the ExampleGen says why, if it reads it)
+      found.append((relative, ''))
+      continue
     found.append((relative, digest))
     if max(stat.st_mtime_ns, stat.st_ctime_ns) < started - RACY_NS:
       index[key] = fields + [digest]
       changed = True
   under = root + os.sep
   seen = set(files)
-  gone = [key for key in index if key.startswith(under) and key not in seen]
-  for key in gone:  # removed files: the index keeps no more than the data holds
+  gone = [k for k in index if k.startswith(under) and k not in seen and not os.path.lexists(k)]
+  for key in gone:  # removed files (others there: another pattern's, --infer-data's, kept)
     del index[key]
   if index_file and (changed or gone):
     try:

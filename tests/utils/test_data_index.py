@@ -85,3 +85,5 @@ def test_patterns_list_only_the_files_the_example_gen_reads(tmp_path, monkeypatc
     'a/rows.csv',
     'b.csv',
   ]
+  data_index.listing(data, index, ['*.csv'])
+  assert os.path.join(data, 'a', 'rows.csv') in json.load(open(index))  # another pattern's: kept
