@@ -123,3 +123,20 @@ def test_a_run_that_failed_or_was_forgotten_is_not_taken(finished):
 def test_the_project_s_code_is_part_of_the_state(finished, monkeypatch):
   monkeypatch.setattr(unchanged, '_code_digest', lambda: 'another checkout')
   assert unchanged.previous_result(finished) is None
+
+
+def test_a_csv_s_data_is_the_file_its_pattern_names_not_its_folder(tmp_path):
+  """A CSV's folder is handed to the ExampleGen with the file's name as the pattern: other files
+  there (here the output folder itself) are not its data."""
+  (tmp_path / 'rows.csv').write_text('x,label\n1,0\n')
+  config = cfg.PipelineConfig(
+    data=str(tmp_path), data_pattern='rows.csv', data_kind=cfg.CSV, output=str(tmp_path / 'out')
+  )
+  os.makedirs(config.output)
+  with open(os.path.join(config.local_dir, unchanged.SUMMARY_FILE), 'w') as f:
+    json.dump({'run_id': 'run-1'}, f)
+  unchanged.record(config)
+  (tmp_path / 'notes.txt').write_text('not data')
+  assert unchanged.previous_result(config) == {'run_id': 'run-1'}
+  (tmp_path / 'rows.csv').write_text('x,label\n1,1\n')
+  assert unchanged.previous_result(config) is None
