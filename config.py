@@ -198,7 +198,7 @@ class PipelineConfig:
   min_class_recall: float = 0.0  # and every class's eval recall at least this (0: not checked)
   allow_missed_classes: bool = False  # bless a model that never predicts some eval class
   slice_features: List[str] = dataclasses.field(default_factory=list)  # tabular: metrics per value
-  max_damaged_percent: float = 1.0  # ShardCheck stops the run above this share of lost records
+  max_damaged_percent: float = 1.0  # ShardCheck, the Trainer: stop above this share of lost records
   enable_cache: bool = True
   beam_runner: str = DIRECT_RUNNER  # local runs: or Dataflow/Flink/Spark
   beam_direct_running_mode: str = BEAM_AUTO  # or 'in_memory', 'multi_processing', 'multi_threading'
@@ -223,8 +223,20 @@ class PipelineConfig:
     self.local_dir = self.local_dir or self.output
     label_key = text_record.LABEL_KEY if self.data_kind == TEXT else self.label
     self.trainer = dataclasses.replace(
-      self.trainer, data_kind=trainer_kind(self.data_kind), label_key=label_key
+      self.trainer,
+      data_kind=trainer_kind(self.data_kind),
+      label_key=label_key,
+      max_damaged_percent=self.max_damaged_percent,
     )
+
+  def read_patterns(self, unlabeled: bool = False) -> Tuple[str, ...]:
+    """Globs under `data` (unlabeled: `infer_data`) of the files its ExampleGen reads, every
+    span and version; () for images (the ExampleGen lists the whole tree)."""
+    if self.data_kind == IMAGES:
+      return ()
+    patterns = [self.infer_pattern] if unlabeled else [self.data_pattern]
+    patterns += [] if unlabeled else [pattern for _, pattern in self.data_splits]
+    return tuple(p.replace('{SPAN}', '*').replace('{VERSION}', '*') for p in patterns)
 
   @property
   def input_files(self) -> Dict[str, str]:

@@ -22,6 +22,7 @@ if __name__ == '__main__':
   main.exit_with(main.main())
 
 import dataclasses
+import functools
 import operator
 from typing import Dict, List, Tuple
 
@@ -66,7 +67,7 @@ from contracts import evaluation, serving, splits
 from contracts.errors import UserError, first_line
 from contracts.trainer_options import TrainerOptions, TunerOptions
 from trainer import models
-from utils import fingerprint
+from utils import data_index, fingerprint
 
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`) → their PipelineConfig field.
 PARAMETERS = {
@@ -150,6 +151,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       data_splits=((splits.INFER, config.infer_pattern),),
       span=0,
     )
+  with_data = functools.partial(data_fingerprint, config, data)
   if config.data_kind == cfg.TEXT:
     return TextExampleGen(
       input_base=data,
@@ -160,7 +162,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       shard_size_mb=config.shard_size_mb,
       span=config.span,
       duplicates=config.duplicates,
-      code_fingerprint=fingerprint.of('components.text_example_gen.executor'),
+      code_fingerprint=with_data('components.text_example_gen.executor'),
     )
   if config.data_kind == cfg.IMAGES:
     return ImageExampleGen(
@@ -174,7 +176,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       span=config.span,
       unlabeled_split=splits.INFER if unlabeled else '',
       duplicates=config.duplicates,
-      code_fingerprint=fingerprint.of('components.image_example_gen.executor'),
+      code_fingerprint=with_data('components.image_example_gen.executor'),
     )
   if config.data_splits:  # already split (Split-<name> folders): kept as they are
     input_config = example_gen_pb2.Input(
@@ -206,7 +208,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       **files,
       **grouping,
       compression=config.compression,
-      code_fingerprint=fingerprint.of('components.csv_example_gen.executor'),
+      code_fingerprint=with_data('components.csv_example_gen.executor'),
     ).with_id('CsvExampleGen')  # the stock one's id: paths, reports and caches stay
     if config.csv_direct_running_mode and config.beam_runner == cfg.DIRECT_RUNNER:
       mode = config.csv_direct_running_mode
@@ -219,7 +221,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
     return StockCsvExampleGen(
       **files,
       **grouping,
-      code_fingerprint=fingerprint.of('components.csv_example_gen.stock_executor'),
+      code_fingerprint=with_data('components.csv_example_gen.stock_executor'),
     ).with_id('CsvExampleGen')
   return ImportExampleGen(
     **files,
@@ -229,8 +231,19 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       if config.data_kind == cfg.SEQUENCES
       else example_gen_pb2.FORMAT_TF_EXAMPLE
     ),
-    code_fingerprint=fingerprint.of('components.import_example_gen.executor'),
+    code_fingerprint=with_data('components.import_example_gen.executor'),
   )
+
+
+def data_fingerprint(config: cfg.PipelineConfig, data, module: str) -> str:
+  """An ExampleGen's code fingerprint with its local data by content (utils/data_index.py): TFX's
+  own input fingerprint is the files' sizes and modification times, which `touch -r` sets back.
+  Data in object storage, or a pipeline parameter (compiled), is TFX's alone."""
+  known = {}
+  if isinstance(data, str) and data and not cfg.is_remote(data):
+    index = os.path.join(config.local_dir, data_index.INDEX_FILE)
+    known[data_index.DATA_KEY + data] = data_index.digest(data, index, config.read_patterns())
+  return fingerprint.of(module, known=known)
 
 
 def validation(
@@ -451,6 +464,7 @@ def inference(config: cfg.PipelineConfig, trainer, evaluator) -> List:
     data_spec=bulk_inferrer_pb2.DataSpec(example_splits=[splits.INFER]),
     model_spec=bulk_inferrer_pb2.ModelSpec(model_signature_name=[serving.BULK_INFERENCE]),
     code_fingerprint=fingerprint.of('components.bulk_inferrer.executor'),
+    max_damaged_percent=config.max_damaged_percent,
   )
   to_csv = PredictionCsv(
     inference_result=inferrer.outputs['inference_result'],

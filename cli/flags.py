@@ -335,8 +335,9 @@ OPTIONS = {
   '--max-damaged-percent': dict(
     type=float,
     default=DEFAULTS.max_damaged_percent,
-    help='stop before training when more than this share of the records in the ExampleGen '
-    'output is damaged (default: %(default)s)',
+    help='stop the run when more than this share of the records an ExampleGen recorded is '
+    'damaged or missing (ShardCheck and the Trainer before training, the BulkInferrer before '
+    'inference; default: %(default)s)',
   ),
   '--no-cache': dict(action='store_true', help='re-run every component'),
   '--input-service': dict(

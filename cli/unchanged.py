@@ -4,18 +4,19 @@ Every component of a run is taken from TFX's cache when its inputs, parameters a
 ones of an earlier execution; when nothing a run depends on changed since the last finished run,
 all of them would be. This module records, at the end of a run that finished, what it depended
 on (`<local_dir>/last_run_state.json`): the options (the whole PipelineConfig, the model file's
-text among them), the project's code and lock file, the data and --infer-data files (path, size,
-modification time, as TFX's driver fingerprints them), the content of every other file an option
-names (config.input_files: the curated schema, a --weights file), the ML Metadata store and the
-serving model's versions.
+text among them), the project's code and lock file, the data and --infer-data files (their paths
+and content, known as git knows them: utils/data_index.py; a file saved again with the same
+content, or edited with its size and time set back, is seen as what it holds), the content of
+every other file an option names (config.input_files: the curated schema, a --weights file), the
+ML Metadata store and the serving model's versions.
 The next run compares; when all are equal it prints that run's summary and exits with its code,
 without running anything, importing TFX (~8 s) or TensorFlow (~3 s).
 
 A model that was just pushed is the serving model: the run after a push compares nothing with
 itself (TFX would re-run the Evaluator, ServingCheck and Pusher to find the same model blessed).
-Anything else written to the store (another command, another run) or any file touched sends the
-run through TFX as before. `--no-cache` and remote data, outputs or option files never take
-this path.
+Anything else written to the store (another command, another run) or any data file whose content
+changed sends the run through TFX as before. `--no-cache` and remote data, outputs or option files
+never take this path.
 """
 
 import dataclasses
@@ -26,7 +27,7 @@ import sys
 from typing import Optional
 
 import config as cfg
-from utils import fingerprint
+from utils import data_index, fingerprint
 
 STATE_FILE = 'last_run_state.json'
 SUMMARY_FILE = 'last_run.json'
@@ -45,25 +46,6 @@ CODE_FOLDERS = (
   'schema',
 )
 CODE_FILES = ('pipeline.py', 'config.py', 'requirements.lock')
-
-
-def _files(path: str) -> list:
-  """[relative path, size, modification time in ns] of every file at or below `path`."""
-  if os.path.isfile(path):
-    stat = os.stat(path)
-    return [[os.path.basename(path), stat.st_size, stat.st_mtime_ns]]
-  found = []
-  for folder, subfolders, names in os.walk(path, followlinks=True):
-    subfolders.sort()
-    for name in sorted(names):
-      full = os.path.join(folder, name)
-      try:
-        stat = os.stat(full)
-      except OSError:  # a link to nothing: listed as such
-        found.append([os.path.relpath(full, path), -1, -1])
-        continue
-      found.append([os.path.relpath(full, path), stat.st_size, stat.st_mtime_ns])
-  return found
 
 
 def _code_digest() -> str:
@@ -95,11 +77,16 @@ def current(config: cfg.PipelineConfig) -> Optional[dict]:
   paths += tuple(config.input_files.values())
   if not config.enable_cache or any(cfg.is_remote(p) for p in paths if p):
     return None
+  index = os.path.join(config.local_dir, data_index.INDEX_FILE)
   return {
     'config': json.loads(json.dumps(dataclasses.asdict(config), default=str)),
     'code': _code_digest(),
-    'data': _files(config.data),
-    'infer_data': _files(config.infer_data) if config.infer_data else [],
+    'data': data_index.digest(config.data, index, config.read_patterns()),
+    'infer_data': (
+      data_index.digest(config.infer_data, index, config.read_patterns(unlabeled=True))
+      if config.infer_data
+      else ''
+    ),
     'files': {field: _content(path) for field, path in config.input_files.items()},
     'store': _stat(config.metadata_path),
     'serving': sorted(os.listdir(config.serving_dir)) if os.path.isdir(config.serving_dir) else [],

@@ -156,7 +156,8 @@ def missing_splits_and_records(
   shards: List[str], folders: List[str], reports: Dict[str, scan.ShardReport]
 ) -> List[Finding]:
   """Per Examples artifact searched: recorded splits without a folder or shards, and splits
-  whose clean shards hold other than the recorded number of records."""
+  whose shards hold other than the recorded number of records (intact records, on a damaged
+  split: a truncated shard's lost tail says nothing of how many records it held)."""
   metadata, findings = recorded_splits.Reader(cfg.METADATA_FILE), []
   per_split = collections.defaultdict(list)
   for path in shards:
@@ -183,16 +184,15 @@ def missing_splits_and_records(
         continue
       if not recorded or split not in recorded.counts:
         continue
-      if not all(reports[p].clean for p in split_shards if p in reports):
-        continue  # the damage reported above accounts for records not read
+      damaged = not all(reports[p].clean for p in split_shards if p in reports)
       counted = sum(reports[p].good for p in split_shards if p in reports)
       expected = recorded.counts[split]
-      if counted < expected:
+      if counted < expected:  # on a damaged split: what its damage (above) cost in records
         findings.append(
           Finding(
             'records',
-            f'{split_folder}: {expected - counted} records missing ({counted} of {expected} '
-            f'{recorded.counts_source})',
+            f'{split_folder}: {expected - counted} records missing ({counted} '
+            f'{"intact " if damaged else ""}of {expected} {recorded.counts_source})',
             expected - counted,
           )
         )

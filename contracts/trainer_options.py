@@ -8,7 +8,7 @@ here and its use in trainer/.
 """
 
 import dataclasses
-from typing import List, Optional, Union
+from typing import Dict, List, Optional, Union
 
 IMAGE, TABULAR, SEQUENCE = 'image', 'tabular', 'sequence'
 AUTO = 'auto'
@@ -45,6 +45,10 @@ class TrainerOptions:
   # when the backbone starts from pretrained weights, else 0)
   fine_tune_layers: int = 20  # backbone layers unfrozen (from the top, BatchNorm excluded)
   code_fingerprint: str = ''  # run_fn's code, for TFX's cache key (pipeline.py sets it)
+  max_damaged_percent: float = 1.0  # records damaged or missing above which training stops
+  # (PipelineConfig sets it from its own); recorded_counts: {split: records} the ExampleGen
+  # recorded, what is missing is counted against (set at run time by components/recording_trainer)
+  recorded_counts: Optional[Dict[str, int]] = None
 
   def to_custom_config(self) -> dict:
     return dataclasses.asdict(self)

@@ -10,7 +10,7 @@ from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
 from metadata import connection
-from utils import fingerprint
+from utils import data_index, fingerprint
 
 _EXECUTION = metadata_store_pb2.Execution
 
@@ -102,7 +102,7 @@ def property_leaves(name: str, value, keep_path: bool = False) -> Dict[str, obje
 
 
 def execution_facts(store, execution) -> dict:
-  """(options, code fingerprint, input fingerprint, input artifact ids) of an execution."""
+  """(options, code fingerprint, input data, input artifact ids) of an execution."""
   properties = {name: property_value(execution, name) for name in execution.custom_properties}
   code = properties.pop('code_fingerprint', None)
   if str(properties.get('custom_config', '')).startswith('{'):  # the Trainer carries it there
@@ -121,9 +121,12 @@ def execution_facts(store, execution) -> dict:
       # One event per artifact: its path names every input key it came in as.
       for key in [step.key for step in event.path.steps if step.HasField('key')] or ['']:
         inputs.setdefault(key, []).append(event.artifact_id)
+  digests = fingerprint.digests(code)
+  content = {k: v for k, v in digests.items() if k.startswith(data_index.DATA_KEY)}
   return {
-    'code': fingerprint.digests(code),
-    'data': options.pop('input_fingerprint', None),
+    'code': {k: v for k, v in digests.items() if k not in content},
+    # TFX's input fingerprint (sizes, times) and the data's content (utils/data_index.py)
+    'data': [options.pop('input_fingerprint', None), content],
     'inputs': inputs,
     'options': {k: v for k, v in options.items() if k not in _SAME_ANYWAY},
   }

@@ -46,6 +46,9 @@ class RunResult:
   training: Optional[dict] = None  # {'model', 'hyperparameters', 'tuned', 'weights', 'phases'}
   input_check: Optional[dict] = None  # {'verdict', 'stall_fraction', 'cache'}
   examples_per_split: Optional[Dict[str, int]] = None
+  # {split: [records read, records recorded]} where the Trainer read fewer than the ExampleGen
+  # recorded (damaged shards: records.damage)
+  trainer_read: Optional[Dict[str, List[int]]] = None
   excluded_files: Optional[int] = None
   excluded_report: Optional[str] = None
   turned_upright: Optional[int] = None

@@ -186,6 +186,9 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
   model_run = artifact_reader.output(nodes, 'model_run')
   training = _artifact_json(model_run, artifacts.TRAINING_FILE) if model_run else {}
   result.batch_capped = training.get('batch_capped') or None
+  result.trainer_read = trainer_read(
+    _artifact_json(model_run, artifacts.DAMAGE_FILE) if model_run else {}
+  )
   if training.get('model'):
     result.training = {
       key: training.get(key)
@@ -247,6 +250,14 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
   if result.inferred is not None and inferring and 'examples' in inferring.outputs:
     _inferred_examples_facts(result.inferred, inferring.outputs['examples'])
   return result
+
+
+def trainer_read(damage: dict) -> Optional[Dict[str, List[int]]]:
+  """{split: [read, recorded]} of the splits the Trainer read fewer records of than were
+  recorded (input_damage.json: records.damage.totals), else None."""
+  read, recorded = damage.get('read') or {}, damage.get('recorded') or {}
+  short = {s: [read.get(s, 0), n] for s, n in recorded.items() if read.get(s, 0) < n}
+  return short or None
 
 
 def _examples_facts(result: RunResult, examples: metadata_store_pb2.Artifact) -> None:

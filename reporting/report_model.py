@@ -317,4 +317,13 @@ def input_section(training: Optional[dict], damage: Optional[dict]) -> str:
         f'{damage["corrupt"]:,} in {damage["damaged_shards"]} of {damage["shards"]} shard(s)',
       ]
     )
+    read, recorded = damage.get('read') or {}, damage.get('recorded') or {}
+    if any(read.get(split, 0) != n for split, n in recorded.items()):
+      rows.append(
+        [
+          'records read of those recorded',
+          ', '.join(f'{split} {read.get(split, 0):,} of {n:,}' for split, n in recorded.items())
+          + f' ({damage["missing"]:,} missing)',
+        ]
+      )
   return verdict + html.table(['', ''], rows)

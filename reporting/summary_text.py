@@ -175,9 +175,19 @@ def render(result: RunResult) -> List[str]:
       'this run did not read a committed snapshot'
     )
   if result.examples_per_split:
+    short = result.trainer_read or {}
     lines.append(
       'examples:   '
-      + ', '.join(f'{split} {n}' for split, n in result.examples_per_split.items())
+      + ', '.join(
+        f'{split} {n}'
+        + (
+          f' (the Trainer read {short[split][0]} of {short[split][1]} recorded: '
+          f'{short[split][1] - short[split][0]} missing from damaged shards)'
+          if split in short
+          else ''
+        )
+        for split, n in result.examples_per_split.items()
+      )
       + (
         f'; {result.turned_upright} photo(s) turned upright by their EXIF orientation'
         if result.turned_upright

@@ -10,11 +10,13 @@ import config as cfg
 from contracts.trainer_options import TrainerOptions
 import pipeline
 from tests.support import files as changed
+from utils import data_index
 
 
 @pytest.fixture
 def files(tmp_path):
   (tmp_path / 'data' / 'cats').mkdir(parents=True)
+  (tmp_path / 'data' / 'cats' / 'a.png').write_bytes(b'png')
   (tmp_path / 'schema.pbtxt').write_text('feature { name: "image" }')
   (tmp_path / 'w.weights.h5').write_bytes(b'weights-1')
   return tmp_path
@@ -55,6 +57,15 @@ def test_a_file_replaced_by_one_of_the_same_size_changes_its_component_s_key(
   after = _keys(files)
   assert {node for node in before if before[node] != after[node]} == {component}
   assert str(files / name) in json.loads(after[component])
+
+
+def test_data_edited_with_its_size_and_time_set_back_changes_the_example_gen_s_key(files):
+  """TFX's own input fingerprint is size and modification time: `touch -r` would keep it."""
+  before = _keys(files)
+  changed.replaced(files / 'data' / 'cats' / 'a.png', b'PNG')
+  after = _keys(files)
+  assert {node for node in before if before[node] != after[node]} == {'ImageExampleGen'}
+  assert data_index.DATA_KEY + str(files / 'data') in json.loads(after['ImageExampleGen'])
 
 
 def test_a_model_file_s_project_imports_are_in_the_trainer_s_key(files):

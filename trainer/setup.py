@@ -15,6 +15,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from contracts import image_record, labels, trainer_options
 from contracts.errors import UnusableData
 from contracts.trainer_options import TrainerOptions
+from records import damage
 from trainer import (
   data_spec,
   image_input,
@@ -229,12 +230,14 @@ class PreparedInput:
   guard: shards.ShardGuard  # what it found in the shards: damage, record counts
   batch_size: int  # the global batch, capped by the train split
   batch_capped: Optional[dict]  # {'asked', 'train_examples'} when it was capped, else None
+  damage: dict  # input_damage(): what the splits lost against the records recorded
 
 
 def prepare_input(fn_args: FnArgs, options: TrainerOptions, plan, scratch: str) -> PreparedInput:
   """The input of one data kind, read by this worker, built in plan.strategy's scope (the
   Trainer's and the Tuner's)."""
   guard = shards.ShardGuard(os.path.join(scratch, 'salvaged'))
+  damage_found = input_damage(fn_args, options, guard)
   train_files = shards.shard_files(fn_args.train_files)
   if not options.input_service:  # with the service, every trainer reads the whole split
     train_files = plan.worker_shards(train_files)
@@ -248,7 +251,20 @@ def prepare_input(fn_args: FnArgs, options: TrainerOptions, plan, scratch: str) 
     )
   with plan.strategy.scope():
     ready = _SETUP[options.data_kind](fn_args, train_files, options, batch_size, guard)
-  return PreparedInput(ready, guard, batch_size, capped)
+  return PreparedInput(ready, guard, batch_size, capped, damage_found)
+
+
+def input_damage(fn_args: FnArgs, options: TrainerOptions, guard) -> dict:
+  """What the train and eval splits lost, against the records the ExampleGen recorded
+  (records.damage.totals); raises records.damage.DamagedShards above --max-damaged-percent,
+  whether or not ShardCheck ran in this run (it may come from TFX's cache, from before the damage)."""
+  files = shards.shard_files(fn_args.train_files) + shards.shard_files(fn_args.eval_files)
+  guard(files)  # every shard of both splits (a worker of several reads only its own)
+  scanned = set(files)
+  totals = damage.totals([r for r in guard.reports if r.path in scanned], options.recorded_counts)
+  where = os.path.dirname(os.path.dirname(files[0])) if files else str(fn_args.train_files)
+  damage.judge(totals, options.max_damaged_percent, where, 'training stopped')
+  return totals
 
 
 def _check_feature_columns(fn_args: FnArgs, label_key: str) -> None:

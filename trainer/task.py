@@ -4,7 +4,8 @@ custom_config is a contracts.trainer_options.TrainerOptions (its fields and defa
 the command line as PipelineConfig.trainer and written by pipeline.trainer_options.
 
 Each data kind's input is built by trainer/setup.py. Damaged shards lose only their damaged
-records (shards.ShardGuard); what was lost is logged, written to <model_run>/input_damage.json and
+records (shards.ShardGuard); more than --max-damaged-percent of the records damaged or missing
+(against the counts the ExampleGen recorded) stops training; what was lost is logged, written to <model_run>/input_damage.json and
 TensorBoard (`input_damage/*`), and put on the Model artifact by components/recording_trainer.
 The per-epoch history and the input check go to <model_run>/training.json for the run report
 (reporting/report.py).
@@ -28,7 +29,6 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from contracts import artifacts, labels
 from contracts.serving import BULK_INFERENCE, SERVING_DEFAULT
 from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TABULAR, TrainerOptions
-from records import scan
 from trainer import (
   data_spec,
   diagnosis,
@@ -67,7 +67,7 @@ def run_fn(fn_args: FnArgs) -> None:
       )
       trained = model_for(chosen, options, hp, fn_args.train_steps)
     built, train, evaluation, hint = trained.model, ready.train, ready.evaluation, ready.hint
-    _record_damage(guard.reports, model_run_dir)
+    _record_damage(prepared.damage, guard.reports, model_run_dir)
     if service:
       train = input_service.distribute(
         train, service, input_service.job_name(fn_args.model_run_dir)
@@ -253,13 +253,12 @@ def stop_on_interrupt() -> keras.callbacks.Callback:
   return callback
 
 
-def _record_damage(reports, model_run_dir: str) -> None:
+def _record_damage(totals: dict, reports, model_run_dir: str) -> None:
   """input_damage.json (totals and damaged shards) and TensorBoard scalars input_damage/*."""
-  totals = scan.totals(reports)
   logging.info(
     'Input shards: %(shards)d scanned, %(damaged_shards)d damaged, %(good)d records '
     'read, %(corrupt)d corrupt skipped, %(lost_bytes)d bytes lost, '
-    '%(truncated_bytes)d truncated tail bytes',
+    '%(truncated_bytes)d truncated tail bytes, %(missing)d recorded records missing',
     totals,
   )
   _write_json(
@@ -268,7 +267,14 @@ def _record_damage(reports, model_run_dir: str) -> None:
     dict(totals, damaged=[r.summary() for r in reports if not r.clean]),
   )
   with tf.summary.create_file_writer(os.path.join(model_run_dir, 'input_damage')).as_default():
-    for key in ('corrupt', 'lost_bytes', 'truncated_bytes', 'damaged_shards', 'lost_fraction'):
+    for key in (
+      'corrupt',
+      'lost_bytes',
+      'truncated_bytes',
+      'damaged_shards',
+      'missing',
+      'lost_fraction',
+    ):
       tf.summary.scalar(f'input_damage/{key}', totals[key], step=0)
 
 

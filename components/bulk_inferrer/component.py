@@ -1,5 +1,6 @@
-"""BulkInferrer: TFX's, with live progress (executor.py); the same inputs, outputs and parameters
-plus the code fingerprint for the cache key."""
+"""BulkInferrer: TFX's, with live progress and damaged shards judged and read around
+(executor.py); the same inputs, outputs and parameters plus the code fingerprint for the cache
+key and max_damaged_percent."""
 
 from tfx.components.bulk_inferrer.component import BulkInferrer as StockBulkInferrer
 from tfx.dsl.components.base import base_beam_component, executor_spec
@@ -13,6 +14,7 @@ class BulkInferrerSpec(component_spec.ComponentSpec):
   PARAMETERS = dict(
     standard_component_specs.BulkInferrerSpec.PARAMETERS,
     code_fingerprint=component_spec.ExecutionParameter(type=str),
+    max_damaged_percent=component_spec.ExecutionParameter(type=float, optional=True),
   )
   INPUTS = standard_component_specs.BulkInferrerSpec.INPUTS
   OUTPUTS = standard_component_specs.BulkInferrerSpec.OUTPUTS
@@ -30,8 +32,10 @@ class BulkInferrer(StockBulkInferrer):
     data_spec: bulk_inferrer_pb2.DataSpec,
     model_spec: bulk_inferrer_pb2.ModelSpec,
     code_fingerprint: str = '',
+    max_damaged_percent: float = 1.0,
   ):
-    """As TFX's BulkInferrer writing an InferenceResult (no output examples)."""
+    """As TFX's BulkInferrer writing an InferenceResult (no output examples); more than
+    max_damaged_percent of the records damaged or missing stops it (executor.py)."""
     spec = BulkInferrerSpec(
       examples=examples,
       model=model,
@@ -39,6 +43,7 @@ class BulkInferrer(StockBulkInferrer):
       data_spec=data_spec,
       model_spec=model_spec,
       code_fingerprint=code_fingerprint,
+      max_damaged_percent=max_damaged_percent,
       inference_result=channel.Channel(type=standard_artifacts.InferenceResult),
     )
     base_beam_component.BaseBeamComponent.__init__(self, spec=spec)

@@ -1,8 +1,17 @@
 """TFX's BulkInferrer executor with live progress: `BulkInferrer: D of T examples inferred, R/s`,
 counted after TFX's RunInference step of each split (components/beam_progress.py) of the
-records of the splits its DataSpec selects (all of them when it names none)."""
+records of the splits its DataSpec selects (all of them when it names none).
 
+Before it, the shards it reads are scanned (records/scan.py) and judged against the records the
+ExampleGen recorded (records/damage.py): more than `max_damaged_percent` damaged or missing stops
+it in one line; less is read from salvaged copies of the intact records (Beam's TFRecord reader
+fails at the first bad one)."""
+
+import json
+import logging
 import os
+import shutil
+import tempfile
 
 from tfx.components.bulk_inferrer import executor as bulk_inferrer_executor
 from tfx.dsl.io import fileio
@@ -12,6 +21,7 @@ from tfx.utils import proto_utils
 
 from components import beam_progress
 from contracts import artifacts
+from records import damage, scan
 
 
 def inferred_files(input_dict, exec_properties) -> list:
@@ -30,12 +40,41 @@ def inferred_files(input_dict, exec_properties) -> list:
   return sorted(path for uri in uris for path in fileio.glob(os.path.join(uri, '*')))
 
 
+def readable_examples(input_dict, exec_properties, scratch: str) -> dict:
+  """input_dict, its examples judged by damage.judge (max_damaged_percent, default 1) against
+  their recorded split_counts; when a shard is damaged, the examples are an artifact at
+  `scratch` holding salvaged copies of every inferred shard's intact records."""
+  examples = artifact_utils.get_single_instance(input_dict[standard_component_specs.EXAMPLES_KEY])
+  files = inferred_files(input_dict, exec_properties)
+  reports = scan.check_all(files)
+  recorded = json.loads(examples.get_string_custom_property('split_counts') or '{}')
+  found = damage.totals(reports, recorded)
+  limit = exec_properties.get('max_damaged_percent')
+  damage.judge(found, 1.0 if limit is None else limit, examples.uri, 'inference stopped')
+  if all(report.clean for report in reports):
+    return input_dict
+  logging.warning('damaged examples read through intact copies: %s', damage.said(found))
+  for folder in sorted({os.path.dirname(path) for path in files}):  # one call per split
+    split_files = [path for path in files if os.path.dirname(path) == folder]
+    target = os.path.join(scratch, os.path.basename(folder))
+    scan.check_all(split_files, salvage_dir=target, salvage_clean=True)
+  salvaged = type(examples)()
+  salvaged.set_mlmd_artifact(examples.mlmd_artifact)
+  salvaged.uri = scratch
+  return dict(input_dict, **{standard_component_specs.EXAMPLES_KEY: [salvaged]})
+
+
 class Executor(beam_progress.CountedBeamExecutor, bulk_inferrer_executor.Executor):
   COUNTED_STEPS = ('RunInference',)  # TFX's step per split: one PredictionLog per example
 
   def Do(self, input_dict, output_dict, exec_properties):
-    records = lambda: artifacts.record_count(inferred_files(input_dict, exec_properties))
-    with beam_progress.watch(
-      self, 'BulkInferrer', records, 'examples inferred', outputs=output_dict
-    ):
-      super().Do(input_dict, output_dict, exec_properties)
+    scratch = tempfile.mkdtemp(prefix='bulk-inferrer-salvaged-')
+    try:
+      readable = readable_examples(input_dict, exec_properties, scratch)
+      records = lambda: artifacts.record_count(inferred_files(readable, exec_properties))
+      with beam_progress.watch(
+        self, 'BulkInferrer', records, 'examples inferred', outputs=output_dict
+      ):
+        super().Do(readable, output_dict, exec_properties)
+    finally:
+      shutil.rmtree(scratch, ignore_errors=True)

@@ -2,13 +2,15 @@
 
 run_fn writes <model_run>/input_damage.json (trainer/task.py); this copies its totals to custom
 properties of the Model (`input_corrupt_records`, `input_lost_bytes`, `input_truncated_bytes`,
-`input_damaged_shards`, `input_lost_fraction`), so ML Metadata says which models were trained on
+`input_damaged_shards`, `input_missing_records`: recorded by the ExampleGen and not read,
+`input_lost_fraction`), so ML Metadata says which models were trained on
 salvaged data. Both executors first fold the `train_steps` and `learning_rate` parameters into
-`train_args` and `custom_config` (with_parameters).
+`train_args` and `custom_config`, with the Examples' recorded split counts (with_parameters).
 """
 
 import json
 import os
+from typing import Optional
 
 from tfx.components.trainer import executor as trainer_executor
 from tfx.dsl.io import fileio
@@ -22,13 +24,23 @@ INT_PROPERTIES = {
   'lost_bytes': 'input_lost_bytes',
   'truncated_bytes': 'input_truncated_bytes',
   'damaged_shards': 'input_damaged_shards',
+  'missing': 'input_missing_records',
 }
 
 
-def with_parameters(exec_properties: dict) -> dict:
+def with_parameters(exec_properties: dict, input_dict: Optional[dict] = None) -> dict:
   """exec_properties whose train_args.num_steps and custom_config.learning_rate are the
-  `train_steps` and `learning_rate` parameters (what a pipeline run may have set)."""
+  `train_steps` and `learning_rate` parameters (what a pipeline run may have set), and whose
+  custom_config.recorded_counts are the input Examples' split_counts (what run_fn counts missing
+  records against: trainer/task.py)."""
   folded = dict(exec_properties)
+  key = standard_component_specs.CUSTOM_CONFIG_KEY
+  examples = (input_dict or {}).get(standard_component_specs.EXAMPLES_KEY)
+  counts = examples[0].get_string_custom_property('split_counts') if examples else ''
+  if counts:
+    custom_config = json_utils.loads(folded.get(key) or '{}')
+    custom_config['recorded_counts'] = json.loads(counts)
+    folded[key] = json_utils.dumps(custom_config)
   steps = exec_properties.get('train_steps')
   if steps is not None:
     train_args = json.loads(exec_properties.get(standard_component_specs.TRAIN_ARGS_KEY) or '{}')
@@ -36,8 +48,7 @@ def with_parameters(exec_properties: dict) -> dict:
     folded[standard_component_specs.TRAIN_ARGS_KEY] = json.dumps(train_args)
   rate = exec_properties.get('learning_rate')
   if rate is not None:
-    key = standard_component_specs.CUSTOM_CONFIG_KEY
-    custom_config = json_utils.loads(exec_properties.get(key) or '{}')
+    custom_config = json_utils.loads(folded.get(key) or '{}')
     custom_config['learning_rate'] = float(rate)
     folded[key] = json_utils.dumps(custom_config)
   return folded
@@ -47,7 +58,7 @@ class Executor(trainer_executor.GenericExecutor):
   """GenericExecutor (run_fn) + input damage custom properties on the Model."""
 
   def Do(self, input_dict, output_dict, exec_properties):
-    super().Do(input_dict, output_dict, with_parameters(exec_properties))
+    super().Do(input_dict, output_dict, with_parameters(exec_properties, input_dict))
     model = artifact_utils.get_single_instance(output_dict[standard_component_specs.MODEL_KEY])
     model_run = artifact_utils.get_single_instance(
       output_dict[standard_component_specs.MODEL_RUN_KEY]

@@ -12,4 +12,4 @@ class Executor(vertex_executor.GenericExecutor):
   """TFX's Vertex AI Training executor, started with the parameters folded in."""
 
   def Do(self, input_dict, output_dict, exec_properties):
-    super().Do(input_dict, output_dict, with_parameters(exec_properties))
+    super().Do(input_dict, output_dict, with_parameters(exec_properties, input_dict))

@@ -2,15 +2,11 @@
 
 import logging
 import os
-from typing import List
+from typing import Dict, List, Optional
 
 from tfx.dsl.io import fileio
 
-from records import scan
-
-
-class DamagedShards(RuntimeError):
-  """More of the data is damaged than the run allows; training must not start."""
+from records import damage, scan
 
 
 def shard_paths(examples_uri: str) -> List[str]:
@@ -23,19 +19,15 @@ def shard_paths(examples_uri: str) -> List[str]:
   )
 
 
-def check(examples_uri: str, max_damaged_percent: float) -> dict:
-  """Scans every shard; returns scan.totals(), raising DamagedShards above the threshold."""
+def check(
+  examples_uri: str, max_damaged_percent: float, recorded: Optional[Dict[str, int]] = None
+) -> dict:
+  """Scans every shard; returns damage.totals() against the `recorded` split counts, raising
+  damage.DamagedShards above the threshold."""
   reports = scan.check_all(shard_paths(examples_uri))
   for report in reports:
     if not report.clean:
       logging.warning('damaged shard %s', report.summary())
-  totals = scan.totals(reports)
-  lost = totals['lost_fraction'] * 100
-  if lost > max_damaged_percent:
-    raise DamagedShards(
-      f'{lost:.2f}% of the records in {examples_uri} are damaged ({totals["corrupt"]} corrupt, '
-      f'{totals["truncated_bytes"]} truncated bytes in {totals["damaged_shards"]} of '
-      f'{totals["shards"]} shards), more than --max-damaged-percent {max_damaged_percent:g}: '
-      f'training stopped; see `pipeline.py verify {examples_uri}`'
-    )
+  totals = damage.totals(reports, recorded)
+  damage.judge(totals, max_damaged_percent, examples_uri, 'training stopped')
   return totals

@@ -12,6 +12,7 @@ from cli import unchanged
 import config as cfg
 from contracts.trainer_options import TrainerOptions
 from tests.support import files
+from utils import data_index
 
 
 @pytest.fixture
@@ -60,9 +61,9 @@ CHANGES = {
   'config': lambda c: dataclasses.replace(c, train_steps=c.train_steps + 1),  # an option
   'config (model file)': lambda c: _trainer(c, model_source='# edited\n'),
   'config (--no-cache)': lambda c: dataclasses.replace(c, enable_cache=False),
-  'data': lambda c: (_touched(os.path.join(c.data, 'cats', 'a.png')), c)[1],  # saved again
+  'data': lambda c: (files.replaced(os.path.join(c.data, 'cats', 'a.png'), b'PNG'), c)[1],
   'data (one more)': lambda c: (open(os.path.join(c.data, 'cats', 'b.png'), 'wb').close(), c)[1],
-  'infer_data': lambda c: (_touched(os.path.join(c.infer_data, 'b.png')), c)[1],
+  'infer_data': lambda c: (files.replaced(os.path.join(c.infer_data, 'b.png'), b'PNG'), c)[1],
   'files (schema)': lambda c: (files.replaced(c.schema, b'feature { name: "label" }'), c)[1],
   'files (weights)': lambda c: (files.replaced(c.trainer.weights, b'weights-2'), c)[1],
   'store': lambda c: (_touched(c.metadata_path), c)[1],  # another command wrote to the store
@@ -73,6 +74,24 @@ CHANGES = {
 @pytest.mark.parametrize('change', list(CHANGES.values()), ids=list(CHANGES))
 def test_any_change_sends_the_run_through_tfx(finished, change):
   assert unchanged.previous_result(change(finished)) is None
+
+
+def test_labels_flipped_in_place_with_size_and_time_set_back_are_seen(finished, monkeypatch):
+  """`touch -r`: the same size and modification time; the change time and content differ."""
+  monkeypatch.setattr(data_index, 'RACY_NS', 0)  # the files were just written: indexed anyway
+  rows = os.path.join(finished.data, 'cats', 'rows.csv')
+  with open(rows, 'w') as f:
+    f.write('x,label\n1,0\n2,1\n')
+  unchanged.record(finished)  # the index now knows every file by its stat fields
+  assert unchanged.previous_result(finished) is not None
+  time.sleep(0.05)  # past the file system's clock tick: the edit gets a new change time
+  files.replaced(rows, b'x,label\n1,1\n2,0\n')
+  assert unchanged.previous_result(finished) is None
+
+
+def test_data_saved_again_with_the_same_content_is_unchanged(finished):
+  _touched(os.path.join(finished.data, 'cats', 'a.png'))
+  assert unchanged.previous_result(finished) == {'run_id': 'run-1', 'blessed': True}
 
 
 def test_every_input_of_the_state_has_a_change_tested(finished, monkeypatch):
@@ -104,3 +123,20 @@ def test_a_run_that_failed_or_was_forgotten_is_not_taken(finished):
 def test_the_project_s_code_is_part_of_the_state(finished, monkeypatch):
   monkeypatch.setattr(unchanged, '_code_digest', lambda: 'another checkout')
   assert unchanged.previous_result(finished) is None
+
+
+def test_a_csv_s_data_is_the_file_its_pattern_names_not_its_folder(tmp_path):
+  """A CSV's folder is handed to the ExampleGen with the file's name as the pattern: other files
+  there (here the output folder itself) are not its data."""
+  (tmp_path / 'rows.csv').write_text('x,label\n1,0\n')
+  config = cfg.PipelineConfig(
+    data=str(tmp_path), data_pattern='rows.csv', data_kind=cfg.CSV, output=str(tmp_path / 'out')
+  )
+  os.makedirs(config.output)
+  with open(os.path.join(config.local_dir, unchanged.SUMMARY_FILE), 'w') as f:
+    json.dump({'run_id': 'run-1'}, f)
+  unchanged.record(config)
+  (tmp_path / 'notes.txt').write_text('not data')
+  assert unchanged.previous_result(config) == {'run_id': 'run-1'}
+  (tmp_path / 'rows.csv').write_text('x,label\n1,1\n')
+  assert unchanged.previous_result(config) is None

@@ -47,6 +47,17 @@ def test_reports_every_shard_and_exits_1_on_damage(damaged_folder, capsys):
   assert 'total: 3 shard(s), 2 damaged; 1098 good records, 1 corrupt' in out
 
 
+def test_a_damaged_split_says_how_many_recorded_records_are_missing(damaged_folder, capsys):
+  """A truncated shard hides how many records its lost tail held: the recorded count says."""
+  folder, _ = damaged_folder
+  (folder / 'image_meta.json').write_text(json.dumps({'split_counts': {'train': 600, 'eval': 500}}))
+  assert cli_main.main(['verify', str(folder)]) == 1
+  out, err = capsys.readouterr()
+  assert f'{folder}/Split-train: 2 records missing (598 intact of 600 recorded in ' in out
+  assert 'Split-eval: ' not in out  # clean and complete
+  assert err == 'damage found in 2 shard(s)\nincomplete: 2 record(s) missing\n'
+
+
 def test_repair_writes_every_intact_record_and_nothing_else(damaged_folder, tmp_path, capsys):
   folder, records = damaged_folder
   repaired = tmp_path / 'repaired'

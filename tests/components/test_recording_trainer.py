@@ -3,10 +3,12 @@
 import json
 import os
 
+import pytest
 from tfx.types import standard_artifacts
 
 from components.recording_trainer import executor
 from contracts import artifacts, image_record
+from records import damage as damage_module
 from tests.support import shards
 
 
@@ -20,6 +22,7 @@ def test_damage_in_the_training_data_is_recorded_on_the_model(tmp_path):
   records = shards.digit_records(200)
   examples = _artifact(standard_artifacts.Examples, tmp_path / 'examples')
   examples.split_names = json.dumps(['train', 'eval'])
+  examples.set_string_custom_property('split_counts', json.dumps({'train': 200, 'eval': 50}))
   for split in ('train', 'eval'):
     os.makedirs(tmp_path / 'examples' / f'Split-{split}')
   train = shards.write_shard(
@@ -47,16 +50,14 @@ def test_damage_in_the_training_data_is_recorded_on_the_model(tmp_path):
   os.makedirs(tmp_path / 'schema')
   (tmp_path / 'schema' / 'schema.pbtxt').write_text('')  # image runs do not read it
 
-  executor.Executor().Do(
-    {'examples': [examples], 'schema': [schema]},
-    {'model': [model], 'model_run': [model_run]},
-    {
-      'run_fn': 'trainer.task.run_fn',
-      'train_args': json.dumps({'num_steps': 20}),
-      'eval_args': json.dumps({'num_steps': 2}),
-      'custom_config': json.dumps({'data_kind': 'image', 'batch_size': 16}),
-    },
-  )
+  properties = {
+    'run_fn': 'trainer.task.run_fn',
+    'train_args': json.dumps({'num_steps': 20}),
+    'eval_args': json.dumps({'num_steps': 2}),
+    'custom_config': json.dumps({'data_kind': 'image', 'batch_size': 16}),
+  }
+  inputs = {'examples': [examples], 'schema': [schema]}
+  executor.Executor().Do(inputs, {'model': [model], 'model_run': [model_run]}, properties)
 
   assert model.get_int_custom_property('input_corrupt_records') == 1
   assert model.get_int_custom_property('input_damaged_shards') == 1
@@ -67,8 +68,26 @@ def test_damage_in_the_training_data_is_recorded_on_the_model(tmp_path):
   with open(tmp_path / 'model_run' / artifacts.DAMAGE_FILE) as f:
     damage = json.load(f)
   assert damage['good'] == 249 and [d['path'] for d in damage['damaged']] == [train]
+  assert damage['read'] == {'train': 199, 'eval': 50} and damage['missing'] == 1
+  assert model.get_int_custom_property('input_missing_records') == 1
   assert os.path.isfile(tmp_path / 'model' / 'Format-Serving' / 'saved_model.pb')
   assert os.listdir(tmp_path / 'model_run' / 'input_damage')  # TensorBoard scalars
+
+  # The train shard cut inside its 41st record: 39 intact (one corrupt before), 161 of the 250
+  # recorded missing. No ShardCheck ran (in a run it may come from the cache, from before the
+  # damage): the Trainer itself stops before training.
+  with open(train, 'rb') as f:
+    data = f.read()
+  with open(train, 'wb') as f:
+    f.write(data[: shards.record_offset(data, 40) + 5])
+  again = _artifact(standard_artifacts.Model, tmp_path / 'model-2')
+  with pytest.raises(damage_module.DamagedShards, match=r'161 of 250 recorded records missing'):
+    executor.Executor().Do(
+      inputs,
+      {'model': [again], 'model_run': [_artifact(standard_artifacts.ModelRun, tmp_path / 'r2')]},
+      properties,
+    )
+  assert not os.path.exists(tmp_path / 'model-2' / 'Format-Serving')
 
 
 def test_parameters_fold_into_train_args_and_custom_config():

@@ -4,6 +4,7 @@ A copy of the project's files (its code, schema and lock) in a temporary folder 
 edited and run again, as an engineer does in the edit → run loop.
 """
 
+import glob
 import json
 import os
 import re
@@ -76,6 +77,29 @@ def test_edits_rerun_what_runs_the_edited_code(tmp_path, capsys, monkeypatch):
   # serves now): the command answers with that run's summary (cli/unchanged.py).
   assert 'components: none run: ' in out and 'code changed' not in out
   assert run_ids[1] == run_ids[0]
+
+  # Damage made after that run finished (issue 60): every train shard of its Examples cut to
+  # 100 bytes. Judged against the records the ExampleGen recorded, whether ShardCheck runs
+  # (another --max-damaged-percent) or comes from the cache (another --train-steps: the Trainer
+  # itself counts what is missing). Both stop before training; the shards are put back.
+  with open(tmp_path / 'out' / 'last_run.json') as f:
+    examples = json.load(f)['examples_uri']
+  cut = {}
+  for shard in glob.glob(os.path.join(examples, 'Split-train', '*')):
+    with open(shard, 'rb') as f:
+      cut[shard] = f.read()
+    with open(shard, 'wb') as f:
+      f.write(cut[shard][:100])
+  for extra, stopped_by in ((('--max-damaged-percent', '50'), 'ShardCheck'), ((), 'Trainer')):
+    code, failed = run_pipeline(
+      data, str(tmp_path / 'out'), '--train-steps', '25', '--min-accuracy', '0', *extra
+    )
+    assert code == 1 and failed['components'][stopped_by] == 'FAILED'
+    assert failed['components']['ShardCheck'] == ('FAILED' if extra else 'CACHED')
+    assert re.search(r'\d+ of \d+ recorded records missing', failed['error']), failed['error']
+  for shard, content in cut.items():
+    with open(shard, 'wb') as f:
+      f.write(content)
 
   _append(project / 'trainer' / 'model.py', '# an edit of the model')
   out = run(steps='25')  # and an option of the Trainer

@@ -131,6 +131,10 @@ def test_shards_are_checked_before_training_and_the_model_records_it(first_run):
   with open(os.path.join(model_run.uri, 'input_damage.json')) as f:
     damage = json.load(f)
   assert damage['good'] == sum(result['examples_per_split'].values()) and damage['damaged'] == []
+  # read against what the ExampleGen recorded (records/damage.py): nothing missing
+  assert damage['read'] == damage['recorded'] == result['examples_per_split']
+  assert damage['missing'] == 0 and properties['input_missing_records'].int_value == 0
+  assert 'trainer_read' not in result
 
 
 def test_the_first_run_stored_gzip_raw_pixels_in_small_shards(first_run):

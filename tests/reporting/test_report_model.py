@@ -117,3 +117,17 @@ def test_the_input_section_calls_an_input_slower_than_the_step_input_bound_with_
   page = report_model.input_section(_with_input_check(180.0, 0.080, 0.02, False), None)
   assert 'class="bad"' in page and 'Training was input-bound' in page
   assert 'store raw pixels' in page
+
+
+def test_the_input_section_shows_records_read_against_those_recorded():
+  from records import damage
+  from records.scan import ShardReport
+
+  found = damage.totals(
+    [ShardReport('/ex/Split-train/a', good=51, truncated_bytes=34)], {'train': 241}
+  )
+  page = report_model.input_section(_with_input_check(180.0, 0.080, 0.02, False), found)
+  assert 'records read of those recorded' in page and 'train 51 of 241 (190 missing)' in page
+  whole = damage.totals([ShardReport('/ex/Split-train/a', good=241)], {'train': 241})
+  page = report_model.input_section(_with_input_check(180.0, 0.080, 0.02, False), whole)
+  assert 'records read of those recorded' not in page

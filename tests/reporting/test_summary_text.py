@@ -81,3 +81,24 @@ def test_conflicts_too_many_for_mislabelled_copies_are_said_to_be_a_noisy_label(
   assert 'for these features (see d.json)' in unnamed[0]
   rare = summary_text.render_duplicates({**facts, 'conflicts_kept': False, 'label_noisy': False})
   assert 'filed under two labels, left out of both splits' in rare[0]
+
+
+def test_records_the_trainer_read_are_shown_against_those_recorded_when_fewer():
+  from metadata import summary
+  from records import damage
+  from records.scan import ShardReport
+
+  found = damage.totals(
+    [ShardReport('/ex/Split-train/a', good=51, truncated_bytes=34)], {'train': 241, 'eval': 49}
+  )
+  short = summary.trainer_read(found)
+  assert short == {'train': [51, 241]}
+  lines = summary_text.render(
+    RunResult(wall_seconds=1.0, examples_per_split={'train': 241, 'eval': 49}, trainer_read=short)
+  )
+  assert (
+    'examples:   train 241 (the Trainer read 51 of 241 recorded: 190 missing from damaged '
+    'shards), eval 49'
+  ) in lines
+  whole = damage.totals([ShardReport('/ex/Split-train/a', good=241)], {'train': 241})
+  assert summary.trainer_read(whole) is None and summary.trainer_read({}) is None
