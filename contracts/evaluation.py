@@ -28,6 +28,10 @@ UNEVALUATED_CLASSES = 'unevaluated_classes'
 # ModelBlessing: 1 when the candidate is the serving model itself (a cached model evaluated again
 # after its push): it is evaluated alone, not compared with itself.
 CANDIDATE_IS_SERVING = 'candidate_is_serving'
+# ModelBlessing: the serving model's class names, as JSON ["0", …, "9"], when they are not the
+# candidate's (other classes, or another order): the serving model is not compared (its class
+# ids are not the eval labels'), the candidate is judged on its own thresholds.
+SERVING_CLASSES = 'serving_classes'
 # PushedModel: the serving version that already holds the model (nothing pushed).
 ALREADY_SERVING = 'already_serving'
 

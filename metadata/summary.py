@@ -93,6 +93,22 @@ def _unevaluated_said(unevaluated: Sequence[str]) -> str:
   return f'; class{plural} {", ".join(shown)}{more} had no eval example'
 
 
+def classes_differ(serving_classes: Sequence[str], names: Sequence[str]) -> str:
+  """'not compared with the serving model, whose classes differ (only it has 9)': the
+  Evaluator's refusal to score a serving model by another class list (SERVING_CLASSES)."""
+  gone = [c for c in serving_classes if c not in names]
+  new = [c for c in names if c not in serving_classes]
+  said = [
+    f'{who} {", ".join(part[:5])}{" …" if len(part) > 5 else ""}'
+    for who, part in (('only it has', gone), ('only this model has', new))
+    if part
+  ]
+  return (
+    'not compared with the serving model, whose classes differ '
+    f'({"; ".join(said) or "the same classes in another order"}): judged on its own thresholds'
+  )
+
+
 def blessing_reason(
   evaluation: metadata_store_pb2.Artifact,
   blessed: bool,
@@ -101,6 +117,7 @@ def blessing_reason(
   missed: Optional[Dict[str, int]] = None,
   candidate_is_serving: bool = False,
   unevaluated: Sequence[str] = (),
+  serving_classes: Optional[Sequence[str]] = None,
 ) -> str:
   """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
   model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed',
@@ -108,44 +125,16 @@ def blessing_reason(
   found: accuracies(evaluation); names: class names by id; missed: {class name: {'examples': n,
   'judged': bool}} of the classes the model never predicts (components/blessing_evaluator/
   class_coverage.py); candidate_is_serving: the model evaluated is the serving one;
-  unevaluated: names of the model's classes no eval example holds."""
-  import tensorflow_model_analysis as tfma
-
+  unevaluated: names of the model's classes no eval example holds; serving_classes: the serving
+  model's class names where they are not the candidate's (it was not compared)."""
   candidate = found.get(evaluation_names.CANDIDATE)
   serving = found.get(evaluation_names.BASELINE)
   if candidate is None:
     return ''
   said = f'accuracy {candidate:.3f}'
+  refused = f'; {classes_differ(serving_classes, names)}' if serving_classes is not None else ''
   if not blessed:
-    failures = [
-      failure
-      for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
-      for failure in per_slice.failures
-    ]
-    failed = [f.metric_threshold for f in failures]
-    drops = [t.change_threshold for t in failed if t.HasField('change_threshold')]
-    if drops and serving is not None:
-      return f'{said}, serving model {serving:.3f}: more than {-drops[0].absolute.value:g} below'
-    classes = [f for f in failures if f.metric_key.sub_key.HasField('class_id')]
-    if classes:
-      worst = min(classes, key=lambda f: f.metric_value.double_value.value)
-      class_id = worst.metric_key.sub_key.class_id.value
-      name = names[class_id] if class_id < len(names) else str(class_id)
-      return (
-        f'{said}, class {name} recall {worst.metric_value.double_value.value:.3f}: below the '
-        f'{worst.metric_threshold.value_threshold.lower_bound.value:g} needed'
-        + (f' ({len(classes)} classes)' if len(classes) > 1 else '')
-      )
-    bounds = [t.value_threshold for t in failed if t.HasField('value_threshold')]
-    if bounds:
-      return f'{said}, below the {bounds[0].lower_bound.value:g} needed'
-    judged = {name: c for name, c in (missed or {}).items() if c['judged']}
-    if judged:
-      return (
-        f'{said}, {missed_text(judged)}: a model that misses a class is not pushed '
-        '(--allow-missed-classes pushes it)'
-      )
-    return said
+    return _refusal(evaluation, said, serving, names, missed) + refused
   if missed:
     said += _missed_said(missed)
   else:
@@ -154,9 +143,46 @@ def blessing_reason(
     said += _unevaluated_said(unevaluated)
   if candidate_is_serving:
     return f'{said}; it is the serving model (not compared with itself)'
+  if refused:
+    return said + refused
   if serving is None:
     return f'{said}; no serving model to compare with'
   return f'{said}, serving model {serving:.3f}'
+
+
+def _refusal(evaluation, said: str, serving: Optional[float], names, missed) -> str:
+  """blessing_reason of a model not blessed: the threshold it failed, or the class it missed."""
+  import tensorflow_model_analysis as tfma
+
+  failures = [
+    failure
+    for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
+    for failure in per_slice.failures
+  ]
+  failed = [f.metric_threshold for f in failures]
+  drops = [t.change_threshold for t in failed if t.HasField('change_threshold')]
+  if drops and serving is not None:
+    return f'{said}, serving model {serving:.3f}: more than {-drops[0].absolute.value:g} below'
+  classes = [f for f in failures if f.metric_key.sub_key.HasField('class_id')]
+  if classes:
+    worst = min(classes, key=lambda f: f.metric_value.double_value.value)
+    class_id = worst.metric_key.sub_key.class_id.value
+    name = names[class_id] if class_id < len(names) else str(class_id)
+    return (
+      f'{said}, class {name} recall {worst.metric_value.double_value.value:.3f}: below the '
+      f'{worst.metric_threshold.value_threshold.lower_bound.value:g} needed'
+      + (f' ({len(classes)} classes)' if len(classes) > 1 else '')
+    )
+  bounds = [t.value_threshold for t in failed if t.HasField('value_threshold')]
+  if bounds:
+    return f'{said}, below the {bounds[0].lower_bound.value:g} needed'
+  judged = {name: c for name, c in (missed or {}).items() if c['judged']}
+  if judged:
+    return (
+      f'{said}, {missed_text(judged)}: a model that misses a class is not pushed '
+      '(--allow-missed-classes pushes it)'
+    )
+  return said
 
 
 def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
@@ -177,7 +203,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
   result.batch_capped = training.get('batch_capped') or None
   if training.get('model'):
     result.training = {
-      key: training.get(key) for key in ('model', 'hyperparameters', 'tuned', 'weights', 'phases')
+      key: training.get(key)
+      for key in ('model', 'hyperparameters', 'tuned', 'weights', 'phases')
     }
   check = training.get('input_check')
   if check or training.get('input_cache'):
@@ -272,9 +299,17 @@ def _blessing_facts(
     for c in json.loads(property_value(blessing, evaluation_names.UNEVALUATED_CLASSES) or '[]')
   ]
   is_serving = bool(property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING))
+  serving_classes = property_value(blessing, evaluation_names.SERVING_CLASSES)
   if 'evaluation' in outputs:
     result.blessing = blessing_reason(
-      outputs['evaluation'], result.blessed, found, names, missed, is_serving, unevaluated
+      outputs['evaluation'],
+      result.blessed,
+      found,
+      names,
+      missed,
+      is_serving,
+      unevaluated,
+      json.loads(serving_classes) if serving_classes else None,
     )
 
 
