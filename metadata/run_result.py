@@ -41,7 +41,8 @@ class RunResult:
   executed: List[str] = dataclasses.field(default_factory=list)
   cached: List[str] = dataclasses.field(default_factory=list)
   batch_capped: Optional[dict] = None  # {'asked', 'train_examples'}
-  training: Optional[dict] = None  # {'model', 'hyperparameters', 'tuned', 'weights', 'phases'}
+  training: Optional[dict] = None  # {'model', 'hyperparameters', 'tuned', 'weights', 'phases',
+  # 'seed'}
   input_check: Optional[dict] = None  # {'verdict', 'stall_fraction', 'cache'}
   examples_per_split: Optional[Dict[str, int]] = None
   excluded_files: Optional[int] = None

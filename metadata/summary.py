@@ -204,7 +204,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
   if training.get('model'):
     result.training = {
       key: training.get(key)
-      for key in ('model', 'hyperparameters', 'tuned', 'weights', 'phases')
+      for key in ('model', 'hyperparameters', 'tuned', 'weights', 'phases', 'seed')
     }
   check = training.get('input_check')
   if check or training.get('input_cache'):

@@ -1,4 +1,4 @@
-"""The summary's push line for a model already serving."""
+"""The summary's push line for a model already serving, and other lines of its own."""
 
 import config as cfg
 from contracts import input_check
@@ -57,3 +57,12 @@ def test_an_image_run_says_which_near_copies_it_does_not_catch_found_or_not():
   found = summary_text.render_duplicates(_facts(near_duplicate_groups=2, near_copies_checked=True))
   assert found[0].startswith('duplicates: 2 group(s) of near-duplicate images')
   assert found[1] == ' ' * 12 + summary_text.NEAR_COPIES_MEASURED
+
+
+def test_the_model_line_names_the_seed_it_was_trained_with():
+  training = {'model': 'cnn', 'hyperparameters': {'learning_rate': 0.001}, 'seed': 0}
+  assert summary_text.render_training(training)[0] == (
+    'model:      cnn; learning_rate 0.001; seed 0, deterministic ops'
+  )
+  unseeded = summary_text.render_training(dict(training, seed=None))[0]
+  assert unseeded == 'model:      cnn; learning_rate 0.001'
