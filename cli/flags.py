@@ -272,8 +272,8 @@ OPTIONS = {
     default=DEFAULTS.trainer.seed,
     metavar='N',
     help='train reproducibly: the same data, code, options and N give the same model and '
-    "metrics (random seeds set to N and TensorFlow's ops deterministic; costs training time, "
-    'docs/benchmarks.md; default: unseeded)',
+    "metrics (random seeds set to N, TensorFlow's ops deterministic, the input check skipped; "
+    'docs/operations.md; default: unseeded)',
   ),
   '--augment': dict(
     action='store_true',
