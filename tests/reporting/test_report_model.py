@@ -117,3 +117,13 @@ def test_the_input_section_calls_an_input_slower_than_the_step_input_bound_with_
   page = report_model.input_section(_with_input_check(180.0, 0.080, 0.02, False), None)
   assert 'class="bad"' in page and 'Training was input-bound' in page
   assert 'store raw pixels' in page
+
+
+def test_the_seed_is_shown_where_training_json_has_one(tmp_path):
+  for name in 'abc':
+    (tmp_path / name).mkdir()
+  assert '<td>seed</td><td>7 (deterministic ops)</td>' in _section(
+    tmp_path / 'a', dict(TRAINING, seed=7)
+  )
+  assert '<td>seed</td><td>none</td>' in _section(tmp_path / 'b', dict(TRAINING, seed=None))
+  assert '<td>seed</td>' not in _section(tmp_path / 'c', TRAINING)  # written before --seed
