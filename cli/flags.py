@@ -267,6 +267,14 @@ OPTIONS = {
     help='train with TPUStrategy on this TPU (default: $TPU_NAME if set). Several workers: '
     'set TF_CONFIG (MultiWorkerMirroredStrategy); GPUs are found alone',
   ),
+  '--seed': dict(
+    type=int,
+    default=DEFAULTS.trainer.seed,
+    metavar='N',
+    help='train reproducibly: the same data, code, options and N give the same model and '
+    "metrics (random seeds set to N, TensorFlow's ops deterministic, the input check skipped; "
+    'docs/operations.md; default: unseeded)',
+  ),
   '--augment': dict(
     action='store_true',
     help='images: random left-right flips and shifts of up to 1/8 while training (off by '
@@ -391,6 +399,7 @@ TRAINING = (
   '--mixed-precision',
   '--xla',
   '--tpu',
+  '--seed',
   '--augment',
   '--input-cache',
   '--image-size',

@@ -31,6 +31,10 @@ CANDIDATE_IS_SERVING = 'candidate_is_serving'
 # ModelBlessing: why the serving model was not compared with the candidate, which was judged on
 # its own thresholds (components/blessing_evaluator/comparable.py: trained on other columns).
 NOT_COMPARED = 'serving_model_not_compared'
+# ModelBlessing: the serving model's class names, as JSON ["0", …, "9"], when they are not the
+# candidate's (other classes, or another order): the serving model is not compared (its class
+# ids are not the eval labels'), the candidate is judged on its own thresholds.
+SERVING_CLASSES = 'serving_classes'
 # PushedModel: the serving version that already holds the model (nothing pushed).
 ALREADY_SERVING = 'already_serving'
 

@@ -36,6 +36,7 @@ RULES: Dict[str, Tuple[Callable, str]] = {
   'fine_tune_layers': _POSITIVE,
   'tune_trials': _zero_or_more('the default: no tuning'),
   'tune_steps': _POSITIVE,
+  'seed': _between(0, 2**32 - 1),  # NumPy's seeds
   'beam_parallelism': _zero_or_more("the default: the cluster's own"),
 }
 

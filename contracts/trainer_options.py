@@ -44,6 +44,8 @@ class TrainerOptions:
   fine_tune_steps: int = -1  # steps with the backbone's top unfrozen (-1: train_steps // 2
   # when the backbone starts from pretrained weights, else 0)
   fine_tune_layers: int = 20  # backbone layers unfrozen (from the top, BatchNorm excluded)
+  seed: Optional[int] = None  # --seed: Python, NumPy and TensorFlow seeded and TensorFlow's ops
+  # deterministic, so the same data, code and options train the same model (None: unseeded)
   code_fingerprint: str = ''  # run_fn's code, for TFX's cache key (pipeline.py sets it)
   max_damaged_percent: float = 1.0  # records damaged or missing above which training stops
   # (PipelineConfig sets it from its own); recorded_counts: {split: records} the ExampleGen

@@ -249,6 +249,37 @@ def differences(a: dict, b: dict, moved: Optional[Dict[str, dict]] = None) -> Li
   )
 
 
+def seed(facts: dict):
+  """The run's --seed (the Trainer's option; None: trained unseeded)."""
+  return ((facts.get('options') or {}).get('Trainer') or {}).get('seed')
+
+
+def randomness(a: dict, b: dict, found: List[dict]) -> str:
+  """One line when two trainings (two model artifacts) had the same data, statistics, schema,
+  code and options, so that only the metrics can differ: what made them differ, or not; ''
+  otherwise (or for one model, cached)."""
+  if any(d['aspect'] != 'metrics' for d in found) or a.get('model_id') == b.get('model_id'):
+    return ''
+  trained = seed(a)  # B's too: a seed is an option
+  if trained is None and found:
+    return (
+      'only the metrics differ: the same data, code and options trained twice without --seed, '
+      "so training's randomness (initial weights, shuffles) alone made them differ; --seed N "
+      'trains the same model every time'
+    )
+  if trained is None:
+    return (
+      'the same data, code and options trained twice without --seed: the metrics agree, the '
+      'models need not; --seed N trains the same model every time'
+    )
+  if found:
+    return (
+      f'only the metrics differ, both trained with --seed {trained}: not reproduced (another '
+      'machine or device, or an op TensorFlow has no deterministic kernel for)'
+    )
+  return f'trained twice with --seed {trained}: the same metrics, reproduced'
+
+
 def _header(facts: dict) -> dict:
   metrics = facts.get('metrics') or {}
   return {
@@ -261,18 +292,21 @@ def _header(facts: dict) -> dict:
     'blessed': metrics.get('blessed'),
     'blessing': metrics.get('blessing'),
     'pushed_to': metrics.get('pushed_to'),
+    'seed': seed(facts),
   }
 
 
 def compare(a: dict, b: dict, moved: Optional[Dict[str, dict]] = None) -> dict:
   """The JSON-able answer: {'a': run A's header, 'b': run B's, 'differences': [...], 'metrics':
-  metrics_table(a, b), 'statistics_compared': bool}."""
+  metrics_table(a, b), 'statistics_compared': bool, 'randomness': randomness's line}."""
+  found = differences(a, b, moved)
   return {
     'a': _header(a),
     'b': _header(b),
-    'differences': differences(a, b, moved),
+    'differences': found,
     'metrics': metrics_table(a, b),
     'statistics_compared': moved is not None,
+    'randomness': randomness(a, b, found),
   }
 
 

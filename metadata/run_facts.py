@@ -148,8 +148,9 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     threshold = float(trainer_options.get('label_threshold') or 0.0)
     per_class = artifact_reader.two_class_counts(statistics, label, threshold)
   train = statistics.get('train')
-  statistics_artifact, schema, evaluation = (
-    artifact_reader.output(training_nodes, name) for name in ('statistics', 'schema', 'evaluation')
+  statistics_artifact, schema, evaluation, model = (
+    artifact_reader.output(training_nodes, name)
+    for name in ('statistics', 'schema', 'evaluation', 'model')
   )
   split_counts = json.loads(
     (property_value(examples, 'split_counts') if examples is not None else None) or '{}'
@@ -189,6 +190,7 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     ),
     'code': code,
     'options': options,
+    'model_id': model.id if model is not None else None,  # one training, or two
     'hyperparameters': hyperparameters,
     'metrics': {
       'accuracy': built.eval_accuracy,

@@ -43,7 +43,8 @@ class RunResult:
   executed: List[str] = dataclasses.field(default_factory=list)
   cached: List[str] = dataclasses.field(default_factory=list)
   batch_capped: Optional[dict] = None  # {'asked', 'train_examples'}
-  training: Optional[dict] = None  # {'model', 'hyperparameters', 'tuned', 'weights', 'phases'}
+  training: Optional[dict] = None  # {'model', 'hyperparameters', 'tuned', 'weights', 'phases',
+  # 'seed'}
   input_check: Optional[dict] = None  # {'verdict', 'stall_fraction', 'cache'}
   examples_per_split: Optional[Dict[str, int]] = None
   # {split: [records read, records recorded]} where the Trainer read fewer than the ExampleGen

@@ -94,8 +94,73 @@ def _unevaluated_said(unevaluated: Sequence[str]) -> str:
   return f'; class{plural} {", ".join(shown)}{more} had no eval example'
 
 
-def _refusal(evaluation, said: str, serving, names: Sequence[str], missed) -> str:
-  """Why the model was not blessed (blessing_reason's), `said` being its accuracy."""
+def classes_differ(serving_classes: Sequence[str], names: Sequence[str]) -> str:
+  """'not compared with the serving model, whose classes differ (only it has 9)': the
+  Evaluator's refusal to score a serving model by another class list (SERVING_CLASSES)."""
+  gone = [c for c in serving_classes if c not in names]
+  new = [c for c in names if c not in serving_classes]
+  said = [
+    f'{who} {", ".join(part[:5])}{" …" if len(part) > 5 else ""}'
+    for who, part in (('only it has', gone), ('only this model has', new))
+    if part
+  ]
+  return (
+    'not compared with the serving model, whose classes differ '
+    f'({"; ".join(said) or "the same classes in another order"}): judged on its own thresholds'
+  )
+
+
+def blessing_reason(
+  evaluation: metadata_store_pb2.Artifact,
+  blessed: bool,
+  found: Dict[str, float],
+  names: Sequence[str] = (),
+  missed: Optional[Dict[str, int]] = None,
+  candidate_is_serving: bool = False,
+  unevaluated: Sequence[str] = (),
+  not_compared: str = '',
+  serving_classes: Optional[Sequence[str]] = None,
+) -> str:
+  """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
+  model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed',
+  then the project's rule (every eval class predicted) and whether a serving model was compared.
+  found: accuracies(evaluation); names: class names by id; missed: {class name: {'examples': n,
+  'judged': bool}} of the classes the model never predicts (components/blessing_evaluator/
+  class_coverage.py); candidate_is_serving: the model evaluated is the serving one;
+  unevaluated: names of the model's classes no eval example holds; not_compared: why the serving
+  model was not compared (components/blessing_evaluator/comparable.py); serving_classes: the
+  serving model's class names where they are not the candidate's (it was not compared)."""
+  candidate = found.get(evaluation_names.CANDIDATE)
+  serving = found.get(evaluation_names.BASELINE)
+  if candidate is None:
+    return ''
+  said = f'accuracy {candidate:.3f}'
+  refused = (
+    f'; {classes_differ(serving_classes, names)}'
+    if serving_classes is not None
+    else f'; serving model not compared: {not_compared}'
+    if not_compared
+    else ''
+  )
+  if not blessed:
+    return _refusal(evaluation, said, serving, names, missed) + refused
+  if missed:
+    said += _missed_said(missed)
+  else:
+    said += ', every evaluated class predicted' if unevaluated else ', every class predicted'
+  if unevaluated:
+    said += _unevaluated_said(unevaluated)
+  if candidate_is_serving:
+    return f'{said}; it is the serving model (not compared with itself)'
+  if refused:
+    return said + refused
+  if serving is None:
+    return f'{said}; no serving model to compare with'
+  return f'{said}, serving model {serving:.3f}'
+
+
+def _refusal(evaluation, said: str, serving: Optional[float], names, missed) -> str:
+  """blessing_reason of a model not blessed: the threshold it failed, or the class it missed."""
   import tensorflow_model_analysis as tfma
 
   failures = [
@@ -129,47 +194,6 @@ def _refusal(evaluation, said: str, serving, names: Sequence[str], missed) -> st
   return said
 
 
-def blessing_reason(
-  evaluation: metadata_store_pb2.Artifact,
-  blessed: bool,
-  found: Dict[str, float],
-  names: Sequence[str] = (),
-  missed: Optional[Dict[str, int]] = None,
-  candidate_is_serving: bool = False,
-  unevaluated: Sequence[str] = (),
-  not_compared: str = '',
-) -> str:
-  """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
-  model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed',
-  then the project's rule (every eval class predicted) and whether a serving model was compared.
-  found: accuracies(evaluation); names: class names by id; missed: {class name: {'examples': n,
-  'judged': bool}} of the classes the model never predicts (components/blessing_evaluator/
-  class_coverage.py); candidate_is_serving: the model evaluated is the serving one;
-  unevaluated: names of the model's classes no eval example holds; not_compared: why the serving
-  model was not compared (components/blessing_evaluator/comparable.py)."""
-  candidate = found.get(evaluation_names.CANDIDATE)
-  serving = found.get(evaluation_names.BASELINE)
-  if candidate is None:
-    return ''
-  said = f'accuracy {candidate:.3f}'
-  if not blessed:
-    said = _refusal(evaluation, said, serving, names, missed)
-    return f'{said}; serving model not compared: {not_compared}' if not_compared else said
-  if missed:
-    said += _missed_said(missed)
-  else:
-    said += ', every evaluated class predicted' if unevaluated else ', every class predicted'
-  if unevaluated:
-    said += _unevaluated_said(unevaluated)
-  if candidate_is_serving:
-    return f'{said}; it is the serving model (not compared with itself)'
-  if not_compared:
-    return f'{said}; serving model not compared: {not_compared}'
-  if serving is None:
-    return f'{said}; no serving model to compare with'
-  return f'{said}, serving model {serving:.3f}'
-
-
 def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
   """The run's outcome from its nodes' outputs."""
   result = RunResult(
@@ -192,7 +216,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
   if training.get('model'):
     result.training = {
       key: training.get(key)
-      for key in ('label', 'model', 'hyperparameters', 'tuned', 'weights', 'phases')
+      for key in ('label', 'model', 'hyperparameters', 'tuned', 'weights', 'phases', 'seed')
     }
   check = training.get('input_check')
   if check or training.get('input_cache'):
@@ -300,6 +324,7 @@ def _blessing_facts(
   ]
   is_serving = bool(property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING))
   not_compared = property_value(blessing, evaluation_names.NOT_COMPARED) or ''
+  serving_classes = property_value(blessing, evaluation_names.SERVING_CLASSES)
   if 'evaluation' in outputs:
     result.blessing = blessing_reason(
       outputs['evaluation'],
@@ -310,6 +335,7 @@ def _blessing_facts(
       is_serving,
       unevaluated,
       not_compared,
+      json.loads(serving_classes) if serving_classes else None,
     )
 
 

@@ -56,8 +56,10 @@ def render(result: dict) -> List[str]:
   """The terminal table: the two runs, every difference, the metrics of both."""
   a, b = result['a'], result['b']
   lines = [
-    f'A: run {a["run_id"]}' + (f' ({a["metadata"]})' if a['metadata'] != b['metadata'] else ''),
-    f'B: run {b["run_id"]}' + (f' ({b["metadata"]})' if a['metadata'] != b['metadata'] else ''),
+    f'{key}: run {run["run_id"]}'
+    + (f' ({run["metadata"]})' if a['metadata'] != b['metadata'] else '')
+    + (f', --seed {run["seed"]}' if run.get('seed') is not None else '')
+    for key, run in (('A', a), ('B', b))
   ]
   found = result['differences']
   if not found:
@@ -77,6 +79,8 @@ def render(result: dict) -> List[str]:
         ]
       )
     lines += ['  ' + line for line in _columns(rows)]
+  if result.get('randomness'):
+    lines.append(result['randomness'])
   if not result.get('statistics_compared'):
     lines.append('statistics: not compared (a run has no statistics, or no comparator was given)')
   metrics = result['metrics']
@@ -157,6 +161,7 @@ def html_page(result: dict) -> str:
       ['store', a['metadata'], b['metadata']],
       ['accuracy', a['accuracy'], b['accuracy']],
       ['blessed', shown(a['blessed']), shown(b['blessed'])],
+      ['--seed', shown(a.get('seed')), shown(b.get('seed'))],
       ['blessing', a.get('blessing') or '', b.get('blessing') or ''],
     ],
   )
@@ -187,8 +192,9 @@ def html_page(result: dict) -> str:
     _recall_chart(metrics),
     _moved_chart([d for d in found if d['aspect'] == 'statistics']),
   ]
+  said = f'<p>{html.escape(result["randomness"])}</p>' if result.get('randomness') else ''
   body = (
-    f'<h2>Runs</h2>{runs}<h2>Differences, most telling first</h2>{table}'
+    f'<h2>Runs</h2>{runs}<h2>Differences, most telling first</h2>{table}{said}'
     f'<h2>Metrics (eval split)</h2>{html.table(["metric", "A", "B", "B − A"], rows)}'
     + ''.join(
       f'<h3>{html.escape(figure.get_label())}</h3>' + html.chart(figure)

@@ -27,6 +27,9 @@ def _model_html(training: dict) -> str:
     rows.append(['backbone weights', training['weights']])
   if 'xla' in training:
     rows.append(['XLA', 'on' if training['xla'] else 'off'])
+  if 'seed' in training:  # run --seed: reproducible (docs/operations.md)
+    seed = training['seed']
+    rows.append(['seed', 'none' if seed is None else f'{seed} (deterministic ops)'])
   tuned = ' (tuned)' if training.get('tuned') else ''
   rows += [[name + tuned, value] for name, value in training.get('hyperparameters', {}).items()]
   phases = [

@@ -105,9 +105,11 @@ def render_training(training: dict) -> List[str]:
   (trainer/fine_tune.py), 'training: …' with each phase's steps, rate, time."""
   weights = f'; backbone weights: {training["weights"]}' if training.get('weights') else ''
   tuned = ' (tuned)' if training.get('tuned') else ''
+  seed = f'; seed {training["seed"]}, deterministic ops' if training.get('seed') is not None else ''
   lines = [f'label:      {training["label"]}'] if training.get('label') else []
   lines.append(
     f'model:      {training["model"]}{weights}; {_values(training["hyperparameters"])}{tuned}'
+    + seed
   )
   phases = training.get('phases') or []
   if len(phases) > 1 or (phases and phases[0]['name'] != 'train'):

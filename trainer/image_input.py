@@ -178,7 +178,7 @@ def image_dataset(
   files = shards.readable_files(file_patterns, guard)
   if not cache:
     dataset = shards.serialized_batches(files, batch_size, training).map(
-      parse_and_decode, num_parallel_calls=AUTOTUNE, deterministic=not training
+      parse_and_decode, num_parallel_calls=AUTOTUNE, deterministic=shards.in_order(training)
     )
   elif not training:  # evaluation: the same batches in the same order every pass
     dataset = (
@@ -192,7 +192,9 @@ def image_dataset(
     )
     dataset = shuffled_from_memory(decoded, batch_size)
   if augment and training:
-    dataset = dataset.map(maybe_augment, num_parallel_calls=AUTOTUNE, deterministic=False)
+    dataset = dataset.map(
+      maybe_augment, num_parallel_calls=AUTOTUNE, deterministic=shards.in_order(training)
+    )
   return dataset.prefetch(AUTOTUNE)
 
 
@@ -220,12 +222,12 @@ def shuffled_from_memory(decoded: tf.data.Dataset, batch_size: int) -> tf.data.D
     return tf.data.Dataset.from_tensor_slices(tf.reshape(order, [steps, batch_size]))
 
   gather = lambda indices: tuple(tf.gather(tensor, indices) for tensor in examples)
-  # Unordered: a batch of the next epoch may overtake the last ones of this epoch. In order, the
+  # Unordered (unless --seed): a batch of the next epoch may overtake the last ones of this epoch. In order, the
   # cached JPEG epoch fell from 1.00x to 0.89x of the in-memory recipe (bench/input_pipeline.py).
   return (
     tf.data.Dataset.range(2**62)
     .flat_map(epoch)
-    .map(gather, num_parallel_calls=AUTOTUNE, deterministic=False)
+    .map(gather, num_parallel_calls=AUTOTUNE, deterministic=shards.in_order(True))
   )
 
 

@@ -100,7 +100,9 @@ def sequence_dataset(
   batches = (
     shards.serialized_batches(files, batch_size * WINDOW_BATCHES, training)
     .map(
-      lambda s: parse_sequences(s, spec), num_parallel_calls=AUTOTUNE, deterministic=not training
+      lambda s: parse_sequences(s, spec),
+      num_parallel_calls=AUTOTUNE,
+      deterministic=shards.in_order(training),
     )
     .flat_map(lambda tokens, labels: bucketed_batches(tokens, labels, batch_size))
   )

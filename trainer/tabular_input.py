@@ -109,7 +109,7 @@ def tabular_dataset(
     shards.serialized_batches(
       files, batch_size * TABULAR_BATCHES_PER_PARSE, training, repeat=training and not cache
     )
-    .map(parse, num_parallel_calls=AUTOTUNE, deterministic=not training)
+    .map(parse, num_parallel_calls=AUTOTUNE, deterministic=shards.in_order(training))
     .rebatch(batch_size, drop_remainder=training)
   )
   if cache:

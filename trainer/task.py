@@ -11,6 +11,7 @@ The per-epoch history and the input check go to <model_run>/training.json for th
 (reporting/report.py).
 """
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -20,7 +21,7 @@ import shutil
 import tempfile
 import time
 import types
-from typing import List
+from typing import List, Optional
 
 import keras
 import tensorflow as tf
@@ -50,6 +51,35 @@ MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows cu
 def run_fn(fn_args: FnArgs) -> None:
   """Trains for fn_args.train_steps, evaluates, saves a SavedModel with its signatures."""
   options = TrainerOptions.from_custom_config(fn_args.custom_config)
+  with seeded(options.seed):
+    _train_and_save(fn_args, options)
+
+
+@contextlib.contextmanager
+def seeded(seed: Optional[int]):
+  """With a seed (--seed): Python's, NumPy's and TensorFlow's random seeds set to it, so the
+  initial weights, the shard order and every shuffle are the same each time, and TensorFlow's
+  ops deterministic (docs/benchmarks.md: what it costs). Op determinism is process-wide: it is
+  turned off again afterwards, so the components after the Trainer in the same process keep
+  their speed. Without a seed, nothing is set."""
+  if seed is None:
+    yield
+    return
+  # The switch back is not public in TensorFlow 2.16 (tf.config.experimental has only enable).
+  from tensorflow.python.framework import config as tf_config
+
+  already = tf_config.is_op_determinism_enabled()
+  keras.utils.set_random_seed(seed)
+  tf.config.experimental.enable_op_determinism()
+  logging.info('seed %d: random seeds set, TensorFlow ops deterministic', seed)
+  try:
+    yield
+  finally:
+    if not already:
+      tf_config.disable_op_determinism()
+
+
+def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
   plan = distribution.plan(options)
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
   service = options.input_service
@@ -84,7 +114,9 @@ def run_fn(fn_args: FnArgs) -> None:
           built, phase.learning_rate, plan.jit_compile, xla_asked=options.xla is True
         )
       if not number:
-        input_check = _input_check(built, train, batch_size, hint, service, ready.cache, plan)
+        input_check = _input_check(
+          built, train, batch_size, hint, service, ready.cache, plan, options.seed
+        )
       logging.info(
         'training phase %s: %d steps at learning rate %g, %d trainable weights',
         phase.name,
@@ -117,6 +149,7 @@ def run_fn(fn_args: FnArgs) -> None:
           if options.data_kind == TABULAR
           else {}
         ),
+        'seed': options.seed,
         'model': trained.name,
         'hyperparameters': trained.hyperparameters,
         'tuned': bool(fn_args.hyperparameters),
@@ -196,9 +229,13 @@ def _local_weights(weights: str, scratch: str) -> str:
   return local
 
 
-def _input_check(built, train, batch_size: int, hint: str, service: str, cache, plan):
+def _input_check(built, train, batch_size: int, hint: str, service: str, cache, plan, seed):
   """The input check's figures; None under a distribution strategy (its warm-up step runs
-  outside the strategy), where only the cache decision is logged."""
+  outside the strategy) or a seed (it reads the input for a measured time, which would move the
+  seeded shuffles that the training's reads share), where only the cache decision is logged."""
+  if seed is not None:
+    logging.info('input check: skipped under --seed %d; %s', seed, cache.describe())
+    return None
   if plan.strategy.num_replicas_in_sync == 1 and plan.num_workers == 1:
     return diagnosis.check_input(built, train, batch_size, hint, service, cache.describe())
   logging.info(

@@ -1,10 +1,14 @@
 """TFX's Evaluator executor, with the run's values written into eval_config first (the
 `min_accuracy` parameter and the candidate model's class ids: eval_config.with_parameters), and
-two rules of the project around it:
+the project's rules around it:
 - a candidate that is the serving model itself (a cached model evaluated again after its push) is
   evaluated alone rather than against itself, and its blessing says so (CANDIDATE_IS_SERVING);
   so is one whose serving model cannot be scored on this data (comparable.py), its blessing
   saying why (NOT_COMPARED);
+- a serving model whose class list (its saved class names, in order) is not the candidate's is
+  not compared either: the eval split's labels are the candidate's class ids, which would score
+  the serving model by the wrong classes; the candidate is judged on its own thresholds and the
+  blessing names the serving model's classes (SERVING_CLASSES);
 - a model that never predicts a class of the eval split is not blessed, where that class is
   judged (class_coverage.py), unless `allow_missed_classes` (MISSED_CLASSES on the blessing
   names the classes missed, UNEVALUATED_CLASSES those no eval example holds).
@@ -32,6 +36,14 @@ def num_classes(saved_model_dir: str) -> int:
     saved.ParseFromString(f.read())
   signature = saved.meta_graphs[0].signature_def[serving.SERVING_DEFAULT]
   return signature.outputs[serving.PROBABILITIES].tensor_shape.dim[-1].size
+
+
+def class_list(saved_model_dir: str) -> list:
+  """The model's class names in the order of its class ids (assets/labels.txt); the ids as
+  text for a model saved without them."""
+  return serving.class_names(saved_model_dir) or [
+    str(i) for i in range(num_classes(saved_model_dir))
+  ]
 
 
 def withhold(blessing, missed: list) -> None:
@@ -72,15 +84,17 @@ class Executor(evaluator_executor.Executor):
     )
     baselines = input_dict.get(standard_component_specs.BASELINE_MODEL_KEY) or []
     is_serving = any(baseline.uri == model.uri for baseline in baselines)
-    not_compared = (
-      comparable.not_comparable(
-        path_utils.serving_model_path(model.uri),
-        path_utils.serving_model_path(baselines[0].uri),
-      )
-      if baselines and not is_serving
-      else ''
-    )
-    if is_serving or not_compared:
+    not_compared, serving_classes = '', None  # why the serving model is not compared
+    if baselines and not is_serving:
+      theirs = class_list(path_utils.serving_model_path(baselines[0].uri))
+      if theirs != class_list(path_utils.serving_model_path(model.uri)):
+        serving_classes = theirs
+      else:
+        not_compared = comparable.not_comparable(
+          path_utils.serving_model_path(model.uri),
+          path_utils.serving_model_path(baselines[0].uri),
+        )
+    if is_serving or not_compared or serving_classes is not None:
       input_dict = dict(input_dict, **{standard_component_specs.BASELINE_MODEL_KEY: []})
     records = lambda: artifacts.record_count(eval_files(input_dict))
     # Not exact: TFMA's combiners count without a bundle's end to flush at.
@@ -96,6 +110,8 @@ class Executor(evaluator_executor.Executor):
       blessing.set_int_custom_property(evaluation.CANDIDATE_IS_SERVING, 1)
     if not_compared:
       blessing.set_string_custom_property(evaluation.NOT_COMPARED, not_compared)
+    if serving_classes is not None:
+      blessing.set_string_custom_property(evaluation.SERVING_CLASSES, json.dumps(serving_classes))
     evaluated = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
     rows = evaluation.confusion_rows(evaluated)
     missed = class_coverage.missed_classes(rows)

@@ -167,6 +167,7 @@ def test_unwritable_output(tmp_path, capsys):
     ('--min-class-recall', '1.5'),
     ('--max-damaged-percent', '101'),
     ('--max-image-side', '-1'),
+    ('--seed', '-1'),
   ],
 )
 def test_out_of_range_numbers(tmp_path, capsys, option, value):

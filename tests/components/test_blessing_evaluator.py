@@ -217,3 +217,18 @@ def test_a_serving_model_of_other_columns_is_not_comparable(tmp_path):
   unknown = _saved_columns(tmp_path / 'before', None)  # saved before columns were: not judged
   assert comparable.not_comparable(other, unknown) == ''
   assert comparable.not_comparable(unknown, served) == ''
+
+
+def test_a_model_s_class_list_is_its_saved_names_else_its_class_ids(tmp_path):
+  class Two(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+    def serve(self, x):
+      return {serving.PROBABILITIES: tf.nn.softmax(x)}
+
+  model = Two()
+  tf.saved_model.save(model, str(tmp_path / 'ids'), signatures={'serving_default': model.serve})
+  assert executor.class_list(str(tmp_path / 'ids')) == ['0', '1']
+  (tmp_path / 'labels.txt').write_text('cat\ndog\n')
+  model.class_names_asset = tf.saved_model.Asset(str(tmp_path / 'labels.txt'))
+  tf.saved_model.save(model, str(tmp_path / 'names'), signatures={'serving_default': model.serve})
+  assert executor.class_list(str(tmp_path / 'names')) == ['cat', 'dog']

@@ -1,9 +1,10 @@
-"""Only a model at least as good as the serving one, that serves, is pushed, and an identical
-run re-runs nothing: six real runs on one output."""
+"""Only a model at least as good as the serving one, that serves, is pushed, an identical run
+re-runs nothing, and a serving model with other classes is not compared: real runs on one output."""
 
 import json
 import os
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -172,6 +173,26 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
     f'baseline on #{served["trained_on"]} against model #{refused["model_id"]} (not blessed): '
     f'accuracy {first["eval_accuracy"]:.4f}'
   ) in line
+  # A class folder removed, then back: the serving model's class ids are not the eval labels',
+  # so it is not scored by them (it was: 0.000 on digits it knew by name); the candidate is
+  # judged on its own thresholds, and pushed.
+  monkeypatch.undo()  # signatures that agree again
+  nine = str(tmp_path / 'nine')
+  shutil.copytree(
+    digits_subset, nine, ignore=lambda folder, _: ['9'] if folder == digits_subset else []
+  )
+  code, removed = run_pipeline(nine, output)
+  assert code == EXIT_OK and removed['blessed'] and removed['pushed_to']
+  assert removed['serving_accuracy'] is None and '9' not in removed['class_recall']
+  refused = (
+    'not compared with the serving model, whose classes differ ({}): judged on its own thresholds'
+  )
+  assert removed['blessing'].endswith('; ' + refused.format('only it has 9'))
+  assert f'blessed:    yes ({removed["blessing"]})' in capsys.readouterr().out.splitlines()
+  code, back = run_pipeline(digits_subset, output)  # the first run's model, cached
+  assert back['executed'] == ['Evaluator', 'Pusher', 'ServingCheck']
+  assert code == EXIT_OK and back['pushed_to'] and back['serving_accuracy'] is None
+  assert back['blessing'].endswith('; ' + refused.format('only this model has 9'))
 
 
 def test_a_model_that_never_predicts_the_minority_class_is_not_pushed(tmp_path, capsys):

@@ -429,3 +429,31 @@ def test_help_names_the_runs_and_options(capsys):
   shown = capsys.readouterr().out
   assert stopped.value.code == 0
   assert '[RUN_A] [RUN_B]' in shown and '--json' in shown and '--html' in shown
+
+
+def test_two_trainings_that_differ_in_their_metrics_alone_say_it_was_training_s_randomness():
+  a = _facts(model_id=6)
+  b = _changed(_changed(a, 'metrics/accuracy', 0.95), 'model_id', 16)
+  result = compare.compare(a, b, moved={})
+  assert result['randomness'].startswith(
+    'only the metrics differ: the same data, code and options trained twice without --seed'
+  )
+  assert result['randomness'] in compare_page.render(result)
+  same = compare.compare(a, _changed(a, 'model_id', 16), moved={})['randomness']
+  assert same.endswith(
+    'the metrics agree, the models need not; --seed N trains the same model every time'
+  )
+  seeded = [_changed(facts, 'options/Trainer/seed', 7) for facts in (a, b)]
+  result = compare.compare(*seeded, moved={})
+  assert result['randomness'].startswith('only the metrics differ, both trained with --seed 7')
+  assert compare_page.render(result)[:2] == [
+    f'A: run {a["run_id"]}, --seed 7',
+    f'B: run {b["run_id"]}, --seed 7',
+  ]
+  assert '--seed 7' in compare_page.html_page(result)
+  reproduced = compare.compare(seeded[0], _changed(seeded[0], 'model_id', 16), moved={})
+  assert reproduced['randomness'] == 'trained twice with --seed 7: the same metrics, reproduced'
+  # Anything else differing, or one model (cached): no such line.
+  assert compare.compare(a, _changed(b, 'options/Trainer/seed', 7), moved={})['randomness'] == ''
+  assert compare.compare(a, _changed(b, 'data/span', 1), moved={})['randomness'] == ''
+  assert compare.compare(a, _changed(b, 'model_id', 6), moved={})['randomness'] == ''

@@ -40,3 +40,19 @@ def test_a_serving_model_not_compared_is_named_with_why():
   assert summary.blessing_reason(None, True, found, not_compared=why) == (
     f'accuracy 0.900, every class predicted; serving model not compared: {why}'
   )
+
+
+def test_a_serving_model_with_other_classes_is_said_not_compared():
+  found = {evaluation.CANDIDATE: 0.9}
+  said = summary.blessing_reason(
+    None, True, found, ['cat', 'dog'], serving_classes=['bird', 'cat', 'dog']
+  )
+  assert said == (
+    'accuracy 0.900, every class predicted; not compared with the serving model, whose classes '
+    'differ (only it has bird): judged on its own thresholds'
+  )
+  added = summary.classes_differ(['cat', 'dog'], ['cat', 'dog', 'emu'])
+  assert '(only this model has emu)' in added
+  both = summary.classes_differ(list('abcdefg'), ['b', 'z'])
+  assert '(only it has a, c, d, e, f …; only this model has z)' in both
+  assert '(the same classes in another order)' in summary.classes_differ(['b', 'a'], ['a', 'b'])

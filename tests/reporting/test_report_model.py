@@ -131,3 +131,13 @@ def test_the_input_section_shows_records_read_against_those_recorded():
   whole = damage.totals([ShardReport('/ex/Split-train/a', good=241)], {'train': 241})
   page = report_model.input_section(_with_input_check(180.0, 0.080, 0.02, False), whole)
   assert 'records read of those recorded' not in page
+
+
+def test_the_seed_is_shown_where_training_json_has_one(tmp_path):
+  for name in 'abc':
+    (tmp_path / name).mkdir()
+  assert '<td>seed</td><td>7 (deterministic ops)</td>' in _section(
+    tmp_path / 'a', dict(TRAINING, seed=7)
+  )
+  assert '<td>seed</td><td>none</td>' in _section(tmp_path / 'b', dict(TRAINING, seed=None))
+  assert '<td>seed</td>' not in _section(tmp_path / 'c', TRAINING)  # written before --seed

@@ -1,4 +1,4 @@
-"""The summary's push line for a model already serving."""
+"""The summary's push line for a model already serving, and other lines of its own."""
 
 import config as cfg
 from contracts import input_check
@@ -102,3 +102,12 @@ def test_records_the_trainer_read_are_shown_against_those_recorded_when_fewer():
   ) in lines
   whole = damage.totals([ShardReport('/ex/Split-train/a', good=241)], {'train': 241})
   assert summary.trainer_read(whole) is None and summary.trainer_read({}) is None
+
+
+def test_the_model_line_names_the_seed_it_was_trained_with():
+  training = {'model': 'cnn', 'hyperparameters': {'learning_rate': 0.001}, 'seed': 0}
+  assert summary_text.render_training(training)[0] == (
+    'model:      cnn; learning_rate 0.001; seed 0, deterministic ops'
+  )
+  unseeded = summary_text.render_training(dict(training, seed=None))[0]
+  assert unseeded == 'model:      cnn; learning_rate 0.001'
