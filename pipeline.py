@@ -433,6 +433,7 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     eval_config=eval_config,
     min_accuracy=values['min_accuracy'],
     allow_missed_classes=config.allow_missed_classes,
+    max_damaged_percent=config.max_damaged_percent,
     # TFMA imports the derived metrics by name (eval_config's module): the code is theirs too.
     code_fingerprint=fingerprint.of(
       'components.blessing_evaluator.component', evaluation.METRICS_MODULE

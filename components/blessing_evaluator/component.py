@@ -22,6 +22,7 @@ class BlessingEvaluatorSpec(component_spec.ComponentSpec):
     min_accuracy=component_spec.ExecutionParameter(type=float),
     allow_missed_classes=component_spec.ExecutionParameter(type=int),
     code_fingerprint=component_spec.ExecutionParameter(type=str),
+    max_damaged_percent=component_spec.ExecutionParameter(type=float, optional=True),
   )
   INPUTS = standard_component_specs.EvaluatorSpec.INPUTS
   OUTPUTS = standard_component_specs.EvaluatorSpec.OUTPUTS
@@ -43,11 +44,13 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
     min_accuracy: Union[float, data_types.RuntimeParameter],
     code_fingerprint: str = '',
     allow_missed_classes: bool = False,
+    max_damaged_percent: float = 1.0,
   ):
     """baseline_model: the model to compare with (a Resolver's output; empty: none yet).
     eval_config's accuracy threshold says the default; min_accuracy (a value or a
     RuntimeParameter) is what the run uses. allow_missed_classes: bless a model that never
-    predicts some class of the eval split (by default it is not blessed)."""
+    predicts some class of the eval split (by default it is not blessed). max_damaged_percent:
+    more of the eval records damaged or missing stops it (components/read_examples.py)."""
     super().__init__(
       spec=BlessingEvaluatorSpec(
         examples=examples,
@@ -59,6 +62,7 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
         min_accuracy=min_accuracy,
         allow_missed_classes=int(allow_missed_classes),
         code_fingerprint=code_fingerprint,
+        max_damaged_percent=max_damaged_percent,
         evaluation=channel.Channel(type=standard_artifacts.ModelEvaluation),
         blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
       )

@@ -16,6 +16,8 @@ the project's rules around it:
 
 import json
 import os
+import shutil
+import tempfile
 
 from tensorflow.core.protobuf import saved_model_pb2
 from tfx.components.evaluator import constants
@@ -24,7 +26,7 @@ from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils, path_utils
 
-from components import beam_progress
+from components import beam_progress, read_examples
 from components.blessing_evaluator import class_coverage, comparable, eval_config
 from contracts import artifacts, evaluation, serving, splits
 
@@ -96,12 +98,24 @@ class Executor(evaluator_executor.Executor):
         )
     if is_serving or not_compared or serving_classes is not None:
       input_dict = dict(input_dict, **{standard_component_specs.BASELINE_MODEL_KEY: []})
-    records = lambda: artifacts.record_count(eval_files(input_dict))
-    # Not exact: TFMA's combiners count without a bundle's end to flush at.
-    with beam_progress.watch(
-      self, 'Evaluator', records, 'eval examples evaluated', exact=False, outputs=output_dict
-    ):
-      super().Do(input_dict, output_dict, exec_properties)
+    scratch = tempfile.mkdtemp(prefix='evaluator-salvaged-')
+    try:
+      examples = artifact_utils.get_single_instance(
+        input_dict[standard_component_specs.EXAMPLES_KEY]
+      )
+      limit = exec_properties.get('max_damaged_percent')
+      read = read_examples.readable(
+        examples, eval_files(input_dict), limit, scratch, 'evaluation stopped'
+      )
+      input_dict = dict(input_dict, **{standard_component_specs.EXAMPLES_KEY: [read]})
+      records = lambda: artifacts.record_count(eval_files(input_dict))
+      # Not exact: TFMA's combiners count without a bundle's end to flush at.
+      with beam_progress.watch(
+        self, 'Evaluator', records, 'eval examples evaluated', exact=False, outputs=output_dict
+      ):
+        super().Do(input_dict, output_dict, exec_properties)
+    finally:
+      shutil.rmtree(scratch, ignore_errors=True)
 
     blessing = artifact_utils.get_single_instance(
       output_dict[standard_component_specs.BLESSING_KEY]

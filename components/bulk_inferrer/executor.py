@@ -2,13 +2,9 @@
 counted after TFX's RunInference step of each split (components/beam_progress.py) of the
 records of the splits its DataSpec selects (all of them when it names none).
 
-Before it, the shards it reads are scanned (records/scan.py) and judged against the records the
-ExampleGen recorded (records/damage.py): more than `max_damaged_percent` damaged or missing stops
-it in one line; less is read from salvaged copies of the intact records (Beam's TFRecord reader
-fails at the first bad one)."""
+Before it, the shards it reads are judged against the records the ExampleGen recorded and read
+through intact copies where damaged (components/read_examples.py)."""
 
-import json
-import logging
 import os
 import shutil
 import tempfile
@@ -19,9 +15,8 @@ from tfx.proto import bulk_inferrer_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
-from components import beam_progress
+from components import beam_progress, read_examples
 from contracts import artifacts
-from records import damage, scan
 
 
 def inferred_files(input_dict, exec_properties) -> list:
@@ -41,27 +36,12 @@ def inferred_files(input_dict, exec_properties) -> list:
 
 
 def readable_examples(input_dict, exec_properties, scratch: str) -> dict:
-  """input_dict, its examples judged by damage.judge (max_damaged_percent, default 1) against
-  their recorded split_counts; when a shard is damaged, the examples are an artifact at
-  `scratch` holding salvaged copies of every inferred shard's intact records."""
+  """input_dict with its examples as read_examples.readable reads them."""
   examples = artifact_utils.get_single_instance(input_dict[standard_component_specs.EXAMPLES_KEY])
   files = inferred_files(input_dict, exec_properties)
-  reports = scan.check_all(files)
-  recorded = json.loads(examples.get_string_custom_property('split_counts') or '{}')
-  found = damage.totals(reports, recorded)
   limit = exec_properties.get('max_damaged_percent')
-  damage.judge(found, 1.0 if limit is None else limit, examples.uri, 'inference stopped')
-  if all(report.clean for report in reports):
-    return input_dict
-  logging.warning('damaged examples read through intact copies: %s', damage.said(found))
-  for folder in sorted({os.path.dirname(path) for path in files}):  # one call per split
-    split_files = [path for path in files if os.path.dirname(path) == folder]
-    target = os.path.join(scratch, os.path.basename(folder))
-    scan.check_all(split_files, salvage_dir=target, salvage_clean=True)
-  salvaged = type(examples)()
-  salvaged.set_mlmd_artifact(examples.mlmd_artifact)
-  salvaged.uri = scratch
-  return dict(input_dict, **{standard_component_specs.EXAMPLES_KEY: [salvaged]})
+  read = read_examples.readable(examples, files, limit, scratch, 'inference stopped')
+  return dict(input_dict, **{standard_component_specs.EXAMPLES_KEY: [read]})
 
 
 class Executor(beam_progress.CountedBeamExecutor, bulk_inferrer_executor.Executor):
