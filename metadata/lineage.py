@@ -138,8 +138,13 @@ def _evaluation(graph: _Graph, model_id: int, execution: int) -> Optional[dict]:
   evaluation = graph.artifacts.get(outputs.get('evaluation'))
   accuracy = artifact_reader.accuracies(evaluation) if evaluation else {}
   candidate, baseline = inputs.get('model'), inputs.get('baseline_model')
-  if candidate == baseline or property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING):
-    baseline = None  # the serving model evaluated again: alone, not against itself
+  alone = (  # the serving model evaluated again, or one the Evaluator could not compare
+    evaluation_names.CANDIDATE_IS_SERVING,
+    evaluation_names.NOT_COMPARED,
+    evaluation_names.SERVING_CLASSES,
+  )
+  if candidate == baseline or any(property_value(blessing, key) for key in alone):
+    baseline = None  # evaluated alone: the serving model given to it was not compared
   blessed = bool(property_value(blessing, 'blessed'))
   own = evaluation_names.CANDIDATE if candidate == model_id else evaluation_names.BASELINE
   if own == evaluation_names.BASELINE and baseline != model_id:

@@ -184,3 +184,22 @@ def test_a_csv_file_given_as_data_is_named_not_its_folder(pushed_pushed_refused)
     ('/photos', '/photos'),  # a pattern of many files: the folder
   ]
   assert 'from /data/rows.csv ' in lineage_text.render({'data_versions': versions, 'models': []})[1]
+
+
+def test_a_serving_model_the_evaluator_did_not_compare_is_no_baseline_there(tmp_path, monkeypatch):
+  monkeypatch.setattr(artifact_reader, 'accuracies', lambda evaluation: {'candidate': 0.9})
+  path = str(tmp_path / 'metadata.sqlite')
+  made = _Store(path)
+  examples = made.artifact('Examples', '/o/ImageExampleGen/examples/1')
+  made.execution('ImageExampleGen', {}, {'examples': examples}, input_base='/p', pattern='*/*')
+  served, other = (made.artifact('Model', f'/o/Trainer/model/{n}') for n in ('a', 'b'))
+  blessing = made.artifact(
+    'ModelBlessing', '/o/blessing', blessed=1, **{evaluation_names.SERVING_CLASSES: '["0", "1"]'}
+  )
+  evaluation = made.artifact('ModelEvaluation', '/o/evaluation')
+  inputs = {'examples': examples, 'model': other, 'baseline_model': served}
+  made.execution('Evaluator', inputs, {'blessing': blessing, 'evaluation': evaluation})
+  models = {m['model_id']: m for m in lineage.trace(path)['models']}
+  assert models[served]['evaluations'] == []  # given to the Evaluator, not compared
+  (alone,) = models[other]['evaluations']
+  assert alone['against'] is None and alone['blessed'] is True
