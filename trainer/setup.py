@@ -124,6 +124,7 @@ def _tabular_setup(
     ids,
   )
   eval_files = shards.shard_files(fn_args.eval_files)
+  _check_one_value_a_row(shards.readable_files(fn_args.train_files, guard), spec)
   serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
   cache = _cache_decision(options, input_cache.tabular_bytes(serialized))
   train = tabular_input.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
@@ -153,6 +154,26 @@ def _tabular_setup(
     single_feature_scores=scores[0],
     label_spellings=spellings,
   )
+
+
+def _check_one_value_a_row(train_files: List[str], spec) -> None:
+  """A column holding a list per row (TFRecords: 64 pixels, a value or two) would reach the
+  model as its first value alone (tabular_input.first_or_default): one line naming it instead."""
+  batch = next(iter(shards.serialized_batches(train_files, NUMERIC_SAMPLE_ROWS, False)), None)
+  if batch is None:
+    return
+  parsed = tf.io.parse_example(batch, spec.parse_spec())
+  for key in sorted(parsed):
+    lengths = parsed[key].row_lengths().numpy()
+    if lengths.max(initial=0) > 1:
+      shown = (
+        f'{lengths.min()}–{lengths.max()}' if lengths.min() != lengths.max() else lengths.max()
+      )
+      raise UnusableData(
+        f"column '{key}' holds a list of {shown} values a row (the first {len(lengths):,} train "
+        'rows); the tabular model reads one value a column and would take the first alone: '
+        'write one column per value'
+      )
 
 
 def _check_finite(features: dict, numeric: List[str], label_key: str) -> None:

@@ -183,3 +183,22 @@ def test_inf_in_a_numeric_column_is_named_before_any_model_is_blamed(tmp_path):
   options = TrainerOptions(label_key='label', input_cache='off')
   with pytest.raises(UnusableData, match=r"^--label label: column 'x' holds inf or NaN in 1 of"):
     setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+
+
+def test_a_column_holding_a_list_a_row_is_named_not_cut_to_its_first_value(tmp_path):
+  folder = tmp_path / 'Split-train'
+  folder.mkdir()
+  path = str(folder / 'data-00000-of-00001')
+  with tf.io.TFRecordWriter(path) as writer:
+    for i in range(20):
+      feature = {
+        'pixels': tf.train.Feature(float_list=tf.train.FloatList(value=[i / 20] * (4 + i % 2))),
+        'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
+      }
+      writer.write(
+        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+      )
+  spec = setup.data_spec.TabularSpec('label', None, 2, ['pixels'], [], label_values=[0, 1])
+  with pytest.raises(UnusableData) as raised:
+    setup._check_one_value_a_row([path], spec)
+  assert str(raised.value).startswith("column 'pixels' holds a list of 4–5 values a row (the first")
