@@ -237,9 +237,10 @@ def _rows_with_duplicates(path, count: int = 1000) -> dict:
   return names
 
 
-@pytest.mark.parametrize('reader', ['arrow', 'tfx'])
-def test_duplicate_rows_share_a_split_and_rows_under_two_labels_are_left_out(tmp_path, reader):
-  names = _rows_with_duplicates(tmp_path / 'trips.csv')
+def _grouped_run(tmp_path, reader: str, count: int):
+  """The executor (`reader`) on _rows_with_duplicates(count), grouping by content: (its
+  Examples, {content: {(split, row id)}})."""
+  names = _rows_with_duplicates(tmp_path / 'trips.csv', count)
   executor_class = arrow_executor.Executor if reader == 'arrow' else counted_stock_executor.Executor
   examples = run_executor(
     executor_class,
@@ -253,9 +254,14 @@ def test_duplicate_rows_share_a_split_and_rows_under_two_labels_are_left_out(tmp
   for split in ('train', 'eval'):
     for record in _records(examples.uri, split):
       example = tf.train.Example.FromString(record)
-      row_id = _value(example, 'row_id')
       content = tuple(_value(example, n) for n in names if n != 'tips')
-      where[content].add((split, row_id))
+      where[content].add((split, _value(example, 'row_id')))
+  return examples, where
+
+
+@pytest.mark.parametrize('reader', ['arrow', 'tfx'])
+def test_duplicate_rows_share_a_split_and_rows_under_two_labels_are_left_out(tmp_path, reader):
+  examples, where = _grouped_run(tmp_path, reader, count=1000)
   ids = {row_id for found in where.values() for _, row_id in found}
   conflicting = set(range(80, 90)) | set(range(2080, 2090))
   assert ids == (set(range(1000)) | set(range(1000, 1040))) - conflicting
@@ -276,22 +282,8 @@ def test_duplicate_rows_share_a_split_and_rows_under_two_labels_are_left_out(tmp
 def test_rows_under_two_labels_are_all_kept_in_one_split_when_too_many_for_mislabelled_copies(
   tmp_path, reader
 ):
-  names = _rows_with_duplicates(tmp_path / 'trips.csv', count=200)  # 20 of 250 rows: 8 %
-  executor_class = arrow_executor.Executor if reader == 'arrow' else counted_stock_executor.Executor
-  examples = run_executor(
-    executor_class,
-    tmp_path,
-    tmp_path / 'out',
-    label_key='tips',
-    id_columns=json.dumps(['row_id']),
-    duplicates='group',
-  )
-  where = collections.defaultdict(set)
-  for split in ('train', 'eval'):
-    for record in _records(examples.uri, split):
-      example = tf.train.Example.FromString(record)
-      where[tuple(_value(example, n) for n in names if n != 'tips')].add(split)
-  assert sum(map(len, where.values())) == len(where) == 200  # every content in one split
+  examples, where = _grouped_run(tmp_path, reader, count=200)  # 20 conflicts in 250 rows: 8 %
+  assert len(where) == 200 and all(len({s for s, _ in found}) == 1 for found in where.values())
   properties = examples.mlmd_artifact.custom_properties
   assert properties['num_label_conflicts'].int_value == 20
   assert properties['label_conflicts_kept'].int_value == properties['label_noisy'].int_value == 1
