@@ -130,10 +130,10 @@ def test_image_input_held_decoded_in_memory_is_never_told_to_change_its_storage(
 def test_a_column_that_is_the_label_under_another_name_stops_training_unless_kept(tmp_path):
   rng = random.Random(4)
   rows = []
-  for i in range(300):
+  for i in range(500):
     label = i % 2
     rows.append({'x': rng.random(), 'grade': 3 * label + 1, 'label': label})
-  fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows[:240], 'eval': rows[240:]})
+  fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows[:400], 'eval': rows[400:]})
   options = TrainerOptions(label_key='label', input_cache='off')
   with pytest.raises(UnusableData, match=r"^--label label: column 'grade' alone gives the label"):
     setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
