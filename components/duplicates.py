@@ -139,7 +139,10 @@ def group(
   # Classes of identical near hashes (images) or of identical content (rows): the nodes that pairs
   # join; an example belongs to exactly one.
   keys = content if near is None else np.asarray(near, dtype=np.uint64)
-  distinct, klass = np.unique(keys.reshape(count, -1), axis=0, return_inverse=True)
+  if near is None:  # one key a row: the 1-D unique (axis=0 sorts rows as records: 1.2x slower)
+    distinct, klass = np.unique(keys, return_inverse=True)
+  else:
+    distinct, klass = np.unique(keys.reshape(count, -1), axis=0, return_inverse=True)
   klass = klass.reshape(-1)
   pairs = near_rows(distinct, max_distance) if near is not None else np.zeros((0, 2), int)
   # Same content in two classes can only happen with hash collisions; join them too.

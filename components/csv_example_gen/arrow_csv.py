@@ -16,7 +16,8 @@ grow with the file and ranges run in parallel:
                   STRING; UNKNOWN when all are empty. Cells of the common forms are judged by
                   pyarrow regexes, the others one by one with Python's int() / float(), as
                   CsvExampleGen does;
-  to_examples()   the range's columns as Arrow lists of one value (none for an empty cell;
+  to_examples()   the range's columns as Arrow lists of one value (none for an empty cell,
+                  and, unlike CsvExampleGen, none for inf or nan in a FLOAT column: counted;
                   no feature kind at all for an UNKNOWN column, as CsvExampleGen's
                   tf.train.Feature()) encoded by RecordBatchToExamples.
 """
@@ -148,27 +149,6 @@ def without_header_rows(table: pa.Table) -> Tuple[pa.Table, int]:
   return (table.filter(pc.invert(repeats)) if count else table), count
 
 
-# Cells that parse as a float but are no number to learn from: read as missing (empty), counted.
-NON_FINITE = ('inf', '+inf', '-inf', 'infinity', '+infinity', '-infinity', 'nan', '+nan', '-nan')
-
-
-def without_non_finite(table: pa.Table, label: str) -> Tuple[pa.Table, int]:
-  """(the table with inf and nan cells of its feature columns empty, how many there were):
-  read as numbers they reach the model as inf or NaN and every prediction becomes NaN; the
-  label's own missing words are label_gaps'."""
-  count = 0
-  for index, name in enumerate(table.column_names):
-    if name == label:
-      continue
-    cells = table.column(name)
-    odd = pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(cells)), value_set=pa.array(NON_FINITE))
-    found = pc.sum(odd).as_py() or 0
-    if found:
-      table = table.set_column(index, name, pc.if_else(odd, pa.scalar(''), cells))
-      count += found
-  return table, count
-
-
 def _explained(data: bytes, columns: int, where: str, first_row: int, error: Exception) -> str:
   """A one-line reason for a range pyarrow refused: not UTF-8, or a row of another width."""
   try:
@@ -244,25 +224,42 @@ def merge_types(typings: Sequence[Sequence[ColumnType]]) -> List[ColumnType]:
   return [ColumnType(max(column)) for column in zip(*typings)]
 
 
-def to_record_batch(table: pa.Table, types: Sequence[ColumnType]) -> pa.RecordBatch:
+def to_record_batch(
+  table: pa.Table, types: Sequence[ColumnType], non_finite: Optional[list] = None
+) -> pa.RecordBatch:
   """The table's columns as the lists RecordBatchToExamples encodes: one value per cell, none
-  for an empty cell, a null list (a feature without a kind) in an UNKNOWN column."""
-  lists = [_as_list(column.combine_chunks(), kind) for column, kind in zip(table.columns, types)]
+  for an empty cell or an inf / nan one in a FLOAT column (no number to learn from: they made
+  every prediction NaN; each such cell's count appended to `non_finite`), a null list (a
+  feature without a kind) in an UNKNOWN column."""
+  found = [] if non_finite is None else non_finite
+  lists = [
+    _as_list(column.combine_chunks(), kind, found) for column, kind in zip(table.columns, types)
+  ]
   return pa.RecordBatch.from_arrays(lists, table.column_names)
 
 
-def _as_list(cells: pa.Array, kind: ColumnType) -> pa.Array:
+def _as_list(cells: pa.Array, kind: ColumnType, non_finite: list) -> pa.Array:
   if kind == ColumnType.UNKNOWN:
     return pa.nulls(len(cells), pa.large_list(pa.int64()))
   filled = _filled(cells)
-  if len(filled) == len(cells):
+  values = _values(filled, kind)
+  present = None  # per cell: whether it holds a value (None: every cell does)
+  if len(filled) != len(cells):
+    present = pc.greater(pc.binary_length(cells), 0).to_numpy(zero_copy_only=False)
+  if kind == ColumnType.FLOAT:
+    finite = pc.is_finite(values)
+    if not pc.all(finite).as_py():  # a numeric scan: costs nothing when all are numbers
+      kept = finite.to_numpy(zero_copy_only=False)
+      non_finite.append(int(len(kept) - kept.sum()))
+      values = values.filter(finite)
+      present = np.ones(len(cells), bool) if present is None else present.copy()
+      present[np.flatnonzero(present)[~kept]] = False
+  if present is None:
     offsets = np.arange(len(cells) + 1, dtype=np.int64)
   else:
     offsets = np.zeros(len(cells) + 1, dtype=np.int64)
-    np.cumsum(
-      pc.greater(pc.binary_length(cells), 0).to_numpy(zero_copy_only=False), out=offsets[1:]
-    )
-  return pa.LargeListArray.from_arrays(pa.array(offsets), _values(filled, kind))
+    np.cumsum(present, out=offsets[1:])
+  return pa.LargeListArray.from_arrays(pa.array(offsets), values)
 
 
 def _values(filled: pa.Array, kind: ColumnType) -> pa.Array:
@@ -282,13 +279,16 @@ def _values(filled: pa.Array, kind: ColumnType) -> pa.Array:
   return parsed if kind == ColumnType.INT else parsed.cast(pa.float32(), safe=False)
 
 
-def to_examples(table: pa.Table, types: Sequence[ColumnType]) -> List[bytes]:
-  """Serialized tf.Examples of the table's rows, in order (tfx-bsl's C++ encoder)."""
+def to_examples(
+  table: pa.Table, types: Sequence[ColumnType], non_finite: Optional[list] = None
+) -> List[bytes]:
+  """Serialized tf.Examples of the table's rows, in order (tfx-bsl's C++ encoder); inf and nan
+  cells of FLOAT columns left out and counted into `non_finite` (to_record_batch)."""
   from tfx_bsl.coders import example_coder
 
   if not table.num_rows:
     return []
-  return example_coder.RecordBatchToExamples(to_record_batch(table, types))
+  return example_coder.RecordBatchToExamples(to_record_batch(table, types, non_finite))
 
 
 _PRIME = np.uint64(0x100000001B3)  # FNV's 64-bit prime: odd, so invertible modulo 2**64

@@ -58,10 +58,9 @@ def _header_and_ranges(path: str) -> Tuple[List[str], List[Tuple[int, int, int]]
 
 def _read(
   task: _Task, names: List[str], errors: str, label: str, default: str
-) -> Optional[Tuple[pa.Table, int, int, int]]:
+) -> Optional[Tuple[pa.Table, int, int]]:
   """(a task's range as a table of strings, its rows without a label, the rows repeating the
-  header it left out, its inf and nan feature cells it emptied), their label cells holding
-  `default` when there is one
+  header it left out), their label cells holding `default` when there is one
   (components/label_gaps.py); or None when it cannot be read
   as CSV: the reason (one line) is then left in `<errors>-<split>-<shard>.txt` for Do to raise as
   UnusableData (an exception raised in a Beam worker reaches Do as another type, with Beam's
@@ -72,8 +71,7 @@ def _read(
     data = f.read(end - begin)
   try:
     table, headers = arrow_csv.without_header_rows(arrow_csv.read_range(data, names, path, line))
-    table, non_finite = arrow_csv.without_non_finite(table, label)
-    return (*label_gaps.fill_table(table, label, default), headers, non_finite)
+    return (*label_gaps.fill_table(table, label, default), headers)
   except arrow_csv.CsvError as e:
     atomic.write(f'{errors}-{split}-{index:05d}.txt', str(e))
     return None
@@ -168,8 +166,10 @@ class _WriteRange(beam.DoFn):
     read = _read(task, self._names[split], self._errors, self._label, self._default)
     if read is None:
       return []
-    table, unlabelled, headers, non_finite = read
-    records = arrow_csv.to_examples(table, [arrow_csv.ColumnType(t) for t in types[split]])
+    table, unlabelled, headers = read
+    non_finite = []  # inf / nan cells of FLOAT columns, left out
+    kinds = [arrow_csv.ColumnType(t) for t in types[split]]
+    records = arrow_csv.to_examples(table, kinds, non_finite)
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
     detected = _detected(unique, types, self._names)
     ignored = self._ignored | set(detected)
@@ -202,7 +202,7 @@ class _WriteRange(beam.DoFn):
       'counts': counts,
       'unlabelled': unlabelled,
       'repeated_headers': headers,
-      'non_finite': non_finite,
+      'non_finite': sum(non_finite),
       'detected': detected,
     }
     atomic.write(f'{self._facts}-{split}-{index:05d}.json', json.dumps(facts))
@@ -393,7 +393,9 @@ def _regrouped(uri, tasks, outputs, gzip, rows, mode, label, ids, presplit: bool
     facts['across_splits'] = int(np.isin(content, np.array(across, dtype=np.uint64)).sum())
     return facts
   facts['conflicts'] = int(grouping.conflicted.sum())
-  if not duplicates.conflicts_left_out(mode, facts['conflicts'], len(content)):
+  if not facts['conflicts'] or not duplicates.conflicts_left_out(
+    mode, facts['conflicts'], len(content)
+  ):
     return facts
   describe = grouped_split.Fingerprint(label, ids, sequence=False)
   labels_of = {}
