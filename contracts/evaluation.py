@@ -15,6 +15,17 @@ ACCURACY_KEY = 'sparse_categorical_accuracy'  # Keras' name for the same figure,
 RECALL_METRIC, RECALL_KEY = 'TopClassRecall', 'recall'
 PRECISION_METRIC, PRECISION_KEY = 'TopClassPrecision', 'precision'
 CONFUSION_PLOT = 'TopClassConfusionMatrixPlot'  # TFMA's plot, on the matrix the metrics share
+# Regression (the model's PREDICTION against the label, in the label's units): the names of the
+# figures in TFMA's results and in what the project reads and shows. BASELINE_MAE: the mean
+# absolute error of predicting the train split's mean label for every eval example (what a model
+# must beat by --min-improvement).
+MAE_KEY = 'mean_absolute_error'
+RMSE_KEY = 'root_mean_squared_error'
+R2_KEY = 'r_squared'
+MAPE_KEY = 'mean_absolute_percentage_error'  # only when no eval label is 0
+MEAN_LABEL_KEY, MEAN_PREDICTION_KEY = 'mean_label', 'mean_prediction'
+BASELINE_MAE_KEY = 'mean_predictor_mean_absolute_error'
+REGRESSION_KEYS = (MAE_KEY, RMSE_KEY, R2_KEY, MAPE_KEY, MEAN_LABEL_KEY, MEAN_PREDICTION_KEY)
 
 # Custom properties the project adds to TFX's artifacts (components/blessing_evaluator,
 # components/serving_pusher), read by metadata/summary.py.

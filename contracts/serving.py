@@ -1,8 +1,10 @@
 """The serving signatures' names, inputs and outputs: what trainer/signatures.py saves with the
 model and the Evaluator, the serving check and the run report call (docs/serving.md).
 
-Every prediction signature returns PROBABILITIES (one per class, summing to 1), CLASS_IDS (the
-top class) and CLASS_NAMES (its name).
+Every prediction signature of a classifier returns PROBABILITIES (one per class, summing to 1),
+CLASS_IDS (the top class) and CLASS_NAMES (its name); of a regression model, PREDICTION only (the
+number, in the label's units, float32 [batch]; BULK_INFERENCE's as [batch, 1]). TASK_ASSET says
+which (`task`).
 """
 
 import json
@@ -23,6 +25,9 @@ ID_COLUMNS_ASSET = 'id_columns.txt'
 # assets/columns.json: {column: dtype} of what a tabular model parses from a record (its features
 # and its label): whether the serving model can be scored on another run's data (the Evaluator).
 COLUMNS_ASSET = 'columns.json'
+# assets/task.txt: 'regression' for a regression model (absent: a classifier, as every model
+# saved before regression was built).
+TASK_ASSET = 'task.txt'
 
 EXAMPLES_INPUT = 'examples'
 IMAGE_BYTES_INPUT = 'image_bytes'
@@ -31,6 +36,7 @@ TEXT_INPUT = 'text'
 PROBABILITIES = 'probabilities'
 CLASS_IDS = 'class_ids'
 CLASS_NAMES = 'class_names'
+PREDICTION = 'prediction'  # regression: the predicted number, float32 [batch]
 EVAL_LABEL_KEY = 'eval_label'  # the label the model is scored against (TRANSFORM's output)
 
 CHECK_EXAMPLES = 64  # eval examples the serving check sends to every signature
@@ -59,6 +65,12 @@ def columns(saved_model_dir: str) -> Dict[str, str]:
   """{column: dtype} a model parses from a record (COLUMNS_ASSET); {} for a model saved without
   them (images and text, whose record layout is the project's; tabular models before issue 60)."""
   return json.loads(''.join(_asset_lines(saved_model_dir, COLUMNS_ASSET)) or '{}')
+
+
+def task(saved_model_dir: str) -> str:
+  """'regression' or 'classification': what a saved model predicts (TASK_ASSET)."""
+  lines = _asset_lines(saved_model_dir, TASK_ASSET)
+  return lines[0] if lines else 'classification'
 
 
 def _asset_lines(saved_model_dir: str, asset: str) -> List[str]:

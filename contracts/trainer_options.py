@@ -15,6 +15,16 @@ AUTO = 'auto'
 CACHE_MEMORY, CACHE_OFF = 'memory', 'off'  # input_cache besides AUTO (trainer/input_cache.py)
 IMAGENET, NO_WEIGHTS = 'imagenet', 'none'  # weights besides a weights file's path
 XLA = {AUTO: AUTO, 'on': True, 'off': False}  # --xla → xla
+# What the model learns (--task): classes, or a number. AUTO is decided once, by the command line
+# from the data (cli/inputs/csv_input.py), and said; the Trainer resolves what is left AUTO from
+# the schema (a FLOAT label without a threshold regresses).
+CLASSIFICATION, REGRESSION = 'classification', 'regression'
+TASKS = (AUTO, CLASSIFICATION, REGRESSION)
+# Regression losses (--loss), on the label standardized with the train split's mean and deviation
+# (the project scales it: a model predicts (label - mean) / deviation). Huber by default: a few
+# far-off labels (a $300 fare among $10 ones) do not steer the fit as MSE lets them.
+MSE, HUBER, MAE = 'mse', 'huber', 'mae'
+LOSSES = (MSE, HUBER, MAE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,6 +34,8 @@ class TrainerOptions:
   label_threshold: Optional[float] = None  # the label trains as (label > threshold) (None:
   # integer and string labels as classes, float labels refused)
   label_default: str = ''  # the label of rows without one ('': such rows stop the run)
+  task: str = AUTO  # CLASSIFICATION or REGRESSION (AUTO: from the schema, see TASKS)
+  loss: str = ''  # regression: one of LOSSES ('' : HUBER, or the model file's LOSS)
   allowed_features: List[str] = dataclasses.field(default_factory=list)  # columns kept though
   # they alone give the label (--allow-feature; trainer/leakage.py)
   tokens_key: str = ''  # sequences: the feature list holding tokens ('' : first)
