@@ -29,6 +29,7 @@ from tfx.utils import io_utils, path_utils
 from components import beam_progress, read_examples
 from components.blessing_evaluator import class_coverage, comparable, eval_config
 from contracts import artifacts, evaluation, serving, splits
+from utils import saved_model_ops
 
 
 def num_classes(saved_model_dir: str) -> int:
@@ -70,6 +71,8 @@ def eval_files(input_dict) -> list:
 
 class Executor(evaluator_executor.Executor):
   def Do(self, input_dict, output_dict, exec_properties):
+    saved_model_ops.register()  # TFMA loads the models here (in_memory) or in Beam's workers
+    self._beam_pipeline_args = saved_model_ops.with_beam_args(self._beam_pipeline_args)
     key = standard_component_specs.EVAL_CONFIG_KEY
     model = artifact_utils.get_single_instance(input_dict[standard_component_specs.MODEL_KEY])
     classes = num_classes(path_utils.serving_model_path(model.uri))

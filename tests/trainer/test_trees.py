@@ -1,0 +1,41 @@
+"""trainer/trees.py: the splits read into columns (bounded), the trees grown with YDF and their
+figures on train and eval."""
+
+import types
+
+import numpy as np
+
+from tests.trainer.models import tabular_rows
+from trainer import trees
+from trainer.models import gbt
+
+
+def _fn_args(tmp_path, train_rows: int):
+  train = tabular_rows.write(str(tmp_path / 'train'), tabular_rows.rows(train_rows))
+  evaluation = tabular_rows.write(str(tmp_path / 'eval'), tabular_rows.rows(200, seed=5))
+  return types.SimpleNamespace(train_files=[train], eval_files=[evaluation], hyperparameters=None)
+
+
+def test_grown_trees_and_their_figures(tmp_path):
+  grown = trees.grow(_fn_args(tmp_path, 500), tabular_rows.SPEC, None, seed=3)
+  assert grown.train_rows == 500
+  assert set(grown.history) == {
+    'loss',
+    'sparse_categorical_accuracy',
+    'val_loss',
+    'val_sparse_categorical_accuracy',
+  }
+  assert grown.history['val_sparse_categorical_accuracy'][0] > 0.9
+  assert 0 < grown.history['val_loss'][0] < 0.5
+  assert grown.hyperparameters[gbt.NUM_TREES] == 300  # the defaults, and the trees kept
+  assert 0 < grown.hyperparameters['rounds_kept'] <= 300
+
+
+def test_a_split_is_read_up_to_max_rows(tmp_path, monkeypatch):
+  monkeypatch.setattr(trees, 'MAX_ROWS', 100)
+  monkeypatch.setattr(trees, 'READ_BATCH', 64)
+  columns, labels = trees.read_split(_fn_args(tmp_path, 300).train_files, tabular_rows.SPEC, None)
+  assert len(labels) == 100 and set(columns) == {'x', 'color'}
+  assert all(len(values) == 100 for values in columns.values())
+  expected = [label for _, _, label in tabular_rows.rows(300)[:100]]
+  np.testing.assert_array_equal(labels, expected)  # in order

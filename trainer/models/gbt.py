@@ -1,0 +1,71 @@
+"""Gradient-boosted trees for tables (`--model gbt`), trained by YDF (Yggdrasil Decision Forests)
+and served through TensorFlow Decision Forests' inference op.
+
+Not a Keras model, so not behind build_model: the Trainer (trainer/trees.py) reads the train
+split into columns once, `train` grows the trees, and `TreesModel` wraps YDF's TensorFlow function
+so that it is called as the Keras models are, `model(columns, training=False)` → class
+probabilities [B, num_classes], and saved with the same signatures (trainer/signatures.py). The
+columns are what the MLP takes (trainer/tabular_input.model_columns): numbers as float32,
+categories as hashed int64 ids, which the trees split on as categories.
+"""
+
+from typing import Dict
+
+import numpy as np
+import tensorflow as tf
+
+NUM_TREES = 'num_trees'
+MAX_DEPTH = 'max_depth'
+SHRINKAGE = 'shrinkage'
+
+
+def search_space(hp) -> None:
+  """YDF's defaults (its early stopping on 10 % of the train split picks the trees kept)."""
+  hp.Int(NUM_TREES, 50, 500, step=50, default=300)
+  hp.Int(MAX_DEPTH, 3, 8, default=6)
+  hp.Float(SHRINKAGE, 0.02, 0.3, sampling='log', default=0.1)
+
+
+def train(columns: Dict[str, np.ndarray], labels: np.ndarray, spec, hp, seed=None):
+  """A YDF gradient-boosted trees classifier of `labels` (class ids) from `columns`, keyed as
+  trainer/tabular_input.model_columns keys them; spec.categorical columns split as categories."""
+  import ydf
+
+  label = '__label__'
+  while label in columns:
+    label += '_'
+  features = [
+    (key, ydf.Semantic.CATEGORICAL if key in spec.categorical else ydf.Semantic.NUMERICAL)
+    for key in columns
+  ]
+  learner = ydf.GradientBoostedTreesLearner(
+    label=label,
+    task=ydf.Task.CLASSIFICATION,
+    features=features,
+    num_trees=hp.get(NUM_TREES),
+    max_depth=hp.get(MAX_DEPTH),
+    shrinkage=hp.get(SHRINKAGE),
+    **({} if seed is None else {'random_seed': seed}),
+  )
+  return learner.train({**columns, label: labels}, verbose=0)
+
+
+class TreesModel(tf.Module):
+  """YDF's TensorFlow function as the Keras models are called: columns → probabilities
+  [B, num_classes], a class the train split did not hold at 0."""
+
+  def __init__(self, trained, num_classes: int):
+    super().__init__(name='gbt')
+    self.columns = tuple(trained.input_feature_names())
+    self.trees = trained.to_tensorflow_function()
+    # YDF's classes are the class ids as strings, in its own order: column j of its output is
+    # class int(classes[j]) of ours.
+    classes = [int(name) for name in trained.label_classes()]
+    self.binary = len(classes) == 2  # YDF answers the second class's probability alone
+    self._to_classes = tf.constant(np.eye(num_classes, dtype=np.float32)[classes])
+
+  def __call__(self, inputs: Dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
+    out = self.trees({key: inputs[key] for key in self.columns})
+    if self.binary:
+      out = tf.stack([1.0 - out, out], axis=-1)
+    return tf.matmul(out, self._to_classes)
