@@ -35,6 +35,10 @@ def model_options(args: argparse.Namespace, data_kind: str, local: bool = True) 
       f'--model {name}: --tune-trials tunes Keras models; the trees train with their defaults '
       '(docs/models.md)'
     )
+  if name == models.TREES and getattr(args, 'loss', '') == trainer_options.HUBER:
+    raise UserError(
+      f'--model {name}: --loss huber: the trees regress with mse (the default) or mae'
+    )
   backbone = name in models.BACKBONES or 'model_source' in decided
   for flag, value, unset in (
     ('--weights', weights, ''),

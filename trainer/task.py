@@ -29,7 +29,13 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 
 from contracts import artifacts, labels
 from contracts.serving import BULK_INFERENCE, SERVING_DEFAULT
-from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TABULAR, TrainerOptions
+from contracts.trainer_options import (
+  CLASSIFICATION,
+  IMAGENET,
+  NO_WEIGHTS,
+  TABULAR,
+  TrainerOptions,
+)
 from trainer import (
   data_spec,
   diagnosis,
@@ -100,6 +106,8 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
         chosen.module, chosen.name, options.learning_rate, fn_args.hyperparameters
       )
       trained = model_for(chosen, options, hp, fn_args.train_steps)
+    regression = getattr(ready.spec, 'regression', False)
+    loss = model.regression_loss(chosen.module, chosen.name, options.loss) if regression else ''
     built, train, evaluation, hint = trained.model, ready.train, ready.evaluation, ready.hint
     _record_damage(prepared.damage, guard.reports, model_run_dir)
     if service:
@@ -114,9 +122,7 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
     for number, phase in enumerate(trained.phases):
       with plan.strategy.scope():
         fine_tune.prepare(built, phase)
-        model.compile_model(
-          built, phase.learning_rate, plan.jit_compile, xla_asked=options.xla is True
-        )
+        model.compile_model(built, phase.learning_rate, plan.jit_compile, options.xla is True, loss)
       if not number:
         input_check = _input_check(
           built, train, batch_size, hint, service, ready.cache, plan, options.seed
@@ -135,11 +141,15 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
       phases.append(fine_tune.record(phase, time.monotonic() - started, built))
       for key, values in ran.items():
         history.setdefault(key, []).extend(float(v) for v in values)
+    if regression:  # the mean absolute error in the label's units
+      for key in (model.REGRESSION_METRIC, f'val_{model.REGRESSION_METRIC}'):
+        history[key] = [v * ready.spec.label_std for v in history.get(key, [])]
     _write_json(
       model_run_dir,
       artifacts.TRAINING_FILE,
       {
         **_data_facts(ready, options),
+        **({'loss': loss} if regression else {}),
         'model': trained.name,
         'hyperparameters': trained.hyperparameters,
         'tuned': bool(fn_args.hyperparameters),
@@ -167,16 +177,20 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
 
 def _data_facts(ready: setup.Setup, options: TrainerOptions) -> dict:
   """What training.json says of the data, whatever the model."""
+  regression = getattr(ready.spec, 'regression', False)
   facts = {
     'class_names': list(ready.class_names),
     'single_feature_scores': ready.single_feature_scores,
+    'task': ready.spec.task if regression else CLASSIFICATION,
     'seed': options.seed,
   }
+  if regression:
+    facts.update(label_mean=ready.spec.label_mean, label_std=ready.spec.label_std)
   if options.data_kind == TABULAR:
     spellings = ready.label_spellings
-    facts['label'] = labels.threshold_line(options.label_key, options.label_threshold) + (
-      f'; spellings read as one: {labels.spellings_line(spellings)}' if spellings else ''
-    )
+    facts['label'] = labels.task_line(
+      options.label_key, ready.spec.task, options.label_threshold
+    ) + (f'; spellings read as one: {labels.spellings_line(spellings)}' if spellings else '')
   return facts
 
 
@@ -185,7 +199,8 @@ def _save(built, ready: setup.Setup, fn_args: FnArgs, plan, scratch: str) -> Non
   serving = ready.signatures(built, ready.spec)
   serving[BULK_INFERENCE] = signatures.bulk_inference(serving[SERVING_DEFAULT])
   serving_dir = distribution.chief_or_scratch(fn_args.serving_model_dir, plan, scratch)
-  signatures.attach_assets(built, ready.class_names, ready.id_columns, scratch)
+  regression = getattr(ready.spec, 'regression', False)
+  signatures.attach_assets(built, ready.class_names, ready.id_columns, scratch, regression)
   signatures.attach_columns(built, ready.spec, scratch)
   tf.saved_model.save(built, serving_dir, signatures=serving)
   logging.info('Saved model with signatures %s to %s', sorted(serving), serving_dir)
@@ -198,12 +213,13 @@ def _grow_and_save(
   the Keras models are."""
   ready = prepared.setup
   _record_damage(prepared.damage, prepared.guard.reports, model_run_dir)
-  grown = trees.grow(fn_args, ready.spec, prepared.guard, options.seed)
+  grown = trees.grow(fn_args, ready.spec, prepared.guard, options.seed, options.loss)
   _write_json(
     model_run_dir,
     artifacts.TRAINING_FILE,
     {
       **_data_facts(ready, options),
+      **({'loss': grown.loss} if grown.loss else {}),
       'model': trees.NAME,
       'hyperparameters': grown.hyperparameters,
       'tuned': bool(fn_args.hyperparameters),

@@ -10,7 +10,9 @@ from typing import Dict, List, Tuple
 import keras_tuner
 import numpy as np
 
+from contracts import trainer_options
 from trainer import models, shards, tabular_input
+from trainer.model import REGRESSION_METRIC
 from trainer.models import gbt
 
 NAME = models.TREES
@@ -27,6 +29,7 @@ class Grown:
   train_rows: int
   seconds: float
   history: Dict[str, List[float]]  # one entry each: the train and eval splits' figures
+  loss: str  # regression: MSE or MAE; classes: ''
 
 
 def hyperparameters(tuned=None) -> keras_tuner.HyperParameters:
@@ -39,7 +42,8 @@ def hyperparameters(tuned=None) -> keras_tuner.HyperParameters:
 
 
 def read_split(file_patterns, spec, guard) -> Tuple[Dict[str, np.ndarray], np.ndarray]:
-  """A split's columns as the model takes them and its class ids, in order, at most MAX_ROWS."""
+  """A split's columns as the model takes them and its labels as the model learns them (class
+  ids, or the standardized label), in order, at most MAX_ROWS."""
   dataset = tabular_input.tabular_dataset(
     shards.shard_files(file_patterns), spec, READ_BATCH, False, guard
   )
@@ -54,8 +58,17 @@ def read_split(file_patterns, spec, guard) -> Tuple[Dict[str, np.ndarray], np.nd
   return columns, np.concatenate([b[1] for b in batches])[:MAX_ROWS]
 
 
-def figures(model: gbt.TreesModel, columns, labels: np.ndarray) -> Dict[str, float]:
-  """Cross-entropy and accuracy of the model's probabilities on rows of known classes."""
+def figures(
+  model: gbt.TreesModel, columns, labels: np.ndarray, spec, loss: str
+) -> Dict[str, float]:
+  """Classes: cross-entropy and accuracy on rows of known classes. Regression: the loss on the
+  standardized label, and the mean absolute error in the label's units (as Keras' history)."""
+  if spec.regression:
+    errors = model(columns).numpy()[:, 0] - labels
+    return {
+      'loss': float(np.mean(errors**2 if loss == trainer_options.MSE else np.abs(errors))),
+      REGRESSION_METRIC: float(np.mean(np.abs(errors)) * spec.label_std),
+    }
   known = labels >= 0
   probabilities = model({k: v[known] for k, v in columns.items()}).numpy()
   picked = probabilities[np.arange(len(probabilities)), labels[known]]
@@ -65,18 +78,20 @@ def figures(model: gbt.TreesModel, columns, labels: np.ndarray) -> Dict[str, flo
   }
 
 
-def grow(fn_args, spec, guard, seed=None) -> Grown:
-  """The trees trained on the train split, with their figures on train and eval."""
+def grow(fn_args, spec, guard, seed=None, loss: str = '') -> Grown:
+  """The trees trained on the train split, with their figures on train and eval; regression with
+  `loss` (--loss; '': gbt.LOSS)."""
   hp = hyperparameters(fn_args.hyperparameters)
+  loss = (loss or gbt.LOSS) if spec.regression else ''
   columns, labels = read_split(fn_args.train_files, spec, guard)
   started = time.monotonic()
-  trained = gbt.train(columns, labels, spec, hp, seed)
+  trained = gbt.train(columns, labels, spec, hp, seed, loss)
   seconds = time.monotonic() - started
-  model = gbt.TreesModel(trained, spec.num_classes)
+  model = gbt.TreesModel(trained, spec.num_classes, spec.regression)
   rounds = trained.num_trees() // trained.num_trees_per_iteration()  # a tree per class a round
   logging.info('gbt: %d boosting rounds on %d train rows in %.1f s', rounds, len(labels), seconds)
-  history = {key: [value] for key, value in figures(model, columns, labels).items()}
-  evaluated = figures(model, *read_split(fn_args.eval_files, spec, guard))
+  history = {key: [value] for key, value in figures(model, columns, labels, spec, loss).items()}
+  evaluated = figures(model, *read_split(fn_args.eval_files, spec, guard), spec, loss)
   history.update({f'val_{key}': [value] for key, value in evaluated.items()})
   values = dict(hp.values, rounds_kept=rounds)  # early stopping may keep fewer than num_trees
-  return Grown(model, values, len(labels), seconds, history)
+  return Grown(model, values, len(labels), seconds, history, loss)

@@ -56,6 +56,7 @@ def test_a_model_file_that_cannot_be_a_model_is_refused(
     (['--fine-tune-layers', '0'], '--fine-tune-layers 0: must be positive'),
     (['--tune-trials', '-1'], '--tune-trials -1: must be 0 (the default: no tuning) or more'),
     (['--model', 'gbt', '--tune-trials', '2'], '--model gbt: --tune-trials tunes Keras models'),
+    (['--model', 'gbt', '--loss', 'huber'], '--model gbt: --loss huber: the trees regress with'),
   ],
 )
 def test_model_flags_that_do_not_fit_are_refused(tmp_path, capsys, csv_file, flags, expected):

@@ -10,9 +10,9 @@ from trainer import trees
 from trainer.models import gbt
 
 
-def _fn_args(tmp_path, train_rows: int):
-  train = tabular_rows.write(str(tmp_path / 'train'), tabular_rows.rows(train_rows))
-  evaluation = tabular_rows.write(str(tmp_path / 'eval'), tabular_rows.rows(200, seed=5))
+def _fn_args(tmp_path, train_rows: int, table=tabular_rows.rows):
+  train = tabular_rows.write(str(tmp_path / 'train'), table(train_rows))
+  evaluation = tabular_rows.write(str(tmp_path / 'eval'), table(200, seed=5))
   return types.SimpleNamespace(train_files=[train], eval_files=[evaluation], hyperparameters=None)
 
 
@@ -29,6 +29,22 @@ def test_grown_trees_and_their_figures(tmp_path):
   assert 0 < grown.history['val_loss'][0] < 0.5
   assert grown.hyperparameters[gbt.NUM_TREES] == 300  # the defaults, and the trees kept
   assert 0 < grown.hyperparameters['rounds_kept'] <= 300
+
+
+def test_regression_figures_in_the_label_units(tmp_path):
+  spec = tabular_rows.regression_spec(tabular_rows.numbers(500))
+  grown = trees.grow(_fn_args(tmp_path, 500, tabular_rows.numbers), spec, None, loss='mae')
+  assert grown.loss == 'mae' and grown.hyperparameters['rounds_kept'] > 0
+  assert set(grown.history) == {
+    'loss',
+    'mean_absolute_error',
+    'val_loss',
+    'val_mean_absolute_error',
+  }
+  # the loss on the standardized label, the error in the label's units (deviation ~30)
+  mae = grown.history['val_mean_absolute_error'][0]
+  assert 0.5 < mae < 5
+  np.testing.assert_allclose(grown.history['val_loss'][0], mae / spec.label_std, rtol=1e-4)
 
 
 def test_a_split_is_read_up_to_max_rows(tmp_path, monkeypatch):

@@ -4,8 +4,9 @@ and served through TensorFlow Decision Forests' inference op.
 Not a Keras model, so not behind build_model: the Trainer (trainer/trees.py) reads the train
 split into columns once, `train` grows the trees, and `TreesModel` wraps YDF's TensorFlow function
 so that it is called as the Keras models are, `model(columns, training=False)` → class
-probabilities [B, num_classes], and saved with the same signatures (trainer/signatures.py). The
-columns are what the MLP takes (trainer/tabular_input.model_columns): numbers as float32,
+probabilities [B, num_classes], or for regression the standardized label [B, 1] (the signatures
+give it back in the label's units), and saved with the same signatures (trainer/signatures.py).
+The columns are what the MLP takes (trainer/tabular_input.model_columns): numbers as float32,
 categories as hashed int64 ids, which the trees split on as categories.
 """
 
@@ -14,9 +15,14 @@ from typing import Dict
 import numpy as np
 import tensorflow as tf
 
+from contracts import trainer_options
+from contracts.errors import UnusableModel
+
 NUM_TREES = 'num_trees'
 MAX_DEPTH = 'max_depth'
 SHRINKAGE = 'shrinkage'
+LOSS = trainer_options.MSE  # regression's default: squared error, as scikit-learn's boosting
+YDF_LOSSES = {trainer_options.MSE: 'SQUARED_ERROR', trainer_options.MAE: 'MEAN_AVERAGE_ERROR'}
 
 
 def search_space(hp) -> None:
@@ -26,8 +32,9 @@ def search_space(hp) -> None:
   hp.Float(SHRINKAGE, 0.02, 0.3, sampling='log', default=0.1)
 
 
-def train(columns: Dict[str, np.ndarray], labels: np.ndarray, spec, hp, seed=None):
-  """A YDF gradient-boosted trees classifier of `labels` (class ids) from `columns`, keyed as
+def train(columns: Dict[str, np.ndarray], labels: np.ndarray, spec, hp, seed=None, loss: str = ''):
+  """YDF gradient-boosted trees of `labels` (class ids, or the standardized label when
+  spec.regression, with `loss`: MSE or MAE) from `columns`, keyed as
   trainer/tabular_input.model_columns keys them; spec.categorical columns split as categories."""
   import ydf
 
@@ -38,13 +45,19 @@ def train(columns: Dict[str, np.ndarray], labels: np.ndarray, spec, hp, seed=Non
     (key, ydf.Semantic.CATEGORICAL if key in spec.categorical else ydf.Semantic.NUMERICAL)
     for key in columns
   ]
+  task = ydf.Task.CLASSIFICATION
+  if spec.regression:
+    if loss not in YDF_LOSSES:
+      raise UnusableModel(f'--model gbt: --loss {loss}: the trees regress with mse or mae')
+    task = ydf.Task.REGRESSION
   learner = ydf.GradientBoostedTreesLearner(
     label=label,
-    task=ydf.Task.CLASSIFICATION,
+    task=task,
     features=features,
     num_trees=hp.get(NUM_TREES),
     max_depth=hp.get(MAX_DEPTH),
     shrinkage=hp.get(SHRINKAGE),
+    **({'loss': YDF_LOSSES[loss]} if spec.regression else {}),
     **({} if seed is None else {'random_seed': seed}),
   )
   return learner.train({**columns, label: labels}, verbose=0)
@@ -52,20 +65,24 @@ def train(columns: Dict[str, np.ndarray], labels: np.ndarray, spec, hp, seed=Non
 
 class TreesModel(tf.Module):
   """YDF's TensorFlow function as the Keras models are called: columns → probabilities
-  [B, num_classes], a class the train split did not hold at 0."""
+  [B, num_classes], a class the train split did not hold at 0; regression: [B, 1]."""
 
-  def __init__(self, trained, num_classes: int):
+  def __init__(self, trained, num_classes: int, regression: bool = False):
     super().__init__(name='gbt')
     self.columns = tuple(trained.input_feature_names())
     self.trees = trained.to_tensorflow_function()
-    # YDF's classes are the class ids as strings, in its own order: column j of its output is
-    # class int(classes[j]) of ours.
-    classes = [int(name) for name in trained.label_classes()]
-    self.binary = len(classes) == 2  # YDF answers the second class's probability alone
-    self._to_classes = tf.constant(np.eye(num_classes, dtype=np.float32)[classes])
+    self.regression = regression
+    if not regression:
+      # YDF's classes are the class ids as strings, in its own order: column j of its output
+      # is class int(classes[j]) of ours.
+      classes = [int(name) for name in trained.label_classes()]
+      self.binary = len(classes) == 2  # YDF answers the second class's probability alone
+      self._to_classes = tf.constant(np.eye(num_classes, dtype=np.float32)[classes])
 
   def __call__(self, inputs: Dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
     out = self.trees({key: inputs[key] for key in self.columns})
+    if self.regression:
+      return tf.reshape(out, [-1, 1])
     if self.binary:
       out = tf.stack([1.0 - out, out], axis=-1)
     return tf.matmul(out, self._to_classes)

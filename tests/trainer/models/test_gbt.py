@@ -12,12 +12,12 @@ from trainer import signatures, tabular_input, trees
 from trainer.models import gbt
 
 
-def _trained(spec, table):
+def _trained(spec, table, loss=''):
   columns, labels = tabular_input.parse_tabular(
     tf.constant([tabular_rows.example(*row) for row in table]), spec
   )
   columns = {key: value.numpy() for key, value in columns.items()}
-  trained = gbt.train(columns, labels.numpy(), spec, trees.hyperparameters(), seed=1)
+  trained = gbt.train(columns, labels.numpy(), spec, trees.hyperparameters(), seed=1, loss=loss)
   return trained, columns, labels.numpy()
 
 
@@ -77,3 +77,24 @@ def test_saved_trees_serve_what_the_model_answers_in_process(tmp_path):
   assert bulk['class_names'].shape == (50, 1)
   with open(f'{path}/assets/{serving.CLASS_NAMES_ASSET}') as f:
     assert f.read().split() == spec.class_names
+
+
+def test_regression_trees_serve_the_number_in_the_label_units(tmp_path):
+  table = tabular_rows.numbers(800)
+  spec = tabular_rows.regression_spec(table)
+  trained, columns, standardized = _trained(spec, table, loss=gbt.LOSS)
+  model = gbt.TreesModel(trained, 1, regression=True)
+  out = model(columns).numpy()
+  assert out.shape == (800, 1)
+  np.testing.assert_allclose(out[:, 0], trained.predict(columns), atol=1e-6)
+  path = str(tmp_path / 'model')
+  tf.saved_model.save(model, path, signatures=signatures.tabular_signatures(model, spec))
+  new = tabular_rows.numbers(100, seed=9)
+  examples = tf.constant([tabular_rows.example(x, color) for x, color, _ in new])
+  served = tf.saved_model.load(path).signatures['serving_default'](examples=examples)
+  assert set(served) == {serving.PREDICTION}
+  expected = model(tabular_input.parse_tabular(examples, spec, with_label=False)).numpy()[:, 0]
+  prediction = served[serving.PREDICTION].numpy()
+  np.testing.assert_allclose(prediction, expected * spec.label_std + spec.label_mean, rtol=1e-5)
+  truth = np.array([y for _, _, y in new])
+  assert np.mean(np.abs(prediction - truth)) < 4  # the label spreads ~30 about its mean
