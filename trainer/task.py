@@ -228,7 +228,7 @@ def _grow_and_save(
       'batch_size': grown.train_rows,
       'batch_capped': None,
       'epochs': 1,
-      'train_steps': 1,
+      'train_steps': grown.hyperparameters['rounds_kept'],  # a boosting round: a step on every row
       'train_seconds': grown.seconds,
       'history': grown.history,
       'input_check': None,
