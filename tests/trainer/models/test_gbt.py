@@ -21,7 +21,7 @@ def _trained(spec, table, loss=''):
   return trained, columns, labels.numpy()
 
 
-def test_trees_give_every_class_a_probability_and_learn(tmp_path):
+def test_trees_give_every_class_a_probability_and_learn():
   spec = tabular_rows.SPEC
   trained, columns, labels = _trained(spec, tabular_rows.rows(600))
   model = gbt.TreesModel(trained, spec.num_classes)
@@ -36,7 +36,7 @@ def test_trees_give_every_class_a_probability_and_learn(tmp_path):
   np.testing.assert_allclose(probabilities[:, order], own, atol=1e-5)
 
 
-def test_two_classes_from_ydf_one_probability(tmp_path):
+def test_two_classes_from_ydf_one_probability():
   spec = dataclasses.replace(tabular_rows.SPEC, label_threshold=2.5, num_classes=2, label_values=[])
   trained, columns, labels = _trained(spec, tabular_rows.rows(400, seed=2))
   probabilities = gbt.TreesModel(trained, 2)(columns).numpy()
