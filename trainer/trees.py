@@ -32,10 +32,8 @@ class Grown:
   loss: str  # regression: MSE or MAE; classes: ''
 
 
-def hyperparameters(tuned=None) -> keras_tuner.HyperParameters:
-  """gbt.search_space at its defaults, or the Tuner's values (a get_config())."""
-  if tuned:
-    return keras_tuner.HyperParameters.from_config(tuned)
+def hyperparameters() -> keras_tuner.HyperParameters:
+  """gbt.search_space at its defaults (the Tuner does not tune trees: cli/model_options.py)."""
   hp = keras_tuner.HyperParameters()
   gbt.search_space(hp)
   return hp
@@ -81,7 +79,7 @@ def figures(
 def grow(fn_args, spec, guard, seed=None, loss: str = '') -> Grown:
   """The trees trained on the train split, with their figures on train and eval; regression with
   `loss` (--loss; '': gbt.LOSS)."""
-  hp = hyperparameters(fn_args.hyperparameters)
+  hp = hyperparameters()
   loss = (loss or gbt.LOSS) if spec.regression else ''
   columns, labels = read_split(fn_args.train_files, spec, guard)
   started = time.monotonic()

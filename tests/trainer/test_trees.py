@@ -13,7 +13,7 @@ from trainer.models import gbt
 def _fn_args(tmp_path, train_rows: int, table=tabular_rows.rows):
   train = tabular_rows.write(str(tmp_path / 'train'), table(train_rows))
   evaluation = tabular_rows.write(str(tmp_path / 'eval'), table(200, seed=5))
-  return types.SimpleNamespace(train_files=[train], eval_files=[evaluation], hyperparameters=None)
+  return types.SimpleNamespace(train_files=[train], eval_files=[evaluation])
 
 
 def test_grown_trees_and_their_figures(tmp_path):
