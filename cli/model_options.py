@@ -30,11 +30,6 @@ def model_options(args: argparse.Namespace, data_kind: str, local: bool = True) 
       f'--model {name}: a model for {models.BUILT_IN[name]} data; this data is {kind} '
       f'(its built-in: {models.DEFAULT[kind]})'
     )
-  if name == models.TREES and getattr(args, 'tune_trials', 0):
-    raise UserError(
-      f'--model {name}: --tune-trials tunes Keras models; the trees train with their defaults '
-      '(docs/models.md)'
-    )
   if name == models.TREES and getattr(args, 'loss', '') == trainer_options.HUBER:
     raise UserError(
       f'--model {name}: --loss huber: the trees regress with mse (the default) or mae'

@@ -222,7 +222,7 @@ def _grow_and_save(
       **({'loss': grown.loss} if grown.loss else {}),
       'model': trees.NAME,
       'hyperparameters': grown.hyperparameters,
-      'tuned': False,
+      'tuned': bool(fn_args.hyperparameters),
       'weights': '',
       'phases': [],
       'batch_size': grown.train_rows,

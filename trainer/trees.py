@@ -32,8 +32,10 @@ class Grown:
   loss: str  # regression: MSE or MAE; classes: ''
 
 
-def hyperparameters() -> keras_tuner.HyperParameters:
-  """gbt.search_space at its defaults (the Tuner does not tune trees: cli/model_options.py)."""
+def hyperparameters(tuned=None) -> keras_tuner.HyperParameters:
+  """gbt.search_space at its defaults, or at the Tuner's best values (a get_config())."""
+  if tuned:
+    return keras_tuner.HyperParameters.from_config(tuned)
   hp = keras_tuner.HyperParameters()
   gbt.search_space(hp)
   return hp
@@ -76,20 +78,56 @@ def figures(
   }
 
 
+def chosen_loss(spec, asked: str) -> str:
+  """Regression's loss: --loss, else gbt.LOSS; '' for classes."""
+  return (asked or gbt.LOSS) if spec.regression else ''
+
+
+def fit(split, spec, hp, seed, loss: str):
+  """(YDF's trees, the TreesModel that serves them) grown on `split` (columns, labels)."""
+  trained = gbt.train(*split, spec, hp, seed, loss)
+  return trained, gbt.TreesModel(trained, spec.num_classes, spec.regression)
+
+
 def grow(fn_args, spec, guard, seed=None, loss: str = '') -> Grown:
   """The trees trained on the train split, with their figures on train and eval; regression with
   `loss` (--loss; '': gbt.LOSS)."""
-  hp = hyperparameters()
-  loss = (loss or gbt.LOSS) if spec.regression else ''
-  columns, labels = read_split(fn_args.train_files, spec, guard)
+  hp = hyperparameters(fn_args.hyperparameters)
+  loss = chosen_loss(spec, loss)
+  train = read_split(fn_args.train_files, spec, guard)
   started = time.monotonic()
-  trained = gbt.train(columns, labels, spec, hp, seed, loss)
+  trained, model = fit(train, spec, hp, seed, loss)
   seconds = time.monotonic() - started
-  model = gbt.TreesModel(trained, spec.num_classes, spec.regression)
   rounds = trained.num_trees() // trained.num_trees_per_iteration()  # a tree per class a round
-  logging.info('gbt: %d boosting rounds on %d train rows in %.1f s', rounds, len(labels), seconds)
-  history = {key: [value] for key, value in figures(model, columns, labels, spec, loss).items()}
+  logging.info('gbt: %d boosting rounds on %d train rows in %.1f s', rounds, len(train[1]), seconds)
+  history = {key: [value] for key, value in figures(model, *train, spec, loss).items()}
   evaluated = figures(model, *read_split(fn_args.eval_files, spec, guard), spec, loss)
   history.update({f'val_{key}': [value] for key, value in evaluated.items()})
   values = dict(hp.values, rounds_kept=rounds)  # early stopping may keep fewer than num_trees
-  return Grown(model, values, len(labels), seconds, history, loss)
+  return Grown(model, values, len(train[1]), seconds, history, loss)
+
+
+class TreesSearch(keras_tuner.Tuner):
+  """KerasTuner's random search over gbt.search_space for TFX's Tuner: the splits read once, each
+  trial grows the trees on train and is scored on eval (`val_` figures, as Keras' fit names
+  them); no Keras model is built and none is kept."""
+
+  def __init__(self, fn_args, spec, guard, objective: str, options, search_seed: int):
+    """options: the TunerOptions (max_trials; seed and loss as the Trainer's)."""
+    oracle = keras_tuner.oracles.RandomSearchOracle(
+      objective=objective,
+      max_trials=options.max_trials,
+      hyperparameters=hyperparameters(),
+      seed=search_seed,
+    )
+    super().__init__(
+      oracle=oracle, directory=fn_args.working_dir, project_name='trials', overwrite=True
+    )
+    self.spec, self.seed, self.loss = spec, options.seed, chosen_loss(spec, options.loss)
+    self.train = read_split(fn_args.train_files, spec, guard)
+    self.evaluation = read_split(fn_args.eval_files, spec, guard)
+
+  def run_trial(self, trial, *args, **kwargs) -> Dict[str, float]:
+    _, model = fit(self.train, self.spec, trial.hyperparameters, self.seed, self.loss)
+    evaluated = figures(model, *self.evaluation, self.spec, self.loss)
+    return {f'val_{key}': value for key, value in evaluated.items()}

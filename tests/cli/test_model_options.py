@@ -55,7 +55,6 @@ def test_a_model_file_that_cannot_be_a_model_is_refused(
     (['--model', 'mlp', '--fine-tune-steps', '5'], '--fine-tune-steps: only for a backbone'),
     (['--fine-tune-layers', '0'], '--fine-tune-layers 0: must be positive'),
     (['--tune-trials', '-1'], '--tune-trials -1: must be 0 (the default: no tuning) or more'),
-    (['--model', 'gbt', '--tune-trials', '2'], '--model gbt: --tune-trials tunes Keras models'),
     (['--model', 'gbt', '--loss', 'huber'], '--model gbt: --loss huber: the trees regress with'),
   ],
 )

@@ -10,10 +10,15 @@ from trainer import trees
 from trainer.models import gbt
 
 
-def _fn_args(tmp_path, train_rows: int, table=tabular_rows.rows):
+def _fn_args(tmp_path, train_rows: int, table=tabular_rows.rows, hyperparameters=None):
   train = tabular_rows.write(str(tmp_path / 'train'), table(train_rows))
   evaluation = tabular_rows.write(str(tmp_path / 'eval'), table(200, seed=5))
-  return types.SimpleNamespace(train_files=[train], eval_files=[evaluation])
+  return types.SimpleNamespace(
+    train_files=[train],
+    eval_files=[evaluation],
+    hyperparameters=hyperparameters,
+    working_dir=str(tmp_path / 'tuner'),
+  )
 
 
 def test_grown_trees_and_their_figures(tmp_path):
@@ -55,3 +60,23 @@ def test_a_split_is_read_up_to_max_rows(tmp_path, monkeypatch):
   assert all(len(values) == 100 for values in columns.values())
   expected = [label for _, _, label in tabular_rows.rows(300)[:100]]
   np.testing.assert_array_equal(labels, expected)  # in order
+
+
+def test_the_tuner_searches_trees_and_the_trainer_grows_the_best(tmp_path):
+  fn_args = _fn_args(tmp_path, 400)
+  options = types.SimpleNamespace(max_trials=3, seed=None, loss='')
+  search = trees.TreesSearch(
+    fn_args, tabular_rows.SPEC, None, 'val_sparse_categorical_accuracy', options, 0
+  )
+  search.search()
+  trials = search.oracle.get_best_trials(3)
+  assert len(trials) == 3
+  scores = [t.score for t in trials]
+  assert scores == sorted(scores, reverse=True) and scores[0] > 0.9  # accuracy: higher is better
+  assert len({tuple(sorted(t.hyperparameters.values.items())) for t in trials}) == 3
+  best = search.get_best_hyperparameters()[0]
+  tuned = _fn_args(tmp_path, 400, hyperparameters=best.get_config())
+  grown = trees.grow(tuned, tabular_rows.SPEC, None)
+  for name in (gbt.NUM_TREES, gbt.MAX_DEPTH, gbt.SHRINKAGE):
+    assert grown.hyperparameters[name] == best.get(name)
+  assert grown.history['val_sparse_categorical_accuracy'][0] == scores[0]
