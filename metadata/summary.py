@@ -182,7 +182,7 @@ def _figure(value: float) -> str:
   return f'{value:.4g}'
 
 
-def _regression_failure(failure, figures: Dict[str, float], serving: Dict[str, float]) -> str:
+def _regression_failure(failure, figures: Dict[str, float]) -> str:
   """One failed threshold of a regression model, said with its figures and flag."""
   name, value = failure.metric_key.name, failure.metric_value.double_value.value
   threshold = failure.metric_threshold
@@ -194,10 +194,9 @@ def _regression_failure(failure, figures: Dict[str, float], serving: Dict[str, f
       f'{threshold.value_threshold.lower_bound.value:.0%} below needed (--min-improvement)'
     )
   if threshold.HasField('change_threshold'):
-    theirs = serving.get(name, math.nan)
     return (
-      f'RMSE {_figure(figures.get(name, math.nan))}, serving model {_figure(theirs)}: more than '
-      f'{threshold.change_threshold.relative.value:.0%} above (--max-error-increase)'
+      f"RMSE more than {threshold.change_threshold.relative.value:.0%} above the serving model's "
+      '(--max-error-increase)'
     )
   short = 'MAE' if name == evaluation_names.MAE_KEY else 'RMSE'
   return (
@@ -215,16 +214,19 @@ def regression_reason(
   not_compared: str = '',
 ) -> str:
   """Why a regression model was (not) blessed: 'MAE 1.23, 83% below the mean predictor's 7.06;
-  RMSE 2.1, serving model 2.05', or each threshold it failed ('RMSE 2.5, serving model 2.0: more
-  than 5% above (--max-error-increase)'), then whether a serving model was compared. figures,
+  RMSE 2.1, serving model 2.05', or each threshold it failed ('MAE 1.3, RMSE 2.5, serving model
+  2.0: RMSE more than 5% above the serving model's (--max-error-increase)'), then whether a
+  serving model was compared. figures,
   serving: the candidate's and the serving model's (artifact_reader.regression_figures)."""
   mae, rmse = figures.get(evaluation_names.MAE_KEY), figures.get(evaluation_names.RMSE_KEY)
   if mae is None or rmse is None:
     return ''
   refused = f'; serving model not compared: {not_compared}' if not_compared else ''
+  theirs = serving.get(evaluation_names.RMSE_KEY)
+  compared = f', serving model {_figure(theirs)}' if theirs is not None else ''
   if not blessed:
-    failed = [_regression_failure(f, figures, serving) for f in _failures(evaluation)]
-    return f'MAE {_figure(mae)}, RMSE {_figure(rmse)}: ' + '; '.join(failed) + refused
+    failed = [_regression_failure(f, figures) for f in _failures(evaluation)]
+    return f'MAE {_figure(mae)}, RMSE {_figure(rmse)}{compared}: ' + '; '.join(failed) + refused
   said = f'MAE {_figure(mae)}'
   if evaluation_names.IMPROVEMENT_KEY in figures:
     said += (
@@ -236,9 +238,7 @@ def regression_reason(
     return f'{said}; it is the serving model (not compared with itself)'
   if refused:
     return said + refused
-  if evaluation_names.RMSE_KEY not in serving:
-    return f'{said}; no serving model to compare with'
-  return f'{said}, serving model {_figure(serving[evaluation_names.RMSE_KEY])}'
+  return f'{said}{compared}' if compared else f'{said}; no serving model to compare with'
 
 
 def _refusal(evaluation, said: str, serving: Optional[float], names, missed) -> str:
