@@ -81,6 +81,22 @@ def save(folder: str) -> str:
       }
 
   module = Regression()
+  return save_module(
+    module,
+    folder,
+    {
+      serving.SERVING_DEFAULT: module.serve_examples,
+      serving.BULK_INFERENCE: module.bulk,
+      serving.TRANSFORM: module.transform,
+      serving.COLUMNS: module.columns,
+    },
+  )
+
+
+def save_module(module, folder: str, signatures: dict) -> str:
+  """Saves a tf.Module with `signatures` and a regression model's assets into `folder`."""
+  import tensorflow as tf
+
   os.makedirs(folder, exist_ok=True)
   assets = os.path.join(folder, '..', f'{os.path.basename(folder)}-assets')
   os.makedirs(assets, exist_ok=True)
@@ -92,14 +108,5 @@ def save(folder: str) -> str:
       f.write(text)
   module.task_asset = tf.saved_model.Asset(os.path.join(assets, serving.TASK_ASSET))
   module.class_names_asset = tf.saved_model.Asset(os.path.join(assets, serving.CLASS_NAMES_ASSET))
-  tf.saved_model.save(
-    module,
-    folder,
-    signatures={
-      serving.SERVING_DEFAULT: module.serve_examples,
-      serving.BULK_INFERENCE: module.bulk,
-      serving.TRANSFORM: module.transform,
-      serving.COLUMNS: module.columns,
-    },
-  )
+  tf.saved_model.save(module, folder, signatures=signatures)
   return folder
