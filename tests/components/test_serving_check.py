@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from components.image_example_gen import encode
 from components.serving_check import executor, probe, probe_process
-from contracts import artifacts, image_record, serving
+from contracts import artifacts, image_record, serving, trainer_options
 from records import image_codec, text_codec
 from tests.conftest import image_bytes
 from tests.support import built_models, regression_model
@@ -290,3 +290,25 @@ def test_a_regression_models_bad_numbers_shapes_and_skew_are_named(tmp_path):
   )
   (problem,) = probe.check(path, _fare_records([1.5]), requests=5)['problems']
   assert problem == f'{serving.SERVING_DEFAULT}: no {serving.PREDICTION} output (has probabilities)'
+
+
+def test_the_trainers_regression_signatures_pass_at_a_label_in_the_hundreds_of_thousands(tmp_path):
+  spec = TabularSpec(
+    'price',
+    None,
+    1,
+    ['fare'],
+    ['payment_type'],
+    numeric_mean={'fare': 1.5},
+    numeric_variance={'fare': 0.25},
+    task=trainer_options.REGRESSION,
+    label_mean=250_000.0,
+    label_std=80_000.0,
+  )
+  built = built_models.built_in('mlp', spec)
+  served = signatures.tabular_signatures(built, spec)
+  served[serving.BULK_INFERENCE] = signatures.bulk_inference(served[serving.SERVING_DEFAULT])
+  signatures.attach_assets(built, [], [], str(tmp_path), regression=True)
+  path = _saved(tmp_path, built, served)
+  report = probe.check(path, _fare_records([1.5, None, 3.25, 0.5]), requests=5)
+  assert report['problems'] == [] and len(report['signatures']) == 4
