@@ -14,6 +14,7 @@ from cli.inputs import (
   tfrecord_probe,
   tfrecord_salvage,
 )
+from components import duplicates
 import config as cfg
 from contracts import labels, limits, trainer_options
 from contracts.errors import UserError
@@ -211,6 +212,13 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     text_column=text_column,
     task=task,
     task_reason=task_reason,
+    # Numbers: rows of the same features and other numbers are the label's spread, not
+    # conflicting labels: kept, together in one split.
+    **(
+      dict(duplicates=duplicates.KEEP_CONFLICTS)
+      if task == trainer_options.REGRESSION and args.duplicates == duplicates.GROUP
+      else {}
+    ),
     **(dict(infer_data=infer[0], infer_pattern=infer[1]) if infer else {}),
     **revision,
     schema=os.path.abspath(schema) if schema else None,

@@ -8,6 +8,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2, statistics_pb2
 
 from contracts import artifacts, labels
 from contracts.errors import UnusableData
+from contracts.trainer_options import AUTO, CLASSIFICATION, REGRESSION
 
 
 class LabelMissing(UnusableData):
@@ -40,7 +41,7 @@ def check_values(
   label: str,
   threshold: Optional[float],
   default: str = '',
-  task: str = 'classification',
+  task: str = CLASSIFICATION,
 ) -> int:
   """Raises UnusableData when the train split's label values cannot train the `task`'s model
   ('regression': a number per example, not all the same); else returns how many train examples
@@ -59,7 +60,9 @@ def check_values(
       'drop those rows, or say what they mean with --label-default'
     )
   filled = _typed_default(feature, label, default) if absent else None
-  if task == 'regression':
+  if task == AUTO and threshold is None:  # a compiled pipeline's: numbers regress
+    task = REGRESSION if feature.type == statistics_pb2.FeatureNameStatistics.FLOAT else task
+  if task == REGRESSION:
     _check_regressed(feature, label, examples, filled)
     return absent
   if feature.type == statistics_pb2.FeatureNameStatistics.STRING:  # class names

@@ -102,3 +102,4 @@ def test_a_label_to_regress_needs_numbers_that_are_not_all_the_same():
   names = _train_statistics(x=[1.0] * 3, kind=['a', 'b', 'a'])
   with pytest.raises(UnusableData, match='the train split holds text, not numbers'):
     executor.check_values(names, 'kind', None, '', 'regression')
+  assert executor.check_values(numbers, 'fare', None, '', 'auto') == 0  # compiled: numbers regress
