@@ -24,7 +24,8 @@ def _records(seed, n, fare_mean=50.0, tips_mean=5.0, label=True):
 
 @pytest.fixture(scope='module')
 def trained(tmp_path_factory):
-  """(lineage.serving_model's dict, the train split's statistics) of a regression model."""
+  """(lineage.serving_model's dict, the train split's statistics, the schema) of a regression
+  model."""
   from google.protobuf import text_format
   from tensorflow_metadata.proto.v0 import schema_pb2
 
@@ -46,7 +47,7 @@ def trained(tmp_path_factory):
     'examples_uri': str(folder / 'examples'),
     'label': LABEL,
   }
-  return model, distances.statistics(records, schema)
+  return model, distances.statistics(records, schema), schema
 
 
 def test_the_model_is_told_from_a_classifier(trained, tmp_path):
@@ -56,7 +57,7 @@ def test_the_model_is_told_from_a_classifier(trained, tmp_path):
 
 
 def test_rows_like_training_flag_neither_the_label_nor_the_prediction(trained):
-  model, training = trained
+  model, training, _ = trained
   entries, statistics = regression.compare(model, training, _records(1, 400), {})
   assert sorted(entries) == sorted(statistics) == [regression.PREDICTION, LABEL]
   for entry in entries.values():
@@ -65,7 +66,7 @@ def test_rows_like_training_flag_neither_the_label_nor_the_prediction(trained):
 
 
 def test_shifted_fares_flag_the_prediction_and_shifted_labels_the_label(trained, tmp_path):
-  model, training = trained
+  model, training, _ = trained
   entries, _ = regression.compare(model, training, _records(2, 400, fare_mean=80.0), {})
   assert entries[regression.PREDICTION]['flagged'] and not entries[LABEL]['flagged']
   entries, _ = regression.compare(model, training, _records(3, 400, tips_mean=8.0), {})
@@ -77,7 +78,7 @@ def test_shifted_fares_flag_the_prediction_and_shifted_labels_the_label(trained,
 
 
 def test_the_prediction_drifts_against_the_previous_windows(trained, tmp_path):
-  model, training = trained
+  model, training, _ = trained
   _, statistics = regression.compare(model, training, _records(5, 400), {})
   previous = statistics[regression.PREDICTION][1].SerializeToString()
   (tmp_path / regression.PREDICTION_STATISTICS_FILE).write_bytes(previous)
@@ -99,3 +100,42 @@ def test_the_prediction_drifts_against_the_previous_windows(trained, tmp_path):
   }
   page = html.page(summary, training, statistics[LABEL][1], statistics)
   assert f'<h3>{regression.PREDICTION}</h3>' in page and f'<h3>{LABEL}</h3>' in page
+
+
+def test_a_monitoring_run_adds_both_to_its_summary_lines_and_files(trained, tmp_path, monkeypatch):
+  """monitoring/run.py with the model's ML Metadata lookups stubbed (no pushed regression run)."""
+  from google.protobuf import text_format
+
+  from contracts import artifacts, splits
+  from metadata import lineage
+  from monitoring import record, run
+
+  model, training, schema = trained
+  (tmp_path / 'schema').mkdir()
+  (tmp_path / 'schema' / 'schema.pbtxt').write_text(text_format.MessageToString(schema))
+  statistics_path = artifacts.statistics_path(str(tmp_path / 'statistics'), splits.TRAIN)
+  os.makedirs(os.path.dirname(statistics_path))
+  with open(statistics_path, 'wb') as f:
+    f.write(training.SerializeToString())
+  served = dict(
+    model,
+    model_id=7,
+    pushed_to='serving/1',
+    schema_uri=str(tmp_path / 'schema'),
+    statistics_uri=str(tmp_path / 'statistics'),
+    data_kind='csv',
+  )
+  monkeypatch.setattr(lineage, 'serving_model', lambda path: served)
+  monkeypatch.setattr(lineage, 'monitoring_runs', lambda path: [])
+  monkeypatch.setattr(record, 'record', lambda *args: 11)
+  fares = np.random.default_rng(7).normal(80, 10, 300)
+  data = tmp_path / 'serving.csv'
+  data.write_text('fare,payment_type\n' + ''.join(f'{f},Cash\n' for f in fares))
+  window = tmp_path / 'window'
+  summary = run.monitor(str(tmp_path / 'metadata.sqlite'), str(data), {}, str(window))
+  assert summary['task'] == 'regression'
+  assert summary['flagged'] == ['fare', regression.PREDICTION]  # no label served
+  assert (window / regression.PREDICTION_STATISTICS_FILE).is_file()
+  assert run.lines(summary)[1].startswith(
+    f'flagged {regression.PREDICTION}: skew: Jensen-Shannon divergence '
+  )
