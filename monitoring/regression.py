@@ -5,14 +5,14 @@ divergence on quantile histograms (distances.monitoring_schema's comparator).
 - The label, when the serving data carries it (labels joined back): its serving statistics
   against the train split's (the StatisticsGen artifact).
 - The prediction (PREDICTION): the serving model's serving_default on the serving rows against
-  the same model on the first TRAINING_SAMPLE train-split rows; drift against the previous
-  window's predictions (PREDICTION_STATISTICS_FILE beside its statistics).
+  the same model on the first TRAINING_SAMPLE train-split rows.
+Both drift against the previous window's (STATISTICS_FILE beside its statistics).
 """
 
 import copy
 import glob
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, NamedTuple, Optional
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from metadata import artifact_reader
 from monitoring import distances
 
 PREDICTION = 'model prediction'  # its name among the compared features
-PREDICTION_STATISTICS_FILE = 'PredictionStats.pb'  # the window's predictions, beside its statistics
+STATISTICS_FILE = 'RegressionStats.pb'  # the window's label (when served) and predictions
 TRAINING_SAMPLE = 5000  # train-split rows the model predicts for the training side
 BATCH_SIZE = 256
 
@@ -53,28 +53,35 @@ def predict(saved_model_dir: str, examples: List[bytes]) -> np.ndarray:
   return np.concatenate(numbers) if numbers else np.zeros([0], np.float32)
 
 
-def _schema(name: str, threshold: float):
-  """One FLOAT feature with a JSD skew and drift comparator on its quantile histograms."""
+def _schema(names: List[str], threshold: float):
+  """FLOAT features, each with a JSD skew and drift comparator on its quantile histograms."""
   from tensorflow_metadata.proto.v0 import schema_pb2
 
   schema = schema_pb2.Schema()
-  feature = schema.feature.add(name=name, type=schema_pb2.FLOAT)
-  for comparator in (feature.skew_comparator, feature.drift_comparator):
-    part = getattr(comparator, distances.JSD)
-    part.threshold = threshold
-    part.source.type = schema_pb2.HistogramSelection.QUANTILES
+  for name in names:
+    feature = schema.feature.add(name=name, type=schema_pb2.FLOAT)
+    for comparator in (feature.skew_comparator, feature.drift_comparator):
+      part = getattr(comparator, distances.JSD)
+      part.threshold = threshold
+      part.source.type = schema_pb2.HistogramSelection.QUANTILES
   return schema
 
 
-def statistics(name: str, values: np.ndarray):
-  """TFDV statistics of one FLOAT feature `name` holding `values` (NaN: missing)."""
+def statistics(columns: Dict[str, np.ndarray]):
+  """TFDV statistics of FLOAT features {name: values} (NaN: missing), in memory."""
   import pyarrow as pa
   import tensorflow_data_validation as tfdv
   from tensorflow_data_validation.statistics import stats_impl
 
-  cells = [[float(v)] if np.isfinite(v) else None for v in np.asarray(values, np.float64)]
-  batch = pa.RecordBatch.from_arrays([pa.array(cells, pa.list_(pa.float32()))], [name])
-  options = tfdv.StatsOptions(schema=_schema(name, 1.0))
+  arrays = [
+    pa.array(
+      [[float(v)] if np.isfinite(v) else None for v in np.asarray(values, np.float64)],
+      pa.list_(pa.float32()),
+    )
+    for values in columns.values()
+  ]
+  batch = pa.RecordBatch.from_arrays(arrays, list(columns))
+  options = tfdv.StatsOptions(schema=_schema(list(columns), 1.0))
   return stats_impl.generate_statistics_in_memory(batch, options)
 
 
@@ -95,7 +102,7 @@ def shift(name: str, training, serving_statistics, threshold: float, previous=No
   entries: TFDV's skew (training vs serving) and drift (previous vs serving) measurements."""
   import tensorflow_data_validation as tfdv
 
-  schema = _schema(name, threshold)
+  schema = _schema([name], threshold)
   skew = tfdv.validate_statistics(training, schema, serving_statistics=serving_statistics)
   entry = distances.measurements(skew, 'skew_measurements').get(name)
   if entry is None:  # no values on one side: nothing to compare
@@ -124,38 +131,48 @@ def _label_values(examples: List[bytes], label: str) -> np.ndarray:
   return np.asarray(values, np.float64)
 
 
+class Numbers(NamedTuple):
+  entries: Dict[str, dict]  # name → distances.compare's entry, for the label (when served) and
+  # PREDICTION
+  charts: Dict[str, tuple]  # name → (training, serving) statistics of that feature, for the page
+  window: object  # the serving side's statistics, both features: STATISTICS_FILE
+
+
 def compare(
   model: dict,
   training_statistics,
   examples: List[bytes],
   thresholds: Dict[str, float],
   previous_folder: Optional[str] = None,
-) -> Tuple[Dict[str, dict], dict]:
-  """({name: entry} for the label (when served) and PREDICTION, {name: (training, serving)
-  statistics} for the page and the next window). `model`: lineage.serving_model's."""
+) -> Numbers:
+  """The label's (when served) and PREDICTION's shift; drift against `previous_folder`'s
+  STATISTICS_FILE. `model`: lineage.serving_model's."""
+  import tensorflow_data_validation as tfdv
+
   from monitoring import images
 
-  entries, statistics_of = {}, {}
-  label = model['label']
-  labels = _label_values(examples, label)
-  training_label = only(training_statistics, label)
-  if np.isfinite(labels).any() and training_label is not None:
-    served = statistics(label, labels)
-    entries[label] = shift(label, training_label, served, _threshold(label, thresholds))
-    statistics_of[label] = (training_label, served)
   saved_model = model_dir(model['model_uri'])
   shards = sorted(glob.glob(os.path.join(glob.escape(model['examples_uri']), 'Split-train', '*')))
-  trained = statistics(
-    PREDICTION, predict(saved_model, images.read_records(shards, TRAINING_SAMPLE))
-  )
-  served = statistics(PREDICTION, predict(saved_model, examples))
-  previous = None
-  if previous_folder and os.path.isfile(os.path.join(previous_folder, PREDICTION_STATISTICS_FILE)):
-    import tensorflow_data_validation as tfdv
-
-    previous = tfdv.load_stats_binary(os.path.join(previous_folder, PREDICTION_STATISTICS_FILE))
-  entries[PREDICTION] = shift(
-    PREDICTION, trained, served, _threshold(PREDICTION, thresholds), previous
-  )
-  statistics_of[PREDICTION] = (trained, served)
-  return {name: entry for name, entry in entries.items() if entry}, statistics_of
+  trained = {
+    PREDICTION: statistics(
+      {PREDICTION: predict(saved_model, images.read_records(shards, TRAINING_SAMPLE))}
+    )
+  }
+  served = {PREDICTION: predict(saved_model, examples)}
+  label = model['label']
+  labels = _label_values(examples, label)
+  if np.isfinite(labels).any() and only(training_statistics, label) is not None:
+    trained[label] = only(training_statistics, label)
+    served[label] = labels
+  window = statistics(served)
+  path = os.path.join(previous_folder or '', STATISTICS_FILE)
+  previous = tfdv.load_stats_binary(path) if previous_folder and os.path.isfile(path) else None
+  entries, charts = {}, {}
+  for name, training in trained.items():
+    serving_side = only(window, name)
+    before = only(previous, name) if previous is not None else None
+    entry = shift(name, training, serving_side, _threshold(name, thresholds), before)
+    if entry:
+      entries[name] = entry
+    charts[name] = (training, serving_side)
+  return Numbers(dict(sorted(entries.items())), charts, window)

@@ -63,15 +63,15 @@ def monitor(
   previous_path = previous_window(metadata_path, model['model_id'])
   previous = tfdv.load_stats_binary(previous_path) if previous_path else None
   result = distances.compare(training, serving, schema, previous)
-  task, numbers = trainer_options.CLASSIFICATION, {}
+  task, numbers = trainer_options.CLASSIFICATION, None
   if model['data_kind'] != 'image' and regression.is_regression(model['model_uri']):
     task = trainer_options.REGRESSION
     previous_folder = os.path.dirname(previous_path) if previous_path else None
-    entries, numbers = regression.compare(model, training, examples, thresholds, previous_folder)
-    result['features'] = dict(sorted({**result['features'], **entries}.items()))
+    numbers = regression.compare(model, training, examples, thresholds, previous_folder)
+    result['features'] = dict(sorted({**result['features'], **numbers.entries}.items()))
     result['flagged'] = sorted(
       set(result['flagged'])
-      | {n for n, e in entries.items() if e['flagged'] or (e['drift'] or {}).get('flagged')}
+      | {n for n, e in numbers.entries.items() if e['flagged'] or (e['drift'] or {}).get('flagged')}
     )
   if id_columns:
     result['feature_skew'] = _feature_skew(model, schema, examples, list(id_columns), beam_args)
@@ -86,9 +86,9 @@ def monitor(
     out_folder = os.path.join(os.path.dirname(metadata_path), MONITORING_FOLDER, stamp)
   os.makedirs(out_folder, exist_ok=True)
   atomic.write(os.path.join(out_folder, STATISTICS_FILE), serving.SerializeToString())
-  if regression.PREDICTION in numbers:  # the next window's drift baseline
-    predicted = numbers[regression.PREDICTION][1].SerializeToString()
-    atomic.write(os.path.join(out_folder, regression.PREDICTION_STATISTICS_FILE), predicted)
+  if numbers:  # the next window's drift baseline
+    window = numbers.window.SerializeToString()
+    atomic.write(os.path.join(out_folder, regression.STATISTICS_FILE), window)
   atomic.write(
     os.path.join(out_folder, ANOMALIES_FILE),
     text_format.MessageToString(result.pop('anomalies_proto')),
@@ -108,7 +108,9 @@ def monitor(
   from monitoring import html
 
   summary['html'] = os.path.join(out_folder, HTML_FILE)
-  atomic.write(summary['html'], html.page(summary, training, serving, numbers))
+  atomic.write(
+    summary['html'], html.page(summary, training, serving, numbers.charts if numbers else None)
+  )
   summary['execution_id'] = None
   from monitoring import record
 

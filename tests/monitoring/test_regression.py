@@ -1,6 +1,6 @@
 """monitoring/regression.py on tests/support/regression_model's SavedModel and hand-made rows:
-the label's and the prediction's shift (TFDV's JSD), drift against the previous window's
-predictions, and the page's charts of them."""
+the label's and the prediction's shift (TFDV's JSD), their drift against the previous window,
+the page's charts of them, and a monitoring run's summary and files."""
 
 import os
 
@@ -58,41 +58,42 @@ def test_the_model_is_told_from_a_classifier(trained, tmp_path):
 
 def test_rows_like_training_flag_neither_the_label_nor_the_prediction(trained):
   model, training, _ = trained
-  entries, statistics = regression.compare(model, training, _records(1, 400), {})
-  assert sorted(entries) == sorted(statistics) == [regression.PREDICTION, LABEL]
-  for entry in entries.values():
+  numbers = regression.compare(model, training, _records(1, 400), {})
+  assert list(numbers.entries) == sorted(numbers.charts) == [regression.PREDICTION, LABEL]
+  for entry in numbers.entries.values():
     assert entry['measure'] == 'jensen_shannon_divergence' and entry['threshold'] == 0.3
     assert entry['value'] < 0.15 and not entry['flagged'] and entry['drift'] is None
 
 
 def test_shifted_fares_flag_the_prediction_and_shifted_labels_the_label(trained, tmp_path):
   model, training, _ = trained
-  entries, _ = regression.compare(model, training, _records(2, 400, fare_mean=80.0), {})
+  entries = regression.compare(model, training, _records(2, 400, fare_mean=80.0), {}).entries
   assert entries[regression.PREDICTION]['flagged'] and not entries[LABEL]['flagged']
-  entries, _ = regression.compare(model, training, _records(3, 400, tips_mean=8.0), {})
+  entries = regression.compare(model, training, _records(3, 400, tips_mean=8.0), {}).entries
   assert entries[LABEL]['flagged'] and not entries[regression.PREDICTION]['flagged']
   unlabelled = _records(4, 400, label=False)
-  entries, _ = regression.compare(model, training, unlabelled, {'*': 0.01})
+  entries = regression.compare(model, training, unlabelled, {'*': 0.01}).entries
   assert list(entries) == [regression.PREDICTION]  # no label served: not compared
   assert entries[regression.PREDICTION]['threshold'] == 0.01
 
 
-def test_the_prediction_drifts_against_the_previous_windows(trained, tmp_path):
+def test_both_drift_against_the_previous_window(trained, tmp_path):
   model, training, _ = trained
-  _, statistics = regression.compare(model, training, _records(5, 400), {})
-  previous = statistics[regression.PREDICTION][1].SerializeToString()
-  (tmp_path / regression.PREDICTION_STATISTICS_FILE).write_bytes(previous)
-  entries, statistics = regression.compare(
-    model, training, _records(6, 400, fare_mean=80.0), {}, str(tmp_path)
+  window = regression.compare(model, training, _records(5, 400), {}).window
+  (tmp_path / regression.STATISTICS_FILE).write_bytes(window.SerializeToString())
+  numbers = regression.compare(
+    model, training, _records(6, 400, fare_mean=80.0, tips_mean=8.0), {}, str(tmp_path)
   )
-  drift = entries[regression.PREDICTION]['drift']
-  assert drift['flagged'] and drift['value'] > 0.3 and entries[LABEL]['drift'] is None
+  for name in (regression.PREDICTION, LABEL):
+    drift = numbers.entries[name]['drift']
+    assert drift['flagged'] and drift['value'] > 0.3
+  statistics = numbers.charts
 
   from monitoring import html
 
   summary = {
-    'features': entries,
-    'flagged': sorted(entries),
+    'features': numbers.entries,
+    'flagged': sorted(numbers.entries),
     'anomalies': {},
     'model': {'model_id': 1, 'pushed_to': 'serving/1'},
     'serving_examples': 400,
@@ -135,7 +136,7 @@ def test_a_monitoring_run_adds_both_to_its_summary_lines_and_files(trained, tmp_
   summary = run.monitor(str(tmp_path / 'metadata.sqlite'), str(data), {}, str(window))
   assert summary['task'] == 'regression'
   assert summary['flagged'] == ['fare', regression.PREDICTION]  # no label served
-  assert (window / regression.PREDICTION_STATISTICS_FILE).is_file()
+  assert (window / regression.STATISTICS_FILE).is_file()
   assert run.lines(summary)[1].startswith(
     f'flagged {regression.PREDICTION}: skew: Jensen-Shannon divergence '
   )
