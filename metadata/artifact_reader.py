@@ -145,6 +145,33 @@ def accuracies(evaluation) -> Dict[str, float]:
   return {model: metrics[name] for model, name in names.items() if name in metrics}
 
 
+def _figures(metrics: Dict[str, float], suffix: str = '') -> Dict[str, float]:
+  """{figure: value} of a regression model's figures (evaluation_names.REGRESSION_KEYS, the mean
+  predictor's MAE and the improvement on it) in `metrics` under name + suffix; NaN left out (a
+  MAPE with a label of 0, a mean predictor without the train split's mean)."""
+  names = evaluation_names.REGRESSION_KEYS + (
+    evaluation_names.BASELINE_MAE_KEY,
+    evaluation_names.IMPROVEMENT_KEY,
+  )
+  return {
+    name: metrics[name + suffix]
+    for name in names
+    if name + suffix in metrics and not math.isnan(metrics[name + suffix])
+  }
+
+
+def regression_figures(evaluation) -> Dict[str, Dict[str, float]]:
+  """A regression model's figures on the whole eval split per TFMA model name
+  (contracts/evaluation.py): the candidate's and, when one was compared, the serving model's;
+  {} for a classifier's evaluation."""
+  metrics = overall_metrics(evaluation)
+  found = {
+    evaluation_names.CANDIDATE: _figures(metrics),
+    evaluation_names.BASELINE: _figures(metrics, SERVING_MODEL),
+  }
+  return {model: figures for model, figures in found.items() if figures}
+
+
 def per_class(evaluation) -> Dict[str, Dict[str, List[Optional[float]]]]:
   """{model name: {'recall': [per class id], 'precision': [...]}} on the whole eval split."""
   found: Dict[str, Dict[str, Dict[int, float]]] = {}
@@ -172,7 +199,8 @@ def _slice_value(key) -> str:
 
 def slice_metrics(evaluation) -> Dict[str, dict]:
   """{'column = value': {'accuracy', 'examples'}} of the candidate per --slice-feature value,
-  by slice."""
+  by slice; a regression model's with its figures too (evaluation_names.REGRESSION_KEYS, where
+  measured), its accuracy None. Not the difference to the serving model (TFMA's diff keys)."""
   import tensorflow_model_analysis as tfma
 
   found = {}
@@ -183,12 +211,17 @@ def slice_metrics(evaluation) -> Dict[str, dict]:
     values = {}
     for key_and_value in for_slice.metric_keys_and_values:
       key = key_and_value.key
-      if key.model_name in ('', evaluation_names.CANDIDATE) and not key.HasField('sub_key'):
+      if (
+        key.model_name in ('', evaluation_names.CANDIDATE)
+        and not key.HasField('sub_key')
+        and not key.is_diff
+      ):
         values[key.name] = key_and_value.value.double_value.value
     where = ', '.join(f'{k.column} = {_slice_value(k)}' for k in keys)
     found[where] = {
       'accuracy': values.get(evaluation_names.ACCURACY_KEY),
       'examples': int(values.get(evaluation_names.EXAMPLE_COUNT_KEY, 0)),
+      **_figures(values),
     }
   return dict(sorted(found.items()))
 

@@ -20,6 +20,11 @@ class Evaluation:
   accuracy: Optional[float] = None
   serving_accuracy: Optional[float] = None  # the serving model's, when one was compared
   class_recall: Dict[str, Optional[float]] = dataclasses.field(default_factory=dict)
+  # A regression model's figures by contracts/evaluation.py's names (MAE_KEY, …, BASELINE_MAE_KEY,
+  # IMPROVEMENT_KEY): the candidate's, and the serving model's when one was compared; {} for a
+  # classifier.
+  figures: Dict[str, float] = dataclasses.field(default_factory=dict)
+  serving_figures: Dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -111,6 +116,10 @@ class RunResult:
         serving_accuracy=self.evaluation.serving_accuracy,
         class_recall=self.evaluation.class_recall,
       )
+      if self.evaluation.figures:
+        found['regression'] = self.evaluation.figures
+      if self.evaluation.serving_figures:
+        found['serving_regression'] = self.evaluation.serving_figures
     if self.push is not None:
       found['pushed_to'] = self.push.destination
       if self.push.already_serving:
@@ -129,7 +138,13 @@ class RunResult:
       if field.name not in _NESTED_OR_FLAGS and field.name in found
     }
     evaluation = (
-      Evaluation(found.get('eval_accuracy'), found.get('serving_accuracy'), found['class_recall'])
+      Evaluation(
+        found.get('eval_accuracy'),
+        found.get('serving_accuracy'),
+        found['class_recall'],
+        found.get('regression') or {},
+        found.get('serving_regression') or {},
+      )
       if 'class_recall' in found
       else None
     )

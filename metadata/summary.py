@@ -2,6 +2,7 @@
 prints, the report shows and `last_run.json` holds."""
 
 import json
+import math
 import os
 from typing import Dict, List, Optional, Sequence
 
@@ -9,6 +10,7 @@ from ml_metadata.proto import metadata_store_pb2
 
 from contracts import anomalies, artifacts, input_check, predictions
 from contracts import evaluation as evaluation_names
+from contracts.trainer_options import REGRESSION
 from metadata import artifact_reader
 from metadata.run_reader import NodeRun, property_value
 from metadata.run_result import Evaluation, Push, RunResult
@@ -110,6 +112,12 @@ def classes_differ(serving_classes: Sequence[str], names: Sequence[str]) -> str:
   )
 
 
+def task_differs(serving_task: str) -> str:
+  """Why a serving model of the other task was not compared (the blessing's SERVING_TASK)."""
+  theirs, ours = ('a number', 'classes') if serving_task == REGRESSION else ('classes', 'a number')
+  return f'it predicts {theirs}, this model {ours} (judged on its own thresholds)'
+
+
 def blessing_reason(
   evaluation: metadata_store_pb2.Artifact,
   blessed: bool,
@@ -159,15 +167,83 @@ def blessing_reason(
   return f'{said}, serving model {serving:.3f}'
 
 
-def _refusal(evaluation, said: str, serving: Optional[float], names, missed) -> str:
-  """blessing_reason of a model not blessed: the threshold it failed, or the class it missed."""
+def _failures(evaluation) -> list:
+  """TFMA's failed thresholds (validation result) of an evaluation."""
   import tensorflow_model_analysis as tfma
 
-  failures = [
+  return [
     failure
     for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
     for failure in per_slice.failures
   ]
+
+
+def _figure(value: float) -> str:
+  return f'{value:.4g}'
+
+
+def _regression_failure(failure, figures: Dict[str, float]) -> str:
+  """One failed threshold of a regression model, said with its figures and flag."""
+  name, value = failure.metric_key.name, failure.metric_value.double_value.value
+  threshold = failure.metric_threshold
+  if name == evaluation_names.IMPROVEMENT_KEY:
+    baseline = figures.get(evaluation_names.BASELINE_MAE_KEY, math.nan)
+    how = f'{value:.0%} below' if value >= 0 else f'{-value:.0%} above'
+    return (
+      f"{how} the mean predictor's MAE {_figure(baseline)}, "
+      f'{threshold.value_threshold.lower_bound.value:.0%} below needed (--min-improvement)'
+    )
+  if threshold.HasField('change_threshold'):
+    return (
+      f"RMSE more than {threshold.change_threshold.relative.value:.0%} above the serving model's "
+      '(--max-error-increase)'
+    )
+  short = 'MAE' if name == evaluation_names.MAE_KEY else 'RMSE'
+  return (
+    f'{short} {_figure(value)}: above the {threshold.value_threshold.upper_bound.value:g} '
+    f'allowed (--max-{short.lower()})'
+  )
+
+
+def regression_reason(
+  evaluation: metadata_store_pb2.Artifact,
+  blessed: bool,
+  figures: Dict[str, float],
+  serving: Dict[str, float],
+  candidate_is_serving: bool = False,
+  not_compared: str = '',
+) -> str:
+  """Why a regression model was (not) blessed: 'MAE 1.23, 83% below the mean predictor's 7.06;
+  RMSE 2.1, serving model 2.05', or each threshold it failed ('MAE 1.3, RMSE 2.5, serving model
+  2.0: RMSE more than 5% above the serving model's (--max-error-increase)'), then whether a
+  serving model was compared. figures,
+  serving: the candidate's and the serving model's (artifact_reader.regression_figures)."""
+  mae, rmse = figures.get(evaluation_names.MAE_KEY), figures.get(evaluation_names.RMSE_KEY)
+  if mae is None or rmse is None:
+    return ''
+  refused = f'; serving model not compared: {not_compared}' if not_compared else ''
+  theirs = serving.get(evaluation_names.RMSE_KEY)
+  compared = f', serving model {_figure(theirs)}' if theirs is not None else ''
+  if not blessed:
+    failed = [_regression_failure(f, figures) for f in _failures(evaluation)]
+    return f'MAE {_figure(mae)}, RMSE {_figure(rmse)}{compared}: ' + '; '.join(failed) + refused
+  said = f'MAE {_figure(mae)}'
+  if evaluation_names.IMPROVEMENT_KEY in figures:
+    said += (
+      f", {figures[evaluation_names.IMPROVEMENT_KEY]:.0%} below the mean predictor's "
+      f'{_figure(figures[evaluation_names.BASELINE_MAE_KEY])}'
+    )
+  said += f'; RMSE {_figure(rmse)}'
+  if candidate_is_serving:
+    return f'{said}; it is the serving model (not compared with itself)'
+  if refused:
+    return said + refused
+  return f'{said}{compared}' if compared else f'{said}; no serving model to compare with'
+
+
+def _refusal(evaluation, said: str, serving: Optional[float], names, missed) -> str:
+  """blessing_reason of a model not blessed: the threshold it failed, or the class it missed."""
+  failures = _failures(evaluation)
   failed = [f.metric_threshold for f in failures]
   drops = [t.change_threshold for t in failed if t.HasField('change_threshold')]
   if drops and serving is not None:
@@ -239,6 +315,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
     if 'anomalies' in out:
       result.anomalies = anomalies.describe_anomalies(out['anomalies'].uri)
     if 'evaluation' in out:
+      figures = artifact_reader.regression_figures(out['evaluation'])
       found = artifact_reader.accuracies(out['evaluation'])
       classes = artifact_reader.per_class(out['evaluation'])
       recall = classes.get(evaluation_names.CANDIDATE, {}).get(evaluation_names.RECALL_KEY, [])
@@ -247,6 +324,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
         accuracy=found.get(evaluation_names.CANDIDATE),
         serving_accuracy=found.get(evaluation_names.BASELINE),
         class_recall=dict(zip(names, recall)),
+        figures=figures.get(evaluation_names.CANDIDATE, {}),
+        serving_figures=figures.get(evaluation_names.BASELINE, {}),
       )
     if 'tuner_results' in out:  # TFX's Tuner: finished trials, best first
       result.tuning = _artifact_json(out['tuner_results'], artifacts.TUNER_RESULTS_FILE)
@@ -324,8 +403,21 @@ def _blessing_facts(
   ]
   is_serving = bool(property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING))
   not_compared = property_value(blessing, evaluation_names.NOT_COMPARED) or ''
+  serving_task = property_value(blessing, evaluation_names.SERVING_TASK)
+  if serving_task:
+    not_compared = task_differs(serving_task)
   serving_classes = property_value(blessing, evaluation_names.SERVING_CLASSES)
-  if 'evaluation' in outputs:
+  figures = result.evaluation.figures if result.evaluation else {}
+  if 'evaluation' in outputs and figures:
+    result.blessing = regression_reason(
+      outputs['evaluation'],
+      result.blessed,
+      figures,
+      result.evaluation.serving_figures,
+      is_serving,
+      not_compared,
+    )
+  elif 'evaluation' in outputs:
     result.blessing = blessing_reason(
       outputs['evaluation'],
       result.blessed,

@@ -36,6 +36,14 @@ _BUILT = {
       error='failed',
     ),
     dict(_BUILT, pushed_to=None, already_serving='/o/serving/17', report='/o/report.html'),
+    dict(  # a regression model's figures, the serving model's beside them
+      _BUILT,
+      eval_accuracy=None,
+      serving_accuracy=None,
+      class_recall={},
+      regression={'mean_absolute_error': 1.5, 'r_squared': 0.8},
+      serving_regression={'mean_absolute_error': 1.7},
+    ),
   ],
 )
 def test_the_json_goes_round_unchanged(found):

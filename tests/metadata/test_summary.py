@@ -56,3 +56,25 @@ def test_a_serving_model_with_other_classes_is_said_not_compared():
   both = summary.classes_differ(list('abcdefg'), ['b', 'z'])
   assert '(only it has a, c, d, e, f …; only this model has z)' in both
   assert '(the same classes in another order)' in summary.classes_differ(['b', 'a'], ['a', 'b'])
+
+
+def test_a_blessed_regression_model_says_its_errors_against_the_mean_and_the_serving_model():
+  figures = {
+    evaluation.MAE_KEY: 1.234,
+    evaluation.RMSE_KEY: 2.1,
+    evaluation.BASELINE_MAE_KEY: 7.06,
+    evaluation.IMPROVEMENT_KEY: 1 - 1.234 / 7.06,
+  }
+  said = summary.regression_reason(None, True, figures, {evaluation.RMSE_KEY: 2.05})
+  assert said == "MAE 1.234, 83% below the mean predictor's 7.06; RMSE 2.1, serving model 2.05"
+  assert summary.regression_reason(None, True, figures, {}).endswith(
+    '; RMSE 2.1; no serving model to compare with'
+  )
+  other_task = summary.task_differs('classification')
+  assert summary.regression_reason(None, True, figures, {}, not_compared=other_task).endswith(
+    '; RMSE 2.1; serving model not compared: it predicts classes, this model a number '
+    '(judged on its own thresholds)'
+  )
+  assert summary.regression_reason(None, True, figures, {}, candidate_is_serving=True).endswith(
+    'it is the serving model (not compared with itself)'
+  )
