@@ -214,6 +214,7 @@ def _grow_and_save(
   ready = prepared.setup
   _record_damage(prepared.damage, prepared.guard.reports, model_run_dir)
   grown = trees.grow(fn_args, ready.spec, prepared.guard, options.seed, options.loss)
+  rounds = grown.hyperparameters['rounds_kept']
   _write_json(
     model_run_dir,
     artifacts.TRAINING_FILE,
@@ -228,8 +229,8 @@ def _grow_and_save(
       'batch_size': grown.train_rows,
       'batch_capped': None,
       'epochs': 1,
-      'train_steps': grown.hyperparameters['rounds_kept'],  # a boosting round: a step on every row
-      'train_seconds': grown.seconds,
+      'train_steps': rounds,  # a boosting round: a step on every row
+      'trees': {'rounds': rounds, 'train_rows': grown.train_rows, 'seconds': grown.seconds},
       'history': grown.history,
       'input_check': None,
       'input_cache': None,
