@@ -5,7 +5,7 @@ import types
 
 import numpy as np
 
-from tests.trainer.models import tabular_rows
+from tests.support import tabular_rows
 from trainer import trees
 from trainer.models import gbt
 

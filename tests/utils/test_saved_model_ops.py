@@ -7,7 +7,7 @@ import sys
 
 import tensorflow as tf
 
-from tests.trainer.models import tabular_rows
+from tests.support import tabular_rows
 from trainer import signatures, tabular_input, trees
 from trainer.models import gbt
 from utils import saved_model_ops

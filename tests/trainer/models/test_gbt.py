@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from contracts import serving
-from tests.trainer.models import tabular_rows
+from tests.support import tabular_rows
 from trainer import signatures, tabular_input, trees
 from trainer.models import gbt
 
