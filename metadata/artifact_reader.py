@@ -145,6 +145,50 @@ def accuracies(evaluation) -> Dict[str, float]:
   return {model: metrics[name] for model, name in names.items() if name in metrics}
 
 
+REGRESSION_FIGURES = evaluation_names.REGRESSION_KEYS + (evaluation_names.BASELINE_MAE_KEY,)
+# What people read for each regression figure (the summary, the report, `compare`).
+FIGURE_NAMES = {
+  evaluation_names.MAE_KEY: 'MAE',
+  evaluation_names.RMSE_KEY: 'RMSE',
+  evaluation_names.R2_KEY: 'R²',
+  evaluation_names.MAPE_KEY: 'MAPE',
+  evaluation_names.MEAN_LABEL_KEY: 'mean label',
+  evaluation_names.MEAN_PREDICTION_KEY: 'mean prediction',
+  evaluation_names.BASELINE_MAE_KEY: 'MAE of the mean predictor',
+}
+
+
+def improvement(figures: Dict[str, float]) -> Optional[float]:
+  """How much lower the model's MAE is than the mean predictor's (0.84: 84 % lower; negative:
+  higher); None without both."""
+  mae = figures.get(evaluation_names.MAE_KEY)
+  baseline = figures.get(evaluation_names.BASELINE_MAE_KEY)
+  if mae is None or not baseline:
+    return None
+  return 1 - mae / baseline
+
+
+def regression(evaluation) -> Dict[str, Dict[str, float]]:
+  """{TFMA model name: {figure: value}} of the regression figures (contracts/evaluation.py's
+  REGRESSION_KEYS and BASELINE_MAE_KEY) on the whole eval split: the candidate's and, when one
+  was compared, the serving model's; a figure TFMA left NaN (MAPE with a label of 0) is left
+  out; {} for a classifier's evaluation."""
+  metrics = overall_metrics(evaluation)
+  found = {}
+  for model, whose in (
+    (evaluation_names.CANDIDATE, ''),
+    (evaluation_names.BASELINE, SERVING_MODEL),
+  ):
+    figures = {
+      name: metrics[name + whose]
+      for name in REGRESSION_FIGURES
+      if name + whose in metrics and not math.isnan(metrics[name + whose])
+    }
+    if figures:
+      found[model] = figures
+  return found
+
+
 def per_class(evaluation) -> Dict[str, Dict[str, List[Optional[float]]]]:
   """{model name: {'recall': [per class id], 'precision': [...]}} on the whole eval split."""
   found: Dict[str, Dict[str, Dict[int, float]]] = {}
@@ -172,7 +216,8 @@ def _slice_value(key) -> str:
 
 def slice_metrics(evaluation) -> Dict[str, dict]:
   """{'column = value': {'accuracy', 'examples'}} of the candidate per --slice-feature value,
-  by slice."""
+  by slice; a regression model's slices also hold its figures by their names (MAE_KEY, RMSE_KEY,
+  R2_KEY, … where TFMA computed them)."""
   import tensorflow_model_analysis as tfma
 
   found = {}
@@ -189,6 +234,11 @@ def slice_metrics(evaluation) -> Dict[str, dict]:
     found[where] = {
       'accuracy': values.get(evaluation_names.ACCURACY_KEY),
       'examples': int(values.get(evaluation_names.EXAMPLE_COUNT_KEY, 0)),
+      **{
+        name: values[name]
+        for name in evaluation_names.REGRESSION_KEYS
+        if name in values and not math.isnan(values[name])
+      },
     }
   return dict(sorted(found.items()))
 

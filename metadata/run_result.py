@@ -20,6 +20,10 @@ class Evaluation:
   accuracy: Optional[float] = None
   serving_accuracy: Optional[float] = None  # the serving model's, when one was compared
   class_recall: Dict[str, Optional[float]] = dataclasses.field(default_factory=dict)
+  # A regression model's figures by their names (contracts/evaluation.py: MAE_KEY, …,
+  # BASELINE_MAE_KEY), and the serving model's when one was compared; {} for a classifier.
+  regression: Dict[str, float] = dataclasses.field(default_factory=dict)
+  serving_regression: Dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -43,8 +47,8 @@ class RunResult:
   executed: List[str] = dataclasses.field(default_factory=list)
   cached: List[str] = dataclasses.field(default_factory=list)
   batch_capped: Optional[dict] = None  # {'asked', 'train_examples'}
-  training: Optional[dict] = None  # {'model', 'hyperparameters', 'tuned', 'weights', 'phases',
-  # 'seed'}
+  training: Optional[dict] = None  # {'label', 'model', 'hyperparameters', 'tuned', 'weights',
+  # 'phases', 'seed', 'task', 'loss'}
   input_check: Optional[dict] = None  # {'verdict', 'stall_fraction', 'cache'}
   examples_per_split: Optional[Dict[str, int]] = None
   # {split: [records read, records recorded]} where the Trainer read fewer than the ExampleGen
@@ -91,6 +95,11 @@ class RunResult:
     return self.evaluation.accuracy if self.evaluation else None
 
   @property
+  def regression(self) -> Dict[str, float]:
+    """The regression figures on the eval split by name; {} for a classifier."""
+    return self.evaluation.regression if self.evaluation else {}
+
+  @property
   def class_recall(self) -> Dict[str, Optional[float]]:
     return self.evaluation.class_recall if self.evaluation else {}
 
@@ -111,6 +120,9 @@ class RunResult:
         serving_accuracy=self.evaluation.serving_accuracy,
         class_recall=self.evaluation.class_recall,
       )
+      for name in ('regression', 'serving_regression'):  # absent for a classifier
+        if getattr(self.evaluation, name):
+          found[name] = getattr(self.evaluation, name)
     if self.push is not None:
       found['pushed_to'] = self.push.destination
       if self.push.already_serving:
@@ -129,7 +141,13 @@ class RunResult:
       if field.name not in _NESTED_OR_FLAGS and field.name in found
     }
     evaluation = (
-      Evaluation(found.get('eval_accuracy'), found.get('serving_accuracy'), found['class_recall'])
+      Evaluation(
+        found.get('eval_accuracy'),
+        found.get('serving_accuracy'),
+        found['class_recall'],
+        found.get('regression') or {},
+        found.get('serving_regression') or {},
+      )
       if 'class_recall' in found
       else None
     )

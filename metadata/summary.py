@@ -159,6 +159,74 @@ def blessing_reason(
   return f'{said}, serving model {serving:.3f}'
 
 
+def _regression_failure(failure, figures: Dict[str, float], serving: Dict[str, float]) -> str:
+  """One failed TFMA threshold of a regression model in words: 'RMSE 3.1, serving model 2.5:
+  more than 10 % above', 'MAE 4.2: above the 3 allowed'."""
+  name = failure.metric_key.name
+  label = artifact_reader.FIGURE_NAMES.get(name, name)
+  threshold = failure.metric_threshold
+  value = figures.get(name, failure.metric_value.double_value.value)
+  if threshold.HasField('change_threshold'):
+    change = threshold.change_threshold
+    bound = (
+      f'{change.relative.value:.0%}'
+      if change.HasField('relative')
+      else f'{change.absolute.value:g}'
+    )
+    theirs = f', serving model {serving[name]:.4g}' if name in serving else ''
+    return f'{label} {value:.4g}{theirs}: more than {bound} above the serving model'
+  bounds = threshold.value_threshold
+  if bounds.HasField('upper_bound'):
+    return f'{label} {value:.4g}: above the {bounds.upper_bound.value:g} allowed'
+  return f'{label} {value:.4g}: below the {bounds.lower_bound.value:g} needed'
+
+
+def regression_reason(
+  evaluation: Optional[metadata_store_pb2.Artifact],
+  blessed: bool,
+  figures: Dict[str, float],
+  serving: Dict[str, float],
+  candidate_is_serving: bool = False,
+  not_compared: str = '',
+) -> str:
+  """Why a regression model was (not) blessed: 'MAE 1.13 (84 % lower than the mean predictor's
+  7.06), RMSE 2.4, R² 0.88; serving model RMSE 2.5', then the thresholds it failed (TFMA's
+  validation result of `evaluation`). figures / serving: the candidate's and the serving
+  model's regression figures (artifact_reader.regression)."""
+  mae = figures.get(evaluation_names.MAE_KEY)
+  if mae is None:
+    return ''
+  gain = artifact_reader.improvement(figures)
+  said = f'MAE {mae:.4g}' + (
+    f" ({abs(gain):.0%} {'lower' if gain >= 0 else 'higher'} than the mean predictor's "
+    f'{figures[evaluation_names.BASELINE_MAE_KEY]:.4g})'
+    if gain is not None
+    else ''
+  )
+  said += ''.join(
+    f', {artifact_reader.FIGURE_NAMES[name]} {figures[name]:.4g}'
+    for name in (evaluation_names.RMSE_KEY, evaluation_names.R2_KEY)
+    if name in figures
+  )
+  if not blessed and evaluation is not None:
+    import tensorflow_model_analysis as tfma
+
+    failures = [
+      _regression_failure(failure, figures, serving)
+      for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
+      for failure in per_slice.failures
+    ]
+    return said + ''.join(f'; {failure}' for failure in failures)
+  if candidate_is_serving:
+    return f'{said}; it is the serving model (not compared with itself)'
+  if not_compared:
+    return f'{said}; serving model not compared: {not_compared}'
+  rmse = serving.get(evaluation_names.RMSE_KEY)
+  if rmse is None:
+    return f'{said}; no serving model to compare with'
+  return f'{said}; serving model RMSE {rmse:.4g}'
+
+
 def _refusal(evaluation, said: str, serving: Optional[float], names, missed) -> str:
   """blessing_reason of a model not blessed: the threshold it failed, or the class it missed."""
   import tensorflow_model_analysis as tfma
@@ -218,6 +286,9 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
       key: training.get(key)
       for key in ('label', 'model', 'hyperparameters', 'tuned', 'weights', 'phases', 'seed')
     }
+    result.training.update(
+      {key: training[key] for key in ('task', 'loss') if training.get(key)}  # regression
+    )
   check = training.get('input_check')
   if check or training.get('input_cache'):
     result.input_check = {
@@ -243,10 +314,13 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
       classes = artifact_reader.per_class(out['evaluation'])
       recall = classes.get(evaluation_names.CANDIDATE, {}).get(evaluation_names.RECALL_KEY, [])
       names = class_names(examples, len(recall), training.get('class_names', []))
+      figures = artifact_reader.regression(out['evaluation'])
       result.evaluation = Evaluation(
         accuracy=found.get(evaluation_names.CANDIDATE),
         serving_accuracy=found.get(evaluation_names.BASELINE),
         class_recall=dict(zip(names, recall)),
+        regression=figures.get(evaluation_names.CANDIDATE, {}),
+        serving_regression=figures.get(evaluation_names.BASELINE, {}),
       )
     if 'tuner_results' in out:  # TFX's Tuner: finished trials, best first
       result.tuning = _artifact_json(out['tuner_results'], artifacts.TUNER_RESULTS_FILE)
@@ -325,7 +399,16 @@ def _blessing_facts(
   is_serving = bool(property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING))
   not_compared = property_value(blessing, evaluation_names.NOT_COMPARED) or ''
   serving_classes = property_value(blessing, evaluation_names.SERVING_CLASSES)
-  if 'evaluation' in outputs:
+  if 'evaluation' in outputs and result.regression:
+    result.blessing = regression_reason(
+      outputs['evaluation'],
+      result.blessed,
+      result.regression,
+      result.evaluation.serving_regression,
+      is_serving,
+      not_compared,
+    )
+  elif 'evaluation' in outputs:
     result.blessing = blessing_reason(
       outputs['evaluation'],
       result.blessed,

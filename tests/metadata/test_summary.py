@@ -56,3 +56,49 @@ def test_a_serving_model_with_other_classes_is_said_not_compared():
   both = summary.classes_differ(list('abcdefg'), ['b', 'z'])
   assert '(only it has a, c, d, e, f …; only this model has z)' in both
   assert '(the same classes in another order)' in summary.classes_differ(['b', 'a'], ['a', 'b'])
+
+
+FIGURES = {
+  evaluation.MAE_KEY: 1.13,
+  evaluation.RMSE_KEY: 2.4,
+  evaluation.R2_KEY: 0.88,
+  evaluation.BASELINE_MAE_KEY: 7.06,
+}
+
+
+def test_a_blessed_regression_model_is_said_against_the_mean_predictor_and_the_serving_model():
+  assert summary.regression_reason(None, True, FIGURES, {}) == (
+    "MAE 1.13 (84% lower than the mean predictor's 7.06), RMSE 2.4, R² 0.88; "
+    'no serving model to compare with'
+  )
+  said = summary.regression_reason(None, True, FIGURES, {evaluation.RMSE_KEY: 2.5})
+  assert said.endswith('R² 0.88; serving model RMSE 2.5')
+  said = summary.regression_reason(None, True, FIGURES, {}, candidate_is_serving=True)
+  assert said.endswith('; it is the serving model (not compared with itself)')
+  assert summary.regression_reason(None, True, {}, {}) == ''
+
+
+def test_a_regression_model_not_blessed_names_each_threshold_it_failed(tmp_path):
+  from tests.support import evaluations
+
+  worse = dict(FIGURES, **{evaluation.BASELINE_MAE_KEY: 1.0})
+  folder = evaluations.write_validation(
+    str(tmp_path),
+    [
+      f'metric_key {{ name: "{evaluation.RMSE_KEY}" is_diff: true }} '
+      'metric_threshold { change_threshold { relative { value: 0.1 } } } '
+      'metric_value { double_value { value: 0.4 } }',
+      f'metric_key {{ name: "{evaluation.MAE_KEY}" }} '
+      'metric_threshold { value_threshold { upper_bound { value: 1 } } } '
+      'metric_value { double_value { value: 1.13 } }',
+    ],
+  )
+  from ml_metadata.proto import metadata_store_pb2
+
+  said = summary.regression_reason(
+    metadata_store_pb2.Artifact(uri=folder), False, worse, {evaluation.RMSE_KEY: 2.0}
+  )
+  assert said == (
+    "MAE 1.13 (13% higher than the mean predictor's 1), RMSE 2.4, R² 0.88; RMSE 2.4, serving "
+    'model 2: more than 10% above the serving model; MAE 1.13: above the 1 allowed'
+  )
