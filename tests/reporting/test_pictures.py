@@ -139,3 +139,21 @@ def test_a_grid_of_images_is_one_mosaic_with_each_caption_over_its_cell():
   assert (cells[16, 16] == 0).all() and (cells[2, 16] == 255).all()  # letterboxed, centred
   assert (cells[16, 48] == 255).all()  # the empty place stays white
   assert cells[48, 16].tolist() == [200, 0, 0] and (cells[48, 48] == 255).all()
+
+
+def test_a_regression_models_predictions_are_read_with_their_labels_and_drawn(tmp_path):
+  from tests.support import evaluations
+
+  rows = [(float(x), float(2 * x + 1 + (x % 3) - 1)) for x in range(30)]
+  examples = evaluations.eval_records(str(tmp_path / 'examples'), rows)
+  model_dir = evaluations.regression_model(str(tmp_path / 'model'))
+  records = pictures.first_eval_records(examples, limit=25)
+  predicted, actual = pictures.predicted_and_actual(model_dir, records)
+  assert predicted.tolist() == [2 * x + 1 for x, _ in rows[:25]]
+  assert actual.tolist() == [y for _, y in rows[:25]]
+  figure = pictures.regression(predicted, actual, 'fare')
+  svg = report_html.chart(figure)
+  for said in ('actual fare', 'predicted fare', 'residual (actual − predicted)', 'eval rows'):
+    assert said in html.unescape(svg), said
+  assert 'the first 25 eval rows' in html.unescape(svg)
+  assert pictures.regression(np.array([]), np.array([]), 'fare') is None

@@ -111,3 +111,46 @@ def test_the_model_line_names_the_seed_it_was_trained_with():
   )
   unseeded = summary_text.render_training(dict(training, seed=None))[0]
   assert unseeded == 'model:      cnn; learning_rate 0.001'
+
+
+def test_a_regression_run_prints_its_errors_against_the_mean_predictor_not_an_accuracy():
+  from contracts import evaluation as names
+  from metadata.run_result import Evaluation
+
+  figures = {
+    names.MAE_KEY: 1.132,
+    names.RMSE_KEY: 2.403,
+    names.R2_KEY: 0.8812,
+    names.MAPE_KEY: 12.3,
+    names.MEAN_LABEL_KEY: 11.2,
+    names.MEAN_PREDICTION_KEY: 11.1,
+    names.BASELINE_MAE_KEY: 7.061,
+  }
+  evaluation = Evaluation(regression=figures, serving_regression={names.RMSE_KEY: 2.5})
+  training = {
+    'label': 'fare',
+    'model': 'mlp',
+    'hyperparameters': {'learning_rate': 0.001},
+    'task': 'regression',
+    'loss': 'huber',
+  }
+  trials = [{'trial_id': '01', 'score': 0.21, 'learning_rate': 0.001}]
+  result = RunResult(wall_seconds=1.0, evaluation=evaluation, training=training, tuning=trials)
+  lines = summary_text.render(result)
+  assert (
+    'eval:       MAE 1.132, RMSE 2.403, R² 0.8812, MAPE 12.3 % (eval split, label units)' in lines
+  )
+  assert (
+    "baseline:   predicting the train mean for every row: MAE 7.061; this model's is 84% lower"
+    in lines
+  )
+  assert 'means:      mean label 11.2, mean prediction 11.1' in lines
+  assert 'serving:    the serving model on the same rows: RMSE 2.5' in lines
+  assert 'model:      mlp; learning_rate 0.001; loss huber' in lines
+  assert (
+    'tuning:     best of 1 trials: trial 01, eval loss 0.2100 with learning_rate 0.001' in lines
+  )
+  assert not any('accuracy' in line for line in lines)
+  worse = Evaluation(regression=dict(figures, **{names.MAE_KEY: 8.0}))
+  lines = summary_text.render(RunResult(wall_seconds=1.0, evaluation=worse))
+  assert any(line.endswith("this model's is 13% HIGHER") for line in lines)
