@@ -10,10 +10,11 @@ import datetime
 import hashlib
 import json
 import os
-from typing import Dict
+from typing import Dict, Optional
 
 from contracts import image_record
 from contracts.errors import UserError
+from contracts.trainer_options import CLASSIFICATION, REGRESSION
 from metadata import artifact_reader, run_reader, summary
 from metadata.run_reader import property_value
 
@@ -106,6 +107,17 @@ def _feature_summary(feature) -> str:
   return ''
 
 
+def task_of(built) -> Optional[str]:
+  """'regression' or 'classification': what the run's model predicts (training.json's task, or
+  the figures its evaluation has); None for a run that trained nothing."""
+  task = (built.training or {}).get('task')
+  if task:
+    return task
+  if built.regression:
+    return REGRESSION
+  return CLASSIFICATION if built.training or built.evaluation else None
+
+
 def run_facts(store, run, metadata_path: str = '') -> dict:
   """One pipeline run (its run context) as the plain facts `compare` compares."""
   nodes = run_reader.run_nodes(store, run)
@@ -193,7 +205,9 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     'model_id': model.id if model is not None else None,  # one training, or two
     'hyperparameters': hyperparameters,
     'metrics': {
+      'task': task_of(built),
       'accuracy': built.eval_accuracy,
+      'regression': built.regression,  # {} for a classifier
       'per_class': built.class_recall,
       'per_slice': artifact_reader.slice_metrics(evaluation) if evaluation is not None else {},
       'blessed': built.blessed,

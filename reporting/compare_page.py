@@ -6,6 +6,9 @@ break.
 
 from typing import List, Sequence
 
+from contracts.trainer_options import REGRESSION
+from metadata.artifact_reader import FIGURE_NAMES
+from metadata.compare import slice_figure
 from reporting import html
 
 _WIDTH = 34  # characters of a value in the terminal table
@@ -83,23 +86,37 @@ def render(result: dict) -> List[str]:
     lines.append(result['randomness'])
   if not result.get('statistics_compared'):
     lines.append('statistics: not compared (a run has no statistics, or no comparator was given)')
-  metrics = result['metrics']
+  if result.get('tasks_differ'):
+    lines.append(result['tasks_differ'])
   rows = [['metric', 'A', 'B', 'B − A']]
-  accuracy = metrics['accuracy']
-  rows.append(['accuracy', shown(accuracy['a']), shown(accuracy['b']), signed(accuracy['delta'])])
-  rows.append(['blessed', shown(metrics['blessed']['a']), shown(metrics['blessed']['b']), ''])
-  for name, v in metrics['per_class'].items():
+  for name, v in metric_rows(result['metrics']):
     rows.append(
-      [f'recall of class {shown(name)}', shown(v['a']), shown(v['b']), signed(v['delta'])]
+      [shown(name, 60), shown(v['a']), shown(v['b']), signed(v['delta']) if 'delta' in v else '']
     )
-  for name, v in metrics['per_slice'].items():
-    rows.append([f'accuracy where {shown(name)}', shown(v['a']), shown(v['b']), signed(v['delta'])])
   lines.append('metrics (eval split):')
   lines += ['  ' + line for line in _columns(rows)]
   for key, entry in (('A', a), ('B', b)):
     if entry.get('blessing'):
       lines.append(f'blessing {key}: {entry["blessing"]}')
   return lines
+
+
+def metric_rows(metrics: dict) -> List[tuple]:
+  """(name, {a, b[, delta]}) of every metric of metrics_table: the task when the runs' differ,
+  accuracy (a classifier's), MAE, RMSE, R², … (a regression model's), blessed, recall per
+  class, the figure per slice."""
+  task = metrics.get('task') or {}
+  rows = [('task', task)] if task.get('a') != task.get('b') else []
+  regression = metrics.get('regression') or {}
+  accuracy = metrics['accuracy']
+  if not regression or accuracy['a'] is not None or accuracy['b'] is not None:
+    rows.append(('accuracy', accuracy))
+  rows += [(FIGURE_NAMES[name], v) for name, v in regression.items()]
+  rows.append(('blessed', metrics['blessed']))
+  rows += [(f'recall of class {name}', v) for name, v in metrics['per_class'].items()]
+  figure = FIGURE_NAMES.get(slice_figure(metrics), 'accuracy')
+  rows += [(f'{figure} where {name}', v) for name, v in metrics['per_slice'].items()]
+  return rows
 
 
 def _recall_chart(metrics: dict):
@@ -159,6 +176,13 @@ def html_page(result: dict) -> str:
       ['run id', a['run_id'], b['run_id']],
       ['created', a['created'], b['created']],
       ['store', a['metadata'], b['metadata']],
+    ]
+    + (
+      [['task', shown(a.get('task')), shown(b.get('task'))], ['MAE', a.get('mae'), b.get('mae')]]
+      if REGRESSION in (a.get('task'), b.get('task'))
+      else []
+    )
+    + [
       ['accuracy', a['accuracy'], b['accuracy']],
       ['blessed', shown(a['blessed']), shown(b['blessed'])],
       ['--seed', shown(a.get('seed')), shown(b.get('seed'))],
@@ -179,20 +203,20 @@ def html_page(result: dict) -> str:
   )
   metrics = result['metrics']
   rows = [
-    ['accuracy', metrics['accuracy']['a'], metrics['accuracy']['b'], metrics['accuracy']['delta']],
-    ['blessed', shown(metrics['blessed']['a']), shown(metrics['blessed']['b']), ''],
-  ]
-  rows += [
-    [f'recall of class {n}', v['a'], v['b'], v['delta']] for n, v in metrics['per_class'].items()
-  ]
-  rows += [
-    [f'accuracy where {n}', v['a'], v['b'], v['delta']] for n, v in metrics['per_slice'].items()
+    [name]
+    + ([shown(v['a']), shown(v['b'])] if name in ('task', 'blessed') else [v['a'], v['b']])
+    + [v.get('delta', '')]
+    for name, v in metric_rows(metrics)
   ]
   charts = [
     _recall_chart(metrics),
     _moved_chart([d for d in found if d['aspect'] == 'statistics']),
   ]
-  said = f'<p>{html.escape(result["randomness"])}</p>' if result.get('randomness') else ''
+  said = ''.join(
+    f'<p>{html.escape(result[key])}</p>'
+    for key in ('randomness', 'tasks_differ')
+    if result.get(key)
+  )
   body = (
     f'<h2>Runs</h2>{runs}<h2>Differences, most telling first</h2>{table}{said}'
     f'<h2>Metrics (eval split)</h2>{html.table(["metric", "A", "B", "B − A"], rows)}'
