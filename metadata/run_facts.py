@@ -156,7 +156,9 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     statistics, [image_record.LABEL_NAME_KEY, label, image_record.LABEL_KEY]
   )
   per_class = {s: dict(pairs) for s, pairs in per_split.items()} if exact else {}
-  if key == label and not exact:  # a numeric label: its class counts where they are exact
+  task = task_of(built)
+  if key == label and not exact and task != REGRESSION:  # a numeric label trained as classes:
+    # its class counts where they are exact
     threshold = float(trainer_options.get('label_threshold') or 0.0)
     per_class = artifact_reader.two_class_counts(statistics, label, threshold)
   train = statistics.get('train')
@@ -205,7 +207,7 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     'model_id': model.id if model is not None else None,  # one training, or two
     'hyperparameters': hyperparameters,
     'metrics': {
-      'task': task_of(built),
+      'task': task,
       'accuracy': built.eval_accuracy,
       'regression': built.regression,  # {} for a classifier
       'per_class': built.class_recall,
