@@ -65,7 +65,7 @@ from components.text_example_gen.component import TextExampleGen
 import config as cfg
 from contracts import evaluation, serving, splits
 from contracts.errors import UserError, first_line
-from contracts.trainer_options import TrainerOptions, TunerOptions
+from contracts.trainer_options import CLASSIFICATION, REGRESSION, TrainerOptions, TunerOptions
 from trainer import models
 from utils import data_index, fingerprint
 
@@ -411,7 +411,10 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
   Blessing: eval accuracy ≥ min_accuracy and, once a model is serving, at most max_accuracy_drop
   below it on the same eval split (the latest blessed model, resolved as the baseline); with
   min_class_recall, every class's recall ≥ it (components/blessing_evaluator/eval_config.py); and
-  every class of the eval split predicted at least once unless allow_missed_classes. A model
+  every class of the eval split predicted at least once unless allow_missed_classes. A
+  regression model (config.trainer.task): eval MAE at least min_improvement below the mean
+  predictor's, optional max_mae / max_rmse, and RMSE at most max_error_increase above the serving
+  model's (eval_config.build_regression). A model
   that is already the newest serving version is not pushed again (components/serving_pusher).
   values: min_accuracy (parameter_values)."""
   serving_model = resolver.Resolver(
@@ -419,12 +422,24 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     model=channel.Channel(type=standard_artifacts.Model),
     model_blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
   ).with_id('serving_model')
-  eval_config = blessing_config.build(
-    config.min_accuracy,
-    config.max_accuracy_drop,
-    config.min_class_recall,
-    config.slice_features,
-    label_key=serving.EVAL_LABEL_KEY,
+  regression = config.trainer.task == REGRESSION
+  eval_config = (
+    blessing_config.build_regression(
+      config.min_improvement,
+      config.max_error_increase,
+      config.max_mae,
+      config.max_rmse,
+      config.slice_features,
+      label_key=serving.EVAL_LABEL_KEY,
+    )
+    if regression
+    else blessing_config.build(
+      config.min_accuracy,
+      config.max_accuracy_drop,
+      config.min_class_recall,
+      config.slice_features,
+      label_key=serving.EVAL_LABEL_KEY,
+    )
   )
   evaluator = BlessingEvaluator(
     examples=examples,
@@ -434,9 +449,13 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     min_accuracy=values['min_accuracy'],
     allow_missed_classes=config.allow_missed_classes,
     max_damaged_percent=config.max_damaged_percent,
+    task=REGRESSION if regression else CLASSIFICATION,
+    model_run=trainer.outputs['model_run'],
     # TFMA imports the derived metrics by name (eval_config's module): the code is theirs too.
     code_fingerprint=fingerprint.of(
-      'components.blessing_evaluator.component', evaluation.METRICS_MODULE
+      'components.blessing_evaluator.component',
+      evaluation.METRICS_MODULE,
+      evaluation.REGRESSION_METRICS_MODULE,
     ),
   ).with_id(EVALUATOR)
   check, infra_blessing = serving_check(config, examples, trainer, evaluator)

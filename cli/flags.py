@@ -323,6 +323,33 @@ OPTIONS = {
     'such a model is not pushed: with 990:10 labels, always answering the majority class scores '
     'accuracy 0.99)',
   ),
+  '--min-improvement': dict(
+    type=float,
+    default=DEFAULTS.min_improvement,
+    metavar='SHARE',
+    help='regression: bless only a model whose eval MAE is at least this share below the mean '
+    "predictor's (the train split's mean label for every row; default: %(default)s, 10 %% lower)",
+  ),
+  '--max-mae': dict(
+    type=float,
+    default=DEFAULTS.max_mae,
+    help="regression: bless only a model whose eval MAE is at most this, in the label's units "
+    '(default: not checked)',
+  ),
+  '--max-rmse': dict(
+    type=float,
+    default=DEFAULTS.max_rmse,
+    help="regression: bless only a model whose eval RMSE is at most this, in the label's units "
+    '(default: not checked)',
+  ),
+  '--max-error-increase': dict(
+    type=float,
+    default=DEFAULTS.max_error_increase,
+    metavar='SHARE',
+    help='regression: bless only a model whose eval RMSE is at most this share above the serving '
+    "(latest blessed) model's on the same eval split (default: %(default)s, 5 %%; the first "
+    'model: the other thresholds alone)',
+  ),
   '--allow-feature': dict(
     action='append',
     dest='allowed_features',
@@ -408,6 +435,10 @@ TRAINING = (
   '--max-accuracy-drop',
   '--min-class-recall',
   '--allow-missed-classes',
+  '--min-improvement',
+  '--max-mae',
+  '--max-rmse',
+  '--max-error-increase',
   '--allow-feature',
   '--slice-feature',
   '--max-damaged-percent',

@@ -25,6 +25,12 @@ R2_KEY = 'r_squared'
 MAPE_KEY = 'mean_absolute_percentage_error'  # only when no eval label is 0
 MEAN_LABEL_KEY, MEAN_PREDICTION_KEY = 'mean_label', 'mean_prediction'
 BASELINE_MAE_KEY = 'mean_predictor_mean_absolute_error'
+# 1 - MAE / BASELINE_MAE: how much lower the model's MAE is, as a share (what --min-improvement
+# bounds; 0.25: 25 % lower).
+IMPROVEMENT_KEY = 'improvement_over_mean_predictor'
+# The custom TFMA metrics that compute them from one pass (components/blessing_evaluator/
+# regression_metrics.py), named in eval_config as METRICS_MODULE is.
+REGRESSION_METRICS_MODULE = 'components.blessing_evaluator.regression_metrics'
 REGRESSION_KEYS = (MAE_KEY, RMSE_KEY, R2_KEY, MAPE_KEY, MEAN_LABEL_KEY, MEAN_PREDICTION_KEY)
 
 # Custom properties the project adds to TFX's artifacts (components/blessing_evaluator,
@@ -46,6 +52,10 @@ NOT_COMPARED = 'serving_model_not_compared'
 # candidate's (other classes, or another order): the serving model is not compared (its class
 # ids are not the eval labels'), the candidate is judged on its own thresholds.
 SERVING_CLASSES = 'serving_classes'
+# ModelBlessing: the serving model's task ('classification' or 'regression') when it is not the
+# candidate's: not compared (a classifier's figures are not a regressor's), the candidate is judged
+# on its own thresholds.
+SERVING_TASK = 'serving_task'
 # PushedModel: the serving version that already holds the model (nothing pushed).
 ALREADY_SERVING = 'already_serving'
 

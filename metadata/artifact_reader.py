@@ -145,7 +145,11 @@ def accuracies(evaluation) -> Dict[str, float]:
   return {model: metrics[name] for model, name in names.items() if name in metrics}
 
 
-REGRESSION_FIGURES = evaluation_names.REGRESSION_KEYS + (evaluation_names.BASELINE_MAE_KEY,)
+# The figures regression_figures reads, in the order they are shown.
+REGRESSION_FIGURES = evaluation_names.REGRESSION_KEYS + (
+  evaluation_names.BASELINE_MAE_KEY,
+  evaluation_names.IMPROVEMENT_KEY,
+)
 # What people read for each regression figure (the summary, the report, `compare`).
 FIGURE_NAMES = {
   evaluation_names.MAE_KEY: 'MAE',
@@ -155,12 +159,15 @@ FIGURE_NAMES = {
   evaluation_names.MEAN_LABEL_KEY: 'mean label',
   evaluation_names.MEAN_PREDICTION_KEY: 'mean prediction',
   evaluation_names.BASELINE_MAE_KEY: 'MAE of the mean predictor',
+  evaluation_names.IMPROVEMENT_KEY: 'improvement on the mean predictor',
 }
 
 
 def improvement(figures: Dict[str, float]) -> Optional[float]:
   """How much lower the model's MAE is than the mean predictor's (0.84: 84 % lower; negative:
-  higher); None without both."""
+  higher): IMPROVEMENT_KEY as TFMA measured it, else from both MAEs; None without them."""
+  if evaluation_names.IMPROVEMENT_KEY in figures:
+    return figures[evaluation_names.IMPROVEMENT_KEY]
   mae = figures.get(evaluation_names.MAE_KEY)
   baseline = figures.get(evaluation_names.BASELINE_MAE_KEY)
   if mae is None or not baseline:
@@ -168,25 +175,31 @@ def improvement(figures: Dict[str, float]) -> Optional[float]:
   return 1 - mae / baseline
 
 
-def regression(evaluation) -> Dict[str, Dict[str, float]]:
-  """{TFMA model name: {figure: value}} of the regression figures (contracts/evaluation.py's
-  REGRESSION_KEYS and BASELINE_MAE_KEY) on the whole eval split: the candidate's and, when one
-  was compared, the serving model's; a figure TFMA left NaN (MAPE with a label of 0) is left
-  out; {} for a classifier's evaluation."""
+def _figures(metrics: Dict[str, float], suffix: str = '') -> Dict[str, float]:
+  """{figure: value} of a regression model's figures (evaluation_names.REGRESSION_KEYS, the mean
+  predictor's MAE and the improvement on it) in `metrics` under name + suffix; NaN left out (a
+  MAPE with a label of 0, a mean predictor without the train split's mean)."""
+  names = evaluation_names.REGRESSION_KEYS + (
+    evaluation_names.BASELINE_MAE_KEY,
+    evaluation_names.IMPROVEMENT_KEY,
+  )
+  return {
+    name: metrics[name + suffix]
+    for name in names
+    if name + suffix in metrics and not math.isnan(metrics[name + suffix])
+  }
+
+
+def regression_figures(evaluation) -> Dict[str, Dict[str, float]]:
+  """A regression model's figures on the whole eval split per TFMA model name
+  (contracts/evaluation.py): the candidate's and, when one was compared, the serving model's;
+  {} for a classifier's evaluation."""
   metrics = overall_metrics(evaluation)
-  found = {}
-  for model, whose in (
-    (evaluation_names.CANDIDATE, ''),
-    (evaluation_names.BASELINE, SERVING_MODEL),
-  ):
-    figures = {
-      name: metrics[name + whose]
-      for name in REGRESSION_FIGURES
-      if name + whose in metrics and not math.isnan(metrics[name + whose])
-    }
-    if figures:
-      found[model] = figures
-  return found
+  found = {
+    evaluation_names.CANDIDATE: _figures(metrics),
+    evaluation_names.BASELINE: _figures(metrics, SERVING_MODEL),
+  }
+  return {model: figures for model, figures in found.items() if figures}
 
 
 def per_class(evaluation) -> Dict[str, Dict[str, List[Optional[float]]]]:
@@ -216,8 +229,8 @@ def _slice_value(key) -> str:
 
 def slice_metrics(evaluation) -> Dict[str, dict]:
   """{'column = value': {'accuracy', 'examples'}} of the candidate per --slice-feature value,
-  by slice; a regression model's slices also hold its figures by their names (MAE_KEY, RMSE_KEY,
-  R2_KEY, … where TFMA computed them)."""
+  by slice; a regression model's with its figures too (evaluation_names.REGRESSION_KEYS, where
+  measured), its accuracy None. Not the difference to the serving model (TFMA's diff keys)."""
   import tensorflow_model_analysis as tfma
 
   found = {}
@@ -228,17 +241,17 @@ def slice_metrics(evaluation) -> Dict[str, dict]:
     values = {}
     for key_and_value in for_slice.metric_keys_and_values:
       key = key_and_value.key
-      if key.model_name in ('', evaluation_names.CANDIDATE) and not key.HasField('sub_key'):
+      if (
+        key.model_name in ('', evaluation_names.CANDIDATE)
+        and not key.HasField('sub_key')
+        and not key.is_diff
+      ):
         values[key.name] = key_and_value.value.double_value.value
     where = ', '.join(f'{k.column} = {_slice_value(k)}' for k in keys)
     found[where] = {
       'accuracy': values.get(evaluation_names.ACCURACY_KEY),
       'examples': int(values.get(evaluation_names.EXAMPLE_COUNT_KEY, 0)),
-      **{
-        name: values[name]
-        for name in evaluation_names.REGRESSION_KEYS
-        if name in values and not math.isnan(values[name])
-      },
+      **_figures(values),
     }
   return dict(sorted(found.items()))
 

@@ -161,12 +161,13 @@ def blessing_reason(
 
 def _regression_failure(failure, figures: Dict[str, float], serving: Dict[str, float]) -> str:
   """One failed TFMA threshold of a regression model in words: 'RMSE 3.1, serving model 2.5:
-  more than 10 % above', 'MAE 4.2: above the 3 allowed'."""
+  more than 10% above the serving model', 'MAE 4.2: above the 3 allowed', 'MAE 3% lower than the
+  mean predictor's: 10% lower needed (--min-improvement)'."""
   name = failure.metric_key.name
   label = artifact_reader.FIGURE_NAMES.get(name, name)
   threshold = failure.metric_threshold
   value = figures.get(name, failure.metric_value.double_value.value)
-  if threshold.HasField('change_threshold'):
+  if failure.metric_key.is_diff:  # against the serving model
     change = threshold.change_threshold
     bound = (
       f'{change.relative.value:.0%}'
@@ -176,6 +177,11 @@ def _regression_failure(failure, figures: Dict[str, float], serving: Dict[str, f
     theirs = f', serving model {serving[name]:.4g}' if name in serving else ''
     return f'{label} {value:.4g}{theirs}: more than {bound} above the serving model'
   bounds = threshold.value_threshold
+  if name == evaluation_names.IMPROVEMENT_KEY:
+    return (
+      f"MAE {abs(value):.0%} {'lower' if value >= 0 else 'higher'} than the mean predictor's: "
+      f'{bounds.lower_bound.value:.0%} lower needed (--min-improvement)'
+    )
   if bounds.HasField('upper_bound'):
     return f'{label} {value:.4g}: above the {bounds.upper_bound.value:g} allowed'
   return f'{label} {value:.4g}: below the {bounds.lower_bound.value:g} needed'
@@ -192,7 +198,8 @@ def regression_reason(
   """Why a regression model was (not) blessed: 'MAE 1.13 (84 % lower than the mean predictor's
   7.06), RMSE 2.4, R² 0.88; serving model RMSE 2.5', then the thresholds it failed (TFMA's
   validation result of `evaluation`). figures / serving: the candidate's and the serving
-  model's regression figures (artifact_reader.regression)."""
+  model's regression figures (artifact_reader.regression_figures); not_compared: why the
+  serving model was not compared (other columns, another task)."""
   mae = figures.get(evaluation_names.MAE_KEY)
   if mae is None:
     return ''
@@ -216,7 +223,8 @@ def regression_reason(
       for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
       for failure in per_slice.failures
     ]
-    return said + ''.join(f'; {failure}' for failure in failures)
+    refused = f'; serving model not compared: {not_compared}' if not_compared else ''
+    return said + ''.join(f'; {failure}' for failure in failures) + refused
   if candidate_is_serving:
     return f'{said}; it is the serving model (not compared with itself)'
   if not_compared:
@@ -314,7 +322,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
       classes = artifact_reader.per_class(out['evaluation'])
       recall = classes.get(evaluation_names.CANDIDATE, {}).get(evaluation_names.RECALL_KEY, [])
       names = class_names(examples, len(recall), training.get('class_names', []))
-      figures = artifact_reader.regression(out['evaluation'])
+      figures = artifact_reader.regression_figures(out['evaluation'])
       result.evaluation = Evaluation(
         accuracy=found.get(evaluation_names.CANDIDATE),
         serving_accuracy=found.get(evaluation_names.BASELINE),
@@ -399,6 +407,10 @@ def _blessing_facts(
   is_serving = bool(property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING))
   not_compared = property_value(blessing, evaluation_names.NOT_COMPARED) or ''
   serving_classes = property_value(blessing, evaluation_names.SERVING_CLASSES)
+  serving_task = property_value(blessing, evaluation_names.SERVING_TASK)
+  if serving_task:  # a model of the other task serves (components/blessing_evaluator)
+    this = 'a regression model' if result.regression else 'a classifier'
+    not_compared = f'it is a {serving_task} model, this one {this}'
   if 'evaluation' in outputs and result.regression:
     result.blessing = regression_reason(
       outputs['evaluation'],

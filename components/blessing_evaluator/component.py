@@ -14,6 +14,7 @@ from tfx.types import channel, component_spec, standard_artifacts, standard_comp
 from tfx.utils import json_utils
 
 from components.blessing_evaluator import executor
+from contracts import trainer_options
 
 
 class BlessingEvaluatorSpec(component_spec.ComponentSpec):
@@ -23,14 +24,23 @@ class BlessingEvaluatorSpec(component_spec.ComponentSpec):
     allow_missed_classes=component_spec.ExecutionParameter(type=int),
     code_fingerprint=component_spec.ExecutionParameter(type=str),
     max_damaged_percent=component_spec.ExecutionParameter(type=float, optional=True),
+    task=component_spec.ExecutionParameter(type=str, optional=True),
   )
-  INPUTS = standard_component_specs.EvaluatorSpec.INPUTS
+  INPUTS = dict(
+    standard_component_specs.EvaluatorSpec.INPUTS,
+    **{
+      executor.MODEL_RUN_KEY: component_spec.ChannelParameter(
+        type=standard_artifacts.ModelRun, optional=True
+      )
+    },
+  )
   OUTPUTS = standard_component_specs.EvaluatorSpec.OUTPUTS
 
 
 class BlessingEvaluator(base_beam_component.BaseBeamComponent):
-  """Evaluator; blesses when eval accuracy ≥ min_accuracy (eval_config's other thresholds too)
-  and the model predicts every class of the eval split at least once."""
+  """Evaluator; blesses a classifier when eval accuracy ≥ min_accuracy (eval_config's other
+  thresholds too) and it predicts every class of the eval split at least once; a regression
+  model on eval_config's thresholds (eval_config.build_regression)."""
 
   SPEC_CLASS = BlessingEvaluatorSpec
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
@@ -45,12 +55,17 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
     code_fingerprint: str = '',
     allow_missed_classes: bool = False,
     max_damaged_percent: float = 1.0,
+    task: str = trainer_options.CLASSIFICATION,
+    model_run=None,
   ):
     """baseline_model: the model to compare with (a Resolver's output; empty: none yet).
     eval_config's accuracy threshold says the default; min_accuracy (a value or a
     RuntimeParameter) is what the run uses. allow_missed_classes: bless a model that never
     predicts some class of the eval split (by default it is not blessed). max_damaged_percent:
-    more of the eval records damaged or missing stops it (components/read_examples.py)."""
+    more of the eval records damaged or missing stops it (components/read_examples.py).
+    task: trainer_options.REGRESSION judges a regression model (eval_config.build_regression's
+    config, the mean predictor's figures from model_run, the Trainer's training.json); any other
+    value, a classifier."""
     super().__init__(
       spec=BlessingEvaluatorSpec(
         examples=examples,
@@ -63,6 +78,8 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
         allow_missed_classes=int(allow_missed_classes),
         code_fingerprint=code_fingerprint,
         max_damaged_percent=max_damaged_percent,
+        task=task,
+        model_run=model_run,
         evaluation=channel.Channel(type=standard_artifacts.ModelEvaluation),
         blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
       )

@@ -9,15 +9,21 @@ slice feature. Accuracy, recall and precision are top-class figures derived from
 matrix (top_class_metrics.py: one per-example pass instead of four, about half the
 Evaluator's time on large data).
 
+A regression model (build_regression) is judged lower is better: its MAE against the mean
+predictor's (the train split's mean label for every example; regression_metrics.py), optional
+bounds on MAE and RMSE, and its RMSE against the serving model's, relative.
+
 The class ids are not known when the pipeline is built (they come from the data): the executor
 writes them in from the candidate model's output width (with_parameters).
 """
 
+import json
 from typing import Optional, Sequence
 
 import tensorflow_model_analysis as tfma
 from tfx.utils import proto_utils
 
+from components.blessing_evaluator import regression_metrics
 from contracts import evaluation, serving
 
 OVERALL = tfma.SlicingSpec()
@@ -34,6 +40,25 @@ def _overall(threshold: tfma.MetricThreshold) -> dict:
 def _derived(class_name: str, **threshold) -> tfma.MetricConfig:
   """A metric of top_class_metrics.py (on the one confusion matrix, not one more pass)."""
   return tfma.MetricConfig(class_name=class_name, module=evaluation.METRICS_MODULE, **threshold)
+
+
+def _model_specs(prediction_key: str, label_key: str) -> list:
+  """The candidate's and the serving model's specs: serving_default's prediction_key, scored
+  against label_key of the preprocessing function."""
+  model_spec = dict(
+    signature_name=serving.SERVING_DEFAULT,
+    prediction_key=prediction_key,
+    label_key=label_key,
+    preprocessing_function_names=[serving.TRANSFORM],
+  )
+  return [
+    tfma.ModelSpec(name=evaluation.CANDIDATE, **model_spec),
+    tfma.ModelSpec(name=evaluation.BASELINE, is_baseline=True, **model_spec),
+  ]
+
+
+def _slicing_specs(slice_features: Sequence[str]) -> list:
+  return [OVERALL] + [tfma.SlicingSpec(feature_keys=[name]) for name in slice_features]
 
 
 def build(
@@ -60,18 +85,9 @@ def build(
     if min_class_recall > 0
     else {}
   )
-  model_spec = dict(
-    signature_name=serving.SERVING_DEFAULT,
-    prediction_key=serving.PROBABILITIES,
-    label_key=label_key,
-    preprocessing_function_names=[serving.TRANSFORM],
-  )
   return tfma.EvalConfig(
-    model_specs=[
-      tfma.ModelSpec(name=evaluation.CANDIDATE, **model_spec),
-      tfma.ModelSpec(name=evaluation.BASELINE, is_baseline=True, **model_spec),
-    ],
-    slicing_specs=[OVERALL] + [tfma.SlicingSpec(feature_keys=[name]) for name in slice_features],
+    model_specs=_model_specs(serving.PROBABILITIES, label_key),
+    slicing_specs=_slicing_specs(slice_features),
     metrics_specs=[
       tfma.MetricsSpec(
         metrics=[
@@ -88,6 +104,82 @@ def build(
       ),
     ],
   )
+
+
+def _regression(metric: type, **threshold) -> tfma.MetricConfig:
+  """A metric of regression_metrics.py (on the one set of sums, not one more pass)."""
+  return tfma.MetricConfig(
+    class_name=metric.__name__, module=evaluation.REGRESSION_METRICS_MODULE, **threshold
+  )
+
+
+def build_regression(
+  min_improvement: float,
+  max_error_increase: float,
+  max_mae: Optional[float] = None,
+  max_rmse: Optional[float] = None,
+  slice_features: Sequence[str] = (),
+  label_key: str = '',
+) -> tfma.EvalConfig:
+  """A regression model's (serving_default's PREDICTION against label_key), lower is better:
+  MAE at least min_improvement (a share) below the mean predictor's; with max_mae / max_rmse,
+  at most those; RMSE at most max_error_increase (a share) above the serving model's (TFMA's
+  relative change threshold, dropped by TFX while none is serving)."""
+  improvement = tfma.MetricThreshold(
+    value_threshold=tfma.GenericValueThreshold(lower_bound={'value': min_improvement})
+  )
+  rmse = tfma.MetricThreshold(
+    change_threshold=tfma.GenericChangeThreshold(
+      direction=tfma.MetricDirection.LOWER_IS_BETTER,
+      relative={'value': max_error_increase},
+    )
+  )
+  if max_rmse is not None:
+    rmse.value_threshold.upper_bound.value = max_rmse
+  mae = (
+    _overall(
+      tfma.MetricThreshold(
+        value_threshold=tfma.GenericValueThreshold(upper_bound={'value': max_mae})
+      )
+    )
+    if max_mae is not None
+    else {}
+  )
+  return tfma.EvalConfig(
+    model_specs=_model_specs(serving.PREDICTION, label_key),
+    slicing_specs=_slicing_specs(slice_features),
+    metrics_specs=[
+      tfma.MetricsSpec(
+        metrics=[
+          _regression(regression_metrics.RegressionExampleCount),
+          _regression(regression_metrics.RegressionMeanAbsoluteError, **mae),
+          _regression(regression_metrics.RegressionRootMeanSquaredError, **_overall(rmse)),
+          _regression(regression_metrics.RegressionRSquared),
+          _regression(regression_metrics.RegressionMeanAbsolutePercentageError),
+          _regression(regression_metrics.RegressionMeanLabel),
+          _regression(regression_metrics.RegressionMeanPrediction),
+          _regression(regression_metrics.MeanPredictorMeanAbsoluteError),
+          _regression(regression_metrics.ImprovementOverMeanPredictor, **_overall(improvement)),
+        ]
+      )
+    ],
+  )
+
+
+def with_train_mean(eval_config_json: str, train_mean: Optional[float]) -> str:
+  """eval_config (as TFX passes it, JSON) with the train split's mean label in every regression
+  metric's config (the mean predictor's figures); None: not known, the improvement not judged
+  (its threshold dropped)."""
+  eval_config = proto_utils.json_to_proto(eval_config_json, tfma.EvalConfig())
+  for spec in eval_config.metrics_specs:
+    for metric in spec.metrics:
+      if metric.module != evaluation.REGRESSION_METRICS_MODULE:
+        continue
+      if train_mean is not None:
+        metric.config = json.dumps({'train_mean': train_mean})
+      elif metric.class_name == regression_metrics.ImprovementOverMeanPredictor.__name__:
+        metric.ClearField('per_slice_thresholds')
+  return proto_utils.proto_to_json(eval_config)
 
 
 def _per_class_specs(eval_config: tfma.EvalConfig):

@@ -1,6 +1,9 @@
-"""TFX's Evaluator executor, with the run's values written into eval_config first (the
-`min_accuracy` parameter and the candidate model's class ids: eval_config.with_parameters), and
-the project's rules around it:
+"""TFX's Evaluator executor, with the run's values written into eval_config first (a
+classifier's: the `min_accuracy` parameter and the candidate model's class ids,
+eval_config.with_parameters; a regression model's (`task`): the train split's mean label from the
+Trainer's training.json, eval_config.with_train_mean), and the project's rules around it:
+- a serving model of another task than the candidate's (a classifier serving, a regression
+  model trained, or the reverse) is not compared, and the blessing names its task (SERVING_TASK);
 - a candidate that is the serving model itself (a cached model evaluated again after its push) is
   evaluated alone rather than against itself, and its blessing says so (CANDIDATE_IS_SERVING);
   so is one whose serving model cannot be scored on this data (comparable.py), its blessing
@@ -9,7 +12,7 @@ the project's rules around it:
   not compared either: the eval split's labels are the candidate's class ids, which would score
   the serving model by the wrong classes; the candidate is judged on its own thresholds and the
   blessing names the serving model's classes (SERVING_CLASSES);
-- a model that never predicts a class of the eval split is not blessed, where that class is
+- a classifier that never predicts a class of the eval split is not blessed, where that class is
   judged (class_coverage.py), unless `allow_missed_classes` (MISSED_CLASSES on the blessing
   names the classes missed, UNEVALUATED_CLASSES those no eval example holds).
 """
@@ -18,6 +21,7 @@ import json
 import os
 import shutil
 import tempfile
+from typing import Optional
 
 from tensorflow.core.protobuf import saved_model_pb2
 from tfx.components.evaluator import constants
@@ -28,7 +32,9 @@ from tfx.utils import io_utils, path_utils
 
 from components import beam_progress, read_examples
 from components.blessing_evaluator import class_coverage, comparable, eval_config
-from contracts import artifacts, evaluation, serving, splits
+from contracts import artifacts, evaluation, serving, splits, trainer_options
+
+MODEL_RUN_KEY = 'model_run'  # the Trainer's ModelRun: its training.json (train_mean)
 
 
 def num_classes(saved_model_dir: str) -> int:
@@ -68,35 +74,53 @@ def eval_files(input_dict) -> list:
   return sorted(fileio.glob(os.path.join(uri, '*')))
 
 
+def train_mean(input_dict) -> Optional[float]:
+  """The train split's mean label the Trainer recorded (training.json's label_mean in its
+  model_run): what the mean predictor predicts; None when it recorded none."""
+  model_runs = input_dict.get(MODEL_RUN_KEY) or []
+  path = os.path.join(model_runs[0].uri, artifacts.TRAINING_FILE) if model_runs else ''
+  if not path or not fileio.exists(path):
+    return None
+  with fileio.open(path) as f:
+    mean = json.load(f).get('label_mean')
+  return float(mean) if mean is not None else None
+
+
+def _configured(input_dict, exec_properties, model_dir: str, regression: bool):
+  """exec_properties with the run's values written into eval_config (a regression model's: the
+  train split's mean label; a classifier's: min_accuracy and its class ids), and its classes
+  (0 for a regression model)."""
+  key = standard_component_specs.EVAL_CONFIG_KEY
+  if regression:
+    configured = eval_config.with_train_mean(exec_properties[key], train_mean(input_dict))
+    return dict(exec_properties, **{key: configured}), 0
+  classes = num_classes(model_dir)
+  min_accuracy = exec_properties.get('min_accuracy')
+  configured = eval_config.with_parameters(
+    exec_properties[key], float(min_accuracy) if min_accuracy is not None else None, classes
+  )
+  return dict(exec_properties, **{key: configured}), classes
+
+
 class Executor(evaluator_executor.Executor):
   def Do(self, input_dict, output_dict, exec_properties):
-    key = standard_component_specs.EVAL_CONFIG_KEY
     model = artifact_utils.get_single_instance(input_dict[standard_component_specs.MODEL_KEY])
-    classes = num_classes(path_utils.serving_model_path(model.uri))
-    min_accuracy = exec_properties.get('min_accuracy')
-    exec_properties = dict(
-      exec_properties,
-      **{
-        key: eval_config.with_parameters(
-          exec_properties[key],
-          float(min_accuracy) if min_accuracy is not None else None,
-          classes,
-        )
-      },
-    )
+    model_dir = path_utils.serving_model_path(model.uri)
+    regression = exec_properties.get('task') == trainer_options.REGRESSION
+    exec_properties, classes = _configured(input_dict, exec_properties, model_dir, regression)
     baselines = input_dict.get(standard_component_specs.BASELINE_MODEL_KEY) or []
     is_serving = any(baseline.uri == model.uri for baseline in baselines)
-    not_compared, serving_classes = '', None  # why the serving model is not compared
+    # why the serving model is not compared: another task, other classes, other columns
+    not_compared, serving_classes, serving_task = '', None, ''
     if baselines and not is_serving:
-      theirs = class_list(path_utils.serving_model_path(baselines[0].uri))
-      if theirs != class_list(path_utils.serving_model_path(model.uri)):
-        serving_classes = theirs
+      serving_dir = path_utils.serving_model_path(baselines[0].uri)
+      if serving.task(serving_dir) != serving.task(model_dir):
+        serving_task = serving.task(serving_dir)
+      elif not regression and class_list(serving_dir) != class_list(model_dir):
+        serving_classes = class_list(serving_dir)
       else:
-        not_compared = comparable.not_comparable(
-          path_utils.serving_model_path(model.uri),
-          path_utils.serving_model_path(baselines[0].uri),
-        )
-    if is_serving or not_compared or serving_classes is not None:
+        not_compared = comparable.not_comparable(model_dir, serving_dir)
+    if is_serving or not_compared or serving_classes is not None or serving_task:
       input_dict = dict(input_dict, **{standard_component_specs.BASELINE_MODEL_KEY: []})
     scratch = tempfile.mkdtemp(prefix='evaluator-salvaged-')
     try:
@@ -126,16 +150,25 @@ class Executor(evaluator_executor.Executor):
       blessing.set_string_custom_property(evaluation.NOT_COMPARED, not_compared)
     if serving_classes is not None:
       blessing.set_string_custom_property(evaluation.SERVING_CLASSES, json.dumps(serving_classes))
-    evaluated = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
-    rows = evaluation.confusion_rows(evaluated)
-    missed = class_coverage.missed_classes(rows)
-    unevaluated = class_coverage.unevaluated_classes(rows, classes) if rows else []
-    if unevaluated:
-      blessing.set_string_custom_property(evaluation.UNEVALUATED_CLASSES, json.dumps(unevaluated))
-    blessed = blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY)
-    if missed and blessed == constants.BLESSED_VALUE:
-      judged = any(c['judged'] for c in missed)
-      if judged and not exec_properties.get('allow_missed_classes'):
-        withhold(blessing, missed)
-      else:
-        blessing.set_string_custom_property(evaluation.MISSED_CLASSES, json.dumps(missed))
+    if serving_task:
+      blessing.set_string_custom_property(evaluation.SERVING_TASK, serving_task)
+    if not regression:
+      _judge_classes(exec_properties, output_dict, blessing, classes)
+
+
+def _judge_classes(exec_properties, output_dict, blessing, classes: int) -> None:
+  """The class rule on a classifier's evaluation: a judged class never predicted withholds the
+  blessing unless allow_missed_classes; the classes missed and unevaluated named on it."""
+  evaluated = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
+  rows = evaluation.confusion_rows(evaluated)
+  missed = class_coverage.missed_classes(rows)
+  unevaluated = class_coverage.unevaluated_classes(rows, classes) if rows else []
+  if unevaluated:
+    blessing.set_string_custom_property(evaluation.UNEVALUATED_CLASSES, json.dumps(unevaluated))
+  blessed = blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY)
+  if missed and blessed == constants.BLESSED_VALUE:
+    judged = any(c['judged'] for c in missed)
+    if judged and not exec_properties.get('allow_missed_classes'):
+      withhold(blessing, missed)
+    else:
+      blessing.set_string_custom_property(evaluation.MISSED_CLASSES, json.dumps(missed))

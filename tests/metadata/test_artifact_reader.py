@@ -79,7 +79,7 @@ def test_regression_figures_of_the_candidate_and_the_serving_model_by_their_name
     {('zone', 'north'): {names.MAE_KEY: 0.9, names.R2_KEY: 0.91, 'example_count': 30.0}},
   )
   evaluation = metadata_store_pb2.Artifact(uri=folder)
-  assert artifact_reader.regression(evaluation) == {
+  assert artifact_reader.regression_figures(evaluation) == {
     'candidate': {
       names.MAE_KEY: 1.13,
       names.RMSE_KEY: 2.4,
@@ -88,13 +88,13 @@ def test_regression_figures_of_the_candidate_and_the_serving_model_by_their_name
     },
     'baseline': {names.RMSE_KEY: 2.5},
   }
-  assert artifact_reader.improvement(artifact_reader.regression(evaluation)['candidate']) == (
-    1 - 1.13 / 7.06
-  )
+  assert artifact_reader.improvement(
+    artifact_reader.regression_figures(evaluation)['candidate']
+  ) == (1 - 1.13 / 7.06)
   assert artifact_reader.slice_metrics(evaluation) == {
     'zone = north': {'accuracy': None, 'examples': 30, names.MAE_KEY: 0.9, names.R2_KEY: 0.91}
   }
   classifier = evaluations.write_metrics(
     str(tmp_path / 'classifier'), {('candidate', names.ACCURACY_KEY, False): 0.9}
   )
-  assert artifact_reader.regression(metadata_store_pb2.Artifact(uri=classifier)) == {}
+  assert artifact_reader.regression_figures(metadata_store_pb2.Artifact(uri=classifier)) == {}

@@ -91,6 +91,9 @@ def test_a_regression_model_not_blessed_names_each_threshold_it_failed(tmp_path)
       f'metric_key {{ name: "{evaluation.MAE_KEY}" }} '
       'metric_threshold { value_threshold { upper_bound { value: 1 } } } '
       'metric_value { double_value { value: 1.13 } }',
+      f'metric_key {{ name: "{evaluation.IMPROVEMENT_KEY}" }} '
+      'metric_threshold { value_threshold { lower_bound { value: 0.1 } } } '
+      'metric_value { double_value { value: -0.13 } }',
     ],
   )
   from ml_metadata.proto import metadata_store_pb2
@@ -100,5 +103,8 @@ def test_a_regression_model_not_blessed_names_each_threshold_it_failed(tmp_path)
   )
   assert said == (
     "MAE 1.13 (13% higher than the mean predictor's 1), RMSE 2.4, R² 0.88; RMSE 2.4, serving "
-    'model 2: more than 10% above the serving model; MAE 1.13: above the 1 allowed'
+    'model 2: more than 10% above the serving model; MAE 1.13: above the 1 allowed; MAE 13% '
+    "higher than the mean predictor's: 10% lower needed (--min-improvement)"
   )
+  said = summary.regression_reason(None, True, FIGURES, {}, not_compared='it is a classifier')
+  assert said.endswith('R² 0.88; serving model not compared: it is a classifier')
