@@ -272,6 +272,7 @@ def validation(
         statistics=statistics_gen.outputs['statistics'],
         label=config.label,
         label_default=config.trainer.label_default,
+        task=config.trainer.task,
         **(
           {}
           if config.trainer.label_threshold is None

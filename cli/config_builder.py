@@ -14,8 +14,9 @@ from cli.inputs import (
   tfrecord_probe,
   tfrecord_salvage,
 )
+from components import duplicates
 import config as cfg
-from contracts import limits, trainer_options
+from contracts import labels, limits, trainer_options
 from contracts.errors import UserError
 from contracts.trainer_options import TrainerOptions
 
@@ -83,12 +84,15 @@ def _staged_revision(args: argparse.Namespace):
 
 
 def _data_kind(source, args: argparse.Namespace):
-  """(data kind, text column): CSV with a free-text column is TEXT, TFRecords of
-  SequenceExamples are SEQUENCES (both become sequence models)."""
+  """(data kind, text column, task, why the task): CSV with a free-text column is TEXT,
+  TFRecords of SequenceExamples are SEQUENCES (both become sequence models, of classes); a
+  table's task is decided once here, from the label's first values (labels.decide_task)."""
   if args.text_column and (source is None or source.kind != cfg.CSV):
     raise UserError('--text-column: only CSV data has columns')
+  asked = getattr(args, 'task', trainer_options.AUTO)
+  threshold = getattr(args, 'label_threshold', None)
   if source is None:
-    return None, ''
+    return None, '', trainer_options.CLASSIFICATION, ''
   if source.kind == cfg.CSV:
     sample = data_layout.sample_file(source)
     columns = csv_input.csv_header(sample)
@@ -100,15 +104,40 @@ def _data_kind(source, args: argparse.Namespace):
         raise UserError(
           f'{flag} {column}: no such column in {sample} (columns: {", ".join(columns)})'
         )
+    task, why = csv_input.label_task(sample, args.label, threshold, asked)
+    classes = task == trainer_options.CLASSIFICATION and threshold is None
     text_column = csv_input.text_column(
-      sample, args.label, args.text_column, args.label_default, args.label_threshold is None
+      sample, args.label, args.text_column, args.label_default, classes
     )
-    return (cfg.TEXT if text_column else cfg.CSV), text_column
+    if text_column and task == trainer_options.REGRESSION:
+      raise UserError(
+        f'--label {args.label}: a number to regress ({why}) beside free text '
+        f'({text_column!r}): the text route trains classes only; give --label-threshold T '
+        'for two classes'
+      )
+    return (cfg.TEXT if text_column else cfg.CSV), text_column, task, why
   if source.kind == cfg.TFRECORDS and tfrecord_probe.holds_sequence_examples(
     data_layout.sample_file(source)
   ):
-    return cfg.SEQUENCES, ''
-  return source.kind, ''
+    _classes_only(asked, 'SequenceExample TFRecords')
+    return cfg.SEQUENCES, '', trainer_options.CLASSIFICATION, ''
+  if source.kind == cfg.TFRECORDS:
+    sample = data_layout.sample_file(source)
+    values = tfrecord_probe.label_values(sample, args.label)
+    try:
+      task, why = labels.decide_task(
+        args.label, values, f'the first {len(values)} records of {sample}', threshold, asked
+      )
+    except ValueError as e:
+      raise UserError(str(e)) from None
+    return source.kind, '', task, why
+  _classes_only(asked, 'image folders')
+  return source.kind, '', trainer_options.CLASSIFICATION, ''
+
+
+def _classes_only(asked: str, what: str) -> None:
+  if asked == trainer_options.REGRESSION:
+    raise UserError(f'--task regression: {what} train classes only; regression needs a table')
 
 
 def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
@@ -127,7 +156,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     args, revision = _staged_revision(args)
   resplit = getattr(args, 'eval_percent', None)
   source = data_layout.resolve_data(args.data, resplit is not None) if args.data else None
-  kind, text_column = _data_kind(source, args)
+  kind, text_column, task, task_reason = _data_kind(source, args)
   if getattr(args, 'max_image_side', 0) and kind not in (None, cfg.IMAGES):
     raise UserError('--max-image-side: only image folders are stored by the project')
   for flag, dest in (
@@ -181,6 +210,15 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     data_splits=source.splits if resplit is None else (),
     data_pattern=source.pattern if resplit is None or not source.splits else 'Split-*/*',
     text_column=text_column,
+    task=task,
+    task_reason=task_reason,
+    # Numbers: rows of the same features and other numbers are the label's spread, not
+    # conflicting labels: kept, together in one split.
+    **(
+      dict(duplicates=duplicates.KEEP_CONFLICTS)
+      if task == trainer_options.REGRESSION and args.duplicates == duplicates.GROUP
+      else {}
+    ),
     **(dict(infer_data=infer[0], infer_pattern=infer[1]) if infer else {}),
     **revision,
     schema=os.path.abspath(schema) if schema else None,

@@ -53,8 +53,8 @@ OPTIONS = {
   ),
   '--label': dict(
     default=DEFAULTS.label,
-    help='CSV/TFRecord data: the label column or context feature (default: %(default)s); a '
-    'float column needs --label-threshold',
+    help='CSV/TFRecord data: the label column or context feature (default: %(default)s); '
+    'numbers regress (--task), --label-threshold T makes two classes of them',
   ),
   '--text-column': dict(
     default='',
@@ -72,8 +72,21 @@ OPTIONS = {
     type=float,
     default=DEFAULTS.trainer.label_threshold,
     metavar='T',
-    help='the label trains as two classes, (value > T): a float label needs T (it is refused '
-    'without one), an integer label when T is given (its values are the classes otherwise)',
+    help='the label trains as two classes, (value > T), instead of a number to regress (a '
+    'float label) or its values as classes (integers)',
+  ),
+  '--task': dict(
+    choices=trainer_options.TASKS,
+    default=DEFAULTS.trainer.task,
+    help='tables: what the model learns: classes, or a number (regression). Default auto: a '
+    'label of numbers, not all integers, or of many integers most held by a row or two, '
+    'regresses; class ids and names are classes; --label-threshold T makes two classes',
+  ),
+  '--loss': dict(
+    choices=trainer_options.LOSSES,
+    default=DEFAULTS.trainer.loss,
+    help="regression: the loss, on the label standardized with the train split's mean and "
+    "deviation (default: huber, or the model file's LOSS; docs/models.md says why)",
   ),
   '--label-default': dict(
     default=DEFAULTS.trainer.label_default,
@@ -389,6 +402,7 @@ DATA = (
   '--text-column',
   '--tokens-key',
   '--label-threshold',
+  '--task',
   '--label-default',
   '--eval-percent',
   '--duplicates',
@@ -423,6 +437,7 @@ TRAINING = (
   '--eval-steps',
   '--batch-size',
   '--learning-rate',
+  '--loss',
   '--mixed-precision',
   '--xla',
   '--tpu',

@@ -194,7 +194,10 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   )
   print(f'pipeline {config.pipeline_name}: {config.data_kind} from {given}; log: {log_path}')
   if config.data_kind in (cfg.CSV, cfg.TFRECORDS):  # a table: what the label trains as
-    print(f'label:      {labels.threshold_line(config.label, config.trainer.label_threshold)}')
+    line = labels.task_line(
+      config.label, config.trainer.task, config.trainer.label_threshold, config.task_reason
+    )
+    print(f'label:      {line}')
   sys.stdout.flush()
   started = time.monotonic()
   before_components = process_seconds()

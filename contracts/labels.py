@@ -1,8 +1,8 @@
 """What counts as a row without a label, for the command line's first look at a CSV and for the
 ExampleGens that read every row (components/label_gaps.py); when integer labels look like a
 number to regress rather than classes (the command line's first rows, the Trainer's all rows);
-that a float label trains only as two classes on a threshold the user names; and the one line
-that says each."""
+the task (classes or a number) decided from a label's first values; and the one line that says
+each."""
 
 from typing import Dict, List, Tuple
 
@@ -63,18 +63,94 @@ def regression_message(label: str, counts: Dict[int, int], where: str) -> str:
   return (
     f'--label {label}: {len(counts)} distinct integer values in {where}, '
     f'{rare} of them in fewer than {MIN_CLASS_ROWS} rows: a number to regress, not classes; '
-    f'train a two-class model on ({label} > T) with --label-threshold T (the median: {median})'
+    f'regress it with --task regression, or train two classes on ({label} > T) with '
+    f'--label-threshold T (the median: {median})'
   )
 
 
 def float_label_message(label: str, where: str, median=None) -> str:
-  """The refusal of a float label without --label-threshold: classes only, on a threshold the
-  user names (no threshold is guessed), the median as one to start from when known."""
+  """The refusal of a float label as classes: a number regresses (--task regression), or makes
+  two classes on a threshold the user names (no threshold is guessed), the median as one to
+  start from when known."""
   return (
-    f'--label {label}: numbers, not all integers, in {where}: this pipeline trains classes, and '
-    f'regression is not built yet; train two classes on ({label} > T) with --label-threshold T'
+    f'--label {label}: numbers, not all integers, in {where}: regress them with --task '
+    f'regression, or train two classes on ({label} > T) with --label-threshold T'
     + ('' if median is None else f' (the median: {median:g})')
   )
+
+
+def decide_task(
+  label: str, values: List[str], where: str, threshold, asked: str
+) -> Tuple[str, str]:
+  """(the task, why) for a label column's first `values` (cells, missing ones left out; where:
+  'the first 200 rows of x.csv'): --label-threshold makes two classes; `asked`
+  ('auto', 'classification', 'regression': --task) decides, else the values do: numbers, not
+  all integers, or integers that look_regressed, are a number to regress. Raises ValueError (the
+  one line) for what cannot be: --task regression with a threshold or on a label that is not a
+  number, cells that are not numbers among numbers (a constant is the Trainer's to find: the
+  first rows of a file sorted by its label are)."""
+  numbers = [_number(v) for v in values]
+  text = [v for v, n in zip(values, numbers) if n is None]
+  if threshold is not None:
+    if asked == 'regression':
+      raise ValueError(
+        f'--task regression with --label-threshold {threshold:g}: a threshold makes two '
+        'classes; give one or the other'
+      )
+    return 'classification', f'--label-threshold {threshold:g}'
+  if asked == 'classification':
+    if values and not text and any(not n.is_integer() for n in numbers):
+      median = sorted(numbers)[len(numbers) // 2]
+      raise ValueError(float_label_message(label, where, median))
+    return 'classification', '--task classification'
+  if asked == 'regression' or (values and len(text) <= len(values) // 10 < len(values)):
+    if asked == 'regression' and len(text) == len(values):
+      raise ValueError(
+        f'--task regression: label {label!r} holds no numbers in {where} '
+        f'({", ".join(repr(v) for v in text[:SHOWN_ROWS])}): regression needs a number per row'
+      )
+    if text:  # '12,5', '$13.08' among numbers: a number to regress, written as text
+      raise ValueError(
+        f'--label {label}: {len(text)} of {len(values)} values in {where} are not numbers '
+        f'({first_rows([repr(v) for v in text], len(text))}) among numbers: write them as '
+        'numbers (a dot for decimals, no currency sign), or drop those rows'
+      )
+    if asked == 'regression':
+      return 'regression', '--task regression'
+  if values and not text:
+    integers = [int(n) for n in numbers if float(n).is_integer()]
+    if len(integers) < len(numbers):
+      return 'regression', f'{label} holds numbers, not all integers'
+    counts: Dict[int, int] = {}
+    for value in integers:
+      counts[value] = counts.get(value, 0) + 1
+    if looks_regressed(counts):
+      return (
+        'regression',
+        f'{label} holds {len(counts)} distinct integers in {where}, most in fewer than '
+        f'{MIN_CLASS_ROWS} rows: a quantity',
+      )
+  return 'classification', f'{label} holds class ids or names'
+
+
+def _number(value: str):
+  try:
+    number = float(value)
+  except ValueError:
+    return None
+  return number if number == number and abs(number) != float('inf') else None
+
+
+def task_line(label: str, task: str, threshold, why: str = '') -> str:
+  """What the model learns and why, said at the start and in the summary, with how to ask for
+  the other: 'fare as a number (regression: fare holds numbers, not all integers; …)'."""
+  if task == 'regression':
+    return (
+      f'{label} as a number (regression{": " + why if why else ""}; '
+      f'two classes: --label-threshold T)'
+    )
+  line = threshold_line(label, threshold)
+  return line + (f' ({why})' if why and threshold is None else '')
 
 
 def threshold_line(label: str, threshold) -> str:

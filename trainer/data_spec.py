@@ -9,7 +9,7 @@ import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 
 from contracts import artifacts, labels, serving, text_record
-from contracts.trainer_options import NO_WEIGHTS, TrainerOptions
+from contracts.trainer_options import AUTO, CLASSIFICATION, NO_WEIGHTS, REGRESSION, TrainerOptions
 
 # Imported SequenceExamples' token values are hashed into HASH_BUCKETS ids from FIRST_ID on.
 HASH_BUCKETS = 20_000
@@ -52,10 +52,22 @@ class TabularSpec:
   label_values: List[int] = dataclasses.field(default_factory=list)  # set: an integer label's
   # values present, sorted (class id = index), never 0..the largest
   integer_label: bool = False  # the label column holds integers (thresholded: cast first)
+  task: str = CLASSIFICATION  # or REGRESSION: the model predicts one number, the label
+  # standardized with the train split's mean and deviation (label_mean, label_std): the Trainer
+  # feeds (label - label_mean) / label_std, the signatures give back prediction * std + mean
+  label_mean: float = 0.0
+  label_std: float = 1.0
+
+  @property
+  def regression(self) -> bool:
+    return self.task == REGRESSION
 
   @property
   def class_names(self) -> List[str]:
-    """What each class id stands for: a name, an integer label's value, or the id itself."""
+    """What each class id stands for: a name, an integer label's value, or the id itself (none
+    for regression)."""
+    if self.regression:
+      return []
     return (
       self.label_names
       or [str(v) for v in self.label_values]
@@ -73,7 +85,7 @@ class TabularSpec:
       for key in self.numeric
     }
     spec.update({key: tf.io.RaggedFeature(tf.string) for key in self.categorical})
-    label_dtype = tf.float32 if self.label_threshold is not None else tf.int64
+    label_dtype = tf.float32 if self.label_threshold is not None or self.regression else tf.int64
     if self.label_names or self.integer_label:
       label_dtype = tf.string if self.label_names else tf.int64
     spec[self.label_key] = tf.io.RaggedFeature(label_dtype)
@@ -135,11 +147,13 @@ def tabular_spec(
   label_values=(),
   label_names: List[str] = (),
   ids: List[str] = (),
+  task: str = CLASSIFICATION,
 ) -> TabularSpec:
   """Splits the schema's scalar features into numeric and categorical inputs, leaving out the
-  id columns (`ids`); a string label takes its classes from `label_names`, an integer one from
-  `label_values` (the values present) unless options.label_threshold is set; a float label
-  needs one."""
+  id columns (`ids`); `task` REGRESSION: one number from an INT or FLOAT label (its mean and
+  deviation set later, from the train split); classes: a string label takes its classes from
+  `label_names`, an integer one from `label_values` (the values present) unless
+  options.label_threshold is set; a float label needs one."""
   label_key = options.label_key
   numeric, categorical, integer, label_type = [], [], [], None
   for feature in schema.feature:
@@ -158,6 +172,12 @@ def tabular_spec(
   default = options.label_default
   columns = dict(numeric=numeric, categorical=categorical, integer=integer, label_default=default)
   threshold = options.label_threshold
+  if task == REGRESSION:
+    if label_type == schema_pb2.BYTES:
+      raise ValueError(f'label {label_key!r} holds text: regression needs numbers')
+    return TabularSpec(
+      label_key, None, 1, integer_label=label_type == schema_pb2.INT, task=REGRESSION, **columns
+    )
   if label_type == schema_pb2.FLOAT:
     if threshold is None:  # LabelCheck refuses it before training, with the median
       raise ValueError(labels.float_label_message(label_key, 'the train split'))
@@ -173,6 +193,19 @@ def tabular_spec(
   return TabularSpec(
     label_key, None, len(values), label_values=values, integer_label=True, **columns
   )
+
+
+def resolved_task(options: TrainerOptions, label_type, int_counts) -> str:
+  """The task: options.task, or when the command line left it AUTO (a compiled pipeline's
+  data), from the data: a FLOAT label without a threshold, or integers that look like a
+  quantity (labels.looks_regressed on {value: records}), regress."""
+  if options.task != AUTO:
+    return options.task
+  if options.label_threshold is None and (
+    label_type == schema_pb2.FLOAT or labels.looks_regressed(int_counts)
+  ):
+    return REGRESSION
+  return CLASSIFICATION
 
 
 def read_schema(path: str) -> schema_pb2.Schema:

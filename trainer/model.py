@@ -6,9 +6,12 @@
   SequenceSpec); the model takes exactly what the input pipeline feeds (example_batch).
 - hp: keras_tuner.HyperParameters, always holding `learning_rate`: the search space's defaults
   (with --learning-rate) when not tuning, the Tuner's best values when tuning.
-- The model returns class probabilities [B, num_classes]; it may come back uncompiled: the
-  project compiles it (compile_model) with its loss and metrics, the learning rate from hp and
-  XLA as planned (trainer/distribution.py).
+- The model returns class probabilities [B, num_classes]; for regression (spec.regression, a
+  TabularSpec), one number per example [B, 1] or [B]: the label standardized, (label -
+  spec.label_mean) / spec.label_std (the project feeds it so and the signatures scale it back).
+  It may come back uncompiled: the project compiles it (compile_model) with its loss and
+  metrics, the learning rate from hp and XLA as planned (trainer/distribution.py). A model file
+  may name its regression loss as `LOSS` ('mse', 'huber' or 'mae'; --loss wins).
 
 A model that does not fit is refused before training with UnusableModel: one line, exit 2.
 """
@@ -117,8 +120,36 @@ def build(module: types.ModuleType, name: str, spec, hp) -> keras.Model:
     raise UnusableModel(
       f"--model {name}: does not take the Trainer's input, {described} ({_one_line(e)})"
     ) from None
-  _check_probabilities(outputs, name, spec.num_classes)
+  if getattr(spec, 'regression', False):
+    _check_numbers(outputs, name)
+  else:
+    _check_probabilities(outputs, name, spec.num_classes)
   return built
+
+
+def regression_loss(module: types.ModuleType, name: str, asked: str) -> str:
+  """The regression loss: --loss, else the model file's LOSS, else HUBER."""
+  chosen = asked or getattr(module, 'LOSS', '') or trainer_options.HUBER
+  if chosen not in trainer_options.LOSSES:
+    raise UnusableModel(
+      f'--model {name}: LOSS {chosen!r} is not one of {", ".join(trainer_options.LOSSES)}'
+    )
+  return chosen
+
+
+def _check_numbers(outputs, name: str) -> None:
+  """A regression model returns one finite number per example."""
+  if isinstance(outputs, (dict, list, tuple)):
+    raise UnusableModel(f'--model {name}: returns {len(outputs)} outputs; one is needed')
+  values = np.asarray(outputs, np.float64)
+  if values.shape not in ((EXAMPLE_ROWS,), (EXAMPLE_ROWS, 1)):
+    shown = 'x'.join(str(d) for d in values.shape[1:]) or 'a scalar'
+    raise UnusableModel(
+      f'--model {name}: returns {shown} per example; regression needs one number per example '
+      '([B, 1] or [B]: the label standardized)'
+    )
+  if not np.all(np.isfinite(values)):
+    raise UnusableModel(f'--model {name}: returns inf or NaN on a batch of zeros')
 
 
 def _check_input_shape(built: keras.Model, name: str, spec, described: str) -> None:
@@ -162,17 +193,35 @@ def _check_probabilities(outputs, name: str, num_classes: int) -> None:
     )
 
 
+REGRESSION_METRIC = 'mean_absolute_error'  # of the standardized label while training
+_LOSSES = {
+  trainer_options.MSE: 'mean_squared_error',
+  trainer_options.HUBER: 'huber',
+  trainer_options.MAE: 'mean_absolute_error',
+}
+
+
 def compile_model(
-  built: keras.Model, learning_rate: float, jit_compile: bool, xla_asked: bool = False
+  built: keras.Model,
+  learning_rate: float,
+  jit_compile: bool,
+  xla_asked: bool = False,
+  regression_loss: str = '',
 ) -> keras.Model:
   """The project's loss and metrics (what training.json and the report read), Adam at
   `learning_rate`; with jit_compile the train step is compiled by XLA. A model with a layer XLA
-  cannot compile is refused when XLA was asked for (--xla on), else trained without it."""
+  cannot compile is refused when XLA was asked for (--xla on), else trained without it.
+  regression_loss (one of trainer_options.LOSSES): a regression model, its loss and its mean
+  absolute error on the standardized label."""
+  if regression_loss:
+    loss, metric = _LOSSES[regression_loss], REGRESSION_METRIC
+  else:
+    loss, metric = 'sparse_categorical_crossentropy', 'sparse_categorical_accuracy'
   built.compile(
     optimizer=keras.optimizers.Adam(learning_rate),
     jit_compile=jit_compile,
-    loss='sparse_categorical_crossentropy',
-    metrics=['sparse_categorical_accuracy'],
+    loss=loss,
+    metrics=[metric],
   )
   if jit_compile and not built.jit_compile and xla_asked:  # Keras turned XLA off
     unsupported = sorted(

@@ -100,47 +100,58 @@ def _tabular_setup(
   schema = data_spec.read_schema(fn_args.schema_path)
   label_key = options.label_key
   label = next((f for f in schema.feature if f.name == label_key), None)
+  label_type = label.type if label is not None else None
   counts = (
     shards.int_label_counts(_both_splits(fn_args), label_key, guard)
-    if label is not None and label.type == schema_pb2.INT and options.label_threshold is None
+    if label_type == schema_pb2.INT
+    and options.label_threshold is None
+    and options.task != trainer_options.REGRESSION
     else {}
   )
-  if labels.looks_regressed(counts):
+  task = data_spec.resolved_task(options, label_type, counts)
+  if task == trainer_options.CLASSIFICATION and labels.looks_regressed(counts):
     examples = f'the {sum(counts.values()):,} train and eval examples'
     raise UnusableData(labels.regression_message(label_key, counts, examples))
   names, spellings = labels.one_spelling(  # class names: from the train split, as the text
     shards.label_counts(train_files, label_key, guard)  # vocabulary is; 'Yes ' is 'yes'
-    if label is not None and label.type == schema_pb2.BYTES
+    if label_type == schema_pb2.BYTES
     else {}
   )
   ids = data_spec.id_columns(data_spec.examples_root(fn_args.train_files[0]))
-  spec = data_spec.tabular_spec(schema, options, sorted(counts), names, ids)
+  try:
+    spec = data_spec.tabular_spec(schema, options, sorted(counts), names, ids, task)
+  except ValueError as e:
+    raise UnusableData(str(e)) from None
+  if spec.regression:
+    spec = _standardized(spec, fn_args.train_files, guard)
   logging.info(
-    'Tabular input: %d numeric, %d categorical columns, label %s (%d classes), ids %s left out',
+    'Tabular input: %d numeric, %d categorical columns, label %s (%s), ids %s left out',
     len(spec.numeric),
     len(spec.categorical),
     label_key,
-    spec.num_classes,
+    f'regression, mean {spec.label_mean:g}, deviation {spec.label_std:g}'
+    if spec.regression
+    else f'{spec.num_classes} classes',
     ids,
   )
   eval_files = shards.shard_files(fn_args.eval_files)
   _check_one_value_a_row(shards.readable_files(fn_args.train_files, guard), spec)
-  serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
-  cache = _cache_decision(options, input_cache.tabular_bytes(serialized))
-  train = tabular_input.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
-  evaluation = tabular_input.tabular_dataset(eval_files, spec, batch_size, False, guard, cache.used)
   sample = tabular_input.tabular_dataset(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )
   features, sample_labels = next(iter(sample))
   _check_finite(features, spec.numeric, label_key)
   scores = _single_feature_scores(features, sample_labels, eval_files, spec, guard)
-  leakage.check(scores[0], scores[1], label_key, options.allowed_features)
+  leakage.check(scores[0], scores[1], label_key, options.allowed_features, spec.regression)
   spec = dataclasses.replace(
     spec,
     numeric_mean={key: float(np.mean(features[key])) for key in spec.numeric},
     numeric_variance={key: float(np.var(features[key])) for key in spec.numeric},
   )
+  serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
+  cache = _cache_decision(options, input_cache.tabular_bytes(serialized))
+  train = tabular_input.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
+  evaluation = tabular_input.tabular_dataset(eval_files, spec, batch_size, False, guard, cache.used)
   hint = 'a larger --batch-size (tabular steps are short; per-batch overhead dominates)'
   return Setup(
     spec,
@@ -154,6 +165,17 @@ def _tabular_setup(
     single_feature_scores=scores[0],
     label_spellings=spellings,
   )
+
+
+def _standardized(spec, train_files, guard):
+  """The spec with the train split's label mean and deviation (UnusableData for a constant)."""
+  records, mean, deviation = tabular_input.label_moments(train_files, spec, guard)
+  if not deviation > 0:
+    raise UnusableData(
+      f"label '{spec.label_key}': every one of the {records:,} train examples is {mean:g}: a "
+      'constant has nothing to regress'
+    )
+  return dataclasses.replace(spec, label_mean=mean, label_std=deviation)
 
 
 def _check_one_value_a_row(train_files: List[str], spec) -> None:
@@ -200,7 +222,7 @@ def _single_feature_scores(features, train_labels, eval_files, spec, guard) -> t
   train, evaluation = ({k: v.numpy() for k, v in d.items()} for d in (features, found[0]))
   eval_labels = found[1].numpy()
   scores = leakage.single_feature_scores(
-    train, train_labels.numpy(), evaluation, eval_labels, spec.categorical
+    train, train_labels.numpy(), evaluation, eval_labels, spec.categorical, spec.regression
   )
   return scores, eval_labels
 

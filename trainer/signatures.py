@@ -14,8 +14,11 @@
   function), so that a float column such as `tips` is compared as `tips > threshold`.
 - bulk_inference(examples): serving_default with class_names as [batch, 1], for TFX's
   BulkInferrer (contracts/serving.py says why).
-Every prediction returns class probabilities, the top class id and its name. The class names are
-also saved as assets/labels.txt (line i: class i) for clients that show the top k.
+Every prediction of a classifier returns class probabilities, the top class id and its name; of a
+regression model, the predicted number (`prediction`, the model's standardized output scaled
+back with the train split's mean and deviation). The class names are also saved as
+assets/labels.txt (line i: class i) for clients that show the top k; a regression model saves
+assets/task.txt.
 """
 
 import dataclasses
@@ -36,12 +39,28 @@ _EXAMPLES = tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)
 
 def _predictions(model: keras.Model, inputs, class_names: List[str]) -> Dict[str, tf.Tensor]:
   probabilities = model(inputs, training=False)
+  if isinstance(class_names, Regression):
+    return {serving.PREDICTION: class_names.restored(probabilities)}
   class_ids = tf.argmax(probabilities, axis=-1)
   return {
     serving.PROBABILITIES: probabilities,
     serving.CLASS_IDS: class_ids,
     serving.CLASS_NAMES: tf.gather(tf.constant(class_names), class_ids),
   }
+
+
+@dataclasses.dataclass(frozen=True)
+class Regression:
+  """In place of the class names: the model predicts the standardized label, given back in the
+  label's units."""
+
+  mean: float
+  deviation: float
+
+  def restored(self, standardized: tf.Tensor) -> tf.Tensor:
+    """[B, 1] or [B] → float32 [B], in the label's units."""
+    standardized = tf.reshape(tf.cast(standardized, tf.float64), [-1])
+    return tf.cast(standardized * self.deviation + self.mean, tf.float32)
 
 
 def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]:
@@ -73,8 +92,10 @@ def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]
 
 
 def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Callable]:
-  class_names = spec.class_names
-  only_label = dataclasses.replace(spec, numeric=[], categorical=[], integer=[])
+  class_names = Regression(spec.label_mean, spec.label_std) if spec.regression else spec.class_names
+  only_label = dataclasses.replace(  # regression: the label as it is, not standardized
+    spec, numeric=[], categorical=[], integer=[], label_mean=0.0, label_std=1.0
+  )
 
   @tf.function(input_signature=[_EXAMPLES])
   def serve_examples(examples):
@@ -151,18 +172,27 @@ def bulk_inference(serve_examples: Callable) -> Callable:
   @tf.function(input_signature=[_EXAMPLES])
   def bulk(examples):
     outputs = dict(serve_examples(examples))
-    outputs[serving.CLASS_NAMES] = outputs[serving.CLASS_NAMES][:, None]
+    for key in (serving.CLASS_NAMES, serving.PREDICTION):
+      if key in outputs:
+        outputs[key] = outputs[key][:, None]
     return outputs
 
   return bulk
 
 
 def attach_assets(
-  model: keras.Model, class_names: List[str], id_columns: List[str], scratch: str
+  model: keras.Model,
+  class_names: List[str],
+  id_columns: List[str],
+  scratch: str,
+  regression: bool = False,
 ) -> None:
-  """Saves `class_names` with the model as assets/CLASS_NAMES_ASSET and the data's id columns,
-  if any, as assets/ID_COLUMNS_ASSET (written under scratch)."""
+  """Saves `class_names` with the model as assets/CLASS_NAMES_ASSET, the data's id columns,
+  if any, as assets/ID_COLUMNS_ASSET, and a regression model's task as assets/TASK_ASSET
+  (written under scratch)."""
   model.class_names_asset = _asset(class_names, os.path.join(scratch, serving.CLASS_NAMES_ASSET))
+  if regression:
+    model.task_asset = _asset(['regression'], os.path.join(scratch, serving.TASK_ASSET))
   if id_columns:
     model.id_columns_asset = _asset(id_columns, os.path.join(scratch, serving.ID_COLUMNS_ASSET))
 

@@ -1,8 +1,11 @@
-"""Tabular tf.Example shards → (feature dict, class ids): parsed a few batches at a time, labels
-thresholded, named or defaulted, categories hashed for the model."""
+"""Tabular tf.Example shards → (feature dict, class ids or standardized numbers): parsed a few
+batches at a time, labels thresholded, named, standardized or defaulted, categories hashed for
+the model."""
 
+import dataclasses
 from typing import Dict, List, Optional, Union
 
+import numpy as np
 import tensorflow as tf
 
 from contracts import labels
@@ -13,10 +16,14 @@ AUTOTUNE = tf.data.AUTOTUNE
 
 
 def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
-  """The class id the model learns: a thresholded label, a class name's index in
+  """What the model learns: regression: the label standardized, float32 [batch] ((label -
+  spec.label_mean) / spec.label_std); classes: the class id: a thresholded label, a class name's index in
   spec.label_names, whatever its case and surrounding spaces (-1 for a name the train split did
   not have), an integer label's index in
   spec.label_values (-1 for a value the splits did not have), or the int label itself."""
+  if spec.regression:
+    number = tf.cast(label, tf.float64)
+    return tf.cast((number - spec.label_mean) / spec.label_std, tf.float32)
   if spec.label_threshold is not None:
     number = tf.cast(label, tf.float64) if label.dtype.is_integer else label
     return tf.cast(number > spec.label_threshold, tf.int64)
@@ -31,6 +38,30 @@ def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
     found = tf.argmax(tf.cast(matches, tf.int64), axis=1)
     return tf.where(tf.reduce_any(matches, axis=1), found, tf.constant(-1, tf.int64))
   return label
+
+
+def label_moments(file_patterns, spec: TabularSpec, guard=None) -> tuple:
+  """(records, mean, standard deviation) of a regression label over a split, rows without a
+  value taking --label-default (one vectorised pass, float64 sums)."""
+  plain = dataclasses.replace(
+    spec, numeric=[], categorical=[], integer=[], label_mean=0.0, label_std=1.0
+  )
+  files = shards.readable_files(file_patterns, guard)
+  sums = (
+    shards.serialized_batches(files, 4096, training=False)
+    .map(lambda s: tf.cast(parse_tabular(s, plain)[1], tf.float64))
+    .reduce(
+      tf.zeros([3], tf.float64),
+      lambda total, y: (
+        total + tf.stack([tf.cast(tf.size(y), tf.float64), tf.reduce_sum(y), tf.reduce_sum(y * y)])
+      ),
+    )
+    .numpy()
+  )
+  records = int(sums[0])
+  mean = sums[1] / max(records, 1)
+  variance = max(sums[2] / max(records, 1) - mean * mean, 0.0)
+  return records, float(mean), float(np.sqrt(variance))
 
 
 def first_or_default(ragged: tf.RaggedTensor, default=None) -> tf.Tensor:

@@ -29,7 +29,13 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 
 from contracts import artifacts, labels
 from contracts.serving import BULK_INFERENCE, SERVING_DEFAULT
-from contracts.trainer_options import IMAGENET, NO_WEIGHTS, TABULAR, TrainerOptions
+from contracts.trainer_options import (
+  CLASSIFICATION,
+  IMAGENET,
+  NO_WEIGHTS,
+  TABULAR,
+  TrainerOptions,
+)
 from trainer import (
   data_spec,
   diagnosis,
@@ -96,6 +102,8 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
         chosen.module, chosen.name, options.learning_rate, fn_args.hyperparameters
       )
       trained = model_for(chosen, options, hp, fn_args.train_steps)
+    regression = getattr(ready.spec, 'regression', False)
+    loss = model.regression_loss(chosen.module, chosen.name, options.loss) if regression else ''
     built, train, evaluation, hint = trained.model, ready.train, ready.evaluation, ready.hint
     _record_damage(prepared.damage, guard.reports, model_run_dir)
     if service:
@@ -110,9 +118,7 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
     for number, phase in enumerate(trained.phases):
       with plan.strategy.scope():
         fine_tune.prepare(built, phase)
-        model.compile_model(
-          built, phase.learning_rate, plan.jit_compile, xla_asked=options.xla is True
-        )
+        model.compile_model(built, phase.learning_rate, plan.jit_compile, options.xla is True, loss)
       if not number:
         input_check = _input_check(
           built, train, batch_size, hint, service, ready.cache, plan, options.seed
@@ -131,15 +137,24 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
       phases.append(fine_tune.record(phase, time.monotonic() - started, built))
       for key, values in ran.items():
         history.setdefault(key, []).extend(float(v) for v in values)
+    if regression:  # the mean absolute error in the label's units
+      for key in (model.REGRESSION_METRIC, f'val_{model.REGRESSION_METRIC}'):
+        history[key] = [v * ready.spec.label_std for v in history.get(key, [])]
     _write_json(
       model_run_dir,
       artifacts.TRAINING_FILE,
       {
         'class_names': list(ready.class_names),
         'single_feature_scores': ready.single_feature_scores,
+        'task': ready.spec.task if regression else CLASSIFICATION,
+        **(
+          {'loss': loss, 'label_mean': ready.spec.label_mean, 'label_std': ready.spec.label_std}
+          if regression
+          else {}
+        ),
         **(
           {
-            'label': labels.threshold_line(options.label_key, options.label_threshold)
+            'label': labels.task_line(options.label_key, ready.spec.task, options.label_threshold)
             + (
               f'; spellings read as one: {labels.spellings_line(ready.label_spellings)}'
               if ready.label_spellings
@@ -170,7 +185,7 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
     serving = ready.signatures(built, ready.spec)
     serving[BULK_INFERENCE] = signatures.bulk_inference(serving[SERVING_DEFAULT])
     serving_dir = distribution.chief_or_scratch(fn_args.serving_model_dir, plan, scratch)
-    signatures.attach_assets(built, ready.class_names, ready.id_columns, scratch)
+    signatures.attach_assets(built, ready.class_names, ready.id_columns, scratch, regression)
     signatures.attach_columns(built, ready.spec, scratch)
     # A TF1-style loader (TensorFlow Serving, tfx-bsl's BulkInferrer) finds a Keras 3 model's
     # variables only when they are tracked as tf.Variables (tensorflow/tfx#7782).

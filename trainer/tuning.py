@@ -22,6 +22,8 @@ from contracts.trainer_options import TunerOptions
 from trainer import distribution, fine_tune, model, setup, task
 
 OBJECTIVE = 'val_sparse_categorical_accuracy'
+# Regression: the validation loss, minimised (keras_tuner reads the direction from the name).
+REGRESSION_OBJECTIVE = 'val_loss'
 SEED = 0  # the same trials for the same inputs: a rerun is served from TFX's cache anyway
 
 
@@ -50,19 +52,21 @@ def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
   ready = setup.prepare_input(fn_args, options, plan, scratch).setup
   chosen = task.model_file(options, ready.spec, scratch)
   space = model.hyperparameters(chosen.module, chosen.name, options.learning_rate)
+  regression = getattr(ready.spec, 'regression', False)
+  loss = model.regression_loss(chosen.module, chosen.name, options.loss) if regression else ''
 
   def build(hp: keras_tuner.HyperParameters) -> keras.Model:
     trained = task.model_for(chosen, options, hp, fn_args.train_steps)
     first = trained.phases[0]
     fine_tune.prepare(trained.model, first)
     return model.compile_model(
-      trained.model, hp.get(model.LEARNING_RATE), plan.jit_compile, xla_asked=options.xla is True
+      trained.model, hp.get(model.LEARNING_RATE), plan.jit_compile, options.xla is True, loss
     )
 
   build(space.copy())  # a model file that does not fit fails here, in one line, not per trial
   tuner = RandomSearch(
     build,
-    objective=OBJECTIVE,
+    objective=REGRESSION_OBJECTIVE if regression else OBJECTIVE,
     max_trials=options.max_trials,
     hyperparameters=space,
     seed=SEED,

@@ -21,23 +21,13 @@ def text_column(
   besides the label, holding at least MIN_TEXT_WORDS words per row on median. Raises UserError
   for what CsvExampleGen would fail on later (encoding, byte-order mark, no rows, text labels)
   and for rows without a label when there is no `label_default`, and free text beside other
-  columns (unless `chosen`); `classes`: no --label-threshold: integer labels are classes,
-  refused when they look like a number to regress, and float labels are refused (a threshold is
-  the user's to name)."""
+  columns (unless `chosen`); `classes` (the task is classification without --label-threshold):
+  integer labels are classes, refused when they look like a number to regress or name a class
+  per row, and float labels are refused (label_task decides the task first)."""
   import collections
-  import csv
-  import io
   import statistics
 
-  head = _head(csv_path)
-  text = _utf8(csv_path, head)
-  if len(head) == _SNIFF_BYTES:  # the last row may be cut short
-    text = text[: text.rfind('\n') + 1]
-  reader = csv.DictReader(io.StringIO(text, newline=''))
-  columns = reader.fieldnames or []
-  rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
-  rows = [r for r in rows if any((r[c] or '').strip() != c.strip() for c in columns)]  # a header
-  # again mid-file is skipped, as ExampleGen skips it
+  text, columns, rows = _first_rows(csv_path)
   _check_header(csv_path, text.partition('\n')[0].rstrip('\r'), columns, (label, chosen))
   for name, what in ((label, '--label'), (chosen, '--text-column')):
     if name and name not in columns:
@@ -61,7 +51,8 @@ def text_column(
   else:
     _check_label_default(csv_path, label, label_default, [row[label] for row in rows])
   values = [label_default if labels.is_missing(r[label]) else r[label] for r in rows]
-  _check_label_is_no_id(csv_path, label, values)
+  if classes:
+    _check_label_is_no_id(csv_path, label, values)
   if classes and values and _floats(values):
     raise UserError(
       labels.float_label_message(
@@ -89,6 +80,37 @@ def text_column(
       'columns are then left out), or drop the column'
     )
   return ''
+
+
+def label_task(csv_path: str, label: str, threshold, asked: str) -> tuple:
+  """(task, why) from the label's values in the first rows (labels.decide_task); UserError for
+  a task the values cannot have. A label column that is not there is left to text_column."""
+  _, columns, rows = _first_rows(csv_path)
+  if label not in columns:
+    return labels.decide_task(label, [], '', threshold, asked)
+  values = [row[label].strip() for row in rows if not labels.is_missing(row[label])]
+  try:
+    return labels.decide_task(
+      label, values, f'the first {len(rows)} rows of {csv_path}', threshold, asked
+    )
+  except ValueError as e:
+    raise UserError(str(e)) from None
+
+
+def _first_rows(csv_path: str) -> tuple:
+  """(the text read, the header's columns, the first _SNIFF_ROWS rows as dicts): a header again
+  mid-file is skipped, as ExampleGen skips it."""
+  import csv
+  import io
+
+  head = _head(csv_path)
+  text = _utf8(csv_path, head)
+  if len(head) == _SNIFF_BYTES:  # the last row may be cut short
+    text = text[: text.rfind('\n') + 1]
+  reader = csv.DictReader(io.StringIO(text, newline=''))
+  columns = reader.fieldnames or []
+  rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
+  return text, columns, [r for r in rows if any((r[c] or '').strip() != c.strip() for c in columns)]
 
 
 def _utf8(csv_path: str, head: bytes) -> str:

@@ -58,6 +58,27 @@ def holds_sequence_examples(tfrecord_path: str) -> bool:
   return False
 
 
+def label_values(tfrecord_path: str, label: str, records: int = 200) -> list:
+  """The label's values in the file's first `records` tf.Examples, as text ('' : none; a
+  record without the label, or a damaged file, gives fewer)."""
+  import tensorflow as tf
+
+  compression = 'GZIP' if tfrecord_path.endswith('.gz') else ''
+  values = []
+  try:
+    for record in tf.data.TFRecordDataset(tfrecord_path, compression_type=compression).take(
+      records
+    ):
+      feature = _parsed(tf.train.Example, record.numpy())
+      feature = feature and feature.features.feature.get(label)
+      kind = feature and feature.WhichOneof('kind')
+      for value in getattr(feature, kind).value[:1] if kind else ():
+        values.append(value.decode('utf-8', 'replace') if isinstance(value, bytes) else repr(value))
+  except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
+    pass  # damage: what was read before it decides
+  return values
+
+
 def _first_intact_record(tfrecord_path: str, compression: str) -> bytes:
   """The first record whose CRCs check (the project's scan), or UserError when none does."""
   from records import scan

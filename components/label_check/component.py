@@ -21,17 +21,19 @@ def LabelCheck(
   label: Parameter[str],
   label_default: Parameter[str] = '',
   label_threshold: Parameter[float] = None,
+  task: Parameter[str] = 'classification',
   code_fingerprint: Parameter[str] = '',
 ) -> None:
   """Raises executor.LabelMissing when `label` is not a (context) feature of the schema, and
-  UnusableData when the train split's label values cannot train a classifier (label_threshold:
-  --label-threshold, None when not given; code_fingerprint: only for the cache key,
+  UnusableData when the train split's label values cannot train the model of `task`
+  (classification or regression; label_threshold: --label-threshold, None when not given;
+  code_fingerprint: only for the cache key,
   utils/fingerprint.py)."""
   executor.check(
     io_utils.parse_pbtxt_file(os.path.join(schema.uri, 'schema.pbtxt'), schema_pb2.Schema()), label
   )
   train = tfdv.load_stats_binary(artifacts.statistics_path(statistics.uri, splits.TRAIN))
-  defaulted = executor.check_values(train.datasets[0], label, label_threshold, label_default)
+  defaulted = executor.check_values(train.datasets[0], label, label_threshold, label_default, task)
   if defaulted:
     logging.info(
       "LabelCheck: %d train examples without a '%s' value train as %r (--label-default)",

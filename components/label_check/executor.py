@@ -1,6 +1,6 @@
 """Stops the run before training when the label the Trainer would learn is not in the data, or
-its values cannot train a classifier (missing in some examples, one class, numbers without a
-threshold)."""
+its values cannot train the model of the run's task (missing in some examples; classes: one
+class, numbers without a threshold; regression: no numbers, a constant)."""
 
 from typing import List, Optional
 
@@ -8,6 +8,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2, statistics_pb2
 
 from contracts import artifacts, labels
 from contracts.errors import UnusableData
+from contracts.trainer_options import AUTO, CLASSIFICATION, REGRESSION
 
 
 class LabelMissing(UnusableData):
@@ -40,12 +41,13 @@ def check_values(
   label: str,
   threshold: Optional[float],
   default: str = '',
+  task: str = CLASSIFICATION,
 ) -> int:
-  """Raises UnusableData when the train split's label values cannot train a classifier; else
-  returns how many train examples have no label value and take `default`.
-  `threshold`: a float label trains as (label > threshold), and without one it is refused;
-  `default`: the label of examples
-  without one ('': such examples are an error)."""
+  """Raises UnusableData when the train split's label values cannot train the `task`'s model
+  ('regression': a number per example, not all the same); else returns how many train examples
+  have no label value and take `default`.
+  `threshold`: a float label trains as (label > threshold), and without one it is refused as
+  classes; `default`: the label of examples without one ('': such examples are an error)."""
   (feature,) = [f for f in statistics.features if f.path.step == [label] or f.name == label]
   kind = feature.WhichOneof('stats')
   common = getattr(feature, kind).common_stats
@@ -58,6 +60,11 @@ def check_values(
       'drop those rows, or say what they mean with --label-default'
     )
   filled = _typed_default(feature, label, default) if absent else None
+  if task == AUTO and threshold is None:  # a compiled pipeline's: numbers regress
+    task = REGRESSION if feature.type == statistics_pb2.FeatureNameStatistics.FLOAT else task
+  if task == REGRESSION:
+    _check_regressed(feature, label, examples, filled)
+    return absent
   if feature.type == statistics_pb2.FeatureNameStatistics.STRING:  # class names
     classes = {v.value for v in feature.string_stats.top_values[:1]}
     if filled is not None:
@@ -90,6 +97,23 @@ def check_values(
       'a classifier needs at least two'
     )
   return absent
+
+
+def _check_regressed(feature, label: str, examples: int, filled) -> None:
+  """A label to regress holds numbers, and not one number only."""
+  if feature.type == statistics_pb2.FeatureNameStatistics.STRING:
+    raise UnusableData(
+      f"label '{label}': the train split holds text, not numbers (--task regression); "
+      'regression needs a number per example'
+    )
+  low, high = feature.num_stats.min, feature.num_stats.max
+  if filled is not None:
+    low, high = min(low, filled), max(high, filled)
+  if low == high:
+    raise UnusableData(
+      f"label '{label}': every one of the {examples} train examples is {low:g}: a constant has "
+      'nothing to regress'
+    )
 
 
 def _typed_default(feature, label: str, default: str):

@@ -129,6 +129,7 @@ def test_the_trainer_flags_become_the_config_s_trainer_options_and_its_custom_co
     label_key='y',
     label_threshold=0.5,
     label_default='1',
+    task=trainer_options.CLASSIFICATION,  # decided from the data (--label-threshold)
     batch_size=7,
     input_cache='memory',
     image_height=5,

@@ -91,3 +91,15 @@ def test_a_float_label_without_a_threshold_is_refused_with_the_train_median():
   assert said.startswith('--label fare: numbers, not all integers, in the 5 train examples')
   assert said.endswith('--label-threshold T (the median: 9)')  # TFDV's median of the five
   assert executor.check_values(statistics, 'fare', 10.0) == 0
+
+
+def test_a_label_to_regress_needs_numbers_that_are_not_all_the_same():
+  numbers = _train_statistics(x=[1.0] * 5, fare=[4.5, 7.25, 9.0, 12.0, 30.5])
+  assert executor.check_values(numbers, 'fare', None, '', 'regression') == 0
+  same = _train_statistics(x=[1.0] * 3, fare=[4.5, 4.5, 4.5])
+  with pytest.raises(UnusableData, match='every one of the 3 train examples is 4.5: a constant'):
+    executor.check_values(same, 'fare', None, '', 'regression')
+  names = _train_statistics(x=[1.0] * 3, kind=['a', 'b', 'a'])
+  with pytest.raises(UnusableData, match='the train split holds text, not numbers'):
+    executor.check_values(names, 'kind', None, '', 'regression')
+  assert executor.check_values(numbers, 'fare', None, '', 'auto') == 0  # compiled: numbers regress

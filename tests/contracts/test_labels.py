@@ -32,6 +32,31 @@ def test_a_float_label_is_refused_in_one_line_with_a_threshold_to_start_from():
   assert labels.float_label_message('fare', 'the train split').endswith('--label-threshold T')
 
 
+def test_the_task_is_decided_from_the_label_values_and_said_with_the_other_choice():
+  decide = labels.decide_task
+  assert decide('fare', ['3.25', '7', '12.5'], 'w', None, 'auto')[0] == 'regression'
+  quantity = [str(v) for v in range(100, 160)]  # 60 integers, one row each: a quantity
+  assert decide('price', quantity, 'w', None, 'auto')[0] == 'regression'
+  assert decide('grade', [str(i % 5) for i in range(60)], 'w', None, 'auto')[0] == 'classification'
+  assert decide('kind', ['cat', 'dog'], 'w', None, 'auto')[0] == 'classification'
+  assert decide('fare', ['3.25', '7'], 'w', 5.0, 'auto') == (
+    'classification',
+    '--label-threshold 5',
+  )
+  assert decide('grade', ['1', '2', '1'], 'w', None, 'regression') == (
+    'regression',
+    '--task regression',
+  )
+  line = labels.task_line('fare', 'regression', None, 'fare holds numbers, not all integers')
+  assert line == (
+    'fare as a number (regression: fare holds numbers, not all integers; two classes: '
+    '--label-threshold T)'
+  )
+  assert labels.task_line('fare', 'classification', 10.0, '--label-threshold 10') == (
+    'fare > 10 as two classes (--label-threshold 10)'
+  )
+
+
 def test_what_the_label_trains_as_is_said_with_the_threshold_that_made_it():
   assert labels.threshold_line('tips', 0.0) == 'tips > 0 as two classes (--label-threshold 0)'
   assert labels.threshold_line('fare', 12.5).startswith('fare > 12.5 as two classes')

@@ -13,7 +13,8 @@ def built_in(name: str, spec, learning_rate: float = 1e-3, jit_compile: bool = F
   """The built-in model `name` (trainer/models/) for `spec`, compiled."""
   module = model.load(name)
   built = model.build(module, name, spec, model.hyperparameters(module, name, learning_rate))
-  return model.compile_model(built, learning_rate, jit_compile)
+  loss = model.regression_loss(module, name, '') if getattr(spec, 'regression', False) else ''
+  return model.compile_model(built, learning_rate, jit_compile, regression_loss=loss)
 
 
 def text_model(folder):

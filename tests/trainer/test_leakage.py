@@ -59,3 +59,19 @@ def test_an_unseen_category_takes_the_most_common_label_not_a_neighbour():
   assert score == 1.0  # 2 is unseen: the most common label (0), not 1's or 5's neighbour rule
   numbers = [1] * 5 + [5] * 5
   assert leakage.rule_score(numbers, [0] * 5 + [1] * 5, [4.9, 1.2], [1, 0], exact=False) == 1.0
+
+
+def test_a_number_to_regress_leaks_through_its_copy_and_not_through_a_real_column():
+  rng = np.random.default_rng(7)
+  size = 400
+  miles = rng.uniform(0, 20, size=2 * size)
+  fare = 3 + 2.5 * miles + rng.normal(0, 4, size=2 * size)
+  train = {'miles': miles[:size], 'fare_copy': fare[:size] * 1.1}
+  evaluation = {'miles': miles[size:], 'fare_copy': fare[size:] * 1.1}
+  scores = leakage.single_feature_scores(
+    train, fare[:size], evaluation, fare[size:], regression=True
+  )
+  assert scores['fare_copy'] >= leakage.LEAK_SCORE > scores['miles'] > 0.5
+  with pytest.raises(UnusableData, match=r"column 'fare_copy' alone explains 9\d\.\d% of"):
+    leakage.check(scores, fare[size:], 'fare', regression=True)
+  leakage.check(scores, fare[size:], 'fare', ['fare_copy'], regression=True)

@@ -155,3 +155,33 @@ def test_every_backbone_train_step_lowers_to_xla(name):
   step = tf.function(built.train_step, jit_compile=True)
   hlo = step.experimental_get_compiler_ir((images, labels))(stage='hlo')
   assert 'ENTRY' in hlo and 'convolution' in hlo
+
+
+def test_a_regression_model_returns_one_number_per_example_and_may_name_its_loss():
+  spec = dataclasses.replace(COLUMNS, num_classes=1, task='regression', label_std=3.0)
+  built = built_models.built_in('mlp', spec)
+  assert built.loss == 'huber'  # the default
+  classes = model.load('wide.py', _source('keras.layers.Dense(3)'))
+  with pytest.raises(UnusableModel, match='returns 3 per example; regression needs one number'):
+    model.build(classes, 'wide.py', spec, model.hyperparameters(classes, 'wide.py', 1e-3))
+  module = model.load('mine.py', _source('keras.layers.Dense(1)') + "LOSS = 'mae'\n")
+  assert model.regression_loss(module, 'mine.py', '') == 'mae'
+  assert model.regression_loss(module, 'mine.py', 'mse') == 'mse'  # --loss wins
+  odd = model.load('odd.py', _source('keras.layers.Dense(1)') + "LOSS = 'poisson'\n")
+  with pytest.raises(UnusableModel, match="LOSS 'poisson' is not one of mse, huber, mae"):
+    model.regression_loss(odd, 'odd.py', '')
+
+
+def _source(head: str) -> str:
+  """A tabular model file whose model ends with `head` over the `fare` column."""
+  return textwrap.dedent(
+    f"""
+    import keras
+
+    def build_model(spec, hp):
+      fare = keras.Input(shape=(), name='fare')
+      payment = keras.Input(shape=(), dtype='int64', name='payment')
+      x = keras.layers.Reshape((1,))(fare)
+      return keras.Model({{'fare': fare, 'payment': payment}}, {head}(x))
+    """
+  )

@@ -113,3 +113,45 @@ def test_tabular_model_and_signatures(tmp_path):
     'fare_usd',
     'payment__type_',
   ]
+
+
+def test_a_regression_model_learns_the_standardized_label_and_serves_it_in_label_units(tmp_path):
+  rng = np.random.default_rng(4)
+  rooms = rng.integers(1, 6, size=512).astype(np.float32)
+  price = 50_000 + 40_000 * rooms  # a target in the hundreds of thousands
+  spec = TabularSpec(
+    'price',
+    None,
+    1,
+    numeric=['rooms'],
+    categorical=[],
+    numeric_mean={'rooms': float(rooms.mean())},
+    numeric_variance={'rooms': float(rooms.var())},
+    task='regression',
+    label_mean=float(price.mean()),
+    label_std=float(price.std()),
+  )
+  built = built_models.built_in('mlp', spec, learning_rate=1e-2)
+  standardized = (price - spec.label_mean) / spec.label_std
+  built.fit({'rooms': rooms}, standardized, epochs=30, batch_size=64, verbose=0)
+  loaded = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
+  rows = [
+    tf.train.Example(
+      features=tf.train.Features(
+        feature={
+          'rooms': tf.train.Feature(float_list=tf.train.FloatList(value=[r])),
+          'price': tf.train.Feature(float_list=tf.train.FloatList(value=[50_000 + 40_000 * r])),
+        }
+      )
+    ).SerializeToString()
+    for r in (1.0, 3.0, 5.0)
+  ]
+  served = loaded.signatures['serving_default'](examples=tf.constant(rows))
+  assert set(served) == {serving.PREDICTION}
+  np.testing.assert_allclose(served[serving.PREDICTION].numpy(), [90e3, 170e3, 250e3], rtol=0.05)
+  by_column = loaded.signatures['predict_columns'](rooms=tf.constant([3.0], tf.float64))
+  assert by_column[serving.PREDICTION].numpy() == pytest.approx(
+    served[serving.PREDICTION].numpy()[1], rel=1e-5
+  )
+  labels = loaded.signatures['transform_features'](examples=tf.constant(rows))
+  np.testing.assert_allclose(labels[serving.EVAL_LABEL_KEY].numpy(), [90e3, 170e3, 250e3])

@@ -6,6 +6,7 @@ import json
 import random
 
 from google.protobuf import text_format
+import numpy as np
 import pytest
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
@@ -86,7 +87,7 @@ def _labelled(root, targets) -> FnArgs:
   return _tabular_examples(root, {'train': rows[:cut], 'eval': rows[cut:]})
 
 
-def test_integer_labels_are_the_values_present_and_a_number_to_regress_is_refused(tmp_path):
+def test_integer_labels_are_the_values_present_and_a_number_to_regress_regresses(tmp_path):
   options = TrainerOptions(label_key='target', input_cache='off')
   classes = _labelled(tmp_path / 'classes', [(3, 7, 40)[i % 3] for i in range(60)])
   found = setup._tabular_setup(classes, classes.train_files, options, 8, None)
@@ -94,8 +95,19 @@ def test_integer_labels_are_the_values_present_and_a_number_to_regress_is_refuse
   rng = random.Random(2)
   measured = [max(25, int(rng.gauss(150, 75))) for _ in range(400)]
   regressed = _labelled(tmp_path / 'measured', measured)
+  found = setup._tabular_setup(regressed, regressed.train_files, options, 8, None)  # task auto
+  assert found.spec.regression and found.class_names == []
+  train = np.array(measured[:320], np.float64)
+  assert found.spec.label_mean == pytest.approx(train.mean())
+  assert found.spec.label_std == pytest.approx(train.std())
+  features, standardized = next(iter(found.evaluation))
+  assert standardized.dtype == tf.float32
+  assert standardized.numpy() == pytest.approx(
+    (np.array(measured[320:328]) - train.mean()) / train.std(), rel=1e-5
+  )
+  as_classes = dataclasses.replace(options, task='classification')
   with pytest.raises(UnusableData, match=r'integer values in the 400 train and eval examples'):
-    setup._tabular_setup(regressed, regressed.train_files, options, 8, None)
+    setup._tabular_setup(regressed, regressed.train_files, as_classes, 8, None)
   thresholded = dataclasses.replace(options, label_threshold=140.0)
   found = setup._tabular_setup(regressed, regressed.train_files, thresholded, 8, None)
   assert (found.spec.num_classes, found.spec.class_names) == (2, ['0', '1'])

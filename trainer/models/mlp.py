@@ -13,7 +13,8 @@ def search_space(hp) -> None:
 
 def build_model(spec, hp) -> keras.Model:
   """Inputs keyed by column: numeric ones float32 [B], normalised with the train split's
-  mean and variance; categorical ones int64 ids [B] (hashed by the Trainer), one-hot encoded."""
+  mean and variance; categorical ones int64 ids [B] (hashed by the Trainer), one-hot encoded.
+  Classes: probabilities [B, classes]; regression: the standardized label [B, 1]."""
   inputs, encoded = {}, []
   for key in spec.numeric:
     inputs[key] = keras.Input(shape=(), dtype='float32', name=spec.input_name(key))
@@ -30,9 +31,12 @@ def build_model(spec, hp) -> keras.Model:
   units = hp.get('hidden_units')
   for width in (units, units // 2):
     x = keras.layers.Dense(width, activation='relu')(x)
-  outputs = keras.layers.Dense(
-    spec.num_classes, activation='softmax', name='probabilities', dtype='float32'
-  )(x)
+  if spec.regression:  # the standardized label; float32 under mixed precision too
+    outputs = keras.layers.Dense(1, name='prediction', dtype='float32')(x)
+  else:
+    outputs = keras.layers.Dense(
+      spec.num_classes, activation='softmax', name='probabilities', dtype='float32'
+    )(x)
   with warnings.catch_warnings():  # inputs stay keyed by column, whatever their layer names
     warnings.filterwarnings('ignore', message='When providing `inputs` as a dict')
     return keras.Model(inputs, outputs, name='mlp')

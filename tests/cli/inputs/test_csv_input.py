@@ -67,8 +67,9 @@ def test_integer_labels_that_look_like_a_number_to_regress_are_refused_first(tmp
     csv_input.text_column(path, 'target')
   said = str(raised.value)
   assert said.startswith('--label target: ') and f'in the first 200 rows of {path}' in said
-  assert 'with --label-threshold T' in said
-  assert csv_input.text_column(path, 'target', classes=False) == ''  # --label-threshold given
+  assert 'with --label-threshold T' in said and 'with --task regression' in said
+  assert csv_input.text_column(path, 'target', classes=False) == ''  # regression or a threshold
+  assert csv_input.label_task(path, 'target', None, 'auto')[0] == 'regression'
   grades = _csv(tmp_path / 'g.csv', ['x', 'grade'], [(str(i), str(i % 25)) for i in range(400)])
   assert csv_input.text_column(grades, 'grade') == ''  # 25 classes of 8 rows each
 
@@ -98,18 +99,44 @@ def test_the_imdb_txt_gets_a_one_line_hint_and_its_csv_copy_is_text(tmp_path):
   assert csv_input.text_column(data_layout.sample_file(source), 'label') == 'text'
 
 
-def test_a_float_label_is_refused_before_the_run_unless_a_threshold_names_the_classes(tmp_path):
+def test_a_float_label_regresses_and_is_refused_as_classes_unless_a_threshold_names_them(tmp_path):
   path = _csv(
     tmp_path / 'f.csv', ['km', 'fare'], [(str(i), f'{3 + i * 0.75:.2f}') for i in range(9)]
   )
-  with pytest.raises(UserError) as raised:
-    csv_input.text_column(path, 'fare')
-  assert str(raised.value) == (
-    f'--label fare: numbers, not all integers, in the first 9 rows of {path}: this pipeline '
-    'trains classes, and regression is not built yet; train two classes on (fare > T) with '
-    '--label-threshold T (the median: 6)'
+  assert csv_input.label_task(path, 'fare', None, 'auto') == (
+    'regression',
+    'fare holds numbers, not all integers',
   )
-  assert csv_input.text_column(path, 'fare', classes=False) == ''  # --label-threshold given
+  assert csv_input.label_task(path, 'fare', 10.0, 'auto')[0] == 'classification'
+  with pytest.raises(UserError) as raised:
+    csv_input.label_task(path, 'fare', None, 'classification')
+  assert str(raised.value) == (
+    f'--label fare: numbers, not all integers, in the first 9 rows of {path}: regress them with '
+    '--task regression, or train two classes on (fare > T) with --label-threshold T '
+    '(the median: 6)'
+  )
+  with pytest.raises(UserError, match='^--task regression with --label-threshold 10: '):
+    csv_input.label_task(path, 'fare', 10.0, 'regression')
+  with pytest.raises(UserError) as raised:
+    csv_input.text_column(path, 'fare')  # as classes
+  assert 'regress them with --task regression' in str(raised.value)
+  assert csv_input.text_column(path, 'fare', classes=False) == ''  # regression or a threshold
+
+
+def test_a_label_to_regress_with_cells_that_are_not_numbers_is_refused_in_one_line(tmp_path):
+  rows = [(str(i), f'{10 + i * 1.5:.2f}') for i in range(40)]
+  rows[3], rows[7] = ('3', '12 5'), ('7', '$13.08')
+  path = _csv(tmp_path / 'p.csv', ['x', 'price'], rows)
+  with pytest.raises(UserError) as raised:
+    csv_input.label_task(path, 'price', None, 'auto')
+  assert str(raised.value).startswith(
+    f"--label price: 2 of 40 values in the first 40 rows of {path} are not numbers ('12 5', "
+    "'$13.08') among numbers"
+  )
+  names = _csv(tmp_path / 'n.csv', ['x', 'kind'], [(str(i), 'ab'[i % 2]) for i in range(40)])
+  assert csv_input.label_task(names, 'kind', None, 'auto')[0] == 'classification'
+  with pytest.raises(UserError, match="^--task regression: label 'kind' holds no numbers"):
+    csv_input.label_task(names, 'kind', None, 'regression')
 
 
 def test_a_header_with_spaces_after_its_commas_is_named_when_the_label_is_not_found(tmp_path):
