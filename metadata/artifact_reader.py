@@ -163,6 +163,12 @@ FIGURE_NAMES = {
 }
 
 
+def figure_text(value: float) -> str:
+  """A regression figure for people: 4 significant digits, whole from 1,000 ('46,360', '6,720',
+  '0.9765'), never 4.636e+04."""
+  return f'{value:,.0f}' if abs(value) >= 1000 else f'{value:.4g}'
+
+
 def improvement(figures: Dict[str, float]) -> Optional[float]:
   """How much lower the model's MAE is than the mean predictor's (0.84: 84 % lower; negative:
   higher): IMPROVEMENT_KEY as TFMA measured it, else from both MAEs; None without them."""

@@ -174,8 +174,10 @@ def _regression_failure(failure, figures: Dict[str, float], serving: Dict[str, f
       if change.HasField('relative')
       else f'{change.absolute.value:g}'
     )
-    theirs = f', serving model {serving[name]:.4g}' if name in serving else ''
-    return f'{label} {value:.4g}{theirs}: more than {bound} above the serving model'
+    theirs = (
+      f', serving model {artifact_reader.figure_text(serving[name])}' if name in serving else ''
+    )
+    return f'{label} {artifact_reader.figure_text(value)}{theirs}: more than {bound} above the serving model'
   bounds = threshold.value_threshold
   if name == evaluation_names.IMPROVEMENT_KEY:
     return (
@@ -183,8 +185,10 @@ def _regression_failure(failure, figures: Dict[str, float], serving: Dict[str, f
       f'{bounds.lower_bound.value:.0%} lower needed (--min-improvement)'
     )
   if bounds.HasField('upper_bound'):
-    return f'{label} {value:.4g}: above the {bounds.upper_bound.value:g} allowed'
-  return f'{label} {value:.4g}: below the {bounds.lower_bound.value:g} needed'
+    return f'{label} {artifact_reader.figure_text(value)}: above the {bounds.upper_bound.value:g} allowed'
+  return (
+    f'{label} {artifact_reader.figure_text(value)}: below the {bounds.lower_bound.value:g} needed'
+  )
 
 
 def regression_reason(
@@ -204,14 +208,14 @@ def regression_reason(
   if mae is None:
     return ''
   gain = artifact_reader.improvement(figures)
-  said = f'MAE {mae:.4g}' + (
+  said = f'MAE {artifact_reader.figure_text(mae)}' + (
     f" ({abs(gain):.0%} {'lower' if gain >= 0 else 'higher'} than the mean predictor's "
-    f'{figures[evaluation_names.BASELINE_MAE_KEY]:.4g})'
+    f'{artifact_reader.figure_text(figures[evaluation_names.BASELINE_MAE_KEY])})'
     if gain is not None
     else ''
   )
   said += ''.join(
-    f', {artifact_reader.FIGURE_NAMES[name]} {figures[name]:.4g}'
+    f', {artifact_reader.FIGURE_NAMES[name]} {artifact_reader.figure_text(figures[name])}'
     for name in (evaluation_names.RMSE_KEY, evaluation_names.R2_KEY)
     if name in figures
   )
@@ -232,7 +236,7 @@ def regression_reason(
   rmse = serving.get(evaluation_names.RMSE_KEY)
   if rmse is None:
     return f'{said}; no serving model to compare with'
-  return f'{said}; serving model RMSE {rmse:.4g}'
+  return f'{said}; serving model RMSE {artifact_reader.figure_text(rmse)}'
 
 
 def _refusal(evaluation, said: str, serving: Optional[float], names, missed) -> str:

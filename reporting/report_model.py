@@ -119,7 +119,7 @@ def training_section(training: Optional[dict], nodes) -> str:
     + html.table(['epoch'] + list(history), rows)
     + '<p>TensorBoard: <code>.venv/bin/tensorboard --logdir '
     + f'{html.escape(model_run.uri)}</code></p>'
-    + _single_features_html(training.get('single_feature_scores') or {})
+    + _single_features_html(training.get('single_feature_scores') or {}, regressing)
     + tuning
   )
 
@@ -132,15 +132,20 @@ def _curve_title(metric: str) -> str:
   return f'{metric} (standardized label)' if metric == 'loss' else metric
 
 
-def _single_features_html(scores: Dict[str, float]) -> str:
+def _single_features_html(scores: Dict[str, float], regressing: bool = False) -> str:
   """Each column alone (trainer/leakage.py), best first; '' for data without columns."""
   if not scores:
     return ''
+  score, rule = (
+    ('eval R²', 'the mean label of the train rows of the same or nearest value')
+    if regressing
+    else ('eval accuracy', 'the label most train rows of the same or nearest value have')
+  )
   return (
-    '<h3>Each column alone</h3><p>Eval accuracy of a one-feature rule learned on train (the '
-    'label most train rows of the same or nearest value have): a column near 1.0 gives the '
-    'label away, and the run stops before training unless --allow-feature keeps it.</p>'
-    + html.table(['column', 'eval accuracy alone'], [[n, f'{s:.4f}'] for n, s in scores.items()])
+    f'<h3>Each column alone</h3><p>{score[0].upper() + score[1:]} of a one-feature rule learned '
+    f'on train ({rule}): a column near 1.0 gives the label away, and the run stops before '
+    'training unless --allow-feature keeps it.</p>'
+    + html.table(['column', f'{score} alone'], [[n, f'{s:.4f}'] for n, s in scores.items()])
   )
 
 
@@ -279,9 +284,9 @@ def _slices_section(nodes) -> str:
   return slices_html(artifact_reader.slice_metrics(evaluation) if evaluation is not None else {})
 
 
-def regression_html(result: RunResult, nodes) -> str:
+def regression_html(result: RunResult, nodes, label: str) -> str:
   """A regression model against predicting the train mean, and its pictures on the first eval
-  rows (pictures.regression); '' for a classifier."""
+  rows (pictures.regression, axes named by the label column); '' for a classifier."""
   figures = result.regression
   if not figures:
     return ''
@@ -302,12 +307,16 @@ def regression_html(result: RunResult, nodes) -> str:
   predicted, actual = pictures.predicted_and_actual(
     path_utils.serving_model_path(model.uri), records
   )
-  label = (result.training or {}).get('label') or 'label'
   return '<h3>Predictions</h3>' + said + html.chart(pictures.regression(predicted, actual, label))
 
 
 def evaluation_section(
-  metrics: Dict[str, float], result: RunResult, nodes, images: str, eval_images: tuple
+  metrics: Dict[str, float],
+  result: RunResult,
+  nodes,
+  images: str,
+  eval_images: tuple,
+  label: str = 'label',
 ) -> str:
   if not metrics:
     return html.absent('No evaluation: the run stopped before the Evaluator.')
@@ -319,7 +328,7 @@ def evaluation_section(
     else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
   details = (
-    regression_html(result, nodes)
+    regression_html(result, nodes, label)
     + _per_class_section(nodes, result, images, eval_images)
     + _slices_section(nodes)
   )

@@ -5,7 +5,7 @@ from typing import Dict, List, Optional
 from contracts import evaluation as names
 from contracts import splits
 from contracts.trainer_options import REGRESSION
-from metadata.artifact_reader import FIGURE_NAMES, improvement
+from metadata.artifact_reader import FIGURE_NAMES, figure_text, improvement
 from metadata.run_result import RunResult
 
 # What near-duplicate detection of images finds and misses, as bench/near_duplicates.py measured
@@ -159,7 +159,7 @@ def render_regression(figures: Dict[str, float], serving: Dict[str, float]) -> L
   regression model's figures on the eval split (in the label's units) against predicting the
   train split's mean, and the serving model's when one was compared."""
   shown = lambda found, keys: ', '.join(
-    f'{FIGURE_NAMES[key]} {found[key]:.4g}' + (' %' if key == names.MAPE_KEY else '')
+    f'{FIGURE_NAMES[key]} {figure_text(found[key])}' + (' %' if key == names.MAPE_KEY else '')
     for key in keys
     if key in found
   )
@@ -169,7 +169,7 @@ def render_regression(figures: Dict[str, float], serving: Dict[str, float]) -> L
   if gain is not None:
     lines.append(
       f'baseline:   predicting the train mean for every row: MAE '
-      f"{figures[names.BASELINE_MAE_KEY]:.4g}; this model's is {abs(gain):.0%} "
+      f"{figure_text(figures[names.BASELINE_MAE_KEY])}; this model's is {abs(gain):.0%} "
       + ('lower' if gain >= 0 else 'HIGHER')
     )
   means = shown(figures, (names.MEAN_LABEL_KEY, names.MEAN_PREDICTION_KEY))

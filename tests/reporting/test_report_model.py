@@ -153,6 +153,7 @@ REGRESSION_TRAINING = dict(
   loss='huber',
   label_mean=11.5,
   label_std=9.25,
+  single_feature_scores={'distance': 0.83},
   history={
     'loss': [0.6, 0.3],
     'mean_absolute_error': [4.1, 2.2],
@@ -211,7 +212,7 @@ def _regression_page(tmp_path) -> tuple:
     '<section id="training"><h2>Training</h2>'
     + report_model.training_section(training, nodes)
     + '</section><section id="evaluation"><h2>Evaluation</h2>'
-    + report_model.evaluation_section(metrics, result, nodes, '', ())
+    + report_model.evaluation_section(metrics, result, nodes, '', (), 'fare')
     + '</section>'
   )
   return html.page('regression run', body), result
@@ -226,6 +227,7 @@ def test_a_regression_run_shows_its_predictions_errors_and_slices_in_label_units
   assert 'MAE (label units)' in page and 'loss (standardized label)' in page
   assert '<td>task</td><td>regression, loss huber</td>' in page
   assert '<td>train label mean</td><td class="n">11.5</td>' in page
+  assert 'eval R² alone' in page and 'eval accuracy' not in page
   assert 'Per class' not in page and 'Confusion matrix' not in page
 
 
