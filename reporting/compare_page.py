@@ -15,13 +15,14 @@ _WIDTH = 34  # characters of a value in the terminal table
 
 
 def shown(value, width: int = _WIDTH) -> str:
-  """A value in a table cell: numbers to 4 significant digits, yes / no, '–' for none, one line."""
+  """A value in a table cell: numbers to 4 significant digits (whole from 1e4, 80,832 not
+  8.083e+04), yes / no, '–' for none, one line."""
   if value is None:
     return '–'
   if isinstance(value, bool):
     return 'yes' if value else 'no'
   if isinstance(value, float):
-    return f'{value:.4g}'
+    return f'{value:,.0f}' if abs(value) >= 1e4 else f'{value:.4g}'
   if isinstance(value, int):
     return f'{value:,}'
   text = ' '.join(str(value).split())

@@ -525,3 +525,15 @@ def test_a_runs_task_is_its_trainings_else_what_its_evaluation_measured():
   assert run_facts.task_of(RunResult(evaluation=Evaluation(accuracy=0.9))) == 'classification'
   assert run_facts.task_of(RunResult(training={'model': 'cnn'})) == 'classification'
   assert run_facts.task_of(RunResult()) is None
+
+
+def test_regression_figures_that_differ_only_by_summation_order_are_the_same():
+  a = _regression_facts(6720.4, 8429.0, 0.9765, 7625.0)
+  b = _regression_facts(6720.4 * (1 + 2e-8), 8429.0, 0.9765 - 1e-10, 7625.0 + 3e-4)
+  result = compare.compare(a, b, moved={})
+  assert _names(result, 'metrics') == []
+  b['metrics']['regression']['mean_absolute_error'] = 6721.0
+  assert _names(compare.compare(a, b, moved={}), 'metrics') == ['MAE']
+  lines = compare_page.render(compare.compare(a, b, moved={}))
+  assert any(line.split()[:3] == ['MAE', '6720', '6721'] for line in lines)
+  assert compare_page.shown(80832.4) == '80,832'
