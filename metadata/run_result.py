@@ -20,10 +20,11 @@ class Evaluation:
   accuracy: Optional[float] = None
   serving_accuracy: Optional[float] = None  # the serving model's, when one was compared
   class_recall: Dict[str, Optional[float]] = dataclasses.field(default_factory=dict)
-  # A regression model's figures by their names (contracts/evaluation.py: MAE_KEY, …,
-  # BASELINE_MAE_KEY), and the serving model's when one was compared; {} for a classifier.
-  regression: Dict[str, float] = dataclasses.field(default_factory=dict)
-  serving_regression: Dict[str, float] = dataclasses.field(default_factory=dict)
+  # A regression model's figures by contracts/evaluation.py's names (MAE_KEY, …, BASELINE_MAE_KEY,
+  # IMPROVEMENT_KEY): the candidate's, and the serving model's when one was compared; {} for a
+  # classifier.
+  figures: Dict[str, float] = dataclasses.field(default_factory=dict)
+  serving_figures: Dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -97,7 +98,7 @@ class RunResult:
   @property
   def regression(self) -> Dict[str, float]:
     """The regression figures on the eval split by name; {} for a classifier."""
-    return self.evaluation.regression if self.evaluation else {}
+    return self.evaluation.figures if self.evaluation else {}
 
   @property
   def class_recall(self) -> Dict[str, Optional[float]]:
@@ -120,9 +121,10 @@ class RunResult:
         serving_accuracy=self.evaluation.serving_accuracy,
         class_recall=self.evaluation.class_recall,
       )
-      for name in ('regression', 'serving_regression'):  # absent for a classifier
-        if getattr(self.evaluation, name):
-          found[name] = getattr(self.evaluation, name)
+      if self.evaluation.figures:
+        found['regression'] = self.evaluation.figures
+      if self.evaluation.serving_figures:
+        found['serving_regression'] = self.evaluation.serving_figures
     if self.push is not None:
       found['pushed_to'] = self.push.destination
       if self.push.already_serving:

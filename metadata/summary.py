@@ -2,6 +2,7 @@
 prints, the report shows and `last_run.json` holds."""
 
 import json
+import math
 import os
 from typing import Dict, List, Optional, Sequence
 
@@ -9,6 +10,7 @@ from ml_metadata.proto import metadata_store_pb2
 
 from contracts import anomalies, artifacts, input_check, predictions
 from contracts import evaluation as evaluation_names
+from contracts.trainer_options import REGRESSION
 from metadata import artifact_reader
 from metadata.run_reader import NodeRun, property_value
 from metadata.run_result import Evaluation, Push, RunResult
@@ -110,6 +112,12 @@ def classes_differ(serving_classes: Sequence[str], names: Sequence[str]) -> str:
   )
 
 
+def task_differs(serving_task: str) -> str:
+  """Why a serving model of the other task was not compared (the blessing's SERVING_TASK)."""
+  theirs, ours = ('a number', 'classes') if serving_task == REGRESSION else ('classes', 'a number')
+  return f'it predicts {theirs}, this model {ours} (judged on its own thresholds)'
+
+
 def blessing_reason(
   evaluation: metadata_store_pb2.Artifact,
   blessed: bool,
@@ -159,95 +167,83 @@ def blessing_reason(
   return f'{said}, serving model {serving:.3f}'
 
 
-def _regression_failure(failure, figures: Dict[str, float], serving: Dict[str, float]) -> str:
-  """One failed TFMA threshold of a regression model in words: 'RMSE 3.1, serving model 2.5:
-  more than 10% above the serving model', 'MAE 4.2: above the 3 allowed', 'MAE 3% lower than the
-  mean predictor's: 10% lower needed (--min-improvement)'."""
-  name = failure.metric_key.name
-  label = artifact_reader.FIGURE_NAMES.get(name, name)
+def _failures(evaluation) -> list:
+  """TFMA's failed thresholds (validation result) of an evaluation."""
+  import tensorflow_model_analysis as tfma
+
+  return [
+    failure
+    for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
+    for failure in per_slice.failures
+  ]
+
+
+def _figure(value: float) -> str:
+  return artifact_reader.figure_text(value)  # 46,365, not 4.636e+04
+
+
+def _regression_failure(failure, figures: Dict[str, float]) -> str:
+  """One failed threshold of a regression model, said with its figures and flag."""
+  name, value = failure.metric_key.name, failure.metric_value.double_value.value
   threshold = failure.metric_threshold
-  value = figures.get(name, failure.metric_value.double_value.value)
-  if failure.metric_key.is_diff:  # against the serving model
-    change = threshold.change_threshold
-    bound = (
-      f'{change.relative.value:.0%}'
-      if change.HasField('relative')
-      else f'{change.absolute.value:g}'
-    )
-    theirs = (
-      f', serving model {artifact_reader.figure_text(serving[name])}' if name in serving else ''
-    )
-    return f'{label} {artifact_reader.figure_text(value)}{theirs}: more than {bound} above the serving model'
-  bounds = threshold.value_threshold
   if name == evaluation_names.IMPROVEMENT_KEY:
+    baseline = figures.get(evaluation_names.BASELINE_MAE_KEY, math.nan)
+    how = f'{value:.0%} below' if value >= 0 else f'{-value:.0%} above'
     return (
-      f"MAE {abs(value):.0%} {'lower' if value >= 0 else 'higher'} than the mean predictor's: "
-      f'{bounds.lower_bound.value:.0%} lower needed (--min-improvement)'
+      f"{how} the mean predictor's MAE {_figure(baseline)}, "
+      f'{threshold.value_threshold.lower_bound.value:.0%} below needed (--min-improvement)'
     )
-  if bounds.HasField('upper_bound'):
-    return f'{label} {artifact_reader.figure_text(value)}: above the {bounds.upper_bound.value:g} allowed'
+  if threshold.HasField('change_threshold'):
+    return (
+      f"RMSE more than {threshold.change_threshold.relative.value:.0%} above the serving model's "
+      '(--max-error-increase)'
+    )
+  short = 'MAE' if name == evaluation_names.MAE_KEY else 'RMSE'
   return (
-    f'{label} {artifact_reader.figure_text(value)}: below the {bounds.lower_bound.value:g} needed'
+    f'{short} {_figure(value)}: above the {threshold.value_threshold.upper_bound.value:g} '
+    f'allowed (--max-{short.lower()})'
   )
 
 
 def regression_reason(
-  evaluation: Optional[metadata_store_pb2.Artifact],
+  evaluation: metadata_store_pb2.Artifact,
   blessed: bool,
   figures: Dict[str, float],
   serving: Dict[str, float],
   candidate_is_serving: bool = False,
   not_compared: str = '',
 ) -> str:
-  """Why a regression model was (not) blessed: 'MAE 1.13 (84 % lower than the mean predictor's
-  7.06), RMSE 2.4, R² 0.88; serving model RMSE 2.5', then the thresholds it failed (TFMA's
-  validation result of `evaluation`). figures / serving: the candidate's and the serving
-  model's regression figures (artifact_reader.regression_figures); not_compared: why the
-  serving model was not compared (other columns, another task)."""
-  mae = figures.get(evaluation_names.MAE_KEY)
-  if mae is None:
+  """Why a regression model was (not) blessed: 'MAE 1.23, 83% below the mean predictor's 7.06;
+  RMSE 2.1, serving model 2.05', or each threshold it failed ('MAE 1.3, RMSE 2.5, serving model
+  2.0: RMSE more than 5% above the serving model's (--max-error-increase)'), then whether a
+  serving model was compared. figures,
+  serving: the candidate's and the serving model's (artifact_reader.regression_figures)."""
+  mae, rmse = figures.get(evaluation_names.MAE_KEY), figures.get(evaluation_names.RMSE_KEY)
+  if mae is None or rmse is None:
     return ''
-  gain = artifact_reader.improvement(figures)
-  said = f'MAE {artifact_reader.figure_text(mae)}' + (
-    f" ({abs(gain):.0%} {'lower' if gain >= 0 else 'higher'} than the mean predictor's "
-    f'{artifact_reader.figure_text(figures[evaluation_names.BASELINE_MAE_KEY])})'
-    if gain is not None
-    else ''
-  )
-  said += ''.join(
-    f', {artifact_reader.FIGURE_NAMES[name]} {artifact_reader.figure_text(figures[name])}'
-    for name in (evaluation_names.RMSE_KEY, evaluation_names.R2_KEY)
-    if name in figures
-  )
-  if not blessed and evaluation is not None:
-    import tensorflow_model_analysis as tfma
-
-    failures = [
-      _regression_failure(failure, figures, serving)
-      for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
-      for failure in per_slice.failures
-    ]
-    refused = f'; serving model not compared: {not_compared}' if not_compared else ''
-    return said + ''.join(f'; {failure}' for failure in failures) + refused
+  refused = f'; serving model not compared: {not_compared}' if not_compared else ''
+  theirs = serving.get(evaluation_names.RMSE_KEY)
+  compared = f', serving model {_figure(theirs)}' if theirs is not None else ''
+  if not blessed:
+    failed = [_regression_failure(f, figures) for f in _failures(evaluation)]
+    return f'MAE {_figure(mae)}, RMSE {_figure(rmse)}{compared}: ' + '; '.join(failed) + refused
+  said = f'MAE {_figure(mae)}'
+  if evaluation_names.IMPROVEMENT_KEY in figures:
+    said += (
+      f", {figures[evaluation_names.IMPROVEMENT_KEY]:.0%} below the mean predictor's "
+      f'{_figure(figures[evaluation_names.BASELINE_MAE_KEY])}'
+    )
+  said += f'; RMSE {_figure(rmse)}'
   if candidate_is_serving:
     return f'{said}; it is the serving model (not compared with itself)'
-  if not_compared:
-    return f'{said}; serving model not compared: {not_compared}'
-  rmse = serving.get(evaluation_names.RMSE_KEY)
-  if rmse is None:
-    return f'{said}; no serving model to compare with'
-  return f'{said}; serving model RMSE {artifact_reader.figure_text(rmse)}'
+  if refused:
+    return said + refused
+  return f'{said}{compared}' if compared else f'{said}; no serving model to compare with'
 
 
 def _refusal(evaluation, said: str, serving: Optional[float], names, missed) -> str:
   """blessing_reason of a model not blessed: the threshold it failed, or the class it missed."""
-  import tensorflow_model_analysis as tfma
-
-  failures = [
-    failure
-    for per_slice in tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
-    for failure in per_slice.failures
-  ]
+  failures = _failures(evaluation)
   failed = [f.metric_threshold for f in failures]
   drops = [t.change_threshold for t in failed if t.HasField('change_threshold')]
   if drops and serving is not None:
@@ -322,6 +318,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
     if 'anomalies' in out:
       result.anomalies = anomalies.describe_anomalies(out['anomalies'].uri)
     if 'evaluation' in out:
+      figures = artifact_reader.regression_figures(out['evaluation'])
       found = artifact_reader.accuracies(out['evaluation'])
       classes = artifact_reader.per_class(out['evaluation'])
       recall = classes.get(evaluation_names.CANDIDATE, {}).get(evaluation_names.RECALL_KEY, [])
@@ -331,8 +328,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
         accuracy=found.get(evaluation_names.CANDIDATE),
         serving_accuracy=found.get(evaluation_names.BASELINE),
         class_recall=dict(zip(names, recall)),
-        regression=figures.get(evaluation_names.CANDIDATE, {}),
-        serving_regression=figures.get(evaluation_names.BASELINE, {}),
+        figures=figures.get(evaluation_names.CANDIDATE, {}),
+        serving_figures=figures.get(evaluation_names.BASELINE, {}),
       )
     if 'tuner_results' in out:  # TFX's Tuner: finished trials, best first
       result.tuning = _artifact_json(out['tuner_results'], artifacts.TUNER_RESULTS_FILE)
@@ -410,17 +407,17 @@ def _blessing_facts(
   ]
   is_serving = bool(property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING))
   not_compared = property_value(blessing, evaluation_names.NOT_COMPARED) or ''
-  serving_classes = property_value(blessing, evaluation_names.SERVING_CLASSES)
   serving_task = property_value(blessing, evaluation_names.SERVING_TASK)
-  if serving_task:  # a model of the other task serves (components/blessing_evaluator)
-    this = 'a regression model' if result.regression else 'a classifier'
-    not_compared = f'it is a {serving_task} model, this one {this}'
-  if 'evaluation' in outputs and result.regression:
+  if serving_task:
+    not_compared = task_differs(serving_task)
+  serving_classes = property_value(blessing, evaluation_names.SERVING_CLASSES)
+  figures = result.evaluation.figures if result.evaluation else {}
+  if 'evaluation' in outputs and figures:
     result.blessing = regression_reason(
       outputs['evaluation'],
       result.blessed,
-      result.regression,
-      result.evaluation.serving_regression,
+      figures,
+      result.evaluation.serving_figures,
       is_serving,
       not_compared,
     )

@@ -270,7 +270,7 @@ def render(result: RunResult) -> List[str]:
   if result.input_check:
     lines.append(f'input check: {render_input_check(result.input_check)}')
   if result.regression:
-    lines.extend(render_regression(result.regression, result.evaluation.serving_regression))
+    lines.extend(render_regression(result.regression, result.evaluation.serving_figures))
   if result.eval_accuracy is not None:
     lines.append(f'eval accuracy: {result.eval_accuracy:.4f}')
   recall = {name: value for name, value in result.class_recall.items() if value is not None}

@@ -86,6 +86,18 @@ def train_mean(input_dict) -> Optional[float]:
   return float(mean) if mean is not None else None
 
 
+def why_not_compared(model_dir: str, serving_dir: str, regression: bool) -> tuple:
+  """(not_compared, serving_classes, serving_task): why the serving model cannot be compared with
+  the candidate, first found first: its task (the other one's name), its class list (a
+  classifier's, when not the candidate's), its columns (comparable.py's reason); ('', None, '')
+  when it can."""
+  if serving.task(serving_dir) != serving.task(model_dir):
+    return '', None, serving.task(serving_dir)
+  if not regression and class_list(serving_dir) != class_list(model_dir):
+    return '', class_list(serving_dir), ''
+  return comparable.not_comparable(model_dir, serving_dir), None, ''
+
+
 def _configured(input_dict, exec_properties, model_dir: str, regression: bool):
   """exec_properties with the run's values written into eval_config (a regression model's: the
   train split's mean label; a classifier's: min_accuracy and its class ids), and its classes
@@ -110,16 +122,11 @@ class Executor(evaluator_executor.Executor):
     exec_properties, classes = _configured(input_dict, exec_properties, model_dir, regression)
     baselines = input_dict.get(standard_component_specs.BASELINE_MODEL_KEY) or []
     is_serving = any(baseline.uri == model.uri for baseline in baselines)
-    # why the serving model is not compared: another task, other classes, other columns
-    not_compared, serving_classes, serving_task = '', None, ''
-    if baselines and not is_serving:
-      serving_dir = path_utils.serving_model_path(baselines[0].uri)
-      if serving.task(serving_dir) != serving.task(model_dir):
-        serving_task = serving.task(serving_dir)
-      elif not regression and class_list(serving_dir) != class_list(model_dir):
-        serving_classes = class_list(serving_dir)
-      else:
-        not_compared = comparable.not_comparable(model_dir, serving_dir)
+    not_compared, serving_classes, serving_task = (
+      why_not_compared(model_dir, path_utils.serving_model_path(baselines[0].uri), regression)
+      if baselines and not is_serving
+      else ('', None, '')
+    )
     if is_serving or not_compared or serving_classes is not None or serving_task:
       input_dict = dict(input_dict, **{standard_component_specs.BASELINE_MODEL_KEY: []})
     scratch = tempfile.mkdtemp(prefix='evaluator-salvaged-')

@@ -227,3 +227,37 @@ def test_tfma_blesses_lower_is_better_against_the_mean_and_the_serving_model(tmp
     assert slices[f'city = {name}'][evaluation.MAE_KEY] == pytest.approx(
       np.abs(y[rows] - prediction[rows]).mean(), rel=1e-4
     )
+  from metadata import summary
+
+  said = summary.regression_reason(types.SimpleNamespace(uri=str(out)), False, found, theirs)
+  assert said == (
+    f'MAE {found[evaluation.MAE_KEY]:.4g}, RMSE {rmse:.4g}, serving model '
+    f'{theirs[evaluation.RMSE_KEY]:.4g}: {found[evaluation.IMPROVEMENT_KEY]:.0%} below the mean '
+    f"predictor's MAE {found[evaluation.BASELINE_MAE_KEY]:.4g}, 95% below needed "
+    "(--min-improvement); RMSE more than 5% above the serving model's (--max-error-increase)"
+  )
+
+
+def _assets(folder, **assets) -> str:
+  """A SavedModel folder holding only assets (name: text)."""
+  (folder / 'assets').mkdir(parents=True)
+  for name, text in assets.items():
+    (folder / 'assets' / name).write_text(text)
+  return str(folder)
+
+
+def test_a_serving_model_of_the_other_task_or_other_columns_is_not_compared(tmp_path):
+  columns = json.dumps({'x': 'float32', 'y': 'float32'})
+  regressor = _assets(
+    tmp_path / 'r', **{serving.TASK_ASSET: 'regression', serving.COLUMNS_ASSET: columns}
+  )
+  classifier = _assets(tmp_path / 'c', **{serving.COLUMNS_ASSET: columns})
+  assert executor.why_not_compared(regressor, classifier, True) == ('', None, 'classification')
+  assert executor.why_not_compared(classifier, regressor, False) == ('', None, 'regression')
+  other = _assets(
+    tmp_path / 'o',
+    **{serving.TASK_ASSET: 'regression', serving.COLUMNS_ASSET: json.dumps({'z': 'int64'})},
+  )
+  assert executor.why_not_compared(regressor, regressor, True) == ('', None, '')
+  said, classes, task = executor.why_not_compared(regressor, other, True)
+  assert said.startswith('trained on other columns: it reads z') and (classes, task) == (None, '')

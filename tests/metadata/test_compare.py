@@ -520,7 +520,7 @@ def test_a_runs_task_is_its_trainings_else_what_its_evaluation_measured():
   from metadata.run_result import Evaluation, RunResult
 
   assert run_facts.task_of(RunResult(training={'task': 'regression'})) == 'regression'
-  figures = Evaluation(regression={'mean_absolute_error': 1.0})
+  figures = Evaluation(figures={'mean_absolute_error': 1.0})
   assert run_facts.task_of(RunResult(evaluation=figures)) == 'regression'
   assert run_facts.task_of(RunResult(evaluation=Evaluation(accuracy=0.9))) == 'classification'
   assert run_facts.task_of(RunResult(training={'model': 'cnn'})) == 'classification'

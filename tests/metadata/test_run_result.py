@@ -36,6 +36,14 @@ _BUILT = {
       error='failed',
     ),
     dict(_BUILT, pushed_to=None, already_serving='/o/serving/17', report='/o/report.html'),
+    dict(  # a regression model's figures, the serving model's beside them
+      _BUILT,
+      eval_accuracy=None,
+      serving_accuracy=None,
+      class_recall={},
+      regression={'mean_absolute_error': 1.5, 'r_squared': 0.8},
+      serving_regression={'mean_absolute_error': 1.7},
+    ),
   ],
 )
 def test_the_json_goes_round_unchanged(found):
@@ -48,21 +56,3 @@ def test_facts_null_when_reached_are_kept_apart_from_facts_not_reached():
   assert reached.eval_accuracy is None and reached.pushed_to is None
   not_reached = RunResult.from_json(_BUILT)
   assert not_reached.evaluation is None and not_reached.push is None and not_reached.report is None
-
-
-def test_a_regression_runs_figures_go_round_and_a_classifiers_json_gains_no_key():
-  figures = {'mean_absolute_error': 1.13, 'mean_predictor_mean_absolute_error': 7.06}
-  found = dict(
-    _BUILT,
-    eval_accuracy=None,
-    serving_accuracy=None,
-    class_recall={},
-    regression=figures,
-    serving_regression={'root_mean_squared_error': 2.5},
-  )
-  result = RunResult.from_json(found)
-  assert result.regression == figures and result.to_json() == found
-  assert result.evaluation.serving_regression == {'root_mean_squared_error': 2.5}
-  classifier = RunResult(evaluation=Evaluation(accuracy=0.9)).to_json()
-  assert 'regression' not in classifier and 'serving_regression' not in classifier
-  assert RunResult.from_json(_BUILT).regression == {}

@@ -58,53 +58,23 @@ def test_a_serving_model_with_other_classes_is_said_not_compared():
   assert '(the same classes in another order)' in summary.classes_differ(['b', 'a'], ['a', 'b'])
 
 
-FIGURES = {
-  evaluation.MAE_KEY: 1.13,
-  evaluation.RMSE_KEY: 2.4,
-  evaluation.R2_KEY: 0.88,
-  evaluation.BASELINE_MAE_KEY: 7.06,
-}
-
-
-def test_a_blessed_regression_model_is_said_against_the_mean_predictor_and_the_serving_model():
-  assert summary.regression_reason(None, True, FIGURES, {}) == (
-    "MAE 1.13 (84% lower than the mean predictor's 7.06), RMSE 2.4, R² 0.88; "
-    'no serving model to compare with'
+def test_a_blessed_regression_model_says_its_errors_against_the_mean_and_the_serving_model():
+  figures = {
+    evaluation.MAE_KEY: 1.234,
+    evaluation.RMSE_KEY: 2.1,
+    evaluation.BASELINE_MAE_KEY: 7.06,
+    evaluation.IMPROVEMENT_KEY: 1 - 1.234 / 7.06,
+  }
+  said = summary.regression_reason(None, True, figures, {evaluation.RMSE_KEY: 2.05})
+  assert said == "MAE 1.234, 83% below the mean predictor's 7.06; RMSE 2.1, serving model 2.05"
+  assert summary.regression_reason(None, True, figures, {}).endswith(
+    '; RMSE 2.1; no serving model to compare with'
   )
-  said = summary.regression_reason(None, True, FIGURES, {evaluation.RMSE_KEY: 2.5})
-  assert said.endswith('R² 0.88; serving model RMSE 2.5')
-  said = summary.regression_reason(None, True, FIGURES, {}, candidate_is_serving=True)
-  assert said.endswith('; it is the serving model (not compared with itself)')
-  assert summary.regression_reason(None, True, {}, {}) == ''
-
-
-def test_a_regression_model_not_blessed_names_each_threshold_it_failed(tmp_path):
-  from tests.support import evaluations
-
-  worse = dict(FIGURES, **{evaluation.BASELINE_MAE_KEY: 1.0})
-  folder = evaluations.write_validation(
-    str(tmp_path),
-    [
-      f'metric_key {{ name: "{evaluation.RMSE_KEY}" is_diff: true }} '
-      'metric_threshold { change_threshold { relative { value: 0.1 } } } '
-      'metric_value { double_value { value: 0.4 } }',
-      f'metric_key {{ name: "{evaluation.MAE_KEY}" }} '
-      'metric_threshold { value_threshold { upper_bound { value: 1 } } } '
-      'metric_value { double_value { value: 1.13 } }',
-      f'metric_key {{ name: "{evaluation.IMPROVEMENT_KEY}" }} '
-      'metric_threshold { value_threshold { lower_bound { value: 0.1 } } } '
-      'metric_value { double_value { value: -0.13 } }',
-    ],
+  other_task = summary.task_differs('classification')
+  assert summary.regression_reason(None, True, figures, {}, not_compared=other_task).endswith(
+    '; RMSE 2.1; serving model not compared: it predicts classes, this model a number '
+    '(judged on its own thresholds)'
   )
-  from ml_metadata.proto import metadata_store_pb2
-
-  said = summary.regression_reason(
-    metadata_store_pb2.Artifact(uri=folder), False, worse, {evaluation.RMSE_KEY: 2.0}
+  assert summary.regression_reason(None, True, figures, {}, candidate_is_serving=True).endswith(
+    'it is the serving model (not compared with itself)'
   )
-  assert said == (
-    "MAE 1.13 (13% higher than the mean predictor's 1), RMSE 2.4, R² 0.88; RMSE 2.4, serving "
-    'model 2: more than 10% above the serving model; MAE 1.13: above the 1 allowed; MAE 13% '
-    "higher than the mean predictor's: 10% lower needed (--min-improvement)"
-  )
-  said = summary.regression_reason(None, True, FIGURES, {}, not_compared='it is a classifier')
-  assert said.endswith('R² 0.88; serving model not compared: it is a classifier')

@@ -201,7 +201,7 @@ def _regression_page(tmp_path) -> tuple:
     examples_uri=examples,
     training={'label': 'fare', 'task': 'regression'},
     evaluation=Evaluation(
-      regression=artifact_reader.regression_figures(artifact(evaluation))[names.CANDIDATE]
+      figures=artifact_reader.regression_figures(artifact(evaluation))[names.CANDIDATE]
     ),
     blessed=True,
   )

@@ -126,7 +126,7 @@ def test_a_regression_run_prints_its_errors_against_the_mean_predictor_not_an_ac
     names.MEAN_PREDICTION_KEY: 11.1,
     names.BASELINE_MAE_KEY: 7.061,
   }
-  evaluation = Evaluation(regression=figures, serving_regression={names.RMSE_KEY: 2.5})
+  evaluation = Evaluation(figures=figures, serving_figures={names.RMSE_KEY: 2.5})
   training = {
     'label': 'fare',
     'model': 'mlp',
@@ -151,10 +151,10 @@ def test_a_regression_run_prints_its_errors_against_the_mean_predictor_not_an_ac
     'tuning:     best of 1 trials: trial 01, eval loss 0.2100 with learning_rate 0.001' in lines
   )
   assert not any('accuracy' in line for line in lines)
-  worse = Evaluation(regression=dict(figures, **{names.MAE_KEY: 8.0}))
+  worse = Evaluation(figures=dict(figures, **{names.MAE_KEY: 8.0}))
   lines = summary_text.render(RunResult(wall_seconds=1.0, evaluation=worse))
   assert any(line.endswith("this model's is 13% HIGHER") for line in lines)
-  prices = Evaluation(regression={names.MAE_KEY: 6720.4, names.BASELINE_MAE_KEY: 46360.2})
+  prices = Evaluation(figures={names.MAE_KEY: 6720.4, names.BASELINE_MAE_KEY: 46360.2})
   lines = summary_text.render(RunResult(wall_seconds=1.0, evaluation=prices))
   assert 'eval:       MAE 6,720 (eval split, label units)' in lines  # not 6.72e+03
   assert any('MAE 46,360;' in line for line in lines)
