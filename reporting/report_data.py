@@ -182,7 +182,7 @@ def duplicates_section(result: RunResult, config) -> str:
   facts = result.duplicates
   if not facts:
     return html.absent('No duplicate check in this run (--duplicates off, or an older ExampleGen).')
-  lines = summary_text.render_duplicates(facts)
+  lines = summary_text.render_duplicates(facts, summary_text.regressed(result))
   # Each line past its 12-character label ('duplicates: ', 'warning:    ' or blanks).
   parts = [f'<p>{html.escape(line[12:].strip())}</p>' for line in lines]
   found = len(lines) - bool(facts.get('near_copies_checked'))  # that line is said regardless

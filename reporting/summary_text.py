@@ -18,8 +18,15 @@ NEAR_COPIES_MEASURED = (
 )
 
 
-def render_duplicates(facts: dict) -> List[str]:
-  """The summary's lines on duplicates: kept together, near-copies, conflicts, given splits."""
+def regressed(result: RunResult) -> bool:
+  """Whether the run trained a regression model (training.json's task, or its figures)."""
+  return (result.training or {}).get('task') == REGRESSION or bool(result.regression)
+
+
+def render_duplicates(facts: dict, regression: bool = False) -> List[str]:
+  """The summary's lines on duplicates: kept together, near-copies, conflicts, given splits;
+  regression: the label is a number, whose rows of the same features and other values are its
+  spread, kept together (cli/config_builder.py), not conflicts."""
   parts = []
   if facts['duplicates']:
     parts.append(
@@ -30,7 +37,12 @@ def render_duplicates(facts: dict) -> List[str]:
       f'{facts["near_duplicate_groups"]} group(s) of near-duplicate images, each in one split'
     )
   conflicts = facts['label_conflicts']
-  if conflicts:
+  if conflicts and regression:
+    parts.append(
+      f'{conflicts} example(s) share their features with another of another label value, '
+      "kept, each set in one split (the label's spread, not a conflict)"
+    )
+  elif conflicts:
     named = ', '.join(f'{c.get("path") or c.get("row")} ({c["label"]})' for c in facts['conflicts'])
     more = (
       f' and {conflicts - len(facts["conflicts"])} more'
@@ -58,7 +70,8 @@ def render_duplicates(facts: dict) -> List[str]:
     named = ', '.join(a['row'] for a in facts['across'])
     lines.append(
       f'warning:    {facts["across_splits"]} example(s) of the given splits have their content in '
-      f'both train and eval ({named}, …): eval accuracy may be inflated; --eval-percent N '
+      f'both train and eval ({named}, …): eval {"errors" if regression else "accuracy"} may be '
+      f'{"understated" if regression else "inflated"}; --eval-percent N '
       're-splits the data with duplicates grouped'
     )
   return lines
@@ -256,7 +269,7 @@ def render(result: RunResult) -> List[str]:
       + (f' (see {result.excluded_report})' if result.excluded_files else '')
     )
   if result.duplicates:
-    lines.extend(render_duplicates(result.duplicates))
+    lines.extend(render_duplicates(result.duplicates, regressed(result)))
   if result.id_columns:
     lines.append(render_id_columns(result.id_columns))
   if result.anomalies is not None:

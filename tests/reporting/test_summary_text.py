@@ -81,6 +81,19 @@ def test_conflicts_too_many_for_mislabelled_copies_are_said_to_be_a_noisy_label(
   assert 'for these features (see d.json)' in unnamed[0]
   rare = summary_text.render_duplicates({**facts, 'conflicts_kept': False, 'label_noisy': False})
   assert 'filed under two labels, left out of both splits' in rare[0]
+  numbers = summary_text.render_duplicates({**facts, 'conflicts_kept': True}, regression=True)
+  assert numbers[0] == (
+    'duplicates: 9909 example(s) share their features with another of another label value, '
+    "kept, each set in one split (the label's spread, not a conflict) (see d.json)"
+  )
+  lines = summary_text.render(
+    RunResult(
+      wall_seconds=1.0,
+      duplicates={**facts, 'conflicts_kept': True, 'conflicts': []},
+      training={'model': 'mlp', 'hyperparameters': {}, 'task': 'regression'},
+    )
+  )
+  assert numbers[0] in lines and not any('two labels' in line for line in lines)
 
 
 def test_records_the_trainer_read_are_shown_against_those_recorded_when_fewer():
