@@ -189,7 +189,7 @@ def render_regression(figures: Dict[str, float], serving: Dict[str, float]) -> L
   if means:
     lines.append(f'means:      {means}')
   if serving:
-    lines.append(f'serving:    the serving model on the same rows: {shown(serving, main)}')
+    lines.append(f'serving model: {shown(serving, main)} (the same eval rows)')
   return lines
 
 

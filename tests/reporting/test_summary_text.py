@@ -158,7 +158,7 @@ def test_a_regression_run_prints_its_errors_against_the_mean_predictor_not_an_ac
     in lines
   )
   assert 'means:      mean label 11.2, mean prediction 11.1' in lines
-  assert 'serving:    the serving model on the same rows: RMSE 2.5' in lines
+  assert 'serving model: RMSE 2.5 (the same eval rows)' in lines
   assert 'model:      mlp; learning_rate 0.001; loss huber' in lines
   assert (
     'tuning:     best of 1 trials: trial 01, eval loss 0.2100 with learning_rate 0.001' in lines
