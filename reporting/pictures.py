@@ -5,6 +5,7 @@ as inline SVG whose text stays text, so that the browser draws class names of an
 - misclassified: eval images the candidate model gets wrong, with true and predicted class
   (its serving_default signature on the eval records of eval_records: at most MAX_PREDICTED);
 - label_distribution: examples per label value and split (the MAX_BARS largest);
+  number_distribution: a regression label's histogram per split, as densities on one axis;
 - class_recall: recall per class of the candidate next to the serving model (the MAX_BARS
   lowest);
 - confusion_matrix: TFMA's confusion matrix as a heat map, up to MAX_MATRIX classes (beyond,
@@ -294,6 +295,26 @@ def label_distribution(key: str, per_split: Dict[str, list], exact: bool):
   )
   axes.set_ylabel('examples')
   axes.set_title(title)
+  axes.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
+  return figure
+
+
+def number_distribution(key: str, buckets: Dict[str, list]):
+  """A number's distribution per split (StatisticsGen's standard histogram buckets: {split:
+  buckets}) as densities on one axis, so that splits of other sizes and other buckets compare;
+  None without buckets."""
+  buckets = {split: found for split, found in buckets.items() if found}
+  if not buckets:
+    return None
+  figure, [[axes]] = new_figure(f'label distribution ({key})', (8, 3))
+  for split, found in buckets.items():
+    total = sum(b.sample_count for b in found) or 1
+    edges = [found[0].low_value] + [b.high_value for b in found]
+    density = [b.sample_count / total / max(b.high_value - b.low_value, 1e-12) for b in found]
+    axes.stairs(density, edges, label=split, linewidth=1.5)
+  axes.set_xlabel(short(key))
+  axes.set_ylabel('share of the split per unit')
+  axes.set_title(f'{short(key)} per split (StatisticsGen histograms)')
   axes.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
   return figure
 

@@ -157,3 +157,35 @@ def test_a_regression_models_predictions_are_read_with_their_labels_and_drawn(tm
     assert said in html.unescape(svg), said
   assert 'the first 25 eval rows' in html.unescape(svg)
   assert pictures.regression(np.array([]), np.array([]), 'fare') is None
+
+
+def test_a_regression_label_is_shown_per_split_as_densities_and_its_figures():
+  from google.protobuf import text_format
+  from tensorflow_metadata.proto.v0 import statistics_pb2
+
+  def split(mean: float, low: float, high: float, counts: list):
+    width = (high - low) / len(counts)
+    buckets = ''.join(
+      f'buckets {{ low_value: {low + i * width} high_value: {low + (i + 1) * width} '
+      f'sample_count: {c} }}'
+      for i, c in enumerate(counts)
+    )
+    return text_format.Parse(
+      f'features {{ path {{ step: "fare" }} num_stats {{ mean: {mean} std_dev: 3.5 min: {low} '
+      f'max: {high} median: {mean - 1} common_stats {{ num_non_missing: {sum(counts)} }} '
+      f'histograms {{ {buckets} }} }} }}',
+      statistics_pb2.DatasetFeatureStatistics(),
+    )
+
+  statistics = {'train': split(11.5, 0, 60, [50, 30, 20]), 'eval': split(11.0, 2, 50, [10, 8])}
+  page = report_data.number_label_html('fare', statistics)
+  assert 'aria-label="label distribution (fare)"' in page
+  assert 'fare per split (StatisticsGen histograms)' in html.unescape(page)
+  assert '<td>train</td><td class="n">100</td><td class="n">11.5</td><td class="n">3.5</td>' in page
+  assert '<td>eval</td><td class="n">18</td><td class="n">11</td>' in page
+  figure = pictures.number_distribution(
+    'fare', {'train': statistics['train'].features[0].num_stats.histograms[0].buckets}
+  )
+  heights = figure.axes[0].patches[0].get_data()[0]
+  assert np.isclose(sum(h * 20 for h in heights), 1.0)  # a density: the split's share sums to 1
+  assert pictures.number_distribution('fare', {'train': []}) is None
