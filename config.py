@@ -202,11 +202,10 @@ class PipelineConfig:
   min_improvement: float = 0.1  # eval MAE at least this share below the mean predictor's
   max_mae: Optional[float] = None  # and at most this (None: not checked)
   max_rmse: Optional[float] = None  # and eval RMSE at most this (None: not checked)
-  # and RMSE at most this share above the serving model's: retraining the same model on the same
-  # data moves RMSE by a few percent (its seed), which this lets through; a model 5 % worse on
-  # the same eval rows is refused (the classifier's 0.01 accuracy drop at accuracy 0.9 is a 10 %
-  # rise of its error rate)
-  max_error_increase: float = 0.05
+  # and RMSE at most this share above the serving model's: the classifier's 0.01 accuracy drop at
+  # accuracy 0.9 is a 10 % rise of its error rate, and a retrain of the same model with another
+  # seed moved RMSE by up to 5.5 % (docs/design/evaluation.md), which must not refuse it
+  max_error_increase: float = 0.1
   slice_features: List[str] = dataclasses.field(default_factory=list)  # tabular: metrics per value
   max_damaged_percent: float = 1.0  # ShardCheck, the Trainer: stop above this share of lost records
   enable_cache: bool = True

@@ -360,7 +360,7 @@ OPTIONS = {
     default=DEFAULTS.max_error_increase,
     metavar='SHARE',
     help='regression: bless only a model whose eval RMSE is at most this share above the serving '
-    "(latest blessed) model's on the same eval split (default: %(default)s, 5 %%; the first "
+    "(latest blessed) model's on the same eval split (default: %(default)s, 10 %%; the first "
     'model: the other thresholds alone)',
   ),
   '--allow-feature': dict(
