@@ -300,21 +300,33 @@ def label_distribution(key: str, per_split: Dict[str, list], exact: bool):
 
 
 def number_distribution(key: str, buckets: Dict[str, list]):
-  """A number's distribution per split (StatisticsGen's standard histogram buckets: {split:
-  buckets}) as densities on one axis, so that splits of other sizes and other buckets compare;
-  None without buckets."""
+  """A number's distribution per split as densities on one axis, so that splits of other sizes
+  and buckets compare; buckets: {split: StatisticsGen's quantiles histogram buckets} (a bucket
+  per tenth of the split: dense where the values are, unlike equal widths that put a skewed
+  label in one bucket). The axis ends where the tail gets thin (the 90 % quantile plus the
+  10-90 % range) and the title says so. None without buckets."""
   buckets = {split: found for split, found in buckets.items() if found}
   if not buckets:
     return None
   figure, [[axes]] = new_figure(f'label distribution ({key})', (8, 3))
+  low = min(found[0].low_value for found in buckets.values())
+  high = max(found[-1].high_value for found in buckets.values())
+  ends = []
   for split, found in buckets.items():
     total = sum(b.sample_count for b in found) or 1
     edges = [found[0].low_value] + [b.high_value for b in found]
     density = [b.sample_count / total / max(b.high_value - b.low_value, 1e-12) for b in found]
     axes.stairs(density, edges, label=split, linewidth=1.5)
+    if len(found) >= 10:  # deciles: the 10 % and 90 % quantiles are edges 1 and -2
+      ends.append(edges[-2] + (edges[-2] - edges[1]))
+  shown = min(high, max(ends)) if ends else high
+  title = f'{short(key)} per split (StatisticsGen quantiles)'
+  if shown < high:
+    axes.set_xlim(low, shown)
+    title += f'; up to {shown:,.4g} of {high:,.4g}'
   axes.set_xlabel(short(key))
   axes.set_ylabel('share of the split per unit')
-  axes.set_title(f'{short(key)} per split (StatisticsGen histograms)')
+  axes.set_title(title, fontsize=10)
   axes.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
   return figure
 

@@ -86,7 +86,7 @@ def number_label_html(key: str, statistics: dict) -> str:
     for split, n in numbers.items()
   ]
   buckets = {
-    split: next((h.buckets for h in n.histograms if h.type == h.STANDARD), [])
+    split: next((h.buckets for h in n.histograms if h.type == h.QUANTILES), [])
     for split, n in numbers.items()
   }
   figure = pictures.number_distribution(key, buckets)

@@ -173,14 +173,14 @@ def test_a_regression_label_is_shown_per_split_as_densities_and_its_figures():
     return text_format.Parse(
       f'features {{ path {{ step: "fare" }} num_stats {{ mean: {mean} std_dev: 3.5 min: {low} '
       f'max: {high} median: {mean - 1} common_stats {{ num_non_missing: {sum(counts)} }} '
-      f'histograms {{ {buckets} }} }} }}',
+      f'histograms {{ type: QUANTILES {buckets} }} }} }}',
       statistics_pb2.DatasetFeatureStatistics(),
     )
 
   statistics = {'train': split(11.5, 0, 60, [50, 30, 20]), 'eval': split(11.0, 2, 50, [10, 8])}
   page = report_data.number_label_html('fare', statistics)
   assert 'aria-label="label distribution (fare)"' in page
-  assert 'fare per split (StatisticsGen histograms)' in html.unescape(page)
+  assert 'fare per split (StatisticsGen quantiles)' in html.unescape(page)
   assert '<td>train</td><td class="n">100</td><td class="n">11.5</td><td class="n">3.5</td>' in page
   assert '<td>eval</td><td class="n">18</td><td class="n">11</td>' in page
   figure = pictures.number_distribution(
@@ -189,3 +189,14 @@ def test_a_regression_label_is_shown_per_split_as_densities_and_its_figures():
   heights = figure.axes[0].patches[0].get_data()[0]
   assert np.isclose(sum(h * 20 for h in heights), 1.0)  # a density: the split's share sums to 1
   assert pictures.number_distribution('fare', {'train': []}) is None
+  tail = split(12.0, 0, 700, [100] * 9 + [1])  # deciles of a skewed fare: the last is long
+  edges = [0.0, 4, 5, 6, 7, 8, 9, 10, 12, 20, 700]
+  for bucket, (low, high) in zip(
+    tail.features[0].num_stats.histograms[0].buckets, zip(edges, edges[1:])
+  ):
+    bucket.low_value, bucket.high_value = low, high
+  figure = pictures.number_distribution(
+    'fare', {'eval': tail.features[0].num_stats.histograms[0].buckets}
+  )
+  assert figure.axes[0].get_xlim() == (0.0, 36.0)  # 20 + (20 - 4)
+  assert figure.axes[0].get_title().endswith('up to 36 of 700')
