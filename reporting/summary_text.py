@@ -177,7 +177,8 @@ def render_regression(figures: Dict[str, float], serving: Dict[str, float]) -> L
     if key in found
   )
   main = (names.MAE_KEY, names.RMSE_KEY, names.R2_KEY, names.MAPE_KEY)
-  lines = [f'eval:       {shown(figures, main)} (eval split, label units)']
+  no_mape = '' if names.MAPE_KEY in figures else '; no MAPE: an eval label is 0'
+  lines = [f'eval:       {shown(figures, main)} (eval split, label units){no_mape}']
   gain = improvement(figures)
   if gain is not None:
     lines.append(
