@@ -15,7 +15,9 @@ DESCRIPTION = (
   'the label may be absent) and compare them with the statistics of the data that trained the '
   'newest pushed model of --output (found in its ML Metadata): Jensen-Shannon divergence for '
   'numeric features, L-infinity for categorical ones, and drift against the previous '
-  'monitoring run of the same model. Writes <output>/monitoring/<time>/ (statistics, anomalies, '
+  'monitoring run of the same model; for a regression model also the label (when served) and '
+  "the model's prediction ('model prediction'), Jensen-Shannon. Writes "
+  '<output>/monitoring/<time>/ (statistics, anomalies, '
   'monitoring.json), records the run in ML Metadata, prints a line per flagged feature. Exit 1 '
   'when anything is flagged, 0 when not. docs/monitoring.md.'
 )

@@ -21,7 +21,7 @@ DESCRIPTION = (
   '<output>/serving) through the signature a serving client uses for it: image files (a folder '
   'of any depth, or one file) to predict_image_bytes, CSV rows to predict_columns (or '
   'predict_text), TFRecords to serving_default; write id, class, probability and the top '
-  'classes per input to a CSV. Inputs that cannot be read are skipped and listed. '
+  'classes per input to a CSV (a regression model: id and the predicted number). Inputs that cannot be read are skipped and listed. '
   'docs/serving.md: Batch prediction.'
 )
 PROGRESS_SECONDS = 3.0
@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     type=int,
     default=predictions.DEFAULT_TOP_K,
     metavar='K',
-    help='classes listed per input in top_k (default: %(default)s)',
+    help='classes listed per input in top_k (default: %(default)s; a regression model has none)',
   )
   parser.add_argument(
     '--text-column',
@@ -193,6 +193,9 @@ def main(args: argparse.Namespace) -> int:
     f'predicted {result.predicted} input(s) in {seconds:.1f} s '
     f'({result.predicted / max(seconds, 1e-9):.0f}/s): {result.out}'
   )
+  if result.numbers:
+    low, mean, high = result.numbers
+    print(f'predicted numbers: lowest {low:.6g}, mean {mean:.6g}, highest {high:.6g}')
   if data.kind == inputs.IMAGES and result.turned_upright:
     print(
       f'turned upright: {result.turned_upright} image(s) by their EXIF orientation (sent as PNG)'

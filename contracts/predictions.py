@@ -7,6 +7,10 @@
   probability  the predicted class's probability
   top_k        the K most probable classes, most probable first: `name=0.912;other=0.051;…`
 
+A regression model's (contracts/serving.task) has `prediction`, the predicted number in the
+label's units (float32, written as its shortest exact text), instead of class, probability and
+top_k.
+
 A model trained with id columns (contracts/serving.ID_COLUMNS_ASSET) adds one column per id
 column after `id`, holding the input's value (named as in the data; `input_<name>` where that name
 is one of the above).
@@ -20,25 +24,30 @@ ID = 'id'
 CLASS = 'class'
 PROBABILITY = 'probability'
 TOP_K = 'top_k'
+PREDICTION = 'prediction'
 HEADER = (ID, CLASS, PROBABILITY, TOP_K)
+REGRESSION_HEADER = (ID, PREDICTION)
 DEFAULT_TOP_K = 3
 FILE_NAME = 'predictions.csv'  # in the InferenceResult step's output and predict's default --out
 
 
 def carried(column: str) -> str:
   """The predictions CSV's name for an id column of the input."""
-  return f'input_{column}' if column in HEADER else column
+  return f'input_{column}' if column in HEADER + REGRESSION_HEADER else column
 
 
-def header(id_columns: Sequence[str] = ()) -> Tuple[str, ...]:
-  """HEADER with the model's id columns after ID."""
-  return (ID, *(carried(c) for c in id_columns), CLASS, PROBABILITY, TOP_K)
+def header(id_columns: Sequence[str] = (), regression: bool = False) -> Tuple[str, ...]:
+  """HEADER (REGRESSION_HEADER for a regression model) with the model's id columns after ID."""
+  answer = REGRESSION_HEADER[1:] if regression else HEADER[1:]
+  return (ID, *(carried(c) for c in id_columns), *answer)
 
 
 def is_header(line: str) -> bool:
   """Whether `line` is a predictions CSV's header, with id columns or not."""
   cells = line.strip().split(',')
-  return cells[:1] == [ID] and cells[-3:] == [CLASS, PROBABILITY, TOP_K]
+  return cells[:1] == [ID] and (
+    cells[-3:] == list(HEADER[1:]) or (len(cells) > 1 and cells[-1] == PREDICTION)
+  )
 
 
 def row(input_id: str, probabilities: np.ndarray, class_names: Sequence[str], k: int) -> Dict:
@@ -56,3 +65,8 @@ def row(input_id: str, probabilities: np.ndarray, class_names: Sequence[str], k:
     PROBABILITY: f'{probabilities[best]:.6g}',
     TOP_K: ';'.join(f'{names[i]}={probabilities[i]:.6g}' for i in order),
   }
+
+
+def regression_row(input_id: str, prediction: float) -> Dict:
+  """One CSV row of a regression model: the number as float32 writes it shortest."""
+  return {ID: input_id, PREDICTION: str(np.float32(prediction))}

@@ -7,7 +7,8 @@ it; `pipeline.py monitor` reads it (and any other PredictionLog file, e.g. a rea
 Inputs are the signature's own (contracts/serving.py): IMAGE_BYTES_INPUT for
 predict_image_bytes, one input per column for predict_columns, TEXT_INPUT for predict_text,
 EXAMPLES_INPUT (serialized records) for serving_default. Each input has the request's batch as
-its first dimension.
+its first dimension. `predict --log` adds the response: PROBABILITIES [1, classes], or a
+regression model's PREDICTION [1].
 """
 
 import os

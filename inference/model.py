@@ -1,10 +1,10 @@
 """The pushed model predict sends its inputs to: where it is, which signature fits the data,
-the signature's inputs and the model's class names."""
+the signature's inputs, whether it predicts classes or a number, and the model's class names."""
 
 import os
 from typing import Dict, List, NamedTuple, Sequence, Tuple
 
-from contracts import serving
+from contracts import serving, trainer_options
 from inference import inputs
 
 SIGNATURE_FOR = {inputs.IMAGES: serving.IMAGE_BYTES, inputs.TFRECORDS: serving.SERVING_DEFAULT}
@@ -22,6 +22,7 @@ class Served(NamedTuple):
   class_names: List[str]  # index = class id (serving.class_names; [] for an older model)
   id_columns: Sequence[str] = ()  # the training data's id columns (serving.id_columns)
   image_size: Tuple[int, int] = (0, 0)  # (height, width) images are resized to; (0, 0): unknown
+  regression: bool = False  # a number (serving.PREDICTION) per input, not class probabilities
 
 
 def _is_saved_model(path: str) -> bool:
@@ -113,10 +114,12 @@ def load(path: str, kind: str):
     )
   function = signatures[wanted[0]]
   specs = function.structured_input_signature[1]
-  outputs = function.structured_outputs
-  if serving.PROBABILITIES not in outputs:
-    raise Problem(f'{path}: signature {wanted[0]} returns no {serving.PROBABILITIES}')
+  regression = serving.task(path) == trainer_options.REGRESSION
+  output = serving.PREDICTION if regression else serving.PROBABILITIES
+  if output not in function.structured_outputs:
+    raise Problem(f'{path}: signature {wanted[0]} returns no {output}')
   names = serving.class_names(path)
   kinds = {name: _dtype(spec) for name, spec in specs.items()}
   size = _image_size(function) if kind == inputs.IMAGES else (0, 0)
-  return loaded, Served(path, wanted[0], kinds, names, serving.id_columns(path), size)
+  served = Served(path, wanted[0], kinds, names, serving.id_columns(path), size, regression)
+  return loaded, served

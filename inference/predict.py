@@ -69,8 +69,9 @@ def request(kinds: Dict[str, str], batch: Sequence[Dict[str, Any]]) -> Dict[str,
 class SignatureHandler(base.ModelHandler):
   """Calls signature `served.signature` of the SavedModel at `served.path` on batches of
   (order, id, inputs) elements; each PredictionResult's inference is {PROBABILITIES,
-  CLASS_NAMES} of the signature's outputs, or {'error': reason} when the signature fails on
-  that input alone (a batch that fails is retried input by input)."""
+  CLASS_NAMES} of the signature's outputs ({PREDICTION}, the number, of a regression model's),
+  or {'error': reason} when the signature fails on that input alone (a batch that fails is
+  retried input by input)."""
 
   def __init__(self, served: Served, batch_size: int = BATCH_SIZE):
     super().__init__()
@@ -100,6 +101,12 @@ class SignatureHandler(base.ModelHandler):
       if len(batch) == 1:
         return [base.PredictionResult(batch[0], {'error': _reason(e)})]
       return [r for element in batch for r in self.run_inference([element], model)]
+    if self._served.regression:
+      numbers = outputs[serving.PREDICTION].reshape(len(batch))
+      return [
+        base.PredictionResult(element, {serving.PREDICTION: float(numbers[i])})
+        for i, element in enumerate(batch)
+      ]
     return [
       base.PredictionResult(
         element,
@@ -178,21 +185,22 @@ class _ToRows(beam.DoFn):
       return
     if values.get(inputs.TURNED):
       self._turned.inc()
-    probabilities = np.asarray(inference[serving.PROBABILITIES], dtype=np.float64)
-    row = predictions.row(input_id, probabilities, self._served.class_names, self._top_k)
+    if self._served.regression:
+      row = predictions.regression_row(input_id, inference[serving.PREDICTION])
+      answer = {serving.PREDICTION: np.asarray([inference[serving.PREDICTION]], np.float32)}
+    else:
+      probabilities = np.asarray(inference[serving.PROBABILITIES], dtype=np.float64)
+      row = predictions.row(input_id, probabilities, self._served.class_names, self._top_k)
+      if inference[serving.CLASS_NAMES]:  # the class as the signature names it: the server's
+        row[predictions.CLASS] = inference[serving.CLASS_NAMES]
+      answer = {serving.PROBABILITIES: inference[serving.PROBABILITIES][None].astype(np.float32)}
     row.update(values.get(inputs.ROW_IDS, {}))
-    if inference[serving.CLASS_NAMES]:  # the class as the signature names it: the server's answer
-      row[predictions.CLASS] = inference[serving.CLASS_NAMES]
     _count('predicted')
     scaled_up = _scaled_up(values.get(inputs.SIZE), self._served.image_size)
     yield json.dumps([order, row, values.get(inputs.MISSING_NUMBERS, []), scaled_up])
     if self._log:
       sent = request(self._served.kinds, [values])
-      log = request_log.predict_log(
-        self._served.signature,
-        sent,
-        {serving.PROBABILITIES: inference[serving.PROBABILITIES][None].astype(np.float32)},
-      )
+      log = request_log.predict_log(self._served.signature, sent, answer)
       yield beam.pvalue.TaggedOutput('log', log.SerializeToString())
 
 
@@ -206,6 +214,7 @@ class Result(NamedTuple):
   missing_rows: int  # CSV rows predicted with empty or NA number cells (NaN: missing)
   missing: Dict[str, int]  # column → those rows with it empty or NA
   scaled_up: List[Sequence[str]]  # (id, 'WxH') of images below a tenth of the model's side
+  numbers: Sequence[float] = ()  # a regression model's: (lowest, mean, highest) predicted
 
 
 def skipped_path(out: str) -> str:
@@ -270,7 +279,7 @@ def run(
           os.path.join(work, 'log', request_log.FILE_PREFIX),
           file_name_suffix=request_log.FILE_SUFFIX,
         )
-    return _publish(work, out, log_dir, _turned(pipeline), served.id_columns)
+    return _publish(work, out, log_dir, _turned(pipeline), served)
   finally:
     shutil.rmtree(work, ignore_errors=True)
 
@@ -293,7 +302,7 @@ def _lines(pattern: str) -> List:
   return found
 
 
-def _publish(work: str, out: str, log_dir: str, turned: int, id_columns: Sequence[str]) -> Result:
+def _publish(work: str, out: str, log_dir: str, turned: int, served: Served) -> Result:
   import csv
 
   rows = sorted(_lines(os.path.join(work, _ROWS) + '*'), key=lambda r: r[0])
@@ -312,7 +321,8 @@ def _publish(work: str, out: str, log_dir: str, turned: int, id_columns: Sequenc
       os.replace(target + '.partial', target)
       log_files.append(target)
   with atomic.open_atomically(out, 'w') as f:
-    writer = csv.DictWriter(f, predictions.header(id_columns), lineterminator='\n')
+    header = predictions.header(served.id_columns, served.regression)
+    writer = csv.DictWriter(f, header, lineterminator='\n')
     writer.writeheader()
     writer.writerows(row for _, row, _, _ in rows)
   skipped_out = skipped_path(out)
@@ -334,4 +344,12 @@ def _publish(work: str, out: str, log_dir: str, turned: int, id_columns: Sequenc
     sum(1 for _, _, columns, _ in rows if columns),
     dict(missing.most_common()),
     [(row[predictions.ID], size) for _, row, _, size in rows if size],
+    _spread([float(row[predictions.PREDICTION]) for _, row, _, _ in rows])
+    if served.regression
+    else (),
   )
+
+
+def _spread(numbers: List[float]) -> Sequence[float]:
+  """(lowest, mean, highest) of the predicted numbers; () for none."""
+  return (min(numbers), float(np.mean(numbers)), max(numbers)) if numbers else ()

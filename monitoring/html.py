@@ -72,8 +72,9 @@ def overlay(name: str, training, serving) -> Optional[object]:
   return figure
 
 
-def page(summary: dict, training_statistics, serving_statistics) -> str:
-  """The whole page; section id="monitoring"."""
+def page(summary: dict, training_statistics, serving_statistics, others=None) -> str:
+  """The whole page; section id="monitoring". `others`: {name: (training, serving) statistics}
+  of what the two statistics do not hold (a regression model's label and prediction)."""
   from monitoring.distances import MEASURE_NAMES
 
   rows = []
@@ -90,6 +91,11 @@ def page(summary: dict, training_statistics, serving_statistics) -> str:
     artifact_reader.features_by_name(statistics.datasets[0])
     for statistics in (training_statistics, serving_statistics)
   )
+  for name, (trained, served) in (others or {}).items():
+    training[name], serving[name] = (
+      artifact_reader.features_by_name(statistics.datasets[0])[name]
+      for statistics in (trained, served)
+    )
   for name in summary['flagged']:
     if name in training and name in serving:
       figure = overlay(name, training[name], serving[name])

@@ -1,12 +1,13 @@
 """One monitoring run, without the command line: the serving model and its training data from ML
-Metadata, the serving data's statistics, skew and drift, the outputs, the ML Metadata record."""
+Metadata, the serving data's statistics, skew and drift (a regression model's label and
+prediction too: regression.py), the outputs, the ML Metadata record."""
 
 import datetime
 import json
 import os
 from typing import Dict, Optional, Sequence
 
-from contracts import artifacts
+from contracts import artifacts, trainer_options
 from metadata import artifact_reader, lineage
 from utils import atomic
 
@@ -40,7 +41,7 @@ def monitor(
   from google.protobuf import text_format
   import tensorflow_data_validation as tfdv
 
-  from monitoring import distances
+  from monitoring import distances, regression
   from monitoring import serving_data as data
 
   model = lineage.serving_model(metadata_path)
@@ -62,6 +63,16 @@ def monitor(
   previous_path = previous_window(metadata_path, model['model_id'])
   previous = tfdv.load_stats_binary(previous_path) if previous_path else None
   result = distances.compare(training, serving, schema, previous)
+  task, numbers = trainer_options.CLASSIFICATION, None
+  if model['data_kind'] != 'image' and regression.is_regression(model['model_uri']):
+    task = trainer_options.REGRESSION
+    previous_folder = os.path.dirname(previous_path) if previous_path else None
+    numbers = regression.compare(model, training, examples, thresholds, previous_folder)
+    result['features'] = dict(sorted({**result['features'], **numbers.entries}.items()))
+    result['flagged'] = sorted(
+      set(result['flagged'])
+      | {n for n, e in numbers.entries.items() if e['flagged'] or (e['drift'] or {}).get('flagged')}
+    )
   if id_columns:
     result['feature_skew'] = _feature_skew(model, schema, examples, list(id_columns), beam_args)
     mismatched = {
@@ -75,6 +86,9 @@ def monitor(
     out_folder = os.path.join(os.path.dirname(metadata_path), MONITORING_FOLDER, stamp)
   os.makedirs(out_folder, exist_ok=True)
   atomic.write(os.path.join(out_folder, STATISTICS_FILE), serving.SerializeToString())
+  if numbers:  # the next window's drift baseline
+    window = numbers.window.SerializeToString()
+    atomic.write(os.path.join(out_folder, regression.STATISTICS_FILE), window)
   atomic.write(
     os.path.join(out_folder, ANOMALIES_FILE),
     text_format.MessageToString(result.pop('anomalies_proto')),
@@ -83,6 +97,7 @@ def monitor(
     'model': {k: model[k] for k in ('model_id', 'model_uri', 'pushed_to')},
     'trained_on': {k: model[k] for k in ('examples_uri', 'schema_uri', 'statistics_uri')},
     'label': model['label'],
+    'task': task,
     'serving_data': os.path.abspath(serving_data),
     'serving_examples': len(examples),
     'previous_window': os.path.dirname(previous_path) if previous_path else None,
@@ -93,7 +108,9 @@ def monitor(
   from monitoring import html
 
   summary['html'] = os.path.join(out_folder, HTML_FILE)
-  atomic.write(summary['html'], html.page(summary, training, serving))
+  atomic.write(
+    summary['html'], html.page(summary, training, serving, numbers.charts if numbers else None)
+  )
   summary['execution_id'] = None
   from monitoring import record
 

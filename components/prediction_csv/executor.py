@@ -3,7 +3,7 @@
 from typing import Tuple
 
 from components.prediction_csv import predictions
-from contracts import serving
+from contracts import serving, trainer_options
 
 
 def write(inference_uri: str, model_uri: str, out_dir: str) -> Tuple[str, int]:
@@ -12,5 +12,9 @@ def write(inference_uri: str, model_uri: str, out_dir: str) -> Tuple[str, int]:
 
   path = path_utils.serving_model_path(model_uri)
   return predictions.write(
-    inference_uri, out_dir, serving.class_names(path), serving.id_columns(path)
+    inference_uri,
+    out_dir,
+    serving.class_names(path),
+    serving.id_columns(path),
+    regression=serving.task(path) == trainer_options.REGRESSION,
   )

@@ -29,7 +29,10 @@ def read_logs(inference_uri: str) -> Iterator:
 
 
 def log_example(log) -> bytes:
-  """The serialized record a predict log was asked about (tfx_bsl keeps it in the request)."""
+  """The serialized record a predict (or regress) log was asked about (tfx_bsl keeps it in the
+  request)."""
+  if log.WhichOneof('log_type') == 'regress_log':
+    return log.regress_log.request.input.example_list.examples[0].SerializeToString()
   (tensor,) = log.predict_log.request.inputs.values()
   return tensor.string_val[0]
 
@@ -38,6 +41,16 @@ def log_probabilities(log) -> np.ndarray:
   import tensorflow as tf
 
   return tf.make_ndarray(log.predict_log.response.outputs[serving.PROBABILITIES]).reshape(-1)
+
+
+def log_prediction(log) -> float:
+  """A regression model's number: the predict log's PREDICTION output ([1] or [1, 1]), or a
+  regress log's value (TensorFlow Serving's Regress API)."""
+  import tensorflow as tf
+
+  if log.WhichOneof('log_type') == 'regress_log':
+    return float(log.regress_log.response.result.regressions[0].value)
+  return float(tf.make_ndarray(log.predict_log.response.outputs[serving.PREDICTION]).reshape(-1)[0])
 
 
 def input_id(example_bytes: bytes, number: int) -> str:
@@ -70,12 +83,17 @@ def rows(
   class_names: Sequence[str] = (),
   k: int = predictions.DEFAULT_TOP_K,
   id_columns: Sequence[str] = (),
+  regression: bool = False,
 ) -> List[dict]:
-  """One predictions row per log; the model's id columns copied from its record."""
+  """One predictions row per log (a regression model's: its number); the model's id columns
+  copied from its record."""
   found = []
   for number, log in enumerate(logs, 1):
     example = log_example(log)
-    row = predictions.row(input_id(example, number), log_probabilities(log), class_names, k)
+    if regression:
+      row = predictions.regression_row(input_id(example, number), log_prediction(log))
+    else:
+      row = predictions.row(input_id(example, number), log_probabilities(log), class_names, k)
     found.append(dict(row, **id_values(example, id_columns)) if id_columns else row)
   return found
 
@@ -85,11 +103,13 @@ def write(
   out_dir: str,
   class_names: Sequence[str] = (),
   id_columns: Sequence[str] = (),
+  regression: bool = False,
 ) -> Tuple[str, int]:
   """Writes out_dir/predictions.csv (write-then-rename); returns (its path, its rows)."""
-  found = rows(read_logs(inference_uri), class_names, id_columns=id_columns)
+  found = rows(read_logs(inference_uri), class_names, id_columns=id_columns, regression=regression)
   text = io.StringIO(newline='')
-  writer = csv.DictWriter(text, fieldnames=predictions.header(id_columns), lineterminator='\n')
+  fields = predictions.header(id_columns, regression)
+  writer = csv.DictWriter(text, fieldnames=fields, lineterminator='\n')
   writer.writeheader()
   writer.writerows(found)
   return atomic.write(os.path.join(out_dir, predictions.FILE_NAME), text.getvalue()), len(found)

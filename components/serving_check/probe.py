@@ -6,8 +6,9 @@ It loads the SavedModel with TensorFlow alone (no project model code), sends eve
 batch built from real eval records (serving_default the records themselves; predict_image_bytes
 their image bytes; predict_columns their values by column; predict_text their words, read back
 through the model's own vocabulary asset), and checks that every prediction signature answers
-one row of probabilities per example, each summing to 1, and that the raw-input signatures agree
-with serving_default on the same examples. Then it times single-example requests to each
+one row of probabilities per example, each summing to 1 (a regression model: one finite number
+per example, bulk_inference's as [batch, 1]), and that the raw-input signatures agree with
+serving_default on the same examples. Then it times single-example requests to each
 signature (p50 / p99 after a warm-up call): what one client request costs on this machine.
 """
 
@@ -22,11 +23,13 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 import tensorflow as tf
 
-from contracts import artifacts, image_record, serving, text_record
+from contracts import artifacts, image_record, serving, text_record, trainer_options
 from utils import atomic
 
 SUM_TOLERANCE = 1e-3  # probabilities sum to 1 within float32 softmax error
 AGREEMENT_TOLERANCE = 1e-3  # raw-input signatures vs serving_default, per probability
+# A regression model's numbers vs serving_default's: relative to the number (float32 in the
+# label's units: a price in the hundreds of thousands differs in its 7th digit), at least 1e-3.
 REQUESTS = 100  # single-example requests timed per signature
 _MESSAGE_LIMIT = 200
 
@@ -137,6 +140,34 @@ def _problems_of(
   return []
 
 
+def _regression_problems(
+  name: str, outputs: dict, count: int, reference: Optional[np.ndarray]
+) -> List[str]:
+  """What is wrong with one regression signature's answer to `count` examples: PREDICTION as
+  [count] ([count, 1] from BULK_INFERENCE), finite, and as serving_default's (`reference`)."""
+  if serving.PREDICTION not in outputs:
+    return [f'{name}: no {serving.PREDICTION} output (has {", ".join(sorted(outputs))})']
+  values = outputs[serving.PREDICTION].numpy()
+  shape = [count, 1] if name == serving.BULK_INFERENCE else [count]
+  if list(values.shape) != shape:
+    return [f'{name}: {serving.PREDICTION} of shape {list(values.shape)}, not {shape}']
+  values = values.reshape(-1)
+  finite = np.isfinite(values)
+  if not finite.all():
+    return [
+      f'{name}: {int((~finite).sum())} of {count} predictions are not finite numbers (the first: '
+      f'{values[~finite][0]}, eval example {int(np.argmin(finite)) + 1})'
+    ]
+  if reference is not None:
+    difference = float(np.max(np.abs(values - reference) / np.maximum(1.0, np.abs(reference))))
+    if difference > AGREEMENT_TOLERANCE:
+      return [
+        f"{name}: predictions differ from {serving.SERVING_DEFAULT}'s by up to {difference:.3g} "
+        f'(relative) on the same {count} eval examples'
+      ]
+  return []
+
+
 def _latency_ms(signature: Callable, inputs: dict, requests: int) -> List[float]:
   """Wall times of `requests` single-example calls (cycling through the examples)."""
   count = int(next(iter(inputs.values())).shape[0])
@@ -176,6 +207,9 @@ def check(model_dir: str, records: List[bytes], requests: int = REQUESTS) -> dic
   if not records:
     report['problems'].append('no eval examples to send')
     return report
+  regression = serving.task(model_dir) == trainer_options.REGRESSION
+  problems_of = _regression_problems if regression else _problems_of
+  output = serving.PREDICTION if regression else serving.PROBABILITIES
   reference = None
   for name in [serving.SERVING_DEFAULT] + sorted(set(signatures) - {serving.SERVING_DEFAULT}):
     signature = signatures[name]
@@ -190,12 +224,12 @@ def check(model_dir: str, records: List[bytes], requests: int = REQUESTS) -> dic
       if labels is None or labels.shape.rank < 1 or labels.shape[0] != len(records):
         report['problems'].append(f'{name}: not one {serving.EVAL_LABEL_KEY} per example')
     else:
-      found = _problems_of(name, outputs, len(records), reference)
+      found = problems_of(name, outputs, len(records), reference)
       report['problems'] += found
       if name == serving.SERVING_DEFAULT:
         if found:
           return report  # nothing to compare the raw-input signatures with
-        reference = outputs[serving.PROBABILITIES].numpy()
+        reference = outputs[output].numpy()
     times = _latency_ms(signature, inputs, requests)
     report['signatures'][name] = {
       'p50_ms': round(float(np.percentile(times, 50)), 3),

@@ -10,7 +10,7 @@ from tfx.utils import proto_utils
 
 from components.bulk_inferrer import executor
 from records import damage
-from tests.support import shards
+from tests.support import regression_model, shards
 
 
 def _examples(tmp_path, records, cut_at: int):
@@ -45,3 +45,34 @@ def test_damage_above_the_bound_stops_inference_and_below_it_is_read_around(tmp_
   assert salvaged.uri == str(tmp_path / 'scratch') and salvaged.split_names == '["infer"]'
   (copy,) = executor.inferred_files(readable, _properties(50.0))
   assert shards.read_all(copy) == records[:60]  # every intact record, and nothing else
+
+
+def test_a_regression_models_inference_result_becomes_predicted_numbers(tmp_path):
+  """TFX's BulkInferrer through bulk_inference ([batch, 1]), then PredictionCsv's rows."""
+  from components.prediction_csv import executor as csv_executor
+  from contracts import serving
+
+  fares = [1.5, 2.0, 1000.25]
+  records = [regression_model.record(f, 'ab') for f in fares]
+  examples = _examples(tmp_path, records, cut_at=len(records))  # cut after the last: intact
+  model = standard_artifacts.Model()
+  model.uri = str(tmp_path / 'model')
+  regression_model.save(os.path.join(model.uri, 'Format-Serving'))
+  blessing = standard_artifacts.ModelBlessing()
+  blessing.uri = str(tmp_path / 'blessing')
+  blessing.set_int_custom_property('blessed', 1)
+  result = standard_artifacts.InferenceResult()
+  result.uri = str(tmp_path / 'inference')
+  os.makedirs(result.uri)
+  spec = bulk_inferrer_pb2.ModelSpec(model_signature_name=[serving.BULK_INFERENCE])
+  properties = dict(_properties(1.0), model_spec=proto_utils.proto_to_json(spec))
+  executor.Executor().Do(
+    {'examples': [examples], 'model': [model], 'model_blessing': [blessing]},
+    {'inference_result': [result]},
+    properties,
+  )
+  path, _ = csv_executor.write(result.uri, model.uri, str(tmp_path / 'out'))
+  with open(path) as f:
+    assert f.read().splitlines() == ['id,prediction'] + [
+      f'record-{i},{regression_model.expected(f, "ab")}' for i, f in enumerate(fares, 1)
+    ]

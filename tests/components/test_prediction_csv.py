@@ -1,5 +1,5 @@
 """components/prediction_csv: PredictionLogs (as tfx_bsl's RunInference writes them for a
-predict signature) → predictions.csv, without TFX."""
+predict signature; regress logs too) → predictions.csv, without TFX but for the model's path."""
 
 import csv
 
@@ -7,9 +7,10 @@ import numpy as np
 import tensorflow as tf
 from tensorflow_serving.apis import prediction_log_pb2
 
-from components.prediction_csv import predictions
-from contracts import image_record
+from components.prediction_csv import executor, predictions
+from contracts import image_record, serving
 from contracts import predictions as layout
+from tests.support import regression_model
 
 
 def _log(example: tf.train.Example, probabilities) -> prediction_log_pb2.PredictionLog:
@@ -75,3 +76,46 @@ def test_the_models_id_columns_are_copied_from_each_record(tmp_path):
   assert [(r['id'], r['record_id'], r['input_id']) for r in read] == [
     (f'record-{n + 1}', str(1000 + n), f'p{n}') for n in range(3)
   ]
+
+
+def _regression_logs(tmp_path, values):
+  """Predict logs of bulk_inference's [1, 1] `prediction`, then one regress log."""
+  logs = []
+  for number, value in enumerate(values[:-1]):
+    row = tf.train.Example()
+    row.features.feature['record_id'].int64_list.value.append(number)
+    log = _log(row, [0.0])
+    del log.predict_log.response.outputs['probabilities']
+    log.predict_log.response.outputs[serving.PREDICTION].CopyFrom(
+      tf.make_tensor_proto(np.asarray([[value]], np.float32))
+    )
+    logs.append(log)
+  regress = prediction_log_pb2.PredictionLog()
+  row = regress.regress_log.request.input.example_list.examples.add()
+  row.features.feature['record_id'].int64_list.value.append(len(values) - 1)
+  regress.regress_log.response.result.regressions.add().value = values[-1]
+  inference = tmp_path / 'inference'
+  inference.mkdir()
+  _write_logs(inference, logs + [regress])
+  return str(inference)
+
+
+def test_a_regression_models_rows_hold_the_predicted_number(tmp_path):
+  inference = _regression_logs(tmp_path, [12.3, 123456.7, -0.5])
+  model = tmp_path / 'model'
+  regression_model.save(str(model / 'Format-Serving'))
+  path, count = executor.write(inference, str(model), str(tmp_path / 'out'))
+  with open(path, newline='') as f:
+    read = list(csv.DictReader(f))
+  assert count == 3 and list(read[0]) == list(layout.REGRESSION_HEADER)
+  assert [(r['id'], r['prediction']) for r in read] == [
+    ('record-1', '12.3'),
+    ('record-2', '123456.7'),
+    ('record-3', '-0.5'),
+  ]
+  path, _ = predictions.write(
+    inference, str(tmp_path / 'ids'), id_columns=['record_id'], regression=True
+  )
+  with open(path) as f:
+    assert f.readline().strip() == 'id,record_id,prediction'
+    assert layout.is_header('id,record_id,prediction') and not layout.is_header('id,record_id')

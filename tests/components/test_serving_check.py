@@ -11,10 +11,10 @@ import tensorflow as tf
 
 from components.image_example_gen import encode
 from components.serving_check import executor, probe, probe_process
-from contracts import artifacts, image_record, serving
+from contracts import artifacts, image_record, serving, trainer_options
 from records import image_codec, text_codec
 from tests.conftest import image_bytes
-from tests.support import built_models
+from tests.support import built_models, regression_model
 from trainer import image_input, signatures
 from trainer.data_spec import ImageSpec, TabularSpec
 
@@ -225,3 +225,90 @@ def test_a_check_that_does_not_answer_in_time_is_one_line(tmp_path):
   report = executor.run_probe(str(tmp_path / 'missing'), [b'x'], timeout=0.01)
   (problem,) = report['problems']
   assert problem.startswith('no answer within 0.01 s')
+
+
+def _fare_records(fares) -> list:
+  return [regression_model.record(fare, 'cash', tips=1.0) for fare in fares]
+
+
+def test_a_regression_model_serves_on_every_signature(tmp_path):
+  path = regression_model.save(str(tmp_path / 'model'))
+  report = probe.check(path, _fare_records([1.5, None, 120000.25]), requests=5)
+  assert report['problems'] == []
+  assert set(report['signatures']) == {
+    serving.SERVING_DEFAULT,
+    serving.COLUMNS,
+    serving.BULK_INFERENCE,
+    serving.TRANSFORM,
+  }
+
+
+class _BadRegression(tf.Module):
+  """A regression model whose signatures each break the contract in one way."""
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)])
+  def numbers(self, examples):
+    fare = tf.io.parse_example(examples, {'fare': tf.io.FixedLenFeature([], tf.float32)})['fare']
+    return {serving.PREDICTION: tf.where(fare > 100, fare / 0.0 * 0.0, fare)}  # NaN above 100
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)])
+  def flat(self, examples):  # bulk_inference must answer [batch, 1]
+    return self.numbers(examples)
+
+  @tf.function(input_signature=[{'fare': tf.TensorSpec([None], tf.float64, name='fare')}])
+  def skewed(self, values):  # scaled on the raw-input path only
+    return {serving.PREDICTION: tf.cast(values['fare'] * 1.01, tf.float32)}
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)])
+  def probabilities(self, examples):
+    return {serving.PROBABILITIES: tf.ones([tf.shape(examples)[0], 2]) / 2}
+
+
+def test_a_regression_models_bad_numbers_shapes_and_skew_are_named(tmp_path):
+  module = _BadRegression()
+  path = regression_model.save_module(
+    module,
+    str(tmp_path / 'model'),
+    {
+      serving.SERVING_DEFAULT: module.numbers,
+      serving.BULK_INFERENCE: module.flat,
+      serving.COLUMNS: module.skewed,
+    },
+  )
+  assert sorted(probe.check(path, _fare_records([1.5, 2.0]), requests=5)['problems']) == [
+    f'{serving.BULK_INFERENCE}: {serving.PREDICTION} of shape [2], not [2, 1]',
+    f"{serving.COLUMNS}: predictions differ from {serving.SERVING_DEFAULT}'s by up to 0.01 "
+    '(relative) on the same 2 eval examples',
+  ]
+  (problem,) = probe.check(path, _fare_records([1.5, 200.0, 300.0]), requests=5)['problems']
+  assert problem == (
+    f'{serving.SERVING_DEFAULT}: 2 of 3 predictions are not finite numbers (the first: nan, '
+    'eval example 2)'
+  )
+  path = regression_model.save_module(
+    module, str(tmp_path / 'classes'), {serving.SERVING_DEFAULT: module.probabilities}
+  )
+  (problem,) = probe.check(path, _fare_records([1.5]), requests=5)['problems']
+  assert problem == f'{serving.SERVING_DEFAULT}: no {serving.PREDICTION} output (has probabilities)'
+
+
+def test_the_trainers_regression_signatures_pass_at_a_label_in_the_hundreds_of_thousands(tmp_path):
+  spec = TabularSpec(
+    'price',
+    None,
+    1,
+    ['fare'],
+    ['payment_type'],
+    numeric_mean={'fare': 1.5},
+    numeric_variance={'fare': 0.25},
+    task=trainer_options.REGRESSION,
+    label_mean=250_000.0,
+    label_std=80_000.0,
+  )
+  built = built_models.built_in('mlp', spec)
+  served = signatures.tabular_signatures(built, spec)
+  served[serving.BULK_INFERENCE] = signatures.bulk_inference(served[serving.SERVING_DEFAULT])
+  signatures.attach_assets(built, [], [], str(tmp_path), regression=True)
+  path = _saved(tmp_path, built, served)
+  report = probe.check(path, _fare_records([1.5, None, 3.25, 0.5]), requests=5)
+  assert report['problems'] == [] and len(report['signatures']) == 4

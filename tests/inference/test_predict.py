@@ -14,6 +14,7 @@ from contracts import predictions, request_log, serving
 from contracts.errors import EXIT_BAD_INPUT, EXIT_OK
 from contracts.image_files import NOT_AN_IMAGE
 from inference import inputs, model
+from tests.support import regression_model
 
 NAMES = ['low', 'high', 'other']
 
@@ -393,3 +394,70 @@ def test_no_input_predicted_is_an_error_not_an_empty_success(tiny_model, tmp_pat
   assert err.startswith('error: none of the 5 input(s) could be predicted (the first: column fare')
   assert err.count('\n') == 1 and not out.exists()
   assert len(_rows(tmp_path / 'p_skipped.csv')) == 5  # the reasons stay
+
+
+@pytest.fixture(scope='module')
+def regression_output(tmp_path_factory) -> str:
+  """A run folder whose serving/3 is tests/support/regression_model's."""
+  output = tmp_path_factory.mktemp('regression')
+  regression_model.save(str(output / 'serving' / '3'))
+  return str(output)
+
+
+def test_a_regression_model_writes_the_predicted_number_per_row(
+  regression_output, tmp_path, capsys
+):
+  data = tmp_path / 'rows.csv'
+  data.write_text('fare,payment_type\n1.5,Cash\n,Card\n60000.125,\n')  # no label column
+  out, log = str(tmp_path / 'p.csv'), str(tmp_path / 'log')
+  argv = ['--data', str(data), '--output', regression_output, '--out', out, '--log', log]
+  assert _predict(*argv) == EXIT_OK
+  rows = _rows(out)
+  assert tuple(rows[0]) == predictions.REGRESSION_HEADER
+  assert [(r['id'], r[predictions.PREDICTION]) for r in rows] == [
+    ('rows.csv:1', '7.0'),
+    ('rows.csv:2', '4.0'),
+    ('rows.csv:3', '120000.25'),
+  ]
+  assert 'predicted numbers: lowest 4, mean 40003.8, highest 120000\n' in capsys.readouterr().out
+  assert _predict(*argv) == EXIT_OK  # its own predictions file: replaced without --overwrite
+
+  import tensorflow as tf
+  from tensorflow_serving.apis import prediction_log_pb2
+
+  (path,) = request_log.files(log)[:1]
+  first = prediction_log_pb2.PredictionLog.FromString(
+    next(iter(tf.data.TFRecordDataset(path))).numpy()
+  )
+  response = tf.make_ndarray(first.predict_log.response.outputs[serving.PREDICTION])
+  np.testing.assert_array_equal(response, np.array([7.0], np.float32))
+  assert [r.inputs['payment_type'].tolist() for r in request_log.read([path])][:2] == [
+    [b'Cash'],
+    [b'Card'],
+  ]
+
+  records = tmp_path / 'rows.tfrecord'
+  with tf.io.TFRecordWriter(str(records)) as writer:
+    for fare in (2.0, 3.5):
+      writer.write(regression_model.record(fare, 'ab'))
+  out = str(tmp_path / 'records.csv')
+  assert _predict('--data', str(records), '--output', regression_output, '--out', out) == EXIT_OK
+  assert [r[predictions.PREDICTION] for r in _rows(out)] == ['6.0', '9.0']  # serving_default
+
+
+def test_a_regression_model_without_its_number_output_is_one_line(tmp_path):
+  import tensorflow as tf
+
+  class NoNumber(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)])
+    def serve(self, examples):
+      return {serving.PROBABILITIES: tf.ones([tf.shape(examples)[0], 2]) / 2}
+
+  module = NoNumber()
+  path = regression_model.save_module(
+    module, str(tmp_path / 'm'), {serving.SERVING_DEFAULT: module.serve}
+  )
+  with pytest.raises(
+    model.Problem, match=f'signature {serving.SERVING_DEFAULT} returns no prediction$'
+  ):
+    model.load(path, inputs.TFRECORDS)
