@@ -6,6 +6,7 @@ break.
 
 from typing import List, Sequence
 
+from contracts.evaluation import MAE_KEY
 from contracts.trainer_options import REGRESSION
 from metadata.artifact_reader import FIGURE_NAMES
 from metadata.compare import slice_figure
@@ -136,6 +137,31 @@ def _recall_chart(metrics: dict):
   return figure
 
 
+def _mae_chart(metrics: dict):
+  """MAE of two regression runs side by side: on the whole eval split, then per slice value;
+  None unless both runs have one."""
+  import numpy as np
+
+  from reporting import pictures
+
+  mae = (metrics.get('regression') or {}).get(MAE_KEY)
+  if mae is None or mae['a'] is None or mae['b'] is None:
+    return None
+  rows = [('eval split', mae)] + [
+    (name, v) for name, v in metrics['per_slice'].items() if v['a'] is not None
+  ]
+  figure, [[axes]] = pictures.new_figure('MAE, run A and run B', (7, 0.9 + 0.32 * len(rows)))
+  positions = np.arange(len(rows))
+  for offset, (run, key) in enumerate((('run A', 'a'), ('run B', 'b'))):
+    axes.barh(positions + 0.4 * offset, [v[key] or 0.0 for _, v in rows], 0.4, label=run)
+  axes.set_yticks(positions + 0.2, [pictures.short(name) for name, _ in rows])
+  axes.tick_params(axis='y', labelsize=8)
+  axes.invert_yaxis()
+  axes.set_xlabel("MAE (eval split, the label's units; lower is better)")
+  axes.legend(fontsize=8, loc='lower left', bbox_to_anchor=(1.01, 0))
+  return figure
+
+
 def _moved_chart(entries: List[dict]):
   """Horizontal bars: how far each feature's train distribution moved (the top compare.MAX_FEATURES)."""
   import numpy as np
@@ -210,7 +236,8 @@ def html_page(result: dict) -> str:
     for name, v in metric_rows(metrics)
   ]
   charts = [
-    _recall_chart(metrics),
+    None if result.get('tasks_differ') else _recall_chart(metrics),  # B has no classes
+    _mae_chart(metrics),
     _moved_chart([d for d in found if d['aspect'] == 'statistics']),
   ]
   said = ''.join(

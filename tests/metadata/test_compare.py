@@ -498,6 +498,7 @@ def test_two_regression_runs_are_compared_by_mae_rmse_r2_side_by_side():
   page = compare_page.html_page(result)
   assert '<td>MAE</td><td class="n">1.5</td><td class="n">1.13</td>' in page
   assert '<td>R²</td><td class="n">0.85</td><td class="n">0.88</td>' in page
+  assert 'aria-label="MAE, run A and run B"' in page and 'recall per class' not in page
 
 
 def test_a_regression_run_against_a_classifier_says_the_tasks_differ_and_compares_no_figure():
@@ -514,6 +515,7 @@ def test_a_regression_run_against_a_classifier_says_the_tasks_differ_and_compare
   assert any(line.split()[:3] == ['task', 'classification', 'regression'] for line in lines)
   page = compare_page.html_page(result)
   assert 'the tasks differ' in page and '<td>task</td><td>classification</td>' in page
+  assert 'MAE, run A and run B' not in page and 'recall per class' not in page  # one run each
 
 
 def test_a_runs_task_is_its_trainings_else_what_its_evaluation_measured():
