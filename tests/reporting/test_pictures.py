@@ -142,21 +142,22 @@ def test_a_grid_of_images_is_one_mosaic_with_each_caption_over_its_cell():
 
 
 def test_a_regression_models_predictions_are_read_with_their_labels_and_drawn(tmp_path):
-  from tests.support import evaluations
+  from tests.support import evaluations, regression_model
 
-  rows = [(float(x), float(2 * x + 1 + (x % 3) - 1)) for x in range(30)]
-  examples = evaluations.eval_records(str(tmp_path / 'examples'), rows)
-  model_dir = evaluations.regression_model(str(tmp_path / 'model'))
-  records = pictures.first_eval_records(examples, limit=25)
-  predicted, actual = pictures.predicted_and_actual(model_dir, records)
-  assert predicted.tolist() == [2 * x + 1 for x, _ in rows[:25]]
+  rows = [(float(x), float(2 * x + (x % 3) - 1)) for x in range(30)]
+  records = [regression_model.record(fare=x, tips=y) for x, y in rows]
+  examples = evaluations.eval_split(str(tmp_path / 'examples'), records)
+  model_dir = regression_model.save(str(tmp_path / 'model'))
+  first = pictures.first_eval_records(examples, limit=25)
+  predicted, actual = pictures.predicted_and_actual(model_dir, first)
+  assert predicted.tolist() == [regression_model.expected(x) for x, _ in rows[:25]]
   assert actual.tolist() == [y for _, y in rows[:25]]
-  figure = pictures.regression(predicted, actual, 'fare')
+  figure = pictures.regression(predicted, actual, 'tips')
   svg = report_html.chart(figure)
-  for said in ('actual fare', 'predicted fare', 'residual (actual − predicted)', 'eval rows'):
+  for said in ('actual tips', 'predicted tips', 'residual (actual − predicted)', 'eval rows'):
     assert said in html.unescape(svg), said
   assert 'the first 25 eval rows' in html.unescape(svg)
-  assert pictures.regression(np.array([]), np.array([]), 'fare') is None
+  assert pictures.regression(np.array([]), np.array([]), 'tips') is None
 
 
 def test_a_regression_label_is_shown_per_split_as_densities_and_its_figures():

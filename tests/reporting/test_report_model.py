@@ -165,15 +165,16 @@ REGRESSION_TRAINING = dict(
 
 def _regression_page(tmp_path) -> tuple:
   """(the training and evaluation sections of a regression run as one page, its RunResult): a
-  tiny SavedModel (tests/support/evaluations.py) on 40 eval rows, TFMA's files by hand."""
+  tiny SavedModel (tests/support/regression_model.py) on 40 eval rows, TFMA's files by hand."""
   from contracts import evaluation as names
   from metadata import summary
   from reporting import html
-  from tests.support import evaluations
+  from tests.support import evaluations, regression_model
 
-  rows = [(float(x), 2.0 * x + 1 + (x % 5 - 2) * 0.5) for x in range(40)]
-  examples = evaluations.eval_records(str(tmp_path / 'examples'), rows)
-  evaluations.regression_model(str(tmp_path / 'model' / 'Format-Serving'))
+  rows = [(float(x), 2.0 * x + (x % 5 - 2) * 0.5) for x in range(40)]
+  records = [regression_model.record(fare=x, tips=y) for x, y in rows]
+  examples = evaluations.eval_split(str(tmp_path / 'examples'), records)
+  regression_model.save(str(tmp_path / 'model' / 'Format-Serving'))
   figures = {
     (names.CANDIDATE, names.MAE_KEY, False): 0.6,
     (names.CANDIDATE, names.RMSE_KEY, False): 0.71,
@@ -212,7 +213,7 @@ def _regression_page(tmp_path) -> tuple:
     '<section id="training"><h2>Training</h2>'
     + report_model.training_section(training, nodes)
     + '</section><section id="evaluation"><h2>Evaluation</h2>'
-    + report_model.evaluation_section(metrics, result, nodes, '', (), 'fare')
+    + report_model.evaluation_section(metrics, result, nodes, '', (), 'tips')
     + '</section>'
   )
   return html.page('regression run', body), result
@@ -261,7 +262,7 @@ def test_the_regression_sections_render_in_chromium_with_their_charts_text_as_te
   for chart in charts.values():
     assert chart['width'] > 600 and chart['height'] > 150, chart
   drawn = ' '.join(charts['predictions against the label']['texts'])
-  for said in ('actual fare', 'predicted fare', 'residual (actual − predicted)', 'eval rows'):
+  for said in ('actual tips', 'predicted tips', 'residual (actual − predicted)', 'eval rows'):
     assert said in drawn, said
   assert 'MAE (label units)' in ' '.join(charts['training curves']['texts'])
   assert f'Blessed ({result.blessing})' in facts['text']

@@ -1,15 +1,11 @@
-"""What the Evaluator and the Trainer leave behind, made by hand for the readers' and the report's
-tests: TFMA's metrics and validation files, a tiny regression SavedModel, eval records."""
+"""What the Evaluator and ExampleGen leave behind, made by hand for the readers' and the report's
+tests: TFMA's metrics and validation files, an eval split (the tiny regression SavedModel that
+scores it: tests/support/regression_model.py)."""
 
 import os
 from typing import Dict, Sequence, Tuple
 
 import tensorflow as tf
-
-from contracts import serving
-
-# The tiny regression model: prediction = SLOPE * x + INTERCEPT, scored against y.
-FEATURE, LABEL, SLOPE, INTERCEPT = 'x', 'y', 2.0, 1.0
 
 
 def write_metrics(
@@ -59,43 +55,12 @@ def write_validation(folder: str, failures: Sequence[str]) -> str:
   return folder
 
 
-def eval_records(examples_uri: str, rows: Sequence[Tuple[float, float]]) -> str:
-  """Split-eval/data.tfrecord of tf.Examples {FEATURE: x, LABEL: y} under examples_uri."""
+def eval_split(examples_uri: str, records: Sequence[bytes]) -> str:
+  """Split-eval/ of serialized records (tests/support/regression_model.record) under
+  examples_uri, as an ExampleGen writes it; returns examples_uri."""
   folder = os.path.join(examples_uri, 'Split-eval')
   os.makedirs(folder, exist_ok=True)
   with tf.io.TFRecordWriter(os.path.join(folder, 'data_tfrecord-00000-of-00001')) as writer:
-    for x, y in rows:
-      example = tf.train.Example()
-      example.features.feature[FEATURE].float_list.value.append(x)
-      example.features.feature[LABEL].float_list.value.append(y)
-      writer.write(example.SerializeToString())
+    for record in records:
+      writer.write(record)
   return examples_uri
-
-
-def regression_model(model_dir: str) -> str:
-  """A SavedModel with a regression model's signatures (contracts/serving.py): serving_default
-  → {PREDICTION: SLOPE * x + INTERCEPT}, TRANSFORM → {EVAL_LABEL_KEY: y}, assets/task.txt."""
-  spec = {
-    FEATURE: tf.io.FixedLenFeature([], tf.float32),
-    LABEL: tf.io.FixedLenFeature([], tf.float32),
-  }
-  examples = tf.TensorSpec([None], tf.string)
-
-  @tf.function(input_signature=[examples])
-  def predict(examples):
-    parsed = tf.io.parse_example(examples, spec)
-    return {serving.PREDICTION: SLOPE * parsed[FEATURE] + INTERCEPT}
-
-  @tf.function(input_signature=[examples])
-  def transform(examples):
-    return {serving.EVAL_LABEL_KEY: tf.io.parse_example(examples, spec)[LABEL]}
-
-  tf.saved_model.save(
-    tf.Module(),
-    model_dir,
-    signatures={serving.SERVING_DEFAULT: predict, serving.TRANSFORM: transform},
-  )
-  os.makedirs(os.path.join(model_dir, 'assets'), exist_ok=True)
-  with open(os.path.join(model_dir, 'assets', serving.TASK_ASSET), 'w') as f:
-    f.write('regression\n')
-  return model_dir
