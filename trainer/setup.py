@@ -135,7 +135,12 @@ def _tabular_setup(
     ids,
   )
   eval_files = shards.shard_files(fn_args.eval_files)
-  _check_one_value_a_row(shards.readable_files(fn_args.train_files, guard), spec)
+  present = _sample_columns(shards.readable_files(fn_args.train_files, guard), spec)
+  spec = dataclasses.replace(  # of the values present: a missing value is fed the mean
+    spec,
+    numeric_mean={key: _moment(present, key, np.mean) for key in spec.numeric},
+    numeric_variance={key: _moment(present, key, np.var) for key in spec.numeric},
+  )
   sample = tabular_input.tabular_dataset(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )
@@ -143,11 +148,6 @@ def _tabular_setup(
   _check_finite(features, spec.numeric, label_key)
   scores = _single_feature_scores(features, sample_labels, eval_files, spec, guard)
   leakage.check(scores[0], scores[1], label_key, options.allowed_features, spec.regression)
-  spec = dataclasses.replace(
-    spec,
-    numeric_mean={key: float(np.mean(features[key])) for key in spec.numeric},
-    numeric_variance={key: float(np.var(features[key])) for key in spec.numeric},
-  )
   serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
   cache = _cache_decision(options, input_cache.tabular_bytes(serialized))
   train = tabular_input.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
@@ -178,12 +178,13 @@ def _standardized(spec, train_files, guard):
   return dataclasses.replace(spec, label_mean=mean, label_std=deviation)
 
 
-def _check_one_value_a_row(train_files: List[str], spec) -> None:
-  """A column holding a list per row (TFRecords: 64 pixels, a value or two) would reach the
-  model as its first value alone (tabular_input.first_or_default): one line naming it instead."""
+def _sample_columns(train_files: List[str], spec) -> dict:
+  """{column: its values in the first NUMERIC_SAMPLE_ROWS train rows, ragged} ({} for none):
+  UnusableData for a column holding a list per row (TFRecords: 64 pixels, a value or two),
+  which would reach the model as its first value alone (tabular_input.first_or_default)."""
   batch = next(iter(shards.serialized_batches(train_files, NUMERIC_SAMPLE_ROWS, False)), None)
   if batch is None:
-    return
+    return {}
   parsed = tf.io.parse_example(batch, spec.parse_spec())
   for key in sorted(parsed):
     lengths = parsed[key].row_lengths().numpy()
@@ -196,6 +197,15 @@ def _check_one_value_a_row(train_files: List[str], spec) -> None:
         'rows); the tabular model reads one value a column and would take the first alone: '
         'write one column per value'
       )
+  return parsed
+
+
+def _moment(parsed: dict, key: str, moment) -> float:
+  """`moment` (np.mean, np.var) of a column's values present in the sample; 0 when none is,
+  and for NaN and inf (_check_finite names them)."""
+  values = parsed[key].flat_values.numpy().astype(np.float64) if key in parsed else np.zeros(0)
+  values = values[np.isfinite(values)]
+  return float(moment(values)) if len(values) else 0.0
 
 
 def _check_finite(features: dict, numeric: List[str], label_key: str) -> None:

@@ -7,7 +7,7 @@
 - predict_columns(<one input per column>): raw feature values by column name (tabular models):
   numbers as float64 (NaN: missing; exact for every int up to 2**53, so that a logged request
   keeps a large id such as a census tract), categories as strings ('': missing); a missing value
-  gets the training default (0, '').
+  gets what training fed for one (the column's mean, '').
 - predict_text(text): raw strings (text models): TextExampleGen's tokenizer and the train split's
   vocabulary are inside the model (trainer/text_tokens.py).
 - transform_features(examples): the label the model is scored against (TFMA's preprocessing
@@ -114,8 +114,15 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
 
   @tf.function(input_signature=[columns])
   def serve_columns(values):
-    features = {
-      key: tf.cast(tf.where(tf.math.is_nan(value), tf.zeros_like(value), value), tf.float32)
+    features = {  # NaN: missing, fed as the Trainer feeds a missing value (its mean)
+      key: tf.cast(
+        tf.where(
+          tf.math.is_nan(value),
+          tf.cast(_missing(key, spec), tf.float64),
+          value,
+        ),
+        tf.float32,
+      )
       if key in spec.numeric
       else value
       for key, value in values.items()
@@ -127,6 +134,13 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
     serving.COLUMNS: serve_columns,
     serving.TRANSFORM: transform_features,
   }
+
+
+def _missing(key: str, spec: TabularSpec) -> tf.Tensor:
+  """A numeric column's missing value as the input pipeline feeds it (rounded for integers)."""
+  dtype = tf.int64 if key in spec.integer else tf.float64
+  found = tabular_input.missing_value(key, dtype, spec)
+  return tf.zeros([], dtype) if found is None else found
 
 
 def _column_inputs(spec: TabularSpec) -> Dict[str, str]:

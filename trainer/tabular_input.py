@@ -71,6 +71,16 @@ def first_or_default(ragged: tf.RaggedTensor, default=None) -> tf.Tensor:
   return ragged.to_tensor(default_value=default, shape=[None, 1])[:, 0]
 
 
+def missing_value(key: str, dtype: tf.dtypes.DType, spec: TabularSpec):
+  """What a row without a value in column `key` is fed: a number, the train sample's mean of
+  the values present (0 once standardized: a missing latitude is not 800 deviations from
+  Chicago's); a category, '' (None: first_or_default's)."""
+  if key not in spec.numeric_mean:
+    return None
+  mean = spec.numeric_mean[key]
+  return tf.constant(round(mean) if dtype.is_integer else mean, dtype)
+
+
 def label_or_default(ragged: tf.RaggedTensor, spec: TabularSpec) -> tf.Tensor:
   """The label column as [batch]: rows without a value (or with NaN) take --label-default."""
   if not spec.label_default:
@@ -87,14 +97,18 @@ def label_or_default(ragged: tf.RaggedTensor, spec: TabularSpec) -> tf.Tensor:
 def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = True):
   """A batch of serialized rows → the model's columns (model_columns) (+ label).
 
-  A missing or empty value becomes 0 (numeric) or '' (categorical, before hashing).
+  A missing or empty value becomes the train sample's mean (numeric; 0 before the means are
+  known) or '' (categorical, before hashing).
   """
   parse_spec = spec.parse_spec()
   if not with_label:
     del parse_spec[spec.label_key]
   parsed = tf.io.parse_example(serialized, parse_spec)
   label = label_or_default(parsed.pop(spec.label_key), spec) if with_label else None
-  parsed = {key: first_or_default(value) for key, value in parsed.items()}
+  parsed = {
+    key: first_or_default(value, missing_value(key, value.dtype, spec))
+    for key, value in parsed.items()
+  }
   features = model_columns(parsed, spec)
   return (features, tabular_label(label, spec)) if with_label else features
 

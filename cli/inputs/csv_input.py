@@ -51,8 +51,7 @@ def text_column(
   else:
     _check_label_default(csv_path, label, label_default, [row[label] for row in rows])
   values = [label_default if labels.is_missing(r[label]) else r[label] for r in rows]
-  if classes:
-    _check_label_is_no_id(csv_path, label, values)
+  _check_label_is_no_id(csv_path, label, values, classes)
   if classes and values and _floats(values):
     raise UserError(
       labels.float_label_message(
@@ -153,11 +152,17 @@ def _check_header(csv_path: str, line: str, columns: list, named: tuple) -> None
     )
 
 
-def _check_label_is_no_id(csv_path: str, label: str, values: list) -> None:
+def _check_label_is_no_id(csv_path: str, label: str, values: list, classes: bool) -> None:
   """Class ids or names that differ in every row looked at (MIN_ID_ROWS at least) name no
-  classes: an id column given as --label would train a class per row. A float label is turned
-  binary by --label-threshold and may well differ in every row."""
+  classes: an id column given as --label would train a class per row. A number to regress (or
+  made two classes by --label-threshold) may well differ in every row, unless it counts the rows
+  (0, 1, 2, … in file order: a row number)."""
   if len(values) < MIN_ID_ROWS or len(set(values)) < len(values) or _floats(values):
+    return
+  counted = _all_read_as(int, values) and all(
+    int(b) - int(a) == 1 for a, b in zip(values, values[1:])
+  )
+  if not classes and not counted:
     return
   raise UserError(
     f'--label {label}: every one of the first {len(values)} rows of {csv_path} has its own '

@@ -212,5 +212,19 @@ def test_a_column_holding_a_list_a_row_is_named_not_cut_to_its_first_value(tmp_p
       )
   spec = setup.data_spec.TabularSpec('label', None, 2, ['pixels'], [], label_values=[0, 1])
   with pytest.raises(UnusableData) as raised:
-    setup._check_one_value_a_row([path], spec)
+    setup._sample_columns([path], spec)
   assert str(raised.value).startswith("column 'pixels' holds a list of 4–5 values a row (the first")
+
+
+def test_a_missing_number_is_fed_the_mean_of_the_values_present(tmp_path):
+  rows = [{'lat': 41.9 + (i % 5) / 100, 'label': i % 2} for i in range(40)]
+  for row in rows[1::4]:
+    del row['lat']  # no coordinates: fed 0, it was 800 deviations from Chicago
+  fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows, 'eval': rows})
+  options = TrainerOptions(label_key='label', input_cache='off')
+  ready = setup._tabular_setup(fn_args, shards.shard_files(fn_args.train_files), options, 40, None)
+  present = [r['lat'] for r in rows if 'lat' in r]
+  assert ready.spec.numeric_mean['lat'] == pytest.approx(np.mean(present), rel=1e-6)
+  assert ready.spec.numeric_variance['lat'] == pytest.approx(np.var(present), rel=1e-3)
+  features, _ = next(iter(ready.evaluation))
+  assert features['lat'].numpy()[1] == pytest.approx(np.mean(present), rel=1e-6)
