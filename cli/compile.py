@@ -7,6 +7,7 @@ import os
 from cli import beam_runner, config_builder, flags, model_options, output_folder
 from cli.inputs import data_layout, image_folders, infer_data
 import config as cfg
+from contracts import trainer_options
 from contracts.errors import EXIT_OK, UserError
 
 HELP = 'compile the same pipeline for Kubeflow Pipelines v2 / Vertex AI'
@@ -220,9 +221,12 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
       if kind
       else dict(infer_data=root, infer_pattern='*')
     )
+  task, task_reason = _task(args)
   return config_builder.config_from(
     args,
     **infer,
+    task=task,
+    task_reason=task_reason,
     data=data,
     data_kind=args.data_kind,
     data_pattern=data_pattern
@@ -235,6 +239,22 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     beam_engine_args=beam_runner.engine_args(args),
     **model_options.model_options(args, args.data_kind, local=False),
   )
+
+
+def _task(args: argparse.Namespace) -> tuple:
+  """(task, why): a table's, decided as `run` decides it when the data is a local path that can
+  be read here; else --task as given (auto: the Trainer decides from the schema, and the
+  Evaluator judges classes unless --task regression; said in one line)."""
+  if args.data_kind not in (cfg.CSV, cfg.TFRECORDS) or args.task != trainer_options.AUTO:
+    return args.task, ''
+  if cfg.is_remote(args.data) or not os.path.exists(args.data):
+    print(
+      f'task:     auto: --data {args.data} is not read here; the Trainer decides from the data '
+      '(numbers regress) and the Evaluator judges classes: give --task regression for a number'
+    )
+    return args.task, ''
+  _, _, task, why = config_builder.data_kind_and_task(data_layout.resolve_data(args.data), args)
+  return task, why
 
 
 def compile_kubeflow(args: argparse.Namespace) -> str:

@@ -83,7 +83,7 @@ def _staged_revision(args: argparse.Namespace):
   return argparse.Namespace(**dict(vars(args), data=staged)), source
 
 
-def _data_kind(source, args: argparse.Namespace):
+def data_kind_and_task(source, args: argparse.Namespace):
   """(data kind, text column, task, why the task): CSV with a free-text column is TEXT,
   TFRecords of SequenceExamples are SEQUENCES (both become sequence models, of classes); a
   table's task is decided once here, from the label's first values (labels.decide_task)."""
@@ -156,7 +156,7 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     args, revision = _staged_revision(args)
   resplit = getattr(args, 'eval_percent', None)
   source = data_layout.resolve_data(args.data, resplit is not None) if args.data else None
-  kind, text_column, task, task_reason = _data_kind(source, args)
+  kind, text_column, task, task_reason = data_kind_and_task(source, args)
   if getattr(args, 'max_image_side', 0) and kind not in (None, cfg.IMAGES):
     raise UserError('--max-image-side: only image folders are stored by the project')
   for flag, dest in (

@@ -33,6 +33,7 @@ from tfx.utils import io_utils, path_utils
 from components import beam_progress, read_examples
 from components.blessing_evaluator import class_coverage, comparable, eval_config
 from contracts import artifacts, evaluation, serving, splits, trainer_options
+from contracts.errors import UnusableModel
 
 MODEL_RUN_KEY = 'model_run'  # the Trainer's ModelRun: its training.json (train_mean)
 
@@ -114,11 +115,24 @@ def _configured(input_dict, exec_properties, model_dir: str, regression: bool):
   return dict(exec_properties, **{key: configured}), classes
 
 
+def check_task(model_dir: str, regression: bool) -> None:
+  """UnusableModel in one line when the model predicts what this Evaluator was not configured to
+  judge (a pipeline compiled with --task auto on data compile could not read, whose label
+  turned out to be a number)."""
+  if (serving.task(model_dir) == trainer_options.REGRESSION) != regression:
+    saved = serving.task(model_dir)
+    raise UnusableModel(
+      f"the Trainer made a {saved} model, but this pipeline's Evaluator judges "
+      f'{"a number" if regression else "classes"}: compile it with --task {saved}'
+    )
+
+
 class Executor(evaluator_executor.Executor):
   def Do(self, input_dict, output_dict, exec_properties):
     model = artifact_utils.get_single_instance(input_dict[standard_component_specs.MODEL_KEY])
     model_dir = path_utils.serving_model_path(model.uri)
     regression = exec_properties.get('task') == trainer_options.REGRESSION
+    check_task(model_dir, regression)
     exec_properties, classes = _configured(input_dict, exec_properties, model_dir, regression)
     baselines = input_dict.get(standard_component_specs.BASELINE_MODEL_KEY) or []
     is_serving = any(baseline.uri == model.uri for baseline in baselines)

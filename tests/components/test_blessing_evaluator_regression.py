@@ -261,3 +261,15 @@ def test_a_serving_model_of_the_other_task_or_other_columns_is_not_compared(tmp_
   assert executor.why_not_compared(regressor, regressor, True) == ('', None, '')
   said, classes, task = executor.why_not_compared(regressor, other, True)
   assert said.startswith('trained on other columns: it reads z') and (classes, task) == (None, '')
+
+
+def test_a_model_of_the_other_task_than_the_evaluator_judges_is_one_line(tmp_path):
+  from contracts.errors import UnusableModel
+  from tests.support import regression_model
+
+  saved = regression_model.save(str(tmp_path / 'model'))
+  executor.check_task(saved, regression=True)
+  with pytest.raises(
+    UnusableModel, match='made a regression model, but .+ judges classes: compile'
+  ):
+    executor.check_task(saved, regression=False)
