@@ -2,12 +2,13 @@
 and Vertex AI with KubeflowV2DagRunner (kubeflow/compiler.py)."""
 
 import argparse
+import glob
 import os
 
 from cli import beam_runner, config_builder, flags, model_options, output_folder
-from cli.inputs import data_layout, image_folders, infer_data
+from cli.inputs import csv_input, data_layout, image_folders, infer_data, tfrecord_probe
 import config as cfg
-from contracts import trainer_options
+from contracts import labels, trainer_options
 from contracts.errors import EXIT_OK, UserError
 
 HELP = 'compile the same pipeline for Kubeflow Pipelines v2 / Vertex AI'
@@ -221,7 +222,7 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
       if kind
       else dict(infer_data=root, infer_pattern='*')
     )
-  task, task_reason = _task(args)
+  task, task_reason = _task(args, data, data_pattern)
   return config_builder.config_from(
     args,
     **infer,
@@ -241,20 +242,38 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   )
 
 
-def _task(args: argparse.Namespace) -> tuple:
-  """(task, why): a table's, decided as `run` decides it when the data is a local path that can
-  be read here; else --task as given (auto: the Trainer decides from the schema, and the
-  Evaluator judges classes unless --task regression; said in one line)."""
-  if args.data_kind not in (cfg.CSV, cfg.TFRECORDS) or args.task != trainer_options.AUTO:
+def _task(args: argparse.Namespace, data: str, pattern: str) -> tuple:
+  """(task, why): images and text train classes; a table's task is decided as `run` decides it
+  when a file of the data (`data`/`pattern`) can be read here; else --task as given (auto: the
+  Trainer decides from the schema, and the Evaluator judges classes unless --task regression;
+  said in one line)."""
+  if args.data_kind not in (cfg.CSV, cfg.TFRECORDS):
+    if args.task == trainer_options.REGRESSION:
+      raise UserError(f'--task regression: {args.data_kind} data trains classes only')
+    return trainer_options.CLASSIFICATION, ''
+  local = [] if cfg.is_remote(data) else sorted(glob.glob(os.path.join(data, pattern or '*')))
+  local = [path for path in local if os.path.isfile(path)]
+  if not local:
+    if args.task == trainer_options.AUTO:
+      print(
+        f'task:     auto: --data {args.data} is not read here; the Trainer decides from the '
+        'data (numbers regress) and the Evaluator judges classes: give --task regression for a '
+        'number'
+      )
     return args.task, ''
-  if cfg.is_remote(args.data) or not os.path.exists(args.data):
-    print(
-      f'task:     auto: --data {args.data} is not read here; the Trainer decides from the data '
-      '(numbers regress) and the Evaluator judges classes: give --task regression for a number'
+  if args.data_kind == cfg.CSV:
+    return csv_input.label_task(local[0], args.label, args.label_threshold, args.task)
+  values = tfrecord_probe.label_values(local[0], args.label)
+  try:
+    return labels.decide_task(
+      args.label,
+      values,
+      f'the first {len(values)} records of {local[0]}',
+      args.label_threshold,
+      args.task,
     )
-    return args.task, ''
-  _, _, task, why = config_builder.data_kind_and_task(data_layout.resolve_data(args.data), args)
-  return task, why
+  except ValueError as e:
+    raise UserError(str(e)) from None
 
 
 def compile_kubeflow(args: argparse.Namespace) -> str:

@@ -1,7 +1,8 @@
 """What differs between two pipeline runs (`pipeline.py compare`), most telling first: the data,
 the statistics (the features whose distributions moved most), the schema, the code (fingerprinted
 files that changed), the options and hyperparameters, and the metrics (accuracy, per class
-recall, per slice, the blessing).
+recall, per slice, the blessing; a regression model's MAE, RMSE, R²; runs of two tasks are said
+to differ, their metrics not compared).
 
 `compare(facts_a, facts_b, moved)` is pure (each run's facts from metadata/run_facts.py), so the
 difference logic is tested without TFX runs; `between(metadata_path, a, b, distances)` reads the
@@ -15,17 +16,22 @@ threshold: TFDV's approximate value counts differ a little between two runs on t
 """
 
 import json
+import math
 import os
 from typing import Callable, Dict, List, Optional, Tuple
 
 from contracts.errors import UserError
+from contracts.evaluation import MAE_KEY
+from contracts.trainer_options import REGRESSION
 from metadata import run_reader
+from metadata.artifact_reader import FIGURE_NAMES, REGRESSION_FIGURES
 from metadata.run_facts import REVISION_PREFIX, find_run, run_facts
 from utils import fingerprint
 
 ASPECTS = ('data', 'statistics', 'schema', 'code', 'options', 'metrics')  # most telling first
 MAX_FEATURES = 10  # statistics: the features that moved most
 MOVED_AT_LEAST = 0.01  # a distance below it is noise (module docstring)
+FIGURE_TOLERANCE = 1e-6  # relative: regression figures closer than this are the same
 _DATA_FIRST = ('source', 'producer', 'span', 'version')  # then data_* (revision), counts
 _REVISION_FIRST = ('data_rev', 'data_git_commit', 'data_git_dirty', 'data_dvc_md5', 'data_dvc_file')
 # distances(statistics_uri_a, statistics_uri_b, schema_uri) → {feature: {'measure', 'value',
@@ -192,33 +198,86 @@ def _options(a: dict, b: dict) -> List[dict]:
   return found
 
 
+def slice_figure(table: dict) -> str:
+  """The figure two runs' slices are compared by (metrics_table's 'task' {a, b}): MAE of two
+  regression runs, else accuracy."""
+  both = {table['task']['a'], table['task']['b']}
+  return MAE_KEY if both == {REGRESSION} else 'accuracy'
+
+
 def metrics_table(a: dict, b: dict) -> dict:
-  """{'accuracy': {a, b, delta}, 'per_class': {class: {a, b, delta}}, 'per_slice': {slice: {a, b,
-  delta}}, 'blessed': {a, b}} of the two runs' candidate models on their eval splits."""
+  """{'task': {a, b}, 'accuracy': {a, b, delta}, 'regression': {figure: {a, b, delta}} (MAE,
+  RMSE, R², … that either run has), 'per_class': {class: {a, b, delta}}, 'per_slice': {slice:
+  {a, b, delta}} (accuracy, or MAE of two regression runs), 'blessed': {a, b}} of the two runs'
+  candidate models on their eval splits."""
   ma, mb = a.get('metrics') or {}, b.get('metrics') or {}
   pair = lambda x, y: {'a': x, 'b': y, 'delta': _delta(x, y)}
   ca, cb = ma.get('per_class') or {}, mb.get('per_class') or {}
   classes = list(ca) + [c for c in cb if c not in ca]
   sa, sb = ma.get('per_slice') or {}, mb.get('per_slice') or {}
+  ra, rb = ma.get('regression') or {}, mb.get('regression') or {}
+  task = {'a': ma.get('task'), 'b': mb.get('task')}
+  by = slice_figure({'task': task})
   return {
+    'task': task,
     'accuracy': pair(ma.get('accuracy'), mb.get('accuracy')),
+    'regression': {
+      name: pair(ra.get(name), rb.get(name))
+      for name in REGRESSION_FIGURES
+      if name in ra or name in rb
+    },
     'per_class': {c: pair(ca.get(c), cb.get(c)) for c in classes},
     'per_slice': {
-      s: pair((sa.get(s) or {}).get('accuracy'), (sb.get(s) or {}).get('accuracy'))
+      s: pair((sa.get(s) or {}).get(by), (sb.get(s) or {}).get(by))
       for s in sorted(set(sa) | set(sb))
     },
     'blessed': {'a': ma.get('blessed'), 'b': mb.get('blessed')},
   }
 
 
+def tasks_differ(table: dict) -> str:
+  """'the tasks differ: A is a classifier, B a regression model; their metrics measure different
+  things and are shown side by side, not compared' when they do; '' otherwise."""
+  a, b = table['task']['a'], table['task']['b']
+  if a == b or a is None or b is None:
+    return ''
+  kind = lambda task: 'a regression model' if task == REGRESSION else 'a classifier'
+  return (
+    f'the tasks differ: A is {kind(a)}, B {kind(b)}: their metrics measure different things '
+    "(accuracy, errors in the label's units) and are not compared"
+  )
+
+
+def _same_figure(a, b) -> bool:
+  """Two regression figures equal but for the order TFMA summed the rows in (the same model
+  evaluated twice differed by 2e-8 of its MAE)."""
+  x, y = _as_number(a), _as_number(b)
+  if x is None or y is None:
+    return a == b
+  return math.isclose(x, y, rel_tol=FIGURE_TOLERANCE, abs_tol=1e-12)
+
+
 def _metrics(table: dict) -> List[dict]:
+  """The metrics that differ; of runs of two tasks, the task and the blessing only."""
+  blessed = table['blessed']
+  blessing = (
+    [_difference('metrics', 'blessed', blessed['a'], blessed['b'])]
+    if blessed['a'] != blessed['b']
+    else []
+  )
+  if tasks_differ(table):
+    task = table['task']
+    return [_difference('metrics', 'task', task['a'], task['b'], numeric=False)] + blessing
   found = []
   accuracy = table['accuracy']
   if accuracy['a'] != accuracy['b']:
     found.append(_difference('metrics', 'accuracy', accuracy['a'], accuracy['b']))
-  blessed = table['blessed']
-  if blessed['a'] != blessed['b']:
-    found.append(_difference('metrics', 'blessed', blessed['a'], blessed['b']))
+  found += [
+    _difference('metrics', FIGURE_NAMES[name], v['a'], v['b'])
+    for name, v in table['regression'].items()
+    if not _same_figure(v['a'], v['b'])
+  ]
+  found += blessing
   found += _by_change(
     [
       _difference('metrics', f'recall of class {name}', v['a'], v['b'])
@@ -226,11 +285,13 @@ def _metrics(table: dict) -> List[dict]:
       if v['a'] != v['b']
     ]
   )
+  figure = FIGURE_NAMES.get(slice_figure(table), 'accuracy')
+  same = _same_figure if figure != 'accuracy' else (lambda x, y: x == y)
   found += _by_change(
     [
-      _difference('metrics', f'accuracy where {name}', v['a'], v['b'])
+      _difference('metrics', f'{figure} where {name}', v['a'], v['b'])
       for name, v in table['per_slice'].items()
-      if v['a'] != v['b']
+      if not same(v['a'], v['b'])
     ]
   )
   return found
@@ -288,7 +349,9 @@ def _header(facts: dict) -> dict:
     'metadata': facts.get('metadata'),
     'components': facts.get('components'),
     'examples_per_split': facts.get('examples_per_split'),
+    'task': metrics.get('task'),
     'accuracy': metrics.get('accuracy'),
+    'mae': (metrics.get('regression') or {}).get(MAE_KEY),
     'blessed': metrics.get('blessed'),
     'blessing': metrics.get('blessing'),
     'pushed_to': metrics.get('pushed_to'),
@@ -298,15 +361,18 @@ def _header(facts: dict) -> dict:
 
 def compare(a: dict, b: dict, moved: Optional[Dict[str, dict]] = None) -> dict:
   """The JSON-able answer: {'a': run A's header, 'b': run B's, 'differences': [...], 'metrics':
-  metrics_table(a, b), 'statistics_compared': bool, 'randomness': randomness's line}."""
+  metrics_table(a, b), 'statistics_compared': bool, 'randomness': randomness's line,
+  'tasks_differ': tasks_differ's line}."""
   found = differences(a, b, moved)
+  table = metrics_table(a, b)
   return {
     'a': _header(a),
     'b': _header(b),
     'differences': found,
-    'metrics': metrics_table(a, b),
+    'metrics': table,
     'statistics_compared': moved is not None,
     'randomness': randomness(a, b, found),
+    'tasks_differ': tasks_differ(table),
   }
 
 

@@ -127,7 +127,8 @@ def trace(metadata_path: str) -> dict:
 
 def _evaluation(graph: _Graph, model_id: int, execution: int) -> Optional[dict]:
   """How the Evaluator's `execution` used model `model_id`: {'role': 'candidate' or 'baseline',
-  'evaluated_on', 'accuracy' (the model's own, None where not computed), 'blessed' (the
+  'evaluated_on', 'accuracy' (the model's own, None where not computed), 'mean_absolute_error' (a
+  regression model's own MAE: only there), 'blessed' (the
   candidate's blessing; None for the baseline), 'against' (the other model's id, or None),
   'against_blessed' (the candidate's blessing when this is the baseline, else None)}; None when
   `execution` is not an evaluation of this model."""
@@ -137,11 +138,14 @@ def _evaluation(graph: _Graph, model_id: int, execution: int) -> Optional[dict]:
   blessing = graph.artifacts[outputs['blessing']]
   evaluation = graph.artifacts.get(outputs.get('evaluation'))
   accuracy = artifact_reader.accuracies(evaluation) if evaluation else {}
+  # A regression model's MAE instead (read only without an accuracy: a classifier has one).
+  figures = artifact_reader.regression_figures(evaluation) if evaluation and not accuracy else {}
   candidate, baseline = inputs.get('model'), inputs.get('baseline_model')
   alone = (  # the serving model evaluated again, or one the Evaluator could not compare
     evaluation_names.CANDIDATE_IS_SERVING,
     evaluation_names.NOT_COMPARED,
     evaluation_names.SERVING_CLASSES,
+    evaluation_names.SERVING_TASK,
   )
   if candidate == baseline or any(property_value(blessing, key) for key in alone):
     baseline = None  # evaluated alone: the serving model given to it was not compared
@@ -156,6 +160,7 @@ def _evaluation(graph: _Graph, model_id: int, execution: int) -> Optional[dict]:
     'blessed': blessed if own == evaluation_names.CANDIDATE else None,
     'against': baseline if own == evaluation_names.CANDIDATE else candidate,
     'against_blessed': blessed if own == evaluation_names.BASELINE else None,
+    **{key: figures[own][key] for key in [evaluation_names.MAE_KEY] if key in figures.get(own, {})},
   }
 
 

@@ -10,10 +10,11 @@ import datetime
 import hashlib
 import json
 import os
-from typing import Dict
+from typing import Dict, Optional
 
 from contracts import image_record
 from contracts.errors import UserError
+from contracts.trainer_options import CLASSIFICATION, REGRESSION
 from metadata import artifact_reader, run_reader, summary
 from metadata.run_reader import property_value
 
@@ -106,6 +107,17 @@ def _feature_summary(feature) -> str:
   return ''
 
 
+def task_of(built) -> Optional[str]:
+  """'regression' or 'classification': what the run's model predicts (training.json's task, or
+  the figures its evaluation has); None for a run that trained nothing."""
+  task = (built.training or {}).get('task')
+  if task:
+    return task
+  if built.regression:
+    return REGRESSION
+  return CLASSIFICATION if built.training or built.evaluation else None
+
+
 def run_facts(store, run, metadata_path: str = '') -> dict:
   """One pipeline run (its run context) as the plain facts `compare` compares."""
   nodes = run_reader.run_nodes(store, run)
@@ -144,7 +156,9 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     statistics, [image_record.LABEL_NAME_KEY, label, image_record.LABEL_KEY]
   )
   per_class = {s: dict(pairs) for s, pairs in per_split.items()} if exact else {}
-  if key == label and not exact:  # a numeric label: its class counts where they are exact
+  task = task_of(built)
+  if key == label and not exact and task != REGRESSION:  # a numeric label trained as classes:
+    # its class counts where they are exact
     threshold = float(trainer_options.get('label_threshold') or 0.0)
     per_class = artifact_reader.two_class_counts(statistics, label, threshold)
   train = statistics.get('train')
@@ -193,7 +207,9 @@ def run_facts(store, run, metadata_path: str = '') -> dict:
     'model_id': model.id if model is not None else None,  # one training, or two
     'hyperparameters': hyperparameters,
     'metrics': {
+      'task': task,
       'accuracy': built.eval_accuracy,
+      'regression': built.regression,  # {} for a classifier
       'per_class': built.class_recall,
       'per_slice': artifact_reader.slice_metrics(evaluation) if evaluation is not None else {},
       'blessed': built.blessed,

@@ -48,8 +48,8 @@ class RunResult:
   executed: List[str] = dataclasses.field(default_factory=list)
   cached: List[str] = dataclasses.field(default_factory=list)
   batch_capped: Optional[dict] = None  # {'asked', 'train_examples'}
-  training: Optional[dict] = None  # {'model', 'hyperparameters', 'tuned', 'weights', 'phases',
-  # 'seed'}
+  training: Optional[dict] = None  # {'label', 'model', 'hyperparameters', 'tuned', 'weights',
+  # 'phases', 'seed', 'task', 'loss'}
   input_check: Optional[dict] = None  # {'verdict', 'stall_fraction', 'cache'}
   examples_per_split: Optional[Dict[str, int]] = None
   # {split: [records read, records recorded]} where the Trainer read fewer than the ExampleGen
@@ -94,6 +94,11 @@ class RunResult:
   @property
   def eval_accuracy(self) -> Optional[float]:
     return self.evaluation.accuracy if self.evaluation else None
+
+  @property
+  def regression(self) -> Dict[str, float]:
+    """The regression figures on the eval split by name; {} for a classifier."""
+    return self.evaluation.figures if self.evaluation else {}
 
   @property
   def class_recall(self) -> Dict[str, Optional[float]]:

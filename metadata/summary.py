@@ -179,7 +179,7 @@ def _failures(evaluation) -> list:
 
 
 def _figure(value: float) -> str:
-  return f'{value:.4g}'
+  return artifact_reader.figure_text(value)  # 46,365, not 4.636e+04
 
 
 def _regression_failure(failure, figures: Dict[str, float]) -> str:
@@ -294,6 +294,9 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
       key: training.get(key)
       for key in ('label', 'model', 'hyperparameters', 'tuned', 'weights', 'phases', 'seed')
     }
+    result.training.update(
+      {key: training[key] for key in ('task', 'loss') if training.get(key)}  # regression
+    )
   check = training.get('input_check')
   if check or training.get('input_cache'):
     result.input_check = {
@@ -320,6 +323,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
       classes = artifact_reader.per_class(out['evaluation'])
       recall = classes.get(evaluation_names.CANDIDATE, {}).get(evaluation_names.RECALL_KEY, [])
       names = class_names(examples, len(recall), training.get('class_names', []))
+      figures = artifact_reader.regression_figures(out['evaluation'])
       result.evaluation = Evaluation(
         accuracy=found.get(evaluation_names.CANDIDATE),
         serving_accuracy=found.get(evaluation_names.BASELINE),

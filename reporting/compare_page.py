@@ -6,19 +6,24 @@ break.
 
 from typing import List, Sequence
 
+from contracts.evaluation import MAE_KEY
+from contracts.trainer_options import REGRESSION
+from metadata.artifact_reader import FIGURE_NAMES
+from metadata.compare import slice_figure
 from reporting import html
 
 _WIDTH = 34  # characters of a value in the terminal table
 
 
 def shown(value, width: int = _WIDTH) -> str:
-  """A value in a table cell: numbers to 4 significant digits, yes / no, '–' for none, one line."""
+  """A value in a table cell: numbers to 4 significant digits (whole from 1e4, 80,832 not
+  8.083e+04), yes / no, '–' for none, one line."""
   if value is None:
     return '–'
   if isinstance(value, bool):
     return 'yes' if value else 'no'
   if isinstance(value, float):
-    return f'{value:.4g}'
+    return f'{value:,.0f}' if abs(value) >= 1e4 else f'{value:.4g}'
   if isinstance(value, int):
     return f'{value:,}'
   text = ' '.join(str(value).split())
@@ -83,23 +88,37 @@ def render(result: dict) -> List[str]:
     lines.append(result['randomness'])
   if not result.get('statistics_compared'):
     lines.append('statistics: not compared (a run has no statistics, or no comparator was given)')
-  metrics = result['metrics']
+  if result.get('tasks_differ'):
+    lines.append(result['tasks_differ'])
   rows = [['metric', 'A', 'B', 'B − A']]
-  accuracy = metrics['accuracy']
-  rows.append(['accuracy', shown(accuracy['a']), shown(accuracy['b']), signed(accuracy['delta'])])
-  rows.append(['blessed', shown(metrics['blessed']['a']), shown(metrics['blessed']['b']), ''])
-  for name, v in metrics['per_class'].items():
+  for name, v in metric_rows(result['metrics']):
     rows.append(
-      [f'recall of class {shown(name)}', shown(v['a']), shown(v['b']), signed(v['delta'])]
+      [shown(name, 60), shown(v['a']), shown(v['b']), signed(v['delta']) if 'delta' in v else '']
     )
-  for name, v in metrics['per_slice'].items():
-    rows.append([f'accuracy where {shown(name)}', shown(v['a']), shown(v['b']), signed(v['delta'])])
   lines.append('metrics (eval split):')
   lines += ['  ' + line for line in _columns(rows)]
   for key, entry in (('A', a), ('B', b)):
     if entry.get('blessing'):
       lines.append(f'blessing {key}: {entry["blessing"]}')
   return lines
+
+
+def metric_rows(metrics: dict) -> List[tuple]:
+  """(name, {a, b[, delta]}) of every metric of metrics_table: the task when the runs' differ,
+  accuracy (a classifier's), MAE, RMSE, R², … (a regression model's), blessed, recall per
+  class, the figure per slice."""
+  task = metrics.get('task') or {}
+  rows = [('task', task)] if task.get('a') != task.get('b') else []
+  regression = metrics.get('regression') or {}
+  accuracy = metrics['accuracy']
+  if not regression or accuracy['a'] is not None or accuracy['b'] is not None:
+    rows.append(('accuracy', accuracy))
+  rows += [(FIGURE_NAMES[name], v) for name, v in regression.items()]
+  rows.append(('blessed', metrics['blessed']))
+  rows += [(f'recall of class {name}', v) for name, v in metrics['per_class'].items()]
+  figure = FIGURE_NAMES.get(slice_figure(metrics), 'accuracy')
+  rows += [(f'{figure} where {name}', v) for name, v in metrics['per_slice'].items()]
+  return rows
 
 
 def _recall_chart(metrics: dict):
@@ -115,6 +134,31 @@ def _recall_chart(metrics: dict):
   figure.set_label('recall per class, run A and run B')
   for text, label in zip(figure.axes[0].get_legend().get_texts(), ('run A', 'run B')):
     text.set_text(label)
+  return figure
+
+
+def _mae_chart(metrics: dict):
+  """MAE of two regression runs side by side: on the whole eval split, then per slice value;
+  None unless both runs have one."""
+  import numpy as np
+
+  from reporting import pictures
+
+  mae = (metrics.get('regression') or {}).get(MAE_KEY)
+  if mae is None or mae['a'] is None or mae['b'] is None:
+    return None
+  rows = [('eval split', mae)] + [
+    (name, v) for name, v in metrics['per_slice'].items() if v['a'] is not None
+  ]
+  figure, [[axes]] = pictures.new_figure('MAE, run A and run B', (7, 0.9 + 0.32 * len(rows)))
+  positions = np.arange(len(rows))
+  for offset, (run, key) in enumerate((('run A', 'a'), ('run B', 'b'))):
+    axes.barh(positions + 0.4 * offset, [v[key] or 0.0 for _, v in rows], 0.4, label=run)
+  axes.set_yticks(positions + 0.2, [pictures.short(name) for name, _ in rows])
+  axes.tick_params(axis='y', labelsize=8)
+  axes.invert_yaxis()
+  axes.set_xlabel("MAE (eval split, the label's units; lower is better)")
+  axes.legend(fontsize=8, loc='lower left', bbox_to_anchor=(1.01, 0))
   return figure
 
 
@@ -159,6 +203,13 @@ def html_page(result: dict) -> str:
       ['run id', a['run_id'], b['run_id']],
       ['created', a['created'], b['created']],
       ['store', a['metadata'], b['metadata']],
+    ]
+    + (
+      [['task', shown(a.get('task')), shown(b.get('task'))], ['MAE', a.get('mae'), b.get('mae')]]
+      if REGRESSION in (a.get('task'), b.get('task'))
+      else []
+    )
+    + [
       ['accuracy', a['accuracy'], b['accuracy']],
       ['blessed', shown(a['blessed']), shown(b['blessed'])],
       ['--seed', shown(a.get('seed')), shown(b.get('seed'))],
@@ -179,20 +230,21 @@ def html_page(result: dict) -> str:
   )
   metrics = result['metrics']
   rows = [
-    ['accuracy', metrics['accuracy']['a'], metrics['accuracy']['b'], metrics['accuracy']['delta']],
-    ['blessed', shown(metrics['blessed']['a']), shown(metrics['blessed']['b']), ''],
-  ]
-  rows += [
-    [f'recall of class {n}', v['a'], v['b'], v['delta']] for n, v in metrics['per_class'].items()
-  ]
-  rows += [
-    [f'accuracy where {n}', v['a'], v['b'], v['delta']] for n, v in metrics['per_slice'].items()
+    [name]
+    + ([shown(v['a']), shown(v['b'])] if name in ('task', 'blessed') else [v['a'], v['b']])
+    + [v.get('delta', '')]
+    for name, v in metric_rows(metrics)
   ]
   charts = [
-    _recall_chart(metrics),
+    None if result.get('tasks_differ') else _recall_chart(metrics),  # B has no classes
+    _mae_chart(metrics),
     _moved_chart([d for d in found if d['aspect'] == 'statistics']),
   ]
-  said = f'<p>{html.escape(result["randomness"])}</p>' if result.get('randomness') else ''
+  said = ''.join(
+    f'<p>{html.escape(result[key])}</p>'
+    for key in ('randomness', 'tasks_differ')
+    if result.get(key)
+  )
   body = (
     f'<h2>Runs</h2>{runs}<h2>Differences, most telling first</h2>{table}{said}'
     f'<h2>Metrics (eval split)</h2>{html.table(["metric", "A", "B", "B − A"], rows)}'

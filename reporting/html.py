@@ -33,9 +33,10 @@ def escape(value) -> str:
 
 
 def number_text(value) -> str:
-  """A number for a table cell: 4 significant digits (whole above 1e5), thousands separated."""
+  """A number for a table cell: 4 significant digits (whole from 1e4, never 2.3e+04), thousands
+  separated."""
   if isinstance(value, float):
-    return f'{value:,.4g}' if abs(value) < 1e5 else f'{value:,.0f}'
+    return f'{value:,.4g}' if abs(value) < 1e4 else f'{value:,.0f}'
   return f'{value:,}' if isinstance(value, int) else escape(value)
 
 

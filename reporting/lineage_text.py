@@ -4,14 +4,21 @@ output folder, as metadata/lineage.py traced them."""
 from typing import List
 
 from contracts import evaluation as evaluation_names
+from metadata.artifact_reader import figure_text
 from reporting import summary_text
 
 
 def render_evaluation(evaluation: dict) -> str:
   """One evaluation of a model (lineage._evaluation), as candidate or as the serving baseline,
-  with the model's own accuracy."""
+  with the model's own accuracy (a regression model's MAE)."""
   e = evaluation
-  accuracy = f'accuracy {e["accuracy"]:.4f}' if e['accuracy'] is not None else 'accuracy ?'
+  accuracy = (
+    f'accuracy {e["accuracy"]:.4f}'
+    if e['accuracy'] is not None
+    else f'MAE {figure_text(e[evaluation_names.MAE_KEY])}'
+    if evaluation_names.MAE_KEY in e
+    else 'accuracy ?'
+  )
   if e['role'] == evaluation_names.BASELINE:
     verdict = 'blessed' if e['against_blessed'] else 'not blessed'
     return f'baseline on #{e["evaluated_on"]} against model #{e["against"]} ({verdict}): {accuracy}'

@@ -5,11 +5,15 @@ as inline SVG whose text stays text, so that the browser draws class names of an
 - misclassified: eval images the candidate model gets wrong, with true and predicted class
   (its serving_default signature on the eval records of eval_records: at most MAX_PREDICTED);
 - label_distribution: examples per label value and split (the MAX_BARS largest);
+  number_distribution: a regression label's histogram per split, as densities on one axis;
 - class_recall: recall per class of the candidate next to the serving model (the MAX_BARS
   lowest);
 - confusion_matrix: TFMA's confusion matrix as a heat map, up to MAX_MATRIX classes (beyond,
   report.py lists the most confused pairs);
-- histograms: StatisticsGen's histogram of every numeric feature (tabular data).
+- histograms: StatisticsGen's histogram of every numeric feature (tabular data);
+- regression: a regression model's predictions against the label, its residuals against the
+  prediction and its errors' histogram (predicted_and_actual: its signatures on the eval
+  records of first_eval_records).
 Each returns None when the run left nothing to draw. The report's tables hold every class, so a
 chart may leave classes out.
 """
@@ -71,18 +75,25 @@ def lowest(values: Sequence[Optional[float]], limit: int) -> List[int]:
   return order[:limit]
 
 
+def first_eval_records(examples_uri: str, limit: int = MAX_PREDICTED) -> list:
+  """The first `limit` serialized eval records, in shard order."""
+  import tensorflow as tf
+
+  shards = sorted(tf.io.gfile.glob(os.path.join(examples_uri, 'Split-eval', '*')))
+  if not shards:
+    return []
+  compression = 'GZIP' if shards[0].endswith('.gz') else ''
+  return [
+    r.numpy() for r in tf.data.TFRecordDataset(shards, compression_type=compression).take(limit)
+  ]
+
+
 def eval_records(examples_uri: str, limit: int = MAX_PREDICTED):
   """(serialized records, parsed features) of the first `limit` eval records, in shard order:
   read once, drawn by sample_grid and misclassified."""
   import tensorflow as tf
 
-  shards = sorted(tf.io.gfile.glob(os.path.join(examples_uri, 'Split-eval', '*')))
-  if not shards:
-    return [], {}
-  compression = 'GZIP' if shards[0].endswith('.gz') else ''
-  records = [
-    r.numpy() for r in tf.data.TFRecordDataset(shards, compression_type=compression).take(limit)
-  ]
+  records = first_eval_records(examples_uri, limit)
   if not records:
     return [], {}
   return records, tf.io.parse_example(records, image_codec.parse_spec())
@@ -194,6 +205,56 @@ def misclassified(model_dir: str, records: list, parsed: dict, names: Sequence[s
   return _grid(tiles, min(8, len(tiles)), title, 'misclassified eval images')
 
 
+def predicted_and_actual(model_dir: str, records: list):
+  """(predicted, actual): float arrays of a regression model's PREDICTION (its serving_default
+  signature) and the label it is scored against (its TRANSFORM signature's EVAL_LABEL_KEY, as
+  TFMA reads it) on serialized eval records; label units."""
+  import tensorflow as tf
+
+  from utils import saved_model_ops
+
+  saved_model_ops.register()  # a --model gbt model calls TF-DF's op
+  signatures = tf.saved_model.load(model_dir).signatures
+  examples = tf.constant(records)
+  predicted = signatures[serving.SERVING_DEFAULT](examples=examples)[serving.PREDICTION]
+  actual = signatures[serving.TRANSFORM](examples=examples)[serving.EVAL_LABEL_KEY]
+  return (
+    np.reshape(predicted.numpy(), [-1]).astype(float),
+    np.reshape(actual.numpy(), [-1]).astype(float),
+  )
+
+
+def regression(predicted: np.ndarray, actual: np.ndarray, label: str):
+  """Three panels of a regression model on eval rows: predicted against actual (the diagonal
+  is a perfect model), the residual (actual − predicted) against the prediction (a trend or a
+  funnel is error the model could learn), and the histogram of the errors."""
+  if not len(predicted):
+    return None
+  figure, [[against, residuals, errors]] = new_figure(
+    'predictions against the label', (12, 3.6), 1, 3
+  )
+  dot = dict(s=8, alpha=0.5, linewidths=0)
+  low = float(min(predicted.min(), actual.min()))
+  high = float(max(predicted.max(), actual.max()))
+  against.scatter(actual, predicted, **dot)
+  against.plot([low, high], [low, high], color='#b00020', linewidth=1, label='predicted = actual')
+  against.set_xlabel(f'actual {short(label)}')
+  against.set_ylabel(f'predicted {short(label)}')
+  against.legend(fontsize=8, loc='upper left')
+  residual = actual - predicted
+  residuals.scatter(predicted, residual, **dot)
+  residuals.axhline(0, color='#b00020', linewidth=1)
+  residuals.set_xlabel(f'predicted {short(label)}')
+  residuals.set_ylabel('residual (actual − predicted)')
+  errors.hist(-residual, bins=min(40, max(5, len(residual) // 10)))
+  errors.axvline(0, color='#b00020', linewidth=1)
+  errors.set_xlabel('error (predicted − actual)')
+  errors.set_ylabel('eval rows')
+  figure.suptitle(f'the first {len(predicted):,} eval rows', fontsize=9)
+  figure.tight_layout()
+  return figure
+
+
 def largest(per_split: Dict[str, list], limit: int = MAX_BARS) -> list:
   """The label values label_distribution draws: the first split's, in order, up to `limit`;
   else the `limit` with the most examples over all splits, largest first."""
@@ -237,6 +298,38 @@ def label_distribution(key: str, per_split: Dict[str, list], exact: bool):
   )
   axes.set_ylabel('examples')
   axes.set_title(title)
+  axes.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
+  return figure
+
+
+def number_distribution(key: str, buckets: Dict[str, list]):
+  """A number's distribution per split as densities on one axis, so that splits of other sizes
+  and buckets compare; buckets: {split: StatisticsGen's quantiles histogram buckets} (a bucket
+  per tenth of the split: dense where the values are, unlike equal widths that put a skewed
+  label in one bucket). The axis ends where the tail gets thin (the 90 % quantile plus the
+  10-90 % range) and the title says so. None without buckets."""
+  buckets = {split: found for split, found in buckets.items() if found}
+  if not buckets:
+    return None
+  figure, [[axes]] = new_figure(f'label distribution ({key})', (8, 3))
+  low = min(found[0].low_value for found in buckets.values())
+  high = max(found[-1].high_value for found in buckets.values())
+  ends = []
+  for split, found in buckets.items():
+    total = sum(b.sample_count for b in found) or 1
+    edges = [found[0].low_value] + [b.high_value for b in found]
+    density = [b.sample_count / total / max(b.high_value - b.low_value, 1e-12) for b in found]
+    axes.stairs(density, edges, label=split, linewidth=1.5)
+    if len(found) >= 10:  # deciles: the 10 % and 90 % quantiles are edges 1 and -2
+      ends.append(edges[-2] + (edges[-2] - edges[1]))
+  shown = min(high, max(ends)) if ends else high
+  title = f'{short(key)} per split (StatisticsGen quantiles)'
+  if shown < high:
+    axes.set_xlim(low, shown)
+    title += f'; up to {shown:,.4g} of {high:,.4g}'
+  axes.set_xlabel(short(key))
+  axes.set_ylabel('share of the split per unit')
+  axes.set_title(title, fontsize=10)
   axes.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
   return figure
 

@@ -156,6 +156,7 @@ def render(nodes: Dict[str, NodeRun], result: RunResult, config) -> str:
       nodes,
       images,
       eval_images,
+      config.label,
     ),
     'input': report_model.input_section(
       training, artifact_reader.output_json(nodes, 'model_run', artifacts.DAMAGE_FILE)

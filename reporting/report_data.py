@@ -68,7 +68,31 @@ def examples_section(result: RunResult, statistics: dict, label_keys: Sequence[s
   key, per_split, exact = artifact_reader.label_counts(statistics, label_keys)
   if not per_split:
     return parts[0] + html.absent('No label feature in the statistics.')
+  if not exact and summary_text.regressed(result):
+    return ''.join(parts) + number_label_html(key, statistics)
   return ''.join(parts) + label_distribution_html(key, per_split, exact)
+
+
+def number_label_html(key: str, statistics: dict) -> str:
+  """A regression label per split: its distribution (each split's histogram as a density, on
+  one axis: the splits' buckets differ) and a table of its mean, deviation, min, median, max."""
+  numbers = {
+    split: artifact_reader.features_by_name(dataset)[key].num_stats
+    for split, dataset in statistics.items()
+    if key in artifact_reader.features_by_name(dataset)
+  }
+  rows = [
+    [split, n.common_stats.num_non_missing, n.mean, n.std_dev, n.min, n.median, n.max]
+    for split, n in numbers.items()
+  ]
+  buckets = {
+    split: next((h.buckets for h in n.histograms if h.type == h.QUANTILES), [])
+    for split, n in numbers.items()
+  }
+  figure = pictures.number_distribution(key, buckets)
+  return (html.chart(figure) if figure else '') + html.table(
+    ['split', 'examples', f'mean {key}', 'deviation', 'min', 'median', 'max'], rows
+  )
 
 
 def label_distribution_html(key: str, per_split: Dict[str, list], exact: bool) -> str:
@@ -182,7 +206,7 @@ def duplicates_section(result: RunResult, config) -> str:
   facts = result.duplicates
   if not facts:
     return html.absent('No duplicate check in this run (--duplicates off, or an older ExampleGen).')
-  lines = summary_text.render_duplicates(facts)
+  lines = summary_text.render_duplicates(facts, summary_text.regressed(result))
   # Each line past its 12-character label ('duplicates: ', 'warning:    ' or blanks).
   parts = [f'<p>{html.escape(line[12:].strip())}</p>' for line in lines]
   found = len(lines) - bool(facts.get('near_copies_checked'))  # that line is said regardless

@@ -7,9 +7,10 @@ from typing import Dict, List, Optional, Sequence
 
 from contracts import artifacts, input_check
 from contracts import evaluation as evaluation_names
+from contracts.trainer_options import REGRESSION
 from metadata import artifact_reader
 from metadata.run_result import RunResult
-from reporting import html, pictures
+from reporting import html, pictures, summary_text
 
 # Confused pairs listed in place of a confusion matrix too big to read (pictures.MAX_MATRIX):
 # the few that explain most errors, on one screen.
@@ -22,6 +23,13 @@ def _model_html(training: dict) -> str:
   if 'model' not in training:
     return ''
   rows = [['label', training['label']]] if training.get('label') else []
+  if training.get('task') == REGRESSION:
+    rows.append(['task', f'regression, loss {training.get("loss", "?")}'])
+    rows += [
+      [f'train {name}', training[key]]
+      for name, key in (('label mean', 'label_mean'), ('label deviation', 'label_std'))
+      if key in training
+    ]
   rows.append(['model', training['model']])
   if training.get('weights'):
     rows.append(['backbone weights', training['weights']])
@@ -59,7 +67,7 @@ def _model_html(training: dict) -> str:
   )
 
 
-def _tuning_html(trials: Optional[list]) -> str:
+def _tuning_html(trials: Optional[list], task: Optional[str] = None) -> str:
   """Every Tuner trial (tuner_results.json: best first), the best marked; '' without a Tuner."""
   if trials is None:
     return ''
@@ -72,25 +80,31 @@ def _tuning_html(trials: Optional[list]) -> str:
   ]
   return (
     f'<h3>Tuning</h3><p>{len(trials):,} trial(s), best first; the Trainer trained with the '
-    "best one's values.</p>" + html.table(['trial'] + names + ['eval accuracy'], rows)
+    "best one's values.</p>"
+    + html.table(['trial'] + names + [summary_text.tuning_score(task)], rows)
   )
 
 
 def training_section(training: Optional[dict], nodes) -> str:
   tuning = _tuning_html(
-    artifact_reader.output_json(nodes, 'tuner_results', artifacts.TUNER_RESULTS_FILE)
+    artifact_reader.output_json(nodes, 'tuner_results', artifacts.TUNER_RESULTS_FILE),
+    (training or {}).get('task'),
   )
   if training is None:
     return html.absent('No training: the run stopped before the Trainer.') + tuning
   history = training['history']
-  metrics = [k for k in history if not k.startswith('val_')][:3]
+  metrics = [k for k in history if not k.startswith('val_')]
+  regressing = training.get('task') == REGRESSION
+  if regressing:  # the error in the label's units first; the loss is on the standardized label
+    metrics.sort(key=lambda k: k != evaluation_names.MAE_KEY)
+  metrics = metrics[:3]
   figure, axes = pictures.new_figure('training curves', (4 * len(metrics), 3), 1, len(metrics))
   for axis, metric in zip(axes[0], metrics):
     epochs = range(1, len(history[metric]) + 1)
     axis.plot(epochs, history[metric], marker='o', label='train')
     if f'val_{metric}' in history:
       axis.plot(epochs, history[f'val_{metric}'], marker='o', label='eval')
-    axis.set_title(metric)
+    axis.set_title(_curve_title(metric) if regressing else metric)
     axis.set_xlabel('epoch')
     axis.legend()
   rows = [
@@ -104,7 +118,7 @@ def training_section(training: Optional[dict], nodes) -> str:
     + html.table(['epoch'] + list(history), rows)
     + '<p>TensorBoard: <code>.venv/bin/tensorboard --logdir '
     + f'{html.escape(model_run.uri)}</code></p>'
-    + _single_features_html(training.get('single_feature_scores') or {})
+    + _single_features_html(training.get('single_feature_scores') or {}, regressing)
     + tuning
   )
 
@@ -124,15 +138,28 @@ def _trained_how(training: dict) -> str:
   )
 
 
-def _single_features_html(scores: Dict[str, float]) -> str:
+def _curve_title(metric: str) -> str:
+  """A regression model's training curve named with its units: its MAE in the label's, its loss
+  on the label standardized by the train split's mean and deviation (training.json)."""
+  if metric == evaluation_names.MAE_KEY:
+    return 'MAE (label units)'
+  return f'{metric} (standardized label)' if metric == 'loss' else metric
+
+
+def _single_features_html(scores: Dict[str, float], regressing: bool = False) -> str:
   """Each column alone (trainer/leakage.py), best first; '' for data without columns."""
   if not scores:
     return ''
+  score, rule = (
+    ('eval R²', 'the mean label of the train rows of the same or nearest value')
+    if regressing
+    else ('eval accuracy', 'the label most train rows of the same or nearest value have')
+  )
   return (
-    '<h3>Each column alone</h3><p>Eval accuracy of a one-feature rule learned on train (the '
-    'label most train rows of the same or nearest value have): a column near 1.0 gives the '
-    'label away, and the run stops before training unless --allow-feature keeps it.</p>'
-    + html.table(['column', 'eval accuracy alone'], [[n, f'{s:.4f}'] for n, s in scores.items()])
+    f'<h3>Each column alone</h3><p>{score[0].upper() + score[1:]} of a one-feature rule learned '
+    f'on train ({rule}): a column near 1.0 gives the label away, and the run stops before '
+    'training unless --allow-feature keeps it.</p>'
+    + html.table(['column', f'{score} alone'], [[n, f'{s:.4f}'] for n, s in scores.items()])
   )
 
 
@@ -248,18 +275,62 @@ def _per_class_section(nodes, result: RunResult, images: str, eval_images: tuple
   return html_out
 
 
-def _slices_section(nodes) -> str:
-  """Accuracy and example count per value of each --slice-feature."""
-  evaluation = artifact_reader.output(nodes, 'evaluation')
-  slices = artifact_reader.slice_metrics(evaluation) if evaluation is not None else {}
+def slices_html(slices: Dict[str, dict]) -> str:
+  """Example count and accuracy (a classifier) or the regression figures per value of each
+  --slice-feature (artifact_reader.slice_metrics)."""
   if not slices:
     return ''
-  rows = [[where, found['examples'], found['accuracy']] for where, found in slices.items()]
-  return '<h3>Per slice</h3>' + html.table(['slice', 'examples', 'accuracy'], rows)
+  figures = [
+    key
+    for key in (evaluation_names.MAE_KEY, evaluation_names.RMSE_KEY, evaluation_names.R2_KEY)
+    if any(key in found for found in slices.values())
+  ]
+  shown = figures or ['accuracy']
+  rows = [
+    [where, found['examples']] + [found.get(k) for k in shown] for where, found in slices.items()
+  ]
+  names = [artifact_reader.FIGURE_NAMES.get(k, k) for k in shown]
+  return '<h3>Per slice</h3>' + html.table(['slice', 'examples'] + names, rows)
+
+
+def _slices_section(nodes) -> str:
+  evaluation = artifact_reader.output(nodes, 'evaluation')
+  return slices_html(artifact_reader.slice_metrics(evaluation) if evaluation is not None else {})
+
+
+def regression_html(result: RunResult, nodes, label: str) -> str:
+  """A regression model against predicting the train mean, and its pictures on the first eval
+  rows (pictures.regression, axes named by the label column); '' for a classifier."""
+  figures = result.regression
+  if not figures:
+    return ''
+  gain = artifact_reader.improvement(figures)
+  said = (
+    f"<p>Predicting the train split's mean for every eval row: MAE "
+    f"{html.number_text(figures[evaluation_names.BASELINE_MAE_KEY])}; this model's MAE is "
+    f'{abs(gain):.0%} {"lower" if gain >= 0 else "higher"}.</p>'
+    if gain is not None
+    else ''
+  )
+  model = artifact_reader.output(nodes, 'model')
+  records = pictures.first_eval_records(result.examples_uri) if result.examples_uri else []
+  if model is None or not records:
+    return '<h3>Predictions</h3>' + said
+  from tfx.utils import path_utils
+
+  predicted, actual = pictures.predicted_and_actual(
+    path_utils.serving_model_path(model.uri), records
+  )
+  return '<h3>Predictions</h3>' + said + html.chart(pictures.regression(predicted, actual, label))
 
 
 def evaluation_section(
-  metrics: Dict[str, float], result: RunResult, nodes, images: str, eval_images: tuple
+  metrics: Dict[str, float],
+  result: RunResult,
+  nodes,
+  images: str,
+  eval_images: tuple,
+  label: str = 'label',
 ) -> str:
   if not metrics:
     return html.absent('No evaluation: the run stopped before the Evaluator.')
@@ -270,7 +341,11 @@ def evaluation_section(
     if result.blessed
     else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
-  details = _per_class_section(nodes, result, images, eval_images) + _slices_section(nodes)
+  details = (
+    regression_html(result, nodes, label)
+    + _per_class_section(nodes, result, images, eval_images)
+    + _slices_section(nodes)
+  )
   return (
     html.table(['metric (eval split)', 'value'], sorted(metrics.items()))
     + verdict

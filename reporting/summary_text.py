@@ -1,8 +1,11 @@
 """The terminal lines of a run's summary (cli/run.py prints them; `unchanged` reprints them)."""
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
+from contracts import evaluation as names
 from contracts import splits
+from contracts.trainer_options import REGRESSION
+from metadata.artifact_reader import FIGURE_NAMES, figure_text, improvement
 from metadata.run_result import RunResult
 
 # What near-duplicate detection of images finds and misses, as bench/near_duplicates.py measured
@@ -15,8 +18,15 @@ NEAR_COPIES_MEASURED = (
 )
 
 
-def render_duplicates(facts: dict) -> List[str]:
-  """The summary's lines on duplicates: kept together, near-copies, conflicts, given splits."""
+def regressed(result: RunResult) -> bool:
+  """Whether the run trained a regression model (training.json's task, or its figures)."""
+  return (result.training or {}).get('task') == REGRESSION or bool(result.regression)
+
+
+def render_duplicates(facts: dict, regression: bool = False) -> List[str]:
+  """The summary's lines on duplicates: kept together, near-copies, conflicts, given splits;
+  regression: the label is a number, whose rows of the same features and other values are its
+  spread, kept together (cli/config_builder.py), not conflicts."""
   parts = []
   if facts['duplicates']:
     parts.append(
@@ -27,7 +37,12 @@ def render_duplicates(facts: dict) -> List[str]:
       f'{facts["near_duplicate_groups"]} group(s) of near-duplicate images, each in one split'
     )
   conflicts = facts['label_conflicts']
-  if conflicts:
+  if conflicts and regression:
+    parts.append(
+      f'{conflicts} example(s) share their features with another of another label value, '
+      "kept, each set in one split (the label's spread, not a conflict)"
+    )
+  elif conflicts:
     named = ', '.join(f'{c.get("path") or c.get("row")} ({c["label"]})' for c in facts['conflicts'])
     more = (
       f' and {conflicts - len(facts["conflicts"])} more'
@@ -55,7 +70,8 @@ def render_duplicates(facts: dict) -> List[str]:
     named = ', '.join(a['row'] for a in facts['across'])
     lines.append(
       f'warning:    {facts["across_splits"]} example(s) of the given splits have their content in '
-      f'both train and eval ({named}, …): eval accuracy may be inflated; --eval-percent N '
+      f'both train and eval ({named}, …): eval {"errors" if regression else "accuracy"} may be '
+      f'{"understated" if regression else "inflated"}; --eval-percent N '
       're-splits the data with duplicates grouped'
     )
   return lines
@@ -107,8 +123,10 @@ def render_training(training: dict) -> List[str]:
   tuned = ' (tuned)' if training.get('tuned') else ''
   seed = f'; seed {training["seed"]}, deterministic ops' if training.get('seed') is not None else ''
   lines = [f'label:      {training["label"]}'] if training.get('label') else []
+  loss = f'; loss {training["loss"]}' if training.get('loss') else ''
   lines.append(
     f'model:      {training["model"]}{weights}; {_values(training["hyperparameters"])}{tuned}'
+    + loss
     + seed
   )
   phases = training.get('phases') or []
@@ -131,16 +149,49 @@ def render_training(training: dict) -> List[str]:
   return lines
 
 
-def render_tuning(trials: list) -> str:
+def tuning_score(task: Optional[str]) -> str:
+  """What a Tuner trial's score is: the classifier's eval accuracy, the regression model's eval
+  loss (the Tuner minimises it)."""
+  return 'eval loss' if task == REGRESSION else 'eval accuracy'
+
+
+def render_tuning(trials: list, task: Optional[str] = None) -> str:
   """'best of 3 trials: trial 2, eval accuracy 0.9100 with learning_rate …' (TFX's
   tuner_results.json: finished trials, best first, each {trial_id, score, **values})."""
   if not trials:
     return 'no trial finished'
   best = {k: v for k, v in trials[0].items() if k not in ('trial_id', 'score')}
   return (
-    f'best of {len(trials)} trials: trial {trials[0]["trial_id"]}, eval accuracy '
+    f'best of {len(trials)} trials: trial {trials[0]["trial_id"]}, {tuning_score(task)} '
     f'{trials[0]["score"]:.4f} with {_values(best)}'
   )
+
+
+def render_regression(figures: Dict[str, float], serving: Dict[str, float]) -> List[str]:
+  """'eval:       MAE 1.132, RMSE 2.403, R² 0.8812, MAPE 12.3 %' and 'baseline:   …': a
+  regression model's figures on the eval split (in the label's units) against predicting the
+  train split's mean, and the serving model's when one was compared."""
+  shown = lambda found, keys: ', '.join(
+    f'{FIGURE_NAMES[key]} {figure_text(found[key])}' + (' %' if key == names.MAPE_KEY else '')
+    for key in keys
+    if key in found
+  )
+  main = (names.MAE_KEY, names.RMSE_KEY, names.R2_KEY, names.MAPE_KEY)
+  no_mape = '' if names.MAPE_KEY in figures else '; no MAPE: an eval label is 0'
+  lines = [f'eval:       {shown(figures, main)} (eval split, label units){no_mape}']
+  gain = improvement(figures)
+  if gain is not None:
+    lines.append(
+      f'baseline:   predicting the train mean for every row: MAE '
+      f"{figure_text(figures[names.BASELINE_MAE_KEY])}; this model's is {abs(gain):.0%} "
+      + ('lower' if gain >= 0 else 'HIGHER')
+    )
+  means = shown(figures, (names.MEAN_LABEL_KEY, names.MEAN_PREDICTION_KEY))
+  if means:
+    lines.append(f'means:      {means}')
+  if serving:
+    lines.append(f'serving model: {shown(serving, main)} (the same eval rows)')
+  return lines
 
 
 def render_revision(revision: dict) -> str:
@@ -219,7 +270,7 @@ def render(result: RunResult) -> List[str]:
       + (f' (see {result.excluded_report})' if result.excluded_files else '')
     )
   if result.duplicates:
-    lines.extend(render_duplicates(result.duplicates))
+    lines.extend(render_duplicates(result.duplicates, regressed(result)))
   if result.id_columns:
     lines.append(render_id_columns(result.id_columns))
   if result.anomalies is not None:
@@ -227,11 +278,13 @@ def render(result: RunResult) -> List[str]:
       f'anomalies:  {len(result.anomalies)}' + ''.join(f'\n  - {a}' for a in result.anomalies)
     )
   if result.tuning is not None:
-    lines.append(f'tuning:     {render_tuning(result.tuning)}')
+    lines.append(f'tuning:     {render_tuning(result.tuning, (result.training or {}).get("task"))}')
   if result.training:
     lines.extend(render_training(result.training))
   if result.input_check:
     lines.append(f'input check: {render_input_check(result.input_check)}')
+  if result.regression:
+    lines.extend(render_regression(result.regression, result.evaluation.serving_figures))
   if result.eval_accuracy is not None:
     lines.append(f'eval accuracy: {result.eval_accuracy:.4f}')
   recall = {name: value for name, value in result.class_recall.items() if value is not None}

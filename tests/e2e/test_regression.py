@@ -93,3 +93,46 @@ def test_monitor_compares_the_label_and_the_prediction_of_serving_data(fare_run,
     found = json.load(f)
   assert found['task'] == 'regression'
   assert {'model prediction', 'fare'} <= set(found['features'])
+
+
+REPORT_FACTS = """({
+  charts: [...document.querySelectorAll('svg.chart')].map(c => ({
+      alt: c.getAttribute('aria-label'), section: c.closest('section').id,
+      width: c.getBoundingClientRect().width, height: c.getBoundingClientRect().height,
+      texts: [...c.querySelectorAll('text')].map(t => t.textContent)})),
+  text: Object.fromEntries([...document.querySelectorAll('section')].map(s => [s.id, s.innerText])),
+})"""
+
+
+def test_the_summary_and_the_report_show_the_errors_and_the_pictures_of_a_number(fare_run):
+  from metadata.artifact_reader import figure_text
+  from metadata.run_result import RunResult
+  from reporting import report, summary_text
+  from tests.support import browser
+
+  code, result, output, _, _ = fare_run
+  assert code == EXIT_OK
+  lines = summary_text.render(RunResult.from_json(result))
+  mae = figure_text(result['regression'][evaluation.MAE_KEY])
+  assert any(line.startswith(f'eval:       MAE {mae}, RMSE ') for line in lines), lines
+  assert any(line.startswith('baseline:   predicting the train mean') for line in lines)
+  assert not any(line.startswith('eval accuracy') for line in lines)
+  chromium, why_not = browser.chromium_path()
+  if chromium is None:
+    pytest.skip(why_not)
+  with browser.Page(chromium) as page:
+    page.open('file://' + os.path.join(os.path.abspath(output), report.REPORT_FILE))
+    facts = page.evaluate(REPORT_FACTS)
+  charts = {c['alt']: c for c in facts['charts']}
+  assert {'label distribution (fare)', 'training curves', 'predictions against the label'} <= set(
+    charts
+  )
+  assert 'recall per class' not in charts and 'confusion matrix' not in charts
+  for chart in charts.values():
+    assert chart['width'] > 200 and chart['height'] > 100, chart
+  drawn = ' '.join(charts['predictions against the label']['texts'])
+  assert 'actual fare' in drawn and 'residual (actual − predicted)' in drawn
+  assert 'MAE (label units)' in charts['training curves']['texts']
+  evaluated = facts['text']['evaluation']
+  assert "Predicting the train split's mean for every eval row: MAE" in evaluated
+  assert 'slice\texamples\tMAE\tRMSE\tR²' in evaluated and 'payment_type = ' in evaluated

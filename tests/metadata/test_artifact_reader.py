@@ -56,3 +56,45 @@ def test_two_class_counts_of_a_numeric_label_only_where_the_statistics_make_them
   three = {'train': _numeric('INT', 0, 2, 90, 30)}
   assert artifact_reader.two_class_counts(three, 'target', 0.0) == {}
   assert artifact_reader.two_class_counts(binary, 'absent', 0.0) == {}
+
+
+def test_regression_figures_of_the_candidate_and_the_serving_model_by_their_names(tmp_path):
+  from ml_metadata.proto import metadata_store_pb2
+
+  from contracts import evaluation as names
+  from tests.support import evaluations
+
+  folder = evaluations.write_metrics(
+    str(tmp_path),
+    {
+      ('candidate', names.MAE_KEY, False): 1.13,
+      ('candidate', names.RMSE_KEY, False): 2.4,
+      ('candidate', names.R2_KEY, False): 0.88,
+      ('candidate', names.MAPE_KEY, False): float('nan'),  # a label of 0
+      ('candidate', names.BASELINE_MAE_KEY, False): 7.06,
+      ('baseline', names.RMSE_KEY, False): 2.5,
+      ('candidate', names.RMSE_KEY, True): -0.1,
+      ('candidate', 'example_count', False): 40.0,
+    },
+    {('zone', 'north'): {names.MAE_KEY: 0.9, names.R2_KEY: 0.91, 'example_count': 30.0}},
+  )
+  evaluation = metadata_store_pb2.Artifact(uri=folder)
+  assert artifact_reader.regression_figures(evaluation) == {
+    'candidate': {
+      names.MAE_KEY: 1.13,
+      names.RMSE_KEY: 2.4,
+      names.R2_KEY: 0.88,
+      names.BASELINE_MAE_KEY: 7.06,
+    },
+    'baseline': {names.RMSE_KEY: 2.5},
+  }
+  assert artifact_reader.improvement(
+    artifact_reader.regression_figures(evaluation)['candidate']
+  ) == (1 - 1.13 / 7.06)
+  assert artifact_reader.slice_metrics(evaluation) == {
+    'zone = north': {'accuracy': None, 'examples': 30, names.MAE_KEY: 0.9, names.R2_KEY: 0.91}
+  }
+  classifier = evaluations.write_metrics(
+    str(tmp_path / 'classifier'), {('candidate', names.ACCURACY_KEY, False): 0.9}
+  )
+  assert artifact_reader.regression_figures(metadata_store_pb2.Artifact(uri=classifier)) == {}

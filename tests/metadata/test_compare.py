@@ -457,3 +457,85 @@ def test_two_trainings_that_differ_in_their_metrics_alone_say_it_was_training_s_
   assert compare.compare(a, _changed(b, 'options/Trainer/seed', 7), moved={})['randomness'] == ''
   assert compare.compare(a, _changed(b, 'data/span', 1), moved={})['randomness'] == ''
   assert compare.compare(a, _changed(b, 'model_id', 6), moved={})['randomness'] == ''
+
+
+def _regression_facts(mae: float, rmse: float, r2: float, north: float) -> dict:
+  """A regression run's facts: its figures overall and per slice."""
+  from contracts import evaluation as names
+
+  facts = _facts(label=None, examples_per_class={})
+  facts['metrics'] = {
+    'task': 'regression',
+    'accuracy': None,
+    'regression': {
+      names.MAE_KEY: mae,
+      names.RMSE_KEY: rmse,
+      names.R2_KEY: r2,
+      names.BASELINE_MAE_KEY: 7.06,
+    },
+    'per_class': {},
+    'per_slice': {'zone = north': {'accuracy': None, 'examples': 5, names.MAE_KEY: north}},
+    'blessed': True,
+    'blessing': f'MAE {mae}',
+    'pushed_to': '/o/serving/1',
+  }
+  return facts
+
+
+def test_two_regression_runs_are_compared_by_mae_rmse_r2_side_by_side():
+  a, b = _regression_facts(1.5, 2.6, 0.85, 1.2), _regression_facts(1.13, 2.4, 0.88, 1.0)
+  result = compare.compare(a, b, moved={})
+  regression = result['metrics']['regression']
+  assert regression['mean_absolute_error']['delta'] == pytest.approx(-0.37)
+  assert regression['r_squared'] == {'a': 0.85, 'b': 0.88, 'delta': pytest.approx(0.03)}
+  assert _names(result, 'metrics') == ['MAE', 'RMSE', 'R²', 'MAE where zone = north']
+  assert result['tasks_differ'] == '' and result['b']['mae'] == 1.13
+  lines = compare_page.render(result)
+  table = '\n'.join(lines[lines.index('metrics (eval split):') :])
+  for row in ('MAE ', 'RMSE ', 'R² ', 'MAE of the mean predictor', 'MAE where zone = north'):
+    assert row in table, row
+  assert '-0.37' in table and 'accuracy' not in table
+  page = compare_page.html_page(result)
+  assert '<td>MAE</td><td class="n">1.5</td><td class="n">1.13</td>' in page
+  assert '<td>R²</td><td class="n">0.85</td><td class="n">0.88</td>' in page
+  assert 'aria-label="MAE, run A and run B"' in page and 'recall per class' not in page
+
+
+def test_a_regression_run_against_a_classifier_says_the_tasks_differ_and_compares_no_figure():
+  a, b = _facts(), _regression_facts(1.13, 2.4, 0.88, 1.0)
+  a['metrics']['task'] = 'classification'
+  result = compare.compare(a, b, moved={})
+  assert result['tasks_differ'].startswith('the tasks differ: A is a classifier, B a regression')
+  metrics = [d for d in result['differences'] if d['aspect'] == 'metrics']
+  assert [(d['name'], d['a'], d['b'], d['delta']) for d in metrics] == [
+    ('task', 'classification', 'regression', None)
+  ]
+  lines = compare_page.render(result)
+  assert result['tasks_differ'] in lines
+  assert any(line.split()[:3] == ['task', 'classification', 'regression'] for line in lines)
+  page = compare_page.html_page(result)
+  assert 'the tasks differ' in page and '<td>task</td><td>classification</td>' in page
+  assert 'MAE, run A and run B' not in page and 'recall per class' not in page  # one run each
+
+
+def test_a_runs_task_is_its_trainings_else_what_its_evaluation_measured():
+  from metadata.run_result import Evaluation, RunResult
+
+  assert run_facts.task_of(RunResult(training={'task': 'regression'})) == 'regression'
+  figures = Evaluation(figures={'mean_absolute_error': 1.0})
+  assert run_facts.task_of(RunResult(evaluation=figures)) == 'regression'
+  assert run_facts.task_of(RunResult(evaluation=Evaluation(accuracy=0.9))) == 'classification'
+  assert run_facts.task_of(RunResult(training={'model': 'cnn'})) == 'classification'
+  assert run_facts.task_of(RunResult()) is None
+
+
+def test_regression_figures_that_differ_only_by_summation_order_are_the_same():
+  a = _regression_facts(6720.4, 8429.0, 0.9765, 7625.0)
+  b = _regression_facts(6720.4 * (1 + 2e-8), 8429.0, 0.9765 - 1e-10, 7625.0 + 3e-4)
+  result = compare.compare(a, b, moved={})
+  assert _names(result, 'metrics') == []
+  b['metrics']['regression']['mean_absolute_error'] = 6721.0
+  assert _names(compare.compare(a, b, moved={}), 'metrics') == ['MAE']
+  lines = compare_page.render(compare.compare(a, b, moved={}))
+  assert any(line.split()[:3] == ['MAE', '6720', '6721'] for line in lines)
+  assert compare_page.shown(80832.4) == '80,832'

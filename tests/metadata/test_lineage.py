@@ -203,3 +203,25 @@ def test_a_serving_model_the_evaluator_did_not_compare_is_no_baseline_there(tmp_
   assert models[served]['evaluations'] == []  # given to the Evaluator, not compared
   (alone,) = models[other]['evaluations']
   assert alone['against'] is None and alone['blessed'] is True
+
+
+def test_a_regression_models_evaluations_say_its_own_mae(pushed_pushed_refused, monkeypatch):
+  path, (first, second, refused) = pushed_pushed_refused
+  monkeypatch.setattr(artifact_reader, 'accuracies', lambda evaluation: {})
+  figures = {
+    uri: {
+      model: {evaluation_names.MAE_KEY: 6000.4 + 100 * accuracy}
+      for model, accuracy in found.items()
+    }
+    for uri, found in ACCURACIES.items()
+  }
+  monkeypatch.setattr(
+    artifact_reader, 'regression_figures', lambda evaluation: figures[evaluation.uri]
+  )
+  report = lineage.trace(path)
+  lines = lineage_text.render(report)
+  (serving,) = [line for line in lines if line.startswith(f'  model #{second} ')]
+  assert f'evaluated on #1 against model #{first}: MAE 6,093, blessed' in serving
+  assert f'baseline on #1 against model #{refused} (not blessed): MAE 6,093' in serving
+  models = {m['model_id']: m for m in report['models']}
+  assert [e['accuracy'] for e in models[second]['evaluations']] == [None] * 3

@@ -139,3 +139,65 @@ def test_a_grid_of_images_is_one_mosaic_with_each_caption_over_its_cell():
   assert (cells[16, 16] == 0).all() and (cells[2, 16] == 255).all()  # letterboxed, centred
   assert (cells[16, 48] == 255).all()  # the empty place stays white
   assert cells[48, 16].tolist() == [200, 0, 0] and (cells[48, 48] == 255).all()
+
+
+def test_a_regression_models_predictions_are_read_with_their_labels_and_drawn(tmp_path):
+  from tests.support import evaluations, regression_model
+
+  rows = [(float(x), float(2 * x + (x % 3) - 1)) for x in range(30)]
+  records = [regression_model.record(fare=x, tips=y) for x, y in rows]
+  examples = evaluations.eval_split(str(tmp_path / 'examples'), records)
+  model_dir = regression_model.save(str(tmp_path / 'model'))
+  first = pictures.first_eval_records(examples, limit=25)
+  predicted, actual = pictures.predicted_and_actual(model_dir, first)
+  assert predicted.tolist() == [regression_model.expected(x) for x, _ in rows[:25]]
+  assert actual.tolist() == [y for _, y in rows[:25]]
+  figure = pictures.regression(predicted, actual, 'tips')
+  svg = report_html.chart(figure)
+  for said in ('actual tips', 'predicted tips', 'residual (actual − predicted)', 'eval rows'):
+    assert said in html.unescape(svg), said
+  assert 'the first 25 eval rows' in html.unescape(svg)
+  assert pictures.regression(np.array([]), np.array([]), 'tips') is None
+
+
+def test_a_regression_label_is_shown_per_split_as_densities_and_its_figures():
+  from google.protobuf import text_format
+  from tensorflow_metadata.proto.v0 import statistics_pb2
+
+  def split(mean: float, low: float, high: float, counts: list):
+    width = (high - low) / len(counts)
+    buckets = ''.join(
+      f'buckets {{ low_value: {low + i * width} high_value: {low + (i + 1) * width} '
+      f'sample_count: {c} }}'
+      for i, c in enumerate(counts)
+    )
+    return text_format.Parse(
+      f'features {{ path {{ step: "fare" }} num_stats {{ mean: {mean} std_dev: 3.5 min: {low} '
+      f'max: {high} median: {mean - 1} common_stats {{ num_non_missing: {sum(counts)} }} '
+      f'histograms {{ type: QUANTILES {buckets} }} }} }}',
+      statistics_pb2.DatasetFeatureStatistics(),
+    )
+
+  statistics = {'train': split(11.5, 0, 60, [50, 30, 20]), 'eval': split(11.0, 2, 50, [10, 8])}
+  page = report_data.number_label_html('fare', statistics)
+  assert 'aria-label="label distribution (fare)"' in page
+  assert 'fare per split (StatisticsGen quantiles)' in html.unescape(page)
+  assert '<td>train</td><td class="n">100</td><td class="n">11.5</td><td class="n">3.5</td>' in page
+  assert '<td>eval</td><td class="n">18</td><td class="n">11</td>' in page
+  figure = pictures.number_distribution(
+    'fare', {'train': statistics['train'].features[0].num_stats.histograms[0].buckets}
+  )
+  heights = figure.axes[0].patches[0].get_data()[0]
+  assert np.isclose(sum(h * 20 for h in heights), 1.0)  # a density: the split's share sums to 1
+  assert pictures.number_distribution('fare', {'train': []}) is None
+  tail = split(12.0, 0, 700, [100] * 9 + [1])  # deciles of a skewed fare: the last is long
+  edges = [0.0, 4, 5, 6, 7, 8, 9, 10, 12, 20, 700]
+  for bucket, (low, high) in zip(
+    tail.features[0].num_stats.histograms[0].buckets, zip(edges, edges[1:])
+  ):
+    bucket.low_value, bucket.high_value = low, high
+  figure = pictures.number_distribution(
+    'fare', {'eval': tail.features[0].num_stats.histograms[0].buckets}
+  )
+  assert figure.axes[0].get_xlim() == (0.0, 36.0)  # 20 + (20 - 4)
+  assert figure.axes[0].get_title().endswith('up to 36 of 700')

@@ -7,6 +7,7 @@ from ml_metadata.proto import metadata_store_pb2
 
 from contracts import artifacts
 from metadata import artifact_reader, run_reader
+from metadata.run_result import Evaluation, RunResult
 from reporting import report_model
 
 HISTORY = {'loss': [1.2, 0.6], 'sparse_categorical_accuracy': [0.5, 0.8], 'val_loss': [1.0, 0.7]}
@@ -151,3 +152,130 @@ def test_the_seed_is_shown_where_training_json_has_one(tmp_path):
   )
   assert '<td>seed</td><td>none</td>' in _section(tmp_path / 'b', dict(TRAINING, seed=None))
   assert '<td>seed</td>' not in _section(tmp_path / 'c', TRAINING)  # written before --seed
+
+
+REGRESSION_TRAINING = dict(
+  OLD_TRAINING,
+  label='fare',
+  model='mlp',
+  hyperparameters={'learning_rate': 0.001},
+  task='regression',
+  loss='huber',
+  label_mean=11.5,
+  label_std=9.25,
+  single_feature_scores={'distance': 0.83},
+  history={
+    'loss': [0.6, 0.3],
+    'mean_absolute_error': [4.1, 2.2],
+    'val_loss': [0.5, 0.35],
+    'val_mean_absolute_error': [3.9, 2.4],
+  },
+)
+
+
+def _regression_page(tmp_path) -> tuple:
+  """(the training and evaluation sections of a regression run as one page, its RunResult): a
+  tiny SavedModel (tests/support/regression_model.py) on 40 eval rows, TFMA's files by hand."""
+  from contracts import evaluation as names
+  from metadata import summary
+  from reporting import html
+  from tests.support import evaluations, regression_model
+
+  rows = [(float(x), 2.0 * x + (x % 5 - 2) * 0.5) for x in range(40)]
+  records = [regression_model.record(fare=x, tips=y) for x, y in rows]
+  examples = evaluations.eval_split(str(tmp_path / 'examples'), records)
+  regression_model.save(str(tmp_path / 'model' / 'Format-Serving'))
+  figures = {
+    (names.CANDIDATE, names.MAE_KEY, False): 0.6,
+    (names.CANDIDATE, names.RMSE_KEY, False): 0.71,
+    (names.CANDIDATE, names.R2_KEY, False): 0.998,
+    (names.CANDIDATE, names.BASELINE_MAE_KEY, False): 20.0,
+    (names.CANDIDATE, 'example_count', False): 40.0,
+  }
+  slices = {
+    ('zone', 'north'): {names.MAE_KEY: 0.5, names.RMSE_KEY: 0.6, names.R2_KEY: 0.99},
+    ('zone', 'south'): {names.MAE_KEY: 0.7, names.RMSE_KEY: 0.8, names.R2_KEY: 0.97},
+  }
+  evaluation = evaluations.write_metrics(str(tmp_path / 'evaluation'), figures, slices)
+  artifact = lambda uri: metadata_store_pb2.Artifact(uri=uri)
+  nodes = {
+    'Trainer': _node(
+      tmp_path, 'Trainer', 'model_run', artifacts.TRAINING_FILE, REGRESSION_TRAINING
+    ),
+    'Evaluator': run_reader.NodeRun('Evaluator', 'COMPLETE', {'evaluation': artifact(evaluation)}),
+    'Trainer.model': run_reader.NodeRun(
+      'Trainer.model', 'COMPLETE', {'model': artifact(str(tmp_path / 'model'))}
+    ),
+  }
+  result = RunResult(
+    wall_seconds=1.0,
+    examples_uri=examples,
+    training={'label': 'fare', 'task': 'regression'},
+    evaluation=Evaluation(
+      figures=artifact_reader.regression_figures(artifact(evaluation))[names.CANDIDATE]
+    ),
+    blessed=True,
+  )
+  result.blessing = summary.regression_reason(None, True, result.regression, {})
+  metrics = artifact_reader.overall_metrics(artifact(evaluation))
+  training = artifact_reader.output_json(nodes, 'model_run', artifacts.TRAINING_FILE)
+  body = (
+    '<section id="training"><h2>Training</h2>'
+    + report_model.training_section(training, nodes)
+    + '</section><section id="evaluation"><h2>Evaluation</h2>'
+    + report_model.evaluation_section(metrics, result, nodes, '', (), 'tips')
+    + '</section>'
+  )
+  return html.page('regression run', body), result
+
+
+def test_a_regression_run_shows_its_predictions_errors_and_slices_in_label_units(tmp_path):
+  page, _ = _regression_page(tmp_path)
+  assert 'aria-label="predictions against the label"' in page
+  assert "this model's MAE is 97% lower" in page
+  assert '<th>slice</th><th>examples</th><th>MAE</th><th>RMSE</th><th>R²</th>' in page
+  assert '<td>zone = north</td>' in page and 'accuracy' not in page.split('Per slice')[1]
+  assert 'MAE (label units)' in page and 'loss (standardized label)' in page
+  assert '<td>task</td><td>regression, loss huber</td>' in page
+  assert '<td>train label mean</td><td class="n">11.5</td>' in page
+  assert 'eval R² alone' in page and 'eval accuracy' not in page
+  assert 'Per class' not in page and 'Confusion matrix' not in page
+
+
+PAGE_FACTS = """({
+  charts: [...document.querySelectorAll('svg.chart')].map(c => ({
+      alt: c.getAttribute('aria-label'), width: c.getBoundingClientRect().width,
+      height: c.getBoundingClientRect().height, section: c.closest('section').id,
+      texts: [...c.querySelectorAll('text')].map(t => t.textContent)})),
+  text: document.querySelector('#evaluation').innerText,
+})"""
+
+
+def test_the_regression_sections_render_in_chromium_with_their_charts_text_as_text(tmp_path):
+  import os
+
+  import pytest
+
+  from tests.support import browser
+
+  chromium, why_not = browser.chromium_path()
+  if chromium is None:
+    pytest.skip(why_not)
+  page, result = _regression_page(tmp_path)
+  path = tmp_path / 'report.html'
+  path.write_text(page, encoding='utf-8')
+  with browser.Page(chromium) as shown:
+    shown.open('file://' + os.path.abspath(path))
+    facts = shown.evaluate(PAGE_FACTS)
+  charts = {c['alt']: c for c in facts['charts']}
+  assert set(charts) == {'training curves', 'predictions against the label'}
+  for chart in charts.values():
+    assert chart['width'] > 600 and chart['height'] > 150, chart
+  drawn = ' '.join(charts['predictions against the label']['texts'])
+  for said in ('actual tips', 'predicted tips', 'residual (actual − predicted)', 'eval rows'):
+    assert said in drawn, said
+  assert 'MAE (label units)' in ' '.join(charts['training curves']['texts'])
+  assert f'Blessed ({result.blessing})' in facts['text']
+  assert (
+    'zone = north\t30' not in facts['text'] and 'zone = north\t0\t0.5\t0.6\t0.99' in facts['text']
+  )

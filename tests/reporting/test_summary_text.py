@@ -81,6 +81,19 @@ def test_conflicts_too_many_for_mislabelled_copies_are_said_to_be_a_noisy_label(
   assert 'for these features (see d.json)' in unnamed[0]
   rare = summary_text.render_duplicates({**facts, 'conflicts_kept': False, 'label_noisy': False})
   assert 'filed under two labels, left out of both splits' in rare[0]
+  numbers = summary_text.render_duplicates({**facts, 'conflicts_kept': True}, regression=True)
+  assert numbers[0] == (
+    'duplicates: 9909 example(s) share their features with another of another label value, '
+    "kept, each set in one split (the label's spread, not a conflict) (see d.json)"
+  )
+  lines = summary_text.render(
+    RunResult(
+      wall_seconds=1.0,
+      duplicates={**facts, 'conflicts_kept': True, 'conflicts': []},
+      training={'model': 'mlp', 'hyperparameters': {}, 'task': 'regression'},
+    )
+  )
+  assert numbers[0] in lines and not any('two labels' in line for line in lines)
 
 
 def test_records_the_trainer_read_are_shown_against_those_recorded_when_fewer():
@@ -111,3 +124,50 @@ def test_the_model_line_names_the_seed_it_was_trained_with():
   )
   unseeded = summary_text.render_training(dict(training, seed=None))[0]
   assert unseeded == 'model:      cnn; learning_rate 0.001'
+
+
+def test_a_regression_run_prints_its_errors_against_the_mean_predictor_not_an_accuracy():
+  from contracts import evaluation as names
+  from metadata.run_result import Evaluation
+
+  figures = {
+    names.MAE_KEY: 1.132,
+    names.RMSE_KEY: 2.403,
+    names.R2_KEY: 0.8812,
+    names.MAPE_KEY: 12.3,
+    names.MEAN_LABEL_KEY: 11.2,
+    names.MEAN_PREDICTION_KEY: 11.1,
+    names.BASELINE_MAE_KEY: 7.061,
+  }
+  evaluation = Evaluation(figures=figures, serving_figures={names.RMSE_KEY: 2.5})
+  training = {
+    'label': 'fare',
+    'model': 'mlp',
+    'hyperparameters': {'learning_rate': 0.001},
+    'task': 'regression',
+    'loss': 'huber',
+  }
+  trials = [{'trial_id': '01', 'score': 0.21, 'learning_rate': 0.001}]
+  result = RunResult(wall_seconds=1.0, evaluation=evaluation, training=training, tuning=trials)
+  lines = summary_text.render(result)
+  assert (
+    'eval:       MAE 1.132, RMSE 2.403, R² 0.8812, MAPE 12.3 % (eval split, label units)' in lines
+  )
+  assert (
+    "baseline:   predicting the train mean for every row: MAE 7.061; this model's is 84% lower"
+    in lines
+  )
+  assert 'means:      mean label 11.2, mean prediction 11.1' in lines
+  assert 'serving model: RMSE 2.5 (the same eval rows)' in lines
+  assert 'model:      mlp; learning_rate 0.001; loss huber' in lines
+  assert (
+    'tuning:     best of 1 trials: trial 01, eval loss 0.2100 with learning_rate 0.001' in lines
+  )
+  assert not any('accuracy' in line for line in lines)
+  worse = Evaluation(figures=dict(figures, **{names.MAE_KEY: 8.0}))
+  lines = summary_text.render(RunResult(wall_seconds=1.0, evaluation=worse))
+  assert any(line.endswith("this model's is 13% HIGHER") for line in lines)
+  prices = Evaluation(figures={names.MAE_KEY: 6720.4, names.BASELINE_MAE_KEY: 46360.2})
+  lines = summary_text.render(RunResult(wall_seconds=1.0, evaluation=prices))
+  assert 'eval:       MAE 6,720 (eval split, label units); no MAPE: an eval label is 0' in lines
+  assert any('MAE 46,360;' in line for line in lines)
