@@ -98,14 +98,14 @@ def _unevaluated_said(unevaluated: Sequence[str]) -> str:
 
 def eval_size_text(small: dict, names: Sequence[str] = ()) -> str:
   """Why an eval split was too small to judge a model on (the blessing's EVAL_TOO_SMALL): 'only
-  5 eval examples: a model judged on fewer than 30 is not pushed (a larger --eval-percent, or
-  --min-eval-examples lowers it)', and the classes below their minimum likewise."""
+  5 eval examples, at least 30 needed to judge a model (--min-eval-examples)', the classes below
+  their minimum likewise, then the remedy."""
   parts = []
   examples, needed = small['examples'], small['min_examples']
   if examples < needed:
     parts.append(
-      f'only {examples} eval example{"s" if examples != 1 else ""}: a model judged on fewer than '
-      f'{needed} is not pushed (a larger --eval-percent, or --min-eval-examples lowers it)'
+      f'only {examples} eval example{"s" if examples != 1 else ""}, at least {needed} needed to '
+      'judge a model (--min-eval-examples)'
     )
   classes = small.get('classes') or []
   if classes:
@@ -118,11 +118,10 @@ def eval_size_text(small: dict, names: Sequence[str] = ()) -> str:
     one = len(classes) == 1
     parts.append(
       f'class{"" if one else "es"} {", ".join(said)}{more} {"has" if one else "have"} '
-      f'{", ".join(map(str, counts))} eval example{"" if counts == [1] else "s"}: a model judged '
-      f'on fewer than {small["min_class_examples"]} of a class is not pushed (a larger '
-      '--eval-percent, or --min-eval-class-examples lowers it)'
+      f'{", ".join(map(str, counts))} eval example{"" if counts == [1] else "s"}, at least '
+      f'{small["min_class_examples"]} of each needed (--min-eval-class-examples)'
     )
-  return '; '.join(parts)
+  return '; '.join(parts + ['a larger --eval-percent gives more'])
 
 
 def classes_differ(serving_classes: Sequence[str], names: Sequence[str]) -> str:
