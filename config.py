@@ -198,6 +198,13 @@ class PipelineConfig:
   max_accuracy_drop: float = 0.01  # and at most this far below the serving (last blessed) model
   min_class_recall: float = 0.0  # and every class's eval recall at least this (0: not checked)
   allow_missed_classes: bool = False  # bless a model that never predicts some eval class
+  # No model is blessed on fewer eval examples than this (0: not checked): below 30, even a
+  # perfect score does not show an error rate under 0.1 (the rule of three: 0 errors in n leave
+  # 3 / n as the 95 % upper bound), i.e. accuracy 0.9, min_accuracy's default.
+  min_eval_examples: int = 30
+  # Classifiers: nor on fewer eval examples of any class of the model (0: not checked); 5, as
+  # class_coverage.ENOUGH_EXAMPLES: fewer tell nothing of a class's recall.
+  min_eval_class_examples: int = 5
   # Regression, lower is better (components/blessing_evaluator/eval_config.build_regression):
   min_improvement: float = 0.1  # eval MAE at least this share below the mean predictor's
   max_mae: Optional[float] = None  # and at most this (None: not checked)

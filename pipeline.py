@@ -412,7 +412,8 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
   Blessing: eval accuracy ≥ min_accuracy and, once a model is serving, at most max_accuracy_drop
   below it on the same eval split (the latest blessed model, resolved as the baseline); with
   min_class_recall, every class's recall ≥ it (components/blessing_evaluator/eval_config.py); and
-  every class of the eval split predicted at least once unless allow_missed_classes. A
+  every class of the eval split predicted at least once unless allow_missed_classes; at least
+  min_eval_examples eval examples (min_eval_class_examples of each class of a classifier). A
   regression model (config.trainer.task): eval MAE at least min_improvement below the mean
   predictor's, optional max_mae / max_rmse, and RMSE at most max_error_increase above the serving
   model's (eval_config.build_regression). A model
@@ -449,6 +450,8 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     eval_config=eval_config,
     min_accuracy=values['min_accuracy'],
     allow_missed_classes=config.allow_missed_classes,
+    min_eval_examples=config.min_eval_examples,
+    min_eval_class_examples=config.min_eval_class_examples,
     max_damaged_percent=config.max_damaged_percent,
     task=REGRESSION if regression else CLASSIFICATION,
     model_run=trainer.outputs['model_run'],

@@ -336,6 +336,20 @@ OPTIONS = {
     'such a model is not pushed: with 990:10 labels, always answering the majority class scores '
     'accuracy 0.99)',
   ),
+  '--min-eval-examples': dict(
+    type=int,
+    default=DEFAULTS.min_eval_examples,
+    metavar='N',
+    help='bless no model judged on fewer eval examples than this (default: %(default)s: fewer '
+    'cannot show accuracy 0.9 even when every one is right; 0: not checked)',
+  ),
+  '--min-eval-class-examples': dict(
+    type=int,
+    default=DEFAULTS.min_eval_class_examples,
+    metavar='N',
+    help='classifiers: bless no model with fewer eval examples than this of any of its classes '
+    '(default: %(default)s; 0: not checked)',
+  ),
   '--min-improvement': dict(
     type=float,
     default=DEFAULTS.min_improvement,
@@ -450,6 +464,8 @@ TRAINING = (
   '--max-accuracy-drop',
   '--min-class-recall',
   '--allow-missed-classes',
+  '--min-eval-examples',
+  '--min-eval-class-examples',
   '--min-improvement',
   '--max-mae',
   '--max-rmse',

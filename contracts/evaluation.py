@@ -42,6 +42,11 @@ MISSED_CLASSES = 'missed_classes'
 # ModelBlessing: the model's class ids no eval example holds, as JSON [3, …]: a blessing says
 # "every evaluated class predicted" and names them.
 UNEVALUATED_CLASSES = 'unevaluated_classes'
+# ModelBlessing: what was too small in the eval split to judge the model on, as JSON {"examples":
+# 5, "min_examples": 30} with, for a classifier's classes below their minimum, "classes":
+# [{"class_id": 1, "examples": 2}, …] and "min_class_examples": 5 (components/blessing_evaluator/
+# eval_size.py); it withholds the blessing.
+EVAL_TOO_SMALL = 'eval_too_small'
 # ModelBlessing: 1 when the candidate is the serving model itself (a cached model evaluated again
 # after its push): it is evaluated alone, not compared with itself.
 CANDIDATE_IS_SERVING = 'candidate_is_serving'
@@ -82,3 +87,18 @@ def confusion_rows(evaluation_uri: str) -> Dict[int, Dict[int, float]]:
           )
         return rows
   return {}
+
+
+def example_count(evaluation_uri: str) -> int:
+  """The eval examples the candidate was scored on (EXAMPLE_COUNT_KEY on the whole eval split:
+  a classifier's and a regression model's metrics both name it so); 0 when none is recorded."""
+  import tensorflow_model_analysis as tfma
+
+  for for_slice in tfma.load_metrics(evaluation_uri):
+    if for_slice.slice_key.single_slice_keys:
+      continue
+    for key_and_value in for_slice.metric_keys_and_values:
+      key = key_and_value.key
+      if key.name == EXAMPLE_COUNT_KEY and key.model_name in ('', CANDIDATE) and not key.is_diff:
+        return int(round(key_and_value.value.double_value.value))
+  return 0

@@ -31,6 +31,8 @@ RULES: Dict[str, Tuple[Callable, str]] = {
   'min_accuracy': _between(0, 1),
   'max_accuracy_drop': _between(0, 1),
   'min_class_recall': _between(0, 1),
+  'min_eval_examples': _zero_or_more('not checked'),
+  'min_eval_class_examples': _zero_or_more('not checked'),
   'min_improvement': (lambda value: 0 <= value < 1, 'must be at least 0 and below 1'),
   'max_mae': _POSITIVE,
   'max_rmse': _POSITIVE,

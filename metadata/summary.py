@@ -96,6 +96,34 @@ def _unevaluated_said(unevaluated: Sequence[str]) -> str:
   return f'; class{plural} {", ".join(shown)}{more} had no eval example'
 
 
+def eval_size_text(small: dict, names: Sequence[str] = ()) -> str:
+  """Why an eval split was too small to judge a model on (the blessing's EVAL_TOO_SMALL): 'only
+  5 eval examples, at least 30 needed to judge a model (--min-eval-examples)', the classes below
+  their minimum likewise, then the remedy."""
+  parts = []
+  examples, needed = small['examples'], small['min_examples']
+  if examples < needed:
+    parts.append(
+      f'only {examples} eval example{"s" if examples != 1 else ""}, at least {needed} needed to '
+      'judge a model (--min-eval-examples)'
+    )
+  classes = small.get('classes') or []
+  if classes:
+    shown = classes[:5]
+    more = f' and {len(classes) - len(shown)} more' if len(classes) > len(shown) else ''
+    said = [
+      names[c['class_id']] if c['class_id'] < len(names) else str(c['class_id']) for c in shown
+    ]
+    counts = [c['examples'] for c in shown]
+    one = len(classes) == 1
+    parts.append(
+      f'class{"" if one else "es"} {", ".join(said)}{more} {"has" if one else "have"} '
+      f'{", ".join(map(str, counts))} eval example{"" if counts == [1] else "s"}, at least '
+      f'{small["min_class_examples"]} of each needed (--min-eval-class-examples)'
+    )
+  return '; '.join(parts + ['a larger --eval-percent gives more'])
+
+
 def classes_differ(serving_classes: Sequence[str], names: Sequence[str]) -> str:
   """'not compared with the serving model, whose classes differ (only it has 9)': the
   Evaluator's refusal to score a serving model by another class list (SERVING_CLASSES)."""
@@ -128,6 +156,7 @@ def blessing_reason(
   unevaluated: Sequence[str] = (),
   not_compared: str = '',
   serving_classes: Optional[Sequence[str]] = None,
+  too_small: str = '',
 ) -> str:
   """Why the model was (not) blessed, from TFMA's validation result: 'accuracy 0.412, serving
   model 0.984: more than 0.01 below', 'accuracy 0.93, class 8 recall 0.42: below the 0.5 needed',
@@ -137,7 +166,9 @@ def blessing_reason(
   class_coverage.py); candidate_is_serving: the model evaluated is the serving one;
   unevaluated: names of the model's classes no eval example holds; not_compared: why the serving
   model was not compared (components/blessing_evaluator/comparable.py); serving_classes: the
-  serving model's class names where they are not the candidate's (it was not compared)."""
+  serving model's class names where they are not the candidate's (it was not compared);
+  too_small: eval_size_text of an eval split too small to judge on, said first when not blessed
+  (the figures mean little then)."""
   candidate = found.get(evaluation_names.CANDIDATE)
   serving = found.get(evaluation_names.BASELINE)
   if candidate is None:
@@ -150,6 +181,8 @@ def blessing_reason(
     if not_compared
     else ''
   )
+  if not blessed and too_small:
+    return f'{said}, {too_small}{refused}'
   if not blessed:
     return _refusal(evaluation, said, serving, names, missed) + refused
   if missed:
@@ -212,18 +245,22 @@ def regression_reason(
   serving: Dict[str, float],
   candidate_is_serving: bool = False,
   not_compared: str = '',
+  too_small: str = '',
 ) -> str:
   """Why a regression model was (not) blessed: 'MAE 1.23, 83% below the mean predictor's 7.06;
   RMSE 2.1, serving model 2.05', or each threshold it failed ('MAE 1.3, RMSE 2.5, serving model
   2.0: RMSE more than 5% above the serving model's (--max-error-increase)'), then whether a
   serving model was compared. figures,
-  serving: the candidate's and the serving model's (artifact_reader.regression_figures)."""
+  serving: the candidate's and the serving model's (artifact_reader.regression_figures);
+  too_small: as blessing_reason's."""
   mae, rmse = figures.get(evaluation_names.MAE_KEY), figures.get(evaluation_names.RMSE_KEY)
   if mae is None or rmse is None:
     return ''
   refused = f'; serving model not compared: {not_compared}' if not_compared else ''
   theirs = serving.get(evaluation_names.RMSE_KEY)
   compared = f', serving model {_figure(theirs)}' if theirs is not None else ''
+  if not blessed and too_small:
+    return f'MAE {_figure(mae)}, RMSE {_figure(rmse)}{compared}: {too_small}{refused}'
   if not blessed:
     failed = [_regression_failure(f, figures) for f in _failures(evaluation)]
     return f'MAE {_figure(mae)}, RMSE {_figure(rmse)}{compared}: ' + '; '.join(failed) + refused
@@ -411,6 +448,8 @@ def _blessing_facts(
   if serving_task:
     not_compared = task_differs(serving_task)
   serving_classes = property_value(blessing, evaluation_names.SERVING_CLASSES)
+  small = property_value(blessing, evaluation_names.EVAL_TOO_SMALL)
+  too_small = eval_size_text(json.loads(small), names) if small else ''
   figures = result.evaluation.figures if result.evaluation else {}
   if 'evaluation' in outputs and figures:
     result.blessing = regression_reason(
@@ -420,6 +459,7 @@ def _blessing_facts(
       result.evaluation.serving_figures,
       is_serving,
       not_compared,
+      too_small,
     )
   elif 'evaluation' in outputs:
     result.blessing = blessing_reason(
@@ -432,6 +472,7 @@ def _blessing_facts(
       unevaluated,
       not_compared,
       json.loads(serving_classes) if serving_classes else None,
+      too_small,
     )
 
 

@@ -44,10 +44,14 @@ def digits_subset(tmp_path_factory) -> str:
   return write_digits_subset(str(tmp_path_factory.mktemp('digits')), per_class=40)
 
 
+# The tests' tables are small by design (6 to ~80 eval examples, a few of a class): the eval
+# split's minimum sizes (config.min_eval_examples, min_eval_class_examples) not checked. The
+# defaults hold in default_run (the embedded digits, every default) and in unit tests.
+SMALL_EVAL = ['--min-eval-examples', '0', '--min-eval-class-examples', '0']
 # in_memory, as `--beam-mode auto` picks for these few images anyway; Beam's worker processes
 # (~6 s per Beam component to start) run in tests/e2e/test_beam_modes.py, the S3 run and the
 # ExampleGen SIGKILL test.
-FAST = ['--train-steps', '150', '--min-accuracy', '0.3', '--beam-mode', 'in_memory']
+FAST = ['--train-steps', '150', '--min-accuracy', '0.3', '--beam-mode', 'in_memory', *SMALL_EVAL]
 
 
 def library_noise(output: str) -> list:

@@ -22,6 +22,8 @@ class BlessingEvaluatorSpec(component_spec.ComponentSpec):
     standard_component_specs.EvaluatorSpec.PARAMETERS,
     min_accuracy=component_spec.ExecutionParameter(type=float),
     allow_missed_classes=component_spec.ExecutionParameter(type=int),
+    min_eval_examples=component_spec.ExecutionParameter(type=int, optional=True),
+    min_eval_class_examples=component_spec.ExecutionParameter(type=int, optional=True),
     code_fingerprint=component_spec.ExecutionParameter(type=str),
     max_damaged_percent=component_spec.ExecutionParameter(type=float, optional=True),
     task=component_spec.ExecutionParameter(type=str, optional=True),
@@ -54,6 +56,8 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
     min_accuracy: Union[float, data_types.RuntimeParameter],
     code_fingerprint: str = '',
     allow_missed_classes: bool = False,
+    min_eval_examples: int = 0,
+    min_eval_class_examples: int = 0,
     max_damaged_percent: float = 1.0,
     task: str = trainer_options.CLASSIFICATION,
     model_run=None,
@@ -61,7 +65,9 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
     """baseline_model: the model to compare with (a Resolver's output; empty: none yet).
     eval_config's accuracy threshold says the default; min_accuracy (a value or a
     RuntimeParameter) is what the run uses. allow_missed_classes: bless a model that never
-    predicts some class of the eval split (by default it is not blessed). max_damaged_percent:
+    predicts some class of the eval split (by default it is not blessed). min_eval_examples,
+    min_eval_class_examples: no model is blessed on fewer eval examples, nor a classifier on
+    fewer of one of its classes (0: not checked; the run's: config.py). max_damaged_percent:
     more of the eval records damaged or missing stops it (components/read_examples.py).
     task: trainer_options.REGRESSION judges a regression model (eval_config.build_regression's
     config, the mean predictor's figures from model_run, the Trainer's training.json); any other
@@ -76,6 +82,8 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
         fairness_indicator_thresholds=json_utils.dumps(None),
         min_accuracy=min_accuracy,
         allow_missed_classes=int(allow_missed_classes),
+        min_eval_examples=min_eval_examples,
+        min_eval_class_examples=min_eval_class_examples,
         code_fingerprint=code_fingerprint,
         max_damaged_percent=max_damaged_percent,
         task=task,

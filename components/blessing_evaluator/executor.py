@@ -14,7 +14,10 @@ Trainer's training.json, eval_config.with_train_mean), and the project's rules a
   blessing names the serving model's classes (SERVING_CLASSES);
 - a classifier that never predicts a class of the eval split is not blessed, where that class is
   judged (class_coverage.py), unless `allow_missed_classes` (MISSED_CLASSES on the blessing
-  names the classes missed, UNEVALUATED_CLASSES those no eval example holds).
+  names the classes missed, UNEVALUATED_CLASSES those no eval example holds);
+- no model is blessed on fewer eval examples than `min_eval_examples`, nor a classifier on fewer
+  than `min_eval_class_examples` of one of its classes (eval_size.py; EVAL_TOO_SMALL on the
+  blessing says what was too small).
 """
 
 import json
@@ -31,7 +34,7 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils, path_utils
 
 from components import beam_progress, read_examples
-from components.blessing_evaluator import class_coverage, comparable, eval_config
+from components.blessing_evaluator import class_coverage, comparable, eval_config, eval_size
 from contracts import artifacts, evaluation, serving, splits, trainer_options
 from contracts.errors import UnusableModel
 from utils import saved_model_ops
@@ -56,9 +59,10 @@ def class_list(saved_model_dir: str) -> list:
   ]
 
 
-def withhold(blessing, missed: list) -> None:
-  """Turns a blessing into a refusal because of `missed` classes (as TFX's Evaluator writes
-  one: the NOT_BLESSED file and the `blessed` property the Pusher reads)."""
+def withhold(blessing, reason: str, facts) -> None:
+  """Turns a blessing into a refusal (as TFX's Evaluator writes one: the NOT_BLESSED file and the
+  `blessed` property the Pusher reads), `facts` as JSON in its `reason` property (MISSED_CLASSES,
+  EVAL_TOO_SMALL)."""
   blessed_file = os.path.join(blessing.uri, constants.BLESSED_FILE_NAME)
   if fileio.exists(blessed_file):
     fileio.remove(blessed_file)
@@ -66,7 +70,7 @@ def withhold(blessing, missed: list) -> None:
   blessing.set_int_custom_property(
     constants.ARTIFACT_PROPERTY_BLESSED_KEY, constants.NOT_BLESSED_VALUE
   )
-  blessing.set_string_custom_property(evaluation.MISSED_CLASSES, json.dumps(missed))
+  blessing.set_string_custom_property(reason, json.dumps(facts))
 
 
 def eval_files(input_dict) -> list:
@@ -176,15 +180,37 @@ class Executor(evaluator_executor.Executor):
       blessing.set_string_custom_property(evaluation.SERVING_CLASSES, json.dumps(serving_classes))
     if serving_task:
       blessing.set_string_custom_property(evaluation.SERVING_TASK, serving_task)
+    evaluated = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
+    sizes = None
     if not regression:
-      _judge_classes(exec_properties, output_dict, blessing, classes)
+      rows = evaluation.confusion_rows(evaluated)
+      _judge_classes(exec_properties, blessing, rows, classes)
+      sizes = eval_size.class_sizes(rows, classes)
+    judge_size(exec_properties, blessing, evaluation.example_count(evaluated), sizes)
 
 
-def _judge_classes(exec_properties, output_dict, blessing, classes: int) -> None:
-  """The class rule on a classifier's evaluation: a judged class never predicted withholds the
-  blessing unless allow_missed_classes; the classes missed and unevaluated named on it."""
-  evaluated = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
-  rows = evaluation.confusion_rows(evaluated)
+def judge_size(exec_properties, blessing, examples: int, class_sizes) -> None:
+  """The size rule: an eval split with fewer examples than min_eval_examples, or (class_sizes: a
+  classifier's, per class id) fewer of a class than min_eval_class_examples, withholds the
+  blessing; what was too small is named on it either way."""
+  small = eval_size.too_small(
+    examples,
+    int(exec_properties.get('min_eval_examples') or 0),
+    class_sizes,
+    int(exec_properties.get('min_eval_class_examples') or 0),
+  )
+  if small is None:
+    return
+  if blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY):
+    withhold(blessing, evaluation.EVAL_TOO_SMALL, small)
+  else:
+    blessing.set_string_custom_property(evaluation.EVAL_TOO_SMALL, json.dumps(small))
+
+
+def _judge_classes(exec_properties, blessing, rows, classes: int) -> None:
+  """The class rule on a classifier's evaluation (rows: its confusion matrix): a judged class
+  never predicted withholds the blessing unless allow_missed_classes; the classes missed and
+  unevaluated named on it."""
   missed = class_coverage.missed_classes(rows)
   unevaluated = class_coverage.unevaluated_classes(rows, classes) if rows else []
   if unevaluated:
@@ -193,6 +219,6 @@ def _judge_classes(exec_properties, output_dict, blessing, classes: int) -> None
   if missed and blessed == constants.BLESSED_VALUE:
     judged = any(c['judged'] for c in missed)
     if judged and not exec_properties.get('allow_missed_classes'):
-      withhold(blessing, missed)
+      withhold(blessing, evaluation.MISSED_CLASSES, missed)
     else:
       blessing.set_string_custom_property(evaluation.MISSED_CLASSES, json.dumps(missed))

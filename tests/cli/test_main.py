@@ -170,6 +170,8 @@ def test_unwritable_output(tmp_path, capsys):
     ('--max-mae', '0'),
     ('--max-rmse', '-2'),
     ('--max-error-increase', '-0.01'),
+    ('--min-eval-examples', '-1'),
+    ('--min-eval-class-examples', '-5'),
     ('--max-damaged-percent', '101'),
     ('--max-image-side', '-1'),
     ('--seed', '-1'),

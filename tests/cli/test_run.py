@@ -9,9 +9,13 @@ import sys
 import pytest
 import tensorflow as tf
 
+import config as cfg
+from contracts import evaluation
+from metadata import artifact_reader
 from metadata.run_result import RunResult
 from reporting import report, summary_text
 from tests.conftest import ROOT, library_noise
+from tests.support import runs
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -159,3 +163,18 @@ def test_sigterm_stops_a_run_as_ctrl_c_does_with_exit_143(capsys):
   interrupt.forget()
   assert run.finish(run._not_started(0.5)) == EXIT_INTERRUPTED  # no signal noted: Ctrl-C
   assert 'interrupted (Ctrl-C) before' in capsys.readouterr().out
+
+
+def test_the_default_run_is_blessed_on_an_eval_split_above_the_minimum_sizes(default_run):
+  """The embedded digits with every default: the eval split's minimum sizes (issue 59) hold,
+  overall and for each class, and the model is blessed."""
+  done, output = default_run
+  with open(os.path.join(output, 'last_run.json')) as f:
+    result = json.load(f)
+  assert done.returncode == 0 and result['blessed'], result.get('blessing')
+  evaluated = artifact_reader.output(runs.latest_run(output, cfg.PIPELINE_NAME), 'evaluation')
+  per_class = [sum(row.values()) for row in evaluation.confusion_rows(evaluated.uri).values()]
+  defaults = cfg.PipelineConfig(data='', data_kind='', output='')
+  assert evaluation.example_count(evaluated.uri) == result['examples_per_split']['eval']
+  assert result['examples_per_split']['eval'] >= defaults.min_eval_examples
+  assert len(per_class) == 10 and min(per_class) >= defaults.min_eval_class_examples

@@ -10,7 +10,13 @@ import tensorflow_model_analysis as tfma
 from tfx import v1 as tfx
 from tfx.utils import proto_utils
 
-from components.blessing_evaluator import class_coverage, comparable, eval_config, executor
+from components.blessing_evaluator import (
+  class_coverage,
+  comparable,
+  eval_config,
+  eval_size,
+  executor,
+)
 from components.blessing_evaluator.component import BlessingEvaluator
 from contracts import evaluation, serving
 
@@ -101,12 +107,66 @@ def test_a_missed_class_withholds_a_blessing_as_the_evaluator_writes_one(tmp_pat
   blessing.uri = str(tmp_path)
   (tmp_path / constants.BLESSED_FILE_NAME).write_text('')
   blessing.set_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY, 1)
-  executor.withhold(blessing, [{'class_id': 1, 'examples': 6}])
+  executor.withhold(blessing, evaluation.MISSED_CLASSES, [{'class_id': 1, 'examples': 6}])
   assert sorted(p.name for p in tmp_path.iterdir()) == [constants.NOT_BLESSED_FILE_NAME]
   assert blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY) == 0
   assert json.loads(blessing.get_string_custom_property(evaluation.MISSED_CLASSES)) == [
     {'class_id': 1, 'examples': 6}
   ]
+
+
+def test_an_eval_split_below_the_minimum_sizes_is_too_small():
+  # issue 59: --eval-percent 1 on 300 rows left 5 eval rows, accuracy 1.0, pushed
+  assert eval_size.too_small(5, 30) == {'examples': 5, 'min_examples': 30}
+  assert eval_size.too_small(30, 30) is None and eval_size.too_small(5, 0) is None
+  rows = {0: {0: 40.0}, 1: {1: 3.0, 0: 1.0}, -1: {0: 2.0}}  # class 2 of the model: none
+  sizes = eval_size.class_sizes(rows, 3)
+  assert sizes == {0: 40.0, 1: 4.0, 2: 0}
+  assert eval_size.too_small(46, 30, sizes, 5) == {
+    'examples': 46,
+    'min_examples': 30,
+    'classes': [{'class_id': 1, 'examples': 4}, {'class_id': 2, 'examples': 0}],
+    'min_class_examples': 5,
+  }
+  assert eval_size.too_small(46, 30, sizes, 4)['classes'] == [{'class_id': 2, 'examples': 0}]
+  assert eval_size.too_small(46, 30, sizes, 0) is None  # not checked
+  assert eval_size.too_small(46, 30, None, 5) is None  # a regression model: overall only
+
+
+def _blessing(tmp_path, blessed: bool):
+  from tfx.components.evaluator import constants
+
+  blessing = tfx.types.standard_artifacts.ModelBlessing()
+  blessing.uri = str(tmp_path)
+  tmp_path.mkdir()
+  name = constants.BLESSED_FILE_NAME if blessed else constants.NOT_BLESSED_FILE_NAME
+  (tmp_path / name).write_text('')
+  blessing.set_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY, int(blessed))
+  return blessing
+
+
+def test_a_blessing_on_too_few_eval_examples_is_withheld_and_says_what_was_too_few(tmp_path):
+  from tfx.components.evaluator import constants
+
+  limits = {'min_eval_examples': 30, 'min_eval_class_examples': 5}
+  blessed = _blessing(tmp_path / 'a', True)
+  executor.judge_size(limits, blessed, 5, {0: 3.0, 1: 2.0})
+  assert blessed.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY) == 0
+  assert [p.name for p in (tmp_path / 'a').iterdir()] == [constants.NOT_BLESSED_FILE_NAME]
+  small = json.loads(blessed.get_string_custom_property(evaluation.EVAL_TOO_SMALL))
+  assert small['examples'] == 5 and [c['class_id'] for c in small['classes']] == [0, 1]
+  enough = _blessing(tmp_path / 'b', True)
+  executor.judge_size(limits, enough, 300, {0: 150.0, 1: 150.0})
+  assert enough.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY) == 1
+  assert not enough.has_custom_property(evaluation.EVAL_TOO_SMALL)
+  executor.judge_size({}, enough, 5, None)  # an older compiled spec: not checked
+  assert enough.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY) == 1
+  refused = _blessing(tmp_path / 'c', False)  # by TFMA: the size is named all the same
+  executor.judge_size(limits, refused, 5, None)
+  assert json.loads(refused.get_string_custom_property(evaluation.EVAL_TOO_SMALL)) == {
+    'examples': 5,
+    'min_examples': 30,
+  }
 
 
 def _derived_values(metric, sub_keys, examples) -> dict:

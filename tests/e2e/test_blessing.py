@@ -112,7 +112,8 @@ def test_a_worse_model_is_not_pushed_and_the_serving_one_stays(
   assert again['executed'] == ['Evaluator', 'Pusher', 'ServingCheck']  # the model was cached
   # Against the Evaluator's last execution (the class-recall run): its thresholds, its model.
   assert again['why_executed']['Evaluator'] == (
-    'options changed (metrics_specs, min_accuracy 0.0 → 0.3); new inputs from upstream (model)'
+    'options changed (metrics_specs, min_accuracy 0.0 → 0.3); new inputs from upstream (model, '
+    'model_run)'
   )
 
   # The same command once more, nothing changed: answered at once (cli/unchanged.py).

@@ -15,7 +15,7 @@ from ml_metadata.proto import metadata_store_pb2
 import pytest
 
 from metadata import run_reader
-from tests.conftest import ROOT, write_digits_subset
+from tests.conftest import ROOT, SMALL_EVAL, write_digits_subset
 
 pytestmark = pytest.mark.slow  # whole pipeline runs (make test-fast leaves them out)
 
@@ -33,6 +33,7 @@ def _command(data, output, *extra):
     output,
     '--train-steps',
     '200',
+    *SMALL_EVAL,  # ~60 eval images, a few of a class
     *extra,
   ]
 

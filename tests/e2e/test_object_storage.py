@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, library_noise
+from tests.conftest import ROOT, SMALL_EVAL, library_noise
 from tests.support import s3_server
 
 pytestmark = pytest.mark.slow  # whole pipeline runs against a loopback S3 server
@@ -74,6 +74,7 @@ def run_remote(env, data: str, output: str, local, *beam: str) -> tuple:
     '150',
     '--min-accuracy',
     '0.3',
+    *SMALL_EVAL,
     *beam,
   )
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

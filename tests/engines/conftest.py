@@ -8,6 +8,8 @@ import os
 import numpy as np
 import pytest
 
+from tests.conftest import SMALL_EVAL
+
 ROWS = 3000
 
 
@@ -28,7 +30,7 @@ def run_csv(csv: str, output: str, *flags) -> int:
   """`pipeline.py run` on the CSV, in process, with few training steps: its exit code."""
   from cli import main as cli_main
 
-  common_flags = ['--label', 'label', '--train-steps', '100', '--min-accuracy', '0.3']
+  common_flags = ['--label', 'label', '--train-steps', '100', '--min-accuracy', '0.3', *SMALL_EVAL]
   return cli_main.main(['run', '--data', csv, '--output', output, *common_flags, *flags])
 
 

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from engines import common, flink
+from tests.conftest import SMALL_EVAL
 from tests.engines.conftest import (
   ROWS,
   computed_by,
@@ -148,6 +149,7 @@ def image_run(cluster, digits_subset, tmp_path_factory):
     '100',
     '--min-accuracy',
     '0.3',
+    *SMALL_EVAL,
     *engine,
   ]
   with engine_faults.TaskManagerKiller(('tfrp-bulkinferrer-',)) as killer:

@@ -10,7 +10,7 @@ import pytest
 from cli import main as cli_main
 from contracts import artifacts
 from kubeflow import local_launcher
-from tests.conftest import write_digits_subset
+from tests.conftest import SMALL_EVAL, write_digits_subset
 
 
 @pytest.fixture(scope='module')
@@ -33,6 +33,7 @@ def compiled_local(tmp_path_factory):
         str(template),
         '--train-steps',
         '200',
+        *SMALL_EVAL,  # 300 images: a few eval images of a class
         # Beam in one process here (worker processes cost ~6 s per Beam task);
         # the later flag wins over the compiled default.
         '--beam-arg=--direct_running_mode=in_memory',

@@ -78,3 +78,31 @@ def test_a_blessed_regression_model_says_its_errors_against_the_mean_and_the_ser
   assert summary.regression_reason(None, True, figures, {}, candidate_is_serving=True).endswith(
     'it is the serving model (not compared with itself)'
   )
+
+
+def test_a_model_not_blessed_on_too_few_eval_examples_says_the_figure_and_the_flag():
+  small = summary.eval_size_text({'examples': 5, 'min_examples': 30})
+  assert small == (
+    'only 5 eval examples, at least 30 needed to judge a model (--min-eval-examples); a larger '
+    '--eval-percent gives more'
+  )
+  found = {evaluation.CANDIDATE: 1.0}
+  assert summary.blessing_reason(None, False, found, too_small=small) == f'accuracy 1.000, {small}'
+  classes = {
+    'examples': 46,
+    'min_examples': 30,
+    'classes': [{'class_id': 1, 'examples': 4}, {'class_id': 2, 'examples': 0}],
+    'min_class_examples': 5,
+  }
+  assert summary.eval_size_text(classes, ['cat', 'dog', 'emu']) == (
+    'classes dog, emu have 4, 0 eval examples, at least 5 of each needed '
+    '(--min-eval-class-examples); a larger --eval-percent gives more'
+  )
+  one = dict(classes, classes=[{'class_id': 1, 'examples': 1}])
+  assert summary.eval_size_text(one).startswith('class 1 has 1 eval example, at least 5 of each')
+  both = summary.eval_size_text(dict(one, examples=12))
+  assert both.startswith('only 12 eval examples, ') and '; class 1 has 1 eval example, ' in both
+  figures = {evaluation.MAE_KEY: 0.5, evaluation.RMSE_KEY: 0.7}
+  assert summary.regression_reason(None, False, figures, {}, too_small=small) == (
+    f'MAE 0.5, RMSE 0.7: {small}'
+  )
