@@ -121,7 +121,7 @@ def test_a_run_that_failed_or_was_forgotten_is_not_taken(finished):
 
 
 def test_the_project_s_code_is_part_of_the_state(finished, monkeypatch):
-  monkeypatch.setattr(unchanged, '_code_digest', lambda: 'another checkout')
+  monkeypatch.setattr(unchanged, 'code_digest', lambda: 'another checkout')
   assert unchanged.previous_result(finished) is None
 
 
