@@ -20,7 +20,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, 
 
 import numpy as np
 
-from contracts import predictions, serving
+from contracts import predictions, serving, text_numbers
 from contracts.image_files import is_image
 from inference import images
 
@@ -204,12 +204,10 @@ def _text_column(path: str, header: List[str], delimiter: str, chosen: str) -> s
 
 
 def _number(cell: str, decimal_comma: bool) -> float:
-  cell = cell.strip()
-  if cell.lower() in MISSING:
-    return math.nan
-  if decimal_comma:
+  """As training reads it (contracts/text_numbers.py: `$13.08`, `8.91%`, placeholders NaN)."""
+  if decimal_comma and ',' in cell and '.' not in cell:
     cell = cell.replace(',', '.')
-  return float(cell)
+  return text_numbers.parse(cell)
 
 
 def read_csv(

@@ -3,18 +3,21 @@ TFRecords (predict_columns or serving_default requests), tf.Example TFRecords or
 spreadsheet exports it: any of `,;\\t` as delimiter, a UTF-8 byte-order mark).
 
 Every value is typed by the training schema (INT, FLOAT, BYTES), so the serving statistics are
-computed exactly as the training ones; an empty cell is a missing value. Columns the schema does
+computed exactly as the training ones; an empty cell is a missing value, and a number column's
+cells are read as training read them (contracts/text_numbers.py: `$13.08`, `8.91%`; `unknown`
+missing). Columns the schema does
 not have are refused by name (contracts.errors.UserError).
 """
 
 import csv
 import glob
+import math
 import os
 from typing import Dict, Iterable, List, Sequence
 
 import numpy as np
 
-from contracts import request_log, serving
+from contracts import request_log, serving, text_numbers
 from contracts.errors import UserError
 
 CSV, TFRECORDS, PREDICTION_LOG = 'csv', 'tfrecords', 'prediction_log'
@@ -105,22 +108,29 @@ def _unknown(columns: Iterable[str], types: Dict[str, int], where: str) -> None:
     )
 
 
-def _cell(text: str, kind: int, column: str, where: str):
+def _cell(text: str, kind: int, column: str, where: str, decimal_comma: bool) -> list:
+  """A cell's values as training read it: [] for an empty one or, in a number column, a
+  placeholder; numbers written as text read as numbers (contracts/text_numbers.py)."""
   from tensorflow_metadata.proto.v0 import schema_pb2
 
+  if not text:
+    return []
+  if kind not in (schema_pb2.INT, schema_pb2.FLOAT):
+    return [text.encode()]
+  if decimal_comma and text.count(',') == 1 and '.' not in text:  # 12,25 with `;` delimiters
+    text = text.replace(',', '.')
   try:
-    if kind in (schema_pb2.INT, schema_pb2.FLOAT):
-      # a spreadsheet's decimal comma (with `;` as delimiter): 12,25
-      number = float(text.replace(',', '.') if text.count(',') == 1 and '.' not in text else text)
-      if kind == schema_pb2.FLOAT:
-        return number
-      if number != int(number):
-        raise ValueError(text)
-      return int(number)
-  except ValueError:
+    number = text_numbers.parse(text)
+    if math.isnan(number):
+      return []
+    if kind == schema_pb2.FLOAT:
+      return [number]
+    if number != int(number):
+      raise ValueError(text)
+    return [int(number)]
+  except (ValueError, OverflowError):
     name = 'an integer' if kind == schema_pb2.INT else 'a number'
     raise UserError(f'{where}: column {column}: {text!r} is not {name}, as in training') from None
-  return text.encode()
 
 
 def _csv_examples(path: str, types: Dict[str, int]) -> List[bytes]:
@@ -144,7 +154,7 @@ def _csv_examples(path: str, types: Dict[str, int]) -> List[bytes]:
       raise UserError(f'{path}:{number}: {len(cells)} cells, the header has {len(header)}')
     where = f'{path}:{number}'
     row = {
-      column: [_cell(cell.strip(), types[column], column, where)] if cell.strip() else []
+      column: _cell(cell.strip(), types[column], column, where, dialect.delimiter != ',')
       for column, cell in zip(header, cells)
     }
     examples.append(_example(row, types))

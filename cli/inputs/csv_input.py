@@ -3,7 +3,7 @@ or read wrongly, and whether it holds free text."""
 
 from cli.inputs import data_paths
 import config as cfg
-from contracts import labels
+from contracts import labels, text_numbers
 from contracts.errors import UserError
 
 MIN_TEXT_WORDS = 5  # median words per row above which a string column is free text
@@ -94,6 +94,27 @@ def label_task(csv_path: str, label: str, threshold, asked: str) -> tuple:
     )
   except ValueError as e:
     raise UserError(str(e)) from None
+
+
+def refuse_numbers_as_text(csv_path: str) -> None:
+  """--csv-reader tfx: TFX's CsvExampleGen reads a column of numbers written as text (`$13.08`,
+  `8.91%`, `unknown` among numbers) as strings, hashed as a category: refused (UserError) when
+  the first rows hold one, as the project's reader would read it (contracts/text_numbers.py)."""
+  import pyarrow as pa
+
+  _, columns, rows = _first_rows(csv_path)
+  written = []
+  for column in columns:
+    cells = [row[column] or '' for row in rows]
+    if not _all_read_as(float, [c for c in cells if c.strip()]):
+      if text_numbers.readable(text_numbers.census(pa.array(cells, pa.string()))):
+        written.append(column)
+  if written:
+    raise UserError(
+      f'--csv-reader tfx: {", ".join(written)} in {csv_path} hold numbers written as text '
+      "($13.08, 8.91%, 1,234.5, 'unknown'), which TFX's reader hashes as categories; leave out "
+      '--csv-reader tfx (the default reader reads them as numbers), or write them as numbers'
+    )
 
 
 def _first_rows(csv_path: str) -> tuple:

@@ -138,6 +138,21 @@ def test_a_spreadsheet_csv_is_read_with_the_schemas_types(schema, tmp_path):
   assert second['size'].HasField('float_list') and not second['size'].float_list.value  # empty cell
 
 
+def test_numbers_written_as_text_are_read_as_training_reads_them(schema, tmp_path):
+  import tensorflow as tf
+
+  from monitoring import serving_data
+
+  path = tmp_path / 'export.csv'
+  path.write_text('size,rooms,colour\n"$1,212.50",3,red\nunknown,n/a,blue\n')
+  first, second = [
+    tf.train.Example.FromString(e).features.feature
+    for e in serving_data.examples(str(path), schema)
+  ]
+  assert first['size'].float_list.value == [1212.5] and first['rooms'].int64_list.value == [3]
+  assert not second['size'].float_list.value and not second['rooms'].int64_list.value
+
+
 @pytest.mark.parametrize(
   'text, words',
   [
