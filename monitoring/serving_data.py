@@ -11,6 +11,7 @@ not have are refused by name (contracts.errors.UserError).
 
 import csv
 import glob
+import io
 import math
 import os
 from typing import Dict, Iterable, List, Sequence
@@ -140,19 +141,21 @@ def _csv_examples(path: str, types: Dict[str, int]) -> List[bytes]:
     dialect = csv.Sniffer().sniff(text.split('\n', 1)[0], delimiters=',;\t')
   except csv.Error:
     dialect = csv.excel
-  rows = csv.reader(text.splitlines(), dialect)
+  rows = csv.reader(io.StringIO(text, newline=''), dialect)  # quoted newlines stay in cells
   header = next(rows, None)
   if not header:
     raise UserError(f'--serving-data {path}: an empty CSV file')
   header = [h.strip() for h in header]
   _unknown(header, types, f'--serving-data {path}')
   examples = []
-  for number, cells in enumerate(rows, start=2):
+  number = rows.line_num + 1  # the line a row starts on
+  for cells in rows:
+    number, start = rows.line_num + 1, number
     if not any(c.strip() for c in cells):
       continue
     if len(cells) != len(header):
-      raise UserError(f'{path}:{number}: {len(cells)} cells, the header has {len(header)}')
-    where = f'{path}:{number}'
+      raise UserError(f'{path}:{start}: {len(cells)} cells, the header has {len(header)}')
+    where = f'{path}:{start}'
     row = {
       column: _cell(cell.strip(), types[column], column, where, dialect.delimiter != ',')
       for column, cell in zip(header, cells)
