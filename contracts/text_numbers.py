@@ -43,9 +43,12 @@ def is_placeholder(cell: str) -> bool:
   return cell.strip().lower() in PLACEHOLDERS
 
 
-def parse(cell: str) -> float:
+def parse(cell: str, decimal_comma: bool = False) -> float:
   """The number a cell holds, as Python's float() reads it or written as text; NaN for an empty
-  cell or a placeholder. Raises ValueError for any other cell."""
+  cell or a placeholder. Raises ValueError for any other cell. `decimal_comma`
+  (contracts/csv_dialect.Dialect's, a `;`- or tab-separated file): `12,5` is 12.5."""
+  if decimal_comma and cell.count(',') == 1 and '.' not in cell:
+    cell = cell.replace(',', '.')
   try:
     return float(cell)
   except ValueError:

@@ -1,6 +1,6 @@
 """Serving data as serialized tf.Examples with the training schema's features: PredictionLog
 TFRecords (predict_columns or serving_default requests), tf.Example TFRecords or a CSV file (as a
-spreadsheet exports it: any of `,;\\t` as delimiter, a UTF-8 byte-order mark).
+spreadsheet exports it: contracts/csv_dialect.py, as `predict` reads it).
 
 Every value is typed by the training schema (INT, FLOAT, BYTES), so the serving statistics are
 computed exactly as the training ones; an empty cell is a missing value, and a number column's
@@ -9,16 +9,14 @@ missing). Columns the schema does
 not have are refused by name (contracts.errors.UserError).
 """
 
-import csv
 import glob
-import io
 import math
 import os
 from typing import Dict, Iterable, List, Sequence
 
 import numpy as np
 
-from contracts import request_log, serving, text_numbers
+from contracts import csv_dialect, request_log, serving, text_numbers
 from contracts.errors import UserError
 
 CSV, TFRECORDS, PREDICTION_LOG = 'csv', 'tfrecords', 'prediction_log'
@@ -118,10 +116,8 @@ def _cell(text: str, kind: int, column: str, where: str, decimal_comma: bool) ->
     return []
   if kind not in (schema_pb2.INT, schema_pb2.FLOAT):
     return [text.encode()]
-  if decimal_comma and text.count(',') == 1 and '.' not in text:  # 12,25 with `;` delimiters
-    text = text.replace(',', '.')
   try:
-    number = text_numbers.parse(text)
+    number = text_numbers.parse(text, decimal_comma)
     if math.isnan(number):
       return []
     if kind == schema_pb2.FLOAT:
@@ -135,29 +131,22 @@ def _cell(text: str, kind: int, column: str, where: str, decimal_comma: bool) ->
 
 
 def _csv_examples(path: str, types: Dict[str, int]) -> List[bytes]:
-  with open(path, newline='', encoding='utf-8-sig') as f:
-    text = f.read()
-  try:
-    dialect = csv.Sniffer().sniff(text.split('\n', 1)[0], delimiters=',;\t')
-  except csv.Error:
-    dialect = csv.excel
-  rows = csv.reader(io.StringIO(text, newline=''), dialect)  # quoted newlines stay in cells
-  header = next(rows, None)
+  dialect = csv_dialect.sniff(path)
+  rows = csv_dialect.rows(path, dialect)
+  header = next(rows, (0, []))[1]
   if not header:
     raise UserError(f'--serving-data {path}: an empty CSV file')
   header = [h.strip() for h in header]
   _unknown(header, types, f'--serving-data {path}')
   examples = []
-  number = rows.line_num + 1  # the line a row starts on
-  for cells in rows:
-    number, start = rows.line_num + 1, number
+  for number, cells in rows:
     if not any(c.strip() for c in cells):
       continue
     if len(cells) != len(header):
-      raise UserError(f'{path}:{start}: {len(cells)} cells, the header has {len(header)}')
-    where = f'{path}:{start}'
+      raise UserError(f'{path}:{number}: {len(cells)} cells, the header has {len(header)}')
+    where = f'{path}:{number}'
     row = {
-      column: _cell(cell.strip(), types[column], column, where, dialect.delimiter != ',')
+      column: _cell(cell.strip(), types[column], column, where, dialect.decimal_comma)
       for column, cell in zip(header, cells)
     }
     examples.append(_example(row, types))
