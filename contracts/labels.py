@@ -6,9 +6,9 @@ each."""
 
 from typing import Dict, List, Tuple
 
-# Cells pandas and spreadsheets write for 'no value', compared stripped and lower-cased: the one
-# list every reader of a label uses (the command line's first rows, every ExampleGen).
-MISSING_WORDS = ('', 'nan', 'na', 'n/a', 'null', 'none', '?', '-')
+from contracts import text_numbers
+from contracts.text_numbers import MISSING_WORDS  # what a label cell without a value is
+
 _SPACES = ' \t\n\v\f\r'  # what TensorFlow's tf.strings.strip takes off, too
 SHOWN_ROWS = 5  # rows named in a refusal
 # Integer labels look like a number to regress, not classes, from this many distinct values on,
@@ -109,11 +109,11 @@ def decide_task(
         f'--task regression: label {label!r} holds no numbers in {where} '
         f'({", ".join(repr(v) for v in text[:SHOWN_ROWS])}): regression needs a number per row'
       )
-    if text:  # '12,5', '$13.08' among numbers: a number to regress, written as text
+    if text:  # '12,5', 'abc' among numbers ('$13.08' is one: contracts/text_numbers.py)
       raise ValueError(
         f'--label {label}: {len(text)} of {len(values)} values in {where} are not numbers '
         f'({first_rows([repr(v) for v in text], len(text))}) among numbers: write them as '
-        'numbers (a dot for decimals, no currency sign), or drop those rows'
+        'numbers (a dot for decimals), or drop those rows'
       )
     if asked == 'regression':
       return 'regression', '--task regression'
@@ -134,8 +134,9 @@ def decide_task(
 
 
 def _number(value: str):
+  """The finite number a label cell holds, written as text or not (`$13.08`), else None."""
   try:
-    number = float(value)
+    number = text_numbers.parse(value)
   except ValueError:
     return None
   return number if number == number and abs(number) != float('inf') else None

@@ -12,7 +12,6 @@ An input that cannot be read (a corrupt image, a file that is not one, a cell th
 number) is an `Unreadable` with its reason, not an error: it is listed and skipped.
 """
 
-import csv
 import math
 import os
 import re
@@ -20,7 +19,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, 
 
 import numpy as np
 
-from contracts import predictions, serving
+from contracts import csv_dialect, predictions, serving, text_numbers
 from contracts.image_files import is_image
 from inference import images
 
@@ -32,7 +31,6 @@ TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz',
 TOOL_FOLDERS = ('__pycache__',)
 # Cells spreadsheets and pandas write for "no value": missing (NaN / '' in predict_columns).
 MISSING = ('', 'nan', 'na', 'n/a', 'null', 'none')
-DELIMITERS = (',', ';', '\t')  # Excel's CSV exports use ';' (and decimal commas) in some locales
 MIN_TEXT_WORDS = 5  # median words per row from which a column is the free text (predict_text)
 
 
@@ -145,14 +143,13 @@ ROW_IDS = '_row_ids'  # a CSV input's id cells ({predictions column: cell}), not
 
 
 class CsvLayout(NamedTuple):
-  delimiter: str
+  dialect: csv_dialect.Dialect
   columns: Dict[str, str]  # signature input name → the CSV column read into it
   ids: Sequence[str] = ()  # the model's id columns this file has: copied to the predictions
 
 
-def _header(path: str) -> str:
-  with open(path, encoding='utf-8-sig', newline='') as f:
-    return f.readline().rstrip('\r\n')
+def _header(path: str, dialect: csv_dialect.Dialect) -> List[str]:
+  return next((cells for _, cells in csv_dialect.rows(path, dialect)), [])
 
 
 def csv_layout(
@@ -162,15 +159,11 @@ def csv_layout(
   the training columns, or [TEXT_INPUT]), and which of the model's `id_columns` it has. Other
   columns (the label) are ignored; an input without its column raises Problem naming the
   missing ones."""
-  line = _header(path)
-  delimiter = max(DELIMITERS, key=line.count) if line else ','
-  try:
-    header = next(csv.reader([line], delimiter=delimiter))
-  except (csv.Error, StopIteration):
-    header = []
+  dialect = csv_dialect.sniff(path)
+  header = _header(path, dialect)
   if wanted == [serving.TEXT_INPUT]:
     return CsvLayout(
-      delimiter, {serving.TEXT_INPUT: _text_column(path, header, delimiter, text_column)}
+      dialect, {serving.TEXT_INPUT: _text_column(path, header, dialect, text_column)}
     )
   by_input = {serving.column_input(c): c for c in header}
   missing = [name for name in wanted if name not in by_input]
@@ -180,10 +173,10 @@ def csv_layout(
       f'{", ".join(missing)} (the CSV has: {", ".join(header) or "no header"})'
     )
   ids = [c for c in id_columns if c in header]
-  return CsvLayout(delimiter, {name: by_input[name] for name in wanted}, ids)
+  return CsvLayout(dialect, {name: by_input[name] for name in wanted}, ids)
 
 
-def _text_column(path: str, header: List[str], delimiter: str, chosen: str) -> str:
+def _text_column(path: str, header: List[str], dialect: csv_dialect.Dialect, chosen: str) -> str:
   if chosen:
     if chosen not in header:
       raise Problem(f'--text-column {chosen}: no such column in {path} ({", ".join(header)})')
@@ -191,25 +184,18 @@ def _text_column(path: str, header: List[str], delimiter: str, chosen: str) -> s
   if len(header) == 1:
     return header[0]
   words = {c: [] for c in header}
-  with open(path, encoding='utf-8-sig', newline='') as f:
-    for i, row in enumerate(csv.DictReader(f, delimiter=delimiter)):
-      if i == 200:
-        break
-      for c in header:
-        words[c].append(len((row.get(c) or '').split()))
+  found = csv_dialect.rows(path, dialect)
+  next(found, None)  # the header
+  for i, (_, cells) in enumerate(found):
+    if i == 200:
+      break
+    row = dict(zip(header, cells))
+    for c in header:
+      words[c].append(len((row.get(c) or '').split()))
   texts = [c for c, counts in words.items() if counts and np.median(counts) >= MIN_TEXT_WORDS]
   if len(texts) != 1:
     raise Problem(f'{path}: which column holds the text? ({", ".join(header)}): give --text-column')
   return texts[0]
-
-
-def _number(cell: str, decimal_comma: bool) -> float:
-  cell = cell.strip()
-  if cell.lower() in MISSING:
-    return math.nan
-  if decimal_comma:
-    cell = cell.replace(',', '.')
-  return float(cell)
 
 
 def read_csv(
@@ -220,34 +206,34 @@ def read_csv(
   shorter than the header, is Unreadable; the columns of its empty or NA number cells (NaN: the
   model's missing value) are in `inputs[MISSING_NUMBERS]`. ROW counts data rows from 1 (blank
   lines left out)."""
-  decimal_comma = layout.delimiter != ','
-  with open(path, encoding='utf-8-sig', newline='') as f:
-    reader = csv.DictReader(f, delimiter=layout.delimiter)
-    row_number = 0
-    for row in reader:
-      row_number += 1
-      order, input_id = (file_index, row_number), f'{relpath}:{row_number}'
-      values, problem, missing = {}, '', []
-      for name, column in layout.columns.items():
-        cell = row.get(column)
-        if cell is None:
-          problem = f'column {column}: the row is shorter than the header'
+  decimal_comma = layout.dialect.decimal_comma
+  found = csv_dialect.rows(path, layout.dialect)
+  header = next(found, (0, []))[1]
+  for row_number, (_, cells) in enumerate(found, start=1):
+    row = dict(zip(header, cells))
+    order, input_id = (file_index, row_number), f'{relpath}:{row_number}'
+    values, problem, missing = {}, '', []
+    for name, column in layout.columns.items():
+      cell = row.get(column)
+      if cell is None:
+        problem = f'column {column}: the row is shorter than the header'
+        break
+      if kinds.get(name) in ('float', 'double'):
+        try:
+          # as training reads it: `$13.08`, `8.91%` numbers, placeholders NaN
+          values[name] = text_numbers.parse(cell, decimal_comma)
+        except ValueError:
+          problem = f'column {column}: {cell[:40]!r} is not a number'
           break
-        if kinds.get(name) in ('float', 'double'):
-          try:
-            values[name] = _number(cell, decimal_comma)
-          except ValueError:
-            problem = f'column {column}: {cell[:40]!r} is not a number'
-            break
-          if math.isnan(values[name]):
-            missing.append(column)
-        else:
-          values[name] = '' if cell.strip().lower() in MISSING else cell
-      if missing:
-        values[MISSING_NUMBERS] = missing
-      if layout.ids:
-        values[ROW_IDS] = {predictions.carried(c): row.get(c) or '' for c in layout.ids}
-      yield Unreadable(order, input_id, problem) if problem else Input(order, input_id, values)
+        if math.isnan(values[name]):
+          missing.append(column)
+      else:
+        values[name] = '' if cell.strip().lower() in MISSING else cell
+    if missing:
+      values[MISSING_NUMBERS] = missing
+    if layout.ids:
+      values[ROW_IDS] = {predictions.carried(c): row.get(c) or '' for c in layout.ids}
+    yield Unreadable(order, input_id, problem) if problem else Input(order, input_id, values)
 
 
 # TFRecords ----------------------------------------------------------------------------------

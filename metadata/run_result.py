@@ -60,6 +60,9 @@ class RunResult:
   turned_upright: Optional[int] = None
   repeated_headers: Optional[int] = None  # CSV rows repeating the header, skipped by ExampleGen
   non_finite_cells: Optional[int] = None  # CSV cells inf / nan, read as missing by ExampleGen
+  # CSV columns of numbers written as text, read as numbers by ExampleGen:
+  # {column: {'placeholders': cells, 'other': cells}} (their cells read as missing)
+  numbers_from_text: Optional[Dict[str, dict]] = None
   examples_uri: Optional[str] = None
   duplicates: Optional[dict] = None  # summary.duplicate_facts
   id_columns: Optional[List[str]] = None  # detected by ExampleGen (components/id_columns.py)

@@ -415,6 +415,8 @@ def _examples_facts(result: RunResult, examples: metadata_store_pb2.Artifact) ->
     result.repeated_headers = property_value(examples, artifacts.REPEATED_HEADERS)
   if property_value(examples, artifacts.NON_FINITE_CELLS):
     result.non_finite_cells = property_value(examples, artifacts.NON_FINITE_CELLS)
+  if property_value(examples, artifacts.NUMBERS_FROM_TEXT):
+    result.numbers_from_text = json.loads(property_value(examples, artifacts.NUMBERS_FROM_TEXT))
   if property_value(examples, 'num_duplicates') is not None:
     result.duplicates = duplicate_facts(examples)
   if property_value(examples, artifacts.DETECTED_ID_COLUMNS):

@@ -1,20 +1,22 @@
 """Serving data as serialized tf.Examples with the training schema's features: PredictionLog
 TFRecords (predict_columns or serving_default requests), tf.Example TFRecords or a CSV file (as a
-spreadsheet exports it: any of `,;\\t` as delimiter, a UTF-8 byte-order mark).
+spreadsheet exports it: contracts/csv_dialect.py, as `predict` reads it).
 
 Every value is typed by the training schema (INT, FLOAT, BYTES), so the serving statistics are
-computed exactly as the training ones; an empty cell is a missing value. Columns the schema does
+computed exactly as the training ones; an empty cell is a missing value, and a number column's
+cells are read as training read them (contracts/text_numbers.py: `$13.08`, `8.91%`; `unknown`
+missing). Columns the schema does
 not have are refused by name (contracts.errors.UserError).
 """
 
-import csv
 import glob
+import math
 import os
 from typing import Dict, Iterable, List, Sequence
 
 import numpy as np
 
-from contracts import request_log, serving
+from contracts import csv_dialect, request_log, serving, text_numbers
 from contracts.errors import UserError
 
 CSV, TFRECORDS, PREDICTION_LOG = 'csv', 'tfrecords', 'prediction_log'
@@ -105,46 +107,46 @@ def _unknown(columns: Iterable[str], types: Dict[str, int], where: str) -> None:
     )
 
 
-def _cell(text: str, kind: int, column: str, where: str):
+def _cell(text: str, kind: int, column: str, where: str, decimal_comma: bool) -> list:
+  """A cell's values as training read it: [] for an empty one or, in a number column, a
+  placeholder; numbers written as text read as numbers (contracts/text_numbers.py)."""
   from tensorflow_metadata.proto.v0 import schema_pb2
 
+  if not text:
+    return []
+  if kind not in (schema_pb2.INT, schema_pb2.FLOAT):
+    return [text.encode()]
   try:
-    if kind in (schema_pb2.INT, schema_pb2.FLOAT):
-      # a spreadsheet's decimal comma (with `;` as delimiter): 12,25
-      number = float(text.replace(',', '.') if text.count(',') == 1 and '.' not in text else text)
-      if kind == schema_pb2.FLOAT:
-        return number
-      if number != int(number):
-        raise ValueError(text)
-      return int(number)
-  except ValueError:
+    number = text_numbers.parse(text, decimal_comma)
+    if math.isnan(number):
+      return []
+    if kind == schema_pb2.FLOAT:
+      return [number]
+    if number != int(number):
+      raise ValueError(text)
+    return [int(number)]
+  except (ValueError, OverflowError):
     name = 'an integer' if kind == schema_pb2.INT else 'a number'
     raise UserError(f'{where}: column {column}: {text!r} is not {name}, as in training') from None
-  return text.encode()
 
 
 def _csv_examples(path: str, types: Dict[str, int]) -> List[bytes]:
-  with open(path, newline='', encoding='utf-8-sig') as f:
-    text = f.read()
-  try:
-    dialect = csv.Sniffer().sniff(text.split('\n', 1)[0], delimiters=',;\t')
-  except csv.Error:
-    dialect = csv.excel
-  rows = csv.reader(text.splitlines(), dialect)
-  header = next(rows, None)
+  dialect = csv_dialect.sniff(path)
+  rows = csv_dialect.rows(path, dialect)
+  header = next(rows, (0, []))[1]
   if not header:
     raise UserError(f'--serving-data {path}: an empty CSV file')
   header = [h.strip() for h in header]
   _unknown(header, types, f'--serving-data {path}')
   examples = []
-  for number, cells in enumerate(rows, start=2):
+  for number, cells in rows:
     if not any(c.strip() for c in cells):
       continue
     if len(cells) != len(header):
       raise UserError(f'{path}:{number}: {len(cells)} cells, the header has {len(header)}')
     where = f'{path}:{number}'
     row = {
-      column: [_cell(cell.strip(), types[column], column, where)] if cell.strip() else []
+      column: _cell(cell.strip(), types[column], column, where, dialect.decimal_comma)
       for column, cell in zip(header, cells)
     }
     examples.append(_example(row, types))

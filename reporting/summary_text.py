@@ -87,6 +87,25 @@ def render_id_columns(columns: List[str]) -> str:
   )
 
 
+def render_numbers_from_text(columns: Dict[str, dict]) -> str:
+  """'numbers:    price, rate read as numbers from text (…): price 3 cell(s) not numbers, rate 10
+  placeholder(s) read as missing' (ExampleGen's NUMBERS_FROM_TEXT facts)."""
+  missing = []
+  for column, cells in columns.items():
+    said = [
+      f'{cells[key]} {what}'
+      for key, what in (('other', 'cell(s) not numbers'), ('placeholders', 'placeholder(s)'))
+      if cells.get(key)
+    ]
+    if said:
+      missing.append(f'{column} {" and ".join(said)}')
+  return (
+    f'numbers:    {", ".join(columns)} read as numbers from text ($ € £ ¥, %, thousands '
+    'separators, (accounting) negatives; predict and monitor read them alike)'
+    + (f': {", ".join(missing)} read as missing' if missing else '')
+  )
+
+
 def render_serving_check(report: dict) -> str:
   """'ok, loaded in 0.41 s; p50 / p99 per request: serving_default 0.8 / 1.9 ms, …' or
   'failed (predict_image_bytes: …)'."""
@@ -257,6 +276,8 @@ def render(result: RunResult) -> List[str]:
       f'missing:    {result.non_finite_cells} cell(s) of inf or nan read as missing values (as '
       'empty cells are), not as numbers'
     )
+  if result.numbers_from_text:
+    lines.append(render_numbers_from_text(result.numbers_from_text))
   if result.input_damage is not None:
     damage = result.input_damage
     lines.append(

@@ -3,7 +3,7 @@ or read wrongly, and whether it holds free text."""
 
 from cli.inputs import data_paths
 import config as cfg
-from contracts import labels
+from contracts import csv_dialect, labels, text_numbers
 from contracts.errors import UserError
 
 MIN_TEXT_WORDS = 5  # median words per row above which a string column is free text
@@ -11,7 +11,6 @@ _SNIFF_ROWS = 200
 _SNIFF_BYTES = 1 << 20  # CSV bytes looked at before the run (rows, encoding, labels)
 MIN_ROWS = 2  # CSV data rows: one for each split at least
 MIN_ID_ROWS = 20  # rows with a label of their own each, at least, that make it an id column
-_OTHER_DELIMITERS = {';': 'semicolon', '\t': 'tab'}  # Excel's exports in some locales
 
 
 def text_column(
@@ -96,6 +95,27 @@ def label_task(csv_path: str, label: str, threshold, asked: str) -> tuple:
     raise UserError(str(e)) from None
 
 
+def refuse_numbers_as_text(csv_path: str) -> None:
+  """--csv-reader tfx: TFX's CsvExampleGen reads a column of numbers written as text (`$13.08`,
+  `8.91%`, `unknown` among numbers) as strings, hashed as a category: refused (UserError) when
+  the first rows hold one, as the project's reader would read it (contracts/text_numbers.py)."""
+  import pyarrow as pa
+
+  _, columns, rows = _first_rows(csv_path)
+  written = []
+  for column in columns:
+    cells = [row[column] or '' for row in rows]
+    if not _all_read_as(float, [c for c in cells if c.strip()]):
+      if text_numbers.readable(text_numbers.census(pa.array(cells, pa.string()))):
+        written.append(column)
+  if written:
+    raise UserError(
+      f'--csv-reader tfx: {", ".join(written)} in {csv_path} hold numbers written as text '
+      "($13.08, 8.91%, 1,234.5, 'unknown'), which TFX's reader hashes as categories; leave out "
+      '--csv-reader tfx (the default reader reads them as numbers), or write them as numbers'
+    )
+
+
 def _first_rows(csv_path: str) -> tuple:
   """(the text read, the header's columns, the first _SNIFF_ROWS rows as dicts): a header again
   mid-file is skipped, as ExampleGen skips it."""
@@ -114,7 +134,7 @@ def _first_rows(csv_path: str) -> tuple:
 
 def _utf8(csv_path: str, head: bytes) -> str:
   """The first bytes of a CSV as text: CsvExampleGen reads UTF-8 without a byte-order mark."""
-  if head.startswith(b'\xef\xbb\xbf'):
+  if head.startswith(csv_dialect.BOM):
     raise UserError(
       f'--data {csv_path}: starts with a UTF-8 byte-order mark (Excel\'s "CSV UTF-8"), which '
       'CsvExampleGen would read into the first column name; save it without one'
@@ -136,11 +156,11 @@ def _check_header(csv_path: str, line: str, columns: list, named: tuple) -> None
   flag not found, the delimiter more common than commas), a column name given twice (one
   column dropped without a word)."""
   if any(name and name not in columns for name in named):
-    delimiter = max(_OTHER_DELIMITERS, key=line.count)
-    if delimiter in line and line.count(delimiter) >= len(columns):
+    delimiter = csv_dialect.of_header(line).delimiter  # as predict and monitor read it
+    if delimiter != ',':
       shown = (line if len(line) <= 60 else line[:60] + '…').replace('\t', '\\t')
       raise UserError(
-        f'--data {csv_path}: the header looks {_OTHER_DELIMITERS[delimiter]}-separated '
+        f'--data {csv_path}: the header looks {csv_dialect.NAMES[delimiter]}-separated '
         f'({shown}); CsvExampleGen reads comma-separated files: save it as CSV with commas'
       )
   twice = sorted({name for name in columns if columns.count(name) > 1})

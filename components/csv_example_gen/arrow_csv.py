@@ -15,9 +15,12 @@ grow with the file and ranges run in parallel:
                   Python int within int64, else FLOAT when every one is a Python float, else
                   STRING; UNKNOWN when all are empty. Cells of the common forms are judged by
                   pyarrow regexes, the others one by one with Python's int() / float(), as
-                  CsvExampleGen does;
+                  CsvExampleGen does; a STRING column's cells counted as numbers written as
+                  text (contracts/text_numbers.census: `$13.08`, `8.91%`, `unknown`);
+  numbers_from_text()  over a split's ranges, the STRING columns read as numbers (NUMBER_TEXT);
   to_examples()   the range's columns as Arrow lists of one value (none for an empty cell,
                   and, unlike CsvExampleGen, none for inf or nan in a FLOAT column: counted;
+                  a NUMBER_TEXT column's numbers as floats, its other cells none: counted;
                   no feature kind at all for an UNKNOWN column, as CsvExampleGen's
                   tf.train.Feature()) encoded by RecordBatchToExamples.
 """
@@ -31,6 +34,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
+
+from contracts import text_numbers
 
 RANGE_BYTES = 8 << 20  # ~100,000 numeric rows: 0.5-0.6 s of work, ~150 MB at its peak
 QUOTE, NEWLINE = ord('"'), ord('\n')
@@ -50,6 +55,9 @@ class ColumnType(enum.IntEnum):
   INT = 0
   FLOAT = 1
   STRING = 2
+  # a STRING column of numbers written as text, read as FLOAT: decided over a split's ranges
+  # (numbers_from_text), never a cell's or a range's type
+  NUMBER_TEXT = 3
 
 
 class CsvError(ValueError):
@@ -170,6 +178,40 @@ def column_types(table: pa.Table) -> List[ColumnType]:
   return [_column_type(column.combine_chunks()) for column in table.columns]
 
 
+def text_census(table: pa.Table, types: Sequence[ColumnType]) -> Dict[str, list]:
+  """{column: text_numbers.Census as a list} of the STRING columns whose cells may be numbers
+  written as text (those of words are left out)."""
+  found = {}
+  for name, kind in zip(table.column_names, types):
+    if kind == ColumnType.STRING:
+      counts = text_numbers.census(table.column(name).combine_chunks())
+      if 2 * counts.odd <= counts.numbers + counts.odd:
+        found[name] = list(counts)
+  return found
+
+
+def numbers_from_text(
+  typings: Sequence[Sequence[ColumnType]],
+  censuses: Sequence[Dict[str, list]],
+  names: Sequence[str],
+  label: str,
+) -> List[ColumnType]:
+  """A split's column types from its ranges' (merge_types), the STRING columns read as numbers
+  NUMBER_TEXT: those that each range where they are STRING has a census of (text_census), whose
+  counts over the ranges are text_numbers.readable (the label's strictly: numbers only)."""
+  merged = merge_types(typings)
+  for i, name in enumerate(names):
+    if merged[i] != ColumnType.STRING:
+      continue
+    ranges = [c for t, c in zip(typings, censuses) if t[i] == ColumnType.STRING]
+    if not all(name in c for c in ranges):
+      continue
+    total = sum((text_numbers.Census(*c[name]) for c in ranges), text_numbers.Census(0, 0, 0, 0))
+    if text_numbers.readable(total, strict=name == label):
+      merged[i] = ColumnType.NUMBER_TEXT
+  return merged
+
+
 def _column_type(cells: pa.Array) -> ColumnType:
   """INT when every cell is an integer (one regex), else FLOAT when pyarrow reads every cell as
   a number (one cast); cells either leaves open go to Python one by one: integers above 18
@@ -225,40 +267,70 @@ def merge_types(typings: Sequence[Sequence[ColumnType]]) -> List[ColumnType]:
 
 
 def to_record_batch(
-  table: pa.Table, types: Sequence[ColumnType], non_finite: Optional[list] = None
+  table: pa.Table,
+  types: Sequence[ColumnType],
+  non_finite: Optional[list] = None,
+  from_text: Optional[Dict[str, list]] = None,
 ) -> pa.RecordBatch:
   """The table's columns as the lists RecordBatchToExamples encodes: one value per cell, none
   for an empty cell or an inf / nan one in a FLOAT column (no number to learn from: they made
   every prediction NaN; each such cell's count appended to `non_finite`), a null list (a
-  feature without a kind) in an UNKNOWN column."""
+  feature without a kind) in an UNKNOWN column; a NUMBER_TEXT column's cells read by
+  text_numbers.read_array, none where no number ({column: [placeholders, others]} added to
+  `from_text`)."""
   found = [] if non_finite is None else non_finite
+  texts = {} if from_text is None else from_text
   lists = [
-    _as_list(column.combine_chunks(), kind, found) for column, kind in zip(table.columns, types)
+    _as_list(column.combine_chunks(), kind, found, texts.setdefault(name, [0, 0]))
+    if kind == ColumnType.NUMBER_TEXT
+    else _as_list(column.combine_chunks(), kind, found)
+    for name, column, kind in zip(table.column_names, table.columns, types)
   ]
   return pa.RecordBatch.from_arrays(lists, table.column_names)
 
 
-def _as_list(cells: pa.Array, kind: ColumnType, non_finite: list) -> pa.Array:
+def _as_list(
+  cells: pa.Array, kind: ColumnType, non_finite: list, from_text: Optional[list] = None
+) -> pa.Array:
   if kind == ColumnType.UNKNOWN:
     return pa.nulls(len(cells), pa.large_list(pa.int64()))
+  if kind == ColumnType.NUMBER_TEXT:
+    read, placeholders, odd = text_numbers.read_array(cells)
+    from_text[0] += placeholders
+    from_text[1] += odd
+    present = pc.is_valid(read).to_numpy(zero_copy_only=False)
+    return _one_per_cell(len(cells), *_finite(read.drop_null(), present, len(cells), non_finite))
   filled = _filled(cells)
   values = _values(filled, kind)
   present = None  # per cell: whether it holds a value (None: every cell does)
   if len(filled) != len(cells):
     present = pc.greater(pc.binary_length(cells), 0).to_numpy(zero_copy_only=False)
   if kind == ColumnType.FLOAT:
-    finite = pc.is_finite(values)
-    if not pc.all(finite).as_py():  # a numeric scan: costs nothing when all are numbers
-      kept = finite.to_numpy(zero_copy_only=False)
-      non_finite.append(int(len(kept) - kept.sum()))
-      values = values.filter(finite)
-      present = np.ones(len(cells), bool) if present is None else present.copy()
-      present[np.flatnonzero(present)[~kept]] = False
+    values, present = _finite(values, present, len(cells), non_finite)
+  return _one_per_cell(len(cells), values, present)
+
+
+def _finite(values: pa.Array, present, cells: int, non_finite: list):
+  """(values, present) without the inf and nan values (their count appended to non_finite)."""
+  finite = pc.is_finite(values)
+  if pc.all(finite).as_py():  # a numeric scan: costs nothing when all are numbers
+    return values, present
+  kept = finite.to_numpy(zero_copy_only=False)
+  non_finite.append(int(len(kept) - kept.sum()))
+  present = np.ones(cells, bool) if present is None else present.copy()
+  present[np.flatnonzero(present)[~kept]] = False
+  return values.filter(finite), present
+
+
+def _one_per_cell(cells: int, values: pa.Array, present) -> pa.Array:
+  """Lists of one value per cell where `present` (None: every cell), of none elsewhere."""
   if present is None:
-    offsets = np.arange(len(cells) + 1, dtype=np.int64)
+    offsets = np.arange(cells + 1, dtype=np.int64)
   else:
-    offsets = np.zeros(len(cells) + 1, dtype=np.int64)
+    offsets = np.zeros(cells + 1, dtype=np.int64)
     np.cumsum(present, out=offsets[1:])
+  if values.type == pa.float64():
+    values = values.cast(pa.float32(), safe=False)
   return pa.LargeListArray.from_arrays(pa.array(offsets), values)
 
 
@@ -280,15 +352,19 @@ def _values(filled: pa.Array, kind: ColumnType) -> pa.Array:
 
 
 def to_examples(
-  table: pa.Table, types: Sequence[ColumnType], non_finite: Optional[list] = None
+  table: pa.Table,
+  types: Sequence[ColumnType],
+  non_finite: Optional[list] = None,
+  from_text: Optional[Dict[str, list]] = None,
 ) -> List[bytes]:
   """Serialized tf.Examples of the table's rows, in order (tfx-bsl's C++ encoder); inf and nan
-  cells of FLOAT columns left out and counted into `non_finite` (to_record_batch)."""
+  cells of FLOAT columns left out and counted into `non_finite`, the cells of NUMBER_TEXT
+  columns that are no number into `from_text` (to_record_batch)."""
   from tfx_bsl.coders import example_coder
 
   if not table.num_rows:
     return []
-  return example_coder.RecordBatchToExamples(to_record_batch(table, types, non_finite))
+  return example_coder.RecordBatchToExamples(to_record_batch(table, types, non_finite, from_text))
 
 
 _PRIME = np.uint64(0x100000001B3)  # FNV's 64-bit prime: odd, so invertible modulo 2**64
@@ -341,5 +417,9 @@ def _powers(base: np.uint64, count: int) -> np.ndarray:
 
 
 def types_json(types: Sequence[ColumnType], names: Sequence[str]) -> Dict[str, str]:
-  """{column: 'INT' | 'FLOAT' | 'STRING' | 'UNKNOWN'} for the artifact's record of them."""
-  return {name: ColumnType(kind).name for name, kind in zip(names, types)}
+  """{column: 'INT' | 'FLOAT' | 'STRING' | 'UNKNOWN'} for the artifact's record of them (a
+  NUMBER_TEXT column is written as FLOAT)."""
+  return {
+    name: ColumnType.FLOAT.name if kind == ColumnType.NUMBER_TEXT else ColumnType(kind).name
+    for name, kind in zip(names, types)
+  }

@@ -82,7 +82,9 @@ _ID_TYPES = (arrow_csv.ColumnType.INT, arrow_csv.ColumnType.STRING)  # floats ar
 
 
 class _Infer(beam.DoFn):
-  """task → (input split, its range's column types), labels defaulted first; with `candidates`,
+  """task → (input split, (it again, its range's column types, the census of its STRING columns
+  that may be numbers written as text: arrow_csv.text_census)), labels defaulted first; with
+  `candidates`,
   also the range's rows (id_columns.Batch) on _VALUES: the hashed cells of those integer or string
   columns that have a value in every row (id-like columns are looked for)."""
 
@@ -98,7 +100,8 @@ class _Infer(beam.DoFn):
       return
     table = read[0]
     types = arrow_csv.column_types(table)
-    yield task[0], [int(kind) for kind in types]
+    census = arrow_csv.text_census(table, types)
+    yield task[0], (task[0], [int(kind) for kind in types], census)
     if self._candidates:
       values = {}
       for name, kind in zip(table.column_names, types):
@@ -128,7 +131,11 @@ def _detected(unique: List[str], types: Dict[str, List[int]], names) -> List[str
 
 
 class _MergeTypes(beam.CombineFn):
-  """Column types of an input split's ranges → the split's (the highest of each column)."""
+  """Column types and text census of an input split's ranges → the split's column types
+  (arrow_csv.numbers_from_text)."""
+
+  def __init__(self, names: Dict[str, List[str]], label: str):
+    self._names, self._label = names, label
 
   def create_accumulator(self):
     return []
@@ -140,7 +147,11 @@ class _MergeTypes(beam.CombineFn):
     return [types for typings in accumulators for types in typings]
 
   def extract_output(self, typings):
-    return [int(kind) for kind in arrow_csv.merge_types(typings)]
+    names = self._names[typings[0][0]]
+    types = arrow_csv.numbers_from_text(
+      [t for _, t, _ in typings], [c for _, _, c in typings], names, self._label
+    )
+    return [int(kind) for kind in types]
 
 
 class _WriteRange(beam.DoFn):
@@ -168,8 +179,9 @@ class _WriteRange(beam.DoFn):
       return []
     table, unlabelled, headers = read
     non_finite = []  # inf / nan cells of FLOAT columns, left out
+    from_text = {}  # NUMBER_TEXT columns: {column: [placeholders, other cells]}, missing
     kinds = [arrow_csv.ColumnType(t) for t in types[split]]
-    records = arrow_csv.to_examples(table, kinds, non_finite)
+    records = arrow_csv.to_examples(table, kinds, non_finite, from_text)
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
     detected = _detected(unique, types, self._names)
     ignored = self._ignored | set(detected)
@@ -203,6 +215,7 @@ class _WriteRange(beam.DoFn):
       'unlabelled': unlabelled,
       'repeated_headers': headers,
       'non_finite': sum(non_finite),
+      'from_text': from_text,
       'detected': detected,
     }
     atomic.write(f'{self._facts}-{split}-{index:05d}.json', json.dumps(facts))
@@ -297,7 +310,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       inferred = ranges | 'InferTypes' >> beam.ParDo(
         _Infer(names, errors, not ids, label, default)
       ).with_outputs(_VALUES, main='types')
-      types = inferred.types | 'TypesPerSplit' >> beam.CombinePerKey(_MergeTypes())
+      types = inferred.types | 'TypesPerSplit' >> beam.CombinePerKey(_MergeTypes(names, label))
       unique = inferred[_VALUES] | 'UniqueColumns' >> beam.CombineGlobally(
         id_columns.UniqueColumns()
       )
@@ -315,12 +328,16 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         raise UnusableData(f.read())
     counts, column_types, unlabelled, detected = dict.fromkeys(outputs, 0), {}, 0, []
     headers = non_finite = 0
+    from_text = {}  # {column: [placeholders, other cells]}
     for path in fileio.glob(f'{facts}-*.json'):
       with fileio.open(path, 'r') as f:
         written = json.loads(f.read())
       unlabelled += written['unlabelled']
       headers += written['repeated_headers']
       non_finite += written['non_finite']
+      for column, (placeholders, odd) in written['from_text'].items():
+        total = from_text.setdefault(column, [0, 0])
+        total[0], total[1] = total[0] + placeholders, total[1] + odd
       detected = written['detected']
       for split, count in written['counts'].items():
         counts[split] += count
@@ -336,6 +353,11 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     examples.set_string_custom_property('column_types', json.dumps(column_types))
     examples.set_int_custom_property(artifacts.REPEATED_HEADERS, headers)
     examples.set_int_custom_property(artifacts.NON_FINITE_CELLS, non_finite)
+    if from_text:
+      examples.set_string_custom_property(
+        artifacts.NUMBERS_FROM_TEXT,
+        json.dumps({c: {'placeholders': p, 'other': o} for c, (p, o) in sorted(from_text.items())}),
+      )
     id_columns.record(examples, ids, detected)
     if rows:
       found = _regrouped(

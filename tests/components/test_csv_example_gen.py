@@ -369,3 +369,63 @@ def test_a_header_repeated_mid_file_is_skipped_and_inf_cells_are_missing_both_co
   assert sum(not v for v in values) == 2 and all(math.isfinite(v[0]) for v in values if v)
   counts = json.loads(examples.get_string_custom_property('split_counts'))
   assert sum(counts.values()) == 40
+
+
+def _numbers_as_text_csv(path, rows: int = 300) -> None:
+  """price ($, thousands separators, one 'oops'), rate (%, 10 'unknown'), count (integers, 11
+  'n/a'), word, big (integers beyond int64: a string, as CsvExampleGen reads it), label ($)."""
+  lines = ['price,rate,count,word,big,label']
+  for i in range(rows):
+    price = f'"${i * 1.5 + 1000:,.2f}"' if i % 2 else f'{i * 1.5 + 1000:.2f}'
+    rate = 'unknown' if i % 30 == 0 else f'{i / 10:.2f}%'
+    count = 'n/a' if i % 29 == 0 else str(i)
+    lines.append(f'{price},{rate},{count},w{i % 3},{2**64 + i},${i % 7}.50')
+  lines[5] = 'oops,1%,3,w,1,$1'
+  path.write_text('\n'.join(lines) + '\n')
+
+
+def test_numbers_written_as_text_are_floats_across_ranges_their_other_cells_missing_counted(
+  tmp_path, monkeypatch
+):
+  _numbers_as_text_csv(tmp_path / 'data.csv')
+  monkeypatch.setattr(arrow_csv, 'RANGE_BYTES', 2000)  # the census adds up over ranges
+  examples = run_executor(arrow_executor.Executor, tmp_path, tmp_path / 'out', label_key='label')
+  types = json.loads(examples.get_string_custom_property('column_types'))['single_split']
+  assert types == {
+    'price': 'FLOAT',
+    'rate': 'FLOAT',
+    'count': 'FLOAT',
+    'word': 'STRING',
+    'big': 'STRING',
+    'label': 'FLOAT',
+  }
+  assert json.loads(examples.get_string_custom_property('numbers_from_text')) == {
+    'count': {'placeholders': 11, 'other': 0},
+    'label': {'placeholders': 0, 'other': 0},
+    'price': {'placeholders': 0, 'other': 1},
+    'rate': {'placeholders': 10, 'other': 0},
+  }
+  rows = [
+    tf.train.Example.FromString(r).features.feature
+    for split in ('train', 'eval')
+    for r in _records(examples.uri, split)
+  ]
+  assert len(rows) == 300 and len(glob.glob(os.path.join(examples.uri, 'Split-train', '*'))) > 3
+  prices = sorted(v for row in rows for v in row['price'].float_list.value)
+  assert len(prices) == 299 and prices[0] == 1000.0 and prices[-1] == 1448.5
+  assert sum(not row['rate'].float_list.value for row in rows) == 10
+  assert {row['label'].float_list.value[0] for row in rows} == {i + 0.5 for i in range(7)} | {1}
+
+
+def test_a_column_of_numbers_as_text_in_one_range_and_words_in_another_stays_strings():
+  kinds = arrow_csv.ColumnType
+  names, label = ['a', 'b', 'label'], 'label'
+  typings = [[kinds.STRING, kinds.INT, kinds.STRING], [kinds.STRING, kinds.STRING, kinds.STRING]]
+  census = [{'a': [100, 50, 0, 1], 'label': [10, 10, 0, 0]}, {'b': [9, 9, 0, 0]}]
+  merged = arrow_csv.numbers_from_text(typings, census, names, label)
+  assert merged == [kinds.STRING, kinds.NUMBER_TEXT, kinds.STRING]  # a: no census in range 2
+  census[1].update(a=[100, 0, 0, 0], label=[10, 10, 0, 0])
+  merged = arrow_csv.numbers_from_text(typings, census, names, label)
+  assert merged == [kinds.NUMBER_TEXT, kinds.NUMBER_TEXT, kinds.NUMBER_TEXT]
+  census[1]['label'] = [10, 10, 0, 1]  # one label cell no number: the label stays strings
+  assert arrow_csv.numbers_from_text(typings, census, names, label)[2] == kinds.STRING

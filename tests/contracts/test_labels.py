@@ -39,6 +39,10 @@ def test_the_task_is_decided_from_the_label_values_and_said_with_the_other_choic
   assert decide('price', quantity, 'w', None, 'auto')[0] == 'regression'
   assert decide('grade', [str(i % 5) for i in range(60)], 'w', None, 'auto')[0] == 'classification'
   assert decide('kind', ['cat', 'dog'], 'w', None, 'auto')[0] == 'classification'
+  assert decide('price', ['$13.08', '"$1,234.50"'[1:-1], '(2.50)'], 'w', None, 'auto') == (
+    'regression',
+    'price holds numbers, not all integers',  # written as text: contracts/text_numbers.py
+  )
   assert decide('fare', ['3.25', '7'], 'w', 5.0, 'auto') == (
     'classification',
     '--label-threshold 5',

@@ -128,6 +128,18 @@ def test_empty_or_na_number_cells_are_marked_missing_per_row(tmp_path):
   assert [r.inputs.get(inputs.MISSING_NUMBERS) for r in read] == [None, ['fare', 'tolls'], ['fare']]
 
 
+def test_numbers_written_as_text_are_read_as_training_reads_them(tmp_path):
+  data = tmp_path / 'rows.csv'
+  data.write_text('price,rate\n"$1,234.50",8.91%\n(3.20),unknown\nabc,1\n')
+  layout = inputs.csv_layout(str(data), ['price', 'rate'])
+  read = list(
+    inputs.read_csv(0, 'rows.csv', str(data), layout, {'price': 'float', 'rate': 'float'})
+  )
+  assert read[0].inputs == {'price': 1234.5, 'rate': 8.91}
+  assert read[1].inputs['price'] == -3.2 and read[1].inputs[inputs.MISSING_NUMBERS] == ['rate']
+  assert read[2].reason == "column price: 'abc' is not a number"
+
+
 def test_an_error_before_any_prediction_leaves_no_log(tiny_model, tmp_path, capsys):
   """An error after the log was opened once left an empty logs/predict-*.log beside --out."""
   (tmp_path / 'images').mkdir()

@@ -138,6 +138,40 @@ def test_a_spreadsheet_csv_is_read_with_the_schemas_types(schema, tmp_path):
   assert second['size'].HasField('float_list') and not second['size'].float_list.value  # empty cell
 
 
+def test_numbers_written_as_text_are_read_as_training_reads_them(schema, tmp_path):
+  import tensorflow as tf
+
+  from monitoring import serving_data
+
+  path = tmp_path / 'export.csv'
+  path.write_text('size,rooms,colour\n"$1,212.50",3,red\nunknown,n/a,blue\n')
+  first, second = [
+    tf.train.Example.FromString(e).features.feature
+    for e in serving_data.examples(str(path), schema)
+  ]
+  assert first['size'].float_list.value == [1212.5] and first['rooms'].int64_list.value == [3]
+  assert not second['size'].float_list.value and not second['rooms'].int64_list.value
+
+
+def test_a_quoted_newline_stays_in_its_cell_and_errors_name_the_line_a_row_starts_on(
+  schema, tmp_path
+):
+  import tensorflow as tf
+
+  from monitoring import serving_data
+
+  path = tmp_path / 'export.csv'
+  path.write_text('size,rooms,colour\n1.5,3,"dark\nred"\n2,4,blue\n')
+  found = [
+    tf.train.Example.FromString(e).features.feature
+    for e in serving_data.examples(str(path), schema)
+  ]
+  assert [f['colour'].bytes_list.value for f in found] == [[b'dark\nred'], [b'blue']]
+  path.write_text('size,rooms,colour\n1.5,3,"dark\nred"\n2,x,blue\n')
+  with pytest.raises(UserError, match=r"export.csv:4: column rooms: 'x' is not an integer"):
+    serving_data.examples(str(path), schema)
+
+
 @pytest.mark.parametrize(
   'text, words',
   [

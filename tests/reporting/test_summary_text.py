@@ -171,3 +171,17 @@ def test_a_regression_run_prints_its_errors_against_the_mean_predictor_not_an_ac
   lines = summary_text.render(RunResult(wall_seconds=1.0, evaluation=prices))
   assert 'eval:       MAE 6,720 (eval split, label units); no MAPE: an eval label is 0' in lines
   assert any('MAE 46,360;' in line for line in lines)
+
+
+def test_columns_of_numbers_written_as_text_are_one_line_with_their_cells_read_as_missing():
+  facts = {'price': {'placeholders': 0, 'other': 3}, 'rate': {'placeholders': 10, 'other': 0}}
+  said = [
+    line
+    for line in summary_text.render(RunResult(wall_seconds=1.0, numbers_from_text=facts))
+    if line.startswith('numbers:')
+  ]
+  assert len(said) == 1 and said[0].startswith('numbers:    price, rate read as numbers from text')
+  assert said[0].endswith(': price 3 cell(s) not numbers, rate 10 placeholder(s) read as missing')
+  assert not any(
+    line.startswith('numbers:') for line in summary_text.render(RunResult(wall_seconds=1.0))
+  )

@@ -125,13 +125,13 @@ def test_a_float_label_regresses_and_is_refused_as_classes_unless_a_threshold_na
 
 def test_a_label_to_regress_with_cells_that_are_not_numbers_is_refused_in_one_line(tmp_path):
   rows = [(str(i), f'{10 + i * 1.5:.2f}') for i in range(40)]
-  rows[3], rows[7] = ('3', '12 5'), ('7', '$13.08')
+  rows[3], rows[7] = ('3', '12 5'), ('7', 'about 13')
   path = _csv(tmp_path / 'p.csv', ['x', 'price'], rows)
   with pytest.raises(UserError) as raised:
     csv_input.label_task(path, 'price', None, 'auto')
   assert str(raised.value).startswith(
     f"--label price: 2 of 40 values in the first 40 rows of {path} are not numbers ('12 5', "
-    "'$13.08') among numbers"
+    "'about 13') among numbers"
   )
   names = _csv(tmp_path / 'n.csv', ['x', 'kind'], [(str(i), 'ab'[i % 2]) for i in range(40)])
   assert csv_input.label_task(names, 'kind', None, 'auto')[0] == 'classification'
@@ -161,3 +161,17 @@ def test_free_text_beside_other_columns_is_refused_with_the_text_route_named(tmp
     'with --text-column review (the other columns are then left out), or drop the column'
   )
   assert csv_input.text_column(path, 'label', chosen='review') == 'review'
+
+
+def test_a_label_of_numbers_written_as_text_regresses_and_tfx_s_reader_is_refused_them(tmp_path):
+  rows = [(f'{i}%', f'"${1000 + i * 1.5:,.2f}"') for i in range(40)]
+  path = _csv(tmp_path / 'p.csv', ['rate', 'price'], rows)
+  assert csv_input.label_task(path, 'price', None, 'auto') == (
+    'regression',
+    'price holds numbers, not all integers',
+  )
+  with pytest.raises(UserError) as raised:
+    csv_input.refuse_numbers_as_text(path)
+  assert str(raised.value).startswith(f'--csv-reader tfx: rate, price in {path} hold numbers')
+  plain = _csv(tmp_path / 'q.csv', ['x', 'kind'], [(str(i), 'ab'[i % 2]) for i in range(40)])
+  csv_input.refuse_numbers_as_text(plain)  # nothing to refuse

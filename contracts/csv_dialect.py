@@ -1,0 +1,52 @@
+"""The CSV dialect the readers of a CSV file share (`predict`, `monitor`, and `run`'s first look,
+which refuses what the CSV ExampleGens cannot read): UTF-8, a byte-order mark (Excel's "CSV
+UTF-8") left out; `,`, `;` or tab as the delimiter, the one the header line holds most of
+outside quotes (Excel's exports use `;` in some locales, with decimal commas: `12,5`); CRLF or
+LF line ends; a newline inside a quoted cell kept in the cell; blank lines skipped.
+"""
+
+import csv
+from typing import Iterator, List, NamedTuple, Tuple
+
+BOM = b'\xef\xbb\xbf'
+DELIMITERS = (',', ';', '\t')
+NAMES = {',': 'comma', ';': 'semicolon', '\t': 'tab'}
+
+
+class Dialect(NamedTuple):
+  delimiter: str = ','
+  bom: bool = False
+
+  @property
+  def decimal_comma(self) -> bool:
+    """Whether a number cell may write its decimals after a comma (`12,5`): not in a
+    comma-separated file, where `1,234` is a thousand and more (contracts/text_numbers.py)."""
+    return self.delimiter != ','
+
+
+def of_header(line: str, bom: bool = False) -> Dialect:
+  """The dialect of a file whose first line (without its line end) is `line`."""
+  outside = ''.join(line.split('"')[::2])  # the text outside quoted names
+  counts = {d: outside.count(d) for d in DELIMITERS}
+  best = max(DELIMITERS, key=lambda d: counts[d])  # a tie goes to the comma
+  return Dialect(best if counts[best] else ',', bom)
+
+
+def sniff(path: str) -> Dialect:
+  """The dialect of a local CSV file, from its first line."""
+  with open(path, 'rb') as f:
+    first = f.readline()
+  line = first.decode('utf-8', 'replace').lstrip('\ufeff').rstrip('\r\n')
+  return of_header(line, first.startswith(BOM))
+
+
+def rows(path: str, dialect: Dialect) -> Iterator[Tuple[int, List[str]]]:
+  """(the line a row starts on, its cells) of every row of a local CSV file, the header first;
+  blank lines skipped. Raises UnicodeDecodeError for a file that is not UTF-8."""
+  with open(path, encoding='utf-8-sig', newline='') as f:
+    reader = csv.reader(f, delimiter=dialect.delimiter)
+    start = 1
+    for cells in reader:
+      line, start = start, reader.line_num + 1
+      if cells:
+        yield line, cells

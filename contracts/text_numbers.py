@@ -1,0 +1,131 @@
+"""Numbers written as text, one reading for every reader of a CSV: `$13.08`, `8.91%`, `1,234.5`,
+`-$2.50`, `$-2.50`, `(3.20)` (an accounting negative: -3.2), `12.5 €`. Currency signs ($ € £ ¥),
+a percent sign (the number as written: `8.91%` is 8.91), thousands separators (a comma before
+each group of three digits: `1,234` is 1234, `12,5` is no number) and one space after a sign
+are taken off; placeholders (`unknown`, `n/a`, `?`, MISSING_WORDS) are missing.
+
+  parse()       one cell (predict, monitor, the command line's first look at a label);
+  census()      a column's cells counted (the Arrow CsvExampleGen decides from the counts);
+  read_array()  a column's cells as float64, null where missing (vectorised with pyarrow);
+  readable()    whether counts make a column of numbers: some cell needed this reading, and
+                at most MAX_ODD_SHARE of the cells that are no placeholder are no number.
+"""
+
+import math
+import re
+from typing import NamedTuple, Tuple
+
+# Cells pandas and spreadsheets write for 'no value', compared stripped and lower-cased: the one
+# list every reader of a label uses (contracts/labels.py: the command line's first rows, every
+# ExampleGen).
+MISSING_WORDS = ('', 'nan', 'na', 'n/a', 'null', 'none', '?', '-')
+# In a column of numbers, what people write for 'no value' besides (compared alike).
+PLACEHOLDERS = MISSING_WORDS + ('unknown', 'missing', '#n/a', 'n.a.', 'nil')
+MAX_ODD_SHARE = 0.02  # of a column's cells that are no placeholder: read as missing, counted
+SAMPLE = 1000  # cells looked at first: a column of words is given up on after these
+
+_CURRENCY = '[$€£¥]'
+_DIGITS = (
+  r'(?:[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?|[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?'
+)
+_AFTER = f' ?(?:%|{_CURRENCY})?'
+# RE2 (pyarrow) and Python's re read it alike.
+PATTERN = (
+  rf'^(?:(?:[+-]?(?:{_CURRENCY} ?)?|{_CURRENCY} ?[+-]){_DIGITS}{_AFTER}'
+  rf'|\((?:{_CURRENCY} ?)?{_DIGITS}{_AFTER}\))$'
+)
+_MARKS = '[$€£¥%,() ]'  # taken off a matching cell; '(' makes it negative
+_NUMBER = re.compile(PATTERN)
+_MARK = re.compile(_MARKS)
+
+
+def is_placeholder(cell: str) -> bool:
+  return cell.strip().lower() in PLACEHOLDERS
+
+
+def parse(cell: str, decimal_comma: bool = False) -> float:
+  """The number a cell holds, as Python's float() reads it or written as text; NaN for an empty
+  cell or a placeholder. Raises ValueError for any other cell. `decimal_comma`
+  (contracts/csv_dialect.Dialect's, a `;`- or tab-separated file): `12,5` is 12.5."""
+  if decimal_comma and cell.count(',') == 1 and '.' not in cell:
+    cell = cell.replace(',', '.')
+  try:
+    return float(cell)
+  except ValueError:
+    pass
+  cell = cell.strip()
+  if cell.lower() in PLACEHOLDERS:
+    return math.nan
+  if not _NUMBER.match(cell):
+    raise ValueError(f'{cell!r} is not a number')
+  number = float(_MARK.sub('', cell))
+  return -number if cell.startswith('(') else number
+
+
+class Census(NamedTuple):
+  """A column's cells that are not empty: numbers (`marked`: of them, written as text), placeholders,
+  and the others."""
+
+  numbers: int
+  marked: int
+  placeholders: int
+  odd: int
+
+  def __add__(self, other):
+    return Census(*(a + b for a, b in zip(self, other)))
+
+
+def readable(counts: Census, strict: bool = False) -> bool:
+  """Whether a column whose cells are not all Python numbers is read as numbers: some cell is a
+  number written as text or a placeholder, and at most MAX_ODD_SHARE of the cells that are no
+  placeholder are not numbers (`strict`, the label: none, nor any placeholder)."""
+  if not counts.numbers or not (counts.marked or counts.placeholders):
+    return False
+  if strict:
+    return not counts.odd and not counts.placeholders
+  return counts.odd <= MAX_ODD_SHARE * (counts.numbers + counts.odd)
+
+
+def _classes(cells):
+  """(trimmed cells, placeholder mask, number mask) of a pyarrow string array."""
+  import pyarrow as pa
+  import pyarrow.compute as pc
+
+  trimmed = pc.utf8_trim_whitespace(cells)
+  missing = pc.is_in(pc.utf8_lower(trimmed), value_set=pa.array(PLACEHOLDERS))
+  return trimmed, missing, pc.match_substring_regex(trimmed, PATTERN)
+
+
+def census(cells) -> Census:
+  """The counts of a pyarrow string array's non-empty cells; a column whose first SAMPLE cells are
+  mostly no numbers is counted from those alone (never readable)."""
+  import pyarrow.compute as pc
+
+  cells = cells.filter(pc.greater(pc.binary_length(cells), 0))
+  for part in (cells[:SAMPLE], cells) if len(cells) > SAMPLE else (cells,):
+    trimmed, missing, numbers = _classes(part)
+    placeholders = pc.sum(missing).as_py() or 0
+    number_count = pc.sum(numbers).as_py() or 0
+    odd = len(part) - placeholders - number_count
+    if 2 * odd > len(part) - placeholders:
+      break
+  marked = pc.sum(pc.and_(numbers, pc.match_substring_regex(trimmed, _MARKS))).as_py() or 0
+  return Census(number_count, marked, placeholders, odd)
+
+
+def read_array(cells) -> Tuple[object, int, int]:
+  """(a pyarrow string array's cells as float64, null for empty cells, placeholders and cells
+  that are no number; the placeholders, the others)."""
+  import pyarrow as pa
+  import pyarrow.compute as pc
+
+  trimmed, missing, numbers = _classes(cells)
+  empty = pc.equal(pc.binary_length(trimmed), 0)
+  placeholders = (pc.sum(missing).as_py() or 0) - (pc.sum(empty).as_py() or 0)
+  odd = len(cells) - (pc.sum(pc.or_(missing, numbers)).as_py() or 0)
+  text = pc.if_else(
+    numbers, pc.replace_substring_regex(trimmed, _MARKS, ''), pa.scalar(None, pa.string())
+  )
+  values = text.cast(pa.float64())
+  negative = pc.starts_with(trimmed, '(')
+  return pc.if_else(negative, pc.negate(values), values), placeholders, odd
