@@ -160,6 +160,11 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
               if ready.label_spellings
               else ''
             )
+            + (
+              f'; list columns, fed whole: {setup.list_line(ready.spec.list_lengths)}'
+              if ready.spec.list_lengths
+              else ''
+            )
           }
           if options.data_kind == TABULAR
           else {}
