@@ -243,7 +243,7 @@ def _check_finite(features: dict, numeric: List[str], label_key: str) -> None:
   every prediction NaN: one line naming the column, before a model is blamed."""
   for key in numeric:
     values = features[key].numpy()
-    bad = int(np.sum(~np.isfinite(values.reshape(len(values), -1)).all(axis=1)))
+    bad = int(np.sum(~np.isfinite(values).all(axis=tuple(range(1, values.ndim)))))  # rows
     if bad:
       raise UnusableData(
         f"--label {label_key}: column '{key}' holds inf or NaN in {bad} of the first "
