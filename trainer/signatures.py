@@ -219,9 +219,14 @@ def attach_assets(
 def attach_columns(model: keras.Model, spec, scratch: str) -> None:
   """Saves, for a tabular model, the columns it parses and their dtypes as
   assets/COLUMNS_ASSET: the Evaluator scores a serving model on new data only when the data holds
-  them (components/blessing_evaluator/comparable.py)."""
+  them (components/blessing_evaluator/comparable.py); a list column's dtype says its length
+  (`float32[64]`)."""
   if isinstance(spec, TabularSpec):
-    parsed = {key: feature.dtype.name for key, feature in spec.parse_spec().items()}
+    lists = spec.list_lengths
+    parsed = {
+      key: feature.dtype.name + (f'[{lists[key]}]' if key in lists else '')
+      for key, feature in spec.parse_spec().items()
+    }
     path = os.path.join(scratch, serving.COLUMNS_ASSET)
     model.columns_asset = _asset([json.dumps(parsed, sort_keys=True)], path)
 

@@ -129,7 +129,10 @@ def test_a_list_column_is_one_input_of_every_value_in_each_signature(tmp_path):
     numeric_variance={'pixels': [1.0, 0.0, 4.0], 'x': 1.0},  # a constant position: no NaN
   )
   built = built_models.built_in('mlp', spec)
+  signatures.attach_columns(built, spec, str(tmp_path))
   loaded = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
+  columns = serving.columns(str(tmp_path / 'model'))
+  assert columns == {'pixels': 'float32[3]', 'x': 'float32', 'label': 'int64'}
 
   def record(pixels):
     feature = {'x': tf.train.Feature(float_list=tf.train.FloatList(value=[0.5]))}
