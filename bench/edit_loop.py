@@ -18,7 +18,12 @@ for the pipeline and the plain script alike):
   model_edit              `--model COPY.py` (a copy of trainer/models/cnn.py, the default image
                           model) once untimed, then a comment line appended to the copy, timed;
   data_change             `--data COPY` (a copy of the digits folder) once untimed, then one new
-                          distinct digit added (the mean of two digits of one class), timed.
+                          distinct digit added (the mean of two digits of one class), timed;
+  watch_model_edit        `pipeline.py run --watch --data COPY --model COPY.py` started once
+                          (its first run untimed), then a comment appended to the model copy:
+                          from the save to the watch's next `watching:` line (the summary and
+                          report written);
+  watch_data_change       the same watch, then another new digit added to the data copy.
 The pipeline runs of a round share one output folder; the plain script and the import floor run
 before the pipeline in odd rounds and after it in even ones, and the model edit and the data
 change swap places too, so that a slow stretch of the machine hits all alike.
@@ -59,6 +64,8 @@ TIMED = (  # (figure, what it is) in the order printed
   ('nothing_changed', 'pipeline, nothing changed'),
   ('model_edit', 'pipeline, after a model-file edit'),
   ('data_change', 'pipeline, after a data change'),
+  ('watch_model_edit', 'run --watch, a model-file save'),
+  ('watch_data_change', 'run --watch, one image added'),
 )
 UNTIMED = ('model_file_first_run', 'data_copy_first_run')  # the warm-up runs (also recorded)
 RATIOS = {
@@ -67,6 +74,8 @@ RATIOS = {
   'nothing_changed_over_plain': 'nothing_changed',
   'model_edit_over_plain': 'model_edit',
   'data_change_over_plain': 'data_change',
+  'watch_model_edit_over_plain': 'watch_model_edit',
+  'watch_data_change_over_plain': 'watch_data_change',
   'import_tensorflow_over_plain': 'import_tensorflow',
   'floor_over_plain': 'floor',
   'model_edit_components_over_plain': 'model_edit_components',
@@ -83,6 +92,8 @@ TARGETS = {  # all ceilings
   'first_rerun_after_push_over_plain': 0.35,
   'model_edit_over_plain': 1.3,
   'cold_over_plain': 1.8,
+  'watch_model_edit_over_plain': 0.8,
+  'watch_data_change_over_plain': 1.0,
 }
 _DONE = re.compile(r'^\[\d+/\d+\] (\S+) done in ([\d.]+) s \((\w+)\)$')
 _LOG_NODE = re.compile(
@@ -197,6 +208,51 @@ def new_digit(folder: str, name: str) -> str:
   return path
 
 
+WATCHING = 'watching: the next save'  # the line --watch prints once a run is answered
+
+
+def watched_edits(output: str, steps: int, data: str, model: str, number: int) -> dict:
+  """`run --watch` on `data` and `model`: after its first run, a model-file save, then one new
+  image, each timed from the save to the next WATCHING line; Ctrl-C ends it."""
+  import signal
+
+  argv = [sys.executable, 'pipeline.py', 'run', '--watch', '--output', output]
+  argv += ['--data', data, '--model', model]
+  argv += ['--train-steps', str(steps)] if steps != DEFAULT_STEPS else []
+  watcher = subprocess.Popen(
+    argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1
+  )
+
+  def answered() -> str:
+    lines = []
+    for line in watcher.stdout:
+      lines.append(line)
+      if line.startswith(WATCHING):
+        return ''.join(lines)
+    raise RuntimeError('run --watch ended before answering:\n' + ''.join(lines[-15:]))
+
+  found = {}
+  try:
+    answered()  # the first run
+    for figure, save in (
+      ('watch_model_edit', lambda: open(model, 'a').write('# a watched edit\n')),
+      ('watch_data_change', lambda: new_digit(data, f'watched{number}')),
+    ):
+      started = time.monotonic()
+      save()
+      shown = answered()
+      found[figure] = {
+        'seconds': time.monotonic() - started,
+        'executed': [
+          m.group(1) for m in map(_DONE.match, shown.splitlines()) if m and m.group(3) == 'executed'
+        ],
+      }
+  finally:
+    watcher.send_signal(signal.SIGINT)
+    watcher.wait(timeout=120)
+  return found
+
+
 def one_round(number: int, scratch: str, digits: str, steps: int) -> dict:
   """Every run of one round: {figure: record}."""
   runs = {}
@@ -232,6 +288,15 @@ def one_round(number: int, scratch: str, digits: str, steps: int) -> dict:
   runs['nothing_changed'] = pipeline(output, steps)
   for step in (model_edit, data_change) if outside_first else (data_change, model_edit):
     step()
+  runs.update(
+    watched_edits(
+      output,
+      steps,
+      os.path.join(here, 'digits'),
+      os.path.join(here, 'model', 'cnn_copy.py'),
+      number,
+    )
+  )
   if not outside_first:
     outside()
   shutil.rmtree(here, ignore_errors=True)
@@ -311,7 +376,7 @@ def _print(figures: dict) -> None:
     target = figures['targets'].get(name)
     verdict = f'<= {target["target"]}: {"met" if target["met"] else "NOT met"}' if target else ''
     print(f'  {label:42s} {seconds[figure]:8.1f}  {ratio:22s} {verdict}'.rstrip())
-  first = {k: figures['runs'][k][0] for k, _ in TIMED[2:]}
+  first = {k: figures['runs'][k][0] for k, _ in TIMED[2:] if 'exit_code' in figures['runs'][k][0]}
   for figure, run in first.items():
     executed = run.get('executed', [])
     print(

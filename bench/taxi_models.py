@@ -132,9 +132,11 @@ def served_predictions(output: str, records: List[bytes], regression: bool) -> n
   import tensorflow as tf
 
   from contracts import serving
+  from utils import saved_model_ops
 
   models = glob.glob(os.path.join(output, 'pipeline_root', 'Trainer', 'model', '*'))
   models.sort(key=_number)
+  saved_model_ops.register()  # a --model gbt model calls TF-DF's op
   loaded = tf.saved_model.load(os.path.join(models[-1], 'Format-Serving'))
   serve = loaded.signatures[serving.SERVING_DEFAULT]
   found = []

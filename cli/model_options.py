@@ -30,6 +30,10 @@ def model_options(args: argparse.Namespace, data_kind: str, local: bool = True) 
       f'--model {name}: a model for {models.BUILT_IN[name]} data; this data is {kind} '
       f'(its built-in: {models.DEFAULT[kind]})'
     )
+  if name == models.TREES and getattr(args, 'loss', '') == trainer_options.HUBER:
+    raise UserError(
+      f'--model {name}: --loss huber: the trees regress with mse (the default) or mae'
+    )
   backbone = name in models.BACKBONES or 'model_source' in decided
   for flag, value, unset in (
     ('--weights', weights, ''),

@@ -14,7 +14,7 @@ import tempfile
 import time
 from typing import Optional
 
-from cli import config_builder, flags, unchanged
+from cli import config_builder, flags, unchanged, watch
 from cli.inputs import tfrecord_salvage
 import config as cfg
 from contracts import artifacts, labels
@@ -44,21 +44,37 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   flags.add(parser, *flags.DATA, *flags.INFER, *flags.OUTPUT, *flags.BEAM, *flags.TRAINING)
+  parser.add_argument(
+    '--watch',
+    action='store_true',
+    help='stay up: run again on every save of the data, the model file, the schema or the '
+    "project's code, with TensorFlow and TFX already loaded (Ctrl-C ends; cli/watch.py)",
+  )
 
 
 def process_seconds() -> float:
   """Seconds since this process started (Linux: /proc/self/stat), else since this module loaded:
-  the summary's wall time is the whole command's, imports included."""
+  the summary's wall time is the whole command's, imports included; under --watch, since this
+  run started (_WATCHED_RUN_STARTED)."""
   try:
     with open('/proc/self/stat') as f:
       started = int(f.read().rsplit(')', 1)[1].split()[19]) / os.sysconf('SC_CLK_TCK')
     with open('/proc/uptime') as f:
-      return float(f.read().split()[0]) - started
+      seconds = float(f.read().split()[0]) - started
   except (OSError, ValueError, IndexError):
-    return time.monotonic() - _LOADED
+    seconds = time.monotonic() - _LOADED
+  return seconds - _WATCHED_RUN_STARTED[0]
 
 
 _LOADED = time.monotonic()
+_WATCHED_RUN_STARTED = [0.0]  # process_seconds() when the current --watch run started
+
+
+def _watched_run(args: argparse.Namespace) -> int:
+  """One run of --watch, its seconds counted from its own start."""
+  _WATCHED_RUN_STARTED[0] = 0.0
+  _WATCHED_RUN_STARTED[0] = process_seconds()
+  return _main(args)
 
 
 def run_local(config: cfg.PipelineConfig, schema_only: bool = False) -> RunResult:
@@ -315,10 +331,13 @@ def finish(result: RunResult) -> int:
 def main(args: argparse.Namespace) -> int:
   interrupt.forget()
   with _interrupt_requests():  # SIGTERM before the pipeline runs too: as Ctrl-C
+    if getattr(args, 'watch', False):
+      return watch.watch(args, _watched_run, unchanged.code_digest, watch.restart_process)
     return _main(args)
 
 
 def _main(args: argparse.Namespace) -> int:
+  interrupt.forget()
   started = time.monotonic()
   try:  # the data checked, the embedded digits written out, the last run's files compared
     config = config_builder.build_config(args)

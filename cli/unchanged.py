@@ -48,7 +48,7 @@ CODE_FOLDERS = (
 CODE_FILES = ('pipeline.py', 'config.py', 'requirements.lock')
 
 
-def _code_digest() -> str:
+def code_digest() -> str:
   """Every project source file's and the lock file's content (utils/fingerprint.py's root)."""
   digest = hashlib.sha256(sys.version.encode())
   paths = [os.path.join(fingerprint.ROOT, name) for name in CODE_FILES]
@@ -80,7 +80,7 @@ def current(config: cfg.PipelineConfig) -> Optional[dict]:
   index = os.path.join(config.local_dir, data_index.INDEX_FILE)
   return {
     'config': json.loads(json.dumps(dataclasses.asdict(config), default=str)),
-    'code': _code_digest(),
+    'code': code_digest(),
     'data': data_index.digest(config.data, index, config.read_patterns()),
     'infer_data': (
       data_index.digest(config.infer_data, index, config.read_patterns(unlabeled=True))

@@ -6,6 +6,7 @@ from typing import Dict, List, NamedTuple, Sequence, Tuple
 
 from contracts import serving, trainer_options
 from inference import inputs
+from utils import saved_model_ops
 
 SIGNATURE_FOR = {inputs.IMAGES: serving.IMAGE_BYTES, inputs.TFRECORDS: serving.SERVING_DEFAULT}
 
@@ -94,6 +95,7 @@ def load(path: str, kind: str):
   import tensorflow as tf
 
   try:
+    saved_model_ops.register()
     loaded = tf.saved_model.load(path)
   except Exception as e:  # a damaged or foreign folder: one line
     raise Problem(f'{path}: not a loadable SavedModel ({str(e).splitlines()[0][:200]})') from None

@@ -27,7 +27,7 @@ from contracts import predictions, request_log, serving
 from contracts.image_files import NOT_AN_IMAGE
 from inference import inputs
 from inference.model import Served
-from utils import atomic
+from utils import atomic, saved_model_ops
 
 BATCH_SIZE = 64  # inputs per signature call (RunInference batches up to it)
 SKIPPED_SUFFIX = '_skipped.csv'  # predictions.csv → predictions_skipped.csv: id, reason
@@ -81,6 +81,7 @@ class SignatureHandler(base.ModelHandler):
   def load_model(self):
     import tensorflow as tf
 
+    saved_model_ops.register()
     return tf.saved_model.load(self._served.path)
 
   def batch_elements_kwargs(self):

@@ -19,6 +19,7 @@ import numpy as np
 from contracts import serving, trainer_options
 from metadata import artifact_reader
 from monitoring import distances
+from utils import saved_model_ops
 
 PREDICTION = 'model prediction'  # its name among the compared features
 STATISTICS_FILE = 'RegressionStats.pb'  # the window's label (when served) and predictions
@@ -41,6 +42,7 @@ def predict(saved_model_dir: str, examples: List[bytes]) -> np.ndarray:
   """serving_default's PREDICTION for serialized tf.Examples, in batches."""
   import tensorflow as tf
 
+  saved_model_ops.register()
   signature = tf.saved_model.load(saved_model_dir).signatures[serving.SERVING_DEFAULT]
   numbers = [
     signature(**{serving.EXAMPLES_INPUT: tf.constant(examples[i : i + BATCH_SIZE])})[

@@ -211,6 +211,9 @@ def predicted_and_actual(model_dir: str, records: list):
   TFMA reads it) on serialized eval records; label units."""
   import tensorflow as tf
 
+  from utils import saved_model_ops
+
+  saved_model_ops.register()  # a --model gbt model calls TF-DF's op
   signatures = tf.saved_model.load(model_dir).signatures
   examples = tf.constant(records)
   predicted = signatures[serving.SERVING_DEFAULT](examples=examples)[serving.PREDICTION]

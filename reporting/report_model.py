@@ -113,14 +113,28 @@ def training_section(training: Optional[dict], nodes) -> str:
   model_run = artifact_reader.output(nodes, 'model_run')
   return (
     _model_html(training)
-    + f'<p>{training["train_steps"]:,} steps of batch {training["batch_size"]} in '
-    f'{training["epochs"]} epochs.</p>'
+    + _trained_how(training)
     + html.chart(figure)
     + html.table(['epoch'] + list(history), rows)
     + '<p>TensorBoard: <code>.venv/bin/tensorboard --logdir '
     + f'{html.escape(model_run.uri)}</code></p>'
     + _single_features_html(training.get('single_feature_scores') or {}, regressing)
     + tuning
+  )
+
+
+def _trained_how(training: dict) -> str:
+  """Steps, batch and epochs; gradient-boosted trees (training.json's `trees`): their rounds."""
+  trees = training.get('trees')
+  if trees:
+    return (
+      f'<p>Gradient-boosted trees: {trees["rounds"]:,} boosting rounds on {trees["train_rows"]:,} '
+      f"train rows in {trees['seconds']:.1f} s (grown by YDF, not by Keras' fit; the history "
+      'has one row: the train and eval splits).</p>'
+    )
+  return (
+    f'<p>{training["train_steps"]:,} steps of batch {training["batch_size"]} in '
+    f'{training["epochs"]} epochs.</p>'
   )
 
 
@@ -363,6 +377,8 @@ def input_section(training: Optional[dict], damage: Optional[dict]) -> str:
   if training is None:
     return html.absent('No input check: the run stopped before the Trainer.')
   check = training['input_check']
+  if check is None and training.get('trees'):
+    return html.absent('No input check: gradient-boosted trees read their splits into memory once.')
   if check is None:
     return html.absent(
       f'No input check: skipped under distributed training ({training.get("distribution")}).'

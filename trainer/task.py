@@ -47,6 +47,7 @@ from trainer import (
   multi_worker,
   setup,
   signatures,
+  trees,
 )
 from trainer.training_progress import TrainingProgress
 from utils import interrupt
@@ -95,6 +96,9 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
   model_run_dir = distribution.chief_or_scratch(fn_args.model_run_dir, plan, scratch)
   try:
     prepared = setup.prepare_input(fn_args, options, plan, scratch)
+    if model.model_name(options) == trees.NAME:
+      _grow_and_save(fn_args, options, prepared, model_run_dir, plan, scratch)
+      return
     ready, guard, batch_size = prepared.setup, prepared.guard, prepared.batch_size
     with plan.strategy.scope():
       chosen = model_file(options, ready.spec, scratch)
@@ -144,32 +148,8 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
       model_run_dir,
       artifacts.TRAINING_FILE,
       {
-        'class_names': list(ready.class_names),
-        'single_feature_scores': ready.single_feature_scores,
-        'task': ready.spec.task if regression else CLASSIFICATION,
-        **(
-          {'loss': loss, 'label_mean': ready.spec.label_mean, 'label_std': ready.spec.label_std}
-          if regression
-          else {}
-        ),
-        **(
-          {
-            'label': labels.task_line(options.label_key, ready.spec.task, options.label_threshold)
-            + (
-              f'; spellings read as one: {labels.spellings_line(ready.label_spellings)}'
-              if ready.label_spellings
-              else ''
-            )
-            + (
-              f'; list columns, fed whole: {setup.list_line(ready.spec.list_lengths)}'
-              if ready.spec.list_lengths
-              else ''
-            )
-          }
-          if options.data_kind == TABULAR
-          else {}
-        ),
-        'seed': options.seed,
+        **_data_facts(ready, options),
+        **({'loss': loss} if regression else {}),
         'model': trained.name,
         'hyperparameters': trained.hyperparameters,
         'tuned': bool(fn_args.hyperparameters),
@@ -187,18 +167,81 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
         'xla': bool(built.jit_compile),
       },
     )
-    serving = ready.signatures(built, ready.spec)
-    serving[BULK_INFERENCE] = signatures.bulk_inference(serving[SERVING_DEFAULT])
-    serving_dir = distribution.chief_or_scratch(fn_args.serving_model_dir, plan, scratch)
-    signatures.attach_assets(built, ready.class_names, ready.id_columns, scratch, regression)
-    signatures.attach_columns(built, ready.spec, scratch)
     # A TF1-style loader (TensorFlow Serving, tfx-bsl's BulkInferrer) finds a Keras 3 model's
     # variables only when they are tracked as tf.Variables (tensorflow/tfx#7782).
     built._tf_saved_variables = [getattr(v, 'value', v) for v in built.variables]
-    tf.saved_model.save(built, serving_dir, signatures=serving)
-    logging.info('Saved model with signatures %s to %s', sorted(serving), serving_dir)
+    _save(built, ready, fn_args, plan, scratch)
   finally:
     shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _data_facts(ready: setup.Setup, options: TrainerOptions) -> dict:
+  """What training.json says of the data, whatever the model."""
+  regression = getattr(ready.spec, 'regression', False)
+  facts = {
+    'class_names': list(ready.class_names),
+    'single_feature_scores': ready.single_feature_scores,
+    'task': ready.spec.task if regression else CLASSIFICATION,
+    'seed': options.seed,
+  }
+  if regression:
+    facts.update(label_mean=ready.spec.label_mean, label_std=ready.spec.label_std)
+  if options.data_kind == TABULAR:
+    spellings, lists = ready.label_spellings, ready.spec.list_lengths
+    facts['label'] = (
+      labels.task_line(options.label_key, ready.spec.task, options.label_threshold)
+      + (f'; spellings read as one: {labels.spellings_line(spellings)}' if spellings else '')
+      + (f'; list columns, fed whole: {setup.list_line(lists)}' if lists else '')
+    )
+  return facts
+
+
+def _save(built, ready: setup.Setup, fn_args: FnArgs, plan, scratch: str) -> None:
+  """The model (Keras', or the trees' tf.Module) saved with its signatures and assets."""
+  serving = ready.signatures(built, ready.spec)
+  serving[BULK_INFERENCE] = signatures.bulk_inference(serving[SERVING_DEFAULT])
+  serving_dir = distribution.chief_or_scratch(fn_args.serving_model_dir, plan, scratch)
+  regression = getattr(ready.spec, 'regression', False)
+  signatures.attach_assets(built, ready.class_names, ready.id_columns, scratch, regression)
+  signatures.attach_columns(built, ready.spec, scratch)
+  tf.saved_model.save(built, serving_dir, signatures=serving)
+  logging.info('Saved model with signatures %s to %s', sorted(serving), serving_dir)
+
+
+def _grow_and_save(
+  fn_args: FnArgs, options: TrainerOptions, prepared, model_run_dir, plan, scratch
+):
+  """--model gbt: the trees grown by YDF (trainer/trees.py), not fit by Keras, then saved as
+  the Keras models are."""
+  ready = prepared.setup
+  _record_damage(prepared.damage, prepared.guard.reports, model_run_dir)
+  grown = trees.grow(fn_args, ready.spec, prepared.guard, options.seed, options.loss)
+  rounds = grown.hyperparameters['rounds_kept']
+  _write_json(
+    model_run_dir,
+    artifacts.TRAINING_FILE,
+    {
+      **_data_facts(ready, options),
+      **({'loss': grown.loss} if grown.loss else {}),
+      'model': trees.NAME,
+      'hyperparameters': grown.hyperparameters,
+      'tuned': bool(fn_args.hyperparameters),
+      'weights': '',
+      'phases': [],
+      'batch_size': grown.train_rows,
+      'batch_capped': None,
+      'epochs': 1,
+      'train_steps': rounds,  # a boosting round: a step on every row
+      'trees': {'rounds': rounds, 'train_rows': grown.train_rows, 'seconds': grown.seconds},
+      'history': grown.history,
+      'input_check': None,
+      'input_cache': None,
+      'distribution': 'none: gradient-boosted trees are grown by YDF, not fit by Keras',
+      'replicas': 1,
+      'xla': False,
+    },
+  )
+  _save(grown.model, ready, fn_args, plan, scratch)
 
 
 @dataclasses.dataclass

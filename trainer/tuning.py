@@ -19,7 +19,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from tfx.components.tuner.component import TunerFnResult
 
 from contracts.trainer_options import TunerOptions
-from trainer import distribution, fine_tune, model, setup, task
+from trainer import distribution, fine_tune, model, setup, task, trees
 
 OBJECTIVE = 'val_sparse_categorical_accuracy'
 # Regression: the validation loss, minimised (keras_tuner reads the direction from the name).
@@ -49,10 +49,15 @@ def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
   plan = distribution.plan(options)
   keras.mixed_precision.set_global_policy(plan.mixed_precision)
   scratch = tempfile.mkdtemp(prefix='tuner-scratch-')  # removed with the run's temporary folder
-  ready = setup.prepare_input(fn_args, options, plan, scratch).setup
+  prepared = setup.prepare_input(fn_args, options, plan, scratch)
+  ready = prepared.setup
+  regression = getattr(ready.spec, 'regression', False)
+  objective = REGRESSION_OBJECTIVE if regression else OBJECTIVE
+  if model.model_name(options) == trees.NAME:
+    search = trees.TreesSearch(fn_args, ready.spec, prepared.guard, objective, options, SEED)
+    return TunerFnResult(tuner=search, fit_kwargs={})
   chosen = task.model_file(options, ready.spec, scratch)
   space = model.hyperparameters(chosen.module, chosen.name, options.learning_rate)
-  regression = getattr(ready.spec, 'regression', False)
   loss = model.regression_loss(chosen.module, chosen.name, options.loss) if regression else ''
 
   def build(hp: keras_tuner.HyperParameters) -> keras.Model:
@@ -66,7 +71,7 @@ def tuner_fn(fn_args: FnArgs) -> TunerFnResult:
   build(space.copy())  # a model file that does not fit fails here, in one line, not per trial
   tuner = RandomSearch(
     build,
-    objective=REGRESSION_OBJECTIVE if regression else OBJECTIVE,
+    objective=objective,
     max_trials=options.max_trials,
     hyperparameters=space,
     seed=SEED,

@@ -34,6 +34,7 @@ from components import beam_progress, read_examples
 from components.blessing_evaluator import class_coverage, comparable, eval_config
 from contracts import artifacts, evaluation, serving, splits, trainer_options
 from contracts.errors import UnusableModel
+from utils import saved_model_ops
 
 MODEL_RUN_KEY = 'model_run'  # the Trainer's ModelRun: its training.json (train_mean)
 
@@ -129,6 +130,8 @@ def check_task(model_dir: str, regression: bool) -> None:
 
 class Executor(evaluator_executor.Executor):
   def Do(self, input_dict, output_dict, exec_properties):
+    saved_model_ops.register()  # TFMA loads the models here (in_memory) or in Beam's workers
+    self._beam_pipeline_args = saved_model_ops.with_beam_args(self._beam_pipeline_args)
     model = artifact_utils.get_single_instance(input_dict[standard_component_specs.MODEL_KEY])
     model_dir = path_utils.serving_model_path(model.uri)
     regression = exec_properties.get('task') == trainer_options.REGRESSION

@@ -17,6 +17,7 @@ from tfx.utils import proto_utils
 
 from components import beam_progress, read_examples
 from contracts import artifacts
+from utils import saved_model_ops
 
 
 def inferred_files(input_dict, exec_properties) -> list:
@@ -48,6 +49,8 @@ class Executor(beam_progress.CountedBeamExecutor, bulk_inferrer_executor.Executo
   COUNTED_STEPS = ('RunInference',)  # TFX's step per split: one PredictionLog per example
 
   def Do(self, input_dict, output_dict, exec_properties):
+    saved_model_ops.register()  # tfx-bsl loads the model here (in_memory) or in Beam's workers
+    self._beam_pipeline_args = saved_model_ops.with_beam_args(self._beam_pipeline_args)
     scratch = tempfile.mkdtemp(prefix='bulk-inferrer-salvaged-')
     try:
       readable = readable_examples(input_dict, exec_properties, scratch)

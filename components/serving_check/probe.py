@@ -24,7 +24,7 @@ import numpy as np
 import tensorflow as tf
 
 from contracts import artifacts, image_record, serving, text_record, trainer_options
-from utils import atomic
+from utils import atomic, saved_model_ops
 
 SUM_TOLERANCE = 1e-3  # probabilities sum to 1 within float32 softmax error
 AGREEMENT_TOLERANCE = 1e-3  # raw-input signatures vs serving_default, per probability
@@ -200,6 +200,7 @@ def check(model_dir: str, records: List[bytes], requests: int = REQUESTS) -> dic
   report = {'pid': os.getpid(), 'examples': len(records), 'signatures': {}, 'problems': []}
   start = time.perf_counter()
   try:
+    saved_model_ops.register()
     loaded = tf.saved_model.load(model_dir)
   except Exception as error:  # whatever stops a server from loading it
     report['problems'].append(_failure('the model did not load', error))

@@ -5,9 +5,7 @@ import pytest
 from bench import edit_loop
 from tests.support import bench_runs
 
-pytestmark = (
-  pytest.mark.slow
-)  # seven whole pipeline runs and the plain script (make test-fast leaves them out)
+pytestmark = pytest.mark.slow  # nine whole pipeline runs (two in one --watch) and the plain script (make test-fast leaves them out)
 
 
 @pytest.fixture(scope='module')
@@ -47,6 +45,8 @@ def test_ratios_follow_from_the_seconds_and_targets_from_the_ratios(figures):
     'first_rerun_after_push_over_plain',
     'model_edit_over_plain',
     'cold_over_plain',
+    'watch_model_edit_over_plain',
+    'watch_data_change_over_plain',
   }
   for name, target in figures['targets'].items():
     assert target['target'] == edit_loop.TARGETS[name]
@@ -68,6 +68,10 @@ def test_each_pipeline_run_reran_what_its_change_touches(figures):
   assert 'Trainer' in runs['model_edit']['executed']
   assert 'ImageExampleGen' in runs['model_edit']['cached']
   assert 'ImageExampleGen' in runs['data_change']['executed']
+  # --watch answered each save in its warm process, with what the save touches
+  assert 'Trainer' in runs['watch_model_edit']['executed']
+  assert 'ImageExampleGen' not in runs['watch_model_edit']['executed']
+  assert {'ImageExampleGen', 'Trainer'} <= set(runs['watch_data_change']['executed'])
 
 
 def test_the_cold_run_is_broken_down_by_phase(figures):

@@ -55,10 +55,18 @@ def test_a_model_file_that_cannot_be_a_model_is_refused(
     (['--model', 'mlp', '--fine-tune-steps', '5'], '--fine-tune-steps: only for a backbone'),
     (['--fine-tune-layers', '0'], '--fine-tune-layers 0: must be positive'),
     (['--tune-trials', '-1'], '--tune-trials -1: must be 0 (the default: no tuning) or more'),
+    (['--model', 'gbt', '--loss', 'huber'], '--model gbt: --loss huber: the trees regress with'),
   ],
 )
 def test_model_flags_that_do_not_fit_are_refused(tmp_path, capsys, csv_file, flags, expected):
   assert expected in _refused(capsys, tmp_path, '--data', csv_file, *flags)
+
+
+def test_trees_on_images_are_refused(tmp_path, capsys):
+  line = _refused(capsys, tmp_path, '--model', 'gbt')  # the embedded digits: images
+  assert (
+    line == 'error: --model gbt: a model for tabular data; this data is image (its built-in: cnn)'
+  )
 
 
 def test_a_missing_weights_file_is_refused(tmp_path, capsys):

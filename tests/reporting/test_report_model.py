@@ -95,6 +95,16 @@ def test_a_training_json_from_before_the_model_and_phases_were_recorded_still_re
   assert 'TensorBoard' in page
 
 
+def test_trees_show_their_rounds_not_steps_and_no_input_check(tmp_path):
+  trees = {'rounds': 91, 'train_rows': 3197, 'seconds': 1.94}
+  gbt = dict(TRAINING, model='gbt', phases=[], trees=trees, input_check=None)
+  page = _section(tmp_path, gbt)
+  assert 'Gradient-boosted trees: 91 boosting rounds on 3,197 train rows in 1.9 s' in page
+  assert 'steps of batch' not in page
+  assert 'read their splits into memory once' in report_model.input_section(gbt, None)
+  assert 'distributed' in report_model.input_section(OLD_TRAINING, None)
+
+
 def _with_input_check(rate: float, step_seconds: float, stall: float, recorded_bound: bool):
   check = {
     'input_examples_per_second': rate,

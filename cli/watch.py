@@ -1,0 +1,121 @@
+"""`pipeline.py run --watch`: one process that runs the pipeline, then again on every save of what
+the run reads, with TensorFlow, TFX and ML Metadata already loaded (as `tsc --watch` or `cargo
+watch` do, without the fresh process).
+
+What is watched, by size and modification time, polled every POLL_SECONDS: the data (`--data`,
+`--infer-data`, every file under a folder), the files options name (`--model`, `--schema`,
+`--weights`), and the project's own code. A save during a run is seen after it: the snapshot is
+taken before each run, so that run finishes and the next one starts. A save of the project's own
+code restarts the process (os.execv: a warm process would keep the modules it imported); anything
+else re-runs in the same process, and TFX's cache re-runs exactly what the save touched. A broken
+save (a CSV that no longer reads, a model file that does not build) prints its one line and the
+watch goes on; Ctrl-C ends it with the run's exit code for an interruption.
+"""
+
+import argparse
+import os
+import sys
+import time
+from typing import Callable, Dict, List, Optional, Tuple
+
+import config as cfg
+from contracts.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, UserError
+
+POLL_SECONDS = 0.5
+pause = time.sleep  # the wait between polls (a test drives the watch through it)
+WATCHED_OPTIONS = ('data', 'infer_data', 'model', 'schema', 'weights')  # paths of files or folders
+
+
+def check(args: argparse.Namespace) -> None:
+  """--watch runs locally on local files: UserError otherwise."""
+  remote = [
+    getattr(args, name)
+    for name in WATCHED_OPTIONS + ('output',)
+    if _remote(getattr(args, name, ''))
+  ]
+  if remote:
+    raise UserError(f'--watch: {remote[0]} is in object storage; --watch watches local files')
+  if getattr(args, 'beam_runner', cfg.DIRECT_RUNNER) != cfg.DIRECT_RUNNER:
+    raise UserError(
+      '--watch: runs with the DirectRunner only (a cluster runner starts its jobs anew)'
+    )
+
+
+def _remote(path) -> bool:
+  return isinstance(path, str) and cfg.is_remote(path)
+
+
+def snapshot(args: argparse.Namespace, code_digest: Callable[[], str]) -> Tuple[dict, str]:
+  """(every watched file's (size, modification time), the project code's digest)."""
+  files: Dict[str, List[int]] = {}
+  for name in WATCHED_OPTIONS:
+    path = getattr(args, name, '') or ''
+    if not path or path in ('imagenet', 'none') or (name == 'model' and not path.endswith('.py')):
+      continue
+    for found in _files(path):
+      try:
+        stat = os.stat(found)
+      except FileNotFoundError:
+        continue
+      files[found] = [stat.st_size, stat.st_mtime_ns]
+  return files, code_digest()
+
+
+def _files(path: str) -> List[str]:
+  """The file, or every file under the folder."""
+  if not os.path.isdir(path):
+    return [path]
+  found = []
+  for root, folders, names in os.walk(path):
+    folders.sort()
+    found += [os.path.join(root, name) for name in sorted(names)]
+  return found
+
+
+def watch(
+  args: argparse.Namespace,
+  run_once: Callable[[argparse.Namespace], int],
+  code_digest: Callable[[], str],
+  restart: Callable[[], None],
+  sleep: Optional[Callable[[float], None]] = None,
+) -> int:
+  """Runs `run_once(args)`, then again whenever the snapshot changes, until Ctrl-C (or a run
+  that was interrupted); returns that exit code. A UserError of a run is its one line."""
+  check(args)
+  sleep = sleep or pause
+  while True:
+    seen = snapshot(args, code_digest)
+    try:
+      code = run_once(args)
+    except UserError as e:
+      print(f'error: {e}', file=sys.stderr, flush=True)
+      code = EXIT_BAD_INPUT
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+      return code
+    print(f'watching: the next save runs again (exit code {code}; Ctrl-C ends)', flush=True)
+    try:
+      while snapshot(args, code_digest) == seen:
+        sleep(POLL_SECONDS)
+    except KeyboardInterrupt:
+      print('watch ended (Ctrl-C)', flush=True)
+      return EXIT_INTERRUPTED
+    now = snapshot(args, code_digest)
+    if now[1] != seen[1]:
+      print('watching: the project code changed: restarting with it', flush=True)
+      restart()
+    changed = sorted(
+      set(now[0]) ^ set(seen[0]) | {p for p in now[0] if now[0][p] != seen[0].get(p)}
+    )
+    print(f'watching: {_named(changed)} changed: running again', flush=True)
+
+
+def _named(paths: List[str]) -> str:
+  shown = ', '.join(os.path.basename(p) for p in paths[:3])
+  return shown + (f' and {len(paths) - 3} more' if len(paths) > 3 else '') if paths else 'a file'
+
+
+def restart_process() -> None:
+  """The same command in a fresh process, for code edits (its imports anew)."""
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os.execv(sys.executable, [sys.executable, *sys.argv])

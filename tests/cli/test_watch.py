@@ -1,0 +1,102 @@
+"""`run --watch` (cli/watch.py): a save re-runs, a broken save waits for the next, a code edit
+restarts, Ctrl-C ends; driven by a fake run and a fake clock, no pipeline."""
+
+import argparse
+import os
+
+import pytest
+
+from cli import watch
+from contracts.errors import EXIT_INTERRUPTED, UserError
+
+
+def _args(**given):
+  names = dict.fromkeys(watch.WATCHED_OPTIONS + ('output',), '')
+  return argparse.Namespace(**{**names, 'beam_runner': 'DirectRunner', **given})
+
+
+class Edits:
+  """A sleep that makes the next edit on each call, then stops the watch with Ctrl-C."""
+
+  def __init__(self, *edits):
+    self.edits = list(edits)
+
+  def __call__(self, seconds):
+    if not self.edits:
+      raise KeyboardInterrupt
+    self.edits.pop(0)()
+
+
+def _touch(path, text):
+  def edit():
+    with open(path, 'w') as f:
+      f.write(text)
+    stat = os.stat(path)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a later save, surely
+
+  return edit
+
+
+def test_a_save_runs_again_and_ctrl_c_ends_the_watch(tmp_path, capsys):
+  data = tmp_path / 'rows.csv'
+  data.write_text('x,y\n1,2\n')
+  runs = []
+  code = watch.watch(
+    _args(data=str(data)),
+    lambda args: runs.append(1) or 0,
+    lambda: 'code',
+    lambda: pytest.fail('no code changed'),
+    Edits(_touch(data, 'x,y\n1,2\n3,4\n')),
+  )
+  assert (code, len(runs)) == (EXIT_INTERRUPTED, 2)
+  shown = capsys.readouterr().out
+  assert 'watching: rows.csv changed: running again' in shown and 'watch ended (Ctrl-C)' in shown
+
+
+def test_a_broken_save_is_one_line_and_the_next_save_runs(tmp_path, capsys):
+  model = tmp_path / 'my_model.py'
+  model.write_text('def build_model(spec, hp): ...\n')
+  outcomes = [UserError('--model my_model.py: does not import (SyntaxError: …)'), 0]
+
+  def run_once(args):
+    outcome = outcomes.pop(0)
+    if isinstance(outcome, Exception):
+      raise outcome
+    return outcome
+
+  code = watch.watch(
+    _args(model=str(model)),
+    run_once,
+    lambda: 'code',
+    lambda: pytest.fail('no code changed'),
+    Edits(_touch(model, 'def build_model(spec, hp): return None\n')),
+  )
+  assert code == EXIT_INTERRUPTED and not outcomes
+  captured = capsys.readouterr()
+  assert captured.err == 'error: --model my_model.py: does not import (SyntaxError: …)\n'
+  assert 'exit code 2' in captured.out and 'my_model.py changed' in captured.out
+
+
+def test_an_edit_of_the_project_code_restarts_the_process(tmp_path):
+  digests = iter(['before', 'before', 'after', 'after'])
+  restarted = []
+
+  def restart():
+    restarted.append(1)
+    raise SystemExit(0)  # os.execv does not return
+
+  with pytest.raises(SystemExit):
+    watch.watch(_args(), lambda args: 0, lambda: next(digests), restart, lambda s: None)
+  assert restarted == [1]
+
+
+@pytest.mark.parametrize(
+  'given,said',
+  [
+    ({'data': 'gs://b/rows.csv'}, '--watch: gs://b/rows.csv is in object storage'),
+    ({'beam_runner': 'FlinkRunner'}, '--watch: runs with the DirectRunner only'),
+  ],
+)
+def test_remote_files_and_cluster_runners_are_refused(given, said):
+  with pytest.raises(UserError, match=f'^{said}'):
+    watch.check(_args(**given))
