@@ -23,7 +23,8 @@ CLASS_NAMES_ASSET = 'labels.txt'  # assets/labels.txt of a SavedModel: line i na
 # assets/id_columns.txt: the training data's id columns (no input; predict copies them to its rows)
 ID_COLUMNS_ASSET = 'id_columns.txt'
 # assets/columns.json: {column: dtype} of what a tabular model parses from a record (its features
-# and its label): whether the serving model can be scored on another run's data (the Evaluator).
+# and its label; a list column's with its length: `float32[64]`): whether the serving model can
+# be scored on another run's data (the Evaluator).
 COLUMNS_ASSET = 'columns.json'
 # assets/task.txt: 'regression' for a regression model (absent: a classifier, as every model
 # saved before regression was built).

@@ -116,6 +116,13 @@ def load(path: str, kind: str):
     )
   function = signatures[wanted[0]]
   specs = function.structured_input_signature[1]
+  lists = {name: spec.shape[1] for name, spec in specs.items() if spec.shape.rank == 2}
+  if lists:  # a list column (trainer/signatures.py: [B, N]): a CSV cell holds one value
+    name, length = next(iter(lists.items()))
+    raise Problem(
+      f"{path}: the model takes column '{name}' as a list of {length} values a row, which a CSV "
+      'cell cannot hold: predict on TFRecords'
+    )
   regression = serving.task(path) == trainer_options.REGRESSION
   output = serving.PREDICTION if regression else serving.PROBABILITIES
   if output not in function.structured_outputs:

@@ -48,7 +48,10 @@ class TabularSpec:
   label_default: str = ''  # the label of rows without one (--label-default; '': 0 / '')
   hash_bins: int = 64  # categorical values are fed as ids in [0, hash_bins) (hashed strings)
   numeric_mean: Dict[str, float] = dataclasses.field(default_factory=dict)  # the train split's,
-  numeric_variance: Dict[str, float] = dataclasses.field(default_factory=dict)  # per column
+  numeric_variance: Dict[str, float] = dataclasses.field(default_factory=dict)  # per column (a
+  # list column: a list, one per position)
+  list_lengths: Dict[str, int] = dataclasses.field(default_factory=dict)  # the numeric columns
+  # holding N > 1 values in every train row (TFRecords: 64 pixels): {column: N}, fed [B, N]
   label_values: List[int] = dataclasses.field(default_factory=list)  # set: an integer label's
   # values present, sorted (class id = index), never 0..the largest
   integer_label: bool = False  # the label column holds integers (thresholded: cast first)

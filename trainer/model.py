@@ -88,10 +88,15 @@ def example_batch(spec):
       shape, np.uint8
     ), f'uint8 images [B, {spec.height}, {spec.width}, {spec.channels}]'
   if isinstance(spec, TabularSpec):
-    batch = {key: np.zeros(EXAMPLE_ROWS, np.float32) for key in spec.numeric}
+    lists = spec.list_lengths  # a list column: [B, N]
+    batch = {
+      key: np.zeros((EXAMPLE_ROWS, lists[key]) if key in lists else EXAMPLE_ROWS, np.float32)
+      for key in spec.numeric
+    }
     batch.update({key: np.zeros(EXAMPLE_ROWS, np.int64) for key in spec.categorical})
     described = ', '.join(
-      f'{key} ({"float32" if key in spec.numeric else "int64"} [B])' for key in batch
+      f'{key} ({value.dtype.name} [{", ".join(["B", *map(str, value.shape[1:])])}])'
+      for key, value in batch.items()
     )
     return batch, f'a dict of columns: {described}'
   if isinstance(spec, SequenceSpec):

@@ -4,7 +4,7 @@ batch capped by the train split, the serving signatures and the input check's hi
 import dataclasses
 import logging
 import os
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import keras
 import numpy as np
@@ -135,11 +135,14 @@ def _tabular_setup(
     ids,
   )
   eval_files = shards.shard_files(fn_args.eval_files)
-  present = _sample_columns(shards.readable_files(fn_args.train_files, guard), spec)
+  present, lists = _sample_columns(shards.readable_files(fn_args.train_files, guard), spec)
+  if lists:
+    logging.info('List columns, fed whole: %s', list_line(lists))
   spec = dataclasses.replace(  # of the values present: a missing value is fed the mean
     spec,
-    numeric_mean={key: _moment(present, key, np.mean) for key in spec.numeric},
-    numeric_variance={key: _moment(present, key, np.var) for key in spec.numeric},
+    list_lengths=lists,
+    numeric_mean={key: _moment(present, key, np.mean, lists.get(key)) for key in spec.numeric},
+    numeric_variance={key: _moment(present, key, np.var, lists.get(key)) for key in spec.numeric},
   )
   sample = tabular_input.tabular_dataset(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
@@ -178,32 +181,59 @@ def _standardized(spec, train_files, guard):
   return dataclasses.replace(spec, label_mean=mean, label_std=deviation)
 
 
-def _sample_columns(train_files: List[str], spec) -> dict:
-  """{column: its values in the first NUMERIC_SAMPLE_ROWS train rows, ragged} ({} for none):
-  UnusableData for a column holding a list per row (TFRecords: 64 pixels, a value or two),
-  which would reach the model as its first value alone (tabular_input.first_or_default)."""
+def _sample_columns(train_files: List[str], spec) -> Tuple[dict, Dict[str, int]]:
+  """({column: its values in the first NUMERIC_SAMPLE_ROWS train rows, ragged} ({} for none),
+  {numeric column: N} of those holding a list of N > 1 values in every row that has them
+  (TFRecords: 64 pixels): the model takes them whole). UnusableData for a column whose rows hold
+  lists of different lengths (a value or two), a list of text values, or a list in the label."""
   batch = next(iter(shards.serialized_batches(train_files, NUMERIC_SAMPLE_ROWS, False)), None)
   if batch is None:
-    return {}
+    return {}, {}
   parsed = tf.io.parse_example(batch, spec.parse_spec())
+  lists = {}
   for key in sorted(parsed):
     lengths = parsed[key].row_lengths().numpy()
-    if lengths.max(initial=0) > 1:
-      shown = (
-        f'{lengths.min()}–{lengths.max()}' if lengths.min() != lengths.max() else lengths.max()
-      )
-      raise UnusableData(
-        f"column '{key}' holds a list of {shown} values a row (the first {len(lengths):,} train "
-        'rows); the tabular model reads one value a column and would take the first alone: '
-        'write one column per value'
-      )
-  return parsed
+    held = np.unique(lengths[lengths > 0])
+    if held.max(initial=0) <= 1:
+      continue
+    if len(held) == 1 and key in spec.numeric:
+      lists[key] = int(held[0])
+      continue
+    shown = f'{held.min()}–{held.max()}' if len(held) > 1 else held[0]
+    why = (
+      'a label is one value a row'
+      if key == spec.label_key
+      else 'the tabular model takes a list of numbers, as long in every row: pad the lists to '
+      'one length, or write one column per value'
+      if len(held) > 1
+      else 'the tabular model takes lists of numbers only: write one column per value'
+    )
+    raise UnusableData(
+      f"column '{key}' holds a list of {shown} values a row (the first {len(lengths):,} train "
+      f'rows); {why}'
+    )
+  return parsed, lists
 
 
-def _moment(parsed: dict, key: str, moment) -> float:
+def list_line(lists: Dict[str, int]) -> str:
+  """'pixels (64 values)': the list columns fed whole, for the log and the summary."""
+  return ', '.join(f'{key} ({length} values)' for key, length in sorted(lists.items()))
+
+
+def _moment(parsed: dict, key: str, moment, length: Optional[int] = None):
   """`moment` (np.mean, np.var) of a column's values present in the sample; 0 when none is,
-  and for NaN and inf (_check_finite names them)."""
-  values = parsed[key].flat_values.numpy().astype(np.float64) if key in parsed else np.zeros(0)
+  and for NaN and inf (_check_finite names them). A list column of `length` values: one per
+  position, of the rows holding all of them."""
+  if key not in parsed:
+    return [0.0] * length if length else 0.0
+  if length:
+    rows = parsed[key].to_tensor().numpy()[parsed[key].row_lengths().numpy() == length]
+    return [_finite_moment(rows[:, i], moment) for i in range(length)]
+  return _finite_moment(parsed[key].flat_values.numpy(), moment)
+
+
+def _finite_moment(values: np.ndarray, moment) -> float:
+  values = values.astype(np.float64)
   values = values[np.isfinite(values)]
   return float(moment(values)) if len(values) else 0.0
 
@@ -213,7 +243,7 @@ def _check_finite(features: dict, numeric: List[str], label_key: str) -> None:
   every prediction NaN: one line naming the column, before a model is blamed."""
   for key in numeric:
     values = features[key].numpy()
-    bad = int(np.sum(~np.isfinite(values)))
+    bad = int(np.sum(~np.isfinite(values).all(axis=tuple(range(1, values.ndim)))))  # rows
     if bad:
       raise UnusableData(
         f"--label {label_key}: column '{key}' holds inf or NaN in {bad} of the first "
@@ -229,7 +259,9 @@ def _single_feature_scores(features, train_labels, eval_files, spec, guard) -> t
   found = next(iter(sample), None)
   if found is None:
     return {}, np.zeros(0)
-  train, evaluation = ({k: v.numpy() for k, v in d.items()} for d in (features, found[0]))
+  train, evaluation = (  # a list column is not scored: no one value of it is the column
+    {k: v.numpy() for k, v in d.items() if k not in spec.list_lengths} for d in (features, found[0])
+  )
   eval_labels = found[1].numpy()
   scores = leakage.single_feature_scores(
     train, train_labels.numpy(), evaluation, eval_labels, spec.categorical, spec.regression

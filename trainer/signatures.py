@@ -5,9 +5,9 @@
   scoring call. Image records of any size are fitted to the model's input.
 - predict_image_bytes(image_bytes): JPEG/PNG bytes straight from a client (image models only).
 - predict_columns(<one input per column>): raw feature values by column name (tabular models):
-  numbers as float64 (NaN: missing; exact for every int up to 2**53, so that a logged request
-  keeps a large id such as a census tract), categories as strings ('': missing); a missing value
-  gets what training fed for one (the column's mean, '').
+  numbers as float64 [B] (a list column [B, N]; NaN: missing; exact for every int up to 2**53,
+  so that a logged request keeps a large id such as a census tract), categories as strings ('':
+  missing); a missing value gets what training fed for one (the column's mean, '').
 - predict_text(text): raw strings (text models): TextExampleGen's tokenizer and the train split's
   vocabulary are inside the model (trainer/text_tokens.py).
 - transform_features(examples): the label the model is scored against (TFMA's preprocessing
@@ -107,8 +107,12 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
     _, label = tabular_input.parse_tabular(examples, only_label)
     return {serving.EVAL_LABEL_KEY: label}
 
-  columns = {
-    key: tf.TensorSpec([None], tf.float64 if key in spec.numeric else tf.string, name=name)
+  columns = {  # a list column: float64 [B, N]
+    key: tf.TensorSpec(
+      [None, spec.list_lengths[key]] if key in spec.list_lengths else [None],
+      tf.float64 if key in spec.numeric else tf.string,
+      name=name,
+    )
     for key, name in _column_inputs(spec).items()
   }
 
@@ -137,8 +141,9 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
 
 
 def _missing(key: str, spec: TabularSpec) -> tf.Tensor:
-  """A numeric column's missing value as the input pipeline feeds it (rounded for integers)."""
-  dtype = tf.int64 if key in spec.integer else tf.float64
+  """A numeric column's missing value as the input pipeline feeds it (rounded for integers; a
+  list column's: one per position, as floats)."""
+  dtype = tf.int64 if key in spec.integer and key not in spec.list_lengths else tf.float64
   found = tabular_input.missing_value(key, dtype, spec)
   return tf.zeros([], dtype) if found is None else found
 
@@ -214,9 +219,14 @@ def attach_assets(
 def attach_columns(model: keras.Model, spec, scratch: str) -> None:
   """Saves, for a tabular model, the columns it parses and their dtypes as
   assets/COLUMNS_ASSET: the Evaluator scores a serving model on new data only when the data holds
-  them (components/blessing_evaluator/comparable.py)."""
+  them (components/blessing_evaluator/comparable.py); a list column's dtype says its length
+  (`float32[64]`)."""
   if isinstance(spec, TabularSpec):
-    parsed = {key: feature.dtype.name for key, feature in spec.parse_spec().items()}
+    lists = spec.list_lengths
+    parsed = {
+      key: feature.dtype.name + (f'[{lists[key]}]' if key in lists else '')
+      for key, feature in spec.parse_spec().items()
+    }
     path = os.path.join(scratch, serving.COLUMNS_ASSET)
     model.columns_asset = _asset([json.dumps(parsed, sort_keys=True)], path)
 

@@ -74,11 +74,27 @@ def first_or_default(ragged: tf.RaggedTensor, default=None) -> tf.Tensor:
 def missing_value(key: str, dtype: tf.dtypes.DType, spec: TabularSpec):
   """What a row without a value in column `key` is fed: a number, the train sample's mean of
   the values present (0 once standardized: a missing latitude is not 800 deviations from
-  Chicago's); a category, '' (None: first_or_default's)."""
+  Chicago's); a list column, its mean at each position [N] (0 before the means are known); a
+  category, '' (None: first_or_default's)."""
+  if key in spec.list_lengths:
+    length = spec.list_lengths[key]
+    return tf.constant(spec.numeric_mean.get(key, [0.0] * length), dtype)
   if key not in spec.numeric_mean:
     return None
   mean = spec.numeric_mean[key]
   return tf.constant(round(mean) if dtype.is_integer else mean, dtype)
+
+
+def list_or_default(ragged: tf.RaggedTensor, default: tf.Tensor) -> tf.Tensor:
+  """[batch, N values] → float32 [batch, N] (N: len(default)): a position a row lacks (a row
+  without the column, or past the train sample one holding fewer values) takes `default`'s value
+  there; values past N are left out."""
+  length = default.shape[0]
+  values = tf.cast(ragged.to_tensor(shape=[None, length]), tf.float32)
+  held = (
+    tf.range(length, dtype=tf.int64)[None, :] < tf.cast(ragged.row_lengths(), tf.int64)[:, None]
+  )
+  return tf.where(held, values, tf.cast(default, tf.float32)[None, :])
 
 
 def label_or_default(ragged: tf.RaggedTensor, spec: TabularSpec) -> tf.Tensor:
@@ -98,7 +114,8 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
   """A batch of serialized rows → the model's columns (model_columns) (+ label).
 
   A missing or empty value becomes the train sample's mean (numeric; 0 before the means are
-  known) or '' (categorical, before hashing).
+  known) or '' (categorical, before hashing); a list column (spec.list_lengths) is float32
+  [batch, N], its missing positions the mean at that position.
   """
   parse_spec = spec.parse_spec()
   if not with_label:
@@ -106,7 +123,9 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
   parsed = tf.io.parse_example(serialized, parse_spec)
   label = label_or_default(parsed.pop(spec.label_key), spec) if with_label else None
   parsed = {
-    key: first_or_default(value, missing_value(key, value.dtype, spec))
+    key: list_or_default(value, missing_value(key, tf.float32, spec))
+    if key in spec.list_lengths
+    else first_or_default(value, missing_value(key, value.dtype, spec))
     for key, value in parsed.items()
   }
   features = model_columns(parsed, spec)
@@ -114,9 +133,10 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
 
 
 def model_columns(columns: Dict[str, tf.Tensor], spec: TabularSpec) -> Dict[str, tf.Tensor]:
-  """Column values as the model takes them: numbers as float32, categories as int64 ids in
-  [0, spec.hash_bins) (FarmHash of the string, as keras.layers.Hashing), so that the model's
-  step holds no string op and XLA can compile it (TPUs need that)."""
+  """Column values as the model takes them: numbers as float32 ([B], a list column [B, N]),
+  categories as int64 ids in [0, spec.hash_bins) (FarmHash of the string, as
+  keras.layers.Hashing), so that the model's step holds no string op and XLA can compile it
+  (TPUs need that)."""
   return {
     key: tf.strings.to_hash_bucket_fast(value, spec.hash_bins)
     if key in spec.categorical

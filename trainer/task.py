@@ -187,10 +187,12 @@ def _data_facts(ready: setup.Setup, options: TrainerOptions) -> dict:
   if regression:
     facts.update(label_mean=ready.spec.label_mean, label_std=ready.spec.label_std)
   if options.data_kind == TABULAR:
-    spellings = ready.label_spellings
-    facts['label'] = labels.task_line(
-      options.label_key, ready.spec.task, options.label_threshold
-    ) + (f'; spellings read as one: {labels.spellings_line(spellings)}' if spellings else '')
+    spellings, lists = ready.label_spellings, ready.spec.list_lengths
+    facts['label'] = (
+      labels.task_line(options.label_key, ready.spec.task, options.label_threshold)
+      + (f'; spellings read as one: {labels.spellings_line(spellings)}' if spellings else '')
+      + (f'; list columns, fed whole: {setup.list_line(lists)}' if lists else '')
+    )
   return facts
 
 

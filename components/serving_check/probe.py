@@ -60,11 +60,18 @@ def _image_bytes(records: List[bytes]) -> tf.Tensor:
 
 
 def _columns(records: List[bytes], specs: Dict[str, tf.TensorSpec]) -> Dict[str, tf.Tensor]:
-  """Each record's value by column, as a client has them: a missing number NaN, text ''."""
+  """Each record's value by column, as a client has them: a missing number NaN, text ''; a list
+  column ([B, N]) its N values, those a record lacks NaN."""
   parsed = [tf.train.Example.FromString(serialized) for serialized in records]
   column_of = {serving.column_input(c): c for record in parsed for c in record.features.feature}
   columns = {}
   for key, spec in specs.items():
+    if spec.shape.rank == 2:
+      width = spec.shape[1]
+      values = [_feature_values(record, column_of.get(key, key))[:width] for record in parsed]
+      rows = [[float(v) for v in row] + [math.nan] * (width - len(row)) for row in values]
+      columns[key] = tf.constant(rows, spec.dtype, shape=[len(rows), width])
+      continue
     values = [_feature_values(record, column_of.get(key, key))[:1] for record in parsed]
     if spec.dtype == tf.string:
       columns[key] = tf.constant([v[0] if v else b'' for v in values], tf.string)

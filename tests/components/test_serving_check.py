@@ -133,17 +133,18 @@ def test_a_tabular_model_answers_raw_columns_with_missing_values(tmp_path):
     'tips',
     0.0,
     2,
-    ['fare', 'trips'],
+    ['fare', 'trips', 'pixels'],
     ['payment (type)'],
     integer=['trips'],
-    numeric_mean={'fare': 1.5, 'trips': 2.0},
-    numeric_variance={'fare': 0.25, 'trips': 1.0},
+    numeric_mean={'fare': 1.5, 'trips': 2.0, 'pixels': [0.0, 1.0]},
+    numeric_variance={'fare': 0.25, 'trips': 1.0, 'pixels': [1.0, 1.0]},
+    list_lengths={'pixels': 2},  # a list column: [B, 2]
   )
   built = built_models.built_in('mlp', spec)
   path = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
   rows = [
-    {'fare': 2.5, 'trips': 3, 'payment (type)': b'cash'},
-    {'payment (type)': b'card'},
+    {'fare': 2.5, 'trips': 3, 'payment (type)': b'cash', 'pixels': [0.5, 1.5]},
+    {'payment (type)': b'card', 'pixels': [0.25]},
     {'fare': 1.0},
     {},
   ]
@@ -151,7 +152,9 @@ def test_a_tabular_model_answers_raw_columns_with_missing_values(tmp_path):
   for row in rows:
     feature = {}
     for key, value in row.items():
-      if isinstance(value, bytes):
+      if isinstance(value, list):
+        feature[key] = tf.train.Feature(float_list=tf.train.FloatList(value=value))
+      elif isinstance(value, bytes):
         feature[key] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
       elif isinstance(value, int):
         feature[key] = tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
@@ -165,6 +168,9 @@ def test_a_tabular_model_answers_raw_columns_with_missing_values(tmp_path):
   )
   assert columns['trips'].numpy().tolist()[0] == 3.0 and math.isnan(columns['trips'].numpy()[1])
   assert columns['payment__type_'].numpy().tolist() == [b'cash', b'card', b'', b'']
+  np.testing.assert_equal(
+    columns['pixels'].numpy(), [[0.5, 1.5], [0.25, math.nan], [math.nan] * 2, [math.nan] * 2]
+  )
   report = probe.check(path, records, requests=10)
   assert report['problems'] == [] and serving.COLUMNS in report['signatures']
 

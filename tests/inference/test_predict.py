@@ -473,3 +473,23 @@ def test_a_regression_model_without_its_number_output_is_one_line(tmp_path):
     model.Problem, match=f'signature {serving.SERVING_DEFAULT} returns no prediction$'
   ):
     model.load(path, inputs.TFRECORDS)
+
+
+def test_a_csv_for_a_model_taking_a_list_column_is_one_line(tmp_path):
+  """A list column ([B, N] in predict_columns) has no CSV form: TFRecords are the way."""
+  import tensorflow as tf
+
+  class Pixels(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None, 64], tf.float64, name='pixels')])
+    def columns(self, pixels):
+      return {serving.PROBABILITIES: tf.ones([tf.shape(pixels)[0], 2]) / 2}
+
+  module = Pixels()
+  path = str(tmp_path / 'm')
+  tf.saved_model.save(module, path, signatures={serving.COLUMNS: module.columns})
+  with pytest.raises(model.Problem) as raised:
+    model.load(path, inputs.CSV)
+  assert str(raised.value) == (
+    f"{path}: the model takes column 'pixels' as a list of 64 values a row, which a CSV cell "
+    'cannot hold: predict on TFRecords'
+  )

@@ -98,6 +98,10 @@ def test_a_tabular_model_must_take_the_columns():
   assert (
     "does not take the Trainer's input, a dict of columns: fare (float32 [B]), payment" in message
   )
+  with_list = dataclasses.replace(COLUMNS, numeric=['fare', 'pixels'], list_lengths={'pixels': 64})
+  batch, described = model.example_batch(with_list)
+  assert batch['pixels'].shape == (model.EXAMPLE_ROWS, 64)
+  assert described.startswith('a dict of columns: fare (float32 [B]), pixels (float32 [B, 64]), ')
 
 
 def test_the_tuned_values_replace_the_defaults():

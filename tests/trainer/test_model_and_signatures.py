@@ -115,6 +115,48 @@ def test_tabular_model_and_signatures(tmp_path):
   ]
 
 
+def test_a_list_column_is_one_input_of_every_value_in_each_signature(tmp_path):
+  """pixels [B, 3] from records and from predict_columns (float64 [B, 3], NaN: missing, fed the
+  mean at that position); every position counts, not the first alone."""
+  spec = TabularSpec(
+    'label',
+    None,
+    2,
+    ['pixels', 'x'],
+    [],
+    list_lengths={'pixels': 3},
+    numeric_mean={'pixels': [1.0, 2.0, 3.0], 'x': 0.0},
+    numeric_variance={'pixels': [1.0, 0.0, 4.0], 'x': 1.0},  # a constant position: no NaN
+  )
+  built = built_models.built_in('mlp', spec)
+  signatures.attach_columns(built, spec, str(tmp_path))
+  loaded = _saved(tmp_path, built, signatures.tabular_signatures(built, spec))
+  columns = serving.columns(str(tmp_path / 'model'))
+  assert columns == {'pixels': 'float32[3]', 'x': 'float32', 'label': 'int64'}
+
+  def record(pixels):
+    feature = {'x': tf.train.Feature(float_list=tf.train.FloatList(value=[0.5]))}
+    if pixels:
+      feature['pixels'] = tf.train.Feature(float_list=tf.train.FloatList(value=pixels))
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+  rows = [[1.0, 2.0, 3.0], [1.0, 2.0, -9.0], [], [7.0]]
+  from_examples = loaded.signatures['serving_default'](
+    examples=tf.constant([record(r) for r in rows])
+  )['probabilities'].numpy()
+  nan = float('nan')
+  columns = loaded.signatures['predict_columns']
+  assert columns.structured_input_signature[1]['pixels'].shape.as_list() == [None, 3]
+  from_columns = columns(
+    pixels=tf.constant([rows[0], rows[1], [nan] * 3, [7.0, nan, nan]], tf.float64),
+    x=tf.constant([0.5] * 4, tf.float64),
+  )['probabilities'].numpy()
+  np.testing.assert_allclose(from_columns, from_examples, rtol=1e-5)
+  assert np.all(np.isfinite(from_examples))
+  assert not np.allclose(from_examples[0], from_examples[1])  # the third value counts
+  np.testing.assert_allclose(from_examples[2], from_examples[0], rtol=1e-5)  # missing: the means
+
+
 def test_a_regression_model_learns_the_standardized_label_and_serves_it_in_label_units(tmp_path):
   rng = np.random.default_rng(4)
   rooms = rng.integers(1, 6, size=512).astype(np.float32)

@@ -49,10 +49,16 @@ def test_a_batch_bigger_than_the_train_split_is_capped_and_said(tmp_path):
 
 
 def _tabular_examples(root, rows: dict, ids: dict = None) -> FnArgs:
-  """Examples of `rows` ({split: [{feature: an int (INT), a float (FLOAT) or a str (BYTES)}]})
-  as Split-<split>/ shards under `root`, their schema, and id_columns.json when `ids` is given."""
+  """Examples of `rows` ({split: [{feature: an int (INT), a float (FLOAT), a list of floats or a
+  str (BYTES)}]}) as Split-<split>/ shards under `root`, their schema, and id_columns.json when
+  `ids` is given."""
   schema = schema_pb2.Schema()
-  kinds = {int: schema_pb2.INT, float: schema_pb2.FLOAT, str: schema_pb2.BYTES}
+  kinds = {
+    int: schema_pb2.INT,
+    float: schema_pb2.FLOAT,
+    list: schema_pb2.FLOAT,
+    str: schema_pb2.BYTES,
+  }
   for name, value in rows['train'][0].items():
     schema.feature.add(name=name, type=kinds[type(value)])
   files = {}
@@ -66,7 +72,7 @@ def _tabular_examples(root, rows: dict, ids: dict = None) -> FnArgs:
           if isinstance(value, int)
           else tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
           if isinstance(value, str)
-          else tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
+          else tf.train.Feature(float_list=tf.train.FloatList(value=np.ravel([value])))
           for name, value in row.items()
         }
         writer.write(
@@ -197,23 +203,78 @@ def test_inf_in_a_numeric_column_is_named_before_any_model_is_blamed(tmp_path):
     setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
 
 
-def test_a_column_holding_a_list_a_row_is_named_not_cut_to_its_first_value(tmp_path):
-  folder = tmp_path / 'Split-train'
-  folder.mkdir()
-  path = str(folder / 'data-00000-of-00001')
+@pytest.mark.parametrize(
+  'lengths,values,message',
+  [
+    ([4, 5], [0.5], "column 'pixels' holds a list of 4–5 values a row (the first 20 train rows); "),
+    ([1] * 9 + [2], [0.5], "column 'pixels' holds a list of 1–2 values a row (the first 20 "),
+    (
+      [3],
+      [b'a'],
+      "column 'pixels' holds a list of 3 values a row (the first 20 train rows); the "
+      'tabular model takes lists of numbers only',
+    ),
+  ],
+)
+def test_a_list_of_other_lengths_row_to_row_or_of_text_is_refused_in_one_line(
+  tmp_path, lengths, values, message
+):
+  """Never cut to its first value: a value or two in some rows, a list of text."""
+  path = str(tmp_path / 'data-00000-of-00001')
   with tf.io.TFRecordWriter(path) as writer:
     for i in range(20):
+      count = lengths[i % len(lengths)]
       feature = {
-        'pixels': tf.train.Feature(float_list=tf.train.FloatList(value=[i / 20] * (4 + i % 2))),
+        'pixels': tf.train.Feature(bytes_list=tf.train.BytesList(value=values * count))
+        if isinstance(values[0], bytes)
+        else tf.train.Feature(float_list=tf.train.FloatList(value=values * count)),
         'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
       }
       writer.write(
         tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
       )
-  spec = setup.data_spec.TabularSpec('label', None, 2, ['pixels'], [], label_values=[0, 1])
+  text = isinstance(values[0], bytes)
+  spec = setup.data_spec.TabularSpec(
+    'label', None, 2, [] if text else ['pixels'], ['pixels'] if text else [], label_values=[0, 1]
+  )
   with pytest.raises(UnusableData) as raised:
     setup._sample_columns([path], spec)
-  assert str(raised.value).startswith("column 'pixels' holds a list of 4–5 values a row (the first")
+  assert str(raised.value).startswith(message)
+
+
+def test_a_list_of_as_many_numbers_in_every_row_reaches_the_model_whole(tmp_path):
+  """64 pixels a record: the spec says its length, each position has its mean and variance, a
+  row without the list is fed the means, and no single-feature score is given to it."""
+  rng = np.random.default_rng(0)
+  rows = []
+  for i in range(200):
+    label = i % 2
+    rows.append(
+      {
+        'x': float(rng.random()),
+        'pixels': [label + 0.1 * (i % 3), 5.0, -label * 2.0],
+        'label': label,
+      }
+    )
+  del rows[3]['pixels']
+  fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows[:150], 'eval': rows[150:]})
+  options = TrainerOptions(label_key='label', input_cache='off')
+  ready = setup._tabular_setup(fn_args, shards.shard_files(fn_args.train_files), options, 150, None)
+  spec = ready.spec
+  assert spec.list_lengths == {'pixels': 3}
+  held = np.array([r['pixels'] for r in rows[:150] if 'pixels' in r])
+  np.testing.assert_allclose(spec.numeric_mean['pixels'], held.mean(axis=0), rtol=1e-5)
+  np.testing.assert_allclose(spec.numeric_variance['pixels'], held.var(axis=0), rtol=1e-4)
+  features, _ = next(iter(ready.train.take(1)))
+  assert features['pixels'].shape == (150, 3) and features['x'].shape == (150,)
+  evaluation = next(iter(ready.evaluation))[0]['pixels'].numpy()
+  np.testing.assert_allclose(evaluation, [r['pixels'] for r in rows[150:]], rtol=1e-6)
+  assert list(ready.single_feature_scores) == ['x']
+  sample = setup.tabular_input.parse_tabular(
+    tf.constant([tf.train.Example().SerializeToString()]), spec, with_label=False
+  )
+  np.testing.assert_allclose(sample['pixels'].numpy()[0], held.mean(axis=0), rtol=1e-5)
+  assert setup.list_line(spec.list_lengths) == 'pixels (3 values)'
 
 
 def test_a_missing_number_is_fed_the_mean_of_the_values_present(tmp_path):

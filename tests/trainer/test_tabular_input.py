@@ -125,3 +125,36 @@ def test_cached_tabular_batches_come_from_memory_in_a_new_order(tmp_path):
     orders.append(batches)
   assert sorted(orders[1]) == sorted(orders[0])  # the same batches: their rows stay together
   assert len({tuple(order) for order in orders}) > 1  # in a new order
+
+
+def test_a_list_column_is_fed_whole_its_missing_positions_the_means():
+  """[B, N]: a row without the list gets the mean at every position, a shorter one at the
+  positions it lacks; values past N are left out. Integers are fed as floats."""
+  spec = TabularSpec(
+    'label',
+    None,
+    2,
+    ['pixels', 'x'],
+    [],
+    integer=['pixels'],
+    list_lengths={'pixels': 3},
+    numeric_mean={'pixels': [10.5, 20.0, 30.0], 'x': 1.0},
+  )
+  rows = [[1, 2, 3], [], [4], [5, 6, 7, 8]]
+  records = []
+  for pixels in rows:
+    feature = {'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))}
+    if pixels:
+      feature['pixels'] = tf.train.Feature(int64_list=tf.train.Int64List(value=pixels))
+    records.append(
+      tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+    )
+  features, labels = tabular_input.parse_tabular(tf.constant(records), spec)
+  assert features['pixels'].dtype == tf.float32
+  assert features['pixels'].numpy().tolist() == [
+    [1, 2, 3],
+    [10.5, 20, 30],
+    [4, 20, 30],
+    [5, 6, 7],
+  ]
+  assert features['x'].numpy().tolist() == [1.0] * 4 and labels.numpy().tolist() == [1] * 4

@@ -7,7 +7,8 @@ so that it is called as the Keras models are, `model(columns, training=False)` �
 probabilities [B, num_classes], or for regression the standardized label [B, 1] (the signatures
 give it back in the label's units), and saved with the same signatures (trainer/signatures.py).
 The columns are what the MLP takes (trainer/tabular_input.model_columns): numbers as float32,
-categories as hashed int64 ids, which the trees split on as categories.
+categories as hashed int64 ids, which the trees split on as categories; a list column [B, N] is
+N numerical features (YDF unrolls it).
 """
 
 from typing import Dict
@@ -72,13 +73,25 @@ def train(columns: Dict[str, np.ndarray], labels: np.ndarray, spec, hp, seed=Non
   return learner.train({**columns, label: labels}, verbose=0)
 
 
+def _input_columns(trained) -> tuple:
+  """The columns YDF's TensorFlow function takes: its input features, those YDF unrolled from a
+  list column ([B, N] → `pixels.00_of_64` …) as the list column itself, once."""
+  spec = trained.data_spec()
+  unrolled = {
+    spec.columns[i].name: stacked.original_name
+    for stacked in spec.unstackeds
+    for i in range(stacked.begin_column_idx, stacked.begin_column_idx + stacked.size)
+  }
+  return tuple(dict.fromkeys(unrolled.get(n, n) for n in trained.input_feature_names()))
+
+
 class TreesModel(tf.Module):
   """YDF's TensorFlow function as the Keras models are called: columns → probabilities
   [B, num_classes], a class the train split did not hold at 0; regression: [B, 1]."""
 
   def __init__(self, trained, num_classes: int, regression: bool = False):
     super().__init__(name='gbt')
-    self.columns = tuple(trained.input_feature_names())
+    self.columns = _input_columns(trained)
     self.trees = trained.to_tensorflow_function()
     self.regression = regression
     if not regression:

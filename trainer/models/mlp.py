@@ -1,5 +1,5 @@
-"""A small MLP over normalised numeric columns and one-hot hashed categorical columns: the
-default model for tabular data (CSV, TFRecord columns)."""
+"""A small MLP over normalised numeric columns (a list of numbers: every value) and one-hot
+hashed categorical columns: the default model for tabular data (CSV, TFRecord columns)."""
 
 import warnings
 
@@ -17,17 +17,21 @@ def search_space(hp) -> None:
 
 
 def build_model(spec, hp) -> keras.Model:
-  """Inputs keyed by column: numeric ones float32 [B], normalised with the train split's
-  mean and variance; categorical ones int64 ids [B] (hashed by the Trainer), one-hot encoded.
+  """Inputs keyed by column: numeric ones float32 [B] (a list column [B, N]), normalised with
+  the train split's mean and variance (per position); categorical ones int64 ids [B] (hashed by the Trainer), one-hot encoded.
   Classes: probabilities [B, classes]; regression: the standardized label [B, 1]."""
   inputs, encoded = {}, []
   for key in spec.numeric:
-    inputs[key] = keras.Input(shape=(), dtype='float32', name=spec.input_name(key))
+    length = spec.list_lengths.get(key)  # a list column: [B, N], normalised per position
+    shape = (length,) if length else ()
+    inputs[key] = keras.Input(shape=shape, dtype='float32', name=spec.input_name(key))
     norm = keras.layers.Normalization(
-      axis=None, mean=spec.numeric_mean[key], variance=spec.numeric_variance[key]
+      axis=-1 if length else None,
+      mean=spec.numeric_mean[key],
+      variance=spec.numeric_variance[key],
     )
     clipped = keras.layers.Lambda(lambda x: keras.ops.clip(x, -CLIP, CLIP))(norm(inputs[key]))
-    encoded.append(keras.layers.Reshape((1,))(clipped))
+    encoded.append(keras.layers.Reshape((length or 1,))(clipped))
   for key in spec.categorical:
     inputs[key] = keras.Input(shape=(), dtype='int64', name=spec.input_name(key))
     encoded.append(

@@ -9,6 +9,7 @@ import tensorflow as tf
 from contracts import serving
 from tests.support import tabular_rows
 from trainer import signatures, tabular_input, trees
+from trainer.data_spec import TabularSpec
 from trainer.models import gbt
 
 
@@ -98,3 +99,36 @@ def test_regression_trees_serve_the_number_in_the_label_units(tmp_path):
   np.testing.assert_allclose(prediction, expected * spec.label_std + spec.label_mean, rtol=1e-5)
   truth = np.array([y for _, _, y in new])
   assert np.mean(np.abs(prediction - truth)) < 4  # the label spreads ~30 about its mean
+
+
+def test_trees_split_on_every_value_of_a_list_column_and_serve_it(tmp_path):
+  """pixels [B, 4], the class in its last value alone: YDF unrolls it, the model and both
+  signatures take it whole."""
+  spec = TabularSpec(
+    'label', None, 2, ['pixels'], [], list_lengths={'pixels': 4}, label_values=[0, 1]
+  )
+  rng = np.random.default_rng(3)
+  pixels = rng.normal(size=(300, 4)).astype(np.float32)
+  labels = (pixels[:, 3] > 0).astype(np.int64)
+  trained = gbt.train({'pixels': pixels}, labels, spec, trees.hyperparameters(), seed=1)
+  model = gbt.TreesModel(trained, 2)
+  assert model.columns == ('pixels',)
+  assert np.mean(np.argmax(model({'pixels': pixels}).numpy(), axis=1) == labels) > 0.95
+  path = str(tmp_path / 'model')
+  tf.saved_model.save(model, path, signatures=signatures.tabular_signatures(model, spec))
+  loaded = tf.saved_model.load(path)
+  examples = tf.constant(
+    [
+      tf.train.Example(
+        features=tf.train.Features(
+          feature={'pixels': tf.train.Feature(float_list=tf.train.FloatList(value=row))}
+        )
+      ).SerializeToString()
+      for row in pixels[:20]
+    ]
+  )
+  expected = model({'pixels': pixels[:20]}).numpy()
+  out = loaded.signatures['serving_default'](examples=examples)['probabilities'].numpy()
+  np.testing.assert_allclose(out, expected, atol=1e-6)
+  by_column = loaded.signatures['predict_columns'](pixels=tf.constant(pixels[:20], tf.float64))
+  np.testing.assert_allclose(by_column['probabilities'].numpy(), expected, atol=1e-6)
