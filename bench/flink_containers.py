@@ -33,6 +33,7 @@ def csv_run(state: dict, csv: str, name: str, local: str) -> dict:
   argv = [
     'run', '--data', data, '--output', f's3://runs/{name}', '--local-dir', local,
     '--label', 'label', '--train-steps', '100', '--min-accuracy', '0.3', *engine_runs.FLINK,
+    '--min-eval-examples', '0', '--min-eval-class-examples', '0',
   ]  # fmt: skip
   env = dict(os.environ, **flink_containers.s3_env(state))
   return warm_cluster.pipeline_run(argv, local, warm_cluster.RUN_TIMEOUT_S, env=env)

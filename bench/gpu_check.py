@@ -184,6 +184,10 @@ def product_path(images: str, output: str, settings: dict) -> dict:
     '--min-accuracy',
     '0',
     '--allow-missed-classes',
+    '--min-eval-examples',
+    '0',
+    '--min-eval-class-examples',
+    '0',
     '--max-image-side',
     str(SIDE),
   ]

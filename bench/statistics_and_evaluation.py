@@ -294,7 +294,9 @@ def measure(quick: bool = False, rounds: int = ROUNDS) -> dict:
     output = os.path.join(scratch, 'run')
     extra = ('--label', 'label', '--min-accuracy', str(MIN_ACCURACY))
     steps = QUICK_TRAIN_STEPS if quick else TRAIN_STEPS
-    run = pipeline_scaling.timed_run(data, output, steps, *extra, '--allow-missed-classes')
+    run = pipeline_scaling.timed_run(
+      data, output, steps, *extra, '--allow-missed-classes', *pipeline_scaling.SMALL_EVAL
+    )
     root = os.path.join(output, 'pipeline_root')
     examples = _single(os.path.join(root, 'CsvExampleGen', 'examples'))
     model = _single(os.path.join(root, 'Trainer', 'model'))

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from engines import flink, flink_containers
+from tests.conftest import SMALL_EVAL
 from tests.engines.conftest import computed_by, pushed_models_accuracy, records, statistics
 from tests.support import engine_faults, s3_server
 from tests.support.containers import project_image  # noqa: F401  (a fixture)
@@ -73,7 +74,7 @@ def csv_run(cluster, rows_csv, tmp_path_factory):
     done = _pipeline(
       cluster,
       'run', '--data', data, '--output', 's3://runs/csv', '--local-dir', str(local),
-      '--label', 'label', '--train-steps', '100', '--min-accuracy', '0.3',
+      '--label', 'label', '--train-steps', '100', '--min-accuracy', '0.3', *SMALL_EVAL,
       '--beam-runner', 'FlinkRunner', '--flink-master', MASTER,
     )  # fmt: skip
   downloaded = _download(cluster, 'csv', str(tmp_path_factory.mktemp('containers_root')))
