@@ -121,7 +121,7 @@ def data_kind_and_task(source, args: argparse.Namespace):
   if source.kind == cfg.TFRECORDS and tfrecord_probe.holds_sequence_examples(
     data_layout.sample_file(source)
   ):
-    _classes_only(asked, 'SequenceExample TFRecords')
+    _classes_only(asked, 'SequenceExample TFRecords', threshold)
     return cfg.SEQUENCES, '', trainer_options.CLASSIFICATION, ''
   if source.kind == cfg.TFRECORDS:
     sample = data_layout.sample_file(source)
@@ -133,13 +133,16 @@ def data_kind_and_task(source, args: argparse.Namespace):
     except ValueError as e:
       raise UserError(str(e)) from None
     return source.kind, '', task, why
-  _classes_only(asked, 'image folders')
+  _classes_only(asked, 'image folders', threshold)
   return source.kind, '', trainer_options.CLASSIFICATION, ''
 
 
-def _classes_only(asked: str, what: str) -> None:
+def _classes_only(asked: str, what: str, threshold=None) -> None:
+  """Images and sequences: their labels are classes, neither regressed nor thresholded."""
   if asked == trainer_options.REGRESSION:
     raise UserError(f'--task regression: {what} train classes only; regression needs a table')
+  if threshold is not None:
+    raise UserError(f'--label-threshold: {what} hold class labels, not numbers to threshold')
 
 
 def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:

@@ -150,3 +150,15 @@ def test_the_trainer_s_kind_and_label_follow_the_data():
   )
   images = dataclasses.replace(text, data_kind=cfg.IMAGES, label='y')
   assert (images.trainer.data_kind, images.trainer.label_key) == (trainer_options.IMAGE, 'y')
+
+
+def test_images_take_neither_a_task_of_numbers_nor_a_threshold(tmp_path, digits_subset):
+  for flags, said in (
+    (['--task', 'regression'], '--task regression: image folders train classes only'),
+    (['--label-threshold', '3'], '--label-threshold: image folders hold class labels'),
+  ):
+    args = cli_main.parser().parse_args(
+      ['run', '--data', digits_subset, '--output', str(tmp_path / 'o'), *flags]
+    )
+    with pytest.raises(UserError, match=f'^{said}'):
+      config_builder.build_config(args)
