@@ -24,7 +24,7 @@ if __name__ == '__main__':
 import dataclasses
 import functools
 import operator
-from typing import Dict, List, Tuple
+from typing import List, Tuple
 
 from tfx import components as tfx_components
 from tfx.dsl.components.common import resolver
@@ -44,6 +44,7 @@ from tfx.proto import (
 )
 from tfx.types import channel, standard_artifacts
 
+import cache_keys
 from components import file_based
 from components.anomaly_gate.component import AnomalyGate
 from components.blessing_evaluator import eval_config as blessing_config
@@ -64,10 +65,8 @@ from components.statistics_gen.component import StatisticsGen
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
 from contracts import evaluation, serving, splits
-from contracts.errors import UserError, first_line
 from contracts.trainer_options import CLASSIFICATION, REGRESSION, TrainerOptions, TunerOptions
-from trainer import models
-from utils import data_index, fingerprint
+from utils import fingerprint
 
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`) → their PipelineConfig field.
 PARAMETERS = {
@@ -100,7 +99,7 @@ def create_pipeline(
   if config.schema and not schema_only:
     schema_gen = CuratedSchemaGen(
       schema_file=config.schema,
-      code_fingerprint=files_fingerprint(files={'schema': config.schema}),
+      code_fingerprint=cache_keys.files_fingerprint(files={'schema': config.schema}),
     ).with_id('ImportSchemaGen')
   else:
     schema_gen = tfx_components.SchemaGen(
@@ -151,7 +150,7 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       data_splits=((splits.INFER, config.infer_pattern),),
       span=0,
     )
-  with_data = functools.partial(data_fingerprint, config, data)
+  with_data = functools.partial(cache_keys.data_fingerprint, config, data)
   if config.data_kind == cfg.TEXT:
     return TextExampleGen(
       input_base=data,
@@ -235,17 +234,6 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
   )
 
 
-def data_fingerprint(config: cfg.PipelineConfig, data, module: str) -> str:
-  """An ExampleGen's code fingerprint with its local data by content (utils/data_index.py): TFX's
-  own input fingerprint is the files' sizes and modification times, which `touch -r` sets back.
-  Data in object storage, or a pipeline parameter (compiled), is TFX's alone."""
-  known = {}
-  if isinstance(data, str) and data and not cfg.is_remote(data):
-    index = os.path.join(config.local_dir, data_index.INDEX_FILE)
-    known[data_index.DATA_KEY + data] = data_index.digest(data, index, config.read_patterns())
-  return fingerprint.of(module, known=known)
-
-
 def validation(
   config: cfg.PipelineConfig, examples, statistics_gen, schema_gen
 ) -> Tuple[list, list]:
@@ -306,40 +294,9 @@ def validation(
 
 def trainer_options(config: cfg.PipelineConfig) -> TrainerOptions:
   """The Trainer's options (config.trainer) with run_fn's code fingerprint: its custom_config."""
-  return dataclasses.replace(config.trainer, code_fingerprint=trainer_fingerprint(config))
-
-
-def trainer_fingerprint(config: cfg.PipelineConfig) -> str:
-  """run_fn's code (TFX does not fingerprint code referenced by module path), with the model:
-  a built-in's file, or the user's model file by its path (its text is in custom_config too)
-  and the project modules it imports; and a --weights file by its content."""
-  modules = ['trainer.task', 'trainer.tuning', 'components.recording_trainer.executor']
-  weights = {key: path for key, path in config.input_files.items() if key == 'weights'}
-  options = config.trainer
-  if options.model_source:
-    return files_fingerprint(
-      *modules, files=dict(weights, model=options.model), imported_by=options.model_source
-    )
-  name = options.model or models.DEFAULT[options.data_kind]
-  return files_fingerprint(*modules, f'trainer.models.{name}', files=weights)
-
-
-def files_fingerprint(*modules: str, files: Dict[str, str], imported_by: str = '') -> str:
-  """fingerprint.of(modules) with the files options name ({field: path}): a local file by its
-  content, an object in object storage by its store's checksum (asked, not read), a file that
-  exists only in a compiled pipeline's image by nothing."""
-  remote = {field: path for field, path in files.items() if path and cfg.is_remote(path)}
-  known = {}
-  if remote:
-    from components import object_storage  # the store's clients: imported only here
-
-    for field, path in remote.items():
-      try:
-        known[path] = object_storage.checksum(path)
-      except Exception as e:
-        raise UserError(f'--{field} {path}: cannot read its checksum ({first_line(e)})') from None
-  local = _existing([path for path in files.values() if path and path not in remote.values()])
-  return fingerprint.of(*modules, data_files=local, known=known, imported_by=imported_by)
+  return dataclasses.replace(
+    config.trainer, code_fingerprint=cache_keys.trainer_fingerprint(config)
+  )
 
 
 def tuning(config: cfg.PipelineConfig, examples, schema_gen):
@@ -528,8 +485,3 @@ def serving_check(config: cfg.PipelineConfig, examples, trainer, evaluator) -> t
     code_fingerprint=fingerprint.of('components.serving_check.component'),
   ).with_id(SERVING_CHECK)
   return check, check.outputs['infra_blessing']
-
-
-def _existing(paths: List[str]) -> List[str]:
-  """Paths that exist here (a compiled pipeline may name a file that exists only in its image)."""
-  return [path for path in paths if os.path.isfile(path)]

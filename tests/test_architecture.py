@@ -22,7 +22,7 @@ PACKAGES = (
   'trainer',
   'utils',
 )
-TOP_MODULES = ('pipeline', 'config')
+TOP_MODULES = ('pipeline', 'config', 'cache_keys')
 PROJECT = PACKAGES + TOP_MODULES
 # Who may import whom (first name of the importing module → first names it may import).
 ALLOWED = {
@@ -46,7 +46,9 @@ ALLOWED = {
   'monitoring': {'monitoring', 'contracts', 'utils', 'metadata', 'reporting'},  # its page too
   'kubeflow': {'kubeflow', 'contracts', 'utils'},
   'config': {'components', 'contracts', 'utils'},  # object_storage: Beam's S3 flags; defaults
-  'pipeline': {'components', 'config', 'contracts', 'utils', 'trainer'},
+  'pipeline': {'cache_keys', 'components', 'config', 'contracts', 'utils', 'trainer'},
+  # the run's code (trainer.models: the default model's file) and object storage's checksums
+  'cache_keys': {'components', 'config', 'contracts', 'utils', 'trainer'},
   'cli': set(PROJECT),
 }
 

@@ -29,6 +29,7 @@ COPIED = (
   'kubeflow',
   'schema',
   'pipeline.py',
+  'cache_keys.py',
   'config.py',
   'requirements.lock',
   'README.md',

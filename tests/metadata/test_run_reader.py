@@ -15,7 +15,7 @@ def test_property_leaves_are_named_by_their_key_or_by_their_path():
 
 
 def test_the_data_s_content_in_an_example_gen_s_key_is_data_not_code(tmp_path):
-  """pipeline.data_fingerprint puts the data's digest in the ExampleGen's code_fingerprint:
+  """cache_keys.data_fingerprint puts the data's digest in the ExampleGen's code_fingerprint:
   a change of it reads `input data changed`, and `compare` does not list it as code."""
   import json
 

@@ -1,0 +1,62 @@
+"""The cache keys the DAG gives TFX beyond its own: code fingerprints of the project modules a
+component runs (TFX does not fingerprint code referenced by module path), with the local data by
+content and the files options name (a model file, a weights file, a curated schema). pipeline.py
+builds the DAG with them; utils/fingerprint.py computes them.
+"""
+
+import os
+from typing import Dict, List
+
+import config as cfg
+from contracts.errors import UserError, first_line
+from trainer import models
+from utils import data_index, fingerprint
+
+
+def data_fingerprint(config: cfg.PipelineConfig, data, module: str) -> str:
+  """An ExampleGen's code fingerprint with its local data by content (utils/data_index.py): TFX's
+  own input fingerprint is the files' sizes and modification times, which `touch -r` sets back.
+  Data in object storage, or a pipeline parameter (compiled), is TFX's alone."""
+  known = {}
+  if isinstance(data, str) and data and not cfg.is_remote(data):
+    index = os.path.join(config.local_dir, data_index.INDEX_FILE)
+    known[data_index.DATA_KEY + data] = data_index.digest(data, index, config.read_patterns())
+  return fingerprint.of(module, known=known)
+
+
+def trainer_fingerprint(config: cfg.PipelineConfig) -> str:
+  """run_fn's code (TFX does not fingerprint code referenced by module path), with the model:
+  a built-in's file, or the user's model file by its path (its text is in custom_config too)
+  and the project modules it imports; and a --weights file by its content."""
+  modules = ['trainer.task', 'trainer.tuning', 'components.recording_trainer.executor']
+  weights = {key: path for key, path in config.input_files.items() if key == 'weights'}
+  options = config.trainer
+  if options.model_source:
+    return files_fingerprint(
+      *modules, files=dict(weights, model=options.model), imported_by=options.model_source
+    )
+  name = options.model or models.DEFAULT[options.data_kind]
+  return files_fingerprint(*modules, f'trainer.models.{name}', files=weights)
+
+
+def files_fingerprint(*modules: str, files: Dict[str, str], imported_by: str = '') -> str:
+  """fingerprint.of(modules) with the files options name ({field: path}): a local file by its
+  content, an object in object storage by its store's checksum (asked, not read), a file that
+  exists only in a compiled pipeline's image by nothing."""
+  remote = {field: path for field, path in files.items() if path and cfg.is_remote(path)}
+  known = {}
+  if remote:
+    from components import object_storage  # the store's clients: imported only here
+
+    for field, path in remote.items():
+      try:
+        known[path] = object_storage.checksum(path)
+      except Exception as e:
+        raise UserError(f'--{field} {path}: cannot read its checksum ({first_line(e)})') from None
+  local = _existing([path for path in files.values() if path and path not in remote.values()])
+  return fingerprint.of(*modules, data_files=local, known=known, imported_by=imported_by)
+
+
+def _existing(paths: List[str]) -> List[str]:
+  """Paths that exist here (a compiled pipeline may name a file that exists only in its image)."""
+  return [path for path in paths if os.path.isfile(path)]
