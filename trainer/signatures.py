@@ -24,7 +24,7 @@ assets/task.txt.
 import dataclasses
 import json
 import os
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Union
 
 import keras
 import tensorflow as tf
@@ -37,7 +37,11 @@ from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 _EXAMPLES = tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)
 
 
-def _predictions(model: keras.Model, inputs, class_names: List[str]) -> Dict[str, tf.Tensor]:
+def _predictions(
+  model: keras.Model, inputs, class_names: Union[List[str], 'Regression']
+) -> Dict[str, tf.Tensor]:
+  """A classifier's probabilities, top class id and name; with `Regression` in place of the
+  class names, the model's number in the label's units."""
   probabilities = model(inputs, training=False)
   if isinstance(class_names, Regression):
     return {serving.PREDICTION: class_names.restored(probabilities)}
