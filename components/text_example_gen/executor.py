@@ -26,7 +26,7 @@ from tfx.utils import proto_utils
 
 from components import beam_progress, duplicates, file_based, grouped_split
 from components.text_example_gen import text
-from contracts import artifacts, splits, text_record
+from contracts import artifacts, csv_dialect, splits, text_record
 from records import text_codec
 from utils import atomic
 
@@ -48,7 +48,9 @@ def _read_rows(
   split is decided by its words (by_words: rows with the same words share it), else by its file
   and line."""
   with fileio.open(path, 'r') as f:
-    for number, row in enumerate(csv.DictReader(f), start=2):
+    reader = csv.DictReader(f)
+    reader.fieldnames = csv_dialect.names(reader.fieldnames or [])  # as the flags name them
+    for number, row in enumerate(reader, start=2):
       tokens = text.tokenize(row[text_column] or '')
       key = ' '.join(tokens) if by_words else f'{os.path.basename(path)}:{number}'
       yield splits.split_of(key, eval_percent), row[label_column].strip(), tokens
