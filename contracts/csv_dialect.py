@@ -5,18 +5,20 @@ outside quotes (Excel's exports use `;` in some locales, with decimal commas: `1
 LF line ends; a newline inside a quoted cell kept in the cell; blank lines skipped.
 
 What a row is, for every reader (the Arrow CsvExampleGen, `predict`, `monitor`):
-  header names     stripped of surrounding spaces (`a, b, target` names `target`): names().
+  header names       stripped of surrounding spaces (`a, b, target` names `target`): names().
   a repeated header  a row whose cells, stripped, are the header's names (files joined with
-                   `cat`, exports appended to) is skipped and counted, never read as data:
-                   repeats_header() (the ExampleGen's columnar form: without_header_rows).
-  inf and nan      a cell of a number column that reads as inf or nan (`inf`, `-inf`, `nan`,
-                   `1e999`) is missing, as an empty cell is, and counted: number(). Placeholders
-                   (text_numbers.MISSING_WORDS, the label's list too) are missing as before.
-  the row's width  a row of more or fewer cells than the header is never read (its cells would
-                   land in other columns): `run` and `monitor` stop with one line naming the file
-                   and line, `predict`, which answers row by row, lists the row as unreadable
-                   with the same words: width_problem().
-The counts reach the user in one line: Counts.line() (`predict`, `monitor`; the run's summary).
+                     `cat`, exports appended to) is skipped and counted, never read as data:
+                     repeats_header() (the ExampleGen's columnar form: without_header_rows).
+  inf and nan        a number column's cell that reads as inf or nan (`inf`, `-inf`, `nan`,
+                     `1e999`) is missing, as an empty cell is, and counted: number(); the
+                     placeholders (text_numbers.PLACEHOLDERS, the label's MISSING_WORDS among
+                     them) are missing, uncounted here.
+  the row's width    a row of more or fewer cells than the header is never read (its cells would
+                     land in other columns): `run` and `monitor` stop with one line naming the
+                     file and line, `predict`, which answers row by row, lists the row as
+                     unreadable with the same words: width_problem().
+The counts reach the user: Counts.line() in `predict`'s and `monitor`'s output (the run's summary
+has its own `skipped:` and `missing:` lines, from the ExampleGen's counts).
 """
 
 import csv
