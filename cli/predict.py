@@ -212,8 +212,8 @@ def main(args: argparse.Namespace) -> int:
   if result.missing_rows:
     columns = ', '.join(f'{column} {rows}' for column, rows in result.missing.items())
     print(
-      f'missing numbers: {result.missing_rows} row(s) predicted with empty or NA cells as '
-      f'missing (0, as in training): {columns}'
+      f'missing numbers: {result.missing_rows} row(s) predicted with empty, NA, inf or nan cells '
+      f'as missing (0, as in training): {columns}'
     )
   read = csv_dialect.Counts(result.repeated_headers, result.non_finite_cells).line()
   if read:

@@ -219,8 +219,8 @@ class Result(NamedTuple):
   out: str
   skipped_out: str  # '' when nothing was skipped
   log_files: List[str]
-  missing_rows: int  # CSV rows predicted with empty or NA number cells (NaN: missing)
-  missing: Dict[str, int]  # column → those rows with it empty or NA
+  missing_rows: int  # CSV rows predicted with empty, NA, inf or nan number cells (NaN: missing)
+  missing: Dict[str, int]  # column → those rows with it empty, NA, inf or nan
   scaled_up: List[Sequence[str]]  # (id, 'WxH') of images below a tenth of the model's side
   numbers: Sequence[float] = ()  # a regression model's: (lowest, mean, highest) predicted
   repeated_headers: int = 0  # CSV rows repeating the header, skipped (csv_dialect's rules)

@@ -107,8 +107,8 @@ def test_every_row_predicted_in_order_and_the_unreadable_listed(tiny_model, tmp_
   ]
   assert 'predicted 197 input(s)' in shown and 'skipped 2 input(s)' in shown
   assert (
-    'missing numbers: 1 row(s) predicted with empty or NA cells as missing (0, as in training): '
-    'fare 1\n'
+    'missing numbers: 1 row(s) predicted with empty, NA, inf or nan cells as missing (0, as in '
+    'training): fare 1\n'
   ) in shown  # row 3 (the fare 'nan'); row 2's empty payment_type is a category
   assert 'CSV rows: 1 repeated header line(s) skipped, 1 inf/nan cell(s) read as missing\n' in shown
   assert '/serving/7 (predict_columns)' in shown
