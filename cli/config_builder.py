@@ -96,10 +96,7 @@ def data_kind_and_task(source, args: argparse.Namespace):
   if source.kind == cfg.CSV:
     sample = data_layout.sample_file(source)
     columns = csv_input.csv_header(sample)
-    named = [('--id-column', c) for c in getattr(args, 'id_columns', [])]
-    named += [('--allow-feature', c) for c in getattr(args, 'allowed_features', [])]
-    named += [('--slice-feature', c) for c in getattr(args, 'slice_features', [])]
-    for flag, column in named:
+    for flag, column in _named_columns(args):
       if column not in columns:
         raise UserError(
           f'{flag} {column}: no such column in {sample} (columns: {", ".join(columns)})'
@@ -126,7 +123,14 @@ def data_kind_and_task(source, args: argparse.Namespace):
     return cfg.SEQUENCES, '', trainer_options.CLASSIFICATION, ''
   if source.kind == cfg.TFRECORDS:
     sample = data_layout.sample_file(source)
-    values = tfrecord_probe.label_values(sample, args.label)
+    found = tfrecord_probe.first_values(sample)
+    for flag, column in _named_columns(args):
+      if column not in found:
+        raise UserError(
+          f'{flag} {column}: no such feature in the first {tfrecord_probe.FIRST_RECORDS} records of '
+          f'{sample} (features: {", ".join(sorted(found))})'
+        )
+    values = found.get(args.label, [])
     try:
       task, why = labels.decide_task(
         args.label, values, f'the first {len(values)} records of {sample}', threshold, asked
@@ -136,6 +140,13 @@ def data_kind_and_task(source, args: argparse.Namespace):
     return source.kind, '', task, why
   _classes_only(asked, 'image folders', threshold)
   return source.kind, '', trainer_options.CLASSIFICATION, ''
+
+
+def _named_columns(args: argparse.Namespace) -> list:
+  """(flag, column) of the flags that name a table's columns besides --label and --text-column."""
+  named = [('--id-column', c) for c in getattr(args, 'id_columns', [])]
+  named += [('--allow-feature', c) for c in getattr(args, 'allowed_features', [])]
+  return named + [('--slice-feature', c) for c in getattr(args, 'slice_features', [])]
 
 
 def _classes_only(asked: str, what: str, threshold=None) -> None:

@@ -150,14 +150,22 @@ def _single_features_html(scores: Dict[str, float], regressing: bool = False) ->
   """Each column alone (trainer/leakage.py), best first; '' for data without columns."""
   if not scores:
     return ''
-  score, rule = (
-    ('eval R²', 'the mean label of the train rows of the same or nearest value')
+  score, rule, away = (
+    (
+      'eval R²',
+      'the mean label of the train rows of the same or nearest value',
+      'about as high as the label itself scores through the rule',
+    )
     if regressing
-    else ('eval accuracy', 'the label most train rows of the same or nearest value have')
+    else (
+      'eval accuracy',
+      'the label most train rows of the same or nearest value have',
+      'near 1.0',
+    )
   )
   return (
     f'<h3>Each column alone</h3><p>{score[0].upper() + score[1:]} of a one-feature rule learned '
-    f'on train ({rule}): a column near 1.0 gives the label away, and the run stops before '
+    f'on train ({rule}): a column {away} gives the label away, and the run stops before '
     'training unless --allow-feature keeps it.</p>'
     + html.table(['column', f'{score} alone'], [[n, f'{s:.4f}'] for n, s in scores.items()])
   )
