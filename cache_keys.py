@@ -46,7 +46,7 @@ def files_fingerprint(*modules: str, files: Dict[str, str], imported_by: str = '
   remote = {field: path for field, path in files.items() if path and cfg.is_remote(path)}
   known = {}
   if remote:
-    from components import object_storage  # the store's clients: imported only here
+    from utils import object_storage  # the store's clients: imported only here
 
     for field, path in remote.items():
       try:

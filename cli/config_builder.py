@@ -56,7 +56,7 @@ def check_input_service(args: argparse.Namespace, reachable: bool = False) -> No
 def _check_buckets(args: argparse.Namespace) -> None:
   for flag, path in (('--data', args.data), ('--output', args.output)):
     if cfg.is_remote(path):
-      from components import object_storage
+      from utils import object_storage
 
       try:
         object_storage.check_bucket(path)
