@@ -1,4 +1,5 @@
-"""cli/config_builder.build_config: the Beam mode decided from the data, and the splits kept."""
+"""cli/config_builder.build_config: the Beam mode decided from the data, the splits kept, and
+nothing written (what a run writes first is cli/prepare_run.py's, tested here beside it)."""
 
 import dataclasses
 
