@@ -14,7 +14,7 @@ import tempfile
 import time
 from typing import Optional
 
-from cli import config_builder, flags, unchanged, watch
+from cli import flags, prepare_run, unchanged, watch
 from cli.inputs import tfrecord_salvage
 import config as cfg
 from contracts import artifacts, labels
@@ -340,7 +340,7 @@ def _main(args: argparse.Namespace) -> int:
   interrupt.forget()
   started = time.monotonic()
   try:  # the data checked, the embedded digits written out, the last run's files compared
-    config = config_builder.build_config(args)
+    config = prepare_run.prepare_run(args)
     previous = unchanged.previous_result(config)
   except KeyboardInterrupt:  # before any component too
     return finish(_not_started(time.monotonic() - started))

@@ -27,7 +27,7 @@ PROJECT = PACKAGES + TOP_MODULES
 # Who may import whom (first name of the importing module → first names it may import).
 ALLOWED = {
   'contracts': {'contracts'},
-  'utils': {'utils'},  # atomic writes, code fingerprints, Ctrl-C, progress records: a leaf too
+  'utils': {'utils'},  # atomic writes, fingerprints, Ctrl-C, progress, object storage: a leaf
   'engines': {'engines'},  # local engine clusters and their Beam arguments: a leaf, as contracts
   'records': {'records', 'contracts', 'utils'},  # TFRecords' CRC scan, image-folder listing
   # engines.flink: live counts on Flink
@@ -45,10 +45,10 @@ ALLOWED = {
   },  # pages and lines of what metadata/ read
   'monitoring': {'monitoring', 'contracts', 'utils', 'metadata', 'reporting'},  # its page too
   'kubeflow': {'kubeflow', 'contracts', 'utils'},
-  'config': {'components', 'contracts', 'utils'},  # object_storage: Beam's S3 flags; defaults
+  'config': {'contracts', 'utils'},  # utils.object_storage: Beam's S3 flags
   'pipeline': {'cache_keys', 'components', 'config', 'contracts', 'utils', 'trainer'},
   # the run's code (trainer.models: the default model's file) and object storage's checksums
-  'cache_keys': {'components', 'config', 'contracts', 'utils', 'trainer'},
+  'cache_keys': {'config', 'contracts', 'utils', 'trainer'},
   'cli': set(PROJECT),
 }
 
@@ -136,7 +136,7 @@ def test_no_component_imports_another_components_executor_or_package(graph):
     for name in map(lambda n: _resolve(n, graph), names):
       parts = name.split('.')
       if parts[0] != 'components' or len(parts) < 3:
-        continue  # components.file_based / components.object_storage: shared by design
+        continue  # components.file_based, components.duplicates, …: shared by design
       owner = parts[1]
       importer = module.split('.')
       same_component = importer[0] == 'components' and importer[1:2] == [owner]

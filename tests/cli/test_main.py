@@ -331,7 +331,7 @@ def test_an_output_beside_a_csv_file_or_hidden_in_the_data_is_taken(tmp_path, mo
   monkeypatch.chdir(tmp_path)
   for argv in (['--data', 'rows.csv'], ['--data', images, '--output', f'{images}/.runs']):
     config = config_builder.build_config(cli_main.parser().parse_args(['run', *argv]))
-    assert os.path.isdir(config.output)
+    assert config.output == os.path.abspath(argv[-1] if '--output' in argv else 'output')
   monkeypatch.chdir(images)  # the default output, ./output, inside --data .
   with pytest.raises(UserError, match=r'^--output output is inside --data \.: its files'):
     config_builder.build_config(cli_main.parser().parse_args(['run', '--data', '.']))
