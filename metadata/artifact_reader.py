@@ -18,12 +18,12 @@ def output(nodes: Dict[str, object], key: str):
 
 def split_statistics(nodes) -> Dict[str, object]:
   """Split name → DatasetFeatureStatistics of this run's StatisticsGen output, train first."""
-  import tensorflow_data_validation as tfdv
-  from tfx.dsl.io import fileio
-
   statistics = output(nodes, 'statistics')
   if statistics is None:
     return {}
+  import tensorflow_data_validation as tfdv
+  from tfx.dsl.io import fileio
+
   found = {}
   for path in sorted(fileio.glob(os.path.join(statistics.uri, 'Split-*', 'FeatureStats.pb'))):
     split = os.path.basename(os.path.dirname(path))[len('Split-') :]

@@ -108,10 +108,12 @@ def _duplicates(facts: Optional[dict]) -> Optional[dict]:
 
 
 def _model_dir(nodes) -> Optional[str]:
+  model = artifact_reader.output(nodes, 'model')
+  if model is None:
+    return None
   from tfx.utils import path_utils
 
-  model = artifact_reader.output(nodes, 'model')
-  return path_utils.serving_model_path(model.uri) if model is not None else None
+  return path_utils.serving_model_path(model.uri)
 
 
 def _lineage(nodes, metadata_path: str) -> Optional[Lineage]:
