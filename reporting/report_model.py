@@ -267,7 +267,7 @@ def _per_class_section(facts, images: str, eval_images: tuple) -> str:
 
 def slices_html(slices: Dict[str, dict]) -> str:
   """Example count and accuracy (a classifier) or the regression figures per value of each
-  --slice-feature (artifact_reader.slice_metrics)."""
+  --slice-feature (report_facts.Evaluation.slices)."""
   if not slices:
     return ''
   figures = [
