@@ -198,7 +198,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
 
   from contracts.anomalies import AnomaliesFound
   from data_revisions import revision as data_revision
-  from metadata import run_reader, summary
+  from metadata import report_facts, run_reader, summary
   from reporting import report
 
   named = run_reader.data_named(config.data, config.data_pattern)
@@ -259,7 +259,8 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   result.process_seconds = round(process_seconds(), 1)  # the summary's and the report's
   if not schema_only:
     try:
-      result.report = report.write(nodes, result, config)
+      facts = report_facts.gather(nodes, result, config.metadata_path, config.label)
+      result.report = report.write(facts, config)
     except Exception:  # the run's outcome stands without its report
       logging.exception('run report not written')
       result.report = ''
