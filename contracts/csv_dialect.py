@@ -13,6 +13,11 @@ What a row is, for every reader (the Arrow CsvExampleGen, `predict`, `monitor`):
                      `1e999`) is missing, as an empty cell is, and counted: number(); the
                      placeholders (text_numbers.PLACEHOLDERS, the label's MISSING_WORDS among
                      them) are missing, uncounted here.
+  a text cell        a text (category) column's cell is its value as written: surrounding spaces,
+                     case and placeholders (`NA`, `n/a`, `None`, `?`) kept, a category like any
+                     other, as the ExampleGens write it; only an empty cell is missing (`''` in
+                     predict_columns, no value in a tf.Example). Placeholders are missing in a
+                     number column (above) and in the label (labels.MISSING_WORDS), not here.
   the row's width    a row of more or fewer cells than the header is never read (its cells would
                      land in other columns): `run` and `monitor` stop with one line naming the
                      file and line, `predict`, which answers row by row, lists the row as

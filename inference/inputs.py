@@ -29,8 +29,6 @@ TFRECORDS = 'tfrecords'
 CSV_SUFFIXES = ('.csv',)
 TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz', '.gz')
 TOOL_FOLDERS = ('__pycache__',)
-# Cells spreadsheets and pandas write for "no value": missing (NaN / '' in predict_columns).
-MISSING = ('', 'nan', 'na', 'n/a', 'null', 'none')
 MIN_TEXT_WORDS = 5  # median words per row from which a column is the free text (predict_text)
 
 
@@ -208,7 +206,7 @@ def read_csv(
   """The rows of one CSV file as inputs of the signature whose input dtypes are `kinds`
   (input name → 'float', 'double' or 'string'), read by the dialect's row rules
   (contracts/csv_dialect.py): a row repeating the header is skipped, an inf or nan number cell is
-  missing (both counted into `counts`), and a row of another width than the header or whose
+  missing (both counted into `counts`), a text cell is sent as written, and a row of another width than the header or whose
   number cell is not a number is Unreadable; the columns of its missing number cells (NaN: the
   model's missing value) are in `inputs[MISSING_NUMBERS]`. ROW counts data rows from 1 (blank
   lines and repeated headers left out)."""
@@ -235,7 +233,7 @@ def read_csv(
         if math.isnan(values[name]):
           missing.append(column)
       else:
-        values[name] = '' if cell.strip().lower() in MISSING else cell
+        values[name] = cell  # as written, `NA` too; '' missing (csv_dialect: a text cell)
     if missing:
       values[MISSING_NUMBERS] = missing
     if layout.ids:

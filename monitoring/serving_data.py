@@ -111,9 +111,9 @@ def _unknown(columns: Iterable[str], types: Dict[str, int], where: str) -> None:
 def _cell(
   text: str, kind: int, column: str, where: str, decimal_comma: bool, counts: csv_dialect.Counts
 ) -> list:
-  """A cell's values as training read it: [] for an empty one or, in a number column, a
-  placeholder or inf / nan (counted); numbers written as text read as numbers
-  (contracts/csv_dialect.number)."""
+  """A cell's values as training read it (contracts/csv_dialect.py): [] for an empty one or, in
+  a number column, a placeholder or inf / nan (counted); numbers written as text read as numbers
+  (csv_dialect.number); a text cell as written (surrounding spaces and `NA` kept)."""
   from tensorflow_metadata.proto.v0 import schema_pb2
 
   if not text:
@@ -152,7 +152,7 @@ def _csv_examples(path: str, types: Dict[str, int], counts: csv_dialect.Counts) 
       raise UserError(f'--serving-data {path}: line {number} {problem}')
     where = f'{path}:{number}'
     row = {
-      column: _cell(cell.strip(), types[column], column, where, dialect.decimal_comma, counts)
+      column: _cell(cell, types[column], column, where, dialect.decimal_comma, counts)
       for column, cell in zip(header, cells)
     }
     examples.append(_example(row, types))

@@ -1,8 +1,9 @@
 """contracts/csv_dialect.py: the same odd CSV files read into the same rows, with the same counts
-of repeated headers skipped and inf / nan cells made missing, by `run` (the Arrow CsvExampleGen's
-functions, components/csv_example_gen/arrow_csv.py), `predict` (inference/inputs.py) and
-`monitor` (monitoring/serving_data.py); a row of another width read by none; `run`'s first look
-refuses what the CSV ExampleGens cannot read, with the dialect found."""
+of repeated headers skipped and inf / nan cells made missing, and text cells as written (`NA` a
+category, not missing), by `run` (the Arrow CsvExampleGen's functions,
+components/csv_example_gen/arrow_csv.py), `predict` (inference/inputs.py) and `monitor`
+(monitoring/serving_data.py); a row of another width read by none; `run`'s first look refuses
+what the CSV ExampleGens cannot read, with the dialect found."""
 
 import math
 
@@ -28,6 +29,8 @@ ODD_FILES = {
   'joined.csv': (
     ' size , rooms ,colour\n1.5,3,red\n size , rooms ,colour\ninf,4,blue\n-inf,5,x\nnan,6,y\n'
   ),
+  # a text column's placeholders and spaces are categories as written; only an empty cell is missing
+  'text.csv': 'size,rooms,colour\n1,2,NA\n2,3, n/a \n3,4,\n4,5,None\n5,6,"?"\n6,7,  \n',
 }
 ROWS = {
   'excel.csv': [(12.5, 3, 'red'), (None, 4, 'dark\r\nblue')],
@@ -35,6 +38,14 @@ ROWS = {
   'commas.csv': [(1212.5, 3, 'dark\nred'), (2.0, None, 'blue')],
   'crlf.csv': [(2.5, 1, 'two\r\nlines'), (3.0, 2, 'plain')],
   'joined.csv': [(1.5, 3, 'red'), (None, 4, 'blue'), (None, 5, 'x'), (None, 6, 'y')],
+  'text.csv': [
+    (1, 2, 'NA'),
+    (2, 3, ' n/a '),
+    (3, 4, None),
+    (4, 5, 'None'),
+    (5, 6, '?'),
+    (6, 7, '  '),
+  ],
 }
 COUNTS = {'joined.csv': (1, 3)}  # (repeated headers skipped, inf / nan cells made missing)
 COLUMNS = ('size', 'rooms', 'colour')
@@ -93,7 +104,7 @@ def _predicted(path):
     size, rooms = (
       None if math.isnan(v) else v for v in (read.inputs['size'], read.inputs['rooms'])
     )
-    found.append((size, rooms, read.inputs['colour']))
+    found.append((size, rooms, read.inputs['colour'] or None))  # '': missing in predict_columns
   return found, (counts.repeated_headers, counts.non_finite_cells)
 
 
