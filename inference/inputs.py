@@ -149,7 +149,7 @@ class CsvLayout(NamedTuple):
 
 
 def _header(path: str, dialect: csv_dialect.Dialect) -> List[str]:
-  return next((cells for _, cells in csv_dialect.rows(path, dialect)), [])
+  return csv_dialect.names(next((cells for _, cells in csv_dialect.rows(path, dialect)), []))
 
 
 def csv_layout(
@@ -208,7 +208,7 @@ def read_csv(
   lines left out)."""
   decimal_comma = layout.dialect.decimal_comma
   found = csv_dialect.rows(path, layout.dialect)
-  header = next(found, (0, []))[1]
+  header = csv_dialect.names(next(found, (0, []))[1])
   for row_number, (_, cells) in enumerate(found, start=1):
     row = dict(zip(header, cells))
     order, input_id = (file_index, row_number), f'{relpath}:{row_number}'

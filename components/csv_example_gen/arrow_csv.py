@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from contracts import text_numbers
+from contracts import csv_dialect, text_numbers
 
 RANGE_BYTES = 8 << 20  # ~100,000 numeric rows: 0.5-0.6 s of work, ~150 MB at its peak
 QUOTE, NEWLINE = ord('"'), ord('\n')
@@ -64,20 +64,15 @@ class CsvError(ValueError):
   """The file cannot be read as CsvExampleGen would read it (one line: file, row, what)."""
 
 
-def header(path_or_line) -> List[str]:
-  """Column names as CsvExampleGen takes them: the first line, stripped, split at commas."""
-  return path_or_line.strip().split(',')
-
-
 def row_count(stream) -> int:
   """The rows after the header line of a binary CSV stream, blank lines skipped (CsvExampleGen's
   records), read by pyarrow in blocks with only the first column converted."""
-  names = header(stream.readline().decode('utf-8', 'replace'))
+  dialect, names = csv_dialect.header(stream.readline())
   try:
     reader = pa_csv.open_csv(
       stream,
       read_options=pa_csv.ReadOptions(column_names=names),
-      parse_options=pa_csv.ParseOptions(newlines_in_values=True),
+      parse_options=_parse_options(dialect),
       convert_options=pa_csv.ConvertOptions(
         include_columns=names[:1], column_types={names[0]: pa.string()}
       ),
@@ -127,14 +122,25 @@ def _row_end(array: np.ndarray, target: int, quotes_before: int) -> Optional[int
   return None
 
 
-def read_range(data: bytes, names: Sequence[str], where: str, first_row: int) -> pa.Table:
-  """One range's rows, every column a string; empty cells '' (blank lines skipped, as
-  CsvExampleGen does). `where` and `first_row` name the file and its row in errors."""
+def _parse_options(dialect: csv_dialect.Dialect) -> pa_csv.ParseOptions:
+  return pa_csv.ParseOptions(delimiter=dialect.delimiter, newlines_in_values=True)
+
+
+def read_range(
+  data: bytes,
+  names: Sequence[str],
+  where: str,
+  first_row: int,
+  dialect: csv_dialect.Dialect = csv_dialect.Dialect(),
+) -> pa.Table:
+  """One range's rows of a file of `dialect` (contracts/csv_dialect.py), every column a string;
+  empty cells '' (blank lines skipped, as CsvExampleGen does). `where` and `first_row` name the
+  file and its row in errors."""
   try:
     return pa_csv.read_csv(
       io.BytesIO(data),
       read_options=pa_csv.ReadOptions(column_names=list(names), use_threads=True),
-      parse_options=pa_csv.ParseOptions(newlines_in_values=True),
+      parse_options=_parse_options(dialect),
       convert_options=pa_csv.ConvertOptions(
         column_types={name: pa.string() for name in names},
         strings_can_be_null=False,
@@ -142,7 +148,23 @@ def read_range(data: bytes, names: Sequence[str], where: str, first_row: int) ->
       ),
     )
   except pa.ArrowInvalid as e:
-    raise CsvError(_explained(data, len(names), where, first_row, e)) from None
+    raise CsvError(_explained(data, len(names), where, first_row, e, dialect.delimiter)) from None
+
+
+def decimal_points(table: pa.Table) -> pa.Table:
+  """The table's cells as a file of decimal commas (csv_dialect.Dialect.decimal_comma) means
+  their numbers: csv_dialect.decimal_point's rule, vectorised (a cell with one comma and no point
+  has its comma a point). Its column types and numbers are read from these cells; a STRING
+  column keeps the cells as written."""
+  columns = []
+  for column in table.columns:
+    cells = column.combine_chunks()
+    comma = pc.and_(
+      pc.equal(pc.count_substring(cells, ','), 1), pc.invert(pc.match_substring(cells, '.'))
+    )
+    dotted = pc.replace_substring(cells, ',', '.', max_replacements=1)
+    columns.append(pc.if_else(comma, dotted, cells) if pc.any(comma).as_py() else cells)
+  return pa.Table.from_arrays(columns, table.column_names)
 
 
 def without_header_rows(table: pa.Table) -> Tuple[pa.Table, int]:
@@ -157,7 +179,9 @@ def without_header_rows(table: pa.Table) -> Tuple[pa.Table, int]:
   return (table.filter(pc.invert(repeats)) if count else table), count
 
 
-def _explained(data: bytes, columns: int, where: str, first_row: int, error: Exception) -> str:
+def _explained(
+  data: bytes, columns: int, where: str, first_row: int, error: Exception, delimiter: str = ','
+) -> str:
   """A one-line reason for a range pyarrow refused: not UTF-8, or a row of another width."""
   try:
     text = data.decode('utf-8')
@@ -167,7 +191,8 @@ def _explained(data: bytes, columns: int, where: str, first_row: int, error: Exc
       f'{where}: not UTF-8 (byte 0x{data[e.start]:02x} on line {row}); CsvExampleGen reads '
       'UTF-8: save the file as UTF-8 CSV'
     )
-  for number, cells in enumerate(csv.reader(io.StringIO(text, newline='')), start=first_row):
+  rows = csv.reader(io.StringIO(text, newline=''), delimiter=delimiter)
+  for number, cells in enumerate(rows, start=first_row):
     if cells and len(cells) != columns:
       return f'{where}: line {number} has {len(cells)} cells, the header {columns} columns'
   return f'{where}: {str(error).splitlines()[0]}'
@@ -271,20 +296,29 @@ def to_record_batch(
   types: Sequence[ColumnType],
   non_finite: Optional[list] = None,
   from_text: Optional[Dict[str, list]] = None,
+  numbers: Optional[pa.Table] = None,
 ) -> pa.RecordBatch:
   """The table's columns as the lists RecordBatchToExamples encodes: one value per cell, none
   for an empty cell or an inf / nan one in a FLOAT column (no number to learn from: they made
   every prediction NaN; each such cell's count appended to `non_finite`), a null list (a
   feature without a kind) in an UNKNOWN column; a NUMBER_TEXT column's cells read by
   text_numbers.read_array, none where no number ({column: [placeholders, others]} added to
-  `from_text`)."""
+  `from_text`). `numbers` (decimal_points of the table): the cells the columns that are no
+  STRING are read from."""
   found = [] if non_finite is None else non_finite
   texts = {} if from_text is None else from_text
+  numbers = table if numbers is None else numbers
   lists = [
     _as_list(column.combine_chunks(), kind, found, texts.setdefault(name, [0, 0]))
     if kind == ColumnType.NUMBER_TEXT
     else _as_list(column.combine_chunks(), kind, found)
-    for name, column, kind in zip(table.column_names, table.columns, types)
+    for name, column, kind in zip(
+      table.column_names,
+      [
+        t if k == ColumnType.STRING else n for t, n, k in zip(table.columns, numbers.columns, types)
+      ],
+      types,
+    )
   ]
   return pa.RecordBatch.from_arrays(lists, table.column_names)
 
@@ -356,15 +390,18 @@ def to_examples(
   types: Sequence[ColumnType],
   non_finite: Optional[list] = None,
   from_text: Optional[Dict[str, list]] = None,
+  numbers: Optional[pa.Table] = None,
 ) -> List[bytes]:
   """Serialized tf.Examples of the table's rows, in order (tfx-bsl's C++ encoder); inf and nan
   cells of FLOAT columns left out and counted into `non_finite`, the cells of NUMBER_TEXT
-  columns that are no number into `from_text` (to_record_batch)."""
+  columns that are no number into `from_text`, numbers read from `numbers` (to_record_batch)."""
   from tfx_bsl.coders import example_coder
 
   if not table.num_rows:
     return []
-  return example_coder.RecordBatchToExamples(to_record_batch(table, types, non_finite, from_text))
+  return example_coder.RecordBatchToExamples(
+    to_record_batch(table, types, non_finite, from_text, numbers)
+  )
 
 
 _PRIME = np.uint64(0x100000001B3)  # FNV's 64-bit prime: odd, so invertible modulo 2**64

@@ -11,7 +11,6 @@ One Beam pipeline: rows are read per file in parallel, split by a hash of <file>
 vocabulary is counted on the train rows and handed to the encoder as a side input.
 """
 
-import csv
 import json
 import os
 from typing import Any, Dict, Iterable, Iterator, List, Tuple
@@ -26,7 +25,7 @@ from tfx.utils import proto_utils
 
 from components import beam_progress, duplicates, file_based, grouped_split
 from components.text_example_gen import text
-from contracts import artifacts, splits, text_record
+from contracts import artifacts, csv_dialect, splits, text_record
 from records import text_codec
 from utils import atomic
 
@@ -44,14 +43,25 @@ def input_files(exec_properties: Dict[str, Any]) -> List[str]:
 def _read_rows(
   path: str, label_column: str, text_column: str, eval_percent: int, by_words: bool
 ) -> Iterator[_Row]:
-  """Rows of one CSV file, streamed (the csv module joins quoted fields that span lines). A row's
+  """Rows of one CSV file, streamed (_csv_rows). A row's
   split is decided by its words (by_words: rows with the same words share it), else by its file
   and line."""
+  for number, row in enumerate(_csv_rows(path), start=2):
+    tokens = text.tokenize(row.get(text_column) or '')
+    key = ' '.join(tokens) if by_words else f'{os.path.basename(path)}:{number}'
+    yield splits.split_of(key, eval_percent), (row.get(label_column) or '').strip(), tokens
+
+
+def _csv_rows(path: str) -> Iterator[Dict[str, str]]:
+  """The data rows of a CSV file as {column: cell}, read as contracts/csv_dialect.py reads it
+  (byte-order mark, delimiter, quoted newlines, header names stripped)."""
+  with fileio.open(path, 'rb') as f:
+    dialect = csv_dialect.header(f.readline())[0]
   with fileio.open(path, 'r') as f:
-    for number, row in enumerate(csv.DictReader(f), start=2):
-      tokens = text.tokenize(row[text_column] or '')
-      key = ' '.join(tokens) if by_words else f'{os.path.basename(path)}:{number}'
-      yield splits.split_of(key, eval_percent), row[label_column].strip(), tokens
+    rows = csv_dialect.stream_rows(f, dialect)
+    names = csv_dialect.names(next(rows, (0, []))[1])
+    for _, cells in rows:
+      yield dict(zip(names, cells))
 
 
 def _placed(group: Tuple[str, Iterable[_Row]], mode: str, counts: Tuple[int, int]):
@@ -90,11 +100,10 @@ class _Encode(beam.DoFn):
 
 
 def row_count(paths: List[str]) -> int:
-  """The data rows of the CSV files, as _read_rows reads them (one pass of the csv module)."""
+  """The data rows of the CSV files, as _read_rows reads them (_csv_rows)."""
   total = 0
   for path in paths:
-    with fileio.open(path, 'r') as f:
-      total += sum(1 for _ in csv.DictReader(f))
+    total += sum(1 for _ in _csv_rows(path))
   return total
 
 

@@ -1,6 +1,6 @@
-"""contracts/csv_dialect.py: the same odd CSV files read into the same rows by `predict`
-(inference/inputs.py) and `monitor` (monitoring/serving_data.py); `run`'s first look refuses
-what the CSV ExampleGens cannot read, with the dialect found."""
+"""contracts/csv_dialect.py: the same odd CSV files read into the same rows by `run` (the Arrow
+CSV ExampleGen), `predict` (inference/inputs.py) and `monitor` (monitoring/serving_data.py);
+`run`'s first look reads them alike, and `--csv-reader tfx` refuses what TFX cannot read."""
 
 import math
 
@@ -69,23 +69,53 @@ def _monitored(path):
   return found
 
 
+def _trained(path):
+  """The rows the Arrow CSV ExampleGen writes (train and eval), ordered by colour."""
+  import tensorflow as tf
+
+  from components.csv_example_gen import executor
+  from tests.support.example_gens import run_executor
+
+  examples = run_executor(executor.Executor, path.parent, path.parent / 'out')
+  found = []
+  for record in tf.data.TFRecordDataset(tf.io.gfile.glob(f'{examples.uri}/Split-*/*')):
+    feature = tf.train.Example.FromString(record.numpy()).features.feature
+    size = feature['size'].float_list.value
+    rooms = feature['rooms'].int64_list.value or feature['rooms'].float_list.value
+    colour = feature['colour'].bytes_list.value[0].decode()
+    found.append((size[0] if size else None, rooms[0] if rooms else None, colour))
+  return sorted(found, key=lambda row: row[2])
+
+
 @pytest.mark.parametrize('name', ODD_FILES)
-def test_predict_and_monitor_read_the_same_rows_from_the_same_odd_file(tmp_path, name):
-  path = tmp_path / name
+def test_run_predict_and_monitor_read_the_same_rows_from_the_same_odd_file(tmp_path, name):
+  path = tmp_path / 'data' / name
+  path.parent.mkdir()
   path.write_bytes(ODD_FILES[name].encode())
   assert _predicted(path) == ROWS[name]
   assert _monitored(path) == ROWS[name]
+  assert _trained(path) == sorted(ROWS[name], key=lambda row: row[2])
 
 
-def test_run_refuses_the_byte_order_mark_and_semicolons_that_the_example_gens_cannot_read(
-  tmp_path,
-):
-  path = tmp_path / 'excel.csv'
-  path.write_bytes(ODD_FILES['excel.csv'].encode())
-  with pytest.raises(UserError, match='starts with a UTF-8 byte-order mark'):
-    csv_input.text_column(str(path), 'rooms')
-  path.write_bytes(ODD_FILES['excel.csv'].encode()[len(csv_dialect.BOM) :])
-  with pytest.raises(
-    UserError, match=r'the header looks semicolon-separated \(size;rooms;colour\)'
+def test_run_s_first_look_reads_the_odd_files_and_tfx_s_reader_refuses_them_in_one_line(tmp_path):
+  for name, refused in (
+    ('excel.csv', 'starts with a byte-order mark'),
+    ('tabs.csv', 'is tab-separated'),
+    ('commas.csv', ''),
   ):
-    csv_input.text_column(str(path), 'rooms')
+    path = tmp_path / name
+    path.write_bytes(ODD_FILES[name].encode())
+    assert csv_input.csv_header(str(path)) == ['size', 'rooms', 'colour']
+    assert csv_input.label_task(str(path), 'size', None, 'auto')[0] == 'regression'
+    if refused:
+      with pytest.raises(UserError, match=f'--csv-reader tfx: .*{name} {refused}') as e:
+        csv_input.refuse_tfx_dialect(str(path))
+      assert '\n' not in str(e.value)
+    else:
+      csv_input.refuse_tfx_dialect(str(path))
+  path.write_bytes(ODD_FILES['excel.csv'].encode()[len(csv_dialect.BOM) :])
+  with pytest.raises(UserError, match='is semicolon-separated'):
+    csv_input.refuse_tfx_dialect(str(path))
+  path.write_text('size, rooms, colour\n1,2,a\n')
+  with pytest.raises(UserError, match="has spaces around header names \\(' rooms'\\)"):
+    csv_input.refuse_tfx_dialect(str(path))
