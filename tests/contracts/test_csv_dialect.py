@@ -17,8 +17,8 @@ feature { name: "rooms" type: INT }
 feature { name: "colour" type: BYTES }
 """
 ODD_FILES = {
-  # Excel's "CSV UTF-8" in a locale of decimal commas: a byte-order mark, `;`, CRLF
-  'excel.csv': '\ufeffsize;rooms;colour\r\n12,5;3;red\r\n;4;"dark\r\nblue"\r\n',
+  # Excel's "CSV UTF-8" in a locale of decimal commas: a byte-order mark, `;`, CRLF, spaced names
+  'excel.csv': '\ufeffsize; rooms ;colour\r\n12,5;3;red\r\n;4;"dark\r\nblue"\r\n',
   'tabs.csv': 'size\trooms\tcolour\n1.5\t3\t"a\tb"\n\n2\t5\tgreen\n',
   'commas.csv': 'size,rooms,colour\n"1,212.5",3,"dark\nred"\n\n$2,unknown,blue\n',
 }
