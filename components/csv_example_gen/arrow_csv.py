@@ -10,7 +10,11 @@ grow with the file and ranges run in parallel:
 
   ranges()        cut a file after its header at row ends (a newline after an even number of
                   quotes, CsvExampleGen's own rule), RANGE_BYTES apart;
-  read_range()    one range as a table of strings (pyarrow, every column a string);
+  read_range()    one range as a table of strings (pyarrow, every column a string), in the
+                  file's dialect (contracts/csv_dialect.py: `,` `;` or tab; the header line,
+                  byte-order mark and all, is left to the caller);
+  decimal_points()  a `;`/tab file's cells as its numbers mean them (`12,5` as `12.5`): the
+                  cells types and numbers are read from, a STRING column keeping its own;
   column_types()  each column's type as tfx_bsl infers it: INT when every non-empty cell is a
                   Python int within int64, else FLOAT when every one is a Python float, else
                   STRING; UNKNOWN when all are empty. Cells of the common forms are judged by
