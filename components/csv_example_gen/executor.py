@@ -4,10 +4,10 @@ Output layout under the Examples artifact's URI, as every ExampleGen of the proj
   Split-train/data-00000-of-0000N[.gz]   one shard per byte range of the input (arrow_csv.ranges)
   Split-eval/...
 
-Each file's dialect (contracts/csv_dialect.py) is found from its header line; the files of one run
-share its delimiter. One Beam pipeline over the byte ranges: each range is read once to infer its column types
-(combined per input split: CsvExampleGen infers per split), and again to encode and write its
-own shard of every output split, with the types as a side input. An example's split is decided
+Each file's dialect (contracts/csv_dialect.py) is found from its header line; the files of one
+run share its delimiter. One Beam pipeline over the byte ranges: each range is read once to infer
+its column types (combined per input split: CsvExampleGen infers per split), and again to encode
+and write its own shard of every output split, with the types as a side input. An example's split is decided
 by a hash of its serialized bytes into the output config's hash buckets, as CsvExampleGen
 decides it (it hashes the serialized tf.Example with farmhash; the C++ encoder's bytes are
 not stable across processes, so this hashes the row's cells: arrow_csv.row_hashes), so equal rows
@@ -178,9 +178,10 @@ class _WriteRange(beam.DoFn):
   """task → its range's records in its shard of each output split, and the count of each split
   with the column types in `<facts>-<split>-<shard>.json` (no Beam sink: 6 stages fewer, ~1 s
   of a 200,000-row run). A row's split is decided by a hash of its content: every cell but the
-  label's and the id columns' (`ignored`), so rows that differ only there share a split. With
-  `rows`, also leaves each row's content hash and label in `<rows>-<split>-<shard>.npz`, for Do
-  to find the same content under two labels. Rows without a label take `default` (none: they are
+  label's and the id columns' (`ignored`), so rows that differ only there share a split; its
+  numbers as read (a `;` file's `12,5` as `12.5`: the same rows saved with commas split alike).
+  With `rows`, also leaves each row's content hash and label in `<rows>-<split>-<shard>.npz`, for
+  Do to find the same content under two labels. Rows without a label take `default` (none: they are
   counted, and Do refuses them)."""
 
   def __init__(
@@ -213,14 +214,13 @@ class _WriteRange(beam.DoFn):
     non_finite = []  # inf / nan cells of FLOAT columns, left out
     from_text = {}  # NUMBER_TEXT columns: {column: [placeholders, other cells]}, missing
     kinds = [arrow_csv.ColumnType(t) for t in types[split]]
-    records = arrow_csv.to_examples(
-      table, kinds, non_finite, from_text, _numbers(table, self._dialect)
-    )
+    numbers = _numbers(table, self._dialect)
+    records = arrow_csv.to_examples(table, kinds, non_finite, from_text, numbers)
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
     detected = _detected(unique, types, self._names)
     ignored = self._ignored | set(detected)
     content = arrow_csv.row_hashes(
-      table.select([name for name in table.column_names if name not in ignored])
+      numbers.select([name for name in table.column_names if name not in ignored])
     )
     if self._buckets:
       bucket_split = np.array([i for i, (_, n) in enumerate(self._buckets) for _ in range(n)])
