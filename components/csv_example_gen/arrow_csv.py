@@ -14,7 +14,8 @@ grow with the file and ranges run in parallel:
                   file's dialect (contracts/csv_dialect.py: `,` `;` or tab; the header line,
                   byte-order mark and all, is left to the caller);
   decimal_points()  a `;`/tab file's cells as its numbers mean them (`12,5` as `12.5`): the
-                  cells types and numbers are read from, a STRING column keeping its own;
+                  cells types are inferred from; as_read() takes a STRING column's cells as
+                  written and the others' from them, to encode and hash;
   column_types()  each column's type as tfx_bsl infers it: INT when every non-empty cell is a
                   Python int within int64, else FLOAT when every one is a Python float, else
                   STRING; UNKNOWN when all are empty. Cells of the common forms are judged by
@@ -171,6 +172,16 @@ def decimal_points(table: pa.Table) -> pa.Table:
   return pa.Table.from_arrays(columns, table.column_names)
 
 
+def as_read(table: pa.Table, numbers: pa.Table, types: Sequence[ColumnType]) -> pa.Table:
+  """The cells a range is encoded and hashed from: a STRING column's from `table` (as written),
+  the others' from `numbers` (decimal_points of it)."""
+  columns = [
+    cells if kind == ColumnType.STRING else read
+    for cells, read, kind in zip(table.columns, numbers.columns, types)
+  ]
+  return pa.Table.from_arrays(columns, table.column_names)
+
+
 def without_header_rows(table: pa.Table) -> Tuple[pa.Table, int]:
   """(the table without the rows that repeat its header, how many there were): files
   concatenated with `cat`, or exports appended to, hold the header again mid-file; read as data,
@@ -300,29 +311,20 @@ def to_record_batch(
   types: Sequence[ColumnType],
   non_finite: Optional[list] = None,
   from_text: Optional[Dict[str, list]] = None,
-  numbers: Optional[pa.Table] = None,
 ) -> pa.RecordBatch:
   """The table's columns as the lists RecordBatchToExamples encodes: one value per cell, none
   for an empty cell or an inf / nan one in a FLOAT column (no number to learn from: they made
   every prediction NaN; each such cell's count appended to `non_finite`), a null list (a
   feature without a kind) in an UNKNOWN column; a NUMBER_TEXT column's cells read by
   text_numbers.read_array, none where no number ({column: [placeholders, others]} added to
-  `from_text`). `numbers` (decimal_points of the table): the cells the columns that are no
-  STRING are read from."""
+  `from_text`)."""
   found = [] if non_finite is None else non_finite
   texts = {} if from_text is None else from_text
-  numbers = table if numbers is None else numbers
   lists = [
     _as_list(column.combine_chunks(), kind, found, texts.setdefault(name, [0, 0]))
     if kind == ColumnType.NUMBER_TEXT
     else _as_list(column.combine_chunks(), kind, found)
-    for name, column, kind in zip(
-      table.column_names,
-      [
-        t if k == ColumnType.STRING else n for t, n, k in zip(table.columns, numbers.columns, types)
-      ],
-      types,
-    )
+    for name, column, kind in zip(table.column_names, table.columns, types)
   ]
   return pa.RecordBatch.from_arrays(lists, table.column_names)
 
@@ -394,18 +396,15 @@ def to_examples(
   types: Sequence[ColumnType],
   non_finite: Optional[list] = None,
   from_text: Optional[Dict[str, list]] = None,
-  numbers: Optional[pa.Table] = None,
 ) -> List[bytes]:
   """Serialized tf.Examples of the table's rows, in order (tfx-bsl's C++ encoder); inf and nan
   cells of FLOAT columns left out and counted into `non_finite`, the cells of NUMBER_TEXT
-  columns that are no number into `from_text`, numbers read from `numbers` (to_record_batch)."""
+  columns that are no number into `from_text` (to_record_batch)."""
   from tfx_bsl.coders import example_coder
 
   if not table.num_rows:
     return []
-  return example_coder.RecordBatchToExamples(
-    to_record_batch(table, types, non_finite, from_text, numbers)
-  )
+  return example_coder.RecordBatchToExamples(to_record_batch(table, types, non_finite, from_text))
 
 
 _PRIME = np.uint64(0x100000001B3)  # FNV's 64-bit prime: odd, so invertible modulo 2**64

@@ -214,13 +214,14 @@ class _WriteRange(beam.DoFn):
     non_finite = []  # inf / nan cells of FLOAT columns, left out
     from_text = {}  # NUMBER_TEXT columns: {column: [placeholders, other cells]}, missing
     kinds = [arrow_csv.ColumnType(t) for t in types[split]]
-    numbers = _numbers(table, self._dialect)
-    records = arrow_csv.to_examples(table, kinds, non_finite, from_text, numbers)
+    if self._dialect.decimal_comma:
+      table = arrow_csv.as_read(table, _numbers(table, self._dialect), kinds)
+    records = arrow_csv.to_examples(table, kinds, non_finite, from_text)
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
     detected = _detected(unique, types, self._names)
     ignored = self._ignored | set(detected)
     content = arrow_csv.row_hashes(
-      numbers.select([name for name in table.column_names if name not in ignored])
+      table.select([name for name in table.column_names if name not in ignored])
     )
     if self._buckets:
       bucket_split = np.array([i for i, (_, n) in enumerate(self._buckets) for _ in range(n)])

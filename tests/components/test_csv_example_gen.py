@@ -445,7 +445,7 @@ def test_decimal_commas_are_read_as_points_in_columns_of_numbers_only():
   types = arrow_csv.column_types(numbers)
   assert types == [arrow_csv.ColumnType.FLOAT, arrow_csv.ColumnType.STRING]
   assert arrow_csv.column_types(table)[0] == arrow_csv.ColumnType.STRING  # without: words
-  batch = arrow_csv.to_record_batch(table, types, numbers=numbers)
+  batch = arrow_csv.to_record_batch(arrow_csv.as_read(table, numbers, types), types)
   assert batch.column(0).to_pylist() == [[12.5], [3.0], [-0.25], [], [1000.0]]
   assert batch.column(1).to_pylist() == [[c.encode()] for c in table.column('word').to_pylist()]
 
