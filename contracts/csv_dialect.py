@@ -1,9 +1,9 @@
 """The CSV dialect the readers of a CSV file share (`predict`, `monitor`, and `run`: its first
-look, the Arrow CSV ExampleGen, the label-gap lines, the text ExampleGen): UTF-8, a byte-order mark (Excel's "CSV
-UTF-8") left out; `,`, `;` or tab as the delimiter, the one the header line holds most of
-outside quotes (Excel's exports use `;` in some locales, with decimal commas: `12,5`); CRLF or
-LF line ends; a newline inside a quoted cell kept in the cell; blank lines skipped; spaces
-around header names left out (`a, b, target` names `b` and `target`).
+look, the Arrow CSV ExampleGen, the label-gap lines, the text ExampleGen): UTF-8, a byte-order
+mark (Excel's "CSV UTF-8") left out; `,`, `;` or tab as the delimiter, the one the header line
+holds most of outside quotes (Excel's exports use `;` in some locales, with decimal commas:
+`12,5`); CRLF or LF line ends; a newline inside a quoted cell kept in the cell; blank lines
+skipped; spaces around header names left out (`a, b, target` names `b` and `target`).
 """
 
 import csv

@@ -27,7 +27,7 @@ def text_column(
   import collections
   import statistics
 
-  _, columns, rows = _first_rows(csv_path)
+  columns, rows = _first_rows(csv_path)
   _check_header(csv_path, columns)
   for name, what in ((label, '--label'), (chosen, '--text-column')):
     if name and name not in columns:
@@ -77,7 +77,7 @@ def text_column(
 def label_task(csv_path: str, label: str, threshold, asked: str) -> tuple:
   """(task, why) from the label's values in the first rows (labels.decide_task); UserError for
   a task the values cannot have. A label column that is not there is left to text_column."""
-  _, columns, rows = _first_rows(csv_path)
+  columns, rows = _first_rows(csv_path)
   if label not in columns:
     return labels.decide_task(label, [], '', threshold, asked)
   values = [row[label].strip() for row in rows if not labels.is_missing(row[label])]
@@ -96,7 +96,7 @@ def refuse_tfx_dialect(csv_path: str) -> None:
   import csv
 
   first = _head(csv_path).partition(b'\n')[0]
-  dialect, columns = csv_dialect.header(first)
+  dialect = csv_dialect.header(first)[0]
   written = next(csv.reader([first.decode('utf-8', 'replace').rstrip('\r')]), [])
   spaced = [name for name in written if name != name.strip()]
   odd = (
@@ -121,7 +121,7 @@ def refuse_numbers_as_text(csv_path: str) -> None:
   the first rows hold one, as the project's reader would read it (contracts/text_numbers.py)."""
   import pyarrow as pa
 
-  _, columns, rows = _first_rows(csv_path)
+  columns, rows = _first_rows(csv_path)
   written = []
   for column in columns:
     cells = [row[column] or '' for row in rows]
@@ -137,7 +137,7 @@ def refuse_numbers_as_text(csv_path: str) -> None:
 
 
 def _first_rows(csv_path: str) -> tuple:
-  """(the dialect, the header's columns, the first _SNIFF_ROWS rows as dicts) as
+  """(the header's columns, the first _SNIFF_ROWS rows as dicts) as
   contracts/csv_dialect.py reads them, a number's decimal comma read as a point (12,5 as 12.5,
   as the Arrow ExampleGen types the columns): a header again mid-file is skipped, as ExampleGen
   skips it."""
@@ -155,7 +155,7 @@ def _first_rows(csv_path: str) -> tuple:
   for _, (_, cells) in zip(range(_SNIFF_ROWS), found):
     cells = cells + [''] * (len(columns) - len(cells))  # a short row's missing cells empty
     rows.append({c: cell(v) for c, v in zip(columns, cells)})
-  return dialect, columns, [r for r in rows if any((r[c] or '').strip() != c for c in columns)]
+  return columns, [r for r in rows if any((r[c] or '').strip() != c for c in columns)]
 
 
 def _utf8(csv_path: str, head: bytes) -> str:

@@ -4,15 +4,14 @@ Output layout under the Examples artifact's URI, as every ExampleGen of the proj
   Split-train/data-00000-of-0000N[.gz]   one shard per byte range of the input (arrow_csv.ranges)
   Split-eval/...
 
-Each file's dialect (contracts/csv_dialect.py) is found from its header line; the files of one
-run share its delimiter. One Beam pipeline over the byte ranges: each range is read once to infer
-its column types (combined per input split: CsvExampleGen infers per split), and again to encode
-and write its own shard of every output split, with the types as a side input. An example's split is decided
-by a hash of its serialized bytes into the output config's hash buckets, as CsvExampleGen
-decides it (it hashes the serialized tf.Example with farmhash; the C++ encoder's bytes are
-not stable across processes, so this hashes the row's cells: arrow_csv.row_hashes), so equal rows
-share a split; already split input
-(one input split per output split) keeps its splits.
+Each file's dialect (contracts/csv_dialect.py) is found from its header line; the files of one run
+share its delimiter. One Beam pipeline over the byte ranges: each range is read once to infer its
+column types (combined per input split: CsvExampleGen infers per split), and again to encode and
+write its own shard of every output split, with the types as a side input. An example's split is
+decided by a hash of its serialized bytes into the output config's hash buckets, as CsvExampleGen
+decides it (it hashes the serialized tf.Example with farmhash; the C++ encoder's bytes are not
+stable across processes, so this hashes the row's cells: arrow_csv.row_hashes), so equal rows share
+a split; already split input (one input split per output split) keeps its splits.
 """
 
 import io

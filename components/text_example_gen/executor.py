@@ -43,9 +43,8 @@ def input_files(exec_properties: Dict[str, Any]) -> List[str]:
 def _read_rows(
   path: str, label_column: str, text_column: str, eval_percent: int, by_words: bool
 ) -> Iterator[_Row]:
-  """Rows of one CSV file, streamed (_csv_rows). A row's
-  split is decided by its words (by_words: rows with the same words share it), else by its file
-  and line."""
+  """Rows of one CSV file, streamed (_csv_rows). A row's split is decided by its words (by_words:
+  rows with the same words share it), else by its file and line."""
   for number, row in enumerate(_csv_rows(path), start=2):
     tokens = text.tokenize(row.get(text_column) or '')
     key = ' '.join(tokens) if by_words else f'{os.path.basename(path)}:{number}'
