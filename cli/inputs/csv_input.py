@@ -111,7 +111,8 @@ def refuse_tfx_dialect(csv_path: str) -> None:
   if odd:
     raise UserError(
       f"--csv-reader tfx: {csv_path} {odd}, which TFX's reader cannot read as meant; leave out "
-      '--csv-reader tfx (the default reader reads it), or save it as UTF-8 CSV with commas'
+      '--csv-reader tfx (the default reader reads it), or save it as UTF-8 CSV with commas, '
+      'without a byte-order mark or spaces around header names'
     )
 
 

@@ -185,7 +185,8 @@ def as_read(table: pa.Table, numbers: pa.Table, types: Sequence[ColumnType]) -> 
 def without_header_rows(table: pa.Table) -> Tuple[pa.Table, int]:
   """(the table without the rows that repeat its header, how many there were): files
   concatenated with `cat`, or exports appended to, hold the header again mid-file; read as data,
-  it turns every column into strings and the label's name into a class."""
+  it turns every column into strings and the label's name into a class. The columnar form of
+  csv_dialect.repeats_header."""
   repeats = None
   for name in table.column_names:
     same = pc.equal(pc.utf8_trim_whitespace(table.column(name)), name.strip())
@@ -209,7 +210,7 @@ def _explained(
   rows = csv.reader(io.StringIO(text, newline=''), delimiter=delimiter)
   for number, cells in enumerate(rows, start=first_row):
     if cells and len(cells) != columns:
-      return f'{where}: line {number} has {len(cells)} cells, the header {columns} columns'
+      return f'{where}: line {number} {csv_dialect.width_problem(len(cells), columns)}'
   return f'{where}: {str(error).splitlines()[0]}'
 
 

@@ -143,6 +143,13 @@ def test_a_quoted_text_spanning_lines_is_one_row(tmp_path):
   assert executor.row_count([str(path)]) == 2  # the progress total counts rows the same way
 
 
+def test_a_header_with_spaces_around_its_names_names_the_columns_without_them(tmp_path):
+  path = tmp_path / 'spaced.csv'
+  path.write_text('label , text\n1,some words\n')
+  rows = list(executor._read_rows(str(path), 'label', 'text', eval_percent=0, by_words=True))
+  assert rows == [('train', '1', ['some', 'words'])]
+
+
 def test_a_tiny_shard_size_writes_no_empty_shards(tmp_path):
   examples = _convert(tmp_path, shard_size_mb=0.00002)  # 2 KB of rows: ~100 shards asked a split
   for split in ('train', 'eval'):
