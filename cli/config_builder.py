@@ -75,10 +75,10 @@ def data_kind_and_task(source, args: argparse.Namespace):
         raise UserError(
           f'{flag} {column}: no such column in {sample} (columns: {", ".join(columns)})'
         )
-    task, why = csv_input.label_task(sample, args.label, threshold, asked)
     if getattr(args, 'csv_reader', cfg.ARROW_CSV) == cfg.STOCK_CSV:
+      csv_input.refuse_tfx_dialect(sample)
       csv_input.refuse_numbers_as_text(sample)
-      csv_input.refuse_spaced_header(sample)
+    task, why = csv_input.label_task(sample, args.label, threshold, asked)
     classes = task == trainer_options.CLASSIFICATION and threshold is None
     text_column = csv_input.text_column(
       sample, args.label, args.text_column, args.label_default, classes

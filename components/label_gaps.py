@@ -11,7 +11,6 @@ they take the default and are counted (`num_labels_defaulted` on the Examples ar
   settle()            after the pipeline: the refusal, or the count recorded.
 """
 
-import csv
 import json
 import logging
 import math
@@ -27,7 +26,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 
 from components import file_based, grouped_split
-from contracts import labels
+from contracts import csv_dialect, labels
 from contracts.errors import UnusableData
 
 DEFAULTED = 'num_labels_defaulted'  # Examples artifact: rows that took --label-default
@@ -52,20 +51,22 @@ def fill_table(table: pa.Table, label: str, default: str) -> Tuple[pa.Table, int
 
 def csv_lines(paths: Sequence[str], label: str, missing: int) -> str:
   """'lines 302, 402, …' ('lines a.csv:302, …' for several files): the first
-  contracts.labels.SHOWN_ROWS of the `missing` rows of the CSV files whose label holds none
-  (blank lines skipped, as CsvExampleGen does)."""
+  contracts.labels.SHOWN_ROWS of the `missing` rows of the CSV files whose label holds none,
+  read as contracts/csv_dialect.py reads them (blank lines skipped, as CsvExampleGen does)."""
   found = []
   for path in paths:
+    with fileio.open(path, 'rb') as f:
+      dialect, names = csv_dialect.header(f.readline())
+    if label not in names:
+      continue
+    column = names.index(label)
     with fileio.open(path, 'r') as f:
-      reader = csv.reader(f)
-      names = next(reader, [])
-      column = names.index(label) if label in names else None
-      while column is not None and len(found) < labels.SHOWN_ROWS:
-        line = reader.line_num + 1
-        row = next(reader, None)
-        if row is None:
+      rows = csv_dialect.stream_rows(f, dialect)
+      next(rows, None)  # the header
+      for line, row in rows:
+        if len(found) == labels.SHOWN_ROWS:
           break
-        if row and labels.is_missing(row[column] if column < len(row) else ''):
+        if labels.is_missing(row[column] if column < len(row) else ''):
           found.append(f'{os.path.basename(path)}:{line}' if len(paths) > 1 else str(line))
   return f'lines {labels.first_rows(found, missing)}' if found else ''
 

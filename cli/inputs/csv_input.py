@@ -1,5 +1,6 @@
-"""A CSV input's header and first rows looked at before the run: what CsvExampleGen would fail on
-or read wrongly, and whether it holds free text."""
+"""A CSV input's header and first rows looked at before the run, read as every reader reads them
+(contracts/csv_dialect.py: byte-order mark, `,` `;` or tab, decimal commas, header names
+stripped): what CsvExampleGen would fail on or read wrongly, and whether it holds free text."""
 
 from cli.inputs import data_paths
 import config as cfg
@@ -18,7 +19,7 @@ def text_column(
 ) -> str:
   """The CSV's free-text column ('' for tabular data): `chosen`, or detected as the only column
   besides the label, holding at least MIN_TEXT_WORDS words per row on median. Raises UserError
-  for what CsvExampleGen would fail on later (encoding, byte-order mark, no rows, text labels)
+  for what CsvExampleGen would fail on later (encoding, no rows, text labels)
   and for rows without a label when there is no `label_default`, and free text beside other
   columns (unless `chosen`); `classes` (the task is classification without --label-threshold):
   integer labels are classes, refused when they look like a number to regress or name a class
@@ -26,8 +27,8 @@ def text_column(
   import collections
   import statistics
 
-  text, columns, rows = _first_rows(csv_path)
-  _check_header(csv_path, text.partition('\n')[0].rstrip('\r'), columns, (label, chosen))
+  columns, rows = _first_rows(csv_path)
+  _check_header(csv_path, columns)
   for name, what in ((label, '--label'), (chosen, '--text-column')):
     if name and name not in columns:
       raise UserError(
@@ -76,7 +77,7 @@ def text_column(
 def label_task(csv_path: str, label: str, threshold, asked: str) -> tuple:
   """(task, why) from the label's values in the first rows (labels.decide_task); UserError for
   a task the values cannot have. A label column that is not there is left to text_column."""
-  _, columns, rows = _first_rows(csv_path)
+  columns, rows = _first_rows(csv_path)
   if label not in columns:
     return labels.decide_task(label, [], '', threshold, asked)
   values = [row[label].strip() for row in rows if not labels.is_missing(row[label])]
@@ -88,13 +89,40 @@ def label_task(csv_path: str, label: str, threshold, asked: str) -> tuple:
     raise UserError(str(e)) from None
 
 
+def refuse_tfx_dialect(csv_path: str) -> None:
+  """--csv-reader tfx: TFX's CsvExampleGen reads UTF-8 comma-separated files and keeps spaces
+  around header names: a byte-order mark, a `;` or tab delimiter or a spaced header name is
+  refused (UserError, one line) where the default reader reads them."""
+  import csv
+
+  first = _head(csv_path).partition(b'\n')[0]
+  dialect = csv_dialect.header(first)[0]
+  written = next(csv.reader([first.decode('utf-8', 'replace').rstrip('\r')]), [])
+  spaced = [name for name in written if name != name.strip()]
+  odd = (
+    'starts with a byte-order mark (Excel\'s "CSV UTF-8")'
+    if dialect.bom
+    else f'is {csv_dialect.NAMES[dialect.delimiter]}-separated'
+    if dialect.delimiter != ','
+    else f'has spaces around header names ({spaced[0]!r})'
+    if spaced
+    else ''
+  )
+  if odd:
+    raise UserError(
+      f"--csv-reader tfx: {csv_path} {odd}, which TFX's reader cannot read as meant; leave out "
+      '--csv-reader tfx (the default reader reads it), or save it as UTF-8 CSV with commas, '
+      'without a byte-order mark or spaces around header names'
+    )
+
+
 def refuse_numbers_as_text(csv_path: str) -> None:
   """--csv-reader tfx: TFX's CsvExampleGen reads a column of numbers written as text (`$13.08`,
   `8.91%`, `unknown` among numbers) as strings, hashed as a category: refused (UserError) when
   the first rows hold one, as the project's reader would read it (contracts/text_numbers.py)."""
   import pyarrow as pa
 
-  _, columns, rows = _first_rows(csv_path)
+  columns, rows = _first_rows(csv_path)
   written = []
   for column in columns:
     cells = [row[column] or '' for row in rows]
@@ -109,42 +137,31 @@ def refuse_numbers_as_text(csv_path: str) -> None:
     )
 
 
-def refuse_spaced_header(csv_path: str) -> None:
-  """--csv-reader tfx: TFX's CsvExampleGen keeps the spaces around a header's names (` target`),
-  which the flags and the other readers leave out: refused (UserError)."""
-  line = _head(csv_path).decode('utf-8', errors='replace').partition('\n')[0].rstrip('\r')
-  spaced = [name for name in line.split(',') if name != name.strip()]
-  if spaced:
-    raise UserError(
-      f'--csv-reader tfx: the header of {csv_path} has spaces around its names ({spaced[0]!r}), '
-      "which TFX's reader keeps as part of the name; leave out --csv-reader tfx (the default "
-      'reader strips them), or save the header without them'
-    )
-
-
 def _first_rows(csv_path: str) -> tuple:
-  """(the text read, the header's columns stripped, the first _SNIFF_ROWS rows as dicts): a
-  header again mid-file is skipped, as ExampleGen skips it (contracts/csv_dialect.py)."""
-  import csv
+  """(the header's columns, the first _SNIFF_ROWS rows as dicts) as
+  contracts/csv_dialect.py reads them, a number's decimal comma read as a point (12,5 as 12.5,
+  as the Arrow ExampleGen types the columns): a header again mid-file is skipped, as ExampleGen
+  skips it."""
   import io
 
   head = _head(csv_path)
   text = _utf8(csv_path, head)
   if len(head) == _SNIFF_BYTES:  # the last row may be cut short
     text = text[: text.rfind('\n') + 1]
-  reader = csv.DictReader(io.StringIO(text, newline=''))
-  columns = reader.fieldnames = csv_dialect.names(reader.fieldnames or [])
-  rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
-  return text, columns, [r for r in rows if any((r[c] or '').strip() != c for c in columns)]
+  dialect = csv_dialect.header(head.partition(b'\n')[0])[0]
+  found = csv_dialect.stream_rows(io.StringIO(text, newline=''), dialect)
+  columns = csv_dialect.names(next(found, (0, []))[1])
+  cell = csv_dialect.decimal_point if dialect.decimal_comma else str
+  rows = []
+  for _, (_, cells) in zip(range(_SNIFF_ROWS), found):
+    cells = cells + [''] * (len(columns) - len(cells))  # a short row's missing cells empty
+    rows.append({c: cell(v) for c, v in zip(columns, cells)})
+  return columns, [r for r in rows if any((r[c] or '').strip() != c for c in columns)]
 
 
 def _utf8(csv_path: str, head: bytes) -> str:
-  """The first bytes of a CSV as text: CsvExampleGen reads UTF-8 without a byte-order mark."""
-  if head.startswith(csv_dialect.BOM):
-    raise UserError(
-      f'--data {csv_path}: starts with a UTF-8 byte-order mark (Excel\'s "CSV UTF-8"), which '
-      'CsvExampleGen would read into the first column name; save it without one'
-    )
+  """The first bytes of a CSV as text (a byte-order mark left in: csv_dialect reads past it);
+  UserError when they are no UTF-8."""
   try:
     return head.decode('utf-8')
   except UnicodeDecodeError as e:
@@ -157,18 +174,9 @@ def _utf8(csv_path: str, head: bytes) -> str:
     ) from None
 
 
-def _check_header(csv_path: str, line: str, columns: list, named: tuple) -> None:
-  """What CsvExampleGen would read wrongly: a header of another delimiter (a column named by a
-  flag not found, the delimiter more common than commas), a column name given twice (one
-  column dropped without a word)."""
-  if any(name and name not in columns for name in named):
-    delimiter = csv_dialect.of_header(line).delimiter  # as predict and monitor read it
-    if delimiter != ',':
-      shown = (line if len(line) <= 60 else line[:60] + '…').replace('\t', '\\t')
-      raise UserError(
-        f'--data {csv_path}: the header looks {csv_dialect.NAMES[delimiter]}-separated '
-        f'({shown}); CsvExampleGen reads comma-separated files: save it as CSV with commas'
-      )
+def _check_header(csv_path: str, columns: list) -> None:
+  """What CsvExampleGen would read wrongly: a column name given twice (one column dropped
+  without a word)."""
   twice = sorted({name for name in columns if columns.count(name) > 1})
   if twice:
     raise UserError(
@@ -247,8 +255,6 @@ def _head(csv_path: str, size: int = _SNIFF_BYTES) -> bytes:
 
 
 def csv_header(path: str) -> list:
-  """The column names of a CSV file's first line (local or in object storage), stripped."""
-  import csv
-
-  first_line = _head(path).decode('utf-8', errors='replace').partition('\n')[0]
-  return csv_dialect.names(next(csv.reader([first_line.rstrip('\r')]), []))
+  """The column names of a CSV file's first line (local or in object storage), as
+  contracts/csv_dialect.header reads them."""
+  return csv_dialect.header(_head(path).partition(b'\n')[0])[1]

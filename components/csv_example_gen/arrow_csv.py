@@ -10,7 +10,12 @@ grow with the file and ranges run in parallel:
 
   ranges()        cut a file after its header at row ends (a newline after an even number of
                   quotes, CsvExampleGen's own rule), RANGE_BYTES apart;
-  read_range()    one range as a table of strings (pyarrow, every column a string);
+  read_range()    one range as a table of strings (pyarrow, every column a string), in the
+                  file's dialect (contracts/csv_dialect.py: `,` `;` or tab; the header line,
+                  byte-order mark and all, is left to the caller);
+  decimal_points()  a `;`/tab file's cells as its numbers mean them (`12,5` as `12.5`): the
+                  cells types are inferred from; as_read() takes a STRING column's cells as
+                  written and the others' from them, to encode and hash;
   column_types()  each column's type as tfx_bsl infers it: INT when every non-empty cell is a
                   Python int within int64, else FLOAT when every one is a Python float, else
                   STRING; UNKNOWN when all are empty. Cells of the common forms are judged by
@@ -64,20 +69,15 @@ class CsvError(ValueError):
   """The file cannot be read as CsvExampleGen would read it (one line: file, row, what)."""
 
 
-def header(path_or_line) -> List[str]:
-  """Column names: the first line split at commas, each stripped (csv_dialect.names)."""
-  return csv_dialect.names(path_or_line.strip().split(','))
-
-
 def row_count(stream) -> int:
   """The rows after the header line of a binary CSV stream, blank lines skipped (CsvExampleGen's
   records), read by pyarrow in blocks with only the first column converted."""
-  names = header(stream.readline().decode('utf-8', 'replace'))
+  dialect, names = csv_dialect.header(stream.readline())
   try:
     reader = pa_csv.open_csv(
       stream,
       read_options=pa_csv.ReadOptions(column_names=names),
-      parse_options=pa_csv.ParseOptions(newlines_in_values=True),
+      parse_options=_parse_options(dialect),
       convert_options=pa_csv.ConvertOptions(
         include_columns=names[:1], column_types={names[0]: pa.string()}
       ),
@@ -127,14 +127,25 @@ def _row_end(array: np.ndarray, target: int, quotes_before: int) -> Optional[int
   return None
 
 
-def read_range(data: bytes, names: Sequence[str], where: str, first_row: int) -> pa.Table:
-  """One range's rows, every column a string; empty cells '' (blank lines skipped, as
-  CsvExampleGen does). `where` and `first_row` name the file and its row in errors."""
+def _parse_options(dialect: csv_dialect.Dialect) -> pa_csv.ParseOptions:
+  return pa_csv.ParseOptions(delimiter=dialect.delimiter, newlines_in_values=True)
+
+
+def read_range(
+  data: bytes,
+  names: Sequence[str],
+  where: str,
+  first_row: int,
+  dialect: csv_dialect.Dialect = csv_dialect.Dialect(),
+) -> pa.Table:
+  """One range's rows of a file of `dialect` (contracts/csv_dialect.py), every column a string;
+  empty cells '' (blank lines skipped, as CsvExampleGen does). `where` and `first_row` name the
+  file and its row in errors."""
   try:
     return pa_csv.read_csv(
       io.BytesIO(data),
       read_options=pa_csv.ReadOptions(column_names=list(names), use_threads=True),
-      parse_options=pa_csv.ParseOptions(newlines_in_values=True),
+      parse_options=_parse_options(dialect),
       convert_options=pa_csv.ConvertOptions(
         column_types={name: pa.string() for name in names},
         strings_can_be_null=False,
@@ -142,7 +153,33 @@ def read_range(data: bytes, names: Sequence[str], where: str, first_row: int) ->
       ),
     )
   except pa.ArrowInvalid as e:
-    raise CsvError(_explained(data, len(names), where, first_row, e)) from None
+    raise CsvError(_explained(data, len(names), where, first_row, e, dialect.delimiter)) from None
+
+
+def decimal_points(table: pa.Table) -> pa.Table:
+  """The table's cells as a file of decimal commas (csv_dialect.Dialect.decimal_comma) means
+  their numbers: csv_dialect.decimal_point's rule, vectorised (a cell with one comma and no point
+  has its comma a point). Its column types and numbers are read from these cells; a STRING
+  column keeps the cells as written."""
+  columns = []
+  for column in table.columns:
+    cells = column.combine_chunks()
+    comma = pc.and_(
+      pc.equal(pc.count_substring(cells, ','), 1), pc.invert(pc.match_substring(cells, '.'))
+    )
+    dotted = pc.replace_substring(cells, ',', '.', max_replacements=1)
+    columns.append(pc.if_else(comma, dotted, cells) if pc.any(comma).as_py() else cells)
+  return pa.Table.from_arrays(columns, table.column_names)
+
+
+def as_read(table: pa.Table, numbers: pa.Table, types: Sequence[ColumnType]) -> pa.Table:
+  """The cells a range is encoded and hashed from: a STRING column's from `table` (as written),
+  the others' from `numbers` (decimal_points of it)."""
+  columns = [
+    cells if kind == ColumnType.STRING else read
+    for cells, read, kind in zip(table.columns, numbers.columns, types)
+  ]
+  return pa.Table.from_arrays(columns, table.column_names)
 
 
 def without_header_rows(table: pa.Table) -> Tuple[pa.Table, int]:
@@ -158,7 +195,9 @@ def without_header_rows(table: pa.Table) -> Tuple[pa.Table, int]:
   return (table.filter(pc.invert(repeats)) if count else table), count
 
 
-def _explained(data: bytes, columns: int, where: str, first_row: int, error: Exception) -> str:
+def _explained(
+  data: bytes, columns: int, where: str, first_row: int, error: Exception, delimiter: str = ','
+) -> str:
   """A one-line reason for a range pyarrow refused: not UTF-8, or a row of another width."""
   try:
     text = data.decode('utf-8')
@@ -168,7 +207,8 @@ def _explained(data: bytes, columns: int, where: str, first_row: int, error: Exc
       f'{where}: not UTF-8 (byte 0x{data[e.start]:02x} on line {row}); CsvExampleGen reads '
       'UTF-8: save the file as UTF-8 CSV'
     )
-  for number, cells in enumerate(csv.reader(io.StringIO(text, newline='')), start=first_row):
+  rows = csv.reader(io.StringIO(text, newline=''), delimiter=delimiter)
+  for number, cells in enumerate(rows, start=first_row):
     if cells and len(cells) != columns:
       return f'{where}: line {number} {csv_dialect.width_problem(len(cells), columns)}'
   return f'{where}: {str(error).splitlines()[0]}'

@@ -4,14 +4,14 @@ Output layout under the Examples artifact's URI, as every ExampleGen of the proj
   Split-train/data-00000-of-0000N[.gz]   one shard per byte range of the input (arrow_csv.ranges)
   Split-eval/...
 
-One Beam pipeline over the byte ranges: each range is read once to infer its column types
-(combined per input split: CsvExampleGen infers per split), and again to encode and write its
-own shard of every output split, with the types as a side input. An example's split is decided
-by a hash of its serialized bytes into the output config's hash buckets, as CsvExampleGen
-decides it (it hashes the serialized tf.Example with farmhash; the C++ encoder's bytes are
-not stable across processes, so this hashes the row's cells: arrow_csv.row_hashes), so equal rows
-share a split; already split input
-(one input split per output split) keeps its splits.
+Each file's dialect (contracts/csv_dialect.py) is found from its header line; the files of one run
+share its delimiter. One Beam pipeline over the byte ranges: each range is read once to infer its
+column types (combined per input split: CsvExampleGen infers per split), and again to encode and
+write its own shard of every output split, with the types as a side input. An example's split is
+decided by a hash of its serialized bytes into the output config's hash buckets, as CsvExampleGen
+decides it (it hashes the serialized tf.Example with farmhash; the C++ encoder's bytes are not
+stable across processes, so this hashes the row's cells: arrow_csv.row_hashes), so equal rows share
+a split; already split input (one input split per output split) keeps its splits.
 """
 
 import io
@@ -33,7 +33,7 @@ from tfx.utils import proto_utils
 
 from components import beam_progress, duplicates, grouped_split, id_columns, label_gaps
 from components.csv_example_gen import arrow_csv
-from contracts import artifacts
+from contracts import artifacts, csv_dialect
 from contracts.errors import UnusableData
 from utils import atomic, progress
 
@@ -41,26 +41,29 @@ from utils import atomic, progress
 _Task = Tuple[str, str, int, int, int, int, int]
 
 
-def _header_and_ranges(path: str) -> Tuple[List[str], List[Tuple[int, int, int]]]:
-  """The file's column names and byte ranges (arrow_csv.ranges), from a local map of the file
-  or, on object storage, its bytes."""
+def _header_and_ranges(
+  path: str,
+) -> Tuple[csv_dialect.Dialect, List[str], List[Tuple[int, int, int]]]:
+  """The file's dialect and column names (csv_dialect.header) and byte ranges
+  (arrow_csv.ranges), from a local map of the file or, on object storage, its bytes."""
   with fileio.open(path, 'rb') as f:
     first = f.readline()
+  dialect, names = csv_dialect.header(first)
   if not os.path.exists(path):  # gs://, s3://: read once here, by range in the workers
     with fileio.open(path, 'rb') as f:
-      return arrow_csv.header(first.decode('utf-8')), arrow_csv.ranges(f.read(), len(first))
+      return dialect, names, arrow_csv.ranges(f.read(), len(first))
   with open(path, 'rb') as f:
     if os.fstat(f.fileno()).st_size == 0:
-      return [], []
+      return dialect, [], []
     with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-      return arrow_csv.header(first.decode('utf-8')), arrow_csv.ranges(data, len(first))
+      return dialect, names, arrow_csv.ranges(data, len(first))
 
 
 def _read(
-  task: _Task, names: List[str], errors: str, label: str, default: str
+  task: _Task, names: List[str], errors: str, label: str, default: str, dialect
 ) -> Optional[Tuple[pa.Table, int, int]]:
-  """(a task's range as a table of strings, its rows without a label, the rows repeating the
-  header it left out), their label cells holding `default` when there is one
+  """(a task's range of a file of `dialect` as a table of strings, its rows without a label, the
+  rows repeating the header it left out), their label cells holding `default` when there is one
   (components/label_gaps.py); or None when it cannot be read
   as CSV: the reason (one line) is then left in `<errors>-<split>-<shard>.txt` for Do to raise as
   UnusableData (an exception raised in a Beam worker reaches Do as another type, with Beam's
@@ -70,7 +73,9 @@ def _read(
     f.seek(begin)
     data = f.read(end - begin)
   try:
-    table, headers = arrow_csv.without_header_rows(arrow_csv.read_range(data, names, path, line))
+    table, headers = arrow_csv.without_header_rows(
+      arrow_csv.read_range(data, names, path, line, dialect)
+    )
     return (*label_gaps.fill_table(table, label, default), headers)
   except arrow_csv.CsvError as e:
     atomic.write(f'{errors}-{split}-{index:05d}.txt', str(e))
@@ -89,18 +94,27 @@ class _Infer(beam.DoFn):
   columns that have a value in every row (id-like columns are looked for)."""
 
   def __init__(
-    self, names: Dict[str, List[str]], errors: str, candidates: bool, label: str, default: str
+    self,
+    names: Dict[str, List[str]],
+    errors: str,
+    candidates: bool,
+    label: str,
+    default: str,
+    dialect,
   ):
     self._names, self._errors, self._candidates = names, errors, candidates
-    self._label, self._default = label, default
+    self._label, self._default, self._dialect = label, default, dialect
 
   def process(self, task: _Task):
-    read = _read(task, self._names[task[0]], self._errors, self._label, self._default)
+    read = _read(
+      task, self._names[task[0]], self._errors, self._label, self._default, self._dialect
+    )
     if read is None:
       return
     table = read[0]
-    types = arrow_csv.column_types(table)
-    census = arrow_csv.text_census(table, types)
+    numbers = _numbers(table, self._dialect)
+    types = arrow_csv.column_types(numbers)
+    census = arrow_csv.text_census(numbers, types)
     yield task[0], (task[0], [int(kind) for kind in types], census)
     if self._candidates:
       values = {}
@@ -112,6 +126,11 @@ class _Infer(beam.DoFn):
         # a value twice within the range: no id (sent as None, not as every cell)
         values[name] = hashes.tolist() if hashes is not None and _distinct(hashes) else None
       yield beam.pvalue.TaggedOutput(_VALUES, (table.num_rows, values))
+
+
+def _numbers(table: pa.Table, dialect: csv_dialect.Dialect) -> pa.Table:
+  """The cells numbers are read from: with decimal commas (a `;` or tab file), 12,5 as 12.5."""
+  return arrow_csv.decimal_points(table) if dialect.decimal_comma else table
 
 
 def _distinct(hashes: np.ndarray) -> bool:
@@ -158,15 +177,28 @@ class _WriteRange(beam.DoFn):
   """task → its range's records in its shard of each output split, and the count of each split
   with the column types in `<facts>-<split>-<shard>.json` (no Beam sink: 6 stages fewer, ~1 s
   of a 200,000-row run). A row's split is decided by a hash of its content: every cell but the
-  label's and the id columns' (`ignored`), so rows that differ only there share a split. With
-  `rows`, also leaves each row's content hash and label in `<rows>-<split>-<shard>.npz`, for Do
-  to find the same content under two labels. Rows without a label take `default` (none: they are
+  label's and the id columns' (`ignored`), so rows that differ only there share a split; its
+  numbers as read (a `;` file's `12,5` as `12.5`: the same rows saved with commas split alike).
+  With `rows`, also leaves each row's content hash and label in `<rows>-<split>-<shard>.npz`, for
+  Do to find the same content under two labels. Rows without a label take `default` (none: they are
   counted, and Do refuses them)."""
 
   def __init__(
-    self, uri: str, names, buckets, gzip: bool, facts: str, errors: str, label, default, ids, rows
+    self,
+    uri: str,
+    names,
+    buckets,
+    gzip: bool,
+    facts: str,
+    errors: str,
+    label,
+    default,
+    ids,
+    rows,
+    dialect,
   ):
     self._uri, self._names, self._buckets, self._gzip = uri, names, buckets, gzip
+    self._dialect = dialect
     self._facts, self._errors, self._rows = facts, errors, rows
     self._label, self._default, self._ignored = label, default, {label, *ids}
 
@@ -174,13 +206,15 @@ class _WriteRange(beam.DoFn):
     import tensorflow as tf
 
     split, index, count = task[0], task[5], task[6]
-    read = _read(task, self._names[split], self._errors, self._label, self._default)
+    read = _read(task, self._names[split], self._errors, self._label, self._default, self._dialect)
     if read is None:
       return []
     table, unlabelled, headers = read
     non_finite = []  # inf / nan cells of FLOAT columns, left out
     from_text = {}  # NUMBER_TEXT columns: {column: [placeholders, other cells]}, missing
     kinds = [arrow_csv.ColumnType(t) for t in types[split]]
+    if self._dialect.decimal_comma:
+      table = arrow_csv.as_read(table, _numbers(table, self._dialect), kinds)
     records = arrow_csv.to_examples(table, kinds, non_finite, from_text)
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
     detected = _detected(unique, types, self._names)
@@ -236,15 +270,16 @@ def _saved(content: np.ndarray, chosen: np.ndarray, labels: np.ndarray) -> bytes
 
 
 def _tasks(input_base: str, input_config, per_output_split: bool):
-  """(tasks, column names per input split, CSV bytes per task)."""
-  tasks, names = [], {}
+  """(tasks, column names per input split, CSV bytes per task, the files' one dialect)."""
+  tasks, names, dialects = [], {}, {}
   for split in input_config.splits:
     files = sorted(fileio.glob(os.path.join(input_base, split.pattern)))
     if not files:
       raise UnusableData(f'no CSV files match {os.path.join(input_base, split.pattern)}')
     found = []
     for path in files:
-      header, cuts = _header_and_ranges(path)
+      dialect, header, cuts = _header_and_ranges(path)
+      _one_dialect(dialects, path, dialect)
       if names.setdefault(split.name, header) != header:
         raise UnusableData(
           f"{path}: its header differs from {files[0]}'s; CSV files of one split share a header"
@@ -256,7 +291,20 @@ def _tasks(input_base: str, input_config, per_output_split: bool):
   else:
     flat = [t for ts in tasks for t in ts]
     numbered = [t + (i, len(flat)) for i, t in enumerate(flat)]
-  return numbered, names, [t[3] - t[2] for t in numbered]
+  dialect = next(iter(dialects), csv_dialect.Dialect())
+  return numbered, names, [t[3] - t[2] for t in numbered], dialect
+
+
+def _one_dialect(seen: Dict[csv_dialect.Dialect, str], path: str, dialect) -> None:
+  """Records `path`'s dialect in `seen` (dialect → its first file); raises UnusableData for a
+  delimiter other than the first file's: one run reads its files alike."""
+  for other, first in seen.items():
+    if other.delimiter != dialect.delimiter:
+      raise UnusableData(
+        f'{path} is {csv_dialect.NAMES[dialect.delimiter]}-separated, {first} '
+        f'{csv_dialect.NAMES[other.delimiter]}-separated: save the CSV files of one run alike'
+      )
+  seen.setdefault(dialect, path)
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):
@@ -276,7 +324,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     buckets = [(s.name, s.hash_buckets) for s in output_config.split_config.splits]
     if buckets and len(input_config.splits) != 1:
       raise ValueError('a hash split takes one input split')
-    tasks, names, sizes = _tasks(exec_properties['input_base'], input_config, not buckets)
+    tasks, names, sizes, dialect = _tasks(exec_properties['input_base'], input_config, not buckets)
     gzip = exec_properties.get('compression') == 'gzip'
     outputs = [name for name, _ in buckets] or [s.name for s in input_config.splits]
     examples.split_names = standard_artifact_utils.encode_split_names(outputs)
@@ -308,14 +356,16 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     with beam_progress.job_guard(self, node), watch, self._make_beam_pipeline() as pipeline:
       ranges = pipeline | 'Ranges' >> beam.Create(tasks, reshuffle=True)
       inferred = ranges | 'InferTypes' >> beam.ParDo(
-        _Infer(names, errors, not ids, label, default)
+        _Infer(names, errors, not ids, label, default, dialect)
       ).with_outputs(_VALUES, main='types')
       types = inferred.types | 'TypesPerSplit' >> beam.CombinePerKey(_MergeTypes(names, label))
       unique = inferred[_VALUES] | 'UniqueColumns' >> beam.CombineGlobally(
         id_columns.UniqueColumns()
       )
       _ = ranges | 'EncodeAndWrite' >> beam.ParDo(
-        _WriteRange(examples.uri, names, buckets, gzip, facts, errors, label, default, ids, rows),
+        _WriteRange(
+          examples.uri, names, buckets, gzip, facts, errors, label, default, ids, rows, dialect
+        ),
         beam.pvalue.AsDict(types),
         beam.pvalue.AsSingleton(unique),
       )

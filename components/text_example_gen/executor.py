@@ -11,10 +11,9 @@ One Beam pipeline: rows are read per file in parallel, split by a hash of <file>
 vocabulary is counted on the train rows and handed to the encoder as a side input.
 """
 
-import csv
 import json
 import os
-from typing import Any, Dict, Iterable, Iterator, List, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import apache_beam as beam
 from tfx.components.util import examples_utils
@@ -45,33 +44,30 @@ def input_files(exec_properties: Dict[str, Any]) -> List[str]:
 def _read_rows(
   path: str, label_column: str, text_column: str, eval_percent: int, by_words: bool
 ) -> Iterator[_Row]:  # and the REPEATED_HEADERS tag (Beam types the main output)
-  """Rows of one CSV file, streamed (the csv module joins quoted fields that span lines). A row's
-  split is decided by its words (by_words: rows with the same words share it), else by its file
-  and line. A line repeating the header (files joined with their headers) is no row: a 1 tagged
-  REPEATED_HEADERS, as the CSV ExampleGen skips and counts it."""
+  """Rows of one CSV file, streamed (_csv_rows). A row's split is decided by its words (by_words:
+  rows with the same words share it), else by its file and line. A line repeating the header
+  (files joined with their headers) is no row: a 1 tagged REPEATED_HEADERS, as the CSV ExampleGen
+  skips and counts it."""
+  for number, row in enumerate(_csv_rows(path), start=2):
+    if row is None:
+      yield beam.pvalue.TaggedOutput(REPEATED_HEADERS, 1)
+      continue
+    tokens = text.tokenize(row.get(text_column) or '')
+    key = ' '.join(tokens) if by_words else f'{os.path.basename(path)}:{number}'
+    yield splits.split_of(key, eval_percent), (row.get(label_column) or '').strip(), tokens
+
+
+def _csv_rows(path: str) -> Iterator[Optional[Dict[str, str]]]:
+  """The rows of a CSV file after its header as {column: cell}, read as contracts/csv_dialect.py
+  reads it (byte-order mark, delimiter, quoted newlines, header names stripped); None for a line
+  repeating the header (csv_dialect.repeats_header)."""
+  with fileio.open(path, 'rb') as f:
+    dialect = csv_dialect.header(f.readline())[0]
   with fileio.open(path, 'r') as f:
-    reader = _reader(f)
-    for number, row in enumerate(reader, start=2):
-      if _repeats_header(row):
-        yield beam.pvalue.TaggedOutput(REPEATED_HEADERS, 1)
-        continue
-      tokens = text.tokenize(row[text_column] or '')
-      key = ' '.join(tokens) if by_words else f'{os.path.basename(path)}:{number}'
-      yield splits.split_of(key, eval_percent), row[label_column].strip(), tokens
-
-
-def _reader(f) -> csv.DictReader:
-  """A CSV stream's rows as dicts keyed by the header's names, stripped (as the flags name them)."""
-  reader = csv.DictReader(f)
-  reader.fieldnames = csv_dialect.names(reader.fieldnames or [])
-  return reader
-
-
-def _repeats_header(row: Dict[str, Any]) -> bool:
-  """Whether a row of _reader is the header again (csv_dialect.repeats_header): each cell its
-  column's name; a row of another width never (its missing cells None, extra ones under None)."""
-  cells = list(row.values())
-  return None not in cells and csv_dialect.repeats_header(cells, list(row))
+    rows = csv_dialect.stream_rows(f, dialect)
+    names = csv_dialect.names(next(rows, (0, []))[1])
+    for _, cells in rows:
+      yield None if csv_dialect.repeats_header(cells, names) else dict(zip(names, cells))
 
 
 def _placed(group: Tuple[str, Iterable[_Row]], mode: str, counts: Tuple[int, int]):
@@ -110,11 +106,10 @@ class _Encode(beam.DoFn):
 
 
 def row_count(paths: List[str]) -> int:
-  """The data rows of the CSV files, as _read_rows reads them (one pass of the csv module)."""
+  """The data rows of the CSV files, as _read_rows reads them (_csv_rows)."""
   total = 0
   for path in paths:
-    with fileio.open(path, 'r') as f:
-      total += sum(1 for row in _reader(f) if not _repeats_header(row))
+    total += sum(1 for row in _csv_rows(path) if row is not None)
   return total
 
 

@@ -72,18 +72,10 @@ ROWS = b'x,label\n1,0\n2,1\n'
 
 BAD_FILES = [
   ('latin1.csv', 'café,label\n1,0\n2,1\n'.encode('latin-1'), 'not UTF-8 (byte 0xe9 on line 1)'),
-  ('excel.csv', b'\xef\xbb\xbf' + ROWS, 'starts with a UTF-8 byte-order mark'),
   ('header.csv', b'x,label\n', '0 data row(s) under the header'),
   ('one.csv', b'x,label\n1,0\n', '1 data row(s) under the header; training and evaluation'),
   ('holes.csv', b'x,label\n1,0\n2,\n3,nan\n4,1\n', '2 of the first 4 rows of'),
   ('twice.csv', b'a,a,label\n1,2,0\n3,4,1\n', "twice.csv: the header names column 'a' more than"),
-  (
-    'semicolons.csv',
-    b'a;b;label\n1;2;0\n3;4;1\n',
-    'semicolons.csv: the header looks semicolon-separated (a;b;label); CsvExampleGen reads '
-    'comma-separated files: save it as CSV with commas',
-  ),
-  ('tabs.csv', b'a\tb\tlabel\n1\t2\t0\n3\t4\t1\n', 'looks tab-separated (a\\tb\\tlabel)'),
   (
     'ids.csv',
     b'x,label\n' + b''.join(b'%d,%d\n' % (i % 2, i) for i in range(30)),
@@ -108,6 +100,26 @@ def test_bad_files(tmp_path, capsys, name, content, message):
   assert cli_main.main(['run', '--data', str(tmp_path / name), '--output', str(output)]) == 2
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and err.startswith('error: ') and message in err, err
+  assert not output.exists()
+
+
+@pytest.mark.parametrize(
+  'name,content,message',
+  [
+    ('excel.csv', b'\xef\xbb\xbf' + ROWS, 'excel.csv starts with a byte-order mark'),
+    ('semicolons.csv', b'a;b;label\n1;2;0\n3;4;1\n', 'semicolons.csv is semicolon-separated'),
+  ],
+)
+def test_tfx_s_csv_reader_refuses_what_it_cannot_read_in_one_line(
+  tmp_path, capsys, name, content, message
+):
+  """The default reader reads these (tests/contracts/test_csv_dialect.py); TFX's cannot."""
+  (tmp_path / name).write_bytes(content)
+  output = tmp_path / 'out'
+  args = ['run', '--data', str(tmp_path / name), '--output', str(output), '--csv-reader', 'tfx']
+  assert cli_main.main(args) == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and err.startswith('error: --csv-reader tfx: ') and message in err
   assert not output.exists()
 
 

@@ -16,6 +16,7 @@ import os
 import random
 import re
 
+import pyarrow as pa
 import pytest
 import tensorflow as tf
 from tfx.components.example_gen.csv_example_gen import executor as stock_executor
@@ -429,3 +430,32 @@ def test_a_column_of_numbers_as_text_in_one_range_and_words_in_another_stays_str
   assert merged == [kinds.NUMBER_TEXT, kinds.NUMBER_TEXT, kinds.NUMBER_TEXT]
   census[1]['label'] = [10, 10, 0, 1]  # one label cell no number: the label stays strings
   assert arrow_csv.numbers_from_text(typings, census, names, label)[2] == kinds.STRING
+
+
+def test_decimal_commas_are_read_as_points_in_columns_of_numbers_only():
+  """A `;` or tab file (csv_dialect.Dialect.decimal_comma): `12,5` is 12.5 where the column is
+  numbers; a column of words keeps its cells as written."""
+  table = pa.table(
+    {
+      'size': ['12,5', '3', '-0,25', '', '1e3'],
+      'word': ['Smith, John', '1,5', 'a', 'b', 'c'],
+    }
+  )
+  numbers = arrow_csv.decimal_points(table)
+  types = arrow_csv.column_types(numbers)
+  assert types == [arrow_csv.ColumnType.FLOAT, arrow_csv.ColumnType.STRING]
+  assert arrow_csv.column_types(table)[0] == arrow_csv.ColumnType.STRING  # without: words
+  batch = arrow_csv.to_record_batch(arrow_csv.as_read(table, numbers, types), types)
+  assert batch.column(0).to_pylist() == [[12.5], [3.0], [-0.25], [], [1000.0]]
+  assert batch.column(1).to_pylist() == [[c.encode()] for c in table.column('word').to_pylist()]
+
+
+def test_files_of_two_delimiters_are_refused_in_one_line_naming_both(tmp_path):
+  (tmp_path / 'a.csv').write_text('x ; y\n1;2\n')
+  (tmp_path / 'b.csv').write_text('x,y\n1,2\n')
+  with pytest.raises(UnusableData) as raised:
+    run_executor(arrow_executor.Executor, tmp_path, tmp_path / 'out')
+  assert str(raised.value) == (
+    f'{tmp_path / "b.csv"} is comma-separated, {tmp_path / "a.csv"} semicolon-separated: save '
+    'the CSV files of one run alike'
+  )

@@ -53,6 +53,15 @@ def test_csv_rows_without_a_label_past_row_200_stop_the_run_in_one_line(tmp_path
   assert '(lines 301, 401, 501, 551)' in said and '--label-default' in said
 
 
+def test_the_lines_without_a_label_are_found_in_bom_semicolon_and_tab_files(tmp_path):
+  """contracts/csv_dialect.py: a byte-order mark, `;` or tab, a quoted newline, names stripped."""
+  rows = ['1;2', '"a\nb";', '3; NA ', '', '4;5']  # data rows, the second two lines long
+  (tmp_path / 'excel.csv').write_bytes(('\ufeffx ; label\n' + '\n'.join(rows) + '\n').encode())
+  (tmp_path / 'tabs.csv').write_text('x\tlabel\n' + '\n'.join(rows).replace(';', '\t') + '\n')
+  for name in ('excel.csv', 'tabs.csv'):
+    assert label_gaps.csv_lines([str(tmp_path / name)], 'label', 2) == 'lines 3, 5'
+
+
 @pytest.mark.parametrize('reader', sorted(READERS))
 def test_csv_rows_without_a_label_take_the_default_and_are_counted(tmp_path, reader):
   _csv(tmp_path / 'data.csv')

@@ -197,3 +197,26 @@ def test_the_same_words_share_a_split_and_under_two_labels_are_left_out(tmp_path
   with open(os.path.join(examples.uri, artifacts.DUPLICATES_FILE)) as f:
     (conflict, *_) = json.load(f)['conflicts']
   assert conflict['row'] == 'review number 2 of many' and conflict['labels'] == ['neg', 'pos']
+
+
+def test_a_bom_semicolon_file_with_spaced_names_reads_as_its_comma_copy(tmp_path):
+  """contracts/csv_dialect.py: a byte-order mark, `;`, CRLF, header names stripped."""
+  excel = tmp_path / 'excel.csv'
+  excel.write_bytes(
+    '\ufefflabel ; text\r\n1;"first line\r\nsecond; line"\r\n\r\n0;plain\r\n'.encode()
+  )
+  commas = tmp_path / 'commas.csv'
+  commas.write_text('label,text\n1,"first line\nsecond; line"\n0,plain\n')
+  read = [
+    list(executor._read_rows(str(path), 'label', 'text', eval_percent=0, by_words=True))
+    for path in (excel, commas)
+  ]
+  assert (
+    read[0]
+    == read[1]
+    == [
+      ('train', '1', ['first', 'line', 'second', 'line']),
+      ('train', '0', ['plain']),
+    ]
+  )
+  assert executor.row_count([str(excel), str(commas)]) == 4

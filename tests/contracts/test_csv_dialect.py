@@ -2,8 +2,8 @@
 of repeated headers skipped and inf / nan cells made missing, and text cells as written (`NA` a
 category, not missing), by `run` (the Arrow CsvExampleGen's functions,
 components/csv_example_gen/arrow_csv.py), `predict` (inference/inputs.py) and `monitor`
-(monitoring/serving_data.py); a row of another width read by none; `run`'s first look refuses
-what the CSV ExampleGens cannot read, with the dialect found."""
+(monitoring/serving_data.py); a row of another width read by none; `run`'s first look reads them
+alike, and `--csv-reader tfx` refuses what TFX's reader cannot read."""
 
 import math
 
@@ -21,7 +21,7 @@ feature { name: "colour" type: BYTES }
 """
 ODD_FILES = {
   # Excel's "CSV UTF-8" in a locale of decimal commas: a byte-order mark, `;`, CRLF
-  'excel.csv': '\ufeffsize;rooms;colour\r\n12,5;3;red\r\n;4;"dark\r\nblue"\r\n',
+  'excel.csv': '\ufeffsize; rooms ;colour\r\n12,5;3;red\r\n;4;"dark\r\nblue"\r\n',
   'tabs.csv': 'size\trooms\tcolour\n1.5\t3\t"a\tb"\n\n2\t5\tgreen\n',
   'commas.csv': 'size,rooms,colour\n"1,212.5",3,"dark\nred"\n\n$2,unknown,blue\n',
   'crlf.csv': 'size,rooms,colour\r\n2.5,1,"two\r\nlines"\r\n3,2,plain\r\n',
@@ -49,9 +49,6 @@ ROWS = {
 }
 COUNTS = {'joined.csv': (1, 3)}  # (repeated headers skipped, inf / nan cells made missing)
 COLUMNS = ('size', 'rooms', 'colour')
-# The run side reads a `;` or tab file, or a byte-order mark, once the ExampleGen knows the
-# dialect (another helper's work): then these pass and strict xfail fails, to be removed.
-NOT_YET_RUN = {'excel.csv', 'tabs.csv'}
 
 
 def test_a_header_s_delimiter_is_the_one_it_holds_most_of_outside_quotes():
@@ -85,13 +82,14 @@ def _ran(path):
 
   data = path.read_bytes()
   first = data[: data.index(b'\n') + 1]
-  names = arrow_csv.header(first.decode('utf-8'))
-  table = arrow_csv.read_range(data[len(first) :], names, str(path), 2)
+  dialect, names = csv_dialect.header(first)
+  table = arrow_csv.read_range(data[len(first) :], names, str(path), 2, dialect)
   table, headers = arrow_csv.without_header_rows(table)
-  types = arrow_csv.column_types(table)
-  types = arrow_csv.numbers_from_text([types], [arrow_csv.text_census(table, types)], names, '')
+  numbers = arrow_csv.decimal_points(table) if dialect.decimal_comma else table
+  types = arrow_csv.column_types(numbers)
+  types = arrow_csv.numbers_from_text([types], [arrow_csv.text_census(numbers, types)], names, '')
   non_finite = []
-  records = arrow_csv.to_examples(table, types, non_finite)
+  records = arrow_csv.to_examples(arrow_csv.as_read(table, numbers, types), types, non_finite)
   rows = [_row(tf.train.Example.FromString(r).features.feature) for r in records]
   return rows, (headers, sum(non_finite))
 
@@ -140,17 +138,26 @@ def test_predict_and_monitor_read_the_same_rows_from_the_same_odd_file(tmp_path,
   assert _monitored(path) == expected
 
 
-@pytest.mark.parametrize(
-  'name',
-  [
-    pytest.param(n, marks=pytest.mark.xfail(reason='h1: ExampleGen dialect', strict=True))
-    if n in NOT_YET_RUN
-    else n
-    for n in ODD_FILES
-  ],
-)
+@pytest.mark.parametrize('name', ODD_FILES)
 def test_run_reads_the_rows_predict_and_monitor_read(tmp_path, name):
   assert _ran(_odd_file(tmp_path, name)) == (ROWS[name], COUNTS.get(name, (0, 0)))
+
+
+def test_the_csv_example_gen_writes_the_rows_of_an_excel_export(tmp_path):
+  """The executor itself (its dialect found from the header, decimal commas read) on the oddest
+  file: the rows _ran reads, over its train and eval splits."""
+  import tensorflow as tf
+
+  from components.csv_example_gen import executor
+  from tests.support.example_gens import run_executor
+
+  path = tmp_path / 'data' / 'excel.csv'
+  path.parent.mkdir()
+  path.write_bytes(ODD_FILES['excel.csv'].encode())
+  examples = run_executor(executor.Executor, path.parent, tmp_path / 'out')
+  records = tf.data.TFRecordDataset(tf.io.gfile.glob(f'{examples.uri}/Split-*/*'))
+  rows = [_row(tf.train.Example.FromString(r.numpy()).features.feature) for r in records]
+  assert sorted(rows, key=str) == sorted(ROWS['excel.csv'], key=str)
 
 
 def test_a_row_of_another_width_is_read_by_no_reader_and_named_by_its_line(tmp_path):
@@ -180,15 +187,24 @@ def test_the_counts_reach_the_user_in_one_line():
   assert csv_dialect.number('12,5', True, counts) == 12.5
 
 
-def test_run_refuses_the_byte_order_mark_and_semicolons_that_the_example_gens_cannot_read(
-  tmp_path,
-):
-  path = tmp_path / 'excel.csv'
-  path.write_bytes(ODD_FILES['excel.csv'].encode())
-  with pytest.raises(UserError, match='starts with a UTF-8 byte-order mark'):
-    csv_input.text_column(str(path), 'rooms')
-  path.write_bytes(ODD_FILES['excel.csv'].encode()[len(csv_dialect.BOM) :])
-  with pytest.raises(
-    UserError, match=r'the header looks semicolon-separated \(size;rooms;colour\)'
+def test_run_s_first_look_reads_the_odd_files_and_tfx_s_reader_refuses_them_in_one_line(tmp_path):
+  for name, refused in (
+    ('excel.csv', 'starts with a byte-order mark'),
+    ('tabs.csv', 'is tab-separated'),
+    ('commas.csv', ''),
   ):
-    csv_input.text_column(str(path), 'rooms')
+    path = _odd_file(tmp_path, name)
+    assert csv_input.csv_header(str(path)) == list(COLUMNS)
+    assert csv_input.label_task(str(path), 'size', None, 'auto')[0] == 'regression'
+    if refused:
+      with pytest.raises(UserError, match=f'--csv-reader tfx: .*{name} {refused}') as e:
+        csv_input.refuse_tfx_dialect(str(path))
+      assert '\n' not in str(e.value)
+    else:
+      csv_input.refuse_tfx_dialect(str(path))
+  path.write_bytes(ODD_FILES['excel.csv'].encode()[len(csv_dialect.BOM) :])
+  with pytest.raises(UserError, match='is semicolon-separated'):
+    csv_input.refuse_tfx_dialect(str(path))
+  path.write_text('size, rooms, colour\n1,2,a\n')
+  with pytest.raises(UserError, match="has spaces around header names \\(' rooms'\\)"):
+    csv_input.refuse_tfx_dialect(str(path))

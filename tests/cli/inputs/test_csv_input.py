@@ -143,9 +143,10 @@ def test_a_header_with_spaces_after_its_commas_names_its_columns_without_them(tm
   path = tmp_path / 'spaced.csv'
   path.write_text('a, b, target\n' + ''.join(f'{i},{i * 2},{i % 2}\n' for i in range(10)))
   assert csv_input.csv_header(str(path)) == ['a', 'b', 'target']
-  assert csv_input.text_column(str(path), 'target') == ''  # found: a table, no free text
-  with pytest.raises(UserError, match=r'--csv-reader tfx: the header of .* has spaces around'):
-    csv_input.refuse_spaced_header(str(path))
+  assert csv_input.text_column(str(path), 'target') == ''  # a table, its label found
+  assert csv_input.label_task(str(path), 'target', None, 'auto')[0] == 'classification'
+  with pytest.raises(UserError, match=r'--csv-reader tfx: .* has spaces around header names'):
+    csv_input.refuse_tfx_dialect(str(path))
 
 
 def test_free_text_beside_other_columns_is_refused_with_the_text_route_named(tmp_path):
