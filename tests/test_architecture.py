@@ -30,7 +30,7 @@ ALLOWED = {
   'utils': {'utils'},  # atomic writes, code fingerprints, Ctrl-C, progress records: a leaf too
   'engines': {'engines'},  # local engine clusters and their Beam arguments: a leaf, as contracts
   'records': {'records', 'contracts', 'utils'},  # TFRecords' CRC scan, image-folder listing
-  # engines.flink: live counts on Flink
+  # engines.flink_rest: live counts on Flink
   'components': {'components', 'contracts', 'utils', 'engines', 'records'},
   'trainer': {'trainer', 'contracts', 'utils', 'records'},
   'metadata': {'metadata', 'contracts', 'utils'},

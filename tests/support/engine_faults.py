@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Dict, List, Optional, Tuple
 
-from engines import common, flink
+from engines import common, flink, flink_rest
 
 MASTER = f'localhost:{flink.REST_PORT}'
 
@@ -17,7 +17,7 @@ MASTER = f'localhost:{flink.REST_PORT}'
 def busy_task_managers(master: str = MASTER) -> List[Tuple[str, int]]:
   """(host, RPC port) of each TaskManager with a slot in use (from REST's `path`)."""
   found = []
-  for manager in flink.rest('/taskmanagers', master=master)['taskmanagers']:
+  for manager in flink_rest.rest('/taskmanagers', master=master)['taskmanagers']:
     if manager['freeSlots'] < manager['slotsNumber']:
       host, port = manager['path'].split('@', 1)[1].split('/', 1)[0].rsplit(':', 1)
       found.append((host, int(port)))
@@ -102,7 +102,7 @@ class TaskManagerKiller(_Background):
 
   def _running(self) -> Optional[str]:
     """The prefix of a job running tasks now that has not lost a TaskManager yet."""
-    for job in flink.rest('/jobs/overview')['jobs']:
+    for job in flink_rest.rest('/jobs/overview')['jobs']:
       if job['state'] != 'RUNNING' or not job['tasks'].get('running'):
         continue
       for prefix in self.prefixes:
