@@ -14,7 +14,7 @@ N shards; each Beam element is one shard's file list, and the worker that takes 
 encodes and writes that shard's train and eval files itself (shard_writer.py;
 bench/example_gen.py: with a Beam element per image and a sharding GroupByKey, peak memory grew
 1.4x from 5k to 20k images). Then copies and near-copies are moved to their group's split
-(regroup.py) and the side files written (side_files.py): this module holds the listing, the
+(components/regroup.py) and the side files written (side_files.py): this module holds the listing, the
 shard count, the Beam pipeline and the artifact's properties.
 """
 
@@ -31,8 +31,8 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import beam_progress, duplicates, file_based
-from components.image_example_gen import regroup, shard_writer, side_files
+from components import beam_progress, duplicates, file_based, regroup
+from components.image_example_gen import shard_writer, side_files
 from contracts import artifacts, image_record, splits
 from records import image_folder
 from utils import atomic, progress
