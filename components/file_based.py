@@ -131,13 +131,19 @@ def spec_arguments(
   )
 
 
-class StockExampleGenSpec(component_spec.ComponentSpec):
-  """TFX's FileBasedExampleGen parameters, the code fingerprint and how duplicates are split
-  (components/grouped_split.py)."""
+class ExampleGenSpec(component_spec.ComponentSpec):
+  """The project's ExampleGens' spec: no input, the Examples out; TFX's FileBasedExampleGen
+  parameters and the code fingerprint, and a subclass's own (its PARAMETERS: spec_parameters)."""
 
-  PARAMETERS = spec_parameters(label_key=str, label_default=str, id_columns=str, duplicates=str)
+  PARAMETERS = spec_parameters()
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
+
+
+class StockExampleGenSpec(ExampleGenSpec):
+  """ExampleGenSpec with how duplicates are split (components/grouped_split.py)."""
+
+  PARAMETERS = spec_parameters(label_key=str, label_default=str, id_columns=str, duplicates=str)
 
 
 class StockExampleGen(FileBasedExampleGen):
