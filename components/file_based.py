@@ -8,9 +8,16 @@ import os
 from typing import Dict, List, Optional, Sequence
 
 from tfx.components.example_gen.component import FileBasedExampleGen
-from tfx.dsl.components.base import base_beam_component
+from tfx.components.util import examples_utils
+from tfx.dsl.components.base import base_beam_component, base_beam_executor
 from tfx.proto import example_gen_pb2, range_config_pb2
-from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
+from tfx.types import (
+  artifact_utils,
+  channel,
+  component_spec,
+  standard_artifacts,
+  standard_component_specs,
+)
 
 from contracts import splits
 
@@ -182,3 +189,19 @@ class StockExampleGen(FileBasedExampleGen):
     )
     # FileBasedExampleGen.__init__ would build TFX's spec, without the fingerprint.
     base_beam_component.BaseBeamComponent.__init__(self, spec=spec)
+
+
+class ExampleGenExecutor(base_beam_executor.BaseBeamExecutor):
+  """The TFX entry of the project's own ExampleGens' executors: `write` fills the one Examples
+  artifact; then its payload and file format are recorded as TFX's readers take them."""
+
+  PAYLOAD_FORMAT = example_gen_pb2.FORMAT_TF_EXAMPLE
+
+  def Do(self, input_dict, output_dict, exec_properties) -> None:
+    examples = artifact_utils.get_single_instance(output_dict['examples'])
+    self.write(examples, exec_properties)
+    examples_utils.set_payload_format(examples, self.PAYLOAD_FORMAT)
+    examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
+
+  def write(self, examples, exec_properties: Dict[str, object]) -> None:
+    raise NotImplementedError

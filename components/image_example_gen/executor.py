@@ -21,14 +21,12 @@ shard count, the Beam pipeline and the artifact's properties.
 import json
 import math
 import os
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import apache_beam as beam
-from tfx.components.util import examples_utils
-from tfx.dsl.components.base import base_beam_executor
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
-from tfx.types import artifact_utils, standard_artifact_utils
+from tfx.types import standard_artifact_utils
 from tfx.utils import proto_utils
 
 from components import beam_progress, duplicates, file_based, regroup
@@ -53,16 +51,10 @@ def images_root(exec_properties: Dict[str, Any]) -> str:
   return os.path.join(base, span_folder) if span_folder else base
 
 
-class Executor(base_beam_executor.BaseBeamExecutor):
+class Executor(file_based.ExampleGenExecutor):
   """Writes the image tree at `input_base` as train/eval TFRecord shards."""
 
-  def Do(
-    self,
-    input_dict: Dict[str, List[Any]],
-    output_dict: Dict[str, List[Any]],
-    exec_properties: Dict[str, Any],
-  ) -> None:
-    examples = artifact_utils.get_single_instance(output_dict['examples'])
+  def write(self, examples, exec_properties: Dict[str, Any]) -> None:
     input_base = images_root(exec_properties)
     encoding = exec_properties['encoding']
     compression = exec_properties['compression']
@@ -165,8 +157,6 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     if not unlabeled_split:
       side_files.check_classes(meta, os.path.join(examples.uri, artifacts.EXCLUDED_FILE))
 
-    examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_EXAMPLE)
-    examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
     examples.set_string_custom_property('label_vocabulary', json.dumps(listing.labels))
     examples.set_string_custom_property('image_encoding', encoding)
     examples.set_string_custom_property('compression', compression)
