@@ -19,6 +19,7 @@ from tfx.types import (
   standard_component_specs,
 )
 
+from components import specs
 from contracts import splits
 
 
@@ -52,9 +53,8 @@ def file_format(gzip: bool) -> int:
 def spec_parameters(**extra_types) -> Dict[str, component_spec.ExecutionParameter]:
   """FileBasedExampleGen's parameters, the code fingerprint (utils/fingerprint.py) and the
   component's own (name=type)."""
-  return dict(
-    standard_component_specs.FileBasedExampleGenSpec.PARAMETERS,
-    code_fingerprint=component_spec.ExecutionParameter(type=str),
+  return specs.parameters(
+    standard_component_specs.FileBasedExampleGenSpec,
     **{name: component_spec.ExecutionParameter(type=kind) for name, kind in extra_types.items()},
   )
 
