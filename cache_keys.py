@@ -16,11 +16,13 @@ from utils import data_index, fingerprint
 def data_fingerprint(config: cfg.PipelineConfig, data, module: str) -> str:
   """An ExampleGen's code fingerprint with its local data by content (utils/data_index.py): TFX's
   own input fingerprint is the files' sizes and modification times, which `touch -r` sets back.
-  Data in object storage, or a pipeline parameter (compiled), is TFX's alone."""
+  Data in object storage, or a pipeline parameter (compiled), is TFX's alone. The index is read,
+  not written: building the DAG writes nothing (cli/prepare_run.py brings it up to date)."""
   known = {}
   if isinstance(data, str) and data and not cfg.is_remote(data):
     index = os.path.join(config.local_dir, data_index.INDEX_FILE)
-    known[data_index.DATA_KEY + data] = data_index.digest(data, index, config.read_patterns())
+    digest = data_index.digest(data, index, config.read_patterns(), update=False)
+    known[data_index.DATA_KEY + data] = digest
   return fingerprint.of(module, known=known)
 
 
@@ -46,7 +48,7 @@ def files_fingerprint(*modules: str, files: Dict[str, str], imported_by: str = '
   remote = {field: path for field, path in files.items() if path and cfg.is_remote(path)}
   known = {}
   if remote:
-    from components import object_storage  # the store's clients: imported only here
+    from utils import object_storage  # the store's clients: imported only here
 
     for field, path in remote.items():
       try:

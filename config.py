@@ -18,7 +18,7 @@ DIGITS_SCHEMA = os.path.join(HERE, 'schema', 'digits', 'schema.pbtxt')  # the em
 TEXT_SCHEMA = os.path.join(HERE, 'schema', 'text', 'schema.pbtxt')  # the text route's layout
 TEXT_SCHEMA_IN_IMAGE = 'schema/text/schema.pbtxt'  # the same, in the image
 COMPILED_EXAMPLE = os.path.join(HERE, 'kubeflow', 'pipeline.json')  # make compile writes it
-REMOTE_PREFIXES = ('gs://', 's3://')  # object storage (components/object_storage.py)
+REMOTE_PREFIXES = ('gs://', 's3://')  # object storage (utils/object_storage.py)
 DIRECT_RUNNER, DATAFLOW_RUNNER = 'DirectRunner', 'DataflowRunner'
 # The DirectRunner's running mode by default: Beam's worker processes cost ~16.6 s to start per
 # Beam component on 2 cores and then save ~5 ms per camera-size photo (docs/benchmarks.md, photos
@@ -307,7 +307,7 @@ class PipelineConfig:
   def s3_beam_args(self) -> List[str]:
     if not self.uses_s3:
       return []
-    from components import object_storage
+    from utils import object_storage
 
     return object_storage.beam_args()
 

@@ -5,15 +5,8 @@ import argparse
 import dataclasses
 import os
 
-from cli import beam_runner, flags, model_options, output_folder, output_lock
-from cli.inputs import (
-  csv_input,
-  data_layout,
-  default_data,
-  infer_data,
-  tfrecord_probe,
-  tfrecord_salvage,
-)
+from cli import beam_runner, flags, model_options, output_folder
+from cli.inputs import csv_input, data_layout, default_data, infer_data, tfrecord_probe
 from components import duplicates
 import config as cfg
 from contracts import labels, limits, trainer_options
@@ -56,31 +49,12 @@ def check_input_service(args: argparse.Namespace, reachable: bool = False) -> No
 def _check_buckets(args: argparse.Namespace) -> None:
   for flag, path in (('--data', args.data), ('--output', args.output)):
     if cfg.is_remote(path):
-      from components import object_storage
+      from utils import object_storage
 
       try:
         object_storage.check_bucket(path)
       except ValueError as e:
         raise UserError(f'{flag} {path}: {e}') from None
-
-
-def _staged_revision(args: argparse.Namespace):
-  """--data-rev: (args reading the staged copy, the config fields that say where it is from)."""
-  from data_revisions import revision
-
-  if not args.data:
-    raise UserError('--data-rev needs --data: a path inside a git repository under DVC')
-  remote = cfg.is_remote(args.output)
-  local = (
-    (getattr(args, 'local_dir', '') or output_folder.local_state_dir(args.output))
-    if remote
-    else args.output
-  )
-  staged, _ = revision.stage(
-    args.data, args.data_rev, revision.staging_folder(os.path.abspath(local))
-  )
-  source = dict(data_rev=args.data_rev, data_source=os.path.abspath(args.data))
-  return argparse.Namespace(**dict(vars(args), data=staged)), source
 
 
 def data_kind_and_task(source, args: argparse.Namespace):
@@ -96,10 +70,7 @@ def data_kind_and_task(source, args: argparse.Namespace):
   if source.kind == cfg.CSV:
     sample = data_layout.sample_file(source)
     columns = csv_input.csv_header(sample)
-    named = [('--id-column', c) for c in getattr(args, 'id_columns', [])]
-    named += [('--allow-feature', c) for c in getattr(args, 'allowed_features', [])]
-    named += [('--slice-feature', c) for c in getattr(args, 'slice_features', [])]
-    for flag, column in named:
+    for flag, column in _named_columns(args):
       if column not in columns:
         raise UserError(
           f'{flag} {column}: no such column in {sample} (columns: {", ".join(columns)})'
@@ -107,6 +78,7 @@ def data_kind_and_task(source, args: argparse.Namespace):
     task, why = csv_input.label_task(sample, args.label, threshold, asked)
     if getattr(args, 'csv_reader', cfg.ARROW_CSV) == cfg.STOCK_CSV:
       csv_input.refuse_numbers_as_text(sample)
+      csv_input.refuse_spaced_header(sample)
     classes = task == trainer_options.CLASSIFICATION and threshold is None
     text_column = csv_input.text_column(
       sample, args.label, args.text_column, args.label_default, classes
@@ -125,7 +97,14 @@ def data_kind_and_task(source, args: argparse.Namespace):
     return cfg.SEQUENCES, '', trainer_options.CLASSIFICATION, ''
   if source.kind == cfg.TFRECORDS:
     sample = data_layout.sample_file(source)
-    values = tfrecord_probe.label_values(sample, args.label)
+    found = tfrecord_probe.first_values(sample)
+    for flag, column in _named_columns(args):
+      if column not in found:
+        raise UserError(
+          f'{flag} {column}: no such feature in the first {tfrecord_probe.FIRST_RECORDS} records of '
+          f'{sample} (features: {", ".join(sorted(found))})'
+        )
+    values = found.get(args.label, [])
     try:
       task, why = labels.decide_task(
         args.label, values, f'the first {len(values)} records of {sample}', threshold, asked
@@ -137,6 +116,13 @@ def data_kind_and_task(source, args: argparse.Namespace):
   return source.kind, '', trainer_options.CLASSIFICATION, ''
 
 
+def _named_columns(args: argparse.Namespace) -> list:
+  """(flag, column) of the flags that name a table's columns besides --label and --text-column."""
+  named = [('--id-column', c) for c in getattr(args, 'id_columns', [])]
+  named += [('--allow-feature', c) for c in getattr(args, 'allowed_features', [])]
+  return named + [('--slice-feature', c) for c in getattr(args, 'slice_features', [])]
+
+
 def _classes_only(asked: str, what: str, threshold=None) -> None:
   """Images and sequences: their labels are classes, neither regressed nor thresholded."""
   if asked == trainer_options.REGRESSION:
@@ -146,8 +132,10 @@ def _classes_only(asked: str, what: str, threshold=None) -> None:
 
 
 def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
-  """Checks --data, --output and the numbers (raising UserError) and builds the config; the
-  embedded digits are written out when --data is not given."""
+  """Checks --data, --output and the numbers (raising UserError) and builds the config. It only
+  reads: what a run writes, locks or stages before its pipeline is built is cli/prepare_run.py's
+  (--data-rev's copy, which it passes here as --data; the embedded digits of a run without
+  --data, which the config names; a damaged TFRecord input's intact copies)."""
   check_numbers(args)
   beam_runner.check_needed_args(args)
   resolved_engine_args = beam_runner.engine_args(args)
@@ -156,9 +144,6 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   if schema and not os.path.isfile(schema):
     raise UserError(f'--schema {schema}: no such file')
   _check_buckets(args)
-  revision = {}
-  if getattr(args, 'data_rev', ''):
-    args, revision = _staged_revision(args)
   resplit = getattr(args, 'eval_percent', None)
   source = data_layout.resolve_data(args.data, resplit is not None) if args.data else None
   kind, text_column, task, task_reason = data_kind_and_task(source, args)
@@ -175,24 +160,16 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   if source is not None:
     output_folder.check_outside_data(args.data, source.kind, '--output', args.output)
   infer = infer_data.infer_source(args, kind or cfg.IMAGES, source)
-  output = output_folder.check_output(args.output)
+  output = output_folder.absolute(args.output)
   local_dir = output
   if cfg.is_remote(output):
     local_dir = args.local_dir or output_folder.local_state_dir(output)
     if source is not None:
       output_folder.check_outside_data(args.data, source.kind, '--local-dir', local_dir)
-    local_dir = output_folder.check_output(local_dir)
-  output_lock.hold(local_dir, f'--output {output}', wait=getattr(args, 'wait', False))
-  output_folder.check_metadata(os.path.join(local_dir, cfg.METADATA_FILE))
+    local_dir = output_folder.absolute(local_dir)
   if source is None:
-    source = data_layout.resolve_data(
-      default_data.write_digits(os.path.join(local_dir, 'default_data', 'digits'))
-    )
+    source = default_data.source(local_dir)
     kind, schema = cfg.IMAGES, schema or cfg.DIGITS_SCHEMA
-  elif source.kind == cfg.TFRECORDS:  # damaged records: read intact copies instead
-    source, _ = tfrecord_salvage.salvage_tfrecords(
-      source, os.path.join(local_dir, tfrecord_salvage.SALVAGED_INPUT)
-    )
   if kind == cfg.TEXT:
     schema = schema or cfg.TEXT_SCHEMA
   if args.span and args.span not in source.spans:
@@ -225,7 +202,6 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
       else {}
     ),
     **(dict(infer_data=infer[0], infer_pattern=infer[1]) if infer else {}),
-    **revision,
     schema=os.path.abspath(schema) if schema else None,
     beam_direct_running_mode=cfg.direct_running_mode(
       args.beam_direct_running_mode, source.images, args.beam_direct_num_workers, data_bytes

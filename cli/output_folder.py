@@ -39,6 +39,12 @@ def check_outside_data(data: str, kind: str, flag: str, path: str) -> None:
   )
 
 
+def absolute(path: str) -> str:
+  """--output or --local-dir as a run names it: an absolute path, or gs:// / s3:// without a
+  trailing '/'."""
+  return path.rstrip('/') if cfg.is_remote(path) else os.path.abspath(path)
+
+
 def check_output(path: str) -> str:
   """Creates the output folder if needed and proves it writable; returns its absolute path."""
   pattern = sorted(set(path) & set('[]*?'))
@@ -47,9 +53,9 @@ def check_output(path: str) -> str:
       f'--output {path}: {" ".join(pattern)} would be read as glob patterns by Beam and TFX, '
       'which find artifact files by pattern; choose a path without them'
     )
+  path = absolute(path)
   if cfg.is_remote(path):
-    return _check_remote_output(path.rstrip('/'))
-  path = os.path.abspath(path)
+    return _check_remote_output(path)
   if os.path.exists(path) and not os.path.isdir(path):
     raise UserError(f'--output {path}: exists and is not a folder')
   created = not os.path.exists(path)

@@ -11,7 +11,7 @@ import threading
 import time
 
 from cli import beam_runner, flags, output_folder
-from contracts import predictions
+from contracts import csv_dialect, predictions
 from contracts.errors import EXIT_BAD_INPUT, EXIT_OK, UserError
 from contracts.image_files import NOT_AN_IMAGE
 
@@ -212,9 +212,12 @@ def main(args: argparse.Namespace) -> int:
   if result.missing_rows:
     columns = ', '.join(f'{column} {rows}' for column, rows in result.missing.items())
     print(
-      f'missing numbers: {result.missing_rows} row(s) predicted with empty or NA cells as '
-      f'missing (0, as in training): {columns}'
+      f'missing numbers: {result.missing_rows} row(s) predicted with empty, NA, inf or nan cells '
+      f'as missing (0, as in training): {columns}'
     )
+  read = csv_dialect.Counts(result.repeated_headers, result.non_finite_cells).line()
+  if read:
+    print(f'CSV rows: {read}')
   if result.skipped:
     shown = '; '.join(f'{i}: {reason}' for i, reason in result.skipped[:SHOWN_SKIPPED])
     more = len(result.skipped) - SHOWN_SKIPPED

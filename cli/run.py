@@ -14,7 +14,7 @@ import tempfile
 import time
 from typing import Optional
 
-from cli import config_builder, flags, unchanged, watch
+from cli import flags, prepare_run, unchanged, watch
 from cli.inputs import tfrecord_salvage
 import config as cfg
 from contracts import artifacts, labels
@@ -198,7 +198,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
 
   from contracts.anomalies import AnomaliesFound
   from data_revisions import revision as data_revision
-  from metadata import run_reader, summary
+  from metadata import report_facts, run_reader, summary
   from reporting import report
 
   named = run_reader.data_named(config.data, config.data_pattern)
@@ -259,7 +259,8 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   result.process_seconds = round(process_seconds(), 1)  # the summary's and the report's
   if not schema_only:
     try:
-      result.report = report.write(nodes, result, config)
+      facts = report_facts.gather(nodes, result, config.metadata_path, config.label)
+      result.report = report.write(facts, config)
     except Exception:  # the run's outcome stands without its report
       logging.exception('run report not written')
       result.report = ''
@@ -340,7 +341,7 @@ def _main(args: argparse.Namespace) -> int:
   interrupt.forget()
   started = time.monotonic()
   try:  # the data checked, the embedded digits written out, the last run's files compared
-    config = config_builder.build_config(args)
+    config = prepare_run.prepare_run(args)
     previous = unchanged.previous_result(config)
   except KeyboardInterrupt:  # before any component too
     return finish(_not_started(time.monotonic() - started))

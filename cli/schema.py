@@ -5,7 +5,7 @@ import argparse
 import dataclasses
 import os
 
-from cli import config_builder, flags, output_folder
+from cli import flags, output_folder, prepare_run
 import config as cfg
 from contracts.errors import EXIT_OK
 from utils import atomic
@@ -28,7 +28,7 @@ def main(args: argparse.Namespace) -> int:
   from cli import run
 
   config = dataclasses.replace(
-    config_builder.build_config(args), pipeline_name=cfg.PIPELINE_NAME + '-schema'
+    prepare_run.prepare_run(args), pipeline_name=cfg.PIPELINE_NAME + '-schema'
   )
   result = run.run_local(config, schema_only=True)
   code = run.finish(result)

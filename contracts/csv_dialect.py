@@ -3,10 +3,34 @@ which refuses what the CSV ExampleGens cannot read): UTF-8, a byte-order mark (E
 UTF-8") left out; `,`, `;` or tab as the delimiter, the one the header line holds most of
 outside quotes (Excel's exports use `;` in some locales, with decimal commas: `12,5`); CRLF or
 LF line ends; a newline inside a quoted cell kept in the cell; blank lines skipped.
+
+What a row is, for every reader (the Arrow CsvExampleGen, `predict`, `monitor`):
+  header names       stripped of surrounding spaces (`a, b, target` names `target`): names().
+  a repeated header  a row whose cells, stripped, are the header's names (files joined with
+                     `cat`, exports appended to) is skipped and counted, never read as data:
+                     repeats_header() (the ExampleGen's columnar form: without_header_rows).
+  inf and nan        a number column's cell that reads as inf or nan (`inf`, `-inf`, `nan`,
+                     `1e999`) is missing, as an empty cell is, and counted: number(); the
+                     placeholders (text_numbers.PLACEHOLDERS, the label's MISSING_WORDS among
+                     them) are missing, uncounted here.
+  a text cell        a text (category) column's cell is its value as written: surrounding spaces,
+                     case and placeholders (`NA`, `n/a`, `None`, `?`) kept, a category like any
+                     other, as the ExampleGens write it; only an empty cell is missing (`''` in
+                     predict_columns, no value in a tf.Example). Placeholders are missing in a
+                     number column (above) and in the label (labels.MISSING_WORDS), not here.
+  the row's width    a row of more or fewer cells than the header is never read (its cells would
+                     land in other columns): `run` and `monitor` stop with one line naming the
+                     file and line, `predict`, which answers row by row, lists the row as
+                     unreadable with the same words: width_problem().
+The counts reach the user: Counts.line() in `predict`'s and `monitor`'s output (the run's summary
+has its own `skipped:` and `missing:` lines, from the ExampleGen's counts).
 """
 
 import csv
-from typing import Iterator, List, NamedTuple, Tuple
+import math
+from typing import Iterator, List, NamedTuple, Sequence, Tuple
+
+from contracts import text_numbers
 
 BOM = b'\xef\xbb\xbf'
 DELIMITERS = (',', ';', '\t')
@@ -50,3 +74,68 @@ def rows(path: str, dialect: Dialect) -> Iterator[Tuple[int, List[str]]]:
       line, start = start, reader.line_num + 1
       if cells:
         yield line, cells
+
+
+def names(cells: Sequence[str]) -> List[str]:
+  """A header's column names: its cells stripped of surrounding spaces."""
+  return [cell.strip() for cell in cells]
+
+
+def repeats_header(cells: Sequence[str], header: Sequence[str]) -> bool:
+  """Whether a row is the header again: as many cells, each (stripped) its column's name."""
+  return len(cells) == len(header) and all(c.strip() == h for c, h in zip(cells, header))
+
+
+def width_problem(cells: int, columns: int) -> str:
+  """'' for a row of as many cells as the header has columns, else why it is not read (to follow
+  'FILE: line N ')."""
+  return '' if cells == columns else f'has {cells} cells, the header {columns} columns'
+
+
+class Counts:
+  """What the readers of a file skipped or made missing, for the user's line."""
+
+  def __init__(self, repeated_headers: int = 0, non_finite_cells: int = 0):
+    self.repeated_headers, self.non_finite_cells = repeated_headers, non_finite_cells
+
+  def line(self) -> str:
+    """'2 repeated header line(s) skipped, 3 inf/nan cell(s) read as missing' ('' for none)."""
+    parts = []
+    if self.repeated_headers:
+      parts.append(f'{self.repeated_headers} repeated header line(s) skipped')
+    if self.non_finite_cells:
+      parts.append(f'{self.non_finite_cells} inf/nan cell(s) read as missing')
+    return ', '.join(parts)
+
+
+def number(cell: str, decimal_comma: bool, counts: Counts) -> float:
+  """A number column's cell as training reads it (text_numbers.parse; NaN: missing), a cell that
+  reads as inf or nan missing too and counted in `counts.non_finite_cells`. Raises ValueError for a
+  cell that is no number."""
+  value = text_numbers.parse(cell, decimal_comma)
+  if math.isfinite(value):
+    return value
+  try:
+    float(cell)  # `inf`, `nan`, `1e999`; not a placeholder (`NA`, ``), missing uncounted
+  except ValueError:
+    return value
+  counts.non_finite_cells += 1
+  return math.nan
+
+
+def data_rows(
+  path: str, dialect: Dialect, counts: Counts
+) -> Tuple[List[str], Iterator[Tuple[int, List[str]]]]:
+  """(a local CSV file's column names, its data rows as (line, cells)): rows that repeat the
+  header skipped, counted in `counts.repeated_headers` as they are met."""
+  found = rows(path, dialect)
+  header = names(next(found, (0, []))[1])
+
+  def data():
+    for line, cells in found:
+      if repeats_header(cells, header):
+        counts.repeated_headers += 1
+      else:
+        yield line, cells
+
+  return header, data()

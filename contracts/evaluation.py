@@ -1,7 +1,9 @@
 """What the Evaluator's configuration and its readers agree on: TFMA model names, the metrics
-that bless and how TFMA names them in its results, and how its confusion matrix is read."""
+that bless and how TFMA names them in its results, and how its confusion matrix is read; the regression figures as people read them."""
 
-from typing import Dict
+from typing import Dict, Optional
+
+from contracts.trainer_options import REGRESSION
 
 CANDIDATE, BASELINE = 'candidate', 'baseline'  # the model just trained, the serving one
 # Custom TFMA metrics derived from the confusion matrix (components/blessing_evaluator/
@@ -32,6 +34,44 @@ IMPROVEMENT_KEY = 'improvement_over_mean_predictor'
 # regression_metrics.py), named in eval_config as METRICS_MODULE is.
 REGRESSION_METRICS_MODULE = 'components.blessing_evaluator.regression_metrics'
 REGRESSION_KEYS = (MAE_KEY, RMSE_KEY, R2_KEY, MAPE_KEY, MEAN_LABEL_KEY, MEAN_PREDICTION_KEY)
+
+# What people read for each regression figure (the summary, the report, `compare`).
+FIGURE_NAMES = {
+  MAE_KEY: 'MAE',
+  RMSE_KEY: 'RMSE',
+  R2_KEY: 'R²',
+  MAPE_KEY: 'MAPE',
+  MEAN_LABEL_KEY: 'mean label',
+  MEAN_PREDICTION_KEY: 'mean prediction',
+  BASELINE_MAE_KEY: 'MAE of the mean predictor',
+  IMPROVEMENT_KEY: 'improvement on the mean predictor',
+}
+
+
+def figure_text(value: float) -> str:
+  """A regression figure for people: 4 significant digits, whole from 1,000 ('46,360', '6,720',
+  '0.9765'), never 4.636e+04."""
+  return f'{value:,.0f}' if abs(value) >= 1000 else f'{value:.4g}'
+
+
+def improvement(figures: Dict[str, float]) -> Optional[float]:
+  """How much lower the model's MAE is than the mean predictor's (0.84: 84 % lower; negative:
+  higher): IMPROVEMENT_KEY as TFMA measured it, else from both MAEs; None without them."""
+  if IMPROVEMENT_KEY in figures:
+    return figures[IMPROVEMENT_KEY]
+  mae = figures.get(MAE_KEY)
+  baseline = figures.get(BASELINE_MAE_KEY)
+  if mae is None or not baseline:
+    return None
+  return 1 - mae / baseline
+
+
+def slice_figure(table: dict) -> str:
+  """The figure two runs' slices are compared by (metadata/compare.metrics_table's 'task' {a,
+  b}): MAE of two regression runs, else accuracy."""
+  both = {table['task']['a'], table['task']['b']}
+  return MAE_KEY if both == {REGRESSION} else 'accuracy'
+
 
 # Custom properties the project adds to TFX's artifacts (components/blessing_evaluator,
 # components/serving_pusher), read by metadata/summary.py.

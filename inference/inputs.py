@@ -19,7 +19,7 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, 
 
 import numpy as np
 
-from contracts import csv_dialect, predictions, serving, text_numbers
+from contracts import csv_dialect, predictions, serving
 from contracts.image_files import is_image
 from inference import images
 
@@ -29,8 +29,6 @@ TFRECORDS = 'tfrecords'
 CSV_SUFFIXES = ('.csv',)
 TFRECORD_SUFFIXES = ('.tfrecord', '.tfrecords', '.tfrecord.gz', '.tfrecords.gz', '.gz')
 TOOL_FOLDERS = ('__pycache__',)
-# Cells spreadsheets and pandas write for "no value": missing (NaN / '' in predict_columns).
-MISSING = ('', 'nan', 'na', 'n/a', 'null', 'none')
 MIN_TEXT_WORDS = 5  # median words per row from which a column is the free text (predict_text)
 
 
@@ -149,7 +147,7 @@ class CsvLayout(NamedTuple):
 
 
 def _header(path: str, dialect: csv_dialect.Dialect) -> List[str]:
-  return next((cells for _, cells in csv_dialect.rows(path, dialect)), [])
+  return csv_dialect.data_rows(path, dialect, csv_dialect.Counts())[0]
 
 
 def csv_layout(
@@ -184,8 +182,7 @@ def _text_column(path: str, header: List[str], dialect: csv_dialect.Dialect, cho
   if len(header) == 1:
     return header[0]
   words = {c: [] for c in header}
-  found = csv_dialect.rows(path, dialect)
-  next(found, None)  # the header
+  _, found = csv_dialect.data_rows(path, dialect, csv_dialect.Counts())
   for i, (_, cells) in enumerate(found):
     if i == 200:
       break
@@ -199,36 +196,44 @@ def _text_column(path: str, header: List[str], dialect: csv_dialect.Dialect, cho
 
 
 def read_csv(
-  file_index: int, relpath: str, path: str, layout: CsvLayout, kinds: Dict[str, str]
+  file_index: int,
+  relpath: str,
+  path: str,
+  layout: CsvLayout,
+  kinds: Dict[str, str],
+  counts: Optional[csv_dialect.Counts] = None,
 ) -> Iterator[Union[Input, Unreadable]]:
   """The rows of one CSV file as inputs of the signature whose input dtypes are `kinds`
-  (input name → 'float', 'double' or 'string'). A row whose number cell is not a number, or that is
-  shorter than the header, is Unreadable; the columns of its empty or NA number cells (NaN: the
+  (input name → 'float', 'double' or 'string'), read by the dialect's row rules
+  (contracts/csv_dialect.py): a row repeating the header is skipped, an inf or nan number cell is
+  missing (both counted into `counts`), a text cell is sent as written, and a row of another width than the header or whose
+  number cell is not a number is Unreadable; the columns of its missing number cells (NaN: the
   model's missing value) are in `inputs[MISSING_NUMBERS]`. ROW counts data rows from 1 (blank
-  lines left out)."""
+  lines and repeated headers left out)."""
+  counts = csv_dialect.Counts() if counts is None else counts
   decimal_comma = layout.dialect.decimal_comma
-  found = csv_dialect.rows(path, layout.dialect)
-  header = next(found, (0, []))[1]
-  for row_number, (_, cells) in enumerate(found, start=1):
+  header, found = csv_dialect.data_rows(path, layout.dialect, counts)
+  for row_number, (line, cells) in enumerate(found, start=1):
     row = dict(zip(header, cells))
     order, input_id = (file_index, row_number), f'{relpath}:{row_number}'
-    values, problem, missing = {}, '', []
+    values, missing = {}, []
+    problem = csv_dialect.width_problem(len(cells), len(header))
+    problem = f'line {line} {problem}' if problem else ''
     for name, column in layout.columns.items():
-      cell = row.get(column)
-      if cell is None:
-        problem = f'column {column}: the row is shorter than the header'
+      if problem:
         break
+      cell = row[column]
       if kinds.get(name) in ('float', 'double'):
         try:
-          # as training reads it: `$13.08`, `8.91%` numbers, placeholders NaN
-          values[name] = text_numbers.parse(cell, decimal_comma)
+          # as training reads it: `$13.08`, `8.91%` numbers, placeholders and inf NaN
+          values[name] = csv_dialect.number(cell, decimal_comma, counts)
         except ValueError:
           problem = f'column {column}: {cell[:40]!r} is not a number'
           break
         if math.isnan(values[name]):
           missing.append(column)
       else:
-        values[name] = '' if cell.strip().lower() in MISSING else cell
+        values[name] = cell  # as written, `NA` too; '' missing (csv_dialect: a text cell)
     if missing:
       values[MISSING_NUMBERS] = missing
     if layout.ids:

@@ -23,7 +23,7 @@ import apache_beam as beam
 from apache_beam.ml.inference import base
 import numpy as np
 
-from contracts import predictions, request_log, serving
+from contracts import csv_dialect, predictions, request_log, serving
 from contracts.image_files import NOT_AN_IMAGE
 from inference import inputs
 from inference.model import Served
@@ -153,12 +153,16 @@ def _scaled_up(size, model_size) -> str:
   return f'{width}x{height}' if small else ''
 
 
+_CSV_COUNTERS = ('repeated_headers', 'non_finite_cells')  # csv_dialect.Counts' and Result's
+
+
 def _read(item, kind: str, layouts: Dict[str, inputs.CsvLayout], kinds: Dict[str, str]):
   index, relpath, path = item
+  counts = csv_dialect.Counts()
   if kind == inputs.IMAGES:
     results = [inputs.read_image((index, 0), relpath, path)]
   elif kind == inputs.CSV:
-    results = inputs.read_csv(index, relpath, path, layouts[relpath], kinds)
+    results = inputs.read_csv(index, relpath, path, layouts[relpath], kinds, counts)
   else:
     results = inputs.read_tfrecords(index, relpath, path)
   for result in results:
@@ -167,6 +171,9 @@ def _read(item, kind: str, layouts: Dict[str, inputs.CsvLayout], kinds: Dict[str
       yield beam.pvalue.TaggedOutput(_SKIPPED, json.dumps([result.order, result.id, result.reason]))
     else:
       yield tuple(result)
+  for name in _CSV_COUNTERS:
+    if getattr(counts, name):
+      beam.metrics.Metrics.counter('predict', name).inc(getattr(counts, name))
 
 
 class _ToRows(beam.DoFn):
@@ -212,10 +219,12 @@ class Result(NamedTuple):
   out: str
   skipped_out: str  # '' when nothing was skipped
   log_files: List[str]
-  missing_rows: int  # CSV rows predicted with empty or NA number cells (NaN: missing)
-  missing: Dict[str, int]  # column → those rows with it empty or NA
+  missing_rows: int  # CSV rows predicted with empty, NA, inf or nan number cells (NaN: missing)
+  missing: Dict[str, int]  # column → those rows with it empty, NA, inf or nan
   scaled_up: List[Sequence[str]]  # (id, 'WxH') of images below a tenth of the model's side
   numbers: Sequence[float] = ()  # a regression model's: (lowest, mean, highest) predicted
+  repeated_headers: int = 0  # CSV rows repeating the header, skipped (csv_dialect's rules)
+  non_finite_cells: int = 0  # CSV number cells inf or nan, read as missing
 
 
 def skipped_path(out: str) -> str:
@@ -280,16 +289,19 @@ def run(
           os.path.join(work, 'log', request_log.FILE_PREFIX),
           file_name_suffix=request_log.FILE_SUFFIX,
         )
-    return _publish(work, out, log_dir, _turned(pipeline), served)
+    counts = {name: _counter(pipeline, name) for name in _CSV_COUNTERS}
+    return _publish(work, out, log_dir, _counter(pipeline, 'turned_upright'), served)._replace(
+      **counts
+    )
   finally:
     shutil.rmtree(work, ignore_errors=True)
 
 
-def _turned(pipeline) -> int:
+def _counter(pipeline, name: str) -> int:
   from apache_beam.metrics.metric import MetricsFilter
 
   try:
-    query = pipeline.result.metrics().query(MetricsFilter().with_name('turned_upright'))
+    query = pipeline.result.metrics().query(MetricsFilter().with_name(name))
     return int(sum(c.committed or 0 for c in query['counters']))
   except Exception:  # a runner without metrics: the count is not known
     return 0

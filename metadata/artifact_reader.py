@@ -18,12 +18,12 @@ def output(nodes: Dict[str, object], key: str):
 
 def split_statistics(nodes) -> Dict[str, object]:
   """Split name → DatasetFeatureStatistics of this run's StatisticsGen output, train first."""
-  import tensorflow_data_validation as tfdv
-  from tfx.dsl.io import fileio
-
   statistics = output(nodes, 'statistics')
   if statistics is None:
     return {}
+  import tensorflow_data_validation as tfdv
+  from tfx.dsl.io import fileio
+
   found = {}
   for path in sorted(fileio.glob(os.path.join(statistics.uri, 'Split-*', 'FeatureStats.pb'))):
     split = os.path.basename(os.path.dirname(path))[len('Split-') :]
@@ -150,35 +150,6 @@ REGRESSION_FIGURES = evaluation_names.REGRESSION_KEYS + (
   evaluation_names.BASELINE_MAE_KEY,
   evaluation_names.IMPROVEMENT_KEY,
 )
-# What people read for each regression figure (the summary, the report, `compare`).
-FIGURE_NAMES = {
-  evaluation_names.MAE_KEY: 'MAE',
-  evaluation_names.RMSE_KEY: 'RMSE',
-  evaluation_names.R2_KEY: 'R²',
-  evaluation_names.MAPE_KEY: 'MAPE',
-  evaluation_names.MEAN_LABEL_KEY: 'mean label',
-  evaluation_names.MEAN_PREDICTION_KEY: 'mean prediction',
-  evaluation_names.BASELINE_MAE_KEY: 'MAE of the mean predictor',
-  evaluation_names.IMPROVEMENT_KEY: 'improvement on the mean predictor',
-}
-
-
-def figure_text(value: float) -> str:
-  """A regression figure for people: 4 significant digits, whole from 1,000 ('46,360', '6,720',
-  '0.9765'), never 4.636e+04."""
-  return f'{value:,.0f}' if abs(value) >= 1000 else f'{value:.4g}'
-
-
-def improvement(figures: Dict[str, float]) -> Optional[float]:
-  """How much lower the model's MAE is than the mean predictor's (0.84: 84 % lower; negative:
-  higher): IMPROVEMENT_KEY as TFMA measured it, else from both MAEs; None without them."""
-  if evaluation_names.IMPROVEMENT_KEY in figures:
-    return figures[evaluation_names.IMPROVEMENT_KEY]
-  mae = figures.get(evaluation_names.MAE_KEY)
-  baseline = figures.get(evaluation_names.BASELINE_MAE_KEY)
-  if mae is None or not baseline:
-    return None
-  return 1 - mae / baseline
 
 
 def _figures(metrics: Dict[str, float], suffix: str = '') -> Dict[str, float]:

@@ -21,10 +21,10 @@ import os
 from typing import Callable, Dict, List, Optional, Tuple
 
 from contracts.errors import UserError
-from contracts.evaluation import MAE_KEY
+from contracts.evaluation import FIGURE_NAMES, MAE_KEY, slice_figure
 from contracts.trainer_options import REGRESSION
 from metadata import run_reader
-from metadata.artifact_reader import FIGURE_NAMES, REGRESSION_FIGURES
+from metadata.artifact_reader import REGRESSION_FIGURES
 from metadata.run_facts import REVISION_PREFIX, find_run, run_facts
 from utils import fingerprint
 
@@ -196,13 +196,6 @@ def _options(a: dict, b: dict) -> List[dict]:
         _difference('options', name, ha.get(name), hb.get(name), where=['hyperparameters'])
       )
   return found
-
-
-def slice_figure(table: dict) -> str:
-  """The figure two runs' slices are compared by (metrics_table's 'task' {a, b}): MAE of two
-  regression runs, else accuracy."""
-  both = {table['task']['a'], table['task']['b']}
-  return MAE_KEY if both == {REGRESSION} else 'accuracy'
 
 
 def metrics_table(a: dict, b: dict) -> dict:

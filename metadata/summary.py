@@ -212,7 +212,7 @@ def _failures(evaluation) -> list:
 
 
 def _figure(value: float) -> str:
-  return artifact_reader.figure_text(value)  # 46,365, not 4.636e+04
+  return evaluation_names.figure_text(value)  # 46,365, not 4.636e+04
 
 
 def _regression_failure(failure, figures: Dict[str, float]) -> str:

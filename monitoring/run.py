@@ -7,7 +7,7 @@ import json
 import os
 from typing import Dict, Optional, Sequence
 
-from contracts import artifacts, trainer_options
+from contracts import artifacts, csv_dialect, trainer_options
 from metadata import artifact_reader, lineage
 from utils import atomic
 
@@ -45,6 +45,7 @@ def monitor(
   from monitoring import serving_data as data
 
   model = lineage.serving_model(metadata_path)
+  read = csv_dialect.Counts()  # a CSV's rows skipped and cells made missing
   if model['data_kind'] == 'image':  # the features that carry an image's skew, both sides
     from monitoring import images
 
@@ -57,7 +58,7 @@ def monitor(
   else:
     schema = tfdv.load_schema_text(os.path.join(model['schema_uri'], 'schema.pbtxt'))
     training = artifact_reader.train_statistics(model['statistics_uri'])
-    examples = data.examples(serving_data, schema)
+    examples = data.examples(serving_data, schema, read)
   schema = distances.monitoring_schema(schema, training, model['label'], thresholds)
   serving = distances.statistics(examples, schema, leave_out=[model['label']])
   previous_path = previous_window(metadata_path, model['model_id'])
@@ -100,6 +101,8 @@ def monitor(
     'task': task,
     'serving_data': os.path.abspath(serving_data),
     'serving_examples': len(examples),
+    'repeated_headers': read.repeated_headers,
+    'non_finite_cells': read.non_finite_cells,
     'previous_window': os.path.dirname(previous_path) if previous_path else None,
     **result,
     'output': out_folder,
@@ -171,6 +174,11 @@ def lines(summary: dict) -> list:
     if name in summary['anomalies'] and not parts:
       parts.append('anomaly: ' + '; '.join(summary['anomalies'][name]))
     out.append(f'flagged {name}: ' + '; '.join(parts))
+  read = csv_dialect.Counts(
+    summary.get('repeated_headers', 0), summary.get('non_finite_cells', 0)
+  ).line()
+  if read:
+    out.append(f'CSV rows: {read}')
   out.append(
     f'monitor: {summary["serving_examples"]} serving examples, '
     f"{len(summary['features'])} features compared with model #{summary['model']['model_id']}'s "

@@ -5,18 +5,19 @@ spreadsheet exports it: contracts/csv_dialect.py, as `predict` reads it).
 Every value is typed by the training schema (INT, FLOAT, BYTES), so the serving statistics are
 computed exactly as the training ones; an empty cell is a missing value, and a number column's
 cells are read as training read them (contracts/text_numbers.py: `$13.08`, `8.91%`; `unknown`
-missing). Columns the schema does
-not have are refused by name (contracts.errors.UserError).
+missing), and a CSV's rows by the dialect's row rules (a repeated header skipped, inf / nan
+missing, both counted; a row of another width refused). Columns the schema does not have are
+refused by name (contracts.errors.UserError).
 """
 
 import glob
 import math
 import os
-from typing import Dict, Iterable, List, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 
-from contracts import csv_dialect, request_log, serving, text_numbers
+from contracts import csv_dialect, request_log, serving
 from contracts.errors import UserError
 
 CSV, TFRECORDS, PREDICTION_LOG = 'csv', 'tfrecords', 'prediction_log'
@@ -107,9 +108,12 @@ def _unknown(columns: Iterable[str], types: Dict[str, int], where: str) -> None:
     )
 
 
-def _cell(text: str, kind: int, column: str, where: str, decimal_comma: bool) -> list:
-  """A cell's values as training read it: [] for an empty one or, in a number column, a
-  placeholder; numbers written as text read as numbers (contracts/text_numbers.py)."""
+def _cell(
+  text: str, kind: int, column: str, where: str, decimal_comma: bool, counts: csv_dialect.Counts
+) -> list:
+  """A cell's values as training read it (contracts/csv_dialect.py): [] for an empty one or, in
+  a number column, a placeholder or inf / nan (counted); numbers written as text read as numbers
+  (csv_dialect.number); a text cell as written (surrounding spaces and `NA` kept)."""
   from tensorflow_metadata.proto.v0 import schema_pb2
 
   if not text:
@@ -117,7 +121,7 @@ def _cell(text: str, kind: int, column: str, where: str, decimal_comma: bool) ->
   if kind not in (schema_pb2.INT, schema_pb2.FLOAT):
     return [text.encode()]
   try:
-    number = text_numbers.parse(text, decimal_comma)
+    number = csv_dialect.number(text, decimal_comma, counts)
     if math.isnan(number):
       return []
     if kind == schema_pb2.FLOAT:
@@ -130,23 +134,25 @@ def _cell(text: str, kind: int, column: str, where: str, decimal_comma: bool) ->
     raise UserError(f'{where}: column {column}: {text!r} is not {name}, as in training') from None
 
 
-def _csv_examples(path: str, types: Dict[str, int]) -> List[bytes]:
+def _csv_examples(path: str, types: Dict[str, int], counts: csv_dialect.Counts) -> List[bytes]:
+  """The rows of a CSV file by the dialect's row rules (contracts/csv_dialect.py): repeated
+  headers skipped and inf / nan cells missing, both counted into `counts`; a row of another
+  width refused."""
   dialect = csv_dialect.sniff(path)
-  rows = csv_dialect.rows(path, dialect)
-  header = next(rows, (0, []))[1]
+  header, rows = csv_dialect.data_rows(path, dialect, counts)
   if not header:
     raise UserError(f'--serving-data {path}: an empty CSV file')
-  header = [h.strip() for h in header]
   _unknown(header, types, f'--serving-data {path}')
   examples = []
   for number, cells in rows:
     if not any(c.strip() for c in cells):
       continue
-    if len(cells) != len(header):
-      raise UserError(f'{path}:{number}: {len(cells)} cells, the header has {len(header)}')
+    problem = csv_dialect.width_problem(len(cells), len(header))
+    if problem:
+      raise UserError(f'--serving-data {path}: line {number} {problem}')
     where = f'{path}:{number}'
     row = {
-      column: _cell(cell.strip(), types[column], column, where, dialect.decimal_comma)
+      column: _cell(cell, types[column], column, where, dialect.decimal_comma, counts)
       for column, cell in zip(header, cells)
     }
     examples.append(_example(row, types))
@@ -179,8 +185,10 @@ def _log_examples(path: str, types: Dict[str, int]) -> List[bytes]:
   return examples
 
 
-def examples(path: str, schema) -> List[bytes]:
-  """Serialized tf.Examples of every row or request in `path` (a file or a folder)."""
+def examples(path: str, schema, counts: Optional[csv_dialect.Counts] = None) -> List[bytes]:
+  """Serialized tf.Examples of every row or request in `path` (a file or a folder); a CSV's
+  repeated headers and inf / nan cells counted into `counts`."""
+  counts = csv_dialect.Counts() if counts is None else counts
   paths = files(path)
   if any(p.lower().endswith(('.png', '.jpg', '.jpeg', '.bmp')) for p in paths):
     raise UserError(f'--serving-data {path}: images, but the serving model takes columns')
@@ -189,7 +197,7 @@ def examples(path: str, schema) -> List[bytes]:
   found: List[bytes] = []
   for name in paths:
     if kind == CSV:
-      found.extend(_csv_examples(name, types))
+      found.extend(_csv_examples(name, types, counts))
     elif kind == PREDICTION_LOG:
       found.extend(_log_examples(name, types))
     else:

@@ -6,10 +6,8 @@ break.
 
 from typing import List, Sequence
 
-from contracts.evaluation import MAE_KEY
+from contracts.evaluation import FIGURE_NAMES, MAE_KEY, slice_figure
 from contracts.trainer_options import REGRESSION
-from metadata.artifact_reader import FIGURE_NAMES
-from metadata.compare import slice_figure
 from reporting import html
 
 _WIDTH = 34  # characters of a value in the terminal table

@@ -4,7 +4,6 @@ output folder, as metadata/lineage.py traced them."""
 from typing import List
 
 from contracts import evaluation as evaluation_names
-from metadata.artifact_reader import figure_text
 from reporting import summary_text
 
 
@@ -15,7 +14,7 @@ def render_evaluation(evaluation: dict) -> str:
   accuracy = (
     f'accuracy {e["accuracy"]:.4f}'
     if e['accuracy'] is not None
-    else f'MAE {figure_text(e[evaluation_names.MAE_KEY])}'
+    else f'MAE {evaluation_names.figure_text(e[evaluation_names.MAE_KEY])}'
     if evaluation_names.MAE_KEY in e
     else 'accuracy ?'
   )

@@ -380,14 +380,15 @@ def confusion_matrix(matrix: List[List[float]], names: Sequence[str]):
   return figure
 
 
-def histograms(dataset) -> Optional[object]:
-  """Small multiples of StatisticsGen's standard histogram of each numeric feature."""
+def histograms(features: Dict[str, object]) -> Optional[object]:
+  """Small multiples of StatisticsGen's standard histogram of each numeric feature; features:
+  {name: FeatureNameStatistics} of one split."""
   found: Dict[str, object] = {}
-  for feature in dataset.features:
+  for name, feature in features.items():
     if feature.HasField('num_stats') and len(found) < MAX_HISTOGRAMS:
       standard = [h for h in feature.num_stats.histograms if h.type == h.STANDARD]
       if standard and standard[0].buckets:
-        found['.'.join(feature.path.step) or feature.name] = standard[0].buckets
+        found[name] = standard[0].buckets
   if not found:
     return None
   columns = min(4, len(found))

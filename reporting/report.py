@@ -1,25 +1,20 @@
 """The run report: one self-contained HTML page (<output>/report.html) written at the end of
 `pipeline.py run`, for people rather than logs.
 
-Everything comes from what the run left behind: ML Metadata (which artifacts this run used or
-produced), StatisticsGen's statistics, ExampleValidator's anomalies, the exclusion report,
-<model_run>/training.json (the model, its phases, per-epoch history and the Trainer's input
-check), the Tuner's trials (tuner_results.json), TFMA's metrics and the lineage
-(cli/lineage.py). Charts are drawn with matplotlib (reporting/pictures.py) and embedded as
+Drawn from the run's facts, which metadata/report_facts.py gathers from what the run left behind:
+ML Metadata (which artifacts this run used or produced), StatisticsGen's statistics,
+ExampleValidator's anomalies, the exclusion report, <model_run>/training.json (the model, its
+phases, per-epoch history and the Trainer's input check), the Tuner's trials
+(tuner_results.json), TFMA's metrics and the lineage (metadata/lineage.py); image data's eval
+records and the model's predictions on them are read while drawing (reporting/pictures.py). Charts are drawn with matplotlib (reporting/pictures.py) and embedded as
 inline SVG (reporting/html.py): the file opens offline and can be mailed.
 A section whose artifacts the run did not produce (it stopped earlier) says so.
 """
 
-import json
 import os
 import time
-from typing import Dict
 
-from contracts import artifacts, image_record
 from contracts import evaluation as evaluation_names
-from metadata import artifact_reader, lineage
-from metadata.run_reader import NodeRun
-from metadata.run_result import RunResult
 from reporting import html, pictures, report_data, report_model, summary_text
 from utils import atomic
 
@@ -38,7 +33,7 @@ SECTIONS = (
 )
 
 
-def _run_section(result: RunResult, config) -> str:
+def _run_section(result, config) -> str:
   rows = [
     ['pipeline', config.pipeline_name],
     ['data', f'{config.data_kind}: {config.data}'],
@@ -64,19 +59,10 @@ def _run_section(result: RunResult, config) -> str:
   )
 
 
-def _lineage_section(config, nodes) -> str:
-  examples = next(
-    (
-      n.outputs['examples']
-      for n in nodes.values()
-      if n.node_id.endswith('ExampleGen') and 'examples' in n.outputs
-    ),
-    None,
-  )
-  if examples is None:
+def _lineage_section(config, lineage) -> str:
+  """This run's data version and model (report_facts.Lineage; None: no examples)."""
+  if lineage is None:
     return html.absent('No examples were produced.')
-  trace = lineage.trace(config.metadata_path)
-  data = [v for v in trace['data_versions'] if v['examples_id'] == examples.id]
   rows = [
     [
       f'examples #{v["examples_id"]}',
@@ -88,12 +74,11 @@ def _lineage_section(config, nodes) -> str:
       summary_text.render_revision(v['revision']) or '-',
       str(v['fingerprint'])[:60],
     ]
-    for v in data
+    for v in lineage.data_versions
   ]
   columns = ['data', 'created', 'span', 'version', 'counts', 'from', 'revision', 'fingerprint']
   parts = [html.table(columns, rows)]
-  model = artifact_reader.output(nodes, 'model')
-  for entry in (m for m in trace['models'] if model is not None and m['model_id'] == model.id):
+  for entry in lineage.models:
     evaluated = '; '.join(
       f'examples #{e["evaluated_on"]}{" (blessed)" if e["blessed"] else ""}'
       for e in entry['evaluations']
@@ -121,47 +106,24 @@ def _lineage_section(config, nodes) -> str:
   return ''.join(parts)
 
 
-def _image_encoding(result: RunResult) -> str:
-  """The examples' image encoding (image_meta.json beside the shards); '' for other data."""
-  from tfx.dsl.io import fileio
-
-  path = os.path.join(result.examples_uri or '', artifacts.IMAGE_META_FILE)
-  if not result.examples_uri or not fileio.exists(path):
-    return ''
-  with fileio.open(path, 'r') as f:
-    return json.load(f)['encoding']
-
-
-def render(nodes: Dict[str, NodeRun], result: RunResult, config) -> str:
-  """The whole page."""
-  statistics = artifact_reader.split_statistics(nodes)
-  images = _image_encoding(result)
+def render(facts, config) -> str:
+  """The whole page of the run's facts (metadata/report_facts.ReportFacts)."""
+  result, images = facts.result, facts.image_encoding
   # Image data: the first eval records, read once for the sample grid and the misclassified.
   eval_images = pictures.eval_records(result.examples_uri) if images else ()
-  training = artifact_reader.output_json(nodes, 'model_run', artifacts.TRAINING_FILE)
+  training = facts.training
   bodies = {
     'run': _run_section(result, config),
-    'examples': report_data.examples_section(
-      result, statistics, [image_record.LABEL_NAME_KEY, config.label, image_record.LABEL_KEY]
-    )
+    'examples': report_data.examples_section(result, facts.statistics)
     + report_data.samples_section(result, images, eval_images),
-    'features': report_data.features_section(statistics, histograms=not images),
+    'features': report_data.features_section(facts.statistics.features, histograms=not images),
     'anomalies': report_data.anomalies_section(result),
-    'excluded': report_data.excluded_section(result),
-    'duplicates': report_data.duplicates_section(result, config),
-    'training': report_model.training_section(training, nodes),
-    'evaluation': report_model.evaluation_section(
-      artifact_reader.overall_metrics(artifact_reader.output(nodes, 'evaluation')),
-      result,
-      nodes,
-      images,
-      eval_images,
-      config.label,
-    ),
-    'input': report_model.input_section(
-      training, artifact_reader.output_json(nodes, 'model_run', artifacts.DAMAGE_FILE)
-    ),
-    'lineage': _lineage_section(config, nodes),
+    'excluded': report_data.excluded_section(result, facts.excluded),
+    'duplicates': report_data.duplicates_section(result, facts.duplicates, config),
+    'training': report_model.training_section(training, facts.tuner_trials, facts.model_run_uri),
+    'evaluation': report_model.evaluation_section(facts, images, eval_images, config.label),
+    'input': report_model.input_section(training, facts.damage),
+    'lineage': _lineage_section(config, facts.lineage),
   }
   title = f'{config.pipeline_name} run, {time.strftime("%Y-%m-%d %H:%M")}'
   nav = ''.join(f'<a href="#{key}">{html.escape(name)}</a>' for key, name in SECTIONS)
@@ -172,7 +134,7 @@ def render(nodes: Dict[str, NodeRun], result: RunResult, config) -> str:
   return html.page(title, f'<nav>{nav}</nav>{sections}')
 
 
-def write(nodes: Dict[str, NodeRun], result: RunResult, config) -> str:
+def write(facts, config) -> str:
   """Writes <output>/report.html atomically; returns its path."""
   path = os.path.join(config.local_dir, REPORT_FILE)
-  return atomic.write(path, render(nodes, result, config))
+  return atomic.write(path, render(facts, config))

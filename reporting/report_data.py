@@ -1,28 +1,26 @@
 """The run report's data sections (reporting/report.py assembles the page): examples and labels
 per split, sample images, feature statistics, anomalies and drift, excluded files, duplicates.
+Drawn from the run's facts (metadata/report_facts.py): `result` is its RunResult.
 """
 
 import base64
-import csv
 import io
-import json
 import os
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional
 
-from metadata import artifact_reader
-from metadata.run_result import RunResult
 from reporting import html, pictures, summary_text
 
 EXCLUDED_ROWS_SHOWN = 200
 TOP_VALUES_UP_TO = 50  # a string feature with more distinct values is not categorical
 
 
-def _feature_rows(dataset) -> List[list]:
-  """One row per feature: name, type, present, missing, mean, std dev, min, max, values."""
+def _feature_rows(features: Dict[str, object]) -> List[list]:
+  """One row per feature ({name: FeatureNameStatistics}): name, type, present, missing, mean,
+  std dev, min, max, values."""
   from tensorflow_metadata.proto.v0 import statistics_pb2
 
   rows = []
-  for feature in dataset.features:
+  for name, feature in features.items():
     if feature.HasField('num_stats'):
       s = feature.num_stats
       numbers, values = [float(s.mean), float(s.std_dev), float(s.min), float(s.max)], ''
@@ -42,45 +40,33 @@ def _feature_rows(dataset) -> List[list]:
       continue
     kind = statistics_pb2.FeatureNameStatistics.Type.Name(feature.type)
     common = s.common_stats
-    rows.append(
-      [artifact_reader.feature_name(feature), kind, common.num_non_missing, common.num_missing]
-      + numbers
-      + [values]
-    )
+    rows.append([name, kind, common.num_non_missing, common.num_missing] + numbers + [values])
   return rows
 
 
-def _excluded(result: RunResult) -> Optional[List[dict]]:
-  from tfx.dsl.io import fileio
-
-  path = result.excluded_report
-  if not path or not fileio.exists(path):
-    return None
-  with fileio.open(path, 'r') as f:
-    return list(csv.DictReader(io.StringIO(f.read())))
-
-
-def examples_section(result: RunResult, statistics: dict, label_keys: Sequence[str]) -> str:
+def examples_section(result, statistics) -> str:
+  """Examples per split and the label's counts (statistics: report_facts.Statistics)."""
   counts = result.examples_per_split
   if not counts:
     return html.absent('No statistics: the run stopped before StatisticsGen.')
   parts = [html.table(['split', 'examples'], [[k, v] for k, v in counts.items()])]
-  key, per_split, exact = artifact_reader.label_counts(statistics, label_keys)
+  key, per_split, exact = statistics.label, statistics.label_counts, statistics.exact
   if not per_split:
     return parts[0] + html.absent('No label feature in the statistics.')
   if not exact and summary_text.regressed(result):
-    return ''.join(parts) + number_label_html(key, statistics)
+    numbers = {
+      split: features[key].num_stats
+      for split, features in statistics.features.items()
+      if key in features
+    }
+    return ''.join(parts) + number_label_html(key, numbers)
   return ''.join(parts) + label_distribution_html(key, per_split, exact)
 
 
-def number_label_html(key: str, statistics: dict) -> str:
-  """A regression label per split: its distribution (each split's histogram as a density, on
-  one axis: the splits' buckets differ) and a table of its mean, deviation, min, median, max."""
-  numbers = {
-    split: artifact_reader.features_by_name(dataset)[key].num_stats
-    for split, dataset in statistics.items()
-    if key in artifact_reader.features_by_name(dataset)
-  }
+def number_label_html(key: str, numbers: Dict[str, object]) -> str:
+  """A regression label per split ({split: its NumericStatistics}): its distribution (each
+  split's histogram as a density, on one axis: the splits' buckets differ) and a table of its
+  mean, deviation, min, median, max."""
   rows = [
     [split, n.common_stats.num_non_missing, n.mean, n.std_dev, n.min, n.median, n.max]
     for split, n in numbers.items()
@@ -111,7 +97,7 @@ def label_distribution_html(key: str, per_split: Dict[str, list], exact: bool) -
   )
 
 
-def samples_section(result: RunResult, images: str, eval_images: tuple) -> str:
+def samples_section(result, images: str, eval_images: tuple) -> str:
   """For image data: a grid of eval images per class."""
   names = list(result.class_recall)
   if not eval_images or not names:
@@ -120,7 +106,8 @@ def samples_section(result: RunResult, images: str, eval_images: tuple) -> str:
   return '<h3>Eval images per class</h3>' + html.chart(figure) if figure else ''
 
 
-def features_section(statistics: dict, histograms: bool) -> str:
+def features_section(statistics: Dict[str, Dict[str, object]], histograms: bool) -> str:
+  """Every split's features ({split: {name: FeatureNameStatistics}}), train first."""
   if not statistics:
     return html.absent('No statistics: the run stopped before StatisticsGen.')
   # The train split's histogram of each numeric feature, for tabular data.
@@ -129,12 +116,12 @@ def features_section(statistics: dict, histograms: bool) -> str:
   pictured = html.chart(figure) if figure else ''
   header = ['feature', 'type', 'present', 'missing', 'mean', 'std dev', 'min', 'max', 'values']
   return pictured + ''.join(
-    f'<h3>{html.escape(split)}</h3>' + html.table(header, _feature_rows(dataset))
-    for split, dataset in statistics.items()
+    f'<h3>{html.escape(split)}</h3>' + html.table(header, _feature_rows(features))
+    for split, features in statistics.items()
   )
 
 
-def anomalies_section(result: RunResult) -> str:
+def anomalies_section(result) -> str:
   parts = []
   if result.anomalies is not None:
     parts.append(
@@ -154,8 +141,8 @@ def anomalies_section(result: RunResult) -> str:
   return ''.join(parts)
 
 
-def excluded_section(result: RunResult) -> str:
-  rows = _excluded(result)
+def excluded_section(result, rows: Optional[List[dict]]) -> str:
+  """The exclusion report's rows (None: the run has none)."""
   if rows is None:
     return html.absent('No exclusion report (only the image ExampleGen writes one).')
   if not rows:
@@ -198,11 +185,9 @@ def _thumbnail(root: str, relpath: str) -> str:
   return f'<img src="data:image/png;base64,{data}" alt="{name}" title="{name}">'
 
 
-def duplicates_section(result: RunResult, config) -> str:
+def duplicates_section(result, listing: Optional[dict], config) -> str:
   """What ExampleGen's grouping found (components/duplicates.py): the counts, every conflict
-  listed (thumbnails for images) and the largest groups."""
-  from tfx.dsl.io import fileio
-
+  listed (thumbnails for images) and the largest groups (listing: duplicates.json's)."""
   facts = result.duplicates
   if not facts:
     return html.absent('No duplicate check in this run (--duplicates off, or an older ExampleGen).')
@@ -212,8 +197,7 @@ def duplicates_section(result: RunResult, config) -> str:
   found = len(lines) - bool(facts.get('near_copies_checked'))  # that line is said regardless
   if not found:
     return '<p class="good">No two examples share their content.</p>' + ''.join(parts)
-  with fileio.open(facts['report'], 'r') as f:
-    listing = json.loads(f.read())
+  listing = listing or {}
   images = config.data_kind == 'images'
 
   def cell(item: dict) -> str:

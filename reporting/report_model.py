@@ -1,15 +1,14 @@
 """The run report's model sections (reporting/report.py assembles the page): training (the model,
 its phases and history, the Tuner's trials), evaluation (per class, the confusion matrix, slices,
-the blessing, the serving check) and the Trainer's input pipeline.
+the blessing, the serving check) and the Trainer's input pipeline. Drawn from the run's facts
+(metadata/report_facts.py).
 """
 
 from typing import Dict, List, Optional, Sequence
 
-from contracts import artifacts, input_check
 from contracts import evaluation as evaluation_names
+from contracts import input_check
 from contracts.trainer_options import REGRESSION
-from metadata import artifact_reader
-from metadata.run_result import RunResult
 from reporting import html, pictures, summary_text
 
 # Confused pairs listed in place of a confusion matrix too big to read (pictures.MAX_MATRIX):
@@ -85,11 +84,11 @@ def _tuning_html(trials: Optional[list], task: Optional[str] = None) -> str:
   )
 
 
-def training_section(training: Optional[dict], nodes) -> str:
-  tuning = _tuning_html(
-    artifact_reader.output_json(nodes, 'tuner_results', artifacts.TUNER_RESULTS_FILE),
-    (training or {}).get('task'),
-  )
+def training_section(
+  training: Optional[dict], tuner_trials: Optional[list], model_run_uri: Optional[str]
+) -> str:
+  """training.json, the Tuner's trials (None without a Tuner) and where TensorBoard's logs are."""
+  tuning = _tuning_html(tuner_trials, (training or {}).get('task'))
   if training is None:
     return html.absent('No training: the run stopped before the Trainer.') + tuning
   history = training['history']
@@ -110,14 +109,13 @@ def training_section(training: Optional[dict], nodes) -> str:
   rows = [
     [epoch + 1] + [history[k][epoch] for k in history] for epoch in range(len(history[metrics[0]]))
   ]
-  model_run = artifact_reader.output(nodes, 'model_run')
   return (
     _model_html(training)
     + _trained_how(training)
     + html.chart(figure)
     + html.table(['epoch'] + list(history), rows)
     + '<p>TensorBoard: <code>.venv/bin/tensorboard --logdir '
-    + f'{html.escape(model_run.uri)}</code></p>'
+    + f'{html.escape(model_run_uri)}</code></p>'
     + _single_features_html(training.get('single_feature_scores') or {}, regressing)
     + tuning
   )
@@ -150,25 +148,31 @@ def _single_features_html(scores: Dict[str, float], regressing: bool = False) ->
   """Each column alone (trainer/leakage.py), best first; '' for data without columns."""
   if not scores:
     return ''
-  score, rule = (
-    ('eval R²', 'the mean label of the train rows of the same or nearest value')
+  score, rule, away = (
+    (
+      'eval R²',
+      'the mean label of the train rows of the same or nearest value',
+      'about as high as the label itself scores through the rule',
+    )
     if regressing
-    else ('eval accuracy', 'the label most train rows of the same or nearest value have')
+    else (
+      'eval accuracy',
+      'the label most train rows of the same or nearest value have',
+      'near 1.0',
+    )
   )
   return (
     f'<h3>Each column alone</h3><p>{score[0].upper() + score[1:]} of a one-feature rule learned '
-    f'on train ({rule}): a column near 1.0 gives the label away, and the run stops before '
+    f'on train ({rule}): a column {away} gives the label away, and the run stops before '
     'training unless --allow-feature keeps it.</p>'
     + html.table(['column', f'{score} alone'], [[n, f'{s:.4f}'] for n, s in scores.items()])
   )
 
 
-def _confusion(nodes, size: int = 0) -> Optional[List[List[float]]]:
-  """The candidate's confusion matrix on the eval split (TFMA's plot): rows true, columns
-  predicted class id; at least `size` (the number of class names) square, so that a class that
-  is last and neither seen nor predicted still has its row and column."""
-  evaluation = artifact_reader.output(nodes, 'evaluation')
-  rows = evaluation_names.confusion_rows(evaluation.uri) if evaluation is not None else {}
+def _confusion(rows: Dict[int, Dict[int, float]], size: int = 0) -> Optional[List[List[float]]]:
+  """The candidate's confusion matrix on the eval split (rows: evaluation_names.confusion_rows)
+  as rows true, columns predicted class id; at least `size` (the number of class names) square,
+  so that a class that is last and neither seen nor predicted still has its row and column."""
   if not rows:
     return None
   seen = 1 + max(max([true] + list(row)) for true, row in rows.items())
@@ -246,29 +250,23 @@ def per_class_html(
   return html_out
 
 
-def _per_class_section(nodes, result: RunResult, images: str, eval_images: tuple) -> str:
+def _per_class_section(facts, images: str, eval_images: tuple) -> str:
   """per_class_html of the run and, for image data (images: their encoding, else '';
   eval_images: pictures.eval_records), the misclassified eval images."""
-  evaluation = artifact_reader.output(nodes, 'evaluation')
-  names = list(result.class_recall)
-  if evaluation is None or not names:
+  names = list(facts.result.class_recall)
+  if not facts.evaluation.metrics or not names:
     return ''
-  classes = artifact_reader.per_class(evaluation)
+  classes = facts.evaluation.per_class
   candidate = classes.get(evaluation_names.CANDIDATE, {})
   html_out = per_class_html(
     names,
     candidate.get(evaluation_names.RECALL_KEY, []),
     candidate.get(evaluation_names.PRECISION_KEY, []),
     classes.get(evaluation_names.BASELINE, {}).get(evaluation_names.RECALL_KEY),
-    _confusion(nodes, len(names)),
+    _confusion(facts.evaluation.confusion, len(names)),
   )
-  model = artifact_reader.output(nodes, 'model')
-  if eval_images and model is not None:
-    from tfx.utils import path_utils
-
-    figure = pictures.misclassified(
-      path_utils.serving_model_path(model.uri), *eval_images, names, images
-    )
+  if eval_images and facts.model_dir is not None:
+    figure = pictures.misclassified(facts.model_dir, *eval_images, names, images)
     html_out += '<h3>Misclassified</h3>' + (
       html.chart(figure) if figure else '<p>No misclassified image among those checked.</p>'
     )
@@ -277,7 +275,7 @@ def _per_class_section(nodes, result: RunResult, images: str, eval_images: tuple
 
 def slices_html(slices: Dict[str, dict]) -> str:
   """Example count and accuracy (a classifier) or the regression figures per value of each
-  --slice-feature (artifact_reader.slice_metrics)."""
+  --slice-feature (report_facts.Evaluation.slices)."""
   if not slices:
     return ''
   figures = [
@@ -289,22 +287,17 @@ def slices_html(slices: Dict[str, dict]) -> str:
   rows = [
     [where, found['examples']] + [found.get(k) for k in shown] for where, found in slices.items()
   ]
-  names = [artifact_reader.FIGURE_NAMES.get(k, k) for k in shown]
+  names = [evaluation_names.FIGURE_NAMES.get(k, k) for k in shown]
   return '<h3>Per slice</h3>' + html.table(['slice', 'examples'] + names, rows)
 
 
-def _slices_section(nodes) -> str:
-  evaluation = artifact_reader.output(nodes, 'evaluation')
-  return slices_html(artifact_reader.slice_metrics(evaluation) if evaluation is not None else {})
-
-
-def regression_html(result: RunResult, nodes, label: str) -> str:
+def regression_html(result, model_dir: Optional[str], label: str) -> str:
   """A regression model against predicting the train mean, and its pictures on the first eval
   rows (pictures.regression, axes named by the label column); '' for a classifier."""
   figures = result.regression
   if not figures:
     return ''
-  gain = artifact_reader.improvement(figures)
+  gain = evaluation_names.improvement(figures)
   said = (
     f"<p>Predicting the train split's mean for every eval row: MAE "
     f"{html.number_text(figures[evaluation_names.BASELINE_MAE_KEY])}; this model's MAE is "
@@ -312,26 +305,17 @@ def regression_html(result: RunResult, nodes, label: str) -> str:
     if gain is not None
     else ''
   )
-  model = artifact_reader.output(nodes, 'model')
   records = pictures.first_eval_records(result.examples_uri) if result.examples_uri else []
-  if model is None or not records:
+  if model_dir is None or not records:
     return '<h3>Predictions</h3>' + said
-  from tfx.utils import path_utils
-
-  predicted, actual = pictures.predicted_and_actual(
-    path_utils.serving_model_path(model.uri), records
-  )
+  predicted, actual = pictures.predicted_and_actual(model_dir, records)
   return '<h3>Predictions</h3>' + said + html.chart(pictures.regression(predicted, actual, label))
 
 
-def evaluation_section(
-  metrics: Dict[str, float],
-  result: RunResult,
-  nodes,
-  images: str,
-  eval_images: tuple,
-  label: str = 'label',
-) -> str:
+def evaluation_section(facts, images: str, eval_images: tuple, label: str = 'label') -> str:
+  """The Evaluator's figures, the blessing, the serving check and the details of the run's
+  facts (report_facts.ReportFacts)."""
+  metrics, result = facts.evaluation.metrics, facts.result
   if not metrics:
     return html.absent('No evaluation: the run stopped before the Evaluator.')
   why = html.escape(result.blessing or '')
@@ -342,9 +326,9 @@ def evaluation_section(
     else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
   details = (
-    regression_html(result, nodes, label)
-    + _per_class_section(nodes, result, images, eval_images)
-    + _slices_section(nodes)
+    regression_html(result, facts.model_dir, label)
+    + _per_class_section(facts, images, eval_images)
+    + slices_html(facts.evaluation.slices)
   )
   return (
     html.table(['metric (eval split)', 'value'], sorted(metrics.items()))

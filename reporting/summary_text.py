@@ -1,12 +1,12 @@
-"""The terminal lines of a run's summary (cli/run.py prints them; `unchanged` reprints them)."""
+"""The terminal lines of a run's summary (cli/run.py prints them; `unchanged` reprints them), from
+its RunResult (metadata/run_result.py: `result` below)."""
 
 from typing import Dict, List, Optional
 
 from contracts import evaluation as names
 from contracts import splits
+from contracts.evaluation import FIGURE_NAMES, figure_text, improvement
 from contracts.trainer_options import REGRESSION
-from metadata.artifact_reader import FIGURE_NAMES, figure_text, improvement
-from metadata.run_result import RunResult
 
 # What near-duplicate detection of images finds and misses, as bench/near_duplicates.py measured
 # it at duplicates.NEAR_DISTANCE (docs/benchmarks.md, "Near-duplicate images": 224x224 crops / large
@@ -18,7 +18,7 @@ NEAR_COPIES_MEASURED = (
 )
 
 
-def regressed(result: RunResult) -> bool:
+def regressed(result) -> bool:
   """Whether the run trained a regression model (training.json's task, or its figures)."""
   return (result.training or {}).get('task') == REGRESSION or bool(result.regression)
 
@@ -233,7 +233,7 @@ def render_revision(revision: dict) -> str:
   return ', '.join(parts)
 
 
-def render(result: RunResult) -> List[str]:
+def render(result) -> List[str]:
   """Human-readable lines of the summary."""
   lines = ['── summary ──']
   if result.span:
@@ -380,7 +380,7 @@ def _inferred_line(inferred: dict, blessed: Optional[bool]) -> str:
   )
 
 
-def _report_line(result: RunResult) -> List[str]:
+def _report_line(result) -> List[str]:
   """Where report.html is, for a run that writes one."""
   if result.report is None:
     return []
@@ -390,7 +390,7 @@ def _report_line(result: RunResult) -> List[str]:
   return [f'report:     {result.report}' + (f' (written in {took:.1f} s after)' if took else '')]
 
 
-def render_wall(result: RunResult) -> str:
+def render_wall(result) -> str:
   """The process's own time, from its start to the end of its components (taken before the
   report is written, so that the report shows it too), and the part before the first component
   (imports, data checks); the components' alone for a summary from before it was recorded."""

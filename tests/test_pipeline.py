@@ -3,6 +3,7 @@ content: a file replaced by another of the same size changes the key of the comp
 it, and of no other (cli/unchanged.py's state is tested in tests/cli/test_unchanged.py)."""
 
 import json
+import os
 
 import pytest
 
@@ -59,13 +60,19 @@ def test_a_file_replaced_by_one_of_the_same_size_changes_its_component_s_key(
   assert str(files / name) in json.loads(after[component])
 
 
-def test_data_edited_with_its_size_and_time_set_back_changes_the_example_gen_s_key(files):
-  """TFX's own input fingerprint is size and modification time: `touch -r` would keep it."""
+def test_data_edited_with_its_size_and_time_set_back_changes_the_example_gen_s_key(
+  files, monkeypatch
+):
+  """TFX's own input fingerprint is size and modification time: `touch -r` would keep it. The
+  data's index is read, not written: building the DAG writes nothing (cli/prepare_run.py does)."""
+  monkeypatch.setattr(data_index, 'RACY_NS', 0)  # the files would be indexed at once
+  (files / 'out').mkdir()
   before = _keys(files)
   changed.replaced(files / 'data' / 'cats' / 'a.png', b'PNG')
   after = _keys(files)
   assert {node for node in before if before[node] != after[node]} == {'ImageExampleGen'}
   assert data_index.DATA_KEY + str(files / 'data') in json.loads(after['ImageExampleGen'])
+  assert not os.listdir(files / 'out')
 
 
 def test_a_model_file_s_project_imports_are_in_the_trainer_s_key(files):

@@ -28,6 +28,10 @@ from trainer import (
 )
 
 NUMERIC_SAMPLE_ROWS = 4096
+_AS_LONG = (
+  'the tabular model takes a list of numbers, as long in every row: pad the lists to one length, '
+  'or write one column per value'
+)
 
 
 @dataclasses.dataclass
@@ -137,6 +141,7 @@ def _tabular_setup(
   eval_files = shards.shard_files(fn_args.eval_files)
   present, lists = _sample_columns(shards.readable_files(fn_args.train_files, guard), spec)
   if lists:
+    _check_list_lengths(list(train_files) + eval_files, spec, lists, guard)
     logging.info('List columns, fed whole: %s', list_line(lists))
   spec = dataclasses.replace(  # of the values present: a missing value is fed the mean
     spec,
@@ -150,7 +155,14 @@ def _tabular_setup(
   features, sample_labels = next(iter(sample))
   _check_finite(features, spec.numeric, label_key)
   scores = _single_feature_scores(features, sample_labels, eval_files, spec, guard)
-  leakage.check(scores[0], scores[1], label_key, options.allowed_features, spec.regression)
+  leakage.check(
+    scores[0],
+    sample_labels.numpy(),
+    scores[1],
+    label_key,
+    options.allowed_features,
+    spec.regression,
+  )
   serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
   cache = _cache_decision(options, input_cache.tabular_bytes(serialized))
   train = tabular_input.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
@@ -203,8 +215,7 @@ def _sample_columns(train_files: List[str], spec) -> Tuple[dict, Dict[str, int]]
     why = (
       'a label is one value a row'
       if key == spec.label_key
-      else 'the tabular model takes a list of numbers, as long in every row: pad the lists to '
-      'one length, or write one column per value'
+      else _AS_LONG
       if len(held) > 1
       else 'the tabular model takes lists of numbers only: write one column per value'
     )
@@ -213,6 +224,22 @@ def _sample_columns(train_files: List[str], spec) -> Tuple[dict, Dict[str, int]]
       f'rows); {why}'
     )
   return parsed, lists
+
+
+def _check_list_lengths(files: List[str], spec, lists: Dict[str, int], guard) -> None:
+  """UnusableData for a list column some row of train or eval past the sample holds with
+  another number of values than the sample's N: it would be cut to N or filled with means."""
+  counts = shards.row_length_counts(files, {key: spec.parse_spec()[key] for key in lists}, guard)
+  for key, length in sorted(lists.items()):
+    other = {held: rows for held, rows in counts[key].items() if held not in (0, length)}
+    if other:
+      seen = ', '.join(f'{held} in {rows:,}' for held, rows in sorted(other.items())[:5])
+      more = ', …' if len(other) > 5 else ''
+      raise UnusableData(
+        f"column '{key}' holds {length} values in {counts[key].get(length, 0):,} of the "
+        f'{sum(counts[key].values()):,} train and eval rows, and another number in '
+        f'{sum(other.values()):,} ({seen}{more}); {_AS_LONG}'
+      )
 
 
 def list_line(lists: Dict[str, int]) -> str:

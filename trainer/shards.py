@@ -175,6 +175,27 @@ def int_label_counts(
   return counts
 
 
+def row_length_counts(
+  file_patterns: Union[str, List[str]],
+  features: Dict[str, tf.io.RaggedFeature],
+  guard: Optional[ShardGuard] = None,
+) -> Dict[str, Dict[int, int]]:
+  """{column: {values a row: records}} of the ragged `features` over the split (a record
+  without the column: 0; one vectorised pass)."""
+  batches = serialized_batches(readable_files(file_patterns, guard), 4096, training=False).map(
+    lambda s: {
+      key: tf.unique_with_counts(value.row_lengths())[::2]
+      for key, value in tf.io.parse_example(s, features).items()
+    }
+  )
+  counts: Dict[str, Dict[int, int]] = {key: {} for key in features}
+  for batch in batches:
+    for key, (lengths, found) in batch.items():
+      for length, count in zip(lengths.numpy().tolist(), found.numpy().tolist()):
+        counts[key][length] = counts[key].get(length, 0) + count
+  return counts
+
+
 def max_int_label(
   file_patterns: Union[str, List[str]], label_key: str, guard: Optional[ShardGuard] = None
 ) -> int:

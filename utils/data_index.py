@@ -50,10 +50,13 @@ def _load(index_file: str) -> Dict[str, list]:
     return {}
 
 
-def listing(path: str, index_file: str = '', patterns: Sequence[str] = ()) -> List[Tuple[str, str]]:
+def listing(
+  path: str, index_file: str = '', patterns: Sequence[str] = (), update: bool = True
+) -> List[Tuple[str, str]]:
   """(path relative to `path`, content digest) of every file at or below `path` (or that
   `patterns` match: the ExampleGen's file patterns) ('' for a link to nothing); digests recorded
-  in `index_file` are reused where the stat fields match."""
+  in `index_file` are reused where the stat fields match, and new ones recorded there unless
+  not `update`."""
   index = _load(index_file) if index_file else {}
   started = time.time_ns()
   found, changed = [], False
@@ -86,7 +89,7 @@ def listing(path: str, index_file: str = '', patterns: Sequence[str] = ()) -> Li
   gone = [k for k in index if k.startswith(under) and k not in seen and not os.path.lexists(k)]
   for key in gone:  # removed files (others there: another pattern's, --infer-data's, kept)
     del index[key]
-  if index_file and (changed or gone):
+  if index_file and update and (changed or gone):
     try:
       atomic.write(index_file, json.dumps(index, separators=(',', ':')))
     except OSError:  # no local folder yet (or read-only): digested again next time
@@ -94,9 +97,11 @@ def listing(path: str, index_file: str = '', patterns: Sequence[str] = ()) -> Li
   return found
 
 
-def digest(path: str, index_file: str = '', patterns: Sequence[str] = ()) -> str:
+def digest(
+  path: str, index_file: str = '', patterns: Sequence[str] = (), update: bool = True
+) -> str:
   """One digest of the relative path and content of every file listing() lists."""
   summed = hashlib.sha256()
-  for relative, content in listing(path, index_file, patterns):
+  for relative, content in listing(path, index_file, patterns, update):
     summed.update(f'{relative}\0{content}\n'.encode())
   return summed.hexdigest()[:16]

@@ -30,15 +30,8 @@ def text_column(
   _check_header(csv_path, text.partition('\n')[0].rstrip('\r'), columns, (label, chosen))
   for name, what in ((label, '--label'), (chosen, '--text-column')):
     if name and name not in columns:
-      spaced = [c for c in columns if c.strip() == name]
       raise UserError(
         f'{what} {name}: no such column in {csv_path} (columns: {", ".join(columns)})'
-        + (
-          f'; the header has spaces around its names ({spaced[0]!r}), which CsvExampleGen keeps '
-          'as part of the name: save the header without them'
-          if spaced
-          else ''
-        )
       )
   if len(rows) < MIN_ROWS:
     raise UserError(
@@ -116,9 +109,22 @@ def refuse_numbers_as_text(csv_path: str) -> None:
     )
 
 
+def refuse_spaced_header(csv_path: str) -> None:
+  """--csv-reader tfx: TFX's CsvExampleGen keeps the spaces around a header's names (` target`),
+  which the flags and the other readers leave out: refused (UserError)."""
+  line = _head(csv_path).decode('utf-8', errors='replace').partition('\n')[0].rstrip('\r')
+  spaced = [name for name in line.split(',') if name != name.strip()]
+  if spaced:
+    raise UserError(
+      f'--csv-reader tfx: the header of {csv_path} has spaces around its names ({spaced[0]!r}), '
+      "which TFX's reader keeps as part of the name; leave out --csv-reader tfx (the default "
+      'reader strips them), or save the header without them'
+    )
+
+
 def _first_rows(csv_path: str) -> tuple:
-  """(the text read, the header's columns, the first _SNIFF_ROWS rows as dicts): a header again
-  mid-file is skipped, as ExampleGen skips it."""
+  """(the text read, the header's columns stripped, the first _SNIFF_ROWS rows as dicts): a
+  header again mid-file is skipped, as ExampleGen skips it (contracts/csv_dialect.py)."""
   import csv
   import io
 
@@ -127,9 +133,9 @@ def _first_rows(csv_path: str) -> tuple:
   if len(head) == _SNIFF_BYTES:  # the last row may be cut short
     text = text[: text.rfind('\n') + 1]
   reader = csv.DictReader(io.StringIO(text, newline=''))
-  columns = reader.fieldnames or []
+  columns = reader.fieldnames = csv_dialect.names(reader.fieldnames or [])
   rows = [row for _, row in zip(range(_SNIFF_ROWS), reader)]
-  return text, columns, [r for r in rows if any((r[c] or '').strip() != c.strip() for c in columns)]
+  return text, columns, [r for r in rows if any((r[c] or '').strip() != c for c in columns)]
 
 
 def _utf8(csv_path: str, head: bytes) -> str:
@@ -241,8 +247,8 @@ def _head(csv_path: str, size: int = _SNIFF_BYTES) -> bytes:
 
 
 def csv_header(path: str) -> list:
-  """The column names of a CSV file's first line (local or in object storage)."""
+  """The column names of a CSV file's first line (local or in object storage), stripped."""
   import csv
 
   first_line = _head(path).decode('utf-8', errors='replace').partition('\n')[0]
-  return next(csv.reader([first_line.rstrip('\r')]), [])
+  return csv_dialect.names(next(csv.reader([first_line.rstrip('\r')]), []))

@@ -2,7 +2,18 @@
 
 import os
 
+from cli.inputs import data_layout, image_folders
+import config as cfg
 from utils import atomic
+
+DIGITS = 1797  # scikit-learn's digits: the images of the tree
+
+
+def source(local_dir: str) -> data_layout.DataSource:
+  """The digits a run in `local_dir` without --data reads, as resolve_data finds them once
+  written (write_digits(source.root)): known without writing them."""
+  root = os.path.abspath(os.path.join(local_dir, 'default_data', 'digits'))
+  return data_layout.DataSource(cfg.IMAGES, root, image_folders.CLASS_FOLDERS, images=DIGITS)
 
 
 def write_digits(dest: str) -> str:

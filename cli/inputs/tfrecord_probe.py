@@ -2,10 +2,13 @@
 SequenceExamples (damage further on is salvaged later)."""
 
 import struct
+from typing import Dict
 
 from cli.inputs import data_paths
 import config as cfg
 from contracts.errors import UserError
+
+FIRST_RECORDS = 200  # records whose features and label values the command line looks at
 
 
 def reads_as_gzip_tfrecords(path: str) -> bool:
@@ -58,25 +61,31 @@ def holds_sequence_examples(tfrecord_path: str) -> bool:
   return False
 
 
-def label_values(tfrecord_path: str, label: str, records: int = 200) -> list:
-  """The label's values in the file's first `records` tf.Examples, as text ('' : none; a
-  record without the label, or a damaged file, gives fewer)."""
+def first_values(tfrecord_path: str, records: int = FIRST_RECORDS) -> Dict[str, list]:
+  """{feature: its first value in each of the file's first `records` tf.Examples that has one,
+  as text ('': none)}; a damaged file gives fewer."""
   import tensorflow as tf
 
   compression = 'GZIP' if tfrecord_path.endswith('.gz') else ''
-  values = []
+  values: Dict[str, list] = {}
   try:
     for record in tf.data.TFRecordDataset(tfrecord_path, compression_type=compression).take(
       records
     ):
-      feature = _parsed(tf.train.Example, record.numpy())
-      feature = feature and feature.features.feature.get(label)
-      kind = feature and feature.WhichOneof('kind')
-      for value in getattr(feature, kind).value[:1] if kind else ():
-        values.append(value.decode('utf-8', 'replace') if isinstance(value, bytes) else repr(value))
+      example = _parsed(tf.train.Example, record.numpy())
+      for name, feature in example.features.feature.items() if example else ():
+        kind = feature.WhichOneof('kind')
+        held = values.setdefault(name, [])
+        for value in getattr(feature, kind).value[:1] if kind else ():
+          held.append(value.decode('utf-8', 'replace') if isinstance(value, bytes) else repr(value))
   except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
     pass  # damage: what was read before it decides
   return values
+
+
+def label_values(tfrecord_path: str, label: str, records: int = FIRST_RECORDS) -> list:
+  """The label's values in the file's first `records` tf.Examples, as text (first_values)."""
+  return first_values(tfrecord_path, records).get(label, [])
 
 
 def _first_intact_record(tfrecord_path: str, compression: str) -> bytes:

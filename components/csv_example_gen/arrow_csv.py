@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from contracts import text_numbers
+from contracts import csv_dialect, text_numbers
 
 RANGE_BYTES = 8 << 20  # ~100,000 numeric rows: 0.5-0.6 s of work, ~150 MB at its peak
 QUOTE, NEWLINE = ord('"'), ord('\n')
@@ -65,8 +65,8 @@ class CsvError(ValueError):
 
 
 def header(path_or_line) -> List[str]:
-  """Column names as CsvExampleGen takes them: the first line, stripped, split at commas."""
-  return path_or_line.strip().split(',')
+  """Column names: the first line split at commas, each stripped (csv_dialect.names)."""
+  return csv_dialect.names(path_or_line.strip().split(','))
 
 
 def row_count(stream) -> int:
@@ -148,7 +148,8 @@ def read_range(data: bytes, names: Sequence[str], where: str, first_row: int) ->
 def without_header_rows(table: pa.Table) -> Tuple[pa.Table, int]:
   """(the table without the rows that repeat its header, how many there were): files
   concatenated with `cat`, or exports appended to, hold the header again mid-file; read as data,
-  it turns every column into strings and the label's name into a class."""
+  it turns every column into strings and the label's name into a class. The columnar form of
+  csv_dialect.repeats_header."""
   repeats = None
   for name in table.column_names:
     same = pc.equal(pc.utf8_trim_whitespace(table.column(name)), name.strip())
@@ -169,7 +170,7 @@ def _explained(data: bytes, columns: int, where: str, first_row: int, error: Exc
     )
   for number, cells in enumerate(csv.reader(io.StringIO(text, newline='')), start=first_row):
     if cells and len(cells) != columns:
-      return f'{where}: line {number} has {len(cells)} cells, the header {columns} columns'
+      return f'{where}: line {number} {csv_dialect.width_problem(len(cells), columns)}'
   return f'{where}: {str(error).splitlines()[0]}'
 
 

@@ -275,7 +275,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   args = parser.parse_args(argv)
   s3 = args.model.startswith('s3://')
   if s3:
-    from components import object_storage  # noqa: F401  (registers s3:// with TensorFlow)
+    from utils import object_storage  # noqa: F401  (registers s3:// with TensorFlow)
   report = check(args.model, read_records(args.records), args.requests)
   atomic.write(args.report, json.dumps(report, indent=2))
   if s3:  # TensorFlow I/O's S3 client aborts the interpreter's teardown (docs/design/scaling.md)

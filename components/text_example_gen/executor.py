@@ -24,11 +24,12 @@ from tfx.utils import proto_utils
 
 from components import beam_progress, duplicates, file_based, grouped_split
 from components.text_example_gen import text
-from contracts import artifacts, splits, text_record
+from contracts import artifacts, csv_dialect, splits, text_record
 from records import text_codec
 from utils import atomic
 
 _Row = Tuple[str, str, List[str]]  # (split, label name, tokens)
+REPEATED_HEADERS = 'repeated_headers'  # _read_rows' tag: a 1 per line repeating the header
 
 
 def input_files(exec_properties: Dict[str, Any]) -> List[str]:
@@ -41,15 +42,34 @@ def input_files(exec_properties: Dict[str, Any]) -> List[str]:
 
 def _read_rows(
   path: str, label_column: str, text_column: str, eval_percent: int, by_words: bool
-) -> Iterator[_Row]:
+) -> Iterator[_Row]:  # and the REPEATED_HEADERS tag (Beam types the main output)
   """Rows of one CSV file, streamed (the csv module joins quoted fields that span lines). A row's
   split is decided by its words (by_words: rows with the same words share it), else by its file
-  and line."""
+  and line. A line repeating the header (files joined with their headers) is no row: a 1 tagged
+  REPEATED_HEADERS, as the CSV ExampleGen skips and counts it."""
   with fileio.open(path, 'r') as f:
-    for number, row in enumerate(csv.DictReader(f), start=2):
+    reader = _reader(f)
+    for number, row in enumerate(reader, start=2):
+      if _repeats_header(row):
+        yield beam.pvalue.TaggedOutput(REPEATED_HEADERS, 1)
+        continue
       tokens = text.tokenize(row[text_column] or '')
       key = ' '.join(tokens) if by_words else f'{os.path.basename(path)}:{number}'
       yield splits.split_of(key, eval_percent), row[label_column].strip(), tokens
+
+
+def _reader(f) -> csv.DictReader:
+  """A CSV stream's rows as dicts keyed by the header's names, stripped (as the flags name them)."""
+  reader = csv.DictReader(f)
+  reader.fieldnames = csv_dialect.names(reader.fieldnames or [])
+  return reader
+
+
+def _repeats_header(row: Dict[str, Any]) -> bool:
+  """Whether a row of _reader is the header again (csv_dialect.repeats_header): each cell its
+  column's name; a row of another width never (its missing cells None, extra ones under None)."""
+  cells = list(row.values())
+  return None not in cells and csv_dialect.repeats_header(cells, list(row))
 
 
 def _placed(group: Tuple[str, Iterable[_Row]], mode: str, counts: Tuple[int, int]):
@@ -92,7 +112,7 @@ def row_count(paths: List[str]) -> int:
   total = 0
   for path in paths:
     with fileio.open(path, 'r') as f:
-      total += sum(1 for _ in csv.DictReader(f))
+      total += sum(1 for row in _reader(f) if not _repeats_header(row))
   return total
 
 
@@ -123,14 +143,16 @@ class Executor(beam_progress.CountedBeamExecutor, file_based.ExampleGenExecutor)
       outputs={'examples': [examples]},
     )
     with watch, self._make_beam_pipeline() as pipeline:
-      rows = (
+      read = (
         pipeline
         | 'ListFiles' >> beam.Create(files)
         | 'ReadRows'
         >> beam.FlatMap(
           _read_rows, label_column, text_column, exec_properties['eval_percent'], by_words
-        )
+        ).with_outputs(REPEATED_HEADERS, main='rows')
       )
+      rows = read.rows
+      headers = read[REPEATED_HEADERS] | 'CountHeaders' >> beam.CombineGlobally(sum)
       if by_words:
         groups = (
           rows
@@ -186,7 +208,12 @@ class Executor(beam_progress.CountedBeamExecutor, file_based.ExampleGenExecutor)
         | 'PerSplit' >> beam.CombinePerKey(_LengthFacts())
         | 'AllFacts' >> beam.combiners.ToDict()
       )
-      for name, collection in (('vocabulary', words), ('labels', labels), ('facts', facts)):
+      for name, collection in (
+        ('vocabulary', words),
+        ('labels', labels),
+        ('facts', facts),
+        (REPEATED_HEADERS, headers),
+      ):
         _ = (
           collection
           | f'Json[{name}]' >> beam.Map(json.dumps)
@@ -197,7 +224,7 @@ class Executor(beam_progress.CountedBeamExecutor, file_based.ExampleGenExecutor)
     for split in splits.SPLITS:
       file_based.drop_empty_shards(standard_artifact_utils.get_split_uri([examples], split))
     saved = {}
-    for name in ('vocabulary', 'labels', 'facts'):
+    for name in ('vocabulary', 'labels', 'facts', REPEATED_HEADERS):
       with fileio.open(os.path.join(scratch, name), 'r') as f:
         saved[name] = json.loads(f.read())
     meta = {
@@ -225,6 +252,7 @@ class Executor(beam_progress.CountedBeamExecutor, file_based.ExampleGenExecutor)
     examples.set_string_custom_property('split_counts', json.dumps(meta['split_counts']))
     examples.set_string_custom_property('label_vocabulary', json.dumps(saved['labels']))
     examples.set_int_custom_property('vocabulary_size', meta['vocabulary_size'])
+    examples.set_int_custom_property(artifacts.REPEATED_HEADERS, saved[REPEATED_HEADERS])
     if by_words:
       with fileio.open(os.path.join(scratch, 'duplicates'), 'r') as f:
         found = json.loads(f.read() or '{}')

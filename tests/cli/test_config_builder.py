@@ -1,4 +1,5 @@
-"""cli/config_builder.build_config: the Beam mode decided from the data, and the splits kept."""
+"""cli/config_builder.build_config: the Beam mode decided from the data, the splits kept, and
+nothing written (what a run writes first is cli/prepare_run.py's, tested here beside it)."""
 
 import dataclasses
 
@@ -162,3 +163,55 @@ def test_images_take_neither_a_task_of_numbers_nor_a_threshold(tmp_path, digits_
     )
     with pytest.raises(UserError, match=f'^{said}'):
       config_builder.build_config(args)
+
+
+def _damaged_tfrecords(folder) -> str:
+  """A folder of one TFRecord file of 40 table rows, the 11th record's bytes damaged."""
+  from tests.support import shards, tabular_rows
+
+  folder.mkdir()
+  path = tabular_rows.write(str(folder / 'rows.tfrecord'), tabular_rows.rows(40))
+  with open(path, 'rb') as f:
+    shards.damage(path, shards.record_offset(f.read(), shards.DAMAGED_INDEX) + 20)
+  return str(folder)
+
+
+def _csv(folder) -> str:
+  folder.mkdir()
+  (folder / 'rows.csv').write_text('x,label\n' + ''.join(f'{i},{i % 2}\n' for i in range(50)))
+  return str(folder / 'rows.csv')
+
+
+def _files(root) -> dict:
+  return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob('*')}
+
+
+@pytest.mark.parametrize(
+  'data', [None, _csv, _damaged_tfrecords], ids=['default digits', 'csv', 'damaged tfrecords']
+)
+def test_build_config_only_reads_what_prepare_run_writes_it_leaves(tmp_path, monkeypatch, data):
+  """No output folder, lock, digits, salvaged copy or data index from build_config alone; the
+  same arguments through prepare_run write them, and the config reads where they were put."""
+  from cli import output_lock, prepare_run
+  from utils import data_index
+
+  monkeypatch.setenv('HOME', str(tmp_path / 'home'))
+  monkeypatch.setattr(data_index, 'RACY_NS', 0)  # the data were just written: indexed anyway
+  (tmp_path / 'home').mkdir()
+  given = ['--data', data(tmp_path / 'data'), '--label', 'label'] if data else []
+  out = tmp_path / 'out'
+  args = cli_main.parser().parse_args(['run', *given, '--output', str(out)])
+  before = _files(tmp_path)
+  built = config_builder.build_config(args)
+  assert _files(tmp_path) == before and not out.exists()
+  prepared = prepare_run.prepare_run(args)
+  assert (out / output_lock.LOCK_FILE).is_file() and (out / data_index.INDEX_FILE).is_file()
+  if data is _damaged_tfrecords:  # read from the intact copies
+    assert prepared == dataclasses.replace(built, data=str(out / 'salvaged_input'))
+    assert (out / 'salvaged_input' / 'rows.tfrecord').is_file()
+  else:
+    assert prepared == built
+  if data is None:  # the digits as resolve_data finds them, now that they are there
+    from cli.inputs import data_layout, default_data
+
+    assert data_layout.resolve_data(built.data) == default_data.source(str(out))

@@ -267,6 +267,31 @@ def test_csv_columns_are_checked_before_anything_runs(tmp_path, capsys, extra, m
   assert not output.exists()
 
 
+@pytest.mark.parametrize('flag', ['--slice-feature', '--allow-feature', '--id-column'])
+def test_tfrecord_features_are_checked_before_anything_runs(tmp_path, capsys, flag):
+  """A feature no record holds was ignored (--slice-feature: no slices, no word)."""
+  import tensorflow as tf
+
+  def example(i):
+    feature = {
+      'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
+      'city': tf.train.Feature(bytes_list=tf.train.BytesList(value=[b'Paris'])),
+    }
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+  data = tmp_path / 'rows.tfrecord'
+  data.write_bytes(_tfrecord(*(example(i) for i in range(4))))
+  output = tmp_path / 'out'
+  argv = ['run', '--data', str(data), '--label', 'label', '--output', str(output)]
+  assert cli_main.main([*argv, flag, 'town']) == 2
+  err = capsys.readouterr().err
+  assert err == (
+    f'error: {flag} town: no such feature in the first 200 records of {data} (features: city, '
+    'label)\n'
+  )
+  assert not output.exists()
+
+
 @pytest.mark.parametrize(
   'files,data,output,message',
   [
@@ -306,7 +331,7 @@ def test_an_output_beside_a_csv_file_or_hidden_in_the_data_is_taken(tmp_path, mo
   monkeypatch.chdir(tmp_path)
   for argv in (['--data', 'rows.csv'], ['--data', images, '--output', f'{images}/.runs']):
     config = config_builder.build_config(cli_main.parser().parse_args(['run', *argv]))
-    assert os.path.isdir(config.output)
+    assert config.output == os.path.abspath(argv[-1] if '--output' in argv else 'output')
   monkeypatch.chdir(images)  # the default output, ./output, inside --data .
   with pytest.raises(UserError, match=r'^--output output is inside --data \.: its files'):
     config_builder.build_config(cli_main.parser().parse_args(['run', '--data', '.']))

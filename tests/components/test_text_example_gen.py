@@ -5,6 +5,7 @@ import json
 import logging
 import os
 
+import apache_beam as beam
 import tensorflow as tf
 from tfx.dsl.components.base import base_beam_executor
 from tfx.types import standard_artifacts
@@ -74,7 +75,9 @@ def test_tokenize_drops_markup_and_punctuation_and_lowercases():
 
 def test_every_row_becomes_a_sequence_example_with_ids_from_the_vocabulary(tmp_path, caplog):
   caplog.set_level(logging.INFO, logger=progress.LOGGER)
-  examples = _convert(tmp_path)
+  joined = ROWS[:50] + [(' sentiment ', 'review')] + ROWS[50:]  # files joined with their headers
+  examples = _convert(tmp_path, joined)
+  assert examples.get_int_custom_property(artifacts.REPEATED_HEADERS) == 1  # skipped, counted
   lines = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
   assert lines[-1].startswith(f'TextExampleGen: {len(ROWS)} of {len(ROWS)} rows encoded, ')
   with open(os.path.join(examples.uri, artifacts.VOCABULARY_FILE)) as f:
@@ -141,6 +144,28 @@ def test_a_quoted_text_spanning_lines_is_one_row(tmp_path):
     ('train', '0', ['plain']),
   ]
   assert executor.row_count([str(path)]) == 2  # the progress total counts rows the same way
+
+
+def test_a_header_with_spaces_around_its_names_names_the_columns_without_them(tmp_path):
+  path = tmp_path / 'spaced.csv'
+  path.write_text('label , text\n1,some words\n')
+  rows = list(executor._read_rows(str(path), 'label', 'text', eval_percent=0, by_words=True))
+  assert rows == [('train', '1', ['some', 'words'])]
+
+
+def test_a_line_repeating_the_header_is_skipped_and_counted_as_the_csv_example_gen_does(tmp_path):
+  path = tmp_path / 'joined.csv'
+  path.write_text('label , text\n1,some words\nlabel, text \n0,other words\n1,label\n')
+  read = list(executor._read_rows(str(path), 'label', 'text', eval_percent=0, by_words=True))
+  rows = [r for r in read if not isinstance(r, beam.pvalue.TaggedOutput)]
+  assert rows == [
+    ('train', '1', ['some', 'words']),
+    ('train', '0', ['other', 'words']),
+    ('train', '1', ['label']),
+  ]
+  counted = [r.value for r in read if isinstance(r, beam.pvalue.TaggedOutput)]
+  assert counted == [1] and read[1].tag == executor.REPEATED_HEADERS
+  assert executor.row_count([str(path)]) == 3  # the progress total leaves it out too
 
 
 def test_a_tiny_shard_size_writes_no_empty_shards(tmp_path):

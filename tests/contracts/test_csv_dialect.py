@@ -1,5 +1,8 @@
-"""contracts/csv_dialect.py: the same odd CSV files read into the same rows by `predict`
-(inference/inputs.py) and `monitor` (monitoring/serving_data.py); `run`'s first look refuses
+"""contracts/csv_dialect.py: the same odd CSV files read into the same rows, with the same counts
+of repeated headers skipped and inf / nan cells made missing, and text cells as written (`NA` a
+category, not missing), by `run` (the Arrow CsvExampleGen's functions,
+components/csv_example_gen/arrow_csv.py), `predict` (inference/inputs.py) and `monitor`
+(monitoring/serving_data.py); a row of another width read by none; `run`'s first look refuses
 what the CSV ExampleGens cannot read, with the dialect found."""
 
 import math
@@ -21,12 +24,34 @@ ODD_FILES = {
   'excel.csv': '\ufeffsize;rooms;colour\r\n12,5;3;red\r\n;4;"dark\r\nblue"\r\n',
   'tabs.csv': 'size\trooms\tcolour\n1.5\t3\t"a\tb"\n\n2\t5\tgreen\n',
   'commas.csv': 'size,rooms,colour\n"1,212.5",3,"dark\nred"\n\n$2,unknown,blue\n',
+  'crlf.csv': 'size,rooms,colour\r\n2.5,1,"two\r\nlines"\r\n3,2,plain\r\n',
+  # files joined with their headers (spaces around the names), inf and nan cells
+  'joined.csv': (
+    ' size , rooms ,colour\n1.5,3,red\n size , rooms ,colour\ninf,4,blue\n-inf,5,x\nnan,6,y\n'
+  ),
+  # a text column's placeholders and spaces are categories as written; only an empty cell is missing
+  'text.csv': 'size,rooms,colour\n1,2,NA\n2,3, n/a \n3,4,\n4,5,None\n5,6,"?"\n6,7,  \n',
 }
 ROWS = {
   'excel.csv': [(12.5, 3, 'red'), (None, 4, 'dark\r\nblue')],
   'tabs.csv': [(1.5, 3, 'a\tb'), (2.0, 5, 'green')],
   'commas.csv': [(1212.5, 3, 'dark\nred'), (2.0, None, 'blue')],
+  'crlf.csv': [(2.5, 1, 'two\r\nlines'), (3.0, 2, 'plain')],
+  'joined.csv': [(1.5, 3, 'red'), (None, 4, 'blue'), (None, 5, 'x'), (None, 6, 'y')],
+  'text.csv': [
+    (1, 2, 'NA'),
+    (2, 3, ' n/a '),
+    (3, 4, None),
+    (4, 5, 'None'),
+    (5, 6, '?'),
+    (6, 7, '  '),
+  ],
 }
+COUNTS = {'joined.csv': (1, 3)}  # (repeated headers skipped, inf / nan cells made missing)
+COLUMNS = ('size', 'rooms', 'colour')
+# The run side reads a `;` or tab file, or a byte-order mark, once the ExampleGen knows the
+# dialect (another helper's work): then these pass and strict xfail fails, to be removed.
+NOT_YET_RUN = {'excel.csv', 'tabs.csv'}
 
 
 def test_a_header_s_delimiter_is_the_one_it_holds_most_of_outside_quotes():
@@ -40,41 +65,119 @@ def test_a_header_s_delimiter_is_the_one_it_holds_most_of_outside_quotes():
   )
 
 
-def _predicted(path):
-  layout = inputs.csv_layout(str(path), ['size', 'rooms', 'colour'])
-  kinds = {'size': 'float', 'rooms': 'float', 'colour': 'string'}
+def _row(feature) -> tuple:
+  """(size, rooms, colour) of a tf.Example's features, None where a feature has no value."""
   found = []
-  for read in inputs.read_csv(0, path.name, str(path), layout, kinds):
+  for name in COLUMNS:
+    values = feature[name]
+    kind = values.WhichOneof('kind')
+    value = list(getattr(values, kind).value) if kind else []
+    found.append((value[0].decode() if kind == 'bytes_list' else value[0]) if value else None)
+  return tuple(found)
+
+
+def _ran(path):
+  """The rows and counts of `run`: the Arrow CsvExampleGen's steps on one range (the executor
+  runs them in Beam, components/csv_example_gen/executor.py)."""
+  import tensorflow as tf
+
+  from components.csv_example_gen import arrow_csv
+
+  data = path.read_bytes()
+  first = data[: data.index(b'\n') + 1]
+  names = arrow_csv.header(first.decode('utf-8'))
+  table = arrow_csv.read_range(data[len(first) :], names, str(path), 2)
+  table, headers = arrow_csv.without_header_rows(table)
+  types = arrow_csv.column_types(table)
+  types = arrow_csv.numbers_from_text([types], [arrow_csv.text_census(table, types)], names, '')
+  non_finite = []
+  records = arrow_csv.to_examples(table, types, non_finite)
+  rows = [_row(tf.train.Example.FromString(r).features.feature) for r in records]
+  return rows, (headers, sum(non_finite))
+
+
+def _predicted(path):
+  layout = inputs.csv_layout(str(path), list(COLUMNS))
+  kinds = {'size': 'float', 'rooms': 'float', 'colour': 'string'}
+  found, counts = [], csv_dialect.Counts()
+  for read in inputs.read_csv(0, path.name, str(path), layout, kinds, counts):
     size, rooms = (
       None if math.isnan(v) else v for v in (read.inputs['size'], read.inputs['rooms'])
     )
-    found.append((size, rooms, read.inputs['colour']))
-  return found
+    found.append((size, rooms, read.inputs['colour'] or None))  # '': missing in predict_columns
+  return found, (counts.repeated_headers, counts.non_finite_cells)
+
+
+def _schema():
+  from google.protobuf import text_format
+  from tensorflow_metadata.proto.v0 import schema_pb2
+
+  return text_format.Parse(SCHEMA, schema_pb2.Schema())
 
 
 def _monitored(path):
-  from google.protobuf import text_format
   import tensorflow as tf
-  from tensorflow_metadata.proto.v0 import schema_pb2
 
   from monitoring import serving_data
 
-  schema = text_format.Parse(SCHEMA, schema_pb2.Schema())
-  found = []
-  for record in serving_data.examples(str(path), schema):
-    feature = tf.train.Example.FromString(record).features.feature
-    size, rooms = feature['size'].float_list.value, feature['rooms'].int64_list.value
-    colour = feature['colour'].bytes_list.value[0].decode()
-    found.append((size[0] if size else None, rooms[0] if rooms else None, colour))
-  return found
+  counts = csv_dialect.Counts()
+  records = serving_data.examples(str(path), _schema(), counts)
+  rows = [_row(tf.train.Example.FromString(r).features.feature) for r in records]
+  return rows, (counts.repeated_headers, counts.non_finite_cells)
+
+
+def _odd_file(tmp_path, name):
+  path = tmp_path / name
+  path.write_bytes(ODD_FILES[name].encode())
+  return path
 
 
 @pytest.mark.parametrize('name', ODD_FILES)
 def test_predict_and_monitor_read_the_same_rows_from_the_same_odd_file(tmp_path, name):
-  path = tmp_path / name
-  path.write_bytes(ODD_FILES[name].encode())
-  assert _predicted(path) == ROWS[name]
-  assert _monitored(path) == ROWS[name]
+  path = _odd_file(tmp_path, name)
+  expected = (ROWS[name], COUNTS.get(name, (0, 0)))
+  assert _predicted(path) == expected
+  assert _monitored(path) == expected
+
+
+@pytest.mark.parametrize(
+  'name',
+  [
+    pytest.param(n, marks=pytest.mark.xfail(reason='h1: ExampleGen dialect', strict=True))
+    if n in NOT_YET_RUN
+    else n
+    for n in ODD_FILES
+  ],
+)
+def test_run_reads_the_rows_predict_and_monitor_read(tmp_path, name):
+  assert _ran(_odd_file(tmp_path, name)) == (ROWS[name], COUNTS.get(name, (0, 0)))
+
+
+def test_a_row_of_another_width_is_read_by_no_reader_and_named_by_its_line(tmp_path):
+  from components.csv_example_gen import arrow_csv
+
+  path = tmp_path / 'wide.csv'
+  path.write_text('size,rooms,colour\n1,2,a\n3,4,b,extra\n5,6,c\n')
+  words = 'line 3 has 4 cells, the header 3 columns'
+  with pytest.raises(arrow_csv.CsvError, match=f': {words}$'):
+    _ran(path)
+  with pytest.raises(UserError, match=f'^--serving-data {path}: {words}$'):
+    _monitored(path)
+  layout = inputs.csv_layout(str(path), list(COLUMNS))
+  read = list(inputs.read_csv(0, 'wide.csv', str(path), layout, {'size': 'float'}))
+  assert [type(r).__name__ for r in read] == ['Input', 'Unreadable', 'Input']
+  assert read[1].reason == words
+
+
+def test_the_counts_reach_the_user_in_one_line():
+  assert csv_dialect.Counts().line() == ''
+  assert csv_dialect.Counts(2, 3).line() == (
+    '2 repeated header line(s) skipped, 3 inf/nan cell(s) read as missing'
+  )
+  counts = csv_dialect.Counts()
+  assert math.isnan(csv_dialect.number('NA', False, counts)) and counts.non_finite_cells == 0
+  assert math.isnan(csv_dialect.number('1e999', False, counts)) and counts.non_finite_cells == 1
+  assert csv_dialect.number('12,5', True, counts) == 12.5
 
 
 def test_run_refuses_the_byte_order_mark_and_semicolons_that_the_example_gens_cannot_read(

@@ -194,7 +194,7 @@ def test_missing_s3_data_is_one_line(s3):
 
 _GLOB_CHECK = """
 import json, sys
-from components import object_storage
+from utils import object_storage
 import tensorflow as tf
 from tfx.dsl.io import fileio
 

@@ -105,7 +105,7 @@ REPORT_FACTS = """({
 
 
 def test_the_summary_and_the_report_show_the_errors_and_the_pictures_of_a_number(fare_run):
-  from metadata.artifact_reader import figure_text
+  from contracts.evaluation import figure_text
   from metadata.run_result import RunResult
   from reporting import report, summary_text
   from tests.support import browser

@@ -79,6 +79,7 @@ def test_every_row_predicted_in_order_and_the_unreadable_listed(tiny_model, tmp_
     '3,Credit Card,nan,\n'  # NaN → missing
     '4,Cash,lots,1\n'  # not a number: skipped
     '5,Cash,666,1\n'  # the model fails on it: skipped
+    'id, payment_type ,fare,tips\n'  # the header again (files joined): skipped, counted
     + ''.join(f'{i},Card,{i % 5},1\n' for i in range(6, 200))
   )
   out = str(tmp_path / 'p.csv')
@@ -106,9 +107,10 @@ def test_every_row_predicted_in_order_and_the_unreadable_listed(tiny_model, tmp_
   ]
   assert 'predicted 197 input(s)' in shown and 'skipped 2 input(s)' in shown
   assert (
-    'missing numbers: 1 row(s) predicted with empty or NA cells as missing (0, as in training): '
-    'fare 1\n'
+    'missing numbers: 1 row(s) predicted with empty, NA, inf or nan cells as missing (0, as in '
+    'training): fare 1\n'
   ) in shown  # row 3 (the fare 'nan'); row 2's empty payment_type is a category
+  assert 'CSV rows: 1 repeated header line(s) skipped, 1 inf/nan cell(s) read as missing\n' in shown
   assert '/serving/7 (predict_columns)' in shown
 
   logged = list(request_log.read(request_log.files(log)))

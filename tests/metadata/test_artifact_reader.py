@@ -88,9 +88,9 @@ def test_regression_figures_of_the_candidate_and_the_serving_model_by_their_name
     },
     'baseline': {names.RMSE_KEY: 2.5},
   }
-  assert artifact_reader.improvement(
-    artifact_reader.regression_figures(evaluation)['candidate']
-  ) == (1 - 1.13 / 7.06)
+  assert names.improvement(artifact_reader.regression_figures(evaluation)['candidate']) == (
+    1 - 1.13 / 7.06
+  )
   assert artifact_reader.slice_metrics(evaluation) == {
     'zone = north': {'accuracy': None, 'examples': 30, names.MAE_KEY: 0.9, names.R2_KEY: 0.91}
   }

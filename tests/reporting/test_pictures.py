@@ -179,7 +179,8 @@ def test_a_regression_label_is_shown_per_split_as_densities_and_its_figures():
     )
 
   statistics = {'train': split(11.5, 0, 60, [50, 30, 20]), 'eval': split(11.0, 2, 50, [10, 8])}
-  page = report_data.number_label_html('fare', statistics)
+  numbers = {split: found.features[0].num_stats for split, found in statistics.items()}
+  page = report_data.number_label_html('fare', numbers)
   assert 'aria-label="label distribution (fare)"' in page
   assert 'fare per split (StatisticsGen quantiles)' in html.unescape(page)
   assert '<td>train</td><td class="n">100</td><td class="n">11.5</td><td class="n">3.5</td>' in page

@@ -1,12 +1,13 @@
 """The run report's training section from hand-made training.json and tuner_results.json (no
-pipeline run): the model, its phases and the Tuner's trials."""
+pipeline run): the model, its phases and the Tuner's trials; a regression run's sections from
+facts gathered (metadata/report_facts.py) off hand-made artifacts."""
 
 import json
 
 from ml_metadata.proto import metadata_store_pb2
 
 from contracts import artifacts
-from metadata import artifact_reader, run_reader
+from metadata import artifact_reader, report_facts, run_reader
 from metadata.run_result import Evaluation, RunResult
 from reporting import report_model
 
@@ -59,16 +60,12 @@ def _node(tmp_path, node_id: str, key: str, name: str, content) -> run_reader.No
   return run_reader.NodeRun(node_id, 'COMPLETE', {key: artifact})
 
 
-def _section(tmp_path, training: dict, trials=None) -> str:
-  nodes = {'Trainer': _node(tmp_path, 'Trainer', 'model_run', artifacts.TRAINING_FILE, training)}
-  if trials is not None:
-    nodes['Tuner'] = _node(tmp_path, 'Tuner', 'tuner_results', artifacts.TUNER_RESULTS_FILE, trials)
-  found = artifact_reader.output_json(nodes, 'model_run', artifacts.TRAINING_FILE)
-  return report_model.training_section(found, nodes)
+def _section(training: dict, trials=None) -> str:
+  return report_model.training_section(training, trials, '/out/Trainer/model_run/3')
 
 
-def test_the_model_its_phases_and_every_tuning_trial_are_shown_best_first(tmp_path):
-  page = _section(tmp_path, TRAINING, TRIALS)
+def test_the_model_its_phases_and_every_tuning_trial_are_shown_best_first():
+  page = _section(TRAINING, TRIALS)
   for shown in ('mobilenet', 'imagenet', 'learning_rate (tuned)', 'dropout (tuned)'):
     assert shown in page
   for phase in ('<td>head</td>', '<td>fine_tune</td>', '0.003', '0.0003', '12,810', '987,654'):
@@ -81,24 +78,24 @@ def test_the_model_its_phases_and_every_tuning_trial_are_shown_best_first(tmp_pa
   assert page.count('(best)') == 1
 
 
-def test_a_run_without_a_tuner_shows_no_trials_nor_tuned_values(tmp_path):
-  page = _section(tmp_path, dict(TRAINING, tuned=False))
+def test_a_run_without_a_tuner_shows_no_trials_nor_tuned_values():
+  page = _section(dict(TRAINING, tuned=False))
   assert 'Tuning' not in page
   assert '(tuned)' not in page
   assert '<td>learning_rate</td>' in page
 
 
-def test_a_training_json_from_before_the_model_and_phases_were_recorded_still_renders(tmp_path):
-  page = _section(tmp_path, OLD_TRAINING)
+def test_a_training_json_from_before_the_model_and_phases_were_recorded_still_renders():
+  page = _section(OLD_TRAINING)
   assert '100 steps of batch 32 in 2 epochs.' in page
   assert 'phase' not in page
   assert 'TensorBoard' in page
 
 
-def test_trees_show_their_rounds_not_steps_and_no_input_check(tmp_path):
+def test_trees_show_their_rounds_not_steps_and_no_input_check():
   trees = {'rounds': 91, 'train_rows': 3197, 'seconds': 1.94}
   gbt = dict(TRAINING, model='gbt', phases=[], trees=trees, input_check=None)
-  page = _section(tmp_path, gbt)
+  page = _section(gbt)
   assert 'Gradient-boosted trees: 91 boosting rounds on 3,197 train rows in 1.9 s' in page
   assert 'steps of batch' not in page
   assert 'read their splits into memory once' in report_model.input_section(gbt, None)
@@ -144,14 +141,10 @@ def test_the_input_section_shows_records_read_against_those_recorded():
   assert 'records read of those recorded' not in page
 
 
-def test_the_seed_is_shown_where_training_json_has_one(tmp_path):
-  for name in 'abc':
-    (tmp_path / name).mkdir()
-  assert '<td>seed</td><td>7 (deterministic ops)</td>' in _section(
-    tmp_path / 'a', dict(TRAINING, seed=7)
-  )
-  assert '<td>seed</td><td>none</td>' in _section(tmp_path / 'b', dict(TRAINING, seed=None))
-  assert '<td>seed</td>' not in _section(tmp_path / 'c', TRAINING)  # written before --seed
+def test_the_seed_is_shown_where_training_json_has_one():
+  assert '<td>seed</td><td>7 (deterministic ops)</td>' in _section(dict(TRAINING, seed=7))
+  assert '<td>seed</td><td>none</td>' in _section(dict(TRAINING, seed=None))
+  assert '<td>seed</td>' not in _section(TRAINING)  # written before --seed
 
 
 REGRESSION_TRAINING = dict(
@@ -217,13 +210,12 @@ def _regression_page(tmp_path) -> tuple:
     blessed=True,
   )
   result.blessing = summary.regression_reason(None, True, result.regression, {})
-  metrics = artifact_reader.overall_metrics(artifact(evaluation))
-  training = artifact_reader.output_json(nodes, 'model_run', artifacts.TRAINING_FILE)
+  facts = report_facts.gather(nodes, result, str(tmp_path / 'metadata.sqlite'), 'tips')
   body = (
     '<section id="training"><h2>Training</h2>'
-    + report_model.training_section(training, nodes)
+    + report_model.training_section(facts.training, facts.tuner_trials, facts.model_run_uri)
     + '</section><section id="evaluation"><h2>Evaluation</h2>'
-    + report_model.evaluation_section(metrics, result, nodes, '', (), 'tips')
+    + report_model.evaluation_section(facts, '', (), 'tips')
     + '</section>'
   )
   return html.page('regression run', body), result

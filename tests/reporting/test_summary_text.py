@@ -2,6 +2,7 @@
 
 import config as cfg
 from contracts import input_check
+from metadata import report_facts
 from metadata.run_result import Push, RunResult
 from reporting import report, summary_text
 
@@ -24,7 +25,8 @@ def test_id_columns_found_in_the_data_are_one_warning_line_that_names_them_and_t
 def test_the_report_shows_the_summarys_wall_time_not_the_components_alone(tmp_path):
   result = RunResult(wall_seconds=21.3, process_seconds=28.3, before_components_seconds=7.0)
   config = cfg.PipelineConfig(data=str(tmp_path / 'a.csv'), data_kind=cfg.CSV, output=str(tmp_path))
-  page = report.render({}, result, config)
+  facts = report_facts.gather({}, result, config.metadata_path, config.label)  # no artifacts
+  page = report.render(facts, config)
   shown = summary_text.render_wall(result)
   assert shown.startswith('28.3 s') and f'<td>{shown}</td>' in page
   assert f'wall time:  {shown}' in summary_text.render(result)

@@ -36,7 +36,7 @@ def test_copies_affine_maps_and_thresholds_of_the_label_score_one_and_real_colum
   assert all(scores[k] >= leakage.LEAK_SCORE for k in ('affine', 'copy', 'threshold'))
   assert scores['noise'] < 0.56 and 0.6 < scores['weak'] < 0.75
   with pytest.raises(UnusableData) as raised:
-    leakage.check(scores, eval_labels, 'diagnosis')
+    leakage.check(scores, train_labels, eval_labels, 'diagnosis')
   said = str(raised.value)
   assert (
     said.startswith("--label diagnosis: column '") and 'alone gives the label for 100.0%' in said
@@ -47,11 +47,11 @@ def test_copies_affine_maps_and_thresholds_of_the_label_score_one_and_real_colum
 def test_a_kept_column_a_constant_label_or_a_sliver_of_eval_rows_stops_nothing():
   train, train_labels, evaluation, eval_labels = _halves(np.random.default_rng(1))
   scores = leakage.single_feature_scores(train, train_labels, evaluation, eval_labels, ['copy'])
-  leakage.check(scores, eval_labels, 'y', allowed=['copy', 'affine', 'threshold'])
-  leakage.check(scores, np.ones(200, int), 'y')  # every rule scores what the majority does
-  leakage.check(scores, eval_labels[: leakage.MIN_EVAL_ROWS - 1], 'y')
+  leakage.check(scores, train_labels, eval_labels, 'y', allowed=['copy', 'affine', 'threshold'])
+  leakage.check(scores, train_labels, np.ones(200, int), 'y')  # the majority scores as much
+  leakage.check(scores, train_labels, eval_labels[: leakage.MIN_EVAL_ROWS - 1], 'y')
   with pytest.raises(UnusableData, match="column 'threshold'"):
-    leakage.check(scores, eval_labels, 'y', allowed=['copy', 'affine'])
+    leakage.check(scores, train_labels, eval_labels, 'y', allowed=['copy', 'affine'])
 
 
 def test_an_unseen_category_takes_the_most_common_label_not_a_neighbour():
@@ -61,17 +61,51 @@ def test_an_unseen_category_takes_the_most_common_label_not_a_neighbour():
   assert leakage.rule_score(numbers, [0] * 5 + [1] * 5, [4.9, 1.2], [1, 0], exact=False) == 1.0
 
 
+def _regression_halves(label, columns):
+  cut = len(label) // 2
+  train = {k: v[:cut] for k, v in columns.items()}
+  evaluation = {k: v[cut:] for k, v in columns.items()}
+  scores = leakage.single_feature_scores(
+    train, label[:cut], evaluation, label[cut:], regression=True
+  )
+  return scores, label[:cut], label[cut:]
+
+
 def test_a_number_to_regress_leaks_through_its_copy_and_not_through_a_real_column():
   rng = np.random.default_rng(7)
-  size = 400
-  miles = rng.uniform(0, 20, size=2 * size)
-  fare = 3 + 2.5 * miles + rng.normal(0, 4, size=2 * size)
-  train = {'miles': miles[:size], 'fare_copy': fare[:size] * 1.1}
-  evaluation = {'miles': miles[size:], 'fare_copy': fare[size:] * 1.1}
-  scores = leakage.single_feature_scores(
-    train, fare[:size], evaluation, fare[size:], regression=True
+  miles = rng.uniform(0, 20, size=800)
+  fare = 3 + 2.5 * miles + rng.normal(0, 4, size=800)
+  scores, train_labels, eval_labels = _regression_halves(
+    fare, {'miles': miles, 'fare_copy': fare * 1.1}
   )
-  assert scores['fare_copy'] >= leakage.LEAK_SCORE > scores['miles'] > 0.5
-  with pytest.raises(UnusableData, match=r"column 'fare_copy' alone explains 9\d\.\d% of"):
-    leakage.check(scores, fare[size:], 'fare', regression=True)
-  leakage.check(scores, fare[size:], 'fare', ['fare_copy'], regression=True)
+  assert scores['fare_copy'] > scores['miles'] > 0.5
+  with pytest.raises(UnusableData, match=r"column 'fare_copy' alone explains 9\d\.\d\d% of"):
+    leakage.check(scores, train_labels, eval_labels, 'fare', regression=True)
+  leakage.check(scores, train_labels, eval_labels, 'fare', ['fare_copy'], regression=True)
+
+
+@pytest.mark.parametrize('price', ['uniform', 'log-normal'])
+def test_a_strong_real_column_is_kept_and_copies_or_the_label_with_a_trace_of_noise_are_not(price):
+  """R² 0.99 (a synthetic price's square feet) is a real column; the label plus noise of 0.05 %
+  of its variance (R² 0.9995), an affine or a monotone map of it are the label. A log-normal
+  price's own score through the rule is about 0.98: a fixed R² would miss its copies."""
+  rng = np.random.default_rng(3)
+  rows = 4000
+  label = rng.uniform(1e5, 9e5, rows) if price == 'uniform' else np.exp(rng.normal(12, 0.6, rows))
+  deviation = label.std()
+  columns = {
+    'sqft': label + rng.normal(0, deviation * np.sqrt(0.01 / 0.99), rows),
+    'noisy_copy': label + rng.normal(0, deviation * np.sqrt(0.0005 / 0.9995), rows),
+    'affine': 3 * label + 1,
+    'exp': np.exp((label - label.mean()) / deviation),
+  }
+  assert 0.9985 < np.corrcoef(columns['noisy_copy'], label)[0, 1] ** 2 < 0.9998
+  assert 0.988 < np.corrcoef(columns['sqft'], label)[0, 1] ** 2 < 0.992
+  scores, train_labels, eval_labels = _regression_halves(label, columns)
+  for leak in ('affine', 'exp', 'noisy_copy'):
+    kept = [k for k in columns if k != leak]
+    with pytest.raises(UnusableData, match=f"column '{leak}' alone explains"):
+      leakage.check(scores, train_labels, eval_labels, 'price', kept, regression=True)
+  leakage.check(scores, train_labels, eval_labels, 'price', ['affine', 'exp', 'noisy_copy'], True)
+  if price == 'log-normal':
+    assert leakage.label_score(train_labels, eval_labels) < 0.99

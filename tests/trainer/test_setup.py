@@ -277,6 +277,26 @@ def test_a_list_of_as_many_numbers_in_every_row_reaches_the_model_whole(tmp_path
   assert setup.list_line(spec.list_lengths) == 'pixels (3 values)'
 
 
+def test_a_list_of_another_length_past_the_train_sample_is_refused_not_cut(tmp_path, monkeypatch):
+  """The sample (here its first 40 train rows) decides N = 3; a train row past it with 2 values
+  and eval rows with 4 would be filled and cut in silence: one line counts them."""
+  monkeypatch.setattr(setup, 'NUMERIC_SAMPLE_ROWS', 40)
+  rows = [{'x': i / 7, 'pixels': [1.0, 2.0, float(i % 2)], 'label': i % 2} for i in range(60)]
+  rows[50]['pixels'] = [1.0, 2.0]
+  for row in rows[55:57]:
+    row['pixels'] = [1.0, 2.0, 3.0, 4.0]
+  del rows[58]['pixels']  # a row without the list is a missing value, not another length
+  fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows[:52], 'eval': rows[52:]})
+  options = TrainerOptions(label_key='label', input_cache='off')
+  with pytest.raises(UnusableData) as raised:
+    setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  assert str(raised.value) == (
+    "column 'pixels' holds 3 values in 56 of the 60 train and eval rows, and another number in "
+    '3 (2 in 1, 4 in 2); the tabular model takes a list of numbers, as long in every row: pad '
+    'the lists to one length, or write one column per value'
+  )
+
+
 def test_a_missing_number_is_fed_the_mean_of_the_values_present(tmp_path):
   rows = [{'lat': 41.9 + (i % 5) / 100, 'label': i % 2} for i in range(40)]
   for row in rows[1::4]:

@@ -1,4 +1,4 @@
-"""components/object_storage.checksum: an object in S3 (moto on loopback) known by the store's
+"""utils/object_storage.checksum: an object in S3 (moto on loopback) known by the store's
 checksum, which a rewrite of the same size changes; cache_keys.files_fingerprint puts it in the
 cache key of the component that reads the file."""
 
@@ -7,9 +7,9 @@ import json
 import pytest
 
 import cache_keys
-from components import object_storage
 from contracts.errors import UserError
 from tests.support import s3_server
+from utils import object_storage
 
 
 @pytest.fixture
