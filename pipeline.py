@@ -151,30 +151,28 @@ def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = Fal
       span=0,
     )
   with_data = functools.partial(cache_keys.data_fingerprint, config, data)
+  project_own = dict(  # what the project's own ExampleGens (text, images) take alike
+    input_base=data,
+    pattern=config.data_pattern,
+    span=config.span,
+    eval_percent=config.eval_percent,
+    shard_size_mb=config.shard_size_mb,
+    duplicates=config.duplicates,
+  )
   if config.data_kind == cfg.TEXT:
     return TextExampleGen(
-      input_base=data,
-      pattern=config.data_pattern,
+      **project_own,
       label_column=config.label,
       text_column=config.text_column,
-      eval_percent=config.eval_percent,
-      shard_size_mb=config.shard_size_mb,
-      span=config.span,
-      duplicates=config.duplicates,
       code_fingerprint=with_data('components.text_example_gen.executor'),
     )
   if config.data_kind == cfg.IMAGES:
     return ImageExampleGen(
-      input_base=data,
+      **project_own,
       encoding=config.encoding,
       compression=config.compression,
-      eval_percent=config.eval_percent,
-      shard_size_mb=config.shard_size_mb,
       max_image_side=config.max_image_side,
-      pattern=config.data_pattern,
-      span=config.span,
       unlabeled_split=splits.INFER if unlabeled else '',
-      duplicates=config.duplicates,
       code_fingerprint=with_data('components.image_example_gen.executor'),
     )
   if config.data_splits:  # already split (Split-<name> folders): kept as they are

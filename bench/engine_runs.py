@@ -55,11 +55,11 @@ def _flink_jobs(job_name: str, cancel: bool = False, settle_s: float = 30.0) -> 
   saw it done: up to settle_s for that. cancel: those still running are cancelled first."""
   import urllib.request
 
-  from engines import flink
+  from engines import flink_rest
 
   deadline = time.monotonic() + settle_s
   while True:
-    listed = [job for job in flink.rest('/jobs/overview')['jobs'] if job['name'] == job_name]
+    listed = [job for job in flink_rest.rest('/jobs/overview')['jobs'] if job['name'] == job_name]
     if cancel:
       for job in listed:
         if job['state'] not in TERMINAL:
@@ -73,7 +73,7 @@ def _flink_jobs(job_name: str, cancel: bool = False, settle_s: float = 30.0) -> 
     time.sleep(0.5)
   jobs = []
   for job in listed:
-    detail = flink.rest(f'/jobs/{job["jid"]}')
+    detail = flink_rest.rest(f'/jobs/{job["jid"]}')
     jobs.append(
       {
         'name': job['name'],

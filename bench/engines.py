@@ -214,6 +214,15 @@ def verdicts(figures: dict) -> dict:
   return out
 
 
+def _each_run(runs: dict):
+  """(kind, engine, size, round, run) of every run in measure's {kind: {engine: {size: [run]}}}."""
+  for kind, by_engine in runs.items():
+    for engine, by_size in by_engine.items():
+      for size, rounds in by_size.items():
+        for index, run in enumerate(rounds):
+          yield kind, engine, size, index, run
+
+
 def measure(quick: bool = False, rounds: int = 0) -> dict:
   """Every figure of one invocation."""
   from bench import csv_example_gen, pipeline_scaling
@@ -287,19 +296,13 @@ def measure(quick: bool = False, rounds: int = 0) -> dict:
     },
     'failures': [
       {'kind': kind, 'engine': e, 'size': n, 'round': i, 'error': run['error']}
-      for kind, by_engine in runs.items()
-      for e, by_size in by_engine.items()
-      for n, rs in by_size.items()
-      for i, run in enumerate(rs)
+      for kind, e, n, i, run in _each_run(runs)
       if run.get('failed')
     ],
     # Attempts stopped and run again (a TaskManager waiting for an SDK worker that never came).
     'retried': [
       {'kind': kind, 'engine': e, 'size': n, 'round': i, 'error': attempt['error']}
-      for kind, by_engine in runs.items()
-      for e, by_size in by_engine.items()
-      for n, rs in by_size.items()
-      for i, run in enumerate(rs)
+      for kind, e, n, i, run in _each_run(runs)
       for attempt in run.get('failed_attempts', [])
     ],
     'load_average': {'before': list(load_before), 'after': list(os.getloadavg())},

@@ -81,9 +81,9 @@ def pipeline_run(
 def flink_jobs_since(started_ms: float) -> List[dict]:
   """The cluster's jobs started since `started_ms` (the run's: one run at a time): name, seconds
   (the job's own, in Flink) and tasks."""
-  from engines import flink
+  from engines import flink_rest
 
-  jobs = flink.rest('/jobs/overview', master=engine_runs.MASTER)['jobs']
+  jobs = flink_rest.rest('/jobs/overview', master=engine_runs.MASTER)['jobs']
   return [
     {'name': job['name'], 'seconds': job['duration'] / 1000, 'tasks': job['tasks']['total']}
     for job in sorted(jobs, key=lambda job: job['start-time'])

@@ -124,10 +124,10 @@ def runner_counts(executor, node: str):
     return '', None
   if runner != 'FlinkRunner':
     return runner, None
-  from engines import flink
+  from engines import flink_rest
 
   job_name, master = flink_job_name(executor, node), rest_master(args)
-  return runner, lambda: flink.job_counter(master, job_name, *progress.BEAM_COUNTER)
+  return runner, lambda: flink_rest.job_counter(master, job_name, *progress.BEAM_COUNTER)
 
 
 def one(_element) -> int:

@@ -8,10 +8,18 @@ import os
 from typing import Dict, List, Optional, Sequence
 
 from tfx.components.example_gen.component import FileBasedExampleGen
-from tfx.dsl.components.base import base_beam_component
+from tfx.components.util import examples_utils
+from tfx.dsl.components.base import base_beam_component, base_beam_executor
 from tfx.proto import example_gen_pb2, range_config_pb2
-from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
+from tfx.types import (
+  artifact_utils,
+  channel,
+  component_spec,
+  standard_artifacts,
+  standard_component_specs,
+)
 
+from components import specs
 from contracts import splits
 
 
@@ -45,9 +53,8 @@ def file_format(gzip: bool) -> int:
 def spec_parameters(**extra_types) -> Dict[str, component_spec.ExecutionParameter]:
   """FileBasedExampleGen's parameters, the code fingerprint (utils/fingerprint.py) and the
   component's own (name=type)."""
-  return dict(
-    standard_component_specs.FileBasedExampleGenSpec.PARAMETERS,
-    code_fingerprint=component_spec.ExecutionParameter(type=str),
+  return specs.parameters(
+    standard_component_specs.FileBasedExampleGenSpec,
     **{name: component_spec.ExecutionParameter(type=kind) for name, kind in extra_types.items()},
   )
 
@@ -131,13 +138,19 @@ def spec_arguments(
   )
 
 
-class StockExampleGenSpec(component_spec.ComponentSpec):
-  """TFX's FileBasedExampleGen parameters, the code fingerprint and how duplicates are split
-  (components/grouped_split.py)."""
+class ExampleGenSpec(component_spec.ComponentSpec):
+  """The project's ExampleGens' spec: no input, the Examples out; TFX's FileBasedExampleGen
+  parameters and the code fingerprint, and a subclass's own (its PARAMETERS: spec_parameters)."""
 
-  PARAMETERS = spec_parameters(label_key=str, label_default=str, id_columns=str, duplicates=str)
+  PARAMETERS = spec_parameters()
   INPUTS = {}
   OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
+
+
+class StockExampleGenSpec(ExampleGenSpec):
+  """ExampleGenSpec with how duplicates are split (components/grouped_split.py)."""
+
+  PARAMETERS = spec_parameters(label_key=str, label_default=str, id_columns=str, duplicates=str)
 
 
 class StockExampleGen(FileBasedExampleGen):
@@ -176,3 +189,19 @@ class StockExampleGen(FileBasedExampleGen):
     )
     # FileBasedExampleGen.__init__ would build TFX's spec, without the fingerprint.
     base_beam_component.BaseBeamComponent.__init__(self, spec=spec)
+
+
+class ExampleGenExecutor(base_beam_executor.BaseBeamExecutor):
+  """The TFX entry of the project's own ExampleGens' executors: `write` fills the one Examples
+  artifact; then its payload and file format are recorded as TFX's readers take them."""
+
+  PAYLOAD_FORMAT = example_gen_pb2.FORMAT_TF_EXAMPLE
+
+  def Do(self, input_dict, output_dict, exec_properties) -> None:
+    examples = artifact_utils.get_single_instance(output_dict['examples'])
+    self.write(examples, exec_properties)
+    examples_utils.set_payload_format(examples, self.PAYLOAD_FORMAT)
+    examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
+
+  def write(self, examples, exec_properties: Dict[str, object]) -> None:
+    raise NotImplementedError

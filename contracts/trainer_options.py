@@ -3,8 +3,7 @@
 
 The command line builds it once, as `config.PipelineConfig.trainer` (each Trainer flag's `dest`
 is a field here, cli/config_builder.py); `pipeline.py` writes it with `to_custom_config` and
-`run_fn` reads it back with `from_custom_config`. A new option is a flag (cli/flags.py), a field
-here and its use in trainer/.
+`run_fn` reads it back with `from_custom_config`. A new option: docs/architecture.md's recipe.
 """
 
 import dataclasses

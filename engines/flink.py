@@ -11,7 +11,6 @@ no process of the cluster is left. What is running is in .engines/flink/cluster.
 pipeline's FlinkRunner arguments read (engines.flink_args).
 """
 
-import base64
 import glob
 import json
 import os
@@ -21,13 +20,12 @@ import subprocess
 import sys
 import time
 from typing import List, Optional
-import urllib.request
 
-from engines import cli, common
+from engines import cli, common, flink_rest
 
 FLINK_VERSION = '1.19.3'
 NAME = 'flink'
-REST_PORT = 8081
+REST_PORT = flink_rest.REST_PORT
 JOB_PORT, ARTIFACT_PORT, EXPANSION_PORT = 8099, 8098, 8097
 WORKER_POOL_PORT = 27000  # below Linux's ephemeral ports (32768-60999): none can hold it
 TASK_MANAGERS = 2
@@ -122,50 +120,6 @@ def _flink_env(conf: str) -> dict:
   return env
 
 
-def rest(path: str, timeout: float = 3.0, master: str = f'localhost:{REST_PORT}'):
-  """GET the Flink REST API at `master` (host:port or a URL): the decoded JSON."""
-  url = master if '://' in master else f'http://{master}'
-  with urllib.request.urlopen(url.rstrip('/') + path, timeout=timeout) as answer:
-    return json.load(answer)
-
-
-USER_COUNTER_URN = 'beam:metric:user:sum_int64:v1'
-
-
-def _varint(data: bytes) -> int:
-  value = shift = 0
-  for byte in data:
-    value |= (byte & 0x7F) << shift
-    shift += 7
-    if not byte & 0x80:
-      break
-  return value
-
-
-def job_counter(master: str, job_name: str, namespace: str, name: str) -> Optional[int]:
-  """A Beam counter's sum over a job's tasks as Flink reports it while the job runs (Beam's
-  metrics travel in the job's `__metricscontainers` accumulator, updated at each bundle's end);
-  None while no job of that name is known to the cluster."""
-  jobs = [job for job in rest('/jobs/overview', master=master)['jobs'] if job['name'] == job_name]
-  if not jobs:
-    return None
-  job = max(jobs, key=lambda job: job['start-time'])
-  accumulators = rest(f'/jobs/{job["jid"]}/accumulators', master=master)
-  total = 0
-  for accumulator in accumulators.get('user-task-accumulators', []):
-    if accumulator.get('name') != '__metricscontainers':
-      continue
-    for info in json.loads(accumulator['value']).get('metrics', {}).get('attempted', []):
-      labels = info.get('labels', {})
-      if (
-        info.get('urn') == USER_COUNTER_URN
-        and labels.get('NAMESPACE') == namespace
-        and labels.get('NAME') == name
-      ):
-        total += _varint(base64.b64decode(info.get('payload', '')))
-  return total
-
-
 def _pids(role: str) -> List[int]:
   """The live pids in Flink's pid files of `role` ('taskexecutor', 'standalonesession')."""
   pids = []
@@ -208,7 +162,7 @@ def log_of(role: str) -> str:
 def _wait_ready(task_managers: int, deadline: float) -> None:
   while True:
     try:
-      overview = rest('/overview')
+      overview = flink_rest.rest('/overview')
       if (
         overview.get('taskmanagers', 0) >= task_managers
         and common.listening(JOB_PORT)
@@ -342,7 +296,7 @@ def _stop(state: dict) -> List[int]:
 def status() -> Optional[dict]:
   """cluster.json, which of its processes are alive and the REST API's overview, or None when
   no cluster of this project runs."""
-  state = common.status(NAME, lambda: rest('/overview'))
+  state = common.status(NAME, lambda: flink_rest.rest('/overview'))
   return state and dict(state, processes=processes(state))
 
 

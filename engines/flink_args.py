@@ -17,7 +17,7 @@ A Flink REST address that does not answer is an EngineError within seconds.
 import os
 from typing import List
 
-from engines import common, flink, flink_containers
+from engines import common, flink, flink_containers, flink_rest
 
 CHECK_SECONDS = 5.0
 
@@ -30,7 +30,7 @@ def normal_master(master: str) -> str:
 
 def cluster_parallelism(master: str) -> int:
   """The cluster's `parallelism.default` from its REST API (1 when it does not say)."""
-  for entry in flink.rest('/jobmanager/config', CHECK_SECONDS, master):
+  for entry in flink_rest.rest('/jobmanager/config', CHECK_SECONDS, master):
     if entry.get('key') == 'parallelism.default':
       return max(1, int(entry.get('value', 1)))
   return 1
@@ -39,7 +39,7 @@ def cluster_parallelism(master: str) -> int:
 def check_reachable(master: str) -> dict:
   """The REST API's /overview, or an EngineError saying what to do."""
   try:
-    return flink.rest('/overview', CHECK_SECONDS, master)
+    return flink_rest.rest('/overview', CHECK_SECONDS, master)
   except (OSError, ValueError) as e:
     reason = getattr(e, 'reason', None) or e
     raise common.EngineError(

@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from engines import cli, common, flink
+from engines import cli, common, flink, flink_rest
 
 NAME = 'flink-containers'
 LABEL = 'tfrecord-pipeline.flink-containers'
@@ -291,7 +291,7 @@ def up(log=print, timeout: float = 300.0, sdk_workers: str = 'warm') -> dict:
 def _wait_ready(deadline: float) -> None:
   while True:
     try:
-      ready = flink.rest('/overview').get('taskmanagers', 0) >= flink.TASK_MANAGERS
+      ready = flink_rest.rest('/overview').get('taskmanagers', 0) >= flink.TASK_MANAGERS
     except OSError:
       ready = False
     if ready and _job_server_answers() and all(_pool_listens(pool) for pool in worker_pools()):

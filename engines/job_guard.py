@@ -21,7 +21,7 @@ import time
 from typing import Optional
 import urllib.request
 
-from engines import common, flink
+from engines import common, flink, flink_rest
 
 # The bound, in seconds, on every wait above: Flink's own recovery from a lost TaskManager (8 s
 # heartbeat timeout, then restarts 1, 2, 4… s apart) fits well inside it.
@@ -108,7 +108,7 @@ class JobGuard:
     try:
       jobs = [
         job
-        for job in flink.rest('/jobs/overview', master=self.master)['jobs']
+        for job in flink_rest.rest('/jobs/overview', master=self.master)['jobs']
         if job['name'] == self.job_name
       ]
     except (OSError, ValueError) as e:

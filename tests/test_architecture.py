@@ -3,6 +3,7 @@
 import ast
 import os
 import re
+from typing import Optional
 
 import pytest
 
@@ -30,7 +31,7 @@ ALLOWED = {
   'utils': {'utils'},  # atomic writes, fingerprints, Ctrl-C, progress, object storage: a leaf
   'engines': {'engines'},  # local engine clusters and their Beam arguments: a leaf, as contracts
   'records': {'records', 'contracts', 'utils'},  # TFRecords' CRC scan, image-folder listing
-  # engines.flink: live counts on Flink
+  # engines.flink_rest: live counts on Flink
   'components': {'components', 'contracts', 'utils', 'engines', 'records'},
   'trainer': {'trainer', 'contracts', 'utils', 'records'},
   'metadata': {'metadata', 'contracts', 'utils'},
@@ -47,15 +48,20 @@ ALLOWED = {
   'monitoring': {'monitoring', 'contracts', 'utils', 'metadata', 'reporting'},  # its page too
   'kubeflow': {'kubeflow', 'contracts', 'utils'},
   'config': {'contracts', 'utils'},  # utils.object_storage: Beam's S3 flags
-  'pipeline': {'cache_keys', 'components', 'config', 'contracts', 'utils', 'trainer'},
+  'pipeline': {'cache_keys', 'components', 'config', 'contracts', 'utils'},
   # the run's code (trainer.models: the default model's file) and object storage's checksums
   'cache_keys': {'config', 'contracts', 'utils', 'trainer'},
   'cli': set(PROJECT),
 }
 
 
+# The one import the rules below let pass, and only inside `if __name__ == '__main__':`: pipeline.py
+# run as a script hands over to the command line, which imports pipeline.py again to build the DAG.
+HAND_OFF = ('pipeline', 'cli.main')
+
+
 def _is_main_guard(node: ast.AST) -> bool:
-  """`if __name__ == '__main__':` — a script's entry, not an import of the module."""
+  """`if __name__ == '__main__':` — a script's entry."""
   return (
     isinstance(node, ast.If)
     and isinstance(node.test, ast.Compare)
@@ -64,15 +70,18 @@ def _is_main_guard(node: ast.AST) -> bool:
   )
 
 
-def _imports(tree: ast.AST, module: str):
-  """Every project module imported anywhere in `tree` (function bodies included)."""
+def _imports(tree: ast.AST, in_main_guard: Optional[bool] = None):
+  """Every project module imported anywhere in `tree` (function bodies and the `__main__` block
+  included); with `in_main_guard` True, only those inside `if __name__ == '__main__':`, False
+  only those outside it."""
   found = set()
-  stack = [tree]
+  stack = [(tree, False)]
   while stack:
-    node = stack.pop()
-    if _is_main_guard(node):
+    node, guarded = stack.pop()
+    guarded = guarded or _is_main_guard(node)
+    stack.extend((child, guarded) for child in ast.iter_child_nodes(node))
+    if in_main_guard is not None and guarded != in_main_guard:
       continue
-    stack.extend(ast.iter_child_nodes(node))
     if isinstance(node, ast.Import):
       names = [alias.name for alias in node.names]
     elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -103,8 +112,30 @@ def _parsed(path: str) -> ast.AST:
 
 
 def _modules():
-  """{module name: set of imported project names} for every project source file."""
-  return {module: _imports(_parsed(path), module) for module, path in _source_files()}
+  """{module name: set of imported project names} for every project source file, the hand-off
+  taken out where it stands in pipeline.py's `__main__` block (and only there)."""
+  graph = {}
+  for module, path in _source_files():
+    tree = _parsed(path)
+    handed_off = module == HAND_OFF[0] and HAND_OFF[1] not in _imports(tree, in_main_guard=False)
+    graph[module] = _imports(tree) - ({HAND_OFF[1]} if handed_off else set())
+  return graph
+
+
+def test_the_main_hand_off_is_the_one_import_in_a_main_block():
+  handed = {
+    (module, name)
+    for module, path in _source_files()
+    for name in _imports(_parsed(path), in_main_guard=True)
+  }
+  assert handed == {HAND_OFF}
+
+
+def test_imports_in_a_main_block_are_found():
+  tree = ast.parse('import cli.run\nif __name__ == "__main__":\n  from cli import main\n')
+  assert _imports(tree) == {'cli.run', 'cli.main'}
+  assert _imports(tree, in_main_guard=True) == {'cli.main'}
+  assert _imports(tree, in_main_guard=False) == {'cli.run'}
 
 
 @pytest.fixture(scope='module')
@@ -383,3 +414,97 @@ def test_every_component_has_a_readme_and_a_line_in_docs_architecture():
     if os.path.isfile(os.path.join(folder, '__init__.py')):
       assert os.path.isfile(os.path.join(folder, 'README.md')), f'components/{entry}/: no README'
       assert f'components/{entry}/' in named, f'components/{entry}/ is not in the map'
+
+
+def _component_function_names(tree: ast.AST) -> list:
+  """The functions decorated `@component` (TFX's function-based components)."""
+  return [
+    node.name
+    for node in ast.walk(tree)
+    if isinstance(node, ast.FunctionDef)
+    and any(getattr(d, 'id', None) == 'component' for d in node.decorator_list)
+  ]
+
+
+def test_executor_py_is_tfx_s_executor_class_or_the_work_a_component_function_calls():
+  """docs/architecture.md (components/): a class-based component's executor.py holds the
+  Executor class TFX runs; a `@component` function's executor.py the work it calls, no Executor."""
+  wrong = []
+  for entry in sorted(os.listdir(os.path.join(ROOT, 'components'))):
+    folder = os.path.join(ROOT, 'components', entry)
+    executor = os.path.join(folder, 'executor.py')
+    if not os.path.isfile(executor):
+      continue
+    functions = _component_function_names(_parsed(os.path.join(folder, 'component.py')))
+    classes = {node.name for node in _parsed(executor).body if isinstance(node, ast.ClassDef)}
+    if bool(functions) == ('Executor' in classes):
+      wrong.append(f'components/{entry}: @component {functions}, executor.py classes {classes}')
+  assert not wrong
+
+
+# Test files that test a folder as a whole, not one module of it.
+WHOLE_FOLDER_TESTS = {
+  'kubeflow/test_compile.py',  # `pipeline.py compile`: compiler.py and parameters.py, offline
+  'kubeflow/test_image.py',  # the image kubeflow/Dockerfile builds
+  'kubeflow/test_containers.py',  # a compiled pipeline run in that image's containers
+}
+
+
+def test_every_test_file_is_named_after_a_module_of_the_folder_it_mirrors():
+  """tests/<folder>/test_<name>[_<topic>].py: <name> a module or a component of <folder>;
+  tests/e2e/ and tests/support/ aside."""
+  unnamed = []
+  tests = os.path.join(ROOT, 'tests')
+  for folder, _, files in os.walk(tests):
+    relative = os.path.relpath(folder, tests).replace(os.sep, '/')
+    if relative == '.' or relative.split('/')[0] in ('e2e', 'support', '__pycache__'):
+      continue
+    source = os.path.join(ROOT, relative)
+    names = {name[:-3] for name in os.listdir(source) if name.endswith('.py')}
+    names |= {name for name in os.listdir(source) if os.path.isdir(os.path.join(source, name))}
+    for name in files:
+      test = f'{relative}/{name}'
+      if not name.startswith('test_') or not name.endswith('.py') or test in WHOLE_FOLDER_TESTS:
+        continue
+      subject = name[len('test_') : -len('.py')]
+      if not any(subject == n or subject.startswith(n + '_') for n in names - {'__init__'}):
+        unnamed.append(test)
+  assert not unnamed, f'tests named after no module of the folder they mirror: {unnamed}'
+
+
+def _diagram_edges(doc: str) -> set:
+  """(importer, imported) of the arrows in the map's "Who imports whom" diagram: `x/ ──► a/, b.py
+  (why), …` (a continued line indented), folder and module names without `/` and `.py`."""
+  block = doc.split('## Who imports whom', 1)[1].split('```')[1]
+  lines = []
+  for line in block.splitlines():
+    if line.startswith(' ') and lines:
+      lines[-1] += ' ' + line.strip()
+    elif '►' in line:
+      lines.append(line)
+  name = lambda item: item.strip().rstrip('/').removesuffix('.py')
+  edges = set()
+  for line in lines:
+    importer, imported = line.split('►', 1)
+    imported = re.sub(r'\([^)]*\)', '', imported)
+    edges |= {(name(importer.rstrip('─ ')), name(item)) for item in imported.split(',')}
+  return edges
+
+
+def test_diagram_edges_are_read():
+  doc = '## Who imports whom\n```\na/ ──► b.py, c/ (why,\n      more), d/\nx/: nothing\n```'
+  assert _diagram_edges(doc) == {('a', 'b'), ('a', 'c'), ('a', 'd')}
+
+
+def test_the_import_diagram_has_every_arrow_and_no_other(graph):
+  """Folder to folder, `contracts/` and `utils/` (which every folder may import) aside."""
+  with open(os.path.join(ROOT, 'docs', 'architecture.md')) as f:
+    drawn = _diagram_edges(f.read())
+  actual = {
+    (module.split('.')[0], name.split('.')[0])
+    for module, names in graph.items()
+    for name in names
+    if module.split('.')[0] != name.split('.')[0]
+    and name.split('.')[0] not in ('contracts', 'utils')
+  }
+  assert sorted(drawn - actual) == [] and sorted(actual - drawn) == []

@@ -10,6 +10,8 @@ import threading
 import time
 from typing import Callable, Dict, Optional
 
+from utils import background
+
 LOGGER = 'tfrp.progress'
 FINAL = 'progress_final'  # a record's attribute: the work is done (always shown)
 # Seconds between plain progress lines when output is not a terminal (logs, CI, a pipe).
@@ -21,25 +23,19 @@ def report(node: str, text: str, final: bool = False) -> None:
   logging.getLogger(LOGGER).info('%s: %s', node, text, extra={FINAL: final})
 
 
-class _Watch:
+class _Watch(background.Background):
   """While work runs: a line every POLL_SECONDS when done() changed, the last one (done: the
   total) when the work ends without an error."""
 
   POLL_SECONDS = 1.0
 
   def __init__(self, node: str, total: float, describe: Callable[[float, float, float], str]):
+    super().__init__()
     self._node, self._total, self._describe = node, total, describe
-    self._stop = threading.Event()
-    self._thread = threading.Thread(target=self._watch, daemon=True)
     self._started = time.monotonic()
 
-  def __enter__(self):
-    self._thread.start()
-    return self
-
   def __exit__(self, *exc):
-    self._stop.set()
-    self._thread.join()
+    super().__exit__(*exc)
     if exc[0] is None:
       self._report(self._final(), final=True)
 
@@ -49,7 +45,7 @@ class _Watch:
   def _final(self) -> float:
     return self._total
 
-  def _watch(self) -> None:
+  def _run(self) -> None:
     shown = 0
     while not self._stop.wait(self.POLL_SECONDS):
       done = min(self.done(), self._total)

@@ -7,13 +7,13 @@ from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.proto import bulk_inferrer_pb2
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
 
+from components import specs
 from components.bulk_inferrer import executor
 
 
 class BulkInferrerSpec(component_spec.ComponentSpec):
-  PARAMETERS = dict(
-    standard_component_specs.BulkInferrerSpec.PARAMETERS,
-    code_fingerprint=component_spec.ExecutionParameter(type=str),
+  PARAMETERS = specs.parameters(
+    standard_component_specs.BulkInferrerSpec,
     max_damaged_percent=component_spec.ExecutionParameter(type=float, optional=True),
   )
   INPUTS = standard_component_specs.BulkInferrerSpec.INPUTS

@@ -13,20 +13,17 @@ from typing import Optional, Sequence
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.proto import example_gen_pb2, range_config_pb2
-from tfx.types import component_spec, standard_artifacts
 
 from components import file_based
 from components.csv_example_gen import executor, stock_executor
 
 
-class ArrowCsvExampleGenSpec(component_spec.ComponentSpec):
+class ArrowCsvExampleGenSpec(file_based.ExampleGenSpec):
   """FileBasedExampleGen's parameters plus the shard compression."""
 
   PARAMETERS = file_based.spec_parameters(
     compression=str, label_key=str, label_default=str, id_columns=str, duplicates=str
   )
-  INPUTS = {}
-  OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
 
 
 class ArrowCsvExampleGen(FileBasedExampleGen):

@@ -31,7 +31,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import beam_progress, duplicates, grouped_split, id_columns, label_gaps
+from components import beam_progress, duplicates, grouped_split, id_columns, label_gaps, regroup
 from components.csv_example_gen import arrow_csv
 from contracts import artifacts, csv_dialect
 from contracts.errors import UnusableData
@@ -410,7 +410,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       )
     id_columns.record(examples, ids, detected)
     if rows:
-      found = _regrouped(
+      found = regroup.csv_rows(
         examples.uri, tasks, outputs, gzip, rows, mode, label, ids + detected, not buckets
       )
       for split, left_out in found.pop('left_out').items():
@@ -441,57 +441,3 @@ def _settle_labels(examples, outputs, tasks, names, rows_unlabelled, label, defa
     for split in outputs:
       fileio.rmtree(os.path.join(examples.uri, f'Split-{split}'))
     raise
-
-
-def _regrouped(uri, tasks, outputs, gzip, rows, mode, label, ids, presplit: bool) -> dict:
-  """Finds rows whose content is filed under two labels (_WriteRange's `<rows>-*.npz`) and, unless
-  they are kept, rewrites the shards that hold them without them. Already split input: counts
-  the rows whose content is in more than one split. Returns grouped_split.record's facts."""
-  saved = []
-  for task in tasks:
-    with fileio.open(f'{rows}-{task[0]}-{task[5]:05d}.npz', 'rb') as f:
-      saved.append(dict(np.load(io.BytesIO(f.read()), allow_pickle=False)))
-  content = np.concatenate([s['content'] for s in saved]).astype(np.uint64)
-  labels = np.concatenate([s['labels'] for s in saved]).tolist()
-  grouping = duplicates.group(content, labels)
-  facts = {
-    'examples': len(content),
-    'duplicates': grouping.duplicates,
-    'left_out': dict.fromkeys(outputs, 0),
-  }
-  if presplit:  # already split: nothing moves; rows whose content is in two splits are counted
-    given = [task[0] for task, s in zip(tasks, saved) for _ in range(len(s['content']))]
-    across = [c for c, _ in duplicates.across_splits(content, given)]
-    facts['across_splits'] = int(np.isin(content, np.array(across, dtype=np.uint64)).sum())
-    return facts
-  facts['conflicts'] = int(grouping.conflicted.sum())
-  if not facts['conflicts'] or not duplicates.conflicts_left_out(
-    mode, facts['conflicts'], len(content)
-  ):
-    return facts
-  describe = grouped_split.Fingerprint(label, ids, sequence=False)
-  labels_of = {}
-  for g, row_label, bad in zip(grouping.group.tolist(), labels, grouping.conflicted.tolist()):
-    if bad:
-      labels_of.setdefault(g, set()).add(row_label)
-  conflicting, start = [], 0
-  for task, s in zip(tasks, saved):
-    bad = grouping.conflicted[start : start + len(s['content'])]
-    groups = grouping.group[start : start + len(s['content'])]
-    start += len(s['content'])
-    if not bad.any():
-      continue
-    targets = {o: artifacts.shard_path(uri, o, task[5], task[6], gzip) for o in outputs}
-    in_order = [np.flatnonzero(s['chosen'] == number) for number in range(len(outputs))]
-    routes = [['' if bad[row] else o for row in rows] for o, rows in zip(outputs, in_order)]
-    for o, route in zip(outputs, routes):
-      facts['left_out'][o] += route.count('')
-    left_out_groups = [groups[row] for rows in in_order for row in rows if bad[row]]
-    for record, g in zip(
-      duplicates.reroute(list(targets.values()), routes, targets), left_out_groups
-    ):
-      row_label, description, _ = describe(record)[1]
-      where = f'{os.path.basename(task[1])}: {description}'
-      conflicting.append({'row': where, 'label': row_label, 'labels': sorted(labels_of[g])})
-  facts['conflicting'] = conflicting[: grouped_split.SHOWN]
-  return facts

@@ -9,12 +9,11 @@ from tfx.components.schema_gen.import_schema_gen import executor
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
 
+from components import specs
+
 
 class CuratedSchemaGenSpec(component_spec.ComponentSpec):
-  PARAMETERS = dict(
-    standard_component_specs.ImportSchemaGenSpec.PARAMETERS,
-    code_fingerprint=component_spec.ExecutionParameter(type=str),
-  )
+  PARAMETERS = specs.parameters(standard_component_specs.ImportSchemaGenSpec)
   INPUTS = {}
   OUTPUTS = standard_component_specs.ImportSchemaGenSpec.OUTPUTS
 

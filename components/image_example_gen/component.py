@@ -9,7 +9,6 @@ compiler attaches the driver only to FileBasedExampleGen subclasses.
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.proto import example_gen_pb2
-from tfx.types import component_spec, standard_artifacts
 
 from components import file_based
 from components.image_example_gen import executor
@@ -19,7 +18,7 @@ from components.image_example_gen import executor
 CLASS_FOLDER_PATTERN = '*/*'
 
 
-class ImageExampleGenSpec(component_spec.ComponentSpec):
+class ImageExampleGenSpec(file_based.ExampleGenSpec):
   """FileBasedExampleGen's parameters plus the image options."""
 
   PARAMETERS = file_based.spec_parameters(
@@ -31,8 +30,6 @@ class ImageExampleGenSpec(component_spec.ComponentSpec):
     unlabeled_split=str,
     duplicates=str,
   )
-  INPUTS = {}
-  OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
 
 
 class ImageExampleGen(FileBasedExampleGen):

@@ -14,25 +14,23 @@ N shards; each Beam element is one shard's file list, and the worker that takes 
 encodes and writes that shard's train and eval files itself (shard_writer.py;
 bench/example_gen.py: with a Beam element per image and a sharding GroupByKey, peak memory grew
 1.4x from 5k to 20k images). Then copies and near-copies are moved to their group's split
-(regroup.py) and the side files written (side_files.py): this module holds the listing, the
+(components/regroup.py) and the side files written (side_files.py): this module holds the listing, the
 shard count, the Beam pipeline and the artifact's properties.
 """
 
 import json
 import math
 import os
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import apache_beam as beam
-from tfx.components.util import examples_utils
-from tfx.dsl.components.base import base_beam_executor
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
-from tfx.types import artifact_utils, standard_artifact_utils
+from tfx.types import standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import beam_progress, duplicates, file_based
-from components.image_example_gen import regroup, shard_writer, side_files
+from components import beam_progress, duplicates, file_based, regroup
+from components.image_example_gen import shard_writer, side_files
 from contracts import artifacts, image_record, splits
 from records import image_folder
 from utils import atomic, progress
@@ -53,16 +51,10 @@ def images_root(exec_properties: Dict[str, Any]) -> str:
   return os.path.join(base, span_folder) if span_folder else base
 
 
-class Executor(base_beam_executor.BaseBeamExecutor):
+class Executor(file_based.ExampleGenExecutor):
   """Writes the image tree at `input_base` as train/eval TFRecord shards."""
 
-  def Do(
-    self,
-    input_dict: Dict[str, List[Any]],
-    output_dict: Dict[str, List[Any]],
-    exec_properties: Dict[str, Any],
-  ) -> None:
-    examples = artifact_utils.get_single_instance(output_dict['examples'])
+  def write(self, examples, exec_properties: Dict[str, Any]) -> None:
     input_base = images_root(exec_properties)
     encoding = exec_properties['encoding']
     compression = exec_properties['compression']
@@ -165,8 +157,6 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     if not unlabeled_split:
       side_files.check_classes(meta, os.path.join(examples.uri, artifacts.EXCLUDED_FILE))
 
-    examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_EXAMPLE)
-    examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
     examples.set_string_custom_property('label_vocabulary', json.dumps(listing.labels))
     examples.set_string_custom_property('image_encoding', encoding)
     examples.set_string_custom_property('compression', compression)

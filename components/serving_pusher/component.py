@@ -11,14 +11,12 @@ from tfx.proto import pusher_pb2
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
 from tfx.utils import json_utils
 
+from components import specs
 from components.serving_pusher import executor
 
 
 class ServingPusherSpec(component_spec.ComponentSpec):
-  PARAMETERS = dict(
-    standard_component_specs.PusherSpec.PARAMETERS,
-    code_fingerprint=component_spec.ExecutionParameter(type=str),
-  )
+  PARAMETERS = specs.parameters(standard_component_specs.PusherSpec)
   INPUTS = standard_component_specs.PusherSpec.INPUTS
   OUTPUTS = standard_component_specs.PusherSpec.OUTPUTS
 

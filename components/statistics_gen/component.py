@@ -8,14 +8,14 @@ from tfx.components.statistics_gen.component import StatisticsGen as StockStatis
 from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
 
+from components import specs
 from components.statistics_gen import executor
 
 
 class StatisticsGenSpec(component_spec.ComponentSpec):
-  PARAMETERS = dict(
-    standard_component_specs.StatisticsGenSpec.PARAMETERS,
+  PARAMETERS = specs.parameters(
+    standard_component_specs.StatisticsGenSpec,
     **{executor.IN_PROCESS_BELOW_BYTES: component_spec.ExecutionParameter(type=int)},
-    code_fingerprint=component_spec.ExecutionParameter(type=str),
   )
   INPUTS = standard_component_specs.StatisticsGenSpec.INPUTS
   OUTPUTS = standard_component_specs.StatisticsGenSpec.OUTPUTS

@@ -8,7 +8,6 @@ one SequenceExample per row (text.py).
 from tfx.components.example_gen.component import FileBasedExampleGen
 from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.proto import example_gen_pb2
-from tfx.types import component_spec, standard_artifacts
 
 from components import file_based
 from components.text_example_gen import executor
@@ -17,7 +16,7 @@ MAX_VOCABULARY = 20_000
 MIN_COUNT = 2  # a word seen once in the train split is out of vocabulary
 
 
-class TextExampleGenSpec(component_spec.ComponentSpec):
+class TextExampleGenSpec(file_based.ExampleGenSpec):
   """FileBasedExampleGen's parameters plus the text options."""
 
   PARAMETERS = file_based.spec_parameters(
@@ -29,8 +28,6 @@ class TextExampleGenSpec(component_spec.ComponentSpec):
     min_count=int,
     duplicates=str,
   )
-  INPUTS = {}
-  OUTPUTS = {'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples)}
 
 
 class TextExampleGen(FileBasedExampleGen):

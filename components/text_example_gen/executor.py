@@ -16,11 +16,9 @@ import os
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import apache_beam as beam
-from tfx.components.util import examples_utils
-from tfx.dsl.components.base import base_beam_executor
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
-from tfx.types import artifact_utils, standard_artifact_utils
+from tfx.types import standard_artifact_utils
 from tfx.utils import proto_utils
 
 from components import beam_progress, duplicates, file_based, grouped_split
@@ -113,19 +111,14 @@ def row_count(paths: List[str]) -> int:
   return total
 
 
-class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExecutor):
+class Executor(beam_progress.CountedBeamExecutor, file_based.ExampleGenExecutor):
   """Writes the CSV rows under `input_base` as train/eval SequenceExample shards; its live
   progress counts the rows encoded (once the vocabulary is counted) of the files' rows."""
 
   COUNTED_STEPS = ('Encode',)
+  PAYLOAD_FORMAT = example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE
 
-  def Do(
-    self,
-    input_dict: Dict[str, List[Any]],
-    output_dict: Dict[str, List[Any]],
-    exec_properties: Dict[str, Any],
-  ) -> None:
-    examples = artifact_utils.get_single_instance(output_dict['examples'])
+  def write(self, examples, exec_properties: Dict[str, Any]) -> None:
     files = input_files(exec_properties)
     if not files:
       raise ValueError(f'no CSV files match {exec_properties["input_config"]}')
@@ -138,7 +131,11 @@ class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExe
     by_words = mode != duplicates.OFF
 
     watch = beam_progress.watch(
-      self, 'TextExampleGen', lambda: row_count(files), 'rows encoded', outputs=output_dict
+      self,
+      'TextExampleGen',
+      lambda: row_count(files),
+      'rows encoded',
+      outputs={'examples': [examples]},
     )
     with watch, self._make_beam_pipeline() as pipeline:
       read = (
@@ -246,8 +243,6 @@ class Executor(beam_progress.CountedBeamExecutor, base_beam_executor.BaseBeamExe
     )
     atomic.write(os.path.join(examples.uri, artifacts.TEXT_META_FILE), json.dumps(meta, indent=2))
 
-    examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE)
-    examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
     examples.set_string_custom_property('compression', 'none')
     examples.set_string_custom_property('split_counts', json.dumps(meta['split_counts']))
     examples.set_string_custom_property('label_vocabulary', json.dumps(saved['labels']))

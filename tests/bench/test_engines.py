@@ -3,11 +3,10 @@ and cost lines are there and follow from each other, Flink ran at the parallelis
 ratios and verdicts follow from the lines (no speed asserted); and, without a cluster, the cost
 lines of several rounds made here."""
 
-import json
-
 import pytest
 
 from bench import engines
+from tests.support import bench_runs
 
 pytestmark = pytest.mark.xdist_group('engines')
 # Fresh pipeline processes on every engine; the Flink cluster of engines.flink (started when it is
@@ -17,10 +16,7 @@ on_flink = pytest.mark.slow
 
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):
-  path = tmp_path_factory.mktemp('bench') / 'engines.json'
-  engines.main(['--quick', '--json', str(path)])
-  with open(path) as f:
-    return json.load(f)
+  return bench_runs.figures(engines.main, tmp_path_factory.mktemp('bench'), '--quick')
 
 
 @on_flink

@@ -2,21 +2,17 @@
 there with its Beam components and Flink jobs, the ratio and verdicts follow from the runs (no
 speed asserted; the CSV's cost lines are bench.engines', tested in test_engines.py)."""
 
-import json
-
 import pytest
 
 from bench import warm_cluster
+from tests.support import bench_runs
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group('flink')]
 
 
 @pytest.fixture(scope='module')
 def figures(tmp_path_factory):
-  path = tmp_path_factory.mktemp('bench') / 'warm_cluster.json'
-  warm_cluster.main(['--quick', '--json', str(path)])
-  with open(path) as f:
-    return json.load(f)
+  return bench_runs.figures(warm_cluster.main, tmp_path_factory.mktemp('bench'), '--quick')
 
 
 def test_every_run_ended_and_every_beam_component_was_timed(figures):

@@ -139,6 +139,14 @@ def test_a_missing_shard_is_named_with_the_records_it_held(artifact, capsys):
   assert err == f'incomplete: 1 shard(s), {lost} record(s) missing\n'
 
 
+def _one_missing(capsys, path, line: str, what: str) -> None:
+  """`verify path` names one missing thing: `line` in its output, and says so on stderr."""
+  assert cli_main.main(['verify', str(path)]) == 1
+  out, err = capsys.readouterr()
+  assert line + '\n' in out
+  assert out.count(': missing (') == 1 and err == f'incomplete: 1 {what} missing\n'
+
+
 def test_a_missing_middle_shard_of_a_numbered_set_is_named(tmp_path, capsys):
   """As TFX's ExampleGens name them, no side files."""
   records, split = shards.digit_records(20), tmp_path / 'Split-train'
@@ -146,20 +154,16 @@ def test_a_missing_middle_shard_of_a_numbered_set_is_named(tmp_path, capsys):
   for index in range(3):
     shards.write_shard(str(split / f'data_tfrecord-{index:05d}-of-00003.gz'), records, 'GZIP')
   os.remove(split / 'data_tfrecord-00001-of-00003.gz')
-  assert cli_main.main(['verify', str(tmp_path)]) == 1
-  out, err = capsys.readouterr()
-  assert f'{split}/data_tfrecord-00001-of-00003.gz: missing (2 of 3 shards present)\n' in out
-  assert out.count(': missing (') == 1 and err == 'incomplete: 1 shard(s) missing\n'
+  line = f'{split}/data_tfrecord-00001-of-00003.gz: missing (2 of 3 shards present)'
+  _one_missing(capsys, tmp_path, line, 'shard(s)')
 
 
 @pytest.mark.slow  # first_run: a whole pipeline run
 def test_a_missing_split_is_named(artifact, capsys):
   folder, _ = artifact
   shutil.rmtree(folder / 'Split-eval')
-  assert cli_main.main(['verify', str(folder)]) == 1
-  out, err = capsys.readouterr()
-  assert f"{folder}/Split-eval: missing (split 'eval' recorded in image_meta.json)\n" in out
-  assert out.count(': missing (') == 1 and err == 'incomplete: 1 split(s) missing\n'
+  line = f"{folder}/Split-eval: missing (split 'eval' recorded in image_meta.json)"
+  _one_missing(capsys, folder, line, 'split(s)')
 
 
 @pytest.mark.slow  # first_run: a whole pipeline run

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from engines import common, flink
+from engines import common, flink, flink_rest
 from tests.conftest import SMALL_EVAL
 from tests.engines.conftest import (
   ROWS,
@@ -40,7 +40,7 @@ def cluster():
 
 
 def _finished_jobs() -> dict:
-  return {job['jid']: job for job in flink.rest('/jobs/overview')['jobs']}
+  return {job['jid']: job for job in flink_rest.rest('/jobs/overview')['jobs']}
 
 
 # The CSV run's three kinds of Beam job; the image run's fourth (BulkInferrer) below.
@@ -253,7 +253,7 @@ def _guarded_job(name: str, fault, wait_seconds: float = 60.0):
 
   def inject():
     while not faulted:
-      jobs = [job for job in flink.rest('/jobs/overview')['jobs'] if job['name'] == job_name]
+      jobs = [job for job in flink_rest.rest('/jobs/overview')['jobs'] if job['name'] == job_name]
       if jobs and jobs[0]['tasks'].get('running'):
         time.sleep(2.0)
         fault()
@@ -267,7 +267,9 @@ def _guarded_job(name: str, fault, wait_seconds: float = 60.0):
         _ = p | beam.Create(range(400)) | beam.Map(lambda x: time.sleep(0.5) or x)
   seconds = time.monotonic() - faulted[0]
   try:
-    states = [j['state'] for j in flink.rest('/jobs/overview')['jobs'] if j['name'] == job_name]
+    states = [
+      j['state'] for j in flink_rest.rest('/jobs/overview')['jobs'] if j['name'] == job_name
+    ]
   except OSError:
     states = ['unreachable']
   return raised.value, seconds, states

@@ -1,84 +1,23 @@
-"""FlinkRunner's arguments and live counts against a fake Flink REST API on loopback (no cluster:
-the real one is in test_flink.py), and the command line's one-line refusals."""
-
-import base64
-import http.server
-import json
-import threading
+"""FlinkRunner's arguments against a fake Flink REST API on loopback (no cluster: the real one is
+in test_flink.py), and the command line's one-line refusals."""
 
 import pytest
 
 from cli import main as cli_main
 from engines import common, flink, flink_args
+from tests.support import json_server
 from utils import progress
-
-
-def _varint(value: int) -> bytes:
-  out = bytearray()
-  while True:
-    byte, value = value & 0x7F, value >> 7
-    out.append(byte | (0x80 if value else 0))
-    if not value:
-      return bytes(out)
-
-
-def _counter(value: int, namespace='tfrp', name='progress') -> dict:
-  return {
-    'urn': flink.USER_COUNTER_URN,
-    'type': 'beam:metrics:sum_int64:v1',
-    'payload': base64.b64encode(_varint(value)).decode(),
-    'labels': {'PTRANSFORM': 'ref_AppliedPTransform_Count', 'NAMESPACE': namespace, 'NAME': name},
-  }
-
 
 ANSWERS = {
   '/overview': {'taskmanagers': 2, 'slots-total': 4},
   '/jobmanager/config': [{'key': 'parallelism.default', 'value': '3'}],
-  '/jobs/overview': {
-    'jobs': [
-      {'jid': 'old', 'name': 'tfrp-statisticsgen-1', 'start-time': 1},
-      {'jid': 'new', 'name': 'tfrp-statisticsgen-1', 'start-time': 2},
-    ]
-  },
-  '/jobs/new/accumulators': {
-    'user-task-accumulators': [
-      {
-        'name': '__metricscontainers',
-        'value': json.dumps(
-          {'metrics': {'attempted': [_counter(300), _counter(1234), _counter(7, name='other')]}}
-        ),
-      }
-    ]
-  },
 }
 
 
 @pytest.fixture(scope='module')
 def fake_rest():
-  class Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-      body = json.dumps(ANSWERS.get(self.path, {})).encode()
-      self.send_response(200 if self.path in ANSWERS else 404)
-      self.send_header('Content-Type', 'application/json')
-      self.end_headers()
-      self.wfile.write(body)
-
-    def log_message(self, *args):
-      pass
-
-  server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-  threading.Thread(target=server.serve_forever, daemon=True).start()
-  yield f'127.0.0.1:{server.server_address[1]}'
-  server.shutdown()
-
-
-def test_counter_summed_over_tasks_of_the_newest_job(fake_rest):
-  assert flink.job_counter(fake_rest, 'tfrp-statisticsgen-1', 'tfrp', 'progress') == 1534
-  assert flink.job_counter(fake_rest, 'tfrp-evaluator-9', 'tfrp', 'progress') is None
-
-
-def test_counter_of_a_large_count(fake_rest):
-  assert flink._varint(_varint(3_000_000_000)) == 3_000_000_000
+  with json_server.serving(ANSWERS) as master:
+    yield master
 
 
 def test_other_cluster_gets_its_own_job_server_and_loopback(fake_rest, tmp_path, monkeypatch):

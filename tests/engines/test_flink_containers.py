@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from engines import flink, flink_containers
+from engines import flink, flink_containers, flink_rest
 from tests.conftest import SMALL_EVAL
 from tests.engines.conftest import computed_by, pushed_models_accuracy, records, statistics
 from tests.support import engine_faults, s3_server
@@ -106,7 +106,7 @@ def test_a_task_manager_killed_in_the_evaluators_job_is_recovered(csv_run):
 
 def test_statistics_gen_and_the_evaluator_ran_on_the_cluster(csv_run):
   finished = [
-    job['name'] for job in flink.rest('/jobs/overview')['jobs'] if job['state'] == 'FINISHED'
+    job['name'] for job in flink_rest.rest('/jobs/overview')['jobs'] if job['state'] == 'FINISHED'
   ]
   assert any(name.startswith('tfrp-statisticsgen') for name in finished), finished
   assert any(name.startswith('tfrp-evaluator') for name in finished), finished

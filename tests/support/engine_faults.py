@@ -5,11 +5,11 @@ that SIGKILLs a Spark executor, and the listening sockets of processes."""
 import os
 import re
 import subprocess
-import threading
 import time
 from typing import Dict, List, Optional, Tuple
 
-from engines import common, flink
+from engines import common, flink, flink_rest
+from utils import background
 
 MASTER = f'localhost:{flink.REST_PORT}'
 
@@ -17,7 +17,7 @@ MASTER = f'localhost:{flink.REST_PORT}'
 def busy_task_managers(master: str = MASTER) -> List[Tuple[str, int]]:
   """(host, RPC port) of each TaskManager with a slot in use (from REST's `path`)."""
   found = []
-  for manager in flink.rest('/taskmanagers', master=master)['taskmanagers']:
+  for manager in flink_rest.rest('/taskmanagers', master=master)['taskmanagers']:
     if manager['freeSlots'] < manager['slotsNumber']:
       host, port = manager['path'].split('@', 1)[1].split('/', 1)[0].rsplit(':', 1)
       found.append((host, int(port)))
@@ -65,27 +65,7 @@ def kill_task_manager_container() -> Optional[str]:
   return None
 
 
-class _Background:
-  """A context whose `_run` works in a thread from entry until the exit sets `_stop`."""
-
-  def __init__(self):
-    self._stop = threading.Event()
-    self._thread = threading.Thread(target=self._run, daemon=True)
-
-  def __enter__(self):
-    self._thread.start()
-    return self
-
-  def __exit__(self, *exc):
-    self._stop.set()
-    self._thread.join()
-    return False
-
-  def _run(self) -> None:
-    raise NotImplementedError
-
-
-class TaskManagerKiller(_Background):
+class TaskManagerKiller(background.Background):
   """`with TaskManagerKiller(prefixes) as killer:` around a run: the first running Flink job whose
   name starts with each prefix loses its busy TaskManager a few seconds into its work, by `kill`
   (kill_task_manager: SIGKILL on the loopback cluster; kill_task_manager_container), which brings
@@ -102,7 +82,7 @@ class TaskManagerKiller(_Background):
 
   def _running(self) -> Optional[str]:
     """The prefix of a job running tasks now that has not lost a TaskManager yet."""
-    for job in flink.rest('/jobs/overview')['jobs']:
+    for job in flink_rest.rest('/jobs/overview')['jobs']:
       if job['state'] != 'RUNNING' or not job['tasks'].get('running'):
         continue
       for prefix in self.prefixes:
@@ -124,7 +104,7 @@ class TaskManagerKiller(_Background):
         self.killed[prefix] = killed
 
 
-class SparkExecutorKiller(_Background):
+class SparkExecutorKiller(background.Background):
   """`with SparkExecutorKiller() as killer:` around a run: the first Spark executor seen running
   for some seconds (started, its SDK worker asked for, tasks under way) is SIGKILLed
   (killer.killed: its pid, or None)."""
