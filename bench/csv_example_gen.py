@@ -1,7 +1,7 @@
 """CSV → tf.Example TFRecords: TFX's CsvExampleGen, the project's Arrow CsvExampleGen and the
 one-core ceiling, side by side on numeric CSVs (10 float columns and an int label, as in issue 33).
 
-  .venv/bin/python -m bench.csv_example_gen [--quick] [--repeats N] [--json OUT]
+  .venv/bin/python -m bench.csv_example_gen [--quick] [--repeats N] [--against TREE] [--json OUT]
 
 Rounds of, each in a fresh process (imports excluded from the timing, Beam's start-up and its
 worker processes' included), on files of SIZES rows (--quick: a hundredth, for tests):
@@ -10,7 +10,10 @@ worker processes' included), on files of SIZES rows (--quick: a hundredth, for t
   project   the project's executor in the Beam mode `pipeline.py run --beam-mode auto` gives it
             for the file's size (config.arrow_csv_running_mode: one process below 512 MB);
   ceiling   what cannot be skipped, on one core without Beam: pyarrow's CSV read (its own
-            types), tfx-bsl's RecordBatchToExamples, one TFRecord write.
+            types), tfx-bsl's RecordBatchToExamples, one TFRecord write;
+  before    with --against TREE (a checkout of an earlier commit, e.g. `git worktree add TREE
+            REV`): TREE's project executor on the 200k and 1M files, right after this tree's
+            in each round, so a change's cost is a ratio of the same invocation.
 Peak memory is the largest resident memory of the run's process tree (sampled every 50 ms).
 Prints medians and the targets' ratios, all from this one invocation.
 """
@@ -131,13 +134,14 @@ def _cores(data_bytes: int) -> int:
   return 1 if project_mode(data_bytes) == 'in_memory' else os.cpu_count() or 1
 
 
-def measured(kind: str, data: str, out: str):
-  """(seconds, peak MB of the process tree) of one run of `kind` in a fresh process."""
+def measured(kind: str, data: str, out: str, tree: str = ROOT):
+  """(seconds, peak MB of the process tree) of one run of `kind` in a fresh process, with the
+  code of `tree` (this checkout, or --against's)."""
   from bench import figures
 
   os.makedirs(out, exist_ok=True)
   result, peak_mb = figures.measured_process(
-    [sys.executable, '-m', 'bench.csv_example_gen', '--child', kind, data, out], ROOT
+    [sys.executable, '-m', 'bench.csv_example_gen', '--child', kind, data, out], tree
   )
   return result['seconds'], peak_mb
 
@@ -145,6 +149,9 @@ def measured(kind: str, data: str, out: str):
 def main(argv=None) -> None:
   parser = figures_file.parser(__doc__, quick='a hundredth of the rows, 1 round (tests)')
   parser.add_argument('--repeats', type=int, default=0, help='rounds (default 2, quick: 1)')
+  parser.add_argument(
+    '--against', metavar='TREE', help="an earlier checkout's executor, timed beside this one's"
+  )
   parser.add_argument('--child', nargs=3, metavar=('KIND', 'DATA', 'OUT'), help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
   if args.child:
@@ -152,13 +159,16 @@ def main(argv=None) -> None:
     seconds = run_ceiling(data, out) if kind == 'ceiling' else run_executor(kind, data, out)
     print(json.dumps({'seconds': seconds}))
     return
-  figures = measure(args.quick, args.repeats)
+  if args.against and not os.path.isfile(os.path.join(args.against, 'bench', 'csv_example_gen.py')):
+    parser.exit(2, f'error: --against {args.against}: not a checkout of this project\n')
+  figures = measure(args.quick, args.repeats, args.against)
   report(figures)
   figures_file.save(figures, args.json)
 
 
-def measure(quick: bool = False, repeats: int = 0) -> dict:
-  """The figures of one invocation (bench.pipeline_scaling takes them as its CSV part)."""
+def measure(quick: bool = False, repeats: int = 0, against: str = None) -> dict:
+  """The figures of one invocation (bench.pipeline_scaling takes them as its CSV part); with
+  `against`, that checkout's project executor too ('before')."""
   scale = 100 if quick else 1
   repeats = repeats or (1 if quick else 2)
   sizes = [n // scale for n in SIZES]
@@ -171,11 +181,16 @@ def measure(quick: bool = False, repeats: int = 0) -> dict:
       [('stock', STOCK_AT // scale)]
       + [('project', n) for n in sizes]
       + [('ceiling', n) for n in (small, large)]
+      + ([('before', n) for n in (small, large)] if against else [])
     )
     for round_number in range(repeats):
       for kind, n in plan:
         out = os.path.join(scratch, f'{kind}-{n}-{round_number}')
-        runs.setdefault((kind, n), []).append(measured(kind, files[n], out))
+        if kind == 'before':
+          run = measured('project', files[n], out, os.path.abspath(against))
+        else:
+          run = measured(kind, files[n], out)
+        runs.setdefault((kind, n), []).append(run)
       print(
         f'round {round_number + 1}/{repeats}: '
         + ', '.join(f'{k} {n:,} rows {v[-1][0]:.1f} s' for (k, n), v in runs.items()),
@@ -190,6 +205,13 @@ def measure(quick: bool = False, repeats: int = 0) -> dict:
     'per_core_over_ceiling_1m': seconds[('ceiling', large)] / seconds[('project', large)] / cores,
     'memory_1m_over_250k': peaks[('project', large)] / peaks[('project', mid)],
   }
+  before = {}
+  if against:
+    before = {
+      'against': os.path.abspath(against),
+      'project_over_before_200k': seconds[('project', small)] / seconds[('before', small)],
+      'project_over_before_1m': seconds[('project', large)] / seconds[('before', large)],
+    }
   return {
     'rows': sizes,
     'cores': os.cpu_count(),
@@ -210,6 +232,7 @@ def measure(quick: bool = False, repeats: int = 0) -> dict:
       'peak_mb_1m': peaks[('project', large)],
     },
     'ratios': ratios,
+    **({'before': before} if before else {}),
     'targets': {
       k: {'target': t, 'met': ratios[k] <= t if k.startswith('memory') else ratios[k] >= t}
       for k, t in TARGETS.items()
@@ -239,6 +262,12 @@ def report(figures: dict) -> None:
     sign = '<=' if name.startswith('memory') else '>='
     met = 'met' if target['met'] else 'NOT met'
     print(f'  {name} = {ratio:.2f} (target {sign} {target["target"]}: {met})')
+  if 'before' in figures:
+    b = figures['before']
+    print(
+      f'  this tree over {b["against"]}: {b["project_over_before_200k"]:.3f}x at {small:,} rows, '
+      f'{b["project_over_before_1m"]:.3f}x at {large:,} (rounds: seconds_min_max)'
+    )
 
 
 if __name__ == '__main__':
