@@ -80,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     record_features.ALLOW_FLAG,
     action='store_true',
     help="TFRecords: predict even when some of a tabular model's columns are in none of a "
-    "file's first records (sparse columns), at their training means, said in the output "
+    "file's first records (sparse columns), as missing values, said in the output "
     '(default: refused in one line)',
   )
   parser.add_argument(
@@ -208,7 +208,8 @@ def main(args: argparse.Namespace) -> int:
   if absent:
     shown = '; '.join(f'{", ".join(columns)} in {where}' for where, columns in absent.items())
     print(
-      f'missing columns: {shown}: predicted at their training means ({record_features.ALLOW_FLAG})'
+      f'missing columns: {shown}: predicted with them missing (a number at its training mean; '
+      f'{record_features.ALLOW_FLAG})'
     )
   if data.kind == inputs.IMAGES and result.turned_upright:
     print(

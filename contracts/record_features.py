@@ -1,7 +1,8 @@
 """Whether tf.Example records hold a tabular model's input columns, told from their first
 records: the one rule `predict` and `monitor` apply to TFRecords (docs/operations.md). A column
-absent from a record is predicted from its training mean, so records of another kind (image
-records, another table's rows) would all be predicted from the means alone, with exit 0.
+absent from a record is a missing value (a number's training mean, a category's ''), so records
+of another kind (image records, another table's rows) would all be predicted from nothing, with
+exit 0.
 
 - none of the model's columns in the records looked at: refused, one line naming the missing
   columns and the records' features;
@@ -61,13 +62,14 @@ def absent(columns: Sequence[str], found: Held, where: str, allowed: bool) -> Li
     raise UserError(
       f"{where}: {looked_at} hold none of the model's {len(columns)} input columns "
       f'({_names(missing)}); their features: {features}. Records for another model or of '
-      'another table? Every row would be predicted from the training means alone'
+      'another table? Every row would be predicted as if all its columns were missing'
     )
   if not allowed:
     raise UserError(
       f"{where}: {len(missing)} of the model's {len(columns)} input columns are in none of "
       f'{looked_at}: {_names(missing)} (their features: {features}); their rows would be '
-      f'predicted with those columns at the training mean. Give records holding them, or '
+      f'predicted with those columns missing (a number at its training mean). Give records '
+      f'holding them, or '
       f'{ALLOW_FLAG} if they are only sparse'
     )
   return missing

@@ -269,19 +269,18 @@ def _log_non_finite(present: dict, numeric: List[str]) -> None:
   """Logs the numeric columns holding inf or NaN in the train sample (rows of `present`): the
   input reads them as missing (tabular_input.feature_or_default), as the CSV reader reads `inf`
   and `nan` cells (docs/data.md)."""
-  found = {}
-  for key in numeric:
-    if key in present:
-      bad = int(np.sum(~np.isfinite(present[key].flat_values.numpy())))
-      if bad:
-        found[key] = (bad, int(present[key].nrows()))
+  found = {
+    key: int(np.sum(~np.isfinite(present[key].flat_values.numpy())))
+    for key in numeric
+    if key in present
+  }
+  found = {key: bad for key, bad in found.items() if bad}
   if found:
+    rows = int(present[next(iter(found))].nrows())
     logging.warning(
-      'inf or NaN read as missing (the column mean): %s',
-      ', '.join(
-        f'{key} {bad} value(s) in the first {rows:,} train rows'
-        for key, (bad, rows) in sorted(found.items())
-      ),
+      'inf or NaN read as missing (the column mean) in the first %s train rows: %s',
+      f'{rows:,}',
+      ', '.join(f'{key} {bad}' for key, bad in sorted(found.items())),
     )
 
 

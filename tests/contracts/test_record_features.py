@@ -37,7 +37,7 @@ def test_records_holding_none_of_the_columns_are_refused_naming_both_sides():
   assert str(raised.value) == (
     "--data x.tfrecord: the first 200 record(s) hold none of the model's 3 input columns (fare, "
     'payment_type, trip_miles); their features: height, image_raw, label. Records for another '
-    'model or of another table? Every row would be predicted from the training means alone'
+    'model or of another table? Every row would be predicted as if all its columns were missing'
   )
 
 

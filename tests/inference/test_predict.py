@@ -535,6 +535,6 @@ def test_tfrecords_without_the_models_columns_are_refused_or_named(tmp_path, cap
   assert _predict('--data', fares, *argv, '--allow-missing-columns') == EXIT_OK
   assert (
     'missing columns: payment_type in none of the first 2 records of fares.tfrecord: predicted '
-    'at their training means (--allow-missing-columns)\n'
+    'with them missing (a number at its training mean; --allow-missing-columns)\n'
   ) in capsys.readouterr().out
   assert [r[predictions.PREDICTION] for r in _rows(out)] == ['4.0', '7.0']

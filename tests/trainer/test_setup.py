@@ -206,7 +206,7 @@ def test_inf_and_nan_in_a_numeric_column_are_missing_and_logged(tmp_path, caplog
     found = setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
   finite = [r['x'] for r in rows if np.isfinite(r['x'])]
   assert found.spec.numeric_mean['x'] == pytest.approx(np.mean(finite))
-  assert 'inf or NaN read as missing (the column mean): x 2 value(s) in the first 40 train' in (
+  assert 'inf or NaN read as missing (the column mean) in the first 40 train rows: x 2' in (
     caplog.text
   )
   fed = np.concatenate([features['x'].numpy() for features, _ in found.evaluation])
