@@ -92,15 +92,12 @@ def _image_size(function) -> Tuple[int, int]:
 
 def _input_columns(path: str, signatures) -> List[str]:
   """A tabular model's input columns as records name them: the columns it parses
-  (serving.columns) that are predict_columns inputs, the label not; the inputs' names for a model
-  saved without them; [] for a model without predict_columns (images, text)."""
+  (serving.columns) that are predict_columns inputs, the label not; [] for a model without
+  predict_columns (images, text) or saved without its columns (before issue 60)."""
   if serving.COLUMNS not in signatures:
     return []
   inputs = set(signatures[serving.COLUMNS].structured_input_signature[1])
-  columns = serving.columns(path)
-  return (
-    sorted(c for c in columns if serving.column_input(c) in inputs) if columns else sorted(inputs)
-  )
+  return sorted(c for c in serving.columns(path) if serving.column_input(c) in inputs)
 
 
 def load(path: str, kind: str):
