@@ -9,9 +9,10 @@ import os
 import sys
 import threading
 import time
+from typing import Dict, List
 
 from cli import beam_runner, flags, output_folder
-from contracts import csv_dialect, predictions
+from contracts import csv_dialect, predictions, record_features
 from contracts.errors import EXIT_BAD_INPUT, EXIT_OK, UserError
 from contracts.image_files import NOT_AN_IMAGE
 
@@ -74,6 +75,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     metavar='DIR',
     help='also write every request as TensorFlow Serving PredictionLog TFRecords into DIR '
     '(added beside earlier ones; `pipeline.py monitor` reads them)',
+  )
+  parser.add_argument(
+    record_features.ALLOW_FLAG,
+    action='store_true',
+    help="TFRecords: predict even when some of a tabular model's columns are in none of a "
+    "file's first records (sparse columns), as missing values, said in the output "
+    '(default: refused in one line)',
   )
   parser.add_argument(
     '--beam-arg',
@@ -166,6 +174,7 @@ def main(args: argparse.Namespace) -> int:
           layouts[relpath] = inputs.csv_layout(
             os.path.join(data.root, relpath), wanted, args.text_column, served.id_columns
           )
+      absent = _absent_columns(data, served, args.allow_missing_columns)
     except (inputs.Problem, model.Problem) as e:
       raise UserError(str(e)) from None
     others = f'; {len(data.others)} of them skipped: {NOT_AN_IMAGE}' if data.others else ''
@@ -196,6 +205,12 @@ def main(args: argparse.Namespace) -> int:
   if result.numbers:
     low, mean, high = result.numbers
     print(f'predicted numbers: lowest {low:.6g}, mean {mean:.6g}, highest {high:.6g}')
+  if absent:
+    shown = '; '.join(f'{", ".join(columns)} in {where}' for where, columns in absent.items())
+    print(
+      f'missing columns: {shown}: predicted with them missing (a number at its training mean; '
+      f'{record_features.ALLOW_FLAG})'
+    )
   if data.kind == inputs.IMAGES and result.turned_upright:
     print(
       f'turned upright: {result.turned_upright} image(s) by their EXIF orientation (sent as PNG)'
@@ -238,6 +253,23 @@ def main(args: argparse.Namespace) -> int:
     )
     return EXIT_BAD_INPUT
   return EXIT_OK
+
+
+def _absent_columns(data, served, allowed: bool) -> Dict[str, List[str]]:
+  """TFRecords for a tabular model: {'none of the first N records of FILE': the model's columns
+  absent from them} (contracts/record_features.py: UserError for none held, or for some absent
+  unless `allowed`)."""
+  from cli.inputs import tfrecord_probe
+  from inference import inputs
+
+  found = {}
+  for relpath in data.files if data.kind == inputs.TFRECORDS and served.features else ():
+    path = os.path.join(data.root, relpath)
+    held = record_features.held(tfrecord_probe.first_records(path, record_features.FIRST_RECORDS))
+    absent = record_features.absent(served.features, held, f'--data {path}', allowed)
+    if absent:
+      found[f'none of the first {held.records:,} records of {relpath}'] = absent
+  return found
 
 
 @contextlib.contextmanager

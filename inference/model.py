@@ -24,6 +24,7 @@ class Served(NamedTuple):
   id_columns: Sequence[str] = ()  # the training data's id columns (serving.id_columns)
   image_size: Tuple[int, int] = (0, 0)  # (height, width) images are resized to; (0, 0): unknown
   regression: bool = False  # a number (serving.PREDICTION) per input, not class probabilities
+  features: Sequence[str] = ()  # a tabular model's input columns as records name them
 
 
 def _is_saved_model(path: str) -> bool:
@@ -89,6 +90,16 @@ def _image_size(function) -> Tuple[int, int]:
   return 0, 0
 
 
+def _input_columns(path: str, signatures) -> List[str]:
+  """A tabular model's input columns as records name them: the columns it parses
+  (serving.columns) that are predict_columns inputs, the label not; [] for a model without
+  predict_columns (images, text) or saved without its columns (before issue 60)."""
+  if serving.COLUMNS not in signatures:
+    return []
+  inputs = set(signatures[serving.COLUMNS].structured_input_signature[1])
+  return sorted(c for c in serving.columns(path) if serving.column_input(c) in inputs)
+
+
 def load(path: str, kind: str):
   """(the loaded model, Served) for data of `kind`; raises Problem when the model has no
   signature that takes it."""
@@ -130,5 +141,8 @@ def load(path: str, kind: str):
   names = serving.class_names(path)
   kinds = {name: _dtype(spec) for name, spec in specs.items()}
   size = _image_size(function) if kind == inputs.IMAGES else (0, 0)
-  served = Served(path, wanted[0], kinds, names, serving.id_columns(path), size, regression)
+  features = _input_columns(path, signatures) if kind == inputs.TFRECORDS else []
+  served = Served(
+    path, wanted[0], kinds, names, serving.id_columns(path), size, regression, features
+  )
   return loaded, served

@@ -58,7 +58,7 @@ def monitor(
   else:
     schema = tfdv.load_schema_text(os.path.join(model['schema_uri'], 'schema.pbtxt'))
     training = artifact_reader.train_statistics(model['statistics_uri'])
-    examples = data.examples(serving_data, schema, read)
+    examples = data.examples(serving_data, schema, read, model['label'])
   schema = distances.monitoring_schema(schema, training, model['label'], thresholds)
   serving = distances.statistics(examples, schema, leave_out=[model['label']])
   previous_path = previous_window(metadata_path, model['model_id'])

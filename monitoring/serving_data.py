@@ -17,7 +17,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 
-from contracts import csv_dialect, request_log, serving
+from contracts import csv_dialect, record_features, request_log, serving
 from contracts.errors import UserError
 
 CSV, TFRECORDS, PREDICTION_LOG = 'csv', 'tfrecords', 'prediction_log'
@@ -185,9 +185,13 @@ def _log_examples(path: str, types: Dict[str, int]) -> List[bytes]:
   return examples
 
 
-def examples(path: str, schema, counts: Optional[csv_dialect.Counts] = None) -> List[bytes]:
+def examples(
+  path: str, schema, counts: Optional[csv_dialect.Counts] = None, label: str = ''
+) -> List[bytes]:
   """Serialized tf.Examples of every row or request in `path` (a file or a folder); a CSV's
-  repeated headers and inf / nan cells counted into `counts`."""
+  repeated headers and inf / nan cells counted into `counts`. TFRecords whose first records hold
+  none of the schema's features but the `label` are refused, as `predict` refuses them
+  (contracts/record_features.py); a feature some file lacks is flagged by the comparison."""
   counts = csv_dialect.Counts() if counts is None else counts
   paths = files(path)
   if any(p.lower().endswith(('.png', '.jpg', '.jpeg', '.bmp')) for p in paths):
@@ -202,6 +206,9 @@ def examples(path: str, schema, counts: Optional[csv_dialect.Counts] = None) -> 
       found.extend(_log_examples(name, types))
     else:
       records = [bytes(r) for r in _records(name)]
+      first = record_features.held(records[: record_features.FIRST_RECORDS])
+      columns = [c for c in types if c != label]
+      record_features.absent(columns, first, f'--serving-data {name}', allowed=True)
       if records:
         import tensorflow as tf
 

@@ -153,7 +153,7 @@ def _tabular_setup(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )
   features, sample_labels = next(iter(sample))
-  _check_finite(features, spec.numeric, label_key)
+  _log_non_finite(present, spec.numeric)
   scores = _single_feature_scores(features, sample_labels, eval_files, spec, guard)
   leakage.check(
     scores[0],
@@ -248,8 +248,8 @@ def list_line(lists: Dict[str, int]) -> str:
 
 
 def _moment(parsed: dict, key: str, moment, length: Optional[int] = None):
-  """`moment` (np.mean, np.var) of a column's values present in the sample; 0 when none is,
-  and for NaN and inf (_check_finite names them). A list column of `length` values: one per
+  """`moment` (np.mean, np.var) of a column's finite values present in the sample (inf and NaN
+  are missing); 0 when none is. A list column of `length` values: one per
   position, of the rows holding all of them."""
   if key not in parsed:
     return [0.0] * length if length else 0.0
@@ -261,22 +261,27 @@ def _moment(parsed: dict, key: str, moment, length: Optional[int] = None):
 
 def _finite_moment(values: np.ndarray, moment) -> float:
   values = values.astype(np.float64)
-  values = values[np.isfinite(values)]
+  values = values[np.isfinite(values)]  # inf and NaN: missing (_log_non_finite)
   return float(moment(values)) if len(values) else 0.0
 
 
-def _check_finite(features: dict, numeric: List[str], label_key: str) -> None:
-  """inf or NaN in a numeric column (TFRecords: the CSV ExampleGen reads them as missing) makes
-  every prediction NaN: one line naming the column, before a model is blamed."""
-  for key in numeric:
-    values = features[key].numpy()
-    bad = int(np.sum(~np.isfinite(values).all(axis=tuple(range(1, values.ndim)))))  # rows
-    if bad:
-      raise UnusableData(
-        f"--label {label_key}: column '{key}' holds inf or NaN in {bad} of the first "
-        f'{len(values):,} train rows; a model cannot learn from them: leave those values out '
-        '(a missing value) or replace them'
-      )
+def _log_non_finite(present: dict, numeric: List[str]) -> None:
+  """Logs the numeric columns holding inf or NaN in the train sample (rows of `present`): the
+  input reads them as missing (tabular_input.feature_or_default), as the CSV reader reads `inf`
+  and `nan` cells (docs/data.md)."""
+  found = {
+    key: int(np.sum(~np.isfinite(present[key].flat_values.numpy())))
+    for key in numeric
+    if key in present
+  }
+  found = {key: bad for key, bad in found.items() if bad}
+  if found:
+    rows = int(present[next(iter(found))].nrows())
+    logging.warning(
+      'inf or NaN read as missing (the column mean) in the first %s train rows: %s',
+      f'{rows:,}',
+      ', '.join(f'{key} {bad}' for key, bad in sorted(found.items())),
+    )
 
 
 def _single_feature_scores(features, train_labels, eval_files, spec, guard) -> tuple:

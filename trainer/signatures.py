@@ -2,12 +2,13 @@
 
 - serving_default(examples): serialized tf.Examples as written by the project's ExampleGen
   (or CSV/TFRecord columns; SequenceExamples for sequence models): what the Evaluator and batch
-  scoring call. Image records of any size are fitted to the model's input.
+  scoring call. Image records of any size are fitted to the model's input; a tabular record's
+  NaN or inf number is missing, as in training (tabular_input.parse_tabular).
 - predict_image_bytes(image_bytes): JPEG/PNG bytes straight from a client (image models only).
 - predict_columns(<one input per column>): raw feature values by column name (tabular models):
-  numbers as float64 [B] (a list column [B, N]; NaN: missing; exact for every int up to 2**53,
-  so that a logged request keeps a large id such as a census tract), categories as strings ('':
-  missing); a missing value gets what training fed for one (the column's mean, '').
+  numbers as float64 [B] (a list column [B, N]; NaN or inf: missing; exact for every int up to
+  2**53, so that a logged request keeps a large id such as a census tract), categories as
+  strings ('': missing); a missing value gets what training fed for one (the column's mean, '').
 - predict_text(text): raw strings (text models): TextExampleGen's tokenizer and the train split's
   vocabulary are inside the model (trainer/text_tokens.py).
 - transform_features(examples): the label the model is scored against (TFMA's preprocessing
@@ -122,10 +123,10 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
 
   @tf.function(input_signature=[columns])
   def serve_columns(values):
-    features = {  # NaN: missing, fed as the Trainer feeds a missing value (its mean)
+    features = {  # NaN or inf: missing, fed as the Trainer feeds a missing value (its mean)
       key: tf.cast(
         tf.where(
-          tf.math.is_nan(value),
+          ~tf.math.is_finite(value),
           tf.cast(_missing(key, spec), tf.float64),
           value,
         ),

@@ -87,14 +87,25 @@ def missing_value(key: str, dtype: tf.dtypes.DType, spec: TabularSpec):
 
 def list_or_default(ragged: tf.RaggedTensor, default: tf.Tensor) -> tf.Tensor:
   """[batch, N values] → float32 [batch, N] (N: len(default)): a position a row lacks (a row
-  without the column, or past the train sample one holding fewer values) takes `default`'s value
-  there; values past N are left out."""
+  without the column, or past the train sample one holding fewer values) or holds NaN or inf at
+  (missing, as in feature_or_default) takes `default`'s value there; values past N are left out."""
   length = default.shape[0]
   values = tf.cast(ragged.to_tensor(shape=[None, length]), tf.float32)
   held = (
     tf.range(length, dtype=tf.int64)[None, :] < tf.cast(ragged.row_lengths(), tf.int64)[:, None]
   )
-  return tf.where(held, values, tf.cast(default, tf.float32)[None, :])
+  return tf.where(held & tf.math.is_finite(values), values, tf.cast(default, tf.float32)[None, :])
+
+
+def feature_or_default(ragged: tf.RaggedTensor, default=None) -> tf.Tensor:
+  """A feature column as [batch] (first_or_default); a float value that is NaN or inf takes
+  `default` too: a non-finite number is missing, as the CSV reader reads `inf` and `nan` cells
+  (docs/data.md), in training and in the serving signatures alike."""
+  value = first_or_default(ragged, default)
+  if not value.dtype.is_floating:
+    return value
+  default = tf.zeros([], value.dtype) if default is None else default
+  return tf.where(tf.math.is_finite(value), value, default)
 
 
 def label_or_default(ragged: tf.RaggedTensor, spec: TabularSpec) -> tf.Tensor:
@@ -113,9 +124,9 @@ def label_or_default(ragged: tf.RaggedTensor, spec: TabularSpec) -> tf.Tensor:
 def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = True):
   """A batch of serialized rows → the model's columns (model_columns) (+ label).
 
-  A missing or empty value becomes the train sample's mean (numeric; 0 before the means are
-  known) or '' (categorical, before hashing); a list column (spec.list_lengths) is float32
-  [batch, N], its missing positions the mean at that position.
+  A missing or empty value, or a number that is NaN or inf, becomes the train sample's mean
+  (numeric; 0 before the means are known) or '' (categorical, before hashing); a list column
+  (spec.list_lengths) is float32 [batch, N], its missing positions the mean at that position.
   """
   parse_spec = spec.parse_spec()
   if not with_label:
@@ -125,7 +136,7 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
   parsed = {
     key: list_or_default(value, missing_value(key, tf.float32, spec))
     if key in spec.list_lengths
-    else first_or_default(value, missing_value(key, value.dtype, spec))
+    else feature_or_default(value, missing_value(key, value.dtype, spec))
     for key, value in parsed.items()
   }
   features = model_columns(parsed, spec)

@@ -2,7 +2,7 @@
 SequenceExamples (damage further on is salvaged later)."""
 
 import struct
-from typing import Dict
+from typing import Dict, Iterator
 
 from cli.inputs import data_paths
 import config as cfg
@@ -61,25 +61,34 @@ def holds_sequence_examples(tfrecord_path: str) -> bool:
   return False
 
 
+def first_records(tfrecord_path: str, records: int = FIRST_RECORDS) -> Iterator[bytes]:
+  """The file's first `records` records (GZIP by the name's .gz or the file's first bytes); a
+  damaged file gives fewer."""
+  import tensorflow as tf
+
+  with data_paths.gfile().GFile(tfrecord_path, 'rb') as f:
+    gzipped = tfrecord_path.endswith('.gz') or f.read(2) == b'\x1f\x8b'
+  dataset = tf.data.TFRecordDataset(tfrecord_path, compression_type='GZIP' if gzipped else '')
+  try:
+    for record in dataset.take(records):
+      yield record.numpy()
+  except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
+    pass  # damage: what was read before it decides
+
+
 def first_values(tfrecord_path: str, records: int = FIRST_RECORDS) -> Dict[str, list]:
   """{feature: its first value in each of the file's first `records` tf.Examples that has one,
   as text ('': none)}; a damaged file gives fewer."""
   import tensorflow as tf
 
-  compression = 'GZIP' if tfrecord_path.endswith('.gz') else ''
   values: Dict[str, list] = {}
-  try:
-    for record in tf.data.TFRecordDataset(tfrecord_path, compression_type=compression).take(
-      records
-    ):
-      example = _parsed(tf.train.Example, record.numpy())
-      for name, feature in example.features.feature.items() if example else ():
-        kind = feature.WhichOneof('kind')
-        held = values.setdefault(name, [])
-        for value in getattr(feature, kind).value[:1] if kind else ():
-          held.append(value.decode('utf-8', 'replace') if isinstance(value, bytes) else repr(value))
-  except (tf.errors.DataLossError, tf.errors.InvalidArgumentError):
-    pass  # damage: what was read before it decides
+  for record in first_records(tfrecord_path, records):
+    example = _parsed(tf.train.Example, record)
+    for name, feature in example.features.feature.items() if example else ():
+      kind = feature.WhichOneof('kind')
+      held = values.setdefault(name, [])
+      for value in getattr(feature, kind).value[:1] if kind else ():
+        held.append(value.decode('utf-8', 'replace') if isinstance(value, bytes) else repr(value))
   return values
 
 

@@ -495,3 +495,46 @@ def test_a_csv_for_a_model_taking_a_list_column_is_one_line(tmp_path):
     f"{path}: the model takes column 'pixels' as a list of 64 values a row, which a CSV cell "
     'cannot hold: predict on TFRecords'
   )
+
+
+def test_tfrecords_without_the_models_columns_are_refused_or_named(tmp_path, capsys):
+  """Records holding none of a tabular model's columns (image records) are refused; records
+  without one of them, unless --allow-missing-columns, which predicts and says so."""
+  import json
+
+  import tensorflow as tf
+
+  output = tmp_path / 'out'
+  folder = regression_model.save(str(output / 'serving' / '3'))
+  parsed = {'fare': 'float32', 'payment_type': 'string', regression_model.LABEL: 'float32'}
+  (output / 'serving' / '3' / 'assets' / serving.COLUMNS_ASSET).write_text(json.dumps(parsed))
+  assert model.load(folder, inputs.TFRECORDS)[1].features == ['fare', 'payment_type']
+
+  def write(name, records):
+    with tf.io.TFRecordWriter(str(tmp_path / name)) as writer:
+      for record in records:
+        writer.write(record)
+    return str(tmp_path / name)
+
+  image = tf.train.Example()
+  image.features.feature['image_raw'].bytes_list.value.append(b'\x89PNG')
+  images = write('images.tfrecord', [image.SerializeToString()] * 3)
+  out = str(tmp_path / 'p.csv')
+  argv = ['--output', str(output), '--out', out]
+  assert _predict('--data', images, *argv) == EXIT_BAD_INPUT
+  error = capsys.readouterr().err.strip().splitlines()
+  assert len(error) == 1 and error[0].startswith(
+    f"error: --data {images}: the first 3 record(s) hold none of the model's 2 input columns "
+    '(fare, payment_type); their features: image_raw.'
+  )
+  fares = write('fares.tfrecord', [regression_model.record(fare) for fare in (2.0, 3.5)])
+  assert _predict('--data', fares, *argv) == EXIT_BAD_INPUT
+  error = capsys.readouterr().err.strip().splitlines()
+  assert len(error) == 1 and 'payment_type (their features: fare)' in error[0]
+  assert '--allow-missing-columns if they are only sparse' in error[0] and not os.path.exists(out)
+  assert _predict('--data', fares, *argv, '--allow-missing-columns') == EXIT_OK
+  assert (
+    'missing columns: payment_type in none of the first 2 records of fares.tfrecord: predicted '
+    'with them missing (a number at its training mean; --allow-missing-columns)\n'
+  ) in capsys.readouterr().out
+  assert [r[predictions.PREDICTION] for r in _rows(out)] == ['4.0', '7.0']

@@ -225,3 +225,34 @@ def test_help_does_not_import_tensorflow():
   done = subprocess.run([sys.executable, '-c', code], cwd=ROOT, capture_output=True, text=True)
   assert done.returncode == 0, done.stderr
   assert '--serving-data' in done.stdout
+
+
+def test_tfrecords_without_the_models_columns_are_refused_and_one_lacking_is_flagged(
+  schema, tmp_path
+):
+  """As `predict` (contracts/record_features.py): records holding none of the schema's features
+  but the label are refused; a feature absent from every record is flagged by the comparison."""
+  import tensorflow as tf
+
+  from monitoring import serving_data
+
+  def write(records):
+    with tf.io.TFRecordWriter(str(tmp_path / 'serving.tfrecord')) as writer:
+      for record in records:
+        writer.write(record)
+    return str(tmp_path / 'serving.tfrecord')
+
+  labelled = tf.train.Example()
+  labelled.features.feature['label'].int64_list.value.append(1)
+  path = write([tf.train.Example().SerializeToString(), labelled.SerializeToString()])
+  with pytest.raises(UserError, match="the first 2 record.s. hold none of the model's 3 input"):
+    serving_data.examples(path, schema, label='label')
+  without_size = []
+  for record in _data(1, n=300, label=False):
+    example = tf.train.Example.FromString(record)
+    del example.features.feature['size']
+    without_size.append(example.SerializeToString())
+  found = serving_data.examples(write(without_size), schema, label='label')
+  result, _ = _compare(schema, found)
+  assert result['flagged'] == ['size']
+  assert result['anomalies'] == {'size': ['The feature was not present in any examples.']}

@@ -114,6 +114,25 @@ def test_tabular_model_and_signatures(tmp_path):
     'payment__type_',
   ]
 
+  # NaN or inf in a record or a column: missing, as training reads them (the mean), not NaN out.
+  def fare(value):
+    feature = tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
+    return tf.train.Example(
+      features=tf.train.Features(feature={'fare/usd': feature})
+    ).SerializeToString()
+
+  absent = tf.train.Example().SerializeToString()
+  served = loaded.signatures['serving_default'](
+    examples=tf.constant([absent, fare(float('nan')), fare(float('inf')), fare(-float('inf'))])
+  )['probabilities'].numpy()
+  assert np.isfinite(served).all()
+  np.testing.assert_allclose(served[1:], np.repeat(served[:1], 3, axis=0), rtol=1e-6)
+  by_column = loaded.signatures['predict_columns'](
+    fare_usd=tf.constant([float('inf'), float('nan')], tf.float64),
+    payment__type_=tf.constant(['', '']),
+  )['probabilities'].numpy()
+  np.testing.assert_allclose(by_column, np.repeat(served[:1], 2, axis=0), rtol=1e-6)
+
 
 def test_a_list_column_is_one_input_of_every_value_in_each_signature(tmp_path):
   """pixels [B, 3] from records and from predict_columns (float64 [B, 3], NaN: missing, fed the

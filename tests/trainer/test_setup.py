@@ -195,12 +195,22 @@ def test_a_table_of_a_label_and_row_ids_or_an_empty_eval_split_stops_with_one_li
     setup.prepare_input(no_eval, options, plan, str(tmp_path / 'scratch'))
 
 
-def test_inf_in_a_numeric_column_is_named_before_any_model_is_blamed(tmp_path):
-  rows = [{'x': float('inf') if i == 3 else i / 7, 'label': i % 2} for i in range(40)]
+def test_inf_and_nan_in_a_numeric_column_are_missing_and_logged(tmp_path, caplog):
+  """Read as missing (the mean of the finite values), as the CSV reader reads them: the sample's
+  are logged, not a stop."""
+  rows = [{'x': float(i % 4), 'label': i % 2} for i in range(40)]
+  rows[3]['x'], rows[30]['x'] = float('inf'), float('nan')
   fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows, 'eval': rows})
   options = TrainerOptions(label_key='label', input_cache='off')
-  with pytest.raises(UnusableData, match=r"^--label label: column 'x' holds inf or NaN in 1 of"):
-    setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  with caplog.at_level('WARNING'):
+    found = setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  finite = [r['x'] for r in rows if np.isfinite(r['x'])]
+  assert found.spec.numeric_mean['x'] == pytest.approx(np.mean(finite))
+  assert 'inf or NaN read as missing (the column mean) in the first 40 train rows: x 2' in (
+    caplog.text
+  )
+  fed = np.concatenate([features['x'].numpy() for features, _ in found.evaluation])
+  assert np.isfinite(fed).all() and fed[3] == fed[30] == pytest.approx(np.mean(finite))
 
 
 @pytest.mark.parametrize(

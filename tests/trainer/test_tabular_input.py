@@ -158,3 +158,35 @@ def test_a_list_column_is_fed_whole_its_missing_positions_the_means():
     [5, 6, 7],
   ]
   assert features['x'].numpy().tolist() == [1.0] * 4 and labels.numpy().tolist() == [1] * 4
+
+
+def test_nan_and_inf_after_the_first_rows_are_fed_as_missing(tmp_path):
+  """A non-finite number is missing wherever it is (not only in the Trainer's first rows): the
+  column's mean, a list column's mean at that position; integers and categories unchanged."""
+  spec = TabularSpec(
+    'label',
+    None,
+    2,
+    ['x', 'pixels'],
+    [],
+    list_lengths={'pixels': 2},
+    numeric_mean={'x': 0.5, 'pixels': [1.0, 2.0]},
+  )
+  nan, inf = float('nan'), float('inf')
+  xs = [float(i) for i in range(10)] + [nan, -inf, 7.0]
+  pixels = [[3.0, 4.0]] * 10 + [[nan, 5.0], [6.0, inf], [3.0, 4.0]]
+  path = str(tmp_path / 'rows')
+  with tf.io.TFRecordWriter(path) as writer:
+    for x, pair in zip(xs, pixels):
+      feature = {
+        'x': tf.train.Feature(float_list=tf.train.FloatList(value=[x])),
+        'pixels': tf.train.Feature(float_list=tf.train.FloatList(value=pair)),
+        'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[1])),
+      }
+      writer.write(
+        tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+      )
+  batches = list(tabular_input.tabular_dataset([path], spec, 4, training=False))
+  fed = {key: np.concatenate([f[key].numpy() for f, _ in batches]) for key in ('x', 'pixels')}
+  assert fed['x'].tolist() == xs[:10] + [0.5, 0.5, 7.0]
+  assert fed['pixels'][10:].tolist() == [[1.0, 5.0], [6.0, 2.0], [3.0, 4.0]]
