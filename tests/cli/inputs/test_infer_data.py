@@ -60,8 +60,9 @@ def _tfrecord(tmp_path):
     (_data, lambda p: (p / 'empty').mkdir() or p / 'empty', '--infer-data'),
     (
       _data,
-      lambda p: (p / 'new.csv').write_text('x;label\r\n1;0\r\n') and p / 'new.csv',
-      '--infer-data {p}/new.csv: column(s) x;label not in --data (columns: x, label)',
+      # a ';' file is read as the dialect reads it (contracts/csv_dialect.py): its columns x, colour
+      lambda p: (p / 'new.csv').write_text('x;colour\r\n1;red\r\n') and p / 'new.csv',
+      '--infer-data {p}/new.csv: column(s) colour not in --data (columns: x, label)',
     ),
   ],
 )
