@@ -5,7 +5,7 @@ import argparse
 import glob
 import os
 
-from cli import beam_runner, config_builder, flags, model_options, output_folder
+from cli import beam_runner, config_builder, flag_groups, model_options, output_folder
 from cli.inputs import csv_input, data_layout, image_folders, infer_data, tfrecord_probe
 import config as cfg
 from contracts import labels, trainer_options
@@ -22,17 +22,17 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   cloud = cfg.CloudConfig()
   parser.add_argument('--pipeline-root', required=True, help='e.g. gs://BUCKET/pipeline_root')
-  flags.add(
+  flag_groups.add(
     parser,
-    *flags.DATA,
+    *flag_groups.DATA,
     data=dict(required=True, help='input as the cluster sees it (gs://...)'),
     span=dict(
       help='with {SPAN} in --data-pattern: pin that span (default: the latest at run time)'
     ),
   )
-  flags.add(
+  flag_groups.add(
     parser,
-    *flags.INFER,
+    *flag_groups.INFER,
     infer_data=dict(
       help='unlabeled data as the cluster sees it (gs://...: a folder of images, a .csv / '
       ".tfrecord file or a folder of them) that the blessed model scores (TFX's BulkInferrer "
@@ -68,9 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
   )
   output_folder.add_overwrite(parser, '--out', 'compile wrote it')
   parser.add_argument('--pipeline-name', default=cfg.PIPELINE_NAME)
-  flags.add(
+  flag_groups.add(
     parser,
-    *flags.TRAINING,
+    *flag_groups.TRAINING,
     schema=dict(
       help='curated schema.pbtxt path inside the image, e.g. '
       'schema/digits/schema.pbtxt; default: SchemaGen infers one'
@@ -99,8 +99,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     '--spark-master: its '
     'arguments are resolved against the cluster as `run` does) (default: %(default)s)',
   )
-  flags.add(gcp, '--flink-master', '--spark-master', '--beam-parallelism')
-  flags.add(
+  flag_groups.add(gcp, '--flink-master', '--spark-master', '--beam-parallelism')
+  flag_groups.add(
     gcp, '--beam-arg', beam_arg=dict(help='passed to every Beam component as is (repeatable)')
   )
   gcp.add_argument('--temp-location', default='', help='Dataflow: gs:// scratch folder')

@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from cli import beam_runner, flags, output_folder
+from cli import beam_runner, flag_groups, output_folder
 import config as cfg
 from contracts.errors import EXIT_FAILED, EXIT_OK, UserError
 
@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     help='compare serving rows with the training rows of the same id (repeat for a compound '
     'id): per-feature mismatch counts (TFDV feature skew)',
   )
-  flags.add_engine_flags(parser, 'the --id-column feature skew (a Beam pipeline)')
+  flag_groups.add_engine_flags(parser, 'the --id-column feature skew (a Beam pipeline)')
 
 
 def main(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Dict, List
 
-from cli import beam_runner, flags, output_folder
+from cli import beam_runner, flag_groups, output_folder
 from contracts import csv_dialect, predictions, record_features
 from contracts.errors import EXIT_BAD_INPUT, EXIT_OK, UserError
 from contracts.image_files import NOT_AN_IMAGE
@@ -96,7 +96,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     action='store_true',
     help='replace --out even when it is not a predictions file written before',
   )
-  flags.add_engine_flags(parser, 'the prediction pipeline')
+  flag_groups.add_engine_flags(parser, 'the prediction pipeline')
 
 
 @contextlib.contextmanager

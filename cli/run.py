@@ -14,7 +14,7 @@ import tempfile
 import time
 from typing import Optional
 
-from cli import flags, prepare_run, unchanged, watch
+from cli import flag_groups, prepare_run, unchanged, watch
 from cli.inputs import tfrecord_salvage
 import config as cfg
 from contracts import artifacts, labels
@@ -43,7 +43,14 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-  flags.add(parser, *flags.DATA, *flags.INFER, *flags.OUTPUT, *flags.BEAM, *flags.TRAINING)
+  flag_groups.add(
+    parser,
+    *flag_groups.DATA,
+    *flag_groups.INFER,
+    *flag_groups.OUTPUT,
+    *flag_groups.BEAM,
+    *flag_groups.TRAINING,
+  )
   parser.add_argument(
     '--watch',
     action='store_true',

@@ -5,7 +5,7 @@ import argparse
 import dataclasses
 import os
 
-from cli import flags, output_folder, prepare_run
+from cli import flag_groups, output_folder, prepare_run
 import config as cfg
 from contracts.errors import EXIT_OK
 from utils import atomic
@@ -18,7 +18,7 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-  flags.add(parser, *flags.DATA, *flags.OUTPUT, *flags.BEAM)
+  flag_groups.add(parser, *flag_groups.DATA, *flag_groups.OUTPUT, *flag_groups.BEAM)
   parser.add_argument('--out', required=True, help='where to write schema.pbtxt')
   output_folder.add_overwrite(parser, '--out')
 

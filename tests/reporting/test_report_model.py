@@ -170,7 +170,7 @@ def _regression_page(tmp_path) -> tuple:
   """(the training and evaluation sections of a regression run as one page, its RunResult): a
   tiny SavedModel (tests/support/regression_model.py) on 40 eval rows, TFMA's files by hand."""
   from contracts import evaluation as names
-  from metadata import summary
+  from metadata import blessing_reasons
   from reporting import html
   from tests.support import evaluations, regression_model
 
@@ -209,7 +209,7 @@ def _regression_page(tmp_path) -> tuple:
     ),
     blessed=True,
   )
-  result.blessing = summary.regression_reason(None, True, result.regression, {})
+  result.blessing = blessing_reasons.regression_reason(None, True, result.regression, {})
   facts = report_facts.gather(nodes, result, str(tmp_path / 'metadata.sqlite'), 'tips')
   body = (
     '<section id="training"><h2>Training</h2>'
