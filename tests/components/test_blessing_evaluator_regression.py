@@ -229,7 +229,9 @@ def test_tfma_blesses_lower_is_better_against_the_mean_and_the_serving_model(tmp
     )
   from metadata import blessing_reasons
 
-  said = blessing_reasons.regression_reason(types.SimpleNamespace(uri=str(out)), False, found, theirs)
+  said = blessing_reasons.regression_reason(
+    types.SimpleNamespace(uri=str(out)), False, found, theirs
+  )
   assert said == (
     f'MAE {found[evaluation.MAE_KEY]:.4g}, RMSE {rmse:.4g}, serving model '
     f'{theirs[evaluation.RMSE_KEY]:.4g}: {found[evaluation.IMPROVEMENT_KEY]:.0%} below the mean '

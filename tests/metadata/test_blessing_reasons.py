@@ -15,7 +15,9 @@ def test_a_blessed_model_says_which_missed_classes_were_allowed_or_too_few_to_ju
     '7': {'examples': 6, 'judged': True},
     '9': {'examples': 1, 'judged': False},
   }
-  assert blessing_reasons.blessing_reason(None, True, found, missed=missed, candidate_is_serving=True) == (
+  assert blessing_reasons.blessing_reason(
+    None, True, found, missed=missed, candidate_is_serving=True
+  ) == (
     'accuracy 0.952, class 7 never predicted (6 eval examples), allowed, class 9 never predicted '
     '(1 eval example), too few to judge; it is the serving model (not compared with itself)'
   )
@@ -56,7 +58,9 @@ def test_a_serving_model_with_other_classes_is_said_not_compared():
   assert '(only this model has emu)' in added
   both = blessing_reasons.classes_differ(list('abcdefg'), ['b', 'z'])
   assert '(only it has a, c, d, e, f …; only this model has z)' in both
-  assert '(the same classes in another order)' in blessing_reasons.classes_differ(['b', 'a'], ['a', 'b'])
+  assert '(the same classes in another order)' in blessing_reasons.classes_differ(
+    ['b', 'a'], ['a', 'b']
+  )
 
 
 def test_a_blessed_regression_model_says_its_errors_against_the_mean_and_the_serving_model():
@@ -72,13 +76,15 @@ def test_a_blessed_regression_model_says_its_errors_against_the_mean_and_the_ser
     '; RMSE 2.1; no serving model to compare with'
   )
   other_task = blessing_reasons.task_differs('classification')
-  assert blessing_reasons.regression_reason(None, True, figures, {}, not_compared=other_task).endswith(
+  assert blessing_reasons.regression_reason(
+    None, True, figures, {}, not_compared=other_task
+  ).endswith(
     '; RMSE 2.1; serving model not compared: it predicts classes, this model a number '
     '(judged on its own thresholds)'
   )
-  assert blessing_reasons.regression_reason(None, True, figures, {}, candidate_is_serving=True).endswith(
-    'it is the serving model (not compared with itself)'
-  )
+  assert blessing_reasons.regression_reason(
+    None, True, figures, {}, candidate_is_serving=True
+  ).endswith('it is the serving model (not compared with itself)')
 
 
 def test_a_model_not_blessed_on_too_few_eval_examples_says_the_figure_and_the_flag():
@@ -88,7 +94,10 @@ def test_a_model_not_blessed_on_too_few_eval_examples_says_the_figure_and_the_fl
     '--eval-percent gives more'
   )
   found = {evaluation.CANDIDATE: 1.0}
-  assert blessing_reasons.blessing_reason(None, False, found, too_small=small) == f'accuracy 1.000, {small}'
+  assert (
+    blessing_reasons.blessing_reason(None, False, found, too_small=small)
+    == f'accuracy 1.000, {small}'
+  )
   classes = {
     'examples': 46,
     'min_examples': 30,
@@ -100,7 +109,9 @@ def test_a_model_not_blessed_on_too_few_eval_examples_says_the_figure_and_the_fl
     '(--min-eval-class-examples); a larger --eval-percent gives more'
   )
   one = dict(classes, classes=[{'class_id': 1, 'examples': 1}])
-  assert blessing_reasons.eval_size_text(one).startswith('class 1 has 1 eval example, at least 5 of each')
+  assert blessing_reasons.eval_size_text(one).startswith(
+    'class 1 has 1 eval example, at least 5 of each'
+  )
   both = blessing_reasons.eval_size_text(dict(one, examples=12))
   assert both.startswith('only 12 eval examples, ') and '; class 1 has 1 eval example, ' in both
   figures = {evaluation.MAE_KEY: 0.5, evaluation.RMSE_KEY: 0.7}
