@@ -20,6 +20,11 @@ regression model, the predicted number (`prediction`, the model's standardized o
 back with the train split's mean and deviation). The class names are also saved as
 assets/labels.txt (line i: class i) for clients that show the top k; a regression model saves
 assets/task.txt.
+
+They are traced without AutoGraph: they branch on Python values only (the spec's), so the
+graphs are the same, and a Keras 3 model's own call is not converted either way (one that
+branches on a tensor cannot be saved with AutoGraph on); what AutoGraph still did cost 0.4 s of
+CPU in a cold process's save (docs/benchmarks.md).
 """
 
 import dataclasses
@@ -36,6 +41,11 @@ from trainer import image_input, sequence_input, tabular_input, text_tokens
 from trainer.data_spec import ImageSpec, SequenceSpec, TabularSpec
 
 _EXAMPLES = tf.TensorSpec([None], tf.string, name=serving.EXAMPLES_INPUT)
+
+
+def _signature(input_signature: list):
+  """The tf.function decorator of a serving signature."""
+  return tf.function(input_signature=input_signature, autograph=False)
 
 
 def _predictions(
@@ -71,18 +81,18 @@ class Regression:
 def image_signatures(model: keras.Model, spec: ImageSpec) -> Dict[str, Callable]:
   image_fields = {k: v for k, v in image_codec.parse_spec().items() if k != image_record.LABEL_KEY}
 
-  @tf.function(input_signature=[_EXAMPLES])
+  @_signature([_EXAMPLES])
   def serve_examples(examples):
     parsed = tf.io.parse_example(examples, image_fields)
     return _predictions(model, image_input.decode_any_size(parsed, spec), spec.labels)
 
-  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.IMAGE_BYTES_INPUT)])
+  @_signature([tf.TensorSpec([None], tf.string, name=serving.IMAGE_BYTES_INPUT)])
   def serve_image_bytes(image_bytes):
     # Client bytes are JPEG/PNG of any size, whatever the training shards held.
     any_size = dataclasses.replace(spec, encoding=image_record.ENCODED, uniform=False)
     return _predictions(model, image_input.decode_encoded(image_bytes, any_size), spec.labels)
 
-  @tf.function(input_signature=[_EXAMPLES])
+  @_signature([_EXAMPLES])
   def transform_features(examples):
     label_spec = {image_record.LABEL_KEY: tf.io.FixedLenFeature([], tf.int64)}
     return {
@@ -102,12 +112,12 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
     spec, numeric=[], categorical=[], integer=[], label_mean=0.0, label_std=1.0
   )
 
-  @tf.function(input_signature=[_EXAMPLES])
+  @_signature([_EXAMPLES])
   def serve_examples(examples):
     features = tabular_input.parse_tabular(examples, spec, with_label=False)
     return _predictions(model, features, class_names)
 
-  @tf.function(input_signature=[_EXAMPLES])
+  @_signature([_EXAMPLES])
   def transform_features(examples):
     _, label = tabular_input.parse_tabular(examples, only_label)
     return {serving.EVAL_LABEL_KEY: label}
@@ -121,7 +131,7 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
     for key, name in _column_inputs(spec).items()
   }
 
-  @tf.function(input_signature=[columns])
+  @_signature([columns])
   def serve_columns(values):
     features = {  # NaN or inf: missing, fed as the Trainer feeds a missing value (its mean)
       key: tf.cast(
@@ -167,12 +177,12 @@ def _column_inputs(spec: TabularSpec) -> Dict[str, str]:
 
 def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Callable]:
 
-  @tf.function(input_signature=[_EXAMPLES])
+  @_signature([_EXAMPLES])
   def serve_examples(examples):
     tokens = sequence_input.parse_sequences(examples, spec, with_label=False)
     return _predictions(model, tokens.to_tensor(), spec.labels)
 
-  @tf.function(input_signature=[_EXAMPLES])
+  @_signature([_EXAMPLES])
   def transform_features(examples):
     _, labels = sequence_input.parse_sequences(examples, spec)
     return {serving.EVAL_LABEL_KEY: labels}
@@ -181,7 +191,7 @@ def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Cal
   if spec.vocabulary:  # the text route: raw strings in
     model.text_vocabulary = text_tokens.vocabulary_table(spec.vocabulary)  # saved with the model
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=serving.TEXT_INPUT)])
+    @_signature([tf.TensorSpec([None], tf.string, name=serving.TEXT_INPUT)])
     def serve_text(text):
       ids = text_tokens.token_ids(text, model.text_vocabulary)[:, : sequence_input.MAX_LENGTH]
       return _predictions(model, ids.to_tensor(), spec.labels)
@@ -193,7 +203,7 @@ def sequence_signatures(model: keras.Model, spec: SequenceSpec) -> Dict[str, Cal
 def bulk_inference(serve_examples: Callable) -> Callable:
   """serve_examples's answer with CLASS_NAMES as [batch, 1] (serving.BULK_INFERENCE)."""
 
-  @tf.function(input_signature=[_EXAMPLES])
+  @_signature([_EXAMPLES])
   def bulk(examples):
     outputs = dict(serve_examples(examples))
     for key in (serving.CLASS_NAMES, serving.PREDICTION):

@@ -46,6 +46,7 @@ from trainer import (
   models,
   multi_worker,
   setup,
+  shards,
   signatures,
   trees,
 )
@@ -124,8 +125,9 @@ def _train_and_save(fn_args: FnArgs, options: TrainerOptions) -> None:
         fine_tune.prepare(built, phase)
         model.compile_model(built, phase.learning_rate, plan.jit_compile, options.xla is True, loss)
       if not number:
+        key = _input_key(fn_args, options, prepared)
         input_check = _input_check(
-          built, train, batch_size, hint, service, ready.cache, plan, options.seed
+          built, train, batch_size, hint, service, ready.cache, plan, options.seed, key
         )
       logging.info(
         'training phase %s: %d steps at learning rate %g, %d trainable weights',
@@ -292,15 +294,37 @@ def _local_weights(weights: str, scratch: str) -> str:
   return local
 
 
-def _input_check(built, train, batch_size: int, hint: str, service: str, cache, plan, seed):
+def _input_key(fn_args: FnArgs, options: TrainerOptions, prepared: setup.PreparedInput) -> tuple:
+  """What the input alone's rate depends on (diagnosis.check_input's input_key): the train
+  shards (an Examples artifact's files are written once) with the records read of each, and how
+  they are batched, decoded and cached."""
+  good = {report.path: report.good for report in prepared.guard.reports}
+  files = shards.shard_files(fn_args.train_files)
+  ready = prepared.setup
+  return (
+    tuple((path, good.get(path)) for path in files),
+    prepared.batch_size,
+    repr(ready.spec),
+    ready.cache.used,
+    options.augment,
+    options.input_service,
+  )
+
+
+def _input_check(
+  built, train, batch_size: int, hint: str, service: str, cache, plan, seed, input_key=None
+):
   """The input check's figures; None under a distribution strategy (its warm-up step runs
   outside the strategy) or a seed (it reads the input for a measured time, which would move the
-  seeded shuffles that the training's reads share), where only the cache decision is logged."""
+  seeded shuffles that the training's reads share), where only the cache decision is logged.
+  input_key: what the input alone's rate depends on (diagnosis.check_input)."""
   if seed is not None:
     logging.info('input check: skipped under --seed %d; %s', seed, cache.describe())
     return None
   if plan.strategy.num_replicas_in_sync == 1 and plan.num_workers == 1:
-    return diagnosis.check_input(built, train, batch_size, hint, service, cache.describe())
+    return diagnosis.check_input(
+      built, train, batch_size, hint, service, cache.describe(), input_key
+    )
   logging.info(
     'input check: skipped under %s; %s', distribution.strategy_name(plan.strategy), cache.describe()
   )

@@ -75,3 +75,15 @@ def test_dropping_a_batch_is_the_consumers_step_not_waiting_for_input(monkeypatc
   pulled, waited, wall = diagnosis.pull(batches(), seconds=10.0, step_seconds=1.0)
   assert waited == pytest.approx(0.1 * pulled)  # the 0.3 s of freeing is not in it
   assert wall == pytest.approx(1.1 * pulled)  # it is inside each 1 s step
+
+
+def test_the_input_alone_is_measured_once_per_input(monkeypatch):
+  monkeypatch.setattr(diagnosis, 'MEASURE_SECONDS', 0.05)
+  monkeypatch.setattr(diagnosis, 'RATES', {})
+  model = _model()
+  first, again, other = (
+    diagnosis.check_input(model, _dataset(0.0), 8, 'hint', input_key=key) for key in 'aab'
+  )
+  assert [c['input_rate_reused'] for c in (first, again, other)] == [False, True, False]
+  assert again['input_examples_per_second'] == first['input_examples_per_second']
+  assert list(diagnosis.RATES) == ['b']  # one input remembered
