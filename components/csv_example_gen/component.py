@@ -1,6 +1,6 @@
-"""ArrowCsvExampleGen: TFX's CsvExampleGen's tf.Examples, written with Arrow (arrow_csv.py);
-StockCsvExampleGen: TFX's CsvExampleGen itself (`--csv-reader tfx`), with live progress
-(stock_executor.py).
+"""ArrowCsvExampleGen: TFX's CsvExampleGen's tf.Examples, written with Arrow (csv_ranges.py,
+type_inference.py, example_encoding.py); StockCsvExampleGen: TFX's CsvExampleGen itself
+(`--csv-reader tfx`), with live progress (stock_executor.py).
 
 FileBasedExampleGens like the stock one: the same input_config / output_config / range_config,
 TFX's FileBasedDriver (fingerprint of the files, {SPAN}/{VERSION}) and a standard Examples

@@ -1,7 +1,8 @@
-"""ArrowCsvExampleGen executor: CSV files → tf.Example TFRecord shards (arrow_csv.py does the work).
+"""ArrowCsvExampleGen executor: CSV files → tf.Example TFRecord shards (csv_ranges.py,
+type_inference.py and example_encoding.py do the work).
 
 Output layout under the Examples artifact's URI, as every ExampleGen of the project writes it:
-  Split-train/data-00000-of-0000N[.gz]   one shard per byte range of the input (arrow_csv.ranges)
+  Split-train/data-00000-of-0000N[.gz]   one shard per byte range of the input (csv_ranges.ranges)
   Split-eval/...
 
 Each file's dialect (contracts/csv_dialect.py) is found from its header line; the files of one run
@@ -10,13 +11,12 @@ column types (combined per input split: CsvExampleGen infers per split), and aga
 write its own shard of every output split, with the types as a side input. An example's split is
 decided by a hash of its serialized bytes into the output config's hash buckets, as CsvExampleGen
 decides it (it hashes the serialized tf.Example with farmhash; the C++ encoder's bytes are not
-stable across processes, so this hashes the row's cells: arrow_csv.row_hashes), so equal rows share
-a split; already split input (one input split per output split) keeps its splits.
+stable across processes, so this hashes the row's cells: example_encoding.row_hashes), so equal
+rows share a split; already split input (one input split per output split) keeps its splits.
 """
 
 import io
 import json
-import mmap
 import os
 from typing import Any, Dict, List, Optional, Tuple
 import uuid
@@ -24,71 +24,61 @@ import uuid
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
-from tfx.components.util import examples_utils
-from tfx.dsl.components.base import base_beam_executor
 from tfx.dsl.io import fileio
 from tfx.proto import example_gen_pb2
-from tfx.types import artifact_utils, standard_artifact_utils
+from tfx.types import standard_artifact_utils
 from tfx.utils import proto_utils
 
-from components import beam_progress, duplicates, grouped_split, id_columns, label_gaps, regroup
-from components.csv_example_gen import arrow_csv
+from components import (
+  beam_progress,
+  duplicates,
+  file_based,
+  grouped_split,
+  id_columns,
+  label_gaps,
+  regroup,
+)
+from components.csv_example_gen import (
+  csv_ranges,
+  example_encoding,
+  range_tasks,
+  type_inference,
+)
 from contracts import artifacts, csv_dialect
 from contracts.errors import UnusableData
 from utils import atomic, progress
 
-# (input split, file, begin, end, line of begin, shard index, shard count)
-_Task = Tuple[str, str, int, int, int, int, int]
-
-
-def _header_and_ranges(
-  path: str,
-) -> Tuple[csv_dialect.Dialect, List[str], List[Tuple[int, int, int]]]:
-  """The file's dialect and column names (csv_dialect.header) and byte ranges
-  (arrow_csv.ranges), from a local map of the file or, on object storage, its bytes."""
-  with fileio.open(path, 'rb') as f:
-    first = f.readline()
-  dialect, names = csv_dialect.header(first)
-  if not os.path.exists(path):  # gs://, s3://: read once here, by range in the workers
-    with fileio.open(path, 'rb') as f:
-      return dialect, names, arrow_csv.ranges(f.read(), len(first))
-  with open(path, 'rb') as f:
-    if os.fstat(f.fileno()).st_size == 0:
-      return dialect, [], []
-    with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-      return dialect, names, arrow_csv.ranges(data, len(first))
-
 
 def _read(
-  task: _Task, names: List[str], errors: str, label: str, default: str, dialect
+  task: range_tasks.Task, names: List[str], errors: str, label: str, default: str, dialect
 ) -> Optional[Tuple[pa.Table, int, int]]:
   """(a task's range of a file of `dialect` as a table of strings, its rows without a label, the
   rows repeating the header it left out), their label cells holding `default` when there is one
-  (components/label_gaps.py); or None when it cannot be read
-  as CSV: the reason (one line) is then left in `<errors>-<split>-<shard>.txt` for Do to raise as
-  UnusableData (an exception raised in a Beam worker reaches Do as another type, with Beam's
-  words added)."""
+  (components/label_gaps.py); or None when it cannot be read as CSV: the reason (one line) is
+  then left in `<errors>-<split>-<shard>.txt` for `write` to raise as UnusableData (an exception
+  raised in a Beam worker reaches `write` as another type, with Beam's words added)."""
   split, path, begin, end, line, index, _ = task
   with fileio.open(path, 'rb') as f:
     f.seek(begin)
     data = f.read(end - begin)
   try:
-    table, headers = arrow_csv.without_header_rows(
-      arrow_csv.read_range(data, names, path, line, dialect)
+    table, headers = csv_ranges.without_header_rows(
+      csv_ranges.read_range(data, names, path, line, dialect)
     )
     return (*label_gaps.fill_table(table, label, default), headers)
-  except arrow_csv.CsvError as e:
+  except csv_ranges.CsvError as e:
     atomic.write(f'{errors}-{split}-{index:05d}.txt', str(e))
     return None
 
 
 _VALUES = 'values'  # _Infer's second output: a range's cells for id_columns.UniqueColumns
-_ID_TYPES = (arrow_csv.ColumnType.INT, arrow_csv.ColumnType.STRING)  # floats are measurements
+# the types of id columns (floats are measurements)
+_ID_TYPES = (type_inference.ColumnType.INT, type_inference.ColumnType.STRING)
 
 
 class _Infer(beam.DoFn):
   """task → (input split, (it again, its range's column types, the census of its STRING columns
-  that may be numbers written as text: arrow_csv.text_census)), labels defaulted first; with
+  that may be numbers written as text: type_inference.text_census)), labels defaulted first; with
   `candidates`,
   also the range's rows (id_columns.Batch) on _VALUES: the hashed cells of those integer or string
   columns that have a value in every row (id-like columns are looked for)."""
@@ -105,7 +95,7 @@ class _Infer(beam.DoFn):
     self._names, self._errors, self._candidates = names, errors, candidates
     self._label, self._default, self._dialect = label, default, dialect
 
-  def process(self, task: _Task):
+  def process(self, task: range_tasks.Task):
     read = _read(
       task, self._names[task[0]], self._errors, self._label, self._default, self._dialect
     )
@@ -113,16 +103,16 @@ class _Infer(beam.DoFn):
       return
     table = read[0]
     numbers = _numbers(table, self._dialect)
-    types = arrow_csv.column_types(numbers)
-    census = arrow_csv.text_census(numbers, types)
+    types = type_inference.column_types(numbers)
+    census = type_inference.text_census(numbers, types)
     yield task[0], (task[0], [int(kind) for kind in types], census)
     if self._candidates:
       values = {}
       for name, kind in zip(table.column_names, types):
         cells = table.column(name)
         hashes = None
-        if kind in _ID_TYPES and name != self._label and arrow_csv.all_filled(cells):
-          hashes = arrow_csv.row_hashes(table.select([name]))
+        if kind in _ID_TYPES and name != self._label and type_inference.all_filled(cells):
+          hashes = example_encoding.row_hashes(table.select([name]))
         # a value twice within the range: no id (sent as None, not as every cell)
         values[name] = hashes.tolist() if hashes is not None and _distinct(hashes) else None
       yield beam.pvalue.TaggedOutput(_VALUES, (table.num_rows, values))
@@ -130,7 +120,7 @@ class _Infer(beam.DoFn):
 
 def _numbers(table: pa.Table, dialect: csv_dialect.Dialect) -> pa.Table:
   """The cells numbers are read from: with decimal commas (a `;` or tab file), 12,5 as 12.5."""
-  return arrow_csv.decimal_points(table) if dialect.decimal_comma else table
+  return csv_ranges.decimal_points(table) if dialect.decimal_comma else table
 
 
 def _distinct(hashes: np.ndarray) -> bool:
@@ -151,7 +141,7 @@ def _detected(unique: List[str], types: Dict[str, List[int]], names) -> List[str
 
 class _MergeTypes(beam.CombineFn):
   """Column types and text census of an input split's ranges → the split's column types
-  (arrow_csv.numbers_from_text)."""
+  (type_inference.numbers_from_text)."""
 
   def __init__(self, names: Dict[str, List[str]], label: str):
     self._names, self._label = names, label
@@ -167,7 +157,7 @@ class _MergeTypes(beam.CombineFn):
 
   def extract_output(self, typings):
     names = self._names[typings[0][0]]
-    types = arrow_csv.numbers_from_text(
+    types = type_inference.numbers_from_text(
       [t for _, t, _ in typings], [c for _, _, c in typings], names, self._label
     )
     return [int(kind) for kind in types]
@@ -180,8 +170,8 @@ class _WriteRange(beam.DoFn):
   label's and the id columns' (`ignored`), so rows that differ only there share a split; its
   numbers as read (a `;` file's `12,5` as `12.5`: the same rows saved with commas split alike).
   With `rows`, also leaves each row's content hash and label in `<rows>-<split>-<shard>.npz`, for
-  Do to find the same content under two labels. Rows without a label take `default` (none: they are
-  counted, and Do refuses them)."""
+  `write` to find the same content under two labels. Rows without a label take `default` (none:
+  they are counted, and `write` refuses them)."""
 
   def __init__(
     self,
@@ -202,7 +192,9 @@ class _WriteRange(beam.DoFn):
     self._facts, self._errors, self._rows = facts, errors, rows
     self._label, self._default, self._ignored = label, default, {label, *ids}
 
-  def process(self, task: _Task, types: Dict[str, List[int]], unique: List[str]) -> List[None]:
+  def process(
+    self, task: range_tasks.Task, types: Dict[str, List[int]], unique: List[str]
+  ) -> List[None]:
     import tensorflow as tf
 
     split, index, count = task[0], task[5], task[6]
@@ -212,14 +204,14 @@ class _WriteRange(beam.DoFn):
     table, unlabelled, headers = read
     non_finite = []  # inf / nan cells of FLOAT columns, left out
     from_text = {}  # NUMBER_TEXT columns: {column: [placeholders, other cells]}, missing
-    kinds = [arrow_csv.ColumnType(t) for t in types[split]]
+    kinds = [type_inference.ColumnType(t) for t in types[split]]
     if self._dialect.decimal_comma:
-      table = arrow_csv.as_read(table, _numbers(table, self._dialect), kinds)
-    records = arrow_csv.to_examples(table, kinds, non_finite, from_text)
+      table = example_encoding.as_read(table, _numbers(table, self._dialect), kinds)
+    records = example_encoding.to_examples(table, kinds, non_finite, from_text)
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
     detected = _detected(unique, types, self._names)
     ignored = self._ignored | set(detected)
-    content = arrow_csv.row_hashes(
+    content = example_encoding.row_hashes(
       table.select([name for name in table.column_names if name not in ignored])
     )
     if self._buckets:
@@ -269,54 +261,10 @@ def _saved(content: np.ndarray, chosen: np.ndarray, labels: np.ndarray) -> bytes
   return buffer.getvalue()
 
 
-def _tasks(input_base: str, input_config, per_output_split: bool):
-  """(tasks, column names per input split, CSV bytes per task, the files' one dialect)."""
-  tasks, names, dialects = [], {}, {}
-  for split in input_config.splits:
-    files = sorted(fileio.glob(os.path.join(input_base, split.pattern)))
-    if not files:
-      raise UnusableData(f'no CSV files match {os.path.join(input_base, split.pattern)}')
-    found = []
-    for path in files:
-      dialect, header, cuts = _header_and_ranges(path)
-      _one_dialect(dialects, path, dialect)
-      if names.setdefault(split.name, header) != header:
-        raise UnusableData(
-          f"{path}: its header differs from {files[0]}'s; CSV files of one split share a header"
-        )
-      found += [(split.name, path, begin, end, line) for begin, end, line in cuts]
-    tasks.append(found)
-  if per_output_split:
-    numbered = [t + (i, len(ts)) for ts in tasks for i, t in enumerate(ts)]
-  else:
-    flat = [t for ts in tasks for t in ts]
-    numbered = [t + (i, len(flat)) for i, t in enumerate(flat)]
-  dialect = next(iter(dialects), csv_dialect.Dialect())
-  return numbered, names, [t[3] - t[2] for t in numbered], dialect
-
-
-def _one_dialect(seen: Dict[csv_dialect.Dialect, str], path: str, dialect) -> None:
-  """Records `path`'s dialect in `seen` (dialect → its first file); raises UnusableData for a
-  delimiter other than the first file's: one run reads its files alike."""
-  for other, first in seen.items():
-    if other.delimiter != dialect.delimiter:
-      raise UnusableData(
-        f'{path} is {csv_dialect.NAMES[dialect.delimiter]}-separated, {first} '
-        f'{csv_dialect.NAMES[other.delimiter]}-separated: save the CSV files of one run alike'
-      )
-  seen.setdefault(dialect, path)
-
-
-class Executor(base_beam_executor.BaseBeamExecutor):
+class Executor(file_based.ExampleGenExecutor):
   """Writes the CSV files under `input_base` as tf.Example shards of the configured splits."""
 
-  def Do(
-    self,
-    input_dict: Dict[str, List[Any]],
-    output_dict: Dict[str, List[Any]],
-    exec_properties: Dict[str, Any],
-  ) -> None:
-    examples = artifact_utils.get_single_instance(output_dict['examples'])
+  def write(self, examples, exec_properties: Dict[str, Any]) -> None:
     input_config = example_gen_pb2.Input()
     proto_utils.json_to_proto(exec_properties['input_config'], input_config)
     output_config = example_gen_pb2.Output()
@@ -324,7 +272,9 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     buckets = [(s.name, s.hash_buckets) for s in output_config.split_config.splits]
     if buckets and len(input_config.splits) != 1:
       raise ValueError('a hash split takes one input split')
-    tasks, names, sizes, dialect = _tasks(exec_properties['input_base'], input_config, not buckets)
+    tasks, names, sizes, dialect = range_tasks.numbered_tasks(
+      exec_properties['input_base'], input_config, not buckets
+    )
     gzip = exec_properties.get('compression') == 'gzip'
     outputs = [name for name, _ in buckets] or [s.name for s in input_config.splits]
     examples.split_names = standard_artifact_utils.encode_split_names(outputs)
@@ -391,13 +341,11 @@ class Executor(base_beam_executor.BaseBeamExecutor):
       detected = written['detected']
       for split, count in written['counts'].items():
         counts[split] += count
-      kinds = [arrow_csv.ColumnType(t) for t in written['types']]
-      column_types[written['split']] = arrow_csv.types_json(kinds, names[written['split']])
+      kinds = [type_inference.ColumnType(t) for t in written['types']]
+      column_types[written['split']] = type_inference.types_json(kinds, names[written['split']])
     _settle_labels(
       examples, outputs, tasks, names, (sum(counts.values()), unlabelled), label, default
     )
-    examples_utils.set_payload_format(examples, example_gen_pb2.FORMAT_TF_EXAMPLE)
-    examples_utils.set_file_format(examples, 'tfrecords_gzip')  # tfx_bsl reads either, by suffix
     examples.set_string_custom_property('compression', 'gzip' if gzip else 'none')
     examples.set_string_custom_property('split_counts', json.dumps(counts))
     examples.set_string_custom_property('column_types', json.dumps(column_types))

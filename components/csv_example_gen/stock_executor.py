@@ -9,7 +9,7 @@ from tfx.components.example_gen.csv_example_gen import executor as csv_executor
 from tfx.dsl.io import fileio
 
 from components import beam_progress, file_based, grouped_split, label_gaps
-from components.csv_example_gen import arrow_csv
+from components.csv_example_gen import csv_ranges
 
 
 def input_rows(exec_properties) -> int:
@@ -18,10 +18,10 @@ def input_rows(exec_properties) -> int:
   for path in file_based.input_files(exec_properties):
     if '://' in path:  # object storage: read whole (pyarrow cannot stream TFX's file objects)
       with fileio.open(path, 'rb') as remote:
-        total += arrow_csv.row_count(io.BytesIO(remote.read()))
+        total += csv_ranges.row_count(io.BytesIO(remote.read()))
       continue
     with open(path, 'rb') as local:
-      total += arrow_csv.row_count(local)
+      total += csv_ranges.row_count(local)
   return total
 
 

@@ -22,7 +22,7 @@ import tensorflow as tf
 from tfx.components.example_gen.csv_example_gen import executor as stock_executor
 from tfx_bsl.coders import csv_decoder
 
-from components.csv_example_gen import arrow_csv
+from components.csv_example_gen import csv_ranges, example_encoding, type_inference
 from components.csv_example_gen import executor as arrow_executor
 from components.csv_example_gen import stock_executor as counted_stock_executor
 from contracts.errors import UnusableData
@@ -90,7 +90,7 @@ def adversarial(tmp_path_factory):
   _adversarial_csv(root / 'data.csv')
   stock = run_executor(stock_executor.Executor, root, root / 'stock')
   with pytest.MonkeyPatch.context() as patch:
-    patch.setattr(arrow_csv, 'RANGE_BYTES', 300)
+    patch.setattr(csv_ranges, 'RANGE_BYTES', 300)
     return (
       stock,
       run_executor(arrow_executor.Executor, root, root / 'a'),
@@ -123,7 +123,7 @@ def test_adversarial_records_equal_csv_example_gen_s_across_range_cuts(adversari
   assert len(ours) == 6 * 30
   assert ours == theirs
   with open(os.path.join(os.path.dirname(arrow.uri), 'data.csv'), 'rb') as f:
-    assert arrow_csv.row_count(f) == len(theirs)  # --csv-reader tfx's total: its rows
+    assert csv_ranges.row_count(f) == len(theirs)  # --csv-reader tfx's total: its rows
   types = json.loads(arrow.get_string_custom_property('column_types'))['single_split']
   assert types == {
     'id': 'INT',
@@ -168,7 +168,7 @@ def test_ranges_end_at_row_ends_outside_quotes(tmp_path):
   _adversarial_csv(tmp_path / 'data.csv', copies=5)
   data = (tmp_path / 'data.csv').read_bytes()
   start = data.index(b'\n') + 1
-  cuts = arrow_csv.ranges(data, start, range_bytes=40)
+  cuts = csv_ranges.ranges(data, start, range_bytes=40)
   assert cuts[0][0] == start and cuts[-1][1] == len(data)
   assert all(end == begin for (_, end, _), (begin, _, _) in zip(cuts, cuts[1:]))
   assert len(cuts) > 10
@@ -185,7 +185,7 @@ def test_ranges_end_at_row_ends_outside_quotes(tmp_path):
    b'\xc3\x9c'],
 )  # fmt: skip
 def test_a_cell_s_type_is_tfx_bsl_s(cell):
-  assert int(arrow_csv.infer_value_type(cell)) == int(csv_decoder._InferValueType(cell))
+  assert int(type_inference.infer_value_type(cell)) == int(csv_decoder._InferValueType(cell))
 
 
 @pytest.mark.parametrize(
@@ -303,8 +303,10 @@ def test_distinct_rows_hash_apart_when_cells_shift_digits_between_columns():
 
   rows = range(1, 2001)  # ('10.0', 'w6') and ('20.0', 'w5') once hashed alike, as duplicates
   table = pa.table({'x': [f'{r * 0.5}' for r in rows], 'word': [f'w{r % 7}' for r in rows]})
-  assert len(set(arrow_csv.row_hashes(table).tolist())) == len(rows)
-  assert len(set(arrow_csv.row_hashes(pa.concat_tables([table, table])).tolist())) == len(rows)
+  assert len(set(example_encoding.row_hashes(table).tolist())) == len(rows)
+  assert len(set(example_encoding.row_hashes(pa.concat_tables([table, table])).tolist())) == len(
+    rows
+  )
 
 
 def _every_row_twice(path, rows: int = 150) -> None:
@@ -326,7 +328,7 @@ def test_id_like_columns_are_found_over_all_rows_and_copies_behind_them_share_a_
   _every_row_twice(tmp_path / 'rows.csv')
   executor_class = arrow_executor.Executor if reader == 'arrow' else counted_stock_executor.Executor
   with pytest.MonkeyPatch.context() as patch:
-    patch.setattr(arrow_csv, 'RANGE_BYTES', 500)  # columns judged over every range together
+    patch.setattr(csv_ranges, 'RANGE_BYTES', 500)  # columns judged over every range together
     examples = run_executor(executor_class, tmp_path, tmp_path / 'out', label_key='label')
   where = collections.defaultdict(set)
   for split in ('train', 'eval'):
@@ -389,7 +391,7 @@ def test_numbers_written_as_text_are_floats_across_ranges_their_other_cells_miss
   tmp_path, monkeypatch
 ):
   _numbers_as_text_csv(tmp_path / 'data.csv')
-  monkeypatch.setattr(arrow_csv, 'RANGE_BYTES', 2000)  # the census adds up over ranges
+  monkeypatch.setattr(csv_ranges, 'RANGE_BYTES', 2000)  # the census adds up over ranges
   examples = run_executor(arrow_executor.Executor, tmp_path, tmp_path / 'out', label_key='label')
   types = json.loads(examples.get_string_custom_property('column_types'))['single_split']
   assert types == {
@@ -419,17 +421,17 @@ def test_numbers_written_as_text_are_floats_across_ranges_their_other_cells_miss
 
 
 def test_a_column_of_numbers_as_text_in_one_range_and_words_in_another_stays_strings():
-  kinds = arrow_csv.ColumnType
+  kinds = type_inference.ColumnType
   names, label = ['a', 'b', 'label'], 'label'
   typings = [[kinds.STRING, kinds.INT, kinds.STRING], [kinds.STRING, kinds.STRING, kinds.STRING]]
   census = [{'a': [100, 50, 0, 1], 'label': [10, 10, 0, 0]}, {'b': [9, 9, 0, 0]}]
-  merged = arrow_csv.numbers_from_text(typings, census, names, label)
+  merged = type_inference.numbers_from_text(typings, census, names, label)
   assert merged == [kinds.STRING, kinds.NUMBER_TEXT, kinds.STRING]  # a: no census in range 2
   census[1].update(a=[100, 0, 0, 0], label=[10, 10, 0, 0])
-  merged = arrow_csv.numbers_from_text(typings, census, names, label)
+  merged = type_inference.numbers_from_text(typings, census, names, label)
   assert merged == [kinds.NUMBER_TEXT, kinds.NUMBER_TEXT, kinds.NUMBER_TEXT]
   census[1]['label'] = [10, 10, 0, 1]  # one label cell no number: the label stays strings
-  assert arrow_csv.numbers_from_text(typings, census, names, label)[2] == kinds.STRING
+  assert type_inference.numbers_from_text(typings, census, names, label)[2] == kinds.STRING
 
 
 def test_decimal_commas_are_read_as_points_in_columns_of_numbers_only():
@@ -441,11 +443,11 @@ def test_decimal_commas_are_read_as_points_in_columns_of_numbers_only():
       'word': ['Smith, John', '1,5', 'a', 'b', 'c'],
     }
   )
-  numbers = arrow_csv.decimal_points(table)
-  types = arrow_csv.column_types(numbers)
-  assert types == [arrow_csv.ColumnType.FLOAT, arrow_csv.ColumnType.STRING]
-  assert arrow_csv.column_types(table)[0] == arrow_csv.ColumnType.STRING  # without: words
-  batch = arrow_csv.to_record_batch(arrow_csv.as_read(table, numbers, types), types)
+  numbers = csv_ranges.decimal_points(table)
+  types = type_inference.column_types(numbers)
+  assert types == [type_inference.ColumnType.FLOAT, type_inference.ColumnType.STRING]
+  assert type_inference.column_types(table)[0] == type_inference.ColumnType.STRING  # without: words
+  batch = example_encoding.to_record_batch(example_encoding.as_read(table, numbers, types), types)
   assert batch.column(0).to_pylist() == [[12.5], [3.0], [-0.25], [], [1000.0]]
   assert batch.column(1).to_pylist() == [[c.encode()] for c in table.column('word').to_pylist()]
 

@@ -1,7 +1,7 @@
 """contracts/csv_dialect.py: the same odd CSV files read into the same rows, with the same counts
 of repeated headers skipped and inf / nan cells made missing, and text cells as written (`NA` a
-category, not missing), by `run` (the Arrow CsvExampleGen's functions,
-components/csv_example_gen/arrow_csv.py), `predict` (inference/inputs.py) and `monitor`
+category, not missing), by `run` (the Arrow CsvExampleGen's functions, csv_ranges.py and its
+neighbours in components/csv_example_gen/), `predict` (inference/inputs.py) and `monitor`
 (monitoring/serving_data.py); a row of another width read by none; `run`'s first look reads them
 alike, and `--csv-reader tfx` refuses what TFX's reader cannot read."""
 
@@ -78,18 +78,22 @@ def _ran(path):
   runs them in Beam, components/csv_example_gen/executor.py)."""
   import tensorflow as tf
 
-  from components.csv_example_gen import arrow_csv
+  from components.csv_example_gen import csv_ranges, example_encoding, type_inference
 
   data = path.read_bytes()
   first = data[: data.index(b'\n') + 1]
   dialect, names = csv_dialect.header(first)
-  table = arrow_csv.read_range(data[len(first) :], names, str(path), 2, dialect)
-  table, headers = arrow_csv.without_header_rows(table)
-  numbers = arrow_csv.decimal_points(table) if dialect.decimal_comma else table
-  types = arrow_csv.column_types(numbers)
-  types = arrow_csv.numbers_from_text([types], [arrow_csv.text_census(numbers, types)], names, '')
+  table = csv_ranges.read_range(data[len(first) :], names, str(path), 2, dialect)
+  table, headers = csv_ranges.without_header_rows(table)
+  numbers = csv_ranges.decimal_points(table) if dialect.decimal_comma else table
+  types = type_inference.column_types(numbers)
+  types = type_inference.numbers_from_text(
+    [types], [type_inference.text_census(numbers, types)], names, ''
+  )
   non_finite = []
-  records = arrow_csv.to_examples(arrow_csv.as_read(table, numbers, types), types, non_finite)
+  records = example_encoding.to_examples(
+    example_encoding.as_read(table, numbers, types), types, non_finite
+  )
   rows = [_row(tf.train.Example.FromString(r).features.feature) for r in records]
   return rows, (headers, sum(non_finite))
 
@@ -161,12 +165,12 @@ def test_the_csv_example_gen_writes_the_rows_of_an_excel_export(tmp_path):
 
 
 def test_a_row_of_another_width_is_read_by_no_reader_and_named_by_its_line(tmp_path):
-  from components.csv_example_gen import arrow_csv
+  from components.csv_example_gen import csv_ranges
 
   path = tmp_path / 'wide.csv'
   path.write_text('size,rooms,colour\n1,2,a\n3,4,b,extra\n5,6,c\n')
   words = 'line 3 has 4 cells, the header 3 columns'
-  with pytest.raises(arrow_csv.CsvError, match=f': {words}$'):
+  with pytest.raises(csv_ranges.CsvError, match=f': {words}$'):
     _ran(path)
   with pytest.raises(UserError, match=f'^--serving-data {path}: {words}$'):
     _monitored(path)
