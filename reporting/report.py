@@ -13,7 +13,7 @@ A section whose artifacts the run did not produce (it stopped earlier) says so.
 import json
 import os
 import time
-from typing import Dict
+from typing import Callable, Dict
 
 from contracts import artifacts, image_record
 from contracts import evaluation as evaluation_names
@@ -132,20 +132,49 @@ def _image_encoding(result: RunResult) -> str:
     return json.load(f)['encoding']
 
 
+_DRAWN: Dict[str, tuple] = {}  # section: (what it was drawn from, its HTML), the last drawing
+
+
+def _drawn(section: str, key, draw: Callable[[], str]) -> str:
+  """draw(), or the HTML the last draw of `section` gave when its `key` is the same: a warm
+  process's next run (`run --watch`) whose data did not change draws its data charts once."""
+  last = _DRAWN.get(section)
+  if key is None or last is None or last[0] != key:
+    last = _DRAWN[section] = (key, draw())
+  return last[1]
+
+
 def render(nodes: Dict[str, NodeRun], result: RunResult, config) -> str:
-  """The whole page."""
+  """The whole page. The sections of the data alone (examples, features) are drawn again only
+  when the statistics are another artifact (published artifacts do not change)."""
   statistics = artifact_reader.split_statistics(nodes)
+  source = artifact_reader.output(nodes, 'statistics')
+  drawn_from = source.uri if source is not None else None
   images = _image_encoding(result)
   # Image data: the first eval records, read once for the sample grid and the misclassified.
   eval_images = pictures.eval_records(result.examples_uri) if images else ()
   training = artifact_reader.output_json(nodes, 'model_run', artifacts.TRAINING_FILE)
   bodies = {
     'run': _run_section(result, config),
-    'examples': report_data.examples_section(
-      result, statistics, [image_record.LABEL_NAME_KEY, config.label, image_record.LABEL_KEY]
+    'examples': _drawn(
+      'examples',
+      drawn_from
+      and (
+        drawn_from,
+        config.label,
+        summary_text.regressed(result),
+        str(result.examples_per_split),
+      ),
+      lambda: report_data.examples_section(
+        result, statistics, [image_record.LABEL_NAME_KEY, config.label, image_record.LABEL_KEY]
+      ),
     )
     + report_data.samples_section(result, images, eval_images),
-    'features': report_data.features_section(statistics, histograms=not images),
+    'features': _drawn(
+      'features',
+      drawn_from and (drawn_from, bool(images)),
+      lambda: report_data.features_section(statistics, histograms=not images),
+    ),
     'anomalies': report_data.anomalies_section(result),
     'excluded': report_data.excluded_section(result),
     'duplicates': report_data.duplicates_section(result, config),

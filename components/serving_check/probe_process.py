@@ -79,9 +79,9 @@ def ask(argv: List[str], cwd: str, timeout: float) -> str:
     elif time.monotonic() >= deadline:
       stop()
       return f'no answer within {timeout:g} s (load and check)'
-  stop()
   worker.errors.seek(offset)
   lines = worker.errors.read().decode('utf-8', 'replace').strip().splitlines() or ['no output']
+  stop()
   return f'the serving process failed (exit {worker.returncode}): {lines[-1]}'
 
 
@@ -89,7 +89,8 @@ def _end(process: subprocess.Popen) -> None:
   if process.poll() is None:
     process.kill()
     process.wait()
-  process.errors.close()
+  for stream in (process.stdin, process.stdout, process.errors):
+    stream.close()
 
 
 def stop() -> None:

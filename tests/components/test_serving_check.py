@@ -251,6 +251,15 @@ def test_a_kept_worker_outlives_each_run_and_ends_with_the_watch():
   probe_process.stop()
 
 
+def test_a_worker_that_dies_is_its_last_line_of_error_and_the_next_check_starts_another(tmp_path):
+  worker = probe_process.start()
+  gone = str(tmp_path / 'gone')  # a working folder that is not there: the worker dies on it
+  problem = probe_process.ask(['--model', gone], gone, timeout=120)
+  assert problem.startswith('the serving process failed (exit 1): FileNotFoundError: ')
+  assert worker.returncode == 1 and probe_process.start() is not worker
+  probe_process.stop()
+
+
 def test_a_check_that_does_not_answer_in_time_is_one_line(tmp_path):
   report = executor.run_probe(str(tmp_path / 'missing'), [b'x'], timeout=0.01)
   (problem,) = report['problems']

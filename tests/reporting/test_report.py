@@ -109,3 +109,35 @@ def test_the_sections_show_this_runs_figures(rendered):
   assert 'examples/s' in text['input'] and 'training step' in text['input']
   assert result['pushed_to'] in text['lineage'] and 'model #' in text['lineage']
   assert 'label_name' in text['features'] and 'image_id' in text['features']
+
+
+def test_a_warm_process_draws_the_data_sections_again_only_for_other_statistics(
+  tmp_path, monkeypatch
+):
+  import types
+
+  import config as cfg
+  from metadata import artifact_reader
+  from metadata.run_result import RunResult
+  from reporting import report_data
+
+  statistics_uri = ['/pipeline/StatisticsGen/statistics/7']
+  drawn = []
+  monkeypatch.setattr(artifact_reader, 'split_statistics', lambda nodes: {})
+  monkeypatch.setattr(
+    artifact_reader,
+    'output',
+    lambda nodes, key: (
+      types.SimpleNamespace(uri=statistics_uri[0]) if key == 'statistics' else None
+    ),
+  )
+  monkeypatch.setattr(
+    report_data, 'features_section', lambda statistics, histograms: drawn.append(1) or '<p>f</p>'
+  )
+  config = cfg.PipelineConfig(data=str(tmp_path / 'a.csv'), data_kind=cfg.CSV, output=str(tmp_path))
+  result = RunResult(wall_seconds=1.0)
+  for uri in ('/pipeline/StatisticsGen/statistics/7', '/pipeline/StatisticsGen/statistics/9'):
+    statistics_uri[0] = uri
+    pages = [report.render({}, result, config) for _ in range(2)]  # a model edit's run: the same
+    assert '<p>f</p>' in pages[1]
+  assert len(drawn) == 2  # once per statistics artifact
