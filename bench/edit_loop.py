@@ -95,7 +95,7 @@ TARGETS = {  # all ceilings
   'watch_model_edit_over_plain': 0.8,
   'watch_data_change_over_plain': 1.0,
 }
-_DONE = re.compile(r'^\[\d+/\d+\] (\S+) done in ([\d.]+) s \((\w+)\)$')
+DONE = re.compile(r'^\[\d+/\d+\] (\S+) done in ([\d.]+) s \((\w+)\)$')
 _LOG_NODE = re.compile(
   r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO absl: Component (\S+) is (running|finished)\.$'
 )
@@ -160,7 +160,7 @@ def pipeline(output: str, steps: int, *extra: str) -> dict:
   record['component_seconds'] = {}
   record['component_how'] = {}
   for line in run['stdout'].splitlines():
-    found = _DONE.match(line.strip())
+    found = DONE.match(line.strip())
     if found:
       record['component_seconds'][found.group(1)] = float(found.group(2))
       record['component_how'][found.group(1)] = found.group(3)
@@ -244,7 +244,7 @@ def watched_edits(output: str, steps: int, data: str, model: str, number: int) -
       found[figure] = {
         'seconds': time.monotonic() - started,
         'executed': [
-          m.group(1) for m in map(_DONE.match, shown.splitlines()) if m and m.group(3) == 'executed'
+          m.group(1) for m in map(DONE.match, shown.splitlines()) if m and m.group(3) == 'executed'
         ],
       }
   finally:

@@ -159,7 +159,7 @@ def _run(config: cfg.PipelineConfig, schema_only: bool, log_path: str) -> RunRes
     with progress.logs_routed(log_path, watched):
       return _run_dag(config, dag, schema_only, log_path)
   finally:
-    probe_process.stop()
+    probe_process.release()  # kept by --watch for its next run
 
 
 def _built(config: cfg.PipelineConfig, schema_only: bool) -> tuple:
@@ -340,8 +340,19 @@ def main(args: argparse.Namespace) -> int:
   interrupt.forget()
   with _interrupt_requests():  # SIGTERM before the pipeline runs too: as Ctrl-C
     if getattr(args, 'watch', False):
-      return watch.watch(args, _watched_run, unchanged.code_digest, watch.restart_process)
+      from components.serving_check import probe_process
+
+      with probe_process.kept():  # one serving-check worker for every watched run
+        return watch.watch(args, _watched_run, unchanged.code_digest, _restarted)
     return _main(args)
+
+
+def _restarted() -> None:
+  """--watch after a code edit: the serving check's worker ended, the process started anew."""
+  from components.serving_check import probe_process
+
+  probe_process.stop()
+  watch.restart_process()
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -9,7 +9,8 @@ taken before each run, so that run finishes and the next one starts. A save of t
 code restarts the process (os.execv: a warm process would keep the modules it imported); anything
 else re-runs in the same process, and TFX's cache re-runs exactly what the save touched. A broken
 save (a CSV that no longer reads, a model file that does not build) prints its one line and the
-watch goes on; Ctrl-C ends it with the run's exit code for an interruption.
+watch goes on; so does a deleted data folder or file an option names (no run until it is back).
+Ctrl-C ends it with the run's exit code for an interruption.
 """
 
 import argparse
@@ -45,13 +46,21 @@ def _remote(path) -> bool:
   return isinstance(path, str) and cfg.is_remote(path)
 
 
-def snapshot(args: argparse.Namespace, code_digest: Callable[[], str]) -> Tuple[dict, str]:
-  """(every watched file's (size, modification time), the project code's digest)."""
-  files: Dict[str, List[int]] = {}
+def watched_paths(args: argparse.Namespace) -> List[str]:
+  """The files and folders the options name that the watch follows."""
+  paths = []
   for name in WATCHED_OPTIONS:
     path = getattr(args, name, '') or ''
     if not path or path in ('imagenet', 'none') or (name == 'model' and not path.endswith('.py')):
       continue
+    paths.append(path)
+  return paths
+
+
+def snapshot(args: argparse.Namespace, code_digest: Callable[[], str]) -> Tuple[dict, str]:
+  """(every watched file's (size, modification time), the project code's digest)."""
+  files: Dict[str, List[int]] = {}
+  for path in watched_paths(args):
     for found in _files(path):
       try:
         stat = os.stat(found)
@@ -94,12 +103,10 @@ def watch(
       return code
     print(f'watching: the next save runs again (exit code {code}; Ctrl-C ends)', flush=True)
     try:
-      while snapshot(args, code_digest) == seen:
-        sleep(POLL_SECONDS)
+      now = _next_change(args, code_digest, seen, sleep)
     except KeyboardInterrupt:
       print('watch ended (Ctrl-C)', flush=True)
       return EXIT_INTERRUPTED
-    now = snapshot(args, code_digest)
     if now[1] != seen[1]:
       print('watching: the project code changed: restarting with it', flush=True)
       restart()
@@ -107,6 +114,27 @@ def watch(
       set(now[0]) ^ set(seen[0]) | {p for p in now[0] if now[0][p] != seen[0].get(p)}
     )
     print(f'watching: {_named(changed)} changed: running again', flush=True)
+
+
+def _next_change(
+  args: argparse.Namespace, code_digest: Callable[[], str], seen: tuple, sleep: Callable
+) -> tuple:
+  """The first snapshot unlike `seen` with every watched path there: while a file or folder an
+  option names is deleted, one line says so and the watch waits for it to come back."""
+  gone_said: List[str] = []
+  while True:
+    now = snapshot(args, code_digest)
+    if now != seen:
+      gone = [path for path in watched_paths(args) if not os.path.exists(path)]
+      if not gone or now[1] != seen[1]:  # a code edit restarts even so
+        return now
+      if gone != gone_said:
+        print(
+          f'watching: {_named(gone)} deleted: the next run waits for it (Ctrl-C ends)',
+          flush=True,
+        )
+        gone_said = gone
+    sleep(POLL_SECONDS)
 
 
 def _named(paths: List[str]) -> str:

@@ -24,6 +24,7 @@ class Statistics(NamedTuple):
   label: Optional[str]  # the label feature (artifact_reader.label_counts)
   label_counts: Dict[str, list]  # split → [(value, count)]
   exact: bool  # counts per value (a string label), or a numeric label's histogram buckets
+  uri: Optional[str] = None  # the statistics artifact (published: its content never changes)
 
 
 class Evaluation(NamedTuple):
@@ -61,11 +62,13 @@ def statistics(nodes, label_keys: Sequence[str]) -> Statistics:
   """The run's statistics; label_keys: the label's candidate names, first found wins."""
   found = artifact_reader.split_statistics(nodes)
   label, counts, exact = artifact_reader.label_counts(found, label_keys)
+  source = artifact_reader.output(nodes, 'statistics')
   return Statistics(
     {split: artifact_reader.features_by_name(dataset) for split, dataset in found.items()},
     label,
     counts,
     exact,
+    source.uri if source is not None else None,
   )
 
 

@@ -13,6 +13,7 @@ A section whose artifacts the run did not produce (it stopped earlier) says so.
 
 import os
 import time
+from typing import Callable, Dict
 
 from contracts import evaluation as evaluation_names
 from reporting import html, pictures, report_data, report_model, summary_text
@@ -106,17 +107,46 @@ def _lineage_section(config, lineage) -> str:
   return ''.join(parts)
 
 
+_DRAWN: Dict[str, tuple] = {}  # section: (what it was drawn from, its HTML), the last drawing
+
+
+def _drawn(section: str, key, draw: Callable[[], str]) -> str:
+  """draw(), or the HTML the last draw of `section` gave when its `key` is the same: a warm
+  process's next run (`run --watch`) whose data did not change draws its data charts once."""
+  last = _DRAWN.get(section)
+  if key is None or last is None or last[0] != key:
+    last = _DRAWN[section] = (key, draw())
+  return last[1]
+
+
 def render(facts, config) -> str:
-  """The whole page of the run's facts (metadata/report_facts.ReportFacts)."""
+  """The whole page of the run's facts (metadata/report_facts.ReportFacts). The sections of the
+  data alone (examples, features) are drawn again only when the statistics are another artifact
+  (published artifacts do not change)."""
   result, images = facts.result, facts.image_encoding
+  drawn_from = facts.statistics.uri
   # Image data: the first eval records, read once for the sample grid and the misclassified.
   eval_images = pictures.eval_records(result.examples_uri) if images else ()
   training = facts.training
   bodies = {
     'run': _run_section(result, config),
-    'examples': report_data.examples_section(result, facts.statistics)
+    'examples': _drawn(
+      'examples',
+      drawn_from
+      and (
+        drawn_from,
+        config.label,
+        summary_text.regressed(result),
+        str(result.examples_per_split),
+      ),
+      lambda: report_data.examples_section(result, facts.statistics),
+    )
     + report_data.samples_section(result, images, eval_images),
-    'features': report_data.features_section(facts.statistics.features, histograms=not images),
+    'features': _drawn(
+      'features',
+      drawn_from and (drawn_from, bool(images)),
+      lambda: report_data.features_section(facts.statistics.features, histograms=not images),
+    ),
     'anomalies': report_data.anomalies_section(result),
     'excluded': report_data.excluded_section(result, facts.excluded),
     'duplicates': report_data.duplicates_section(result, facts.duplicates, config),

@@ -1,4 +1,4 @@
-"""Runs the serving check (probe.py) in a fresh process and records its verdict as TFX's
+"""Runs the serving check (probe.py) in its own process and records its verdict as TFX's
 InfraBlessing: the files INFRA_BLESSED / INFRA_NOT_BLESSED and `serving_check.json` (load time,
 p50 / p99 per signature, problems) in the artifact; the component sets `blessed`, which the stock
 Pusher reads from its `infra_blessing` input.
@@ -6,7 +6,6 @@ Pusher reads from its `infra_blessing` input.
 
 import json
 import os
-import subprocess
 import tempfile
 from typing import List
 
@@ -34,24 +33,17 @@ def eval_records(examples_uri: str, count: int = serving.CHECK_EXAMPLES) -> List
 
 
 def run_probe(model_dir: str, records: List[bytes], timeout: float = TIMEOUT_SECONDS) -> dict:
-  """probe.check in a fresh Python process (probe_process: the one started ahead of need, or a
-  new one; the project's root importable, nothing else shared)."""
+  """probe.check in the serving check's worker process (probe_process: TensorFlow alone, the
+  project's model code never imported, the model loaded anew)."""
   with tempfile.TemporaryDirectory(prefix='serving-check-') as scratch:
     records_path, report_path = (os.path.join(scratch, name) for name in ('eval', 'report.json'))
     with tf.io.TFRecordWriter(records_path) as writer:
       for record in records:
         writer.write(record)
     argv = ['--model', model_dir, '--records', records_path, '--report', report_path]
-    process = probe_process.take()
-    try:
-      _, stderr = process.communicate(probe_process.request(argv, scratch), timeout=timeout)
-    except subprocess.TimeoutExpired:
-      process.kill()
-      process.communicate()
-      return {'problems': [f'no answer within {timeout:g} s (load and {len(records)} examples)']}
-    if process.returncode != 0 or not os.path.exists(report_path):
-      lines = stderr.decode('utf-8', 'replace').strip().splitlines() or ['no output']
-      return {'problems': [f'the serving process failed (exit {process.returncode}): {lines[-1]}']}
+    problem = probe_process.ask(argv, scratch, timeout)
+    if problem or not os.path.exists(report_path):
+      return {'problems': [problem or 'the serving process wrote no report']}
     with open(report_path) as f:
       return json.load(f)
 

@@ -1,6 +1,6 @@
 """The serving check itself, run in a fresh process as a model server would load the model:
 `python -m components.serving_check.probe --model DIR --records FILE --report JSON`, or with
-`--wait` alone, the same arguments read from stdin once TensorFlow is imported (probe_process.py).
+`--serve` alone, a worker answering such checks read from stdin (probe_process.py).
 
 It loads the SavedModel with TensorFlow alone (no project model code), sends every signature a
 batch built from real eval records (serving_default the records themselves; predict_image_bytes
@@ -16,7 +16,9 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
+import tempfile
 import time
 from typing import Callable, Dict, List, Optional
 
@@ -24,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from contracts import artifacts, image_record, serving, text_record, trainer_options
-from utils import atomic, saved_model_ops
+from utils import atomic, fingerprint, saved_model_ops
 
 SUM_TOLERANCE = 1e-3  # probabilities sum to 1 within float32 softmax error
 AGREEMENT_TOLERANCE = 1e-3  # raw-input signatures vs serving_default, per probability
@@ -250,23 +252,18 @@ def read_records(path: str) -> List[bytes]:
   return [record.numpy() for record in tf.data.TFRecordDataset(path)]
 
 
-def waited_request() -> Optional[List[str]]:
-  """`--wait`: TensorFlow is imported already; the arguments come as one line on stdin
-  (probe_process.request), the working folder is set from it; None when stdin closes first."""
-  line = sys.stdin.readline()
-  if not line.strip():
-    return None
-  request = json.loads(line)
-  os.chdir(request['cwd'])
-  return request['argv']
+def project_modules() -> List[str]:
+  """The project's modules this process has imported (the serving check's own: no model code)."""
+  found = []
+  for name, module in list(sys.modules.items()):
+    path = getattr(module, '__file__', None) or ''
+    if path.startswith(os.path.join(fingerprint.ROOT, name.split('.')[0])):
+      found.append(name)
+  return sorted(found)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-  argv = sys.argv[1:] if argv is None else argv
-  if argv == ['--wait']:
-    argv = waited_request()
-    if argv is None:
-      return 0
+def run(argv: List[str]) -> bool:
+  """One check as its arguments say, its report written; whether the model was in S3."""
   parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
   parser.add_argument('--model', required=True, help='the SavedModel folder')
   parser.add_argument('--records', required=True, help='a TFRecord file of eval records')
@@ -277,10 +274,51 @@ def main(argv: Optional[List[str]] = None) -> int:
   if s3:
     from utils import object_storage  # noqa: F401  (registers s3:// with TensorFlow)
   report = check(args.model, read_records(args.records), args.requests)
+  report['project_modules'] = project_modules()
   atomic.write(args.report, json.dumps(report, indent=2))
-  if s3:  # TensorFlow I/O's S3 client aborts the interpreter's teardown (docs/design/scaling.md)
-    sys.stdout.flush()
-    os._exit(0)
+  return s3
+
+
+def _exit_after_s3() -> None:
+  """TensorFlow I/O's S3 client aborts the interpreter's teardown (docs/design/scaling.md)."""
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os._exit(0)
+
+
+def serve() -> int:
+  """`--serve`: TensorFlow is imported already; each line on stdin is a check (probe_process.ask:
+  its arguments, working folder and TMPDIR), answered by one line on the original stdout
+  (`{}`, or `{"error": …}`); ends when stdin closes. Ctrl-C is left to the launching process,
+  which ends the worker; whatever else prints goes to stderr."""
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
+  answers = os.fdopen(os.dup(1), 'w')
+  os.dup2(2, 1)
+  while True:
+    line = sys.stdin.readline()
+    if not line.strip():
+      return 0
+    request = json.loads(line)
+    os.chdir(request['cwd'])
+    if request['tmpdir']:
+      os.environ['TMPDIR'] = tempfile.tempdir = request['tmpdir']
+    s3, answer = False, {}
+    try:
+      s3 = run(request['argv'])
+    except (Exception, SystemExit) as error:  # a check that could not run: one line back
+      answer = {'error': _failure('the check did not run', error)}
+    answers.write(json.dumps(answer) + '\n')
+    answers.flush()
+    if s3:
+      _exit_after_s3()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  argv = sys.argv[1:] if argv is None else argv
+  if argv == ['--serve']:
+    return serve()
+  if run(argv):
+    _exit_after_s3()
   return 0
 
 

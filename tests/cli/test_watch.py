@@ -3,6 +3,7 @@ restarts, Ctrl-C ends; driven by a fake run and a fake clock, no pipeline."""
 
 import argparse
 import os
+import shutil
 
 import pytest
 
@@ -100,3 +101,54 @@ def test_an_edit_of_the_project_code_restarts_the_process(tmp_path):
 def test_remote_files_and_cluster_runners_are_refused(given, said):
   with pytest.raises(UserError, match=f'^{said}'):
     watch.check(_args(**given))
+
+
+def _remove(path):
+  def edit():
+    if os.path.isdir(path):
+      shutil.rmtree(path)
+    else:
+      os.remove(path)
+
+  return edit
+
+
+def test_a_deleted_data_folder_is_one_line_and_runs_again_once_back(tmp_path, capsys):
+  images = tmp_path / 'images'
+  (images / 'cat').mkdir(parents=True)
+  (images / 'cat' / '1.png').write_bytes(b'png')
+  runs = []
+
+  def back():
+    (images / 'cat').mkdir(parents=True)
+    (images / 'cat' / '1.png').write_bytes(b'png again')
+
+  code = watch.watch(
+    _args(data=str(images)),
+    lambda args: runs.append(1) or 0,
+    lambda: 'code',
+    lambda: pytest.fail('no code changed'),
+    Edits(_remove(str(images)), lambda: None, lambda: None, back),
+  )
+  assert (code, len(runs)) == (EXIT_INTERRUPTED, 2)  # no run while the folder was gone
+  shown = capsys.readouterr().out.splitlines()
+  gone = [line for line in shown if 'deleted' in line]
+  assert gone == ['watching: images deleted: the next run waits for it (Ctrl-C ends)']  # once
+  assert shown.index(gone[0]) < shown.index('watching: 1.png changed: running again')
+
+
+def test_a_deleted_model_file_is_one_line_and_ctrl_c_still_ends_the_watch(tmp_path, capsys):
+  model = tmp_path / 'my_model.py'
+  model.write_text('def build_model(spec, hp): ...\n')
+  runs = []
+  code = watch.watch(
+    _args(model=str(model)),
+    lambda args: runs.append(1) or 0,
+    lambda: 'code',
+    lambda: pytest.fail('no code changed'),
+    Edits(_remove(str(model)), lambda: None),
+  )
+  assert (code, len(runs)) == (EXIT_INTERRUPTED, 1)
+  captured = capsys.readouterr()
+  assert 'watching: my_model.py deleted: the next run waits for it (Ctrl-C ends)' in captured.out
+  assert captured.out.endswith('watch ended (Ctrl-C)\n') and captured.err == ''

@@ -199,16 +199,28 @@ def test_the_check_runs_in_its_own_process_and_writes_the_infra_blessing(tmp_pat
     for record in _image_records(image_record.ENCODED, count=80):
       writer.write(record)
   blessing = str(tmp_path / 'blessing')
-  waiting = probe_process.start()  # as a local run does when the Evaluator executes
-  assert probe_process.start() is waiting  # one waiting process at most
+  worker = probe_process.start()  # as a local run does when the Evaluator executes
+  assert probe_process.start() is worker  # one worker at most
   report = executor.check(path, str(tmp_path / 'examples'), True, blessing)
   assert report['checked'] and report['serves'] and report['problems'] == []
   assert report['examples'] == serving.CHECK_EXAMPLES  # the first 64 of 80
-  assert report['pid'] == waiting.pid != os.getpid()  # the started process took the request
-  assert waiting.wait(timeout=10) == 0
+  assert report['pid'] == worker.pid != os.getpid()  # the started worker took the request
+  # The worker imported none of the project's model code: the check's own modules alone.
+  assert report['project_modules'] and all(
+    name.startswith(('components.serving_check', 'contracts', 'utils')) or name == 'components'
+    for name in report['project_modules']
+  )
   with open(os.path.join(blessing, artifacts.SERVING_CHECK_FILE)) as f:
     assert json.load(f) == report
   assert sorted(os.listdir(blessing)) == [executor.BLESSED_FILE, artifacts.SERVING_CHECK_FILE]
+
+  # The next candidate: the same worker, the model loaded anew; a run's end ends the worker.
+  again = executor.check(path, str(tmp_path / 'examples'), True, str(tmp_path / 'again'))
+  assert again['serves'] and again['pid'] == worker.pid and again['load_seconds'] > 0
+  bad = probe_process.ask(['--model', path], str(tmp_path), timeout=60)  # no --records
+  assert bad == 'the check did not run: SystemExit: 2' and worker.poll() is None
+  probe_process.release()
+  assert worker.returncode is not None
 
   # A model the Evaluator did not bless is not loaded at all, and not blessed here either.
   unblessed = str(tmp_path / 'unblessed')
@@ -216,15 +228,36 @@ def test_the_check_runs_in_its_own_process_and_writes_the_infra_blessing(tmp_pat
   assert executor.NOT_BLESSED_FILE in os.listdir(unblessed)
 
 
-def test_a_started_probe_process_nobody_takes_ends_with_the_run():
-  waiting = probe_process.start()
-  probe_process.stop()
-  assert waiting.returncode is not None  # ended at once, its TensorFlow import not waited for
+def test_a_started_worker_ends_with_the_run_or_when_its_stdin_closes():
+  worker = probe_process.start()
+  probe_process.release()
+  assert worker.returncode is not None  # ended at once, its TensorFlow import not waited for
   probe_process.stop()  # nothing started: nothing to stop
-  fresh = probe_process.take()  # a later check starts a new process
-  assert fresh is not waiting
-  fresh.stdin.close()  # no request: the probe exits cleanly
-  assert fresh.wait(timeout=60) == 0
+  orphan = probe_process.launch()  # as if the process that launched it had died
+  orphan.stdin.close()
+  assert orphan.wait(timeout=60) == 0
+
+
+def test_a_kept_worker_outlives_each_run_and_ends_with_the_watch():
+  with pytest.raises(KeyboardInterrupt):
+    with probe_process.kept():  # run --watch
+      worker = probe_process.start()
+      probe_process.release()  # a watched run's end
+      assert probe_process.start() is worker and worker.poll() is None
+      raise KeyboardInterrupt  # Ctrl-C
+  assert worker.returncode is not None
+  probe_process.release()
+  assert probe_process.start() is not worker  # a later run starts its own
+  probe_process.stop()
+
+
+def test_a_worker_that_dies_is_its_last_line_of_error_and_the_next_check_starts_another(tmp_path):
+  worker = probe_process.start()
+  gone = str(tmp_path / 'gone')  # a working folder that is not there: the worker dies on it
+  problem = probe_process.ask(['--model', gone], gone, timeout=120)
+  assert problem.startswith('the serving process failed (exit 1): FileNotFoundError: ')
+  assert worker.returncode == 1 and probe_process.start() is not worker
+  probe_process.stop()
 
 
 def test_a_check_that_does_not_answer_in_time_is_one_line(tmp_path):

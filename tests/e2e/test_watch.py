@@ -1,11 +1,12 @@
 """`run --watch` for real: a save of the model file re-runs the Trainer and what follows it in
 the same process, the data's components from TFX's cache; Ctrl-C ends it with the output folder
-consistent."""
+consistent and no serving-check worker left."""
 
 import csv
 import json
 import os
 
+import psutil
 import pytest
 
 from cli import main as cli_main
@@ -44,6 +45,12 @@ def test_a_saved_model_file_re_runs_the_trainer_and_what_follows_in_the_same_pro
   argv = ['run', '--watch', '--data', str(data), '--label', 'price', '--model', str(model)]
   code = cli_main.main([*argv, '--output', output, *FAST])
   assert code == EXIT_INTERRUPTED
+  # The serving check's worker, kept for every watched run, ended with the watch.
+  assert not [
+    child
+    for child in psutil.Process().children(recursive=True)
+    if 'components.serving_check.probe' in ' '.join(child.cmdline())
+  ]
   shown = capsys.readouterr().out
   assert shown.count('── summary ──') == 2
   assert 'watching: my_model.py changed: running again' in shown

@@ -109,3 +109,24 @@ def test_the_sections_show_this_runs_figures(rendered):
   assert 'examples/s' in text['input'] and 'training step' in text['input']
   assert result['pushed_to'] in text['lineage'] and 'model #' in text['lineage']
   assert 'label_name' in text['features'] and 'image_id' in text['features']
+
+
+def test_a_warm_process_draws_the_data_sections_again_only_for_other_statistics(
+  tmp_path, monkeypatch
+):
+  import config as cfg
+  from metadata import report_facts
+  from metadata.run_result import RunResult
+  from reporting import report_data
+
+  drawn = []
+  monkeypatch.setattr(
+    report_data, 'features_section', lambda statistics, histograms: drawn.append(1) or '<p>f</p>'
+  )
+  config = cfg.PipelineConfig(data=str(tmp_path / 'a.csv'), data_kind=cfg.CSV, output=str(tmp_path))
+  empty = report_facts.gather({}, RunResult(wall_seconds=1.0), str(tmp_path / 'm.sqlite'), 'y')
+  for uri in ('/pipeline/StatisticsGen/statistics/7', '/pipeline/StatisticsGen/statistics/9'):
+    facts = empty._replace(statistics=empty.statistics._replace(uri=uri))
+    pages = [report.render(facts, config) for _ in range(2)]  # a model edit's run: the same
+    assert '<p>f</p>' in pages[1]
+  assert len(drawn) == 2  # once per statistics artifact
