@@ -38,17 +38,22 @@ def _touch(path, text):
   return edit
 
 
+def _watched(args, runs, *edits):
+  """watch.watch on args with the project's code unchanged; each run appended to runs (exit 0)."""
+  return watch.watch(
+    args,
+    lambda args: runs.append(1) or 0,
+    lambda: 'code',
+    lambda: pytest.fail('no code changed'),
+    Edits(*edits),
+  )
+
+
 def test_a_save_runs_again_and_ctrl_c_ends_the_watch(tmp_path, capsys):
   data = tmp_path / 'rows.csv'
   data.write_text('x,y\n1,2\n')
   runs = []
-  code = watch.watch(
-    _args(data=str(data)),
-    lambda args: runs.append(1) or 0,
-    lambda: 'code',
-    lambda: pytest.fail('no code changed'),
-    Edits(_touch(data, 'x,y\n1,2\n3,4\n')),
-  )
+  code = _watched(_args(data=str(data)), runs, _touch(data, 'x,y\n1,2\n3,4\n'))
   assert (code, len(runs)) == (EXIT_INTERRUPTED, 2)
   shown = capsys.readouterr().out
   assert 'watching: rows.csv changed: running again' in shown and 'watch ended (Ctrl-C)' in shown
@@ -123,12 +128,8 @@ def test_a_deleted_data_folder_is_one_line_and_runs_again_once_back(tmp_path, ca
     (images / 'cat').mkdir(parents=True)
     (images / 'cat' / '1.png').write_bytes(b'png again')
 
-  code = watch.watch(
-    _args(data=str(images)),
-    lambda args: runs.append(1) or 0,
-    lambda: 'code',
-    lambda: pytest.fail('no code changed'),
-    Edits(_remove(str(images)), lambda: None, lambda: None, back),
+  code = _watched(
+    _args(data=str(images)), runs, _remove(str(images)), lambda: None, lambda: None, back
   )
   assert (code, len(runs)) == (EXIT_INTERRUPTED, 2)  # no run while the folder was gone
   shown = capsys.readouterr().out.splitlines()
@@ -141,13 +142,7 @@ def test_a_deleted_model_file_is_one_line_and_ctrl_c_still_ends_the_watch(tmp_pa
   model = tmp_path / 'my_model.py'
   model.write_text('def build_model(spec, hp): ...\n')
   runs = []
-  code = watch.watch(
-    _args(model=str(model)),
-    lambda args: runs.append(1) or 0,
-    lambda: 'code',
-    lambda: pytest.fail('no code changed'),
-    Edits(_remove(str(model)), lambda: None),
-  )
+  code = _watched(_args(model=str(model)), runs, _remove(str(model)), lambda: None)
   assert (code, len(runs)) == (EXIT_INTERRUPTED, 1)
   captured = capsys.readouterr()
   assert 'watching: my_model.py deleted: the next run waits for it (Ctrl-C ends)' in captured.out
