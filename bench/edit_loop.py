@@ -24,6 +24,8 @@ for the pipeline and the plain script alike):
                           from the save to the watch's next `watching:` line (the summary and
                           report written);
   watch_data_change       the same watch, then another new digit added to the data copy.
+Floors from the same round: `import tensorflow` plus components' seconds of one run (their
+`[i/n] X done in S s` lines), for a watched run its components alone (the process is warm).
 The pipeline runs of a round share one output folder; the plain script and the import floor run
 before the pipeline in odd rounds and after it in even ones, and the model edit and the data
 change swap places too, so that a slow stretch of the machine hits all alike.
@@ -80,12 +82,20 @@ RATIOS = {
   'floor_over_plain': 'floor',
   'model_edit_components_over_plain': 'model_edit_components',
   'cold_components_over_plain': 'cold_components',
+  'watch_floor_over_plain': 'watch_floor',
+  'watch_data_components_over_plain': 'watch_data_components',
 }
 # Floors from the same round: `import tensorflow` plus components' seconds of one run.
 FLOORS = {  # figure: (run, its components counted (None: all), what it is)
   'floor': ('model_edit', ('Trainer',), "floor: import tensorflow + the edit's Trainer"),
   'model_edit_components': ('model_edit', None, 'import tensorflow + every edit component'),
   'cold_components': ('cold', None, 'import tensorflow + every cold component'),
+  'watch_floor': (
+    'watch_model_edit',
+    ('Trainer', 'Evaluator'),
+    "--watch's edit: Trainer + Evaluator",
+  ),
+  'watch_data_components': ('watch_data_change', None, "--watch's image: every component"),
 }
 TARGETS = {  # all ceilings
   'nothing_changed_over_plain': 0.35,
@@ -241,11 +251,11 @@ def watched_edits(output: str, steps: int, data: str, model: str, number: int) -
       started = time.monotonic()
       save()
       shown = answered()
+      done = [m for m in map(DONE.match, shown.splitlines()) if m]
       found[figure] = {
         'seconds': time.monotonic() - started,
-        'executed': [
-          m.group(1) for m in map(DONE.match, shown.splitlines()) if m and m.group(3) == 'executed'
-        ],
+        'executed': [m.group(1) for m in done if m.group(3) == 'executed'],
+        'component_seconds': {m.group(1): float(m.group(2)) for m in done},
       }
   finally:
     watcher.send_signal(signal.SIGINT)
@@ -304,11 +314,13 @@ def one_round(number: int, scratch: str, digits: str, steps: int) -> dict:
 
 
 def floor_seconds(runs: dict, run: str, counted) -> float:
-  """`import tensorflow` plus the seconds of `run`'s components named in `counted` (None: all):
-  what that run would cost with no process start, import or report of its own."""
+  """`import tensorflow` (not for a watched run: its process is warm) plus the seconds of `run`'s
+  components named in `counted` (None: all): what that run would cost with no process start,
+  import or report of its own."""
   components = runs[run]['component_seconds']
   names = components if counted is None else counted
-  return runs['import_tensorflow']['seconds'] + sum(components[name] for name in names)
+  imports = 0.0 if run.startswith('watch_') else runs['import_tensorflow']['seconds']
+  return imports + sum(components[name] for name in names)
 
 
 def _ratios(seconds: dict) -> dict:
