@@ -54,6 +54,8 @@ NON_FINITE_CELLS = 'num_non_finite_cells'  # CSV cells inf / nan, read as missin
 # CSV string columns read as numbers written as text (contracts/text_numbers.py), JSON
 # {column: {'placeholders': cells, 'other': cells}}: their cells that are no number, missing.
 NUMBERS_FROM_TEXT = 'numbers_from_text'
+# The CSV files' dialect when not plain commas (csv_dialect.Dialect.described), for the summary.
+CSV_DIALECT = 'csv_dialect'
 # The CSV and tf.Example ExampleGens' id columns found in the data, not given (JSON list): a custom
 # property of the Examples artifact (components/id_columns.py; metadata/summary.py reports them).
 DETECTED_ID_COLUMNS = 'detected_id_columns'

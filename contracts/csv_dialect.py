@@ -49,6 +49,18 @@ class Dialect(NamedTuple):
     comma-separated file, where `1,234` is a thousand and more (contracts/text_numbers.py)."""
     return self.delimiter != ','
 
+  def described(self) -> str:
+    """What a reader did that a plain comma-separated file would not need ('' for one): the
+    summary's `csv:` line."""
+    if self.delimiter == ',' and not self.bom:
+      return ''
+    parts = [f'{NAMES[self.delimiter]}-separated'] if self.delimiter != ',' else []
+    if self.decimal_comma:
+      parts.append('decimal commas in number columns read as points (12,5 is 12.5)')
+    if self.bom:
+      parts.append("a byte-order mark (Excel's CSV UTF-8) left out")
+    return ', '.join(parts)
+
 
 def of_header(line: str, bom: bool = False) -> Dialect:
   """The dialect of a file whose first line (without its line end) is `line`."""
@@ -74,9 +86,9 @@ def header(first: bytes) -> Tuple[Dialect, List[str]]:
 
 def decimal_point(cell: str) -> str:
   """A cell of a file whose numbers may use a decimal comma (Dialect.decimal_comma) as Python's
-  float() reads its number: a cell with one comma and no point has its comma a point (`12,5` is
-  `12.5`, as text_numbers.parse reads it); any other cell as it is."""
-  return cell.replace(',', '.') if cell.count(',') == 1 and '.' not in cell else cell
+  float() reads its number (text_numbers.with_decimal_point: `12,5` is `12.5`, `225.162,43`
+  `225162.43`)."""
+  return text_numbers.with_decimal_point(cell)
 
 
 def rows(path: str, dialect: Dialect) -> Iterator[Tuple[int, List[str]]]:

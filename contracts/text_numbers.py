@@ -43,12 +43,32 @@ def is_placeholder(cell: str) -> bool:
   return cell.strip().lower() in PLACEHOLDERS
 
 
+# A decimal comma after points that group thousands (`1.234.567,89`, `225.162,43 €`): the way
+# numbers are written where the comma is the decimal mark.
+DOTTED_THOUSANDS = r'\d{1,3}(?:\.\d{3})+,\d'
+_DOTTED_THOUSANDS = re.compile(DOTTED_THOUSANDS)
+
+
+def with_decimal_point(cell: str) -> str:
+  """A cell of a file whose numbers use a decimal comma (csv_dialect.Dialect.decimal_comma) with
+  its number's marks as float() and parse() read them: `12,5` (one comma, no point) is `12.5`;
+  `225.162,43` (points before groups of three digits, then one comma) is `225162.43`; any other
+  cell as it is (`1.234` stays 1.234: a point alone may be a decimal point)."""
+  if cell.count(',') != 1:
+    return cell
+  if '.' not in cell:
+    return cell.replace(',', '.')
+  if _DOTTED_THOUSANDS.search(cell):
+    return cell.replace('.', '').replace(',', '.')
+  return cell
+
+
 def parse(cell: str, decimal_comma: bool = False) -> float:
   """The number a cell holds, as Python's float() reads it or written as text; NaN for an empty
   cell or a placeholder. Raises ValueError for any other cell. `decimal_comma`
-  (contracts/csv_dialect.Dialect's, a `;`- or tab-separated file): `12,5` is 12.5."""
-  if decimal_comma and cell.count(',') == 1 and '.' not in cell:
-    cell = cell.replace(',', '.')
+  (contracts/csv_dialect.Dialect's, a `;`- or tab-separated file): with_decimal_point's rule."""
+  if decimal_comma:
+    cell = with_decimal_point(cell)
   try:
     return float(cell)
   except ValueError:

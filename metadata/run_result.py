@@ -63,6 +63,7 @@ class RunResult:
   # CSV columns of numbers written as text, read as numbers by ExampleGen:
   # {column: {'placeholders': cells, 'other': cells}} (their cells read as missing)
   numbers_from_text: Optional[Dict[str, dict]] = None
+  csv_dialect: Optional[str] = None  # the CSV files' dialect when not plain commas
   examples_uri: Optional[str] = None
   duplicates: Optional[dict] = None  # summary.duplicate_facts
   id_columns: Optional[List[str]] = None  # detected by ExampleGen (components/id_columns.py)

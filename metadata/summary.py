@@ -170,6 +170,8 @@ def _examples_facts(result: RunResult, examples: metadata_store_pb2.Artifact) ->
     result.repeated_headers = property_value(examples, artifacts.REPEATED_HEADERS)
   if property_value(examples, artifacts.NON_FINITE_CELLS):
     result.non_finite_cells = property_value(examples, artifacts.NON_FINITE_CELLS)
+  if property_value(examples, artifacts.CSV_DIALECT):
+    result.csv_dialect = property_value(examples, artifacts.CSV_DIALECT)
   if property_value(examples, artifacts.NUMBERS_FROM_TEXT):
     result.numbers_from_text = json.loads(property_value(examples, artifacts.NUMBERS_FROM_TEXT))
   if property_value(examples, 'num_duplicates') is not None:

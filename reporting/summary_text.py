@@ -266,6 +266,8 @@ def render(result) -> List[str]:
         else ''
       )
     )
+  if result.csv_dialect:
+    lines.append(f'csv:        {result.csv_dialect}')
   if result.repeated_headers:
     lines.append(
       f'skipped:    {result.repeated_headers} row(s) repeating the CSV header mid-file (files '

@@ -351,6 +351,8 @@ class Executor(file_based.ExampleGenExecutor):
     examples.set_string_custom_property('column_types', json.dumps(column_types))
     examples.set_int_custom_property(artifacts.REPEATED_HEADERS, headers)
     examples.set_int_custom_property(artifacts.NON_FINITE_CELLS, non_finite)
+    if dialect.described():
+      examples.set_string_custom_property(artifacts.CSV_DIALECT, dialect.described())
     if from_text:
       examples.set_string_custom_property(
         artifacts.NUMBERS_FROM_TEXT,

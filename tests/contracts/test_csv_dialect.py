@@ -10,7 +10,7 @@ import math
 import pytest
 
 from cli.inputs import csv_input
-from contracts import csv_dialect
+from contracts import artifacts, csv_dialect
 from contracts.errors import UserError
 from inference import inputs
 
@@ -22,6 +22,8 @@ feature { name: "colour" type: BYTES }
 ODD_FILES = {
   # Excel's "CSV UTF-8" in a locale of decimal commas: a byte-order mark, `;`, CRLF
   'excel.csv': '\ufeffsize; rooms ;colour\r\n12,5;3;red\r\n;4;"dark\r\nblue"\r\n',
+  # a locale that writes a decimal comma after points grouping thousands, a currency sign
+  'thousands.csv': 'size;rooms;colour\n"1.234,5 €";3;red\n1.025.162,5;4;blue\n',
   'tabs.csv': 'size\trooms\tcolour\n1.5\t3\t"a\tb"\n\n2\t5\tgreen\n',
   'commas.csv': 'size,rooms,colour\n"1,212.5",3,"dark\nred"\n\n$2,unknown,blue\n',
   'crlf.csv': 'size,rooms,colour\r\n2.5,1,"two\r\nlines"\r\n3,2,plain\r\n',
@@ -34,6 +36,7 @@ ODD_FILES = {
 }
 ROWS = {
   'excel.csv': [(12.5, 3, 'red'), (None, 4, 'dark\r\nblue')],
+  'thousands.csv': [(1234.5, 3, 'red'), (1025162.5, 4, 'blue')],
   'tabs.csv': [(1.5, 3, 'a\tb'), (2.0, 5, 'green')],
   'commas.csv': [(1212.5, 3, 'dark\nred'), (2.0, None, 'blue')],
   'crlf.csv': [(2.5, 1, 'two\r\nlines'), (3.0, 2, 'plain')],
@@ -162,6 +165,19 @@ def test_the_csv_example_gen_writes_the_rows_of_an_excel_export(tmp_path):
   records = tf.data.TFRecordDataset(tf.io.gfile.glob(f'{examples.uri}/Split-*/*'))
   rows = [_row(tf.train.Example.FromString(r.numpy()).features.feature) for r in records]
   assert sorted(rows, key=str) == sorted(ROWS['excel.csv'], key=str)
+  said = examples.get_string_custom_property(artifacts.CSV_DIALECT)  # the summary's `csv:` line
+  assert said == (
+    'semicolon-separated, decimal commas in number columns read as points (12,5 is 12.5), '
+    "a byte-order mark (Excel's CSV UTF-8) left out"
+  )
+
+
+def test_a_plain_comma_file_is_described_by_nothing_and_a_tab_file_by_its_delimiter():
+  assert csv_dialect.Dialect(',', False).described() == ''
+  assert (
+    csv_dialect.Dialect(',', True).described() == "a byte-order mark (Excel's CSV UTF-8) left out"
+  )
+  assert csv_dialect.Dialect('\t').described().startswith('tab-separated, decimal commas')
 
 
 def test_a_row_of_another_width_is_read_by_no_reader_and_named_by_its_line(tmp_path):

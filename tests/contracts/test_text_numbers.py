@@ -71,3 +71,18 @@ def test_words_big_integers_and_a_label_with_placeholders_are_no_column_of_numbe
   label = _census(['$1.5', '$2'] * 100 + ['unknown'])
   assert text_numbers.readable(label) and not text_numbers.readable(label, strict=True)
   assert text_numbers.readable(_census(['$1.5', '$2']), strict=True)
+
+
+@pytest.mark.parametrize(
+  'cell,read',
+  [
+    ('12,5', '12.5'),
+    ('225.162,43 €', '225162.43 €'),
+    ('-1.234.567,8', '-1234567.8'),
+    ('1.234', '1.234'),  # a point alone may be a decimal point: as written
+    ('12.5,3', '12.5,3'),  # points that group no thousands: not a number, as written
+    ('1,2,3', '1,2,3'),
+  ],
+)
+def test_a_decimal_comma_files_cells_read_with_a_decimal_point(cell, read):
+  assert text_numbers.with_decimal_point(cell) == read

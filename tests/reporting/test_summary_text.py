@@ -187,3 +187,11 @@ def test_columns_of_numbers_written_as_text_are_one_line_with_their_cells_read_a
   assert not any(
     line.startswith('numbers:') for line in summary_text.render(RunResult(wall_seconds=1.0))
   )
+
+
+def test_a_csv_dialect_other_than_plain_commas_is_one_line_and_plain_commas_none():
+  said = summary_text.render(RunResult(wall_seconds=1.0, csv_dialect='semicolon-separated'))
+  assert [line for line in said if line.startswith('csv:')] == ['csv:        semicolon-separated']
+  assert not any(
+    line.startswith('csv:') for line in summary_text.render(RunResult(wall_seconds=1.0))
+  )
