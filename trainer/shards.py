@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Protocol, Union
 import tensorflow as tf
 
 from records import scan
+from utils import tf_memory
 
 SHUFFLE_BUFFER_BYTES = 64 * 1024 * 1024
 MAX_SHUFFLE_RECORDS = 10_000
@@ -141,7 +142,7 @@ def record_count(file_patterns: Union[str, List[str]], guard: Optional[ShardGuar
     readable = set(files)
     return sum(r.good for r in guard.reports if r.path in readable)
   read = tf.data.TFRecordDataset(files, compression_type=_compression(files))
-  return int(read.reduce(tf.constant(0, tf.int64), lambda count, _: count + 1))
+  return int(tf_memory.reduce(read, tf.constant(0, tf.int64), lambda count, _: count + 1))
 
 
 def label_counts(
@@ -204,4 +205,4 @@ def max_int_label(
   batches = serialized_batches(readable_files(file_patterns, guard), 4096, training=False).map(
     lambda s: tf.reduce_max(tf.io.parse_example(s, spec)[label_key].flat_values)
   )
-  return int(batches.reduce(tf.constant(0, tf.int64), tf.maximum))
+  return int(tf_memory.reduce(batches, tf.constant(0, tf.int64), tf.maximum))

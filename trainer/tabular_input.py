@@ -11,6 +11,7 @@ import tensorflow as tf
 from contracts import labels
 from trainer import shards
 from trainer.data_spec import TabularSpec
+from utils import tf_memory
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -47,17 +48,16 @@ def label_moments(file_patterns, spec: TabularSpec, guard=None) -> tuple:
     spec, numeric=[], categorical=[], integer=[], label_mean=0.0, label_std=1.0
   )
   files = shards.readable_files(file_patterns, guard)
-  sums = (
-    shards.serialized_batches(files, 4096, training=False)
-    .map(lambda s: tf.cast(parse_tabular(s, plain)[1], tf.float64))
-    .reduce(
-      tf.zeros([3], tf.float64),
-      lambda total, y: (
-        total + tf.stack([tf.cast(tf.size(y), tf.float64), tf.reduce_sum(y), tf.reduce_sum(y * y)])
-      ),
-    )
-    .numpy()
+  labels_read = shards.serialized_batches(files, 4096, training=False).map(
+    lambda s: tf.cast(parse_tabular(s, plain)[1], tf.float64)
   )
+  sums = tf_memory.reduce(
+    labels_read,
+    tf.zeros([3], tf.float64),
+    lambda total, y: (
+      total + tf.stack([tf.cast(tf.size(y), tf.float64), tf.reduce_sum(y), tf.reduce_sum(y * y)])
+    ),
+  ).numpy()
   records = int(sums[0])
   mean = sums[1] / max(records, 1)
   variance = max(sums[2] / max(records, 1) - mean * mean, 0.0)

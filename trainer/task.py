@@ -51,7 +51,7 @@ from trainer import (
   trees,
 )
 from trainer.training_progress import TrainingProgress
-from utils import interrupt
+from utils import interrupt, tf_memory
 
 MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows curves
 
@@ -59,7 +59,7 @@ MAX_EPOCHS = 10  # the fit is cut into up to 10 "epochs" so TensorBoard shows cu
 def run_fn(fn_args: FnArgs) -> None:
   """Trains for fn_args.train_steps, evaluates, saves a SavedModel with its signatures."""
   options = TrainerOptions.from_custom_config(fn_args.custom_config)
-  with seeded(options.seed):
+  with seeded(options.seed), tf_memory.custom_gradients_dropped():  # a warm process stays flat
     _train_and_save(fn_args, options)
 
 
@@ -390,7 +390,8 @@ def _record_damage(totals: dict, reports, model_run_dir: str) -> None:
     artifacts.DAMAGE_FILE,
     dict(totals, damaged=[r.summary() for r in reports if not r.clean]),
   )
-  with tf.summary.create_file_writer(os.path.join(model_run_dir, 'input_damage')).as_default():
+  writer = tf.summary.create_file_writer(os.path.join(model_run_dir, 'input_damage'))
+  with writer.as_default():
     for key in (
       'corrupt',
       'lost_bytes',
@@ -400,6 +401,7 @@ def _record_damage(totals: dict, reports, model_run_dir: str) -> None:
       'lost_fraction',
     ):
       tf.summary.scalar(f'input_damage/{key}', totals[key], step=0)
+  writer.close()
 
 
 def _write_json(model_run_dir: str, name: str, content: dict) -> None:

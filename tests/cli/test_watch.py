@@ -4,6 +4,7 @@ restarts, Ctrl-C ends; driven by a fake run and a fake clock, no pipeline."""
 import argparse
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -147,3 +148,8 @@ def test_a_deleted_model_file_is_one_line_and_ctrl_c_still_ends_the_watch(tmp_pa
   captured = capsys.readouterr()
   assert 'watching: my_model.py deleted: the next run waits for it (Ctrl-C ends)' in captured.out
   assert captured.out.endswith('watch ended (Ctrl-C)\n') and captured.err == ''
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason="glibc's malloc_trim")
+def test_what_a_run_freed_is_handed_back_to_the_system():
+  assert watch.return_freed_memory()
