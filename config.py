@@ -97,6 +97,11 @@ RUNNER_NEEDS = {
 }
 
 
+# The DirectRunner's dependency flag: without one, a Beam executor of TFX builds an sdist of TFX
+# for Beam's workers when it starts (~1.3 s, a 49 MB copy of TFX left under the temp folder).
+LOCAL_ENVIRONMENT = '--sdk_container_image=local-environment'
+
+
 @dataclasses.dataclass
 class CloudConfig:
   """Where the compiled pipeline's steps run on Google Cloud (Kubeflow Pipelines / Vertex AI).
@@ -299,7 +304,7 @@ class PipelineConfig:
     local = [
       f'--direct_running_mode={mode}',
       f'--direct_num_workers={direct_num_workers(mode, self.beam_direct_num_workers)}',
-      '--sdk_container_image=local-environment',
+      LOCAL_ENVIRONMENT,
     ]
     return local + self.s3_beam_args + self.beam_extra_args
 

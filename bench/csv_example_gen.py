@@ -70,10 +70,15 @@ def run_executor(kind: str, data: str, out: str) -> float:
 
   from components import file_based
   from components.csv_example_gen import executor as project
+  import config as cfg
 
   mode = project_mode(os.path.getsize(data)) if kind == 'project' else 'in_memory'
   context = base_beam_executor.BaseBeamExecutor.Context(
-    beam_pipeline_args=[f'--direct_running_mode={mode}', '--direct_num_workers=0'],
+    beam_pipeline_args=[
+      f'--direct_running_mode={mode}',
+      '--direct_num_workers=0',
+      cfg.LOCAL_ENVIRONMENT,
+    ],
     tmp_dir=os.path.join(out, '.tmp'),
     unique_id='1',
   )

@@ -33,6 +33,7 @@ import time
 import warnings
 
 from bench import figures as figures_file
+import config as cfg
 
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
 warnings.filterwarnings('ignore', category=FutureWarning)  # google-* packages on Python 3.10
@@ -109,9 +110,10 @@ def run_example_gen(
     beam_pipeline_args=[
       '--direct_running_mode=multi_processing',
       f'--direct_num_workers={workers}',
+      cfg.LOCAL_ENVIRONMENT,
     ]
     if workers
-    else ['--direct_running_mode=in_memory'],
+    else ['--direct_running_mode=in_memory', cfg.LOCAL_ENVIRONMENT],
     tmp_dir=os.path.join(out, '.tmp'),
     unique_id='1',
   )

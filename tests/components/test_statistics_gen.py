@@ -11,6 +11,7 @@ from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
 from tfx.types import standard_artifacts
 
 from components.statistics_gen import executor
+import config as cfg
 from tests.support import tfx_data
 
 TAXI_EXAMPLES = os.path.join(tfx_data.TFX_DIR, 'components', 'testdata', 'csv_example_gen')
@@ -28,7 +29,9 @@ def _run(executor_class, output: str, **properties) -> standard_artifacts.Exampl
   statistics = standard_artifacts.ExampleStatistics()
   statistics.uri = output
   context = BaseBeamExecutor.Context(
-    beam_pipeline_args=['--direct_running_mode=in_memory'], tmp_dir=output + '.tmp', unique_id='1'
+    beam_pipeline_args=['--direct_running_mode=in_memory', cfg.LOCAL_ENVIRONMENT],
+    tmp_dir=output + '.tmp',
+    unique_id='1',
   )
   executor_class(context).Do(
     {'examples': [examples]},

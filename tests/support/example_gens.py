@@ -6,6 +6,7 @@ from tfx.types import standard_artifacts
 from tfx.utils import proto_utils
 
 from components import file_based
+import config as cfg
 
 
 def run_executor(
@@ -15,7 +16,9 @@ def run_executor(
   examples = standard_artifacts.Examples()
   examples.uri = str(out)
   context = base_beam_executor.BaseBeamExecutor.Context(
-    tmp_dir=f'{out}.tmp', unique_id='1', beam_pipeline_args=['--direct_running_mode=in_memory']
+    tmp_dir=f'{out}.tmp',
+    unique_id='1',
+    beam_pipeline_args=['--direct_running_mode=in_memory', cfg.LOCAL_ENVIRONMENT],
   )
   input_config = example_gen_pb2.Input(
     splits=[example_gen_pb2.Input.Split(name=name, pattern=pattern) for name, pattern in splits]
