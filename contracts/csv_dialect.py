@@ -2,8 +2,8 @@
 look, the Arrow CSV ExampleGen, the label-gap lines, the text ExampleGen): UTF-8, a byte-order
 mark (Excel's "CSV UTF-8") left out; `,`, `;` or tab as the delimiter, the one the header line
 holds most of outside quotes (Excel's exports use `;` in some locales, with decimal commas:
-`12,5`, read as 12.5 in a column of numbers: decimal_point()); CRLF or LF line ends; a newline
-inside a quoted cell kept in the cell; blank lines skipped. header() reads a first line's
+`12,5`, read as 12.5 in a column of numbers: text_numbers.with_decimal_point()); CRLF or LF
+line ends; a newline inside a quoted cell kept in the cell; blank lines skipped. header() reads a first line's
 dialect and names; rows() a local file's rows, stream_rows() an open stream's (object storage).
 
 What a row is, for every reader (the Arrow CsvExampleGen, `predict`, `monitor`):
@@ -82,13 +82,6 @@ def header(first: bytes) -> Tuple[Dialect, List[str]]:
   line = first.decode('utf-8', 'replace').lstrip('\ufeff').rstrip('\r\n')
   dialect = of_header(line, first.startswith(BOM))
   return dialect, names(next(csv.reader([line], delimiter=dialect.delimiter), []))
-
-
-def decimal_point(cell: str) -> str:
-  """A cell of a file whose numbers may use a decimal comma (Dialect.decimal_comma) as Python's
-  float() reads its number (text_numbers.with_decimal_point: `12,5` is `12.5`, `225.162,43`
-  `225162.43`)."""
-  return text_numbers.with_decimal_point(cell)
 
 
 def rows(path: str, dialect: Dialect) -> Iterator[Tuple[int, List[str]]]:

@@ -151,7 +151,7 @@ def _first_rows(csv_path: str) -> tuple:
   dialect = csv_dialect.header(head.partition(b'\n')[0])[0]
   found = csv_dialect.stream_rows(io.StringIO(text, newline=''), dialect)
   columns = csv_dialect.names(next(found, (0, []))[1])
-  cell = csv_dialect.decimal_point if dialect.decimal_comma else str
+  cell = text_numbers.with_decimal_point if dialect.decimal_comma else str
   rows = []
   for _, (_, cells) in zip(range(_SNIFF_ROWS), found):
     cells = cells + [''] * (len(columns) - len(cells))  # a short row's missing cells empty
