@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from cli import beam_runner, flag_groups, output_folder
+from cli import beam_runner, config_builder, flag_groups, flags, output_folder
 import config as cfg
 from contracts.errors import EXIT_FAILED, EXIT_OK, UserError
 
@@ -16,7 +16,8 @@ DESCRIPTION = (
   'newest pushed model of --output (found in its ML Metadata): Jensen-Shannon divergence for '
   'numeric features, L-infinity for categorical ones, and drift against the previous '
   'monitoring run of the same model; for a regression model also the label (when served) and '
-  "the model's prediction ('model prediction'), Jensen-Shannon. Writes "
+  "the model's prediction ('model prediction'), Jensen-Shannon; rows that carry the label: "
+  "the model's error on them against its eval figures ('model error'). Writes "
   '<output>/monitoring/<time>/ (statistics, anomalies, '
   'monitoring.json), records the run in ML Metadata, prints a line per flagged feature. Exit 1 '
   'when anything is flagged, 0 when not. docs/monitoring.md.'
@@ -61,10 +62,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     help='compare serving rows with the training rows of the same id (repeat for a compound '
     'id): per-feature mismatch counts (TFDV feature skew)',
   )
+  parser.add_argument(
+    '--max-accuracy-drop',
+    type=float,
+    default=flags.DEFAULTS.max_accuracy_drop,
+    metavar='X',
+    help='served rows that carry the label: a classifier is flagged when its accuracy on them '
+    'is more than X below its eval accuracy and beyond twice the window\'s standard error '
+    '(default: %(default)s, as run\'s blessing)',
+  )
+  parser.add_argument(
+    '--max-error-increase',
+    type=float,
+    default=flags.DEFAULTS.max_error_increase,
+    metavar='SHARE',
+    help='served rows that carry the label: a regression model is flagged when its MAE on them '
+    'is more than this share above its eval MAE and beyond twice the window\'s standard error '
+    '(default: %(default)s, as run\'s blessing)',
+  )
   flag_groups.add_engine_flags(parser, 'the --id-column feature skew (a Beam pipeline)')
 
 
 def main(args: argparse.Namespace) -> int:
+  config_builder.check_numbers(args)
   store_path = os.path.join(args.output, cfg.METADATA_FILE)
   if not os.path.isfile(store_path):
     raise UserError(f'{args.output}: no metadata.sqlite (run the pipeline there first)')
@@ -87,6 +107,11 @@ def main(args: argparse.Namespace) -> int:
       dict(args.skew_threshold),
       id_columns=args.id_column,
       beam_args=engine,
+      limits={
+        'max_accuracy_drop': args.max_accuracy_drop,
+        'max_error_increase': args.max_error_increase,
+        'min_rows': flags.DEFAULTS.min_eval_examples,
+      },
     )
   for line in run.lines(summary):
     print(line)

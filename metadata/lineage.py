@@ -183,7 +183,8 @@ MONITOR_EXECUTION = 'pipeline.py monitor'  # the execution type `pipeline.py mon
 
 def serving_model(metadata_path: str) -> dict:
   """The newest pushed model and what trained it: {'model_id', 'model_uri', 'pushed_to',
-  'examples_uri', 'schema_uri', 'statistics_uri', 'label'} (plain values). UserError when no
+  'examples_uri', 'schema_uri', 'statistics_uri', 'label', 'data_kind', 'eval_figures' (its own
+  figures where it was blessed)} (plain values). UserError when no
   model was pushed, or its training inputs are not in this store."""
   graph = _Graph(metadata_path)
   pushes = [
@@ -213,6 +214,7 @@ def serving_model(metadata_path: str) -> dict:
     )
   options = json.loads(property_value(graph.executions[trainer], 'custom_config') or '{}')
   return {
+    'eval_figures': _blessed_figures(graph, push.id),
     'model_id': model_id,
     'model_uri': graph.artifacts[model_id].uri,
     'pushed_to': property_value(push, 'pushed_destination'),
@@ -222,6 +224,21 @@ def serving_model(metadata_path: str) -> dict:
     'label': options.get('label_key') or '',
     'data_kind': options.get('data_kind') or '',
   }
+
+
+def _blessed_figures(graph: _Graph, push_id: int) -> dict:
+  """The pushed model's own figures on the eval split of the evaluation that blessed it
+  ({accuracy} or a regression model's figures); {} when not recorded."""
+  pusher = graph.producer.get(push_id)
+  blessing = graph.inputs[pusher].get('model_blessing') if pusher is not None else None
+  evaluator = graph.producer.get(blessing) if blessing is not None else None
+  evaluation = graph.artifacts.get(graph.outputs[evaluator].get('evaluation')) if evaluator else None
+  if evaluation is None:
+    return {}
+  accuracy = artifact_reader.accuracies(evaluation).get(evaluation_names.CANDIDATE)
+  if accuracy is not None:
+    return {evaluation_names.ACCURACY_KEY: accuracy}
+  return artifact_reader.regression_figures(evaluation).get(evaluation_names.CANDIDATE, {})
 
 
 def monitoring_runs(metadata_path: str) -> List[dict]:

@@ -72,6 +72,23 @@ def overlay(name: str, training, serving) -> Optional[object]:
   return figure
 
 
+def _performance(entry: Optional[dict]) -> str:
+  """The model's error on the served rows that carry the label, beside its eval figures."""
+  if not entry:
+    return ''
+  names = sorted(entry['figures'])
+  rows = ''.join(
+    f'<tr><td>{html.escape(name)}</td><td>{entry["figures"][name]:.4g}</td>'
+    f'<td>{entry["eval_figures"].get(name, float("nan")):.4g}</td></tr>'
+    for name in names
+  )
+  flagged = ' class="flagged"' if entry['flagged'] else ''
+  return (
+    f'<h3>The model\'s error on labelled rows</h3><p{flagged}>{html.escape(entry["why"])}</p>'
+    f'<table><tr><th>figure</th><th>served rows</th><th>eval split</th></tr>{rows}</table>'
+  )
+
+
 def page(summary: dict, training_statistics, serving_statistics, others=None) -> str:
   """The whole page; section id="monitoring". `others`: {name: (training, serving) statistics}
   of what the two statistics do not hold (a regression model's label and prediction)."""
@@ -115,6 +132,7 @@ def page(summary: dict, training_statistics, serving_statistics, others=None) ->
     f'{len(summary["flagged"])} flagged.</p><table><tr><th>feature</th><th>measure</th>'
     f'<th>skew</th><th>threshold</th><th>flagged</th><th>drift</th></tr>{"".join(rows)}</table>'
     + (f'<h3>Serving anomalies</h3><ul>{anomalies}</ul>' if anomalies else '')
+    + _performance(summary.get('performance'))
     + ''.join(charts)
     + '</section></body></html>\n'
   )

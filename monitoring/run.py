@@ -34,10 +34,13 @@ def monitor(
   out_folder: Optional[str] = None,
   id_columns: Sequence[str] = (),
   beam_args: Sequence[str] = (),
+  limits: Optional[dict] = None,
 ) -> dict:
   """Compares `serving_data` with the serving model's training data; writes statistics,
   anomalies and the JSON summary into `out_folder` (default: a new
-  <output>/monitoring/<time> folder) and records the run. Returns the summary."""
+  <output>/monitoring/<time> folder) and records the run. Returns the summary. `limits`:
+  performance.measure's max_accuracy_drop, max_error_increase and min_rows: the model's error on
+  served rows that carry the label, judged against its eval figures (None: not measured)."""
   from google.protobuf import text_format
   import tensorflow_data_validation as tfdv
 
@@ -45,6 +48,8 @@ def monitor(
   from monitoring import serving_data as data
 
   model = lineage.serving_model(metadata_path)
+  if performance and not performance['flagged']:
+    out.append(f'model error: {performance["why"]}')
   read = csv_dialect.Counts()  # a CSV's rows skipped and cells made missing
   if model['data_kind'] == 'image':  # the features that carry an image's skew, both sides
     from monitoring import images
@@ -74,6 +79,20 @@ def monitor(
       set(result['flagged'])
       | {n for n, e in numbers.entries.items() if e['flagged'] or (e['drift'] or {}).get('flagged')}
     )
+  result['performance'] = None
+  if limits is not None and model['data_kind'] != 'image':
+    from monitoring import performance
+
+    result['performance'] = performance.measure(
+      regression.model_dir(model['model_uri']),
+      examples,
+      model['label'],
+      task == trainer_options.REGRESSION,
+      model.get('eval_figures') or {},
+      **limits,
+    )
+    if (result['performance'] or {}).get('flagged'):
+      result['flagged'] = sorted(set(result['flagged']) | {performance.ENTRY})
   if id_columns:
     result['feature_skew'] = _feature_skew(model, schema, examples, list(id_columns), beam_args)
     mismatched = {
@@ -153,7 +172,13 @@ def lines(summary: dict) -> list:
   from monitoring.distances import MEASURE_NAMES
 
   out = []
+  from monitoring.performance import ENTRY
+
+  performance = summary.get('performance')
   for name in summary['flagged']:
+    if performance and name == ENTRY:
+      out.append(f'flagged {name}: {performance["why"]}')
+      continue
     entry = summary['features'].get(name) or {}
     parts = []
     if entry.get('flagged'):
@@ -174,6 +199,8 @@ def lines(summary: dict) -> list:
     if name in summary['anomalies'] and not parts:
       parts.append('anomaly: ' + '; '.join(summary['anomalies'][name]))
     out.append(f'flagged {name}: ' + '; '.join(parts))
+  if performance and not performance['flagged']:
+    out.append(f'model error: {performance["why"]}')
   read = csv_dialect.Counts(
     summary.get('repeated_headers', 0), summary.get('non_finite_cells', 0)
   ).line()

@@ -3,7 +3,8 @@ Decision Forests' inference op, which a `--model gbt` model (trainer/models/gbt.
 process must register them before it loads such a model ("Op type not registered
 'SimpleMLInferenceOpWithHandle'"): every loader calls `register()` first, and Beam pipelines whose
 workers load the model inside third-party code (TFMA, tfx-bsl's RunInference) add BEAM_ARGS, so
-that each worker process imports the ops as it starts."""
+that each worker process imports the ops as it starts. `load` is the one loader of the project's
+own readers (tests/test_architecture.py: nothing else calls tf.saved_model.load)."""
 
 import importlib
 from typing import List
@@ -20,3 +21,11 @@ def register() -> None:
 def with_beam_args(args: List[str]) -> List[str]:
   """Beam pipeline args that also register the ops in every worker process."""
   return [*args, *(arg for arg in BEAM_ARGS if arg not in args)]
+
+
+def load(saved_model_dir: str):
+  """tf.saved_model.load with the ops registered first: every reader's one way in."""
+  import tensorflow as tf
+
+  register()
+  return tf.saved_model.load(saved_model_dir)

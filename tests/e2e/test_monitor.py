@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from cli import main as cli_main
-from contracts import request_log, serving
+from contracts import evaluation, request_log, serving
 from contracts.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 from tests.support import request_logs, shards
 
@@ -168,9 +168,46 @@ def test_prediction_logs_and_tf_examples_are_accepted(monitored, tmp_path, capsy
       writer.write(record)
   code, by_records, out = _monitor(output, str(tmp_path / 'eval.tfrecord'), capsys)
   assert code == EXIT_OK, out.out  # the label is there: allowed in SERVING too
+  # ... and the model's error on them is its eval accuracy: the same rows, the same model
+  performance = by_records['performance']
+  accuracy = performance['eval_figures'][evaluation.ACCURACY_KEY]
+  assert performance['rows'] == len(records) and not performance['flagged']
+  assert performance['figures'][evaluation.ACCURACY_KEY] == pytest.approx(accuracy, abs=1e-6)
+  assert f'model error: accuracy {accuracy:.4f} on {len(records)} served rows' in out.out
+  assert by_csv['performance'] is None and by_log['performance'] is None  # no label served
   values = lambda s: {n: round(f['value'], 3) for n, f in s['features'].items()}
   assert values(by_records) == values(by_csv)
   assert set(values(by_log)) == set(values(by_csv))
+
+
+def test_served_rows_whose_labels_went_wrong_flag_the_model_error(monitored, tmp_path, capsys):
+  """The eval rows with their label, every third tip turned to the other answer of "tipped?"
+  (tips > 0): the features did not move, the model's accuracy on them did."""
+  import tensorflow as tf
+
+  output, records, _ = monitored
+  flipped = []
+  for i, record in enumerate(records):
+    example = tf.train.Example.FromString(record)
+    tips = example.features.feature[LABEL].float_list.value
+    if i % 3 == 0 and len(tips):
+      tips[0] = 0.0 if tips[0] > 0 else 2.5
+    flipped.append(example.SerializeToString())
+  with tf.io.TFRecordWriter(str(tmp_path / 'flipped.tfrecord')) as writer:
+    for record in flipped:
+      writer.write(record)
+  code, summary, out = _monitor(output, str(tmp_path / 'flipped.tfrecord'), capsys)
+  assert code == EXIT_FAILED and summary['flagged'] == ['model error']
+  performance = summary['performance']
+  drop = performance['eval_figures'][evaluation.ACCURACY_KEY] - performance['figures'][
+    evaluation.ACCURACY_KEY
+  ]
+  assert drop > 0.2 and performance['flagged']
+  assert [line for line in out.out.splitlines() if line.startswith('flagged')] == [
+    f'flagged model error: {performance["why"]}'
+  ]
+  with open(summary['html'], encoding='utf-8') as f:
+    assert "The model's error on labelled rows" in f.read()
 
 
 def test_drift_against_the_previous_window_and_lineage(monitored, tmp_path, capsys):

@@ -1,0 +1,139 @@
+"""The serving model's error on served rows that carry the label (labels joined back), beside its
+own eval figures, as Vertex AI Model Monitoring's and Evidently's performance reports set them
+(docs/monitoring.md#the-models-error-on-labelled-rows).
+
+The label each row is scored against is what TFMA scored the eval split against: the model's
+TRANSFORM signature (a class id, or the number); the prediction is serving_default's (CLASS_IDS,
+or PREDICTION). A regression model is flagged when its MAE on the rows grew more than
+`max_error_increase` (a share) above its eval MAE, a classifier when its accuracy fell more than
+`max_accuracy_drop` below its eval accuracy — and, either way, by more than twice the window's
+standard error, so that a small window's noise flags nothing. Fewer than `min_rows` labelled
+rows are measured but not judged.
+"""
+
+import math
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from contracts import evaluation as evaluation_names
+from contracts import serving
+from utils import saved_model_ops
+
+ENTRY = 'model error'  # its name among the flagged names
+BATCH_SIZE = 256
+STANDARD_ERRORS = 2.0  # a change smaller than this many of the window's standard errors is noise
+
+
+def labelled(examples: List[bytes], label: str) -> List[bytes]:
+  """The serialized tf.Examples that carry a value of `label`."""
+  import tensorflow as tf
+
+  found = []
+  for serialized in examples:
+    feature = tf.train.Example.FromString(serialized).features.feature.get(label)
+    kind = feature.WhichOneof('kind') if feature is not None else None
+    if kind and len(getattr(feature, kind).value):
+      found.append(serialized)
+  return found
+
+
+def _scored(saved_model_dir: str, examples: List[bytes], regression: bool):
+  """(predictions, labels) as float arrays: PREDICTION or CLASS_IDS, TRANSFORM's EVAL_LABEL_KEY."""
+  import tensorflow as tf
+
+  signatures = saved_model_ops.load(saved_model_dir).signatures
+  output = serving.PREDICTION if regression else serving.CLASS_IDS
+  predicted, actual = [], []
+  for i in range(0, len(examples), BATCH_SIZE):
+    batch = {serving.EXAMPLES_INPUT: tf.constant(examples[i : i + BATCH_SIZE])}
+    predicted.append(np.reshape(signatures[serving.SERVING_DEFAULT](**batch)[output], [-1]))
+    actual.append(
+      np.reshape(signatures[serving.TRANSFORM](**batch)[serving.EVAL_LABEL_KEY], [-1])
+    )
+  return np.concatenate(predicted).astype(float), np.concatenate(actual).astype(float)
+
+
+def judge(
+  regression: bool,
+  predicted: np.ndarray,
+  actual: np.ndarray,
+  eval_figures: Dict[str, float],
+  max_accuracy_drop: float,
+  max_error_increase: float,
+  min_rows: int,
+) -> dict:
+  """The entry of the summary's 'performance': {'task', 'rows', 'figures', 'eval_figures',
+  'flagged', 'why'} ('why': one line, flagged or not)."""
+  rows = int(len(actual))
+  if regression:
+    errors = np.abs(predicted - actual)
+    figures = {
+      evaluation_names.MAE_KEY: float(errors.mean()),
+      evaluation_names.RMSE_KEY: float(np.sqrt(np.mean((predicted - actual) ** 2))),
+    }
+    key, worse_by = evaluation_names.MAE_KEY, max_error_increase
+    ours, theirs = figures[key], eval_figures.get(key)
+    noise = STANDARD_ERRORS * float(errors.std()) / math.sqrt(rows) if rows else math.inf
+    limit = None if theirs is None else theirs * (1 + worse_by)
+    worse = theirs is not None and ours > limit and ours - theirs > noise
+    said = (
+      f'MAE {ours:,.4g} on {rows} served rows with the label'
+      + (f' against {theirs:,.4g} on the eval split' if theirs is not None else '')
+      + (f' (+{(ours - theirs) / theirs:.0%}; flagged above +{worse_by:.0%})' if theirs else '')
+    )
+  else:
+    unknown = int(np.sum(actual < 0))  # a class the train split did not have: counted wrong
+    figures = {evaluation_names.ACCURACY_KEY: float(np.mean(predicted == actual)) if rows else 0.0}
+    key = evaluation_names.ACCURACY_KEY
+    ours, theirs = figures[key], eval_figures.get(key)
+    spread = theirs if theirs is not None else ours
+    noise = STANDARD_ERRORS * math.sqrt(max(spread * (1 - spread), 1e-12) / rows) if rows else 1
+    worse = theirs is not None and theirs - ours > max(max_accuracy_drop, noise)
+    said = (
+      f'accuracy {ours:.4f} on {rows} served rows with the label'
+      + (f' against {theirs:.4f} on the eval split' if theirs is not None else '')
+      + (f' (flagged more than {max_accuracy_drop:g} below)' if theirs is not None else '')
+      + (f'; {unknown} labelled with a class the model was not trained on' if unknown else '')
+    )
+  if theirs is None:
+    said += ': no eval figure recorded for the model, not judged'
+  elif rows < min_rows:
+    worse = False
+    said += f': fewer than {min_rows} rows, not judged'
+  elif worse:
+    said += f', beyond the window\'s noise ({noise:.3g})'
+  return {
+    'task': 'regression' if regression else 'classification',
+    'rows': rows,
+    'figures': figures,
+    'eval_figures': {k: v for k, v in eval_figures.items() if k in figures},
+    'flagged': bool(worse),
+    'why': said,
+  }
+
+
+def measure(
+  saved_model_dir: str,
+  examples: List[bytes],
+  label: str,
+  regression: bool,
+  eval_figures: Dict[str, float],
+  max_accuracy_drop: float,
+  max_error_increase: float,
+  min_rows: int,
+) -> Optional[dict]:
+  """judge()'s entry for the rows of `examples` that carry `label`; None when none does."""
+  rows = labelled(examples, label) if label else []
+  if not rows:
+    return None
+  predicted, actual = _scored(saved_model_dir, rows, regression)
+  return judge(
+    regression,
+    predicted,
+    actual,
+    eval_figures,
+    max_accuracy_drop,
+    max_error_increase,
+    min_rows,
+  )
