@@ -68,8 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     default=flags.DEFAULTS.max_accuracy_drop,
     metavar='X',
     help='served rows that carry the label: a classifier is flagged when its accuracy on them '
-    'is more than X below its eval accuracy and beyond twice the window\'s standard error '
-    '(default: %(default)s, as run\'s blessing)',
+    "is more than X below its eval accuracy and beyond twice the window's standard error "
+    "(default: %(default)s, as run's blessing)",
   )
   parser.add_argument(
     '--max-error-increase',
@@ -77,8 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     default=flags.DEFAULTS.max_error_increase,
     metavar='SHARE',
     help='served rows that carry the label: a regression model is flagged when its MAE on them '
-    'is more than this share above its eval MAE and beyond twice the window\'s standard error '
-    '(default: %(default)s, as run\'s blessing)',
+    "is more than this share above its eval MAE and beyond twice the window's standard error "
+    "(default: %(default)s, as run's blessing)",
   )
   flag_groups.add_engine_flags(parser, 'the --id-column feature skew (a Beam pipeline)')
 

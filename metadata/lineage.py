@@ -232,7 +232,9 @@ def _blessed_figures(graph: _Graph, push_id: int) -> dict:
   pusher = graph.producer.get(push_id)
   blessing = graph.inputs[pusher].get('model_blessing') if pusher is not None else None
   evaluator = graph.producer.get(blessing) if blessing is not None else None
-  evaluation = graph.artifacts.get(graph.outputs[evaluator].get('evaluation')) if evaluator else None
+  evaluation = (
+    graph.artifacts.get(graph.outputs[evaluator].get('evaluation')) if evaluator else None
+  )
   if evaluation is None:
     return {}
   accuracy = artifact_reader.accuracies(evaluation).get(evaluation_names.CANDIDATE)

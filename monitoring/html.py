@@ -84,7 +84,7 @@ def _performance(entry: Optional[dict]) -> str:
   )
   flagged = ' class="flagged"' if entry['flagged'] else ''
   return (
-    f'<h3>The model\'s error on labelled rows</h3><p{flagged}>{html.escape(entry["why"])}</p>'
+    f"<h3>The model's error on labelled rows</h3><p{flagged}>{html.escape(entry['why'])}</p>"
     f'<table><tr><th>figure</th><th>served rows</th><th>eval split</th></tr>{rows}</table>'
   )
 

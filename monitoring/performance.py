@@ -48,9 +48,7 @@ def _scored(saved_model_dir: str, examples: List[bytes], regression: bool):
   for i in range(0, len(examples), BATCH_SIZE):
     batch = {serving.EXAMPLES_INPUT: tf.constant(examples[i : i + BATCH_SIZE])}
     predicted.append(np.reshape(signatures[serving.SERVING_DEFAULT](**batch)[output], [-1]))
-    actual.append(
-      np.reshape(signatures[serving.TRANSFORM](**batch)[serving.EVAL_LABEL_KEY], [-1])
-    )
+    actual.append(np.reshape(signatures[serving.TRANSFORM](**batch)[serving.EVAL_LABEL_KEY], [-1]))
   return np.concatenate(predicted).astype(float), np.concatenate(actual).astype(float)
 
 
@@ -102,7 +100,7 @@ def judge(
     worse = False
     said += f': fewer than {min_rows} rows, not judged'
   elif worse:
-    said += f', beyond the window\'s noise ({noise:.3g})'
+    said += f", beyond the window's noise ({noise:.3g})"
   return {
     'task': 'regression' if regression else 'classification',
     'rows': rows,

@@ -48,8 +48,6 @@ def monitor(
   from monitoring import serving_data as data
 
   model = lineage.serving_model(metadata_path)
-  if performance and not performance['flagged']:
-    out.append(f'model error: {performance["why"]}')
   read = csv_dialect.Counts()  # a CSV's rows skipped and cells made missing
   if model['data_kind'] == 'image':  # the features that carry an image's skew, both sides
     from monitoring import images

@@ -174,7 +174,10 @@ def test_prediction_logs_and_tf_examples_are_accepted(monitored, tmp_path, capsy
   assert performance['rows'] == len(records) and not performance['flagged']
   assert performance['figures'][evaluation.ACCURACY_KEY] == pytest.approx(accuracy, abs=1e-6)
   assert f'model error: accuracy {accuracy:.4f} on {len(records)} served rows' in out.out
-  assert by_csv['performance'] is None and by_log['performance'] is None  # no label served
+  assert by_csv['performance'] is None  # no label served
+  # the log's ten serving_default requests are eval records: labelled, too few to judge
+  assert by_log['performance']['rows'] == 10 and not by_log['performance']['flagged']
+  assert by_log['performance']['why'].endswith('fewer than 30 rows, not judged')
   values = lambda s: {n: round(f['value'], 3) for n, f in s['features'].items()}
   assert values(by_records) == values(by_csv)
   assert set(values(by_log)) == set(values(by_csv))
@@ -199,9 +202,10 @@ def test_served_rows_whose_labels_went_wrong_flag_the_model_error(monitored, tmp
   code, summary, out = _monitor(output, str(tmp_path / 'flipped.tfrecord'), capsys)
   assert code == EXIT_FAILED and summary['flagged'] == ['model error']
   performance = summary['performance']
-  drop = performance['eval_figures'][evaluation.ACCURACY_KEY] - performance['figures'][
-    evaluation.ACCURACY_KEY
-  ]
+  drop = (
+    performance['eval_figures'][evaluation.ACCURACY_KEY]
+    - performance['figures'][evaluation.ACCURACY_KEY]
+  )
   assert drop > 0.2 and performance['flagged']
   assert [line for line in out.out.splitlines() if line.startswith('flagged')] == [
     f'flagged model error: {performance["why"]}'
