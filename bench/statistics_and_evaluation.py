@@ -136,8 +136,9 @@ def ceiling_evaluation(examples_uri: str, model_uri: str) -> dict:
 
   from components.statistics_gen import in_process
   from contracts import serving
+  from utils import saved_model_ops
 
-  model = tf.saved_model.load(path_utils.serving_model_path(model_uri))
+  model = saved_model_ops.load(path_utils.serving_model_path(model_uri))
   predict = model.signatures[serving.SERVING_DEFAULT]
   transform = model.signatures[serving.TRANSFORM]
   records = in_process.records(_split_files(examples_uri, 'eval'))

@@ -136,8 +136,7 @@ def served_predictions(output: str, records: List[bytes], regression: bool) -> n
 
   models = glob.glob(os.path.join(output, 'pipeline_root', 'Trainer', 'model', '*'))
   models.sort(key=_number)
-  saved_model_ops.register()  # a --model gbt model calls TF-DF's op
-  loaded = tf.saved_model.load(os.path.join(models[-1], 'Format-Serving'))
+  loaded = saved_model_ops.load(os.path.join(models[-1], 'Format-Serving'))
   serve = loaded.signatures[serving.SERVING_DEFAULT]
   found = []
   for start in range(0, len(records), 1024):

@@ -103,11 +103,8 @@ def _input_columns(path: str, signatures) -> List[str]:
 def load(path: str, kind: str):
   """(the loaded model, Served) for data of `kind`; raises Problem when the model has no
   signature that takes it."""
-  import tensorflow as tf
-
   try:
-    saved_model_ops.register()
-    loaded = tf.saved_model.load(path)
+    loaded = saved_model_ops.load(path)
   except Exception as e:  # a damaged or foreign folder: one line
     raise Problem(f'{path}: not a loadable SavedModel ({str(e).splitlines()[0][:200]})') from None
   signatures = dict(loaded.signatures)

@@ -79,10 +79,7 @@ class SignatureHandler(base.ModelHandler):
     self._batch_size = batch_size
 
   def load_model(self):
-    import tensorflow as tf
-
-    saved_model_ops.register()
-    return tf.saved_model.load(self._served.path)
+    return saved_model_ops.load(self._served.path)
 
   def batch_elements_kwargs(self):
     return {'min_batch_size': 1, 'max_batch_size': self._batch_size}

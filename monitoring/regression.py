@@ -42,8 +42,7 @@ def predict(saved_model_dir: str, examples: List[bytes]) -> np.ndarray:
   """serving_default's PREDICTION for serialized tf.Examples, in batches."""
   import tensorflow as tf
 
-  saved_model_ops.register()
-  signature = tf.saved_model.load(saved_model_dir).signatures[serving.SERVING_DEFAULT]
+  signature = saved_model_ops.load(saved_model_dir).signatures[serving.SERVING_DEFAULT]
   numbers = [
     signature(**{serving.EXAMPLES_INPUT: tf.constant(examples[i : i + BATCH_SIZE])})[
       serving.PREDICTION

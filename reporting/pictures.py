@@ -190,7 +190,9 @@ def misclassified(model_dir: str, records: list, parsed: dict, names: Sequence[s
 
   if not records:
     return None
-  serve = tf.saved_model.load(model_dir).signatures[serving.SERVING_DEFAULT]
+  from utils import saved_model_ops
+
+  serve = saved_model_ops.load(model_dir).signatures[serving.SERVING_DEFAULT]
   predicted = serve(examples=tf.constant(records))[serving.CLASS_IDS].numpy()
   labels = parsed[image_record.LABEL_KEY].numpy()
   wrong = [i for i in range(len(records)) if predicted[i] != labels[i]]
@@ -213,8 +215,7 @@ def predicted_and_actual(model_dir: str, records: list):
 
   from utils import saved_model_ops
 
-  saved_model_ops.register()  # a --model gbt model calls TF-DF's op
-  signatures = tf.saved_model.load(model_dir).signatures
+  signatures = saved_model_ops.load(model_dir).signatures  # a --model gbt model: TF-DF's op
   examples = tf.constant(records)
   predicted = signatures[serving.SERVING_DEFAULT](examples=examples)[serving.PREDICTION]
   actual = signatures[serving.TRANSFORM](examples=examples)[serving.EVAL_LABEL_KEY]

@@ -508,3 +508,30 @@ def test_the_import_diagram_has_every_arrow_and_no_other(graph):
     and name.split('.')[0] not in ('contracts', 'utils')
   }
   assert sorted(drawn - actual) == [] and sorted(actual - drawn) == []
+
+
+def _loads_saved_models(tree: ast.AST) -> list:
+  """Calls of `….saved_model.load(…)` or `saved_model_ops.register()` in a source tree."""
+  return [
+    ast.unparse(node.func)
+    for node in ast.walk(tree)
+    if isinstance(node, ast.Call)
+    and isinstance(node.func, ast.Attribute)
+    and (
+      (node.func.attr == 'load' and ast.unparse(node.func.value).endswith('saved_model'))
+      or ast.unparse(node.func) == 'saved_model_ops.register'
+    )
+  ]
+
+
+def test_one_model_loader():
+  """Every reader of a SavedModel goes through utils/saved_model_ops.load (or, inside TFMA and
+  tfx-bsl, its with_beam_args): none remembers the ops by itself."""
+  found = {
+    module: _loads_saved_models(_parsed(path))
+    for module, path in _source_files()
+    if module != 'utils.saved_model_ops'
+  }
+  assert {module: calls for module, calls in found.items() if calls} == {}
+  here = _loads_saved_models(ast.parse('tf.saved_model.load(p)\nsaved_model_ops.register()'))
+  assert here == ['tf.saved_model.load', 'saved_model_ops.register']  # the check itself works

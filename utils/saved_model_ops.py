@@ -19,7 +19,10 @@ def register() -> None:
 
 
 def with_beam_args(args: List[str]) -> List[str]:
-  """Beam pipeline args that also register the ops in every worker process."""
+  """For a loader inside third-party code (TFMA, tfx-bsl): the ops registered in this process
+  (in_memory Beam loads the model here), and Beam pipeline args that also register them in every
+  worker process."""
+  register()
   return [*args, *(arg for arg in BEAM_ARGS if arg not in args)]
 
 

@@ -134,7 +134,7 @@ def check_task(model_dir: str, regression: bool) -> None:
 
 class Executor(evaluator_executor.Executor):
   def Do(self, input_dict, output_dict, exec_properties):
-    saved_model_ops.register()  # TFMA loads the models here (in_memory) or in Beam's workers
+    # TFMA loads the models here (in_memory) or in Beam's workers
     self._beam_pipeline_args = saved_model_ops.with_beam_args(self._beam_pipeline_args)
     model = artifact_utils.get_single_instance(input_dict[standard_component_specs.MODEL_KEY])
     model_dir = path_utils.serving_model_path(model.uri)

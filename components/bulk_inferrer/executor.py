@@ -49,7 +49,7 @@ class Executor(beam_progress.CountedBeamExecutor, bulk_inferrer_executor.Executo
   COUNTED_STEPS = ('RunInference',)  # TFX's step per split: one PredictionLog per example
 
   def Do(self, input_dict, output_dict, exec_properties):
-    saved_model_ops.register()  # tfx-bsl loads the model here (in_memory) or in Beam's workers
+    # tfx-bsl loads the model here (in_memory) or in Beam's workers
     self._beam_pipeline_args = saved_model_ops.with_beam_args(self._beam_pipeline_args)
     scratch = tempfile.mkdtemp(prefix='bulk-inferrer-salvaged-')
     try:

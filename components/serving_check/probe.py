@@ -202,8 +202,7 @@ def check(model_dir: str, records: List[bytes], requests: int = REQUESTS) -> dic
   report = {'pid': os.getpid(), 'examples': len(records), 'signatures': {}, 'problems': []}
   start = time.perf_counter()
   try:
-    saved_model_ops.register()
-    loaded = tf.saved_model.load(model_dir)
+    loaded = saved_model_ops.load(model_dir)
   except Exception as error:  # whatever stops a server from loading it
     report['problems'].append(_failure('the model did not load', error))
     return report
