@@ -103,6 +103,33 @@ def compare_command(facts: dict, before: dict, run: dict) -> str:
   )
 
 
+def _details(summary: str, text: str, code: bool = False) -> str:
+  """`summary`, opened to `text` (a <details>: the table stays narrow)."""
+  inner = f'<code>{html.escape(text)}</code>' if code else html.escape(text)
+  return f'<details><summary>{html.escape(summary)}</summary>{inner}</details>'
+
+
+def _versions_table(facts: dict) -> str:
+  rows = [
+    [
+      v['version'],
+      'serving' if v['serving'] else ('' if v['present'] else 'folder gone'),
+      v['pushed'],
+      f'rollback of {v["rollback"]["from_version"]}: {v["rollback"]["reason"] or "-"}'
+      if v.get('rollback')
+      else v['run_id'] or 'not in ML Metadata',
+      f'#{v["model_id"]} {v.get("task") or "-"} {v.get("model") or "-"}'
+      if v.get('model_id') is not None
+      else None,
+      runs_text.data_text(v.get('data') or {}) if v.get('model_id') is not None else None,
+      runs_text.figure(v),
+    ]
+    for v in facts['versions']
+  ]
+  header = ['version', 'now', 'pushed', 'by run', 'model', 'trained on', 'figure']
+  return html.table(header, rows[::-1])
+
+
 def _runs_table(facts: dict) -> str:
   head = ['#', 'run (its report)', 'wall', 'data', 'task, model', 'figure', 'outcome', 'exit']
   head += ['what changed', 'compare with the run before']
@@ -120,8 +147,11 @@ def _runs_table(facts: dict) -> str:
       f'<span class="{"bad" if run["blessed"] is False else "good"}">'
       f'{html.escape(runs_text.outcome(run))}</span>',
       str(run['exit_code']),
-      html.escape(runs_text.changes(run)),
-      f'<code>{html.escape(compare_command(facts, before, run))}</code>' if before else '–',
+      _details(
+        f'{len(run["executed"])} of {len(run["executed"]) + len(run["cached"])} executed',
+        runs_text.changes(run),
+      ),
+      _details('command', compare_command(facts, before, run), code=True) if before else '–',
     ]
     rows.append(
       f'<tr id="{html.escape(run["run_id"])}">' + ''.join(f'<td>{c}</td>' for c in cells) + '</tr>'
@@ -134,7 +164,8 @@ def render(facts: dict) -> str:
   """The whole page."""
   serving = facts['serving'] or 'none'
   parts = [
-    f'<p>{len(facts["runs"])} run(s), newest first; serving version: {html.escape(serving)}. '
+    f'<p>{len(facts["runs"])} run(s), newest first; serving version: {html.escape(serving)} '
+    '(the highest under serving/). Each run links to its report. '
     'Two runs side by side: <code>.venv/bin/python pipeline.py compare RUN_A RUN_B '
     f'--output {html.escape(facts["output"])} --html FILE</code>.</p>'
   ]
@@ -150,7 +181,7 @@ def render(facts: dict) -> str:
       )
     )
   parts.append('<h2>Model versions (serving/)</h2>')
-  parts.append(html.table(['version'], [[line] for line in runs_text.render_models(facts)]))
+  parts.append(_versions_table(facts) if facts['versions'] else html.absent('None pushed.'))
   return html.page(f'Runs in {facts["output"]}', ''.join(parts))
 
 
