@@ -267,6 +267,8 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     result.unusable_data = isinstance(error, UnusableData)
     result.anomalies_stop = isinstance(error, AnomaliesFound) or bool(result.anomalies)
   result.process_seconds = round(process_seconds(), 1)  # the summary's and the report's
+  if result.pushed_to and runs:
+    _keep_baseline(config, result.pushed_to)
   if not schema_only:
     try:
       facts = report_facts.gather(nodes, result, config.metadata_path, config.label)
@@ -278,6 +280,17 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     result.report_seconds = round(process_seconds() - result.process_seconds, 1)
     result.runs_page = _runs_page(config) if runs_known else None
   return result
+
+
+def _keep_baseline(config: cfg.PipelineConfig, pushed_to: str) -> None:
+  """A model pushed again after a rollback: named the next run's baseline again
+  (metadata/rollback_record.keep_baseline)."""
+  from metadata import rollback_record
+
+  try:
+    rollback_record.keep_baseline(config.metadata_path, config.pipeline_name, pushed_to)
+  except Exception:  # the push stands; the next run may compare with the rolled-back model
+    logging.exception('the serving model not named the baseline again')
 
 
 def _runs_page(config: cfg.PipelineConfig) -> str:

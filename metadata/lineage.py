@@ -100,7 +100,11 @@ def trace(metadata_path: str) -> dict:
     )
   models = []
   rollbacks = rollback_record.rollbacks(graph.store)
-  copies = {r['copy_id']: r['model_id'] for r in rollbacks}  # a rollback's Model: its original's
+  copies = {  # a rollback's Model (metadata/rollback_record.py): named by the model it copies
+    m.id: property_value(m, rollback_record.COPY_OF)
+    for m in graph.of_kind('Model')
+    if property_value(m, rollback_record.COPY_OF) is not None
+  }
   for model in graph.of_kind('Model'):
     if model.id in copies:
       continue
@@ -150,7 +154,7 @@ def _evaluation(graph: _Graph, model_id: int, execution: int) -> Optional[dict]:
   'against_blessed' (the candidate's blessing when this is the baseline, else None)}; None when
   `execution` is not an evaluation of this model."""
   outputs, inputs = graph.outputs[execution], graph.inputs[execution]
-  if 'blessing' not in outputs or 'pushed_model' in outputs:  # a rollback blesses, evaluates not
+  if 'blessing' not in outputs or 'model' in outputs:  # a rollback blesses a copy, evaluates not
     return None
   blessing = graph.artifacts[outputs['blessing']]
   evaluation = graph.artifacts.get(outputs.get('evaluation'))

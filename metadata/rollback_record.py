@@ -7,7 +7,9 @@ ROLLBACK_EXECUTION that used the rolled-back Model and its PushedModel (inputs '
 'rolled_back_from') and produced, in the pipeline's context: a new Model on the same files (the
 same uri: the Evaluator sees a candidate on those files as the serving model itself), a
 ModelBlessing blessing it, and a PushedModel for the new version. The next run's Resolver then
-finds the rolled-back model as the baseline, and `lineage` lists the push.
+finds the rolled-back model as the baseline, and `lineage` lists the push. A model older than such
+a copy that a later run pushes again gets a blessed copy too (`keep_baseline`, after each run), so
+that the baseline is always the model serving.
 """
 
 import os
@@ -18,7 +20,10 @@ from metadata import connection
 from metadata.run_reader import property_value
 
 ROLLBACK_EXECUTION = 'pipeline.py rollback'
-ROLLED_BACK_FROM = 'rolled_back_from'  # the Model's property: the id of the model it copies
+ROLLED_BACK_FROM = 'rolled_back_from'  # the input key of the PushedModel rolled back to
+COPY_OF = 'copy_of'  # a Model's (and its blessing's) property: the id of the model it copies
+# A model pushed again after a rollback, named the Resolver's baseline again (keep_baseline).
+SERVING_AGAIN = 'pipeline.py run: serving model named again'
 
 
 def pushed_model(store, destination: str) -> Optional[tuple]:
@@ -89,25 +94,13 @@ def record(
   execution.name = f'rollback-{time.time_ns()}'
   for name, value in (('reason', reason), ('from_version', from_version), ('version', version)):
     execution.properties[name].string_value = value
-  type_ids = {t.name: t.id for t in store.get_artifact_types()}
-  copy = pb.Artifact(type_id=model.type_id, uri=model.uri, state=pb.Artifact.LIVE)
-  copy.custom_properties[ROLLED_BACK_FROM].int_value = model.id
-  # The copy's id is known once stored: the blessing names it (LatestBlessedModelStrategy).
-  [copy_id] = store.put_artifacts([copy])
-  blessing = pb.Artifact(
-    type_id=type_ids['ModelBlessing'], uri=f'{destination}#blessing', state=pb.Artifact.LIVE
-  )
-  blessing.custom_properties['blessed'].int_value = 1
-  blessing.custom_properties['current_model_id'].int_value = copy_id
-  blessing.custom_properties['current_model'].string_value = model.uri
-  blessing.custom_properties[ROLLED_BACK_FROM].int_value = model.id
+  copy, blessing = _blessed_copy(store, model, destination)
   push = pb.Artifact(type_id=pushed.type_id, uri=destination, state=pb.Artifact.LIVE)
   push.custom_properties['pushed'].int_value = 1
   push.custom_properties['pushed_destination'].string_value = destination
   push.custom_properties['pushed_version'].string_value = version
-  [copy] = store.get_artifacts_by_id([copy_id])
   context = store.get_context_by_type_and_name('pipeline', pipeline_name)
-  execution_id, artifact_ids, _ = store.put_execution(
+  execution_id, _, _ = store.put_execution(
     execution,
     [
       (model, _event(pb.Event.INPUT, 'model')),
@@ -115,6 +108,56 @@ def record(
       (copy, _event(pb.Event.OUTPUT, 'model')),
       (blessing, _event(pb.Event.OUTPUT, 'blessing')),
       (push, _event(pb.Event.OUTPUT, 'pushed_model')),
+    ],
+    [context] if context is not None else [],
+  )
+  return execution_id
+
+
+def _blessed_copy(store, model, destination: str) -> tuple:
+  """A new Model on `model`'s files (stored: the blessing names its id) and a ModelBlessing
+  blessing it: what LatestBlessedModelStrategy takes from now on."""
+  from ml_metadata.proto import metadata_store_pb2 as pb
+
+  copy = pb.Artifact(type_id=model.type_id, uri=model.uri, state=pb.Artifact.LIVE)
+  copy.custom_properties[COPY_OF].int_value = model.id
+  [copy_id] = store.put_artifacts([copy])
+  [copy] = store.get_artifacts_by_id([copy_id])
+  blessing_type = store.get_artifact_type('ModelBlessing')
+  blessing = pb.Artifact(
+    type_id=blessing_type.id, uri=f'{destination}#blessing', state=pb.Artifact.LIVE
+  )
+  blessing.custom_properties['blessed'].int_value = 1
+  blessing.custom_properties['current_model_id'].int_value = copy_id
+  blessing.custom_properties['current_model'].string_value = model.uri
+  blessing.custom_properties[COPY_OF].int_value = model.id
+  return copy, blessing
+
+
+def keep_baseline(metadata_path: str, pipeline_name: str, destination: str) -> Optional[int]:
+  """After a run pushed to `destination`: when the model it pushed is older than a rollback's
+  copy (a model pushed again after a rollback), a blessed copy of it too, so that the Resolver's
+  baseline is the serving model again; the execution's id, None when none was needed."""
+  from ml_metadata.proto import metadata_store_pb2 as pb
+
+  store = connection.open_read_write(metadata_path)
+  copies = [m.id for m in store.get_artifacts_by_type('Model') if COPY_OF in m.custom_properties]
+  found = pushed_model(store, destination) if copies else None
+  if found is None or found[1] > max(copies):
+    return None
+  [model] = store.get_artifacts_by_id([found[1]])
+  copy, blessing = _blessed_copy(store, model, destination)
+  execution = pb.Execution(
+    type_id=store.put_execution_type(pb.ExecutionType(name=SERVING_AGAIN)),
+    last_known_state=pb.Execution.COMPLETE,
+  )
+  context = store.get_context_by_type_and_name('pipeline', pipeline_name)
+  execution_id, _, _ = store.put_execution(
+    execution,
+    [
+      (model, _event(pb.Event.INPUT, 'model')),
+      (copy, _event(pb.Event.OUTPUT, 'model')),
+      (blessing, _event(pb.Event.OUTPUT, 'blessing')),
     ],
     [context] if context is not None else [],
   )

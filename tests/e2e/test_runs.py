@@ -142,3 +142,22 @@ def test_models_then_rollback_to_the_first_version_then_a_run_compares_with_it(
   [rollback] = facts['rollbacks']
   assert facts['runs'][0]['baseline_model_id'] == rollback['copy_id']
   assert rollback['reason'] == 'v3 misbehaves' and rollback['from_version'] == first
+  # the fourth run pushed the third run's (cached) model again: it is the baseline again
+  assert facts['runs'][0]['model_id'] == facts['runs'][1]['model_id']
+  assert facts['runs'][0]['version'] == facts['serving']
+  assert _resolved_baseline(output) == facts['runs'][0]['model_id']
+
+
+def _resolved_baseline(output: str) -> int:
+  """The model LatestBlessedModelStrategy resolves now (the blessed Model of highest id), named
+  by the model whose files it holds."""
+  from metadata import rollback_record, run_reader
+
+  store = run_reader.open_store(os.path.join(output, 'metadata.sqlite'))
+  blessed = [
+    run_reader.property_value(b, 'current_model_id')
+    for b in store.get_artifacts_by_type('ModelBlessing')
+    if run_reader.property_value(b, 'blessed')
+  ]
+  [model] = store.get_artifacts_by_id([max(blessed)])
+  return run_reader.property_value(model, rollback_record.COPY_OF) or model.id
