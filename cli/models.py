@@ -18,14 +18,8 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument(
-    '--output',
-    default=output_folder.DEFAULT_OUTPUT,
-    metavar='DIR',
-    help='the run folder (default: %(default)s)',
-  )
-  parser.add_argument('--json', default='', metavar='FILE', help='also write the versions as JSON')
-  output_folder.add_overwrite(parser, '--json')
+  runs.add_output(parser)
+  runs.add_json(parser, 'the versions')
 
 
 def main(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import os
 import shutil
 import time
 
-from cli import output_folder, output_lock, runs
+from cli import output_lock, runs
 import config as cfg
 from contracts.errors import EXIT_OK, UserError
 from utils import atomic
@@ -25,12 +25,7 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument('version', metavar='VERSION', help='the version to serve again')
-  parser.add_argument(
-    '--output',
-    default=output_folder.DEFAULT_OUTPUT,
-    metavar='DIR',
-    help='the run folder (default: %(default)s)',
-  )
+  runs.add_output(parser)
   parser.add_argument('--reason', default='', metavar='TEXT', help='why, kept in ML Metadata')
   parser.add_argument(
     '--wait', action='store_true', help='wait for a run on --output to end instead of refusing'

@@ -21,18 +21,28 @@ DESCRIPTION = (
 )
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_output(parser: argparse.ArgumentParser) -> None:
+  """--output, as `runs`, `models` and `rollback` take it."""
   parser.add_argument(
     '--output',
     default=output_folder.DEFAULT_OUTPUT,
     metavar='DIR',
     help='the run folder (default: %(default)s)',
   )
-  parser.add_argument('--json', default='', metavar='FILE', help='also write the runs as JSON')
+
+
+def add_json(parser: argparse.ArgumentParser, what: str) -> None:
+  """--json FILE (`what` it holds) and --overwrite."""
+  parser.add_argument('--json', default='', metavar='FILE', help=f'also write {what} as JSON')
+  output_folder.add_overwrite(parser, '--json')
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+  add_output(parser)
+  add_json(parser, 'the runs')
   parser.add_argument(
     '--html', action='store_true', help='also rewrite <output>/runs.html (the runs page)'
   )
-  output_folder.add_overwrite(parser, '--json')
 
 
 def local_dir(output: str) -> str:
