@@ -53,7 +53,7 @@ def _chart(facts: dict, task: str) -> str:
     series.setdefault(run['model'] or '-', []).append((number, run[key]))
   for name, points in series.items():
     axes.plot(*zip(*points), '-', color='#999', linewidth=1, zorder=1)
-    axes.annotate(name, points[-1], textcoords='offset points', xytext=(6, 0), fontsize=8)
+    axes.annotate(name, points[-1], textcoords='offset points', xytext=(8, -12), fontsize=8)
   serving = _serving_run(facts)
   for number, run in runs:
     refused = run['blessed'] is False
