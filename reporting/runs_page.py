@@ -12,6 +12,7 @@ import os
 from typing import Dict, List, Tuple
 import urllib.parse
 
+from contracts.trainer_options import REGRESSION
 from reporting import html, runs_text
 from utils import atomic
 
@@ -45,7 +46,7 @@ def _chart(facts: dict, task: str) -> str:
   from matplotlib import pyplot
 
   runs = [(n, r) for n, r in _numbered(facts) if r['task'] == task and runs_text.figure(r) != '-']
-  key = 'accuracy' if task != 'regression' else 'mae'
+  key = 'mae' if task == REGRESSION else 'accuracy'
   figure, axes = pyplot.subplots(figsize=(8, 3.2))
   figure.set_label(f'{key} per run ({task})')
   series: Dict[str, List[Tuple[int, float]]] = {}
