@@ -174,6 +174,7 @@ class PipelineConfig:
   data_kind: str  # IMAGES, CSV, TFRECORDS, TEXT or SEQUENCES
   output: str  # artifacts and the serving model live below (local, gs://, s3://)
   local_dir: str = ''  # metadata.sqlite, logs, run report; '' : `output` (local)
+  keep_reports: int = 0  # reports/<run id>.html kept: the newest this many (0: all)
   pipeline_root: str = ''  # '' : <output>/pipeline_root
   pipeline_name: str = PIPELINE_NAME
   data_pattern: str = '*'  # files under `data` (a file: its name; images: '*/*');

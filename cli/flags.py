@@ -41,6 +41,13 @@ OPTIONS = {
     '(metadata.sqlite), logs and the run report (default: '
     'output/remote/<scheme>/<bucket>/<path>)',
   ),
+  '--keep-reports': dict(
+    type=int,
+    default=DEFAULTS.keep_reports,
+    metavar='N',
+    help='keep the reports of the newest N runs as <output>/reports/<run id>.html '
+    "(default: %(default)s, every run's; report.html is always the latest)",
+  ),
   '--wait': dict(
     action='store_true',
     help='when another run is using the same output, wait for it to end (default: refuse at once)',

@@ -6,6 +6,9 @@ evaluated and pushed model, locally or compiled for Kubeflow Pipelines / Vertex 
   .venv/bin/python pipeline.py verify PATH... [--repair OUT_DIR]
   .venv/bin/python pipeline.py lineage [--output DIR] [--model output/serving/VERSION]
   .venv/bin/python pipeline.py compare [RUN_A [RUN_B]] [--output DIR] [--json FILE] [--html FILE]
+  .venv/bin/python pipeline.py runs [--output DIR] [--json FILE] [--html]
+  .venv/bin/python pipeline.py models [--output DIR] [--json FILE]
+  .venv/bin/python pipeline.py rollback VERSION [--output DIR] [--reason TEXT]
   .venv/bin/python pipeline.py predict --data PATH [--output DIR] [--model DIR] [--out FILE] [--log DIR]
   .venv/bin/python pipeline.py monitor --serving-data PATH [--output DIR] [--skew-threshold [FEATURE=]X]
   .venv/bin/python pipeline.py compile --pipeline-root gs://B/root --data gs://B/images [--image IMG]
@@ -26,7 +29,19 @@ import sys
 from typing import List, Optional
 import warnings
 
-from cli import compare, lineage, monitor, predict, run, schema, submit, verify
+from cli import (
+  compare,
+  lineage,
+  models,
+  monitor,
+  predict,
+  rollback,
+  run,
+  runs,
+  schema,
+  submit,
+  verify,
+)
 from cli import compile as compile_command
 from contracts.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, INTERRUPTED, UserError
 
@@ -36,6 +51,9 @@ COMMANDS = {
   'verify': verify,
   'lineage': lineage,
   'compare': compare,
+  'runs': runs,
+  'models': models,
+  'rollback': rollback,
   'predict': predict,
   'monitor': monitor,
   'compile': compile_command,

@@ -48,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     *flag_groups.DATA,
     *flag_groups.INFER,
     *flag_groups.OUTPUT,
+    '--keep-reports',
     *flag_groups.BEAM,
     *flag_groups.TRAINING,
   )
@@ -206,6 +207,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
   from contracts.anomalies import AnomaliesFound
   from data_revisions import revision as data_revision
   from metadata import report_facts, run_reader, summary
+  from metadata import runs as history
   from reporting import report
 
   named = run_reader.data_named(config.data, config.data_pattern)
@@ -240,6 +242,7 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     nodes = run_reader.run_nodes(store, runs[-1]) if runs else {}
   else:  # the run failed before ML Metadata was created
     store, runs, nodes = None, [], {}
+  runs_known = bool(runs)
   result = summary.build(nodes, time.monotonic() - started)
   result.before_components_seconds = round(before_components, 1)
   if runs:
@@ -264,15 +267,46 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     result.unusable_data = isinstance(error, UnusableData)
     result.anomalies_stop = isinstance(error, AnomaliesFound) or bool(result.anomalies)
   result.process_seconds = round(process_seconds(), 1)  # the summary's and the report's
+  if result.pushed_to and runs:
+    _keep_baseline(config, result.pushed_to)
   if not schema_only:
     try:
       facts = report_facts.gather(nodes, result, config.metadata_path, config.label)
-      result.report = report.write(facts, config)
+      kept = history.report_file(result.run_id) if result.run_id else ''
+      result.report = report.write(facts, config, kept)
     except Exception:  # the run's outcome stands without its report
       logging.exception('run report not written')
       result.report = ''
     result.report_seconds = round(process_seconds() - result.process_seconds, 1)
+    result.runs_page = _runs_page(config) if runs_known else None
   return result
+
+
+def _keep_baseline(config: cfg.PipelineConfig, pushed_to: str) -> None:
+  """A model pushed again after a rollback: named the next run's baseline again
+  (metadata/rollback_record.keep_baseline)."""
+  from metadata import rollback_record
+
+  try:
+    rollback_record.keep_baseline(config.metadata_path, config.pipeline_name, pushed_to)
+  except Exception:  # the push stands; the next run may compare with the rolled-back model
+    logging.exception('the serving model not named the baseline again')
+
+
+def _runs_page(config: cfg.PipelineConfig) -> str:
+  """Rewrites <output>/runs.html with every run of the output (metadata/runs.py gathers,
+  reporting/runs_page.py draws); its path, '' when it could not be written."""
+  from metadata import runs
+  from reporting import runs_page
+
+  try:
+    facts = runs.gather(
+      config.metadata_path, config.pipeline_name, config.serving_dir, config.local_dir
+    )
+    return runs_page.write(facts)
+  except Exception:  # the run's outcome stands without its runs page
+    logging.exception('runs page not written')
+    return ''
 
 
 def _no_space_left(error: BaseException) -> bool:

@@ -23,6 +23,7 @@ RULES: Dict[str, Tuple[Callable, str]] = {
   'batch_size': _POSITIVE,
   'learning_rate': _POSITIVE,
   'eval_steps': _zero_or_more('the default: the whole eval split'),
+  'keep_reports': _zero_or_more("the default: every run's report kept"),
   'image_size': (
     lambda size: min(size) >= 0,
     'must be 0 (the default: decided from the data) or more',

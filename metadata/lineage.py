@@ -15,7 +15,7 @@ from ml_metadata.proto import metadata_store_pb2
 
 from contracts import evaluation as evaluation_names
 from contracts.errors import UserError
-from metadata import artifact_reader, run_reader
+from metadata import artifact_reader, rollback_record, run_reader
 from metadata.run_reader import property_value
 
 _LIVE = metadata_store_pb2.Artifact.LIVE
@@ -99,7 +99,15 @@ def trace(metadata_path: str) -> dict:
       }
     )
   models = []
+  rollbacks = rollback_record.rollbacks(graph.store)
+  copies = {  # a rollback's Model (metadata/rollback_record.py): named by the model it copies
+    m.id: property_value(m, rollback_record.COPY_OF)
+    for m in graph.of_kind('Model')
+    if property_value(m, rollback_record.COPY_OF) is not None
+  }
   for model in graph.of_kind('Model'):
+    if model.id in copies:
+      continue
     entry = {
       'model_id': model.id,
       'uri': model.uri,
@@ -115,14 +123,27 @@ def trace(metadata_path: str) -> dict:
       },
     }
     evaluations = [_evaluation(graph, model.id, e) for e in graph.consumers[model.id]]
-    evaluations = [e for e in evaluations if e is not None]
+    evaluations += [  # as the baseline through a rollback's copy of it
+      _evaluation(graph, copy, e)
+      for copy, original in copies.items()
+      if original == model.id
+      for e in graph.consumers[copy]
+    ]
+    evaluations = [  # a rollback's copy named by the model it copies
+      dict(e, against=copies.get(e['against'], e['against'])) for e in evaluations if e is not None
+    ]
     entry['evaluations'] = list({json.dumps(e, sort_keys=True): e for e in evaluations}.values())
     pushes = [graph.artifacts[i] for i in graph.consumer_outputs(model.id, 'pushed_model')]
     entry['pushed_to'] = sorted(
       {property_value(p, 'pushed_destination') for p in pushes if property_value(p, 'pushed')}
     )
     models.append(entry)
-  return {'data_versions': versions, 'models': models, 'monitoring': monitoring_runs(metadata_path)}
+  return {
+    'data_versions': versions,
+    'models': models,
+    'rollbacks': rollbacks,
+    'monitoring': monitoring_runs(metadata_path),
+  }
 
 
 def _evaluation(graph: _Graph, model_id: int, execution: int) -> Optional[dict]:
@@ -133,7 +154,7 @@ def _evaluation(graph: _Graph, model_id: int, execution: int) -> Optional[dict]:
   'against_blessed' (the candidate's blessing when this is the baseline, else None)}; None when
   `execution` is not an evaluation of this model."""
   outputs, inputs = graph.outputs[execution], graph.inputs[execution]
-  if 'blessing' not in outputs:
+  if 'blessing' not in outputs or 'model' in outputs:  # a rollback blesses a copy, evaluates not
     return None
   blessing = graph.artifacts[outputs['blessing']]
   evaluation = graph.artifacts.get(outputs.get('evaluation'))

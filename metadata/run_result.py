@@ -91,6 +91,7 @@ class RunResult:
   unusable_data: Optional[bool] = None
   anomalies_stop: Optional[bool] = None
   report: Optional[str] = None  # report.html's path; '' when writing it failed
+  runs_page: Optional[str] = None  # runs.html's path (every run of the output); '' not written
   report_seconds: Optional[float] = None  # writing it, after process_seconds was taken
   process_seconds: Optional[float] = None  # the whole command's time
   unchanged: Optional[dict] = None  # {'seconds'}: nothing ran, this is an earlier run's result

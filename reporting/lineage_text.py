@@ -46,6 +46,13 @@ def render(report: dict) -> List[str]:
       f'  model #{m["model_id"]}  {m["created"]}  trained on #{m["trained_on"]}; '
       f'{evaluated}; pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
     )
+  if report.get('rollbacks'):
+    lines.append('rollbacks (pipeline.py rollback):')
+  for r in report.get('rollbacks', []):
+    lines.append(
+      f'  {r["when"]}  version {r["from_version"]} (model #{r["model_id"]}) serving again as '
+      f'{r["path"]}; reason: {r["reason"] or "-"}'
+    )
   if report.get('monitoring'):
     lines.append('monitoring runs (pipeline.py monitor):')
   for run in report.get('monitoring', []):

@@ -164,7 +164,24 @@ def render(facts, config) -> str:
   return html.page(title, f'<nav>{nav}</nav>{sections}')
 
 
-def write(facts, config) -> str:
-  """Writes <output>/report.html atomically; returns its path."""
-  path = os.path.join(config.local_dir, REPORT_FILE)
-  return atomic.write(path, render(facts, config))
+def write(facts, config, kept: str = '') -> str:
+  """Writes <output>/report.html atomically, and the same page as `kept` (a path under the
+  output's local folder: reports/<run id>.html, metadata/runs.report_file) when given, keeping the
+  newest config.keep_reports of that folder (0: all); returns report.html's path."""
+  page = render(facts, config)
+  if kept:
+    kept = atomic.write(os.path.join(config.local_dir, kept), page)
+    prune(os.path.dirname(kept), config.keep_reports)
+  return atomic.write(os.path.join(config.local_dir, REPORT_FILE), page)
+
+
+def prune(folder: str, keep: int) -> None:
+  """Removes all but the newest `keep` reports (*.html) of `folder`; keep 0: none removed."""
+  if not keep:
+    return
+  pages = sorted(
+    (os.path.join(folder, name) for name in os.listdir(folder) if name.endswith('.html')),
+    key=os.path.getmtime,
+  )
+  for path in pages[:-keep]:
+    os.remove(path)

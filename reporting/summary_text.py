@@ -389,7 +389,10 @@ def _report_line(result) -> List[str]:
   if not result.report:
     return ['report:     not written (see the log)']
   took = result.report_seconds
-  return [f'report:     {result.report}' + (f' (written in {took:.1f} s after)' if took else '')]
+  lines = [f'report:     {result.report}' + (f' (written in {took:.1f} s after)' if took else '')]
+  if result.runs_page is not None:
+    lines.append(f'runs page:  {result.runs_page or "not written (see the log)"}')
+  return lines
 
 
 def render_wall(result) -> str:

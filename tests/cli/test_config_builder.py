@@ -215,3 +215,18 @@ def test_build_config_only_reads_what_prepare_run_writes_it_leaves(tmp_path, mon
     from cli.inputs import data_layout, default_data
 
     assert data_layout.resolve_data(built.data) == default_data.source(str(out))
+
+
+def test_keep_reports_reaches_the_config_and_a_negative_one_is_one_line(tmp_path, capsys):
+  (tmp_path / 'rows.csv').write_text('x,label\n' + ''.join(f'{i},{i % 2}\n' for i in range(50)))
+  base = ['run', '--data', str(tmp_path / 'rows.csv'), '--label', 'label']
+  args = cli_main.parser().parse_args(
+    [*base, '--output', str(tmp_path / 'o'), '--keep-reports', '3']
+  )
+  assert config_builder.build_config(args).keep_reports == 3
+  default = cli_main.parser().parse_args([*base, '--output', str(tmp_path / 'p')])
+  assert config_builder.build_config(default).keep_reports == 0  # every report kept
+  assert cli_main.main([*base, '--output', str(tmp_path / 'q'), '--keep-reports', '-1']) == 2
+  assert capsys.readouterr().err == (
+    "error: --keep-reports -1: must be 0 (the default: every run's report kept) or more\n"
+  )

@@ -46,6 +46,8 @@ def test_an_existing_file_is_replaced_only_when_asked_or_when_it_is_the_commands
     (['compare', '--output', '{out}', '--json', '{file}'], '--json'),
     (['compare', '--output', '{out}', '--html', '{file}'], '--html'),
     (['lineage', '--output', '{out}', '--json', '{file}'], '--json'),
+    (['runs', '--output', '{out}', '--json', '{file}'], '--json'),
+    (['models', '--output', '{out}', '--json', '{file}'], '--json'),
     (['compile', '--pipeline-root', '{out}', '--data', 'gs://b/d', '--out', '{file}'], '--out'),
   ],
 )

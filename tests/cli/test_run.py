@@ -48,7 +48,8 @@ def test_a_default_run_prints_only_the_projects_lines(default_run):
     re.match(r'\[\d+/10\] \w+ (running…|done in [\d.]+ s \((executed|cached)\))$', line)
     for line in lines[1:21]
   )
-  assert lines[21] == '── summary ──' and lines[-1].startswith('report:')
+  assert lines[21] == '── summary ──' and lines[-2].startswith('report:')
+  assert lines[-1] == f'runs page:  {os.path.join(output, "runs.html")}'
   (log,) = re.findall(r'log: (\S+)', lines[0])
   with open(log) as f:
     assert 'Warning' in f.read()  # the library noise went to the run log instead

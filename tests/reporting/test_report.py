@@ -130,3 +130,14 @@ def test_a_warm_process_draws_the_data_sections_again_only_for_other_statistics(
     pages = [report.render(facts, config) for _ in range(2)]  # a model edit's run: the same
     assert '<p>f</p>' in pages[1]
   assert len(drawn) == 2  # once per statistics artifact
+
+
+def test_the_kept_reports_beyond_keep_reports_are_removed_oldest_first(tmp_path):
+  for age, name in enumerate(['c.html', 'b.html', 'a.html', 'notes.txt']):
+    path = tmp_path / name
+    path.write_text(name)
+    os.utime(path, (1000 + age, 1000 + age))
+  report.prune(str(tmp_path), 0)  # 0: every report kept
+  assert len(os.listdir(tmp_path)) == 4
+  report.prune(str(tmp_path), 2)
+  assert sorted(os.listdir(tmp_path)) == ['a.html', 'b.html', 'notes.txt']

@@ -195,3 +195,13 @@ def test_a_csv_dialect_other_than_plain_commas_is_one_line_and_plain_commas_none
   assert not any(
     line.startswith('csv:') for line in summary_text.render(RunResult(wall_seconds=1.0))
   )
+
+
+def test_the_summary_ends_with_the_runs_page_beside_the_report():
+  result = RunResult(wall_seconds=1.0, report='/out/report.html', runs_page='/out/runs.html')
+  assert summary_text.render(result)[-2:] == [
+    'report:     /out/report.html',
+    'runs page:  /out/runs.html',
+  ]
+  result.runs_page = ''
+  assert summary_text.render(result)[-1] == 'runs page:  not written (see the log)'
