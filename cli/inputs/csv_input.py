@@ -137,11 +137,12 @@ def refuse_numbers_as_text(csv_path: str) -> None:
     )
 
 
-def refuse_ambiguous_dates(csv_path: str, order: str) -> None:
+def refuse_ambiguous_dates(csv_path: str, order: str, skipped=()) -> None:
   """A column of slash dates whose first rows hold no field above 12 (05/03/2024), without
-  --date-order: refused in one line naming the column and the flag (contracts/dates.py)."""
+  --date-order: refused in one line naming the column and the flag (contracts/dates.py); the
+  `skipped` columns (the label, ids: no model input) are not looked at."""
   columns, rows = _first_rows(csv_path)
-  cells = {column: [row[column] or '' for row in rows] for column in columns}
+  cells = {c: [row[c] or '' for row in rows] for c in columns if c not in skipped}
   for name, read in sorted(dates.columns(cells, order).items()):
     if not read.order:
       raise UserError(

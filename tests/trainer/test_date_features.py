@@ -1,6 +1,7 @@
 """trainer/date_features: dates read in the graph as contracts/dates reads them, learned from (the
 issue's case: a date and a timestamp drive the label), and served alike from a raw tf.Example."""
 
+import csv
 import dataclasses
 import datetime
 import types
@@ -9,8 +10,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from contracts import dates, serving
-from contracts.errors import UnusableData
+from cli import main as cli_main
+from contracts import dates, predictions, serving
+from contracts.errors import EXIT_OK, UnusableData
 from contracts.trainer_options import REGRESSION
 from tests.support import built_models
 from trainer import date_features, signatures, tabular_input, trees
@@ -141,7 +143,9 @@ def test_serving_default_on_a_raw_example_predicts_what_the_model_did_in_trainin
   built = built_models.built_in('mlp', spec)
   data = tabular_input.tabular_dataset(train, spec, 64, False)
   built.fit(data, epochs=1, verbose=0)
-  path = str(tmp_path / 'model')
+  path = str(tmp_path / 'out' / 'serving' / '1')
+  signatures.attach_assets(built, [], [], str(tmp_path), regression=True)  # as the Trainer saves
+  signatures.attach_columns(built, spec, str(tmp_path))
   tf.saved_model.save(built, path, signatures=signatures.tabular_signatures(built, spec))
   loaded = tf.saved_model.load(path)
   asked = [(d, t) for d, t, _ in rows[:5]] + [('soon', '2024-02-29T23:00:00+01:00')]
@@ -154,3 +158,12 @@ def test_serving_default_on_a_raw_example_predicts_what_the_model_did_in_trainin
     date=tf.constant([d for d, _ in asked]), timestamp=tf.constant([t for _, t in asked])
   )[serving.PREDICTION]
   np.testing.assert_allclose(by_column.numpy(), expected, rtol=1e-5, atol=1e-4)
+  # `predict` on a CSV of the columns (no label) sends the strings as written: the same numbers
+  data = tmp_path / 'new.csv'
+  data.write_text('date,timestamp\n' + ''.join(f'{d},{t}\n' for d, t in asked))
+  out = tmp_path / 'predictions.csv'
+  argv = ['predict', '--data', str(data), '--output', str(tmp_path / 'out'), '--out', str(out)]
+  assert cli_main.main(argv) == EXIT_OK
+  with open(out, newline='') as f:
+    predicted = [float(row[predictions.PREDICTION]) for row in csv.DictReader(f)]
+  np.testing.assert_allclose(predicted, expected, rtol=1e-5, atol=1e-4)

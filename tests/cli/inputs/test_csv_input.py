@@ -183,5 +183,6 @@ def test_slash_dates_no_field_decides_are_refused_in_one_line_until_the_order_is
     csv_input.refuse_ambiguous_dates(path, '')
   assert '\n' not in str(e.value)
   csv_input.refuse_ambiguous_dates(path, 'dmy')
+  csv_input.refuse_ambiguous_dates(path, '', ['when'])  # an id column or the label: no input
   decided = _csv(tmp_path / 'd.csv', ['when', 'y'], rows + [['13/01/2024', '1']])
   csv_input.refuse_ambiguous_dates(decided, '')  # a day above 12: day first
