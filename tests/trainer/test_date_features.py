@@ -14,7 +14,7 @@ from cli import main as cli_main
 from contracts import dates, predictions, serving
 from contracts.errors import EXIT_OK, UnusableData
 from contracts.trainer_options import REGRESSION
-from tests.support import built_models
+from tests.support import built_models, tabular_rows
 from trainer import date_features, signatures, tabular_input, trees
 from trainer.data_spec import TabularSpec
 
@@ -92,10 +92,7 @@ def _example(date: str, stamp: str, y=None) -> bytes:
 
 
 def _write(path: str, rows) -> str:
-  with tf.io.TFRecordWriter(path) as writer:
-    for row in rows:
-      writer.write(_example(*row))
-  return path
+  return tabular_rows.write(path, rows, _example)
 
 
 def _specs(rows, train: str):
