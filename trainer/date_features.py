@@ -5,8 +5,11 @@ tf.Example keeps its date as written.
   decided()     the train sample's string columns read as dates, by the one rule (an order no
                 cell decides: --date-order, else UnusableData naming the column and the flag);
   with_dates()  the spec with those columns' features among its numeric inputs;
+  read_sample() both, on the Trainer's train sample, with the features' values for the means;
   features()    a batch of date strings → {feature: float32 [B]}, NaN where a cell is no date
-                (missing: the input feeds the train sample's mean, as any missing number).
+                (missing: the input feeds the train sample's mean, as any missing number);
+  add_features() a batch's date columns replaced by their features (tabular_input.parse_tabular
+                and predict_columns call it).
 """
 
 import dataclasses
