@@ -171,5 +171,8 @@ def line(found: Dict[str, DateColumn]) -> str:
     + ')'
     for name, read in sorted(found.items())
   )
-  timed = any(read.timed for read in found.values())
-  return f'{names} read as dates → {", ".join(FEATURES if timed else DATE_ONLY)}'
+  timed = sorted(name for name, read in found.items() if read.timed)
+  only = ''
+  if timed and len(timed) < len(found):  # a date alone has no time of day
+    only = f' (hour, seconds_of_day: {", ".join(repr(name) for name in timed)} only)'
+  return f'{names} read as dates → {", ".join(FEATURES if timed else DATE_ONLY)}{only}'

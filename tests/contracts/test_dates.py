@@ -75,5 +75,5 @@ def test_the_summary_line_names_the_columns_their_form_span_and_features():
   assert dates.line(found) == (
     "'date' (DD/MM/YYYY, 2024-03-05 … 2025-12-30), 'timestamp' (ISO, 2024-03-01 … 2024-03-23, "
     '1 sampled cells no date: missing) read as dates → year, month, day_of_year, day_of_week, '
-    'hour, seconds_of_day, days'
+    "hour, seconds_of_day, days (hour, seconds_of_day: 'timestamp' only)"
   )
