@@ -78,6 +78,8 @@ def data_kind_and_task(source, args: argparse.Namespace):
     if getattr(args, 'csv_reader', cfg.ARROW_CSV) == cfg.STOCK_CSV:
       csv_input.refuse_tfx_dialect(sample)
       csv_input.refuse_numbers_as_text(sample)
+    not_inputs = [args.label, *getattr(args, 'id_columns', [])]  # never read as dates
+    csv_input.refuse_ambiguous_dates(sample, getattr(args, 'date_order', ''), not_inputs)
     task, why = csv_input.label_task(sample, args.label, threshold, asked)
     classes = task == trainer_options.CLASSIFICATION and threshold is None
     text_column = csv_input.text_column(

@@ -16,6 +16,7 @@ DATA = (
   '--label-threshold',
   '--task',
   '--label-default',
+  '--date-order',
   '--eval-percent',
   '--duplicates',
   '--id-column',

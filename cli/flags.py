@@ -6,7 +6,7 @@ parser."""
 from cli import output_folder
 from cli.inputs import csv_input
 import config as cfg
-from contracts import trainer_options
+from contracts import dates, trainer_options
 from trainer import models
 
 DEFAULTS = cfg.PipelineConfig(data='', data_kind='', output='')  # each field's default
@@ -100,6 +100,12 @@ OPTIONS = {
     help='CSV and TFRecord columns: the label of rows that have none (empty, nan, NA, …): a '
     'class id, a float or a class name, as the label column holds. Default: such rows stop the '
     'run',
+  ),
+  '--date-order': dict(
+    choices=dates.ORDERS,
+    default=DEFAULTS.trainer.date_order,
+    help='CSV: the order of dates written with slashes when no field above 12 decides it '
+    '(05/03/2024): dmy (day first) or mdy (month first). Default: such a column stops the run',
   ),
   '--eval-percent': dict(
     type=int,

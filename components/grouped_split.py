@@ -93,9 +93,10 @@ def _id_like(value) -> bool:
   if not isinstance(value, bytes):
     return True
   try:
-    return value.decode('utf-8').isprintable()
+    text = value.decode('utf-8')
   except UnicodeDecodeError:
     return False
+  return text.isprintable() and not id_columns.dated([text])  # a timestamp is no id
 
 
 def conflict_counts(groups, label_of=lambda member: member[0]):

@@ -3,7 +3,8 @@ present and different in every row, over all the rows an ExampleGen reads (float
 measurements, never ids). Without --id-column they are treated as ids (docs/design/data.md): left
 out of a row's content, so that copies of a row under other ids share a split, and out of the
 model's inputs (`ID_COLUMNS_FILE` in the Examples artifact, read by the Trainer); the run's summary
-names them. Shared by the Arrow CSV ExampleGen and TFX's (components/grouped_split.py)."""
+names them. A column of dates or times (contracts/dates.py) is never an id: a unique timestamp
+describes its row (docs/data.md, Dates and times). Shared by the Arrow CSV ExampleGen and TFX's (components/grouped_split.py)."""
 
 import json
 import os
@@ -11,11 +12,20 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import apache_beam as beam
 
-from contracts import artifacts
+from contracts import artifacts, dates
 from utils import atomic
 
 # Fewer rows than this: any column may hold different values in every row by chance.
 MIN_ROWS = 20
+
+# Cells of a column looked at for dates (its first ones in a range).
+DATE_SAMPLE = 200
+
+
+def dated(cells: Sequence[str]) -> bool:
+  """Whether a column's cells (its first DATE_SAMPLE looked at) are dates: no id."""
+  return dates.column(list(cells)[:DATE_SAMPLE]) is not None
+
 
 # A batch of rows: (row count, {column: its value in each row, None where a row has none}).
 Batch = Tuple[int, Dict[str, Optional[Sequence]]]

@@ -37,6 +37,8 @@ class TrainerOptions:
   loss: str = ''  # regression: one of LOSSES ('' : HUBER, or the model file's LOSS)
   allowed_features: List[str] = dataclasses.field(default_factory=list)  # columns kept though
   # they alone give the label (--allow-feature; trainer/leakage.py)
+  date_order: str = ''  # a slash date column no cell decides: contracts/dates.DMY or MDY ('' :
+  # such a column stops the run; contracts/dates.py)
   tokens_key: str = ''  # sequences: the feature list holding tokens ('' : first)
   batch_size: int = 64  # per step, across replicas
   learning_rate: float = 1e-3  # Adam

@@ -86,6 +86,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
       key: training.get(key)
       for key in ('label', 'model', 'hyperparameters', 'tuned', 'weights', 'phases', 'seed')
     }
+    if training.get('dates'):
+      result.training['dates'] = training['dates']
     result.training.update(
       {key: training[key] for key in ('task', 'loss') if training.get(key)}  # regression
     )

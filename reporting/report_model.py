@@ -22,6 +22,8 @@ def _model_html(training: dict) -> str:
   if 'model' not in training:
     return ''
   rows = [['label', training['label']]] if training.get('label') else []
+  if training.get('dates'):
+    rows.append(['dates', training['dates']])
   if training.get('task') == REGRESSION:
     rows.append(['task', f'regression, loss {training.get("loss", "?")}'])
     rows += [

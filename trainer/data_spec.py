@@ -8,7 +8,7 @@ from typing import Dict, List, Optional
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 
-from contracts import artifacts, labels, serving, text_record
+from contracts import artifacts, dates, labels, serving, text_record
 from contracts.trainer_options import AUTO, CLASSIFICATION, NO_WEIGHTS, REGRESSION, TrainerOptions
 
 # Imported SequenceExamples' token values are hashed into HASH_BUCKETS ids from FIRST_ID on.
@@ -60,6 +60,9 @@ class TabularSpec:
   # feeds (label - label_mean) / label_std, the signatures give back prediction * std + mean
   label_mean: float = 0.0
   label_std: float = 1.0
+  dates: Dict[str, str] = dataclasses.field(default_factory=dict)  # string columns read as
+  # dates: {column: 'form order'} (trainer/date_features.py); their features, '<column>.<feature>',
+  # are among numeric, computed from the string in the graph
 
   @property
   def regression(self) -> bool:
@@ -77,6 +80,12 @@ class TabularSpec:
       or [str(i) for i in range(self.num_classes)]
     )
 
+  @property
+  def date_inputs(self) -> List[str]:
+    """The numeric inputs computed from date columns (none parsed from a record)."""
+    split = [(key, key.rpartition('.')) for key in self.numeric]
+    return [key for key, (name, _, what) in split if name in self.dates and what in dates.FEATURES]
+
   def input_name(self, column: str) -> str:
     """A Keras input name for `column` (Keras and TensorFlow refuse some characters)."""
     return serving.column_input(column)
@@ -86,8 +95,9 @@ class TabularSpec:
     spec = {
       key: tf.io.RaggedFeature(tf.int64 if key in self.integer else tf.float32)
       for key in self.numeric
+      if key not in self.date_inputs
     }
-    spec.update({key: tf.io.RaggedFeature(tf.string) for key in self.categorical})
+    spec.update({key: tf.io.RaggedFeature(tf.string) for key in [*self.categorical, *self.dates]})
     label_dtype = tf.float32 if self.label_threshold is not None or self.regression else tf.int64
     if self.label_names or self.integer_label:
       label_dtype = tf.string if self.label_names else tf.int64

@@ -18,6 +18,7 @@ from contracts.trainer_options import TrainerOptions
 from records import damage
 from trainer import (
   data_spec,
+  date_features,
   image_input,
   input_cache,
   leakage,
@@ -48,6 +49,7 @@ class Setup:
   id_columns: List[str] = dataclasses.field(default_factory=list)  # tabular: no model input
   single_feature_scores: dict = dataclasses.field(default_factory=dict)  # tabular: leakage.py
   label_spellings: dict = dataclasses.field(default_factory=dict)  # labels.one_spelling's merges
+  dates: str = ''  # tabular: the columns read as dates, in the summary's words
 
 
 def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard) -> Setup:
@@ -140,6 +142,8 @@ def _tabular_setup(
   )
   eval_files = shards.shard_files(fn_args.eval_files)
   present, lists = _sample_columns(shards.readable_files(fn_args.train_files, guard), spec)
+  where = f'the first {NUMERIC_SAMPLE_ROWS:,} train rows'
+  spec, present, dates_line = date_features.read_sample(spec, present, options.date_order, where)
   if lists:
     _check_list_lengths(list(train_files) + eval_files, spec, lists, guard)
     logging.info('List columns, fed whole: %s', list_line(lists))
@@ -153,7 +157,7 @@ def _tabular_setup(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )
   features, sample_labels = next(iter(sample))
-  _log_non_finite(present, spec.numeric)
+  _log_non_finite(present, [key for key in spec.numeric if key not in spec.date_inputs])
   scores = _single_feature_scores(features, sample_labels, eval_files, spec, guard)
   leakage.check(
     scores[0],
@@ -179,6 +183,7 @@ def _tabular_setup(
     ids,
     single_feature_scores=scores[0],
     label_spellings=spellings,
+    dates=dates_line,
   )
 
 

@@ -145,7 +145,9 @@ def tabular_signatures(model: keras.Model, spec: TabularSpec) -> Dict[str, Calla
       if key in spec.numeric
       else value
       for key, value in values.items()
+      if key not in spec.dates
     }
+    features.update(tabular_input.date_inputs({key: values[key] for key in spec.dates}, spec))
     return _predictions(model, tabular_input.model_columns(features, spec), class_names)
 
   return {
@@ -165,7 +167,8 @@ def _missing(key: str, spec: TabularSpec) -> tf.Tensor:
 
 def _column_inputs(spec: TabularSpec) -> Dict[str, str]:
   """Column → its input name in predict_columns (contracts/serving.column_input), unique."""
-  names = {key: serving.column_input(key) for key in spec.numeric + spec.categorical}
+  given = [key for key in spec.numeric if key not in spec.date_inputs]
+  names = {key: serving.column_input(key) for key in given + spec.categorical + list(spec.dates)}
   clashes = [n for n in set(names.values()) if list(names.values()).count(n) > 1]
   if clashes:
     raise ValueError(

@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from contracts import labels
-from trainer import shards
+from trainer import date_features, shards
 from trainer.data_spec import TabularSpec
 from utils import tf_memory
 
@@ -133,14 +133,27 @@ def parse_tabular(serialized: tf.Tensor, spec: TabularSpec, with_label: bool = T
     del parse_spec[spec.label_key]
   parsed = tf.io.parse_example(serialized, parse_spec)
   label = label_or_default(parsed.pop(spec.label_key), spec) if with_label else None
+  written = {key: first_or_default(parsed.pop(key)) for key in spec.dates}
   parsed = {
     key: list_or_default(value, missing_value(key, tf.float32, spec))
     if key in spec.list_lengths
     else feature_or_default(value, missing_value(key, value.dtype, spec))
     for key, value in parsed.items()
   }
+  parsed.update(date_inputs(written, spec))
   features = model_columns(parsed, spec)
   return (features, tabular_label(label, spec)) if with_label else features
+
+
+def date_inputs(written: Dict[str, tf.Tensor], spec: TabularSpec) -> Dict[str, tf.Tensor]:
+  """Date columns' strings [B] → their features float32 [B] (trainer/date_features.py), a cell
+  that is no date fed as a missing number is (the train sample's mean)."""
+  return {
+    key: feature_or_default(
+      tf.RaggedTensor.from_tensor(value[:, None]), missing_value(key, tf.float32, spec)
+    )
+    for key, value in date_features.add_features(written, spec).items()
+  }
 
 
 def model_columns(columns: Dict[str, tf.Tensor], spec: TabularSpec) -> Dict[str, tf.Tensor]:

@@ -186,6 +186,8 @@ def _data_facts(ready: setup.Setup, options: TrainerOptions) -> dict:
     'task': ready.spec.task if regression else CLASSIFICATION,
     'seed': options.seed,
   }
+  if getattr(ready, 'dates', ''):
+    facts['dates'] = ready.dates
   if regression:
     facts.update(label_mean=ready.spec.label_mean, label_std=ready.spec.label_std)
   if options.data_kind == TABULAR:

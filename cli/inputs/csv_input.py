@@ -4,7 +4,7 @@ stripped): what CsvExampleGen would fail on or read wrongly, and whether it hold
 
 from cli.inputs import data_paths
 import config as cfg
-from contracts import csv_dialect, labels, text_numbers
+from contracts import csv_dialect, dates, labels, text_numbers
 from contracts.errors import UserError
 
 MIN_TEXT_WORDS = 5  # median words per row above which a string column is free text
@@ -135,6 +135,19 @@ def refuse_numbers_as_text(csv_path: str) -> None:
       "($13.08, 8.91%, 1,234.5, 'unknown'), which TFX's reader hashes as categories; leave out "
       '--csv-reader tfx (the default reader reads them as numbers), or write them as numbers'
     )
+
+
+def refuse_ambiguous_dates(csv_path: str, order: str, skipped=()) -> None:
+  """A column of slash dates whose first rows hold no field above 12 (05/03/2024), without
+  --date-order: refused in one line naming the column and the flag (contracts/dates.py); the
+  `skipped` columns (the label, ids: no model input) are not looked at."""
+  columns, rows = _first_rows(csv_path)
+  cells = {c: [row[c] or '' for row in rows] for c in columns if c not in skipped}
+  for name, read in sorted(dates.columns(cells, order).items()):
+    if not read.order:
+      raise UserError(
+        dates.ambiguous_line(name, cells[name], f'the first {len(rows)} rows of {csv_path}')
+      )
 
 
 def _first_rows(csv_path: str) -> tuple:

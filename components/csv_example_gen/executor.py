@@ -111,7 +111,12 @@ class _Infer(beam.DoFn):
       for name, kind in zip(table.column_names, types):
         cells = table.column(name)
         hashes = None
-        if kind in _ID_TYPES and name != self._label and type_inference.all_filled(cells):
+        if (
+          kind in _ID_TYPES
+          and name != self._label
+          and type_inference.all_filled(cells)
+          and not _dated(cells, kind)
+        ):
           hashes = example_encoding.row_hashes(table.select([name]))
         # a value twice within the range: no id (sent as None, not as every cell)
         values[name] = hashes.tolist() if hashes is not None and _distinct(hashes) else None
@@ -121,6 +126,14 @@ class _Infer(beam.DoFn):
 def _numbers(table: pa.Table, dialect: csv_dialect.Dialect) -> pa.Table:
   """The cells numbers are read from: with decimal commas (a `;` or tab file), 12,5 as 12.5."""
   return csv_ranges.decimal_points(table) if dialect.decimal_comma else table
+
+
+def _dated(cells, kind) -> bool:
+  """A STRING column of dates (id_columns.dated on its first cells): a timestamp is no id."""
+  if kind != type_inference.ColumnType.STRING:
+    return False
+  first = cells.slice(0, id_columns.DATE_SAMPLE).combine_chunks().cast(pa.string())
+  return id_columns.dated(first.to_pylist())
 
 
 def _distinct(hashes: np.ndarray) -> bool:

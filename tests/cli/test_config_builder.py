@@ -120,6 +120,7 @@ def test_the_trainer_flags_become_the_config_s_trainer_options_and_its_custom_co
   (tmp_path / 'rows.csv').write_text('x,y\n' + ''.join(f'{i},{i % 2}\n' for i in range(40)))
   given = ['--batch-size', '7', '--fine-tune-layers', '3', '--image-size', '5', '6', '--xla', 'off']
   given += ['--label-threshold', '0.5', '--label-default', '1', '--input-cache', 'memory']
+  given += ['--date-order', 'mdy']
   args = cli_main.parser().parse_args(
     ['run', '--data', str(tmp_path / 'rows.csv'), '--label', 'y', '--output', str(tmp_path / 'o')]
     + given
@@ -137,6 +138,7 @@ def test_the_trainer_flags_become_the_config_s_trainer_options_and_its_custom_co
     image_width=6,
     xla=False,
     fine_tune_layers=3,
+    date_order='mdy',
   )
   assert config.trainer == expected
   sent = dataclasses.replace(pipeline.trainer_options(config), code_fingerprint='')

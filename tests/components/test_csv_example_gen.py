@@ -342,6 +342,20 @@ def test_id_like_columns_are_found_over_all_rows_and_copies_behind_them_share_a_
     assert json.load(f) == {'given': [], 'detected': ['record_id', 'serial']}
 
 
+@pytest.mark.parametrize('reader', ['arrow', 'tfx'])
+def test_a_unique_timestamp_is_no_id_and_is_kept_as_written(tmp_path, reader):
+  lines = ['serial,at,width,label']
+  for i in range(60):
+    stamp = f'2024-03-{1 + i % 28:02d}T{i % 24:02d}:{i:02d}:00'
+    lines.append(f's{i},{stamp},{i / 7:.4f},{i % 2}')
+  (tmp_path / 'rows.csv').write_text('\n'.join(lines) + '\n')
+  executor_class = arrow_executor.Executor if reader == 'arrow' else counted_stock_executor.Executor
+  examples = run_executor(executor_class, tmp_path, tmp_path / 'out', label_key='label')
+  assert json.loads(examples.get_string_custom_property('detected_id_columns')) == ['serial']
+  record = tf.train.Example.FromString(next(iter(_records(examples.uri, 'train'))))
+  assert _value(record, 'at').startswith(b'2024-03-')  # the string as written
+
+
 def test_a_given_id_column_turns_the_search_off_and_a_repeated_value_is_no_id(tmp_path):
   _every_row_twice(tmp_path / 'rows.csv')
   with open(tmp_path / 'rows.csv', 'a') as f:

@@ -39,3 +39,9 @@ def test_fewer_rows_than_min_rows_have_no_id():
   rows = id_columns.MIN_ROWS - 1
   assert _combined([(rows, {'id': list(range(rows))})], [1]) == []
   assert _combined([(rows, {'id': list(range(rows))}), (1, {'id': [-1]})], [1, 1]) == ['id']
+
+
+def test_a_column_of_dates_or_times_is_no_id():
+  assert id_columns.dated(['2024-03-23T14:19:54', '2024-03-23T14:19:55'])
+  assert id_columns.dated(['05/03/2024'])  # whatever its order
+  assert not id_columns.dated(['s1', 's2'])

@@ -147,6 +147,12 @@ def test_the_seed_is_shown_where_training_json_has_one():
   assert '<td>seed</td>' not in _section(TRAINING)  # written before --seed
 
 
+def test_the_columns_read_as_dates_are_shown_where_training_json_has_them():
+  said = "'d' (ISO, 2024-03-05 … 2024-03-09) read as dates → year"
+  assert '<td>dates</td><td>' in _section(dict(TRAINING, dates=said))
+  assert '<td>dates</td>' not in _section(TRAINING)
+
+
 REGRESSION_TRAINING = dict(
   OLD_TRAINING,
   label='fare',

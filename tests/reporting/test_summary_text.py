@@ -68,6 +68,12 @@ def test_a_tables_label_is_said_before_the_model_and_an_images_is_not():
   assert [line[:6] for line in summary_text.render_training(training)] == ['model:']
 
 
+def test_the_columns_read_as_dates_are_said_after_the_label():
+  dated = {'model': 'mlp', 'hyperparameters': {}, 'label': 'y', 'dates': "'d' (ISO, …) read as"}
+  said = summary_text.render_training(dated)
+  assert said[1] == "dates:      'd' (ISO, …) read as" and said[2].startswith('model: ')
+
+
 def test_conflicts_too_many_for_mislabelled_copies_are_said_to_be_a_noisy_label():
   facts = dict(
     duplicates=0, near_duplicate_groups=0, label_conflicts=9909, across_splits=0, report='d.json'

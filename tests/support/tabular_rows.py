@@ -51,8 +51,9 @@ def example(x: float, color: str, label=None) -> bytes:
   return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
 
 
-def write(path: str, table) -> str:
+def write(path: str, table, to_example=example) -> str:
+  """The rows of `table` as records of `to_example(*row)` in one TFRecord file."""
   with tf.io.TFRecordWriter(path) as writer:
     for row in table:
-      writer.write(example(*row))
+      writer.write(to_example(*row))
   return path

@@ -174,3 +174,15 @@ def test_a_label_of_numbers_written_as_text_regresses_and_tfx_s_reader_is_refuse
   assert str(raised.value).startswith(f'--csv-reader tfx: rate, price in {path} hold numbers')
   plain = _csv(tmp_path / 'q.csv', ['x', 'kind'], [(str(i), 'ab'[i % 2]) for i in range(40)])
   csv_input.refuse_numbers_as_text(plain)  # nothing to refuse
+
+
+def test_slash_dates_no_field_decides_are_refused_in_one_line_until_the_order_is_given(tmp_path):
+  rows = [[f'0{m}/0{d}/2024', str(m)] for m in range(1, 9) for d in range(1, 4)]
+  path = _csv(tmp_path / 'r.csv', ['when', 'y'], rows)
+  with pytest.raises(UserError, match=r"column 'when'.*--date-order dmy or --date-order mdy") as e:
+    csv_input.refuse_ambiguous_dates(path, '')
+  assert '\n' not in str(e.value)
+  csv_input.refuse_ambiguous_dates(path, 'dmy')
+  csv_input.refuse_ambiguous_dates(path, '', ['when'])  # an id column or the label: no input
+  decided = _csv(tmp_path / 'd.csv', ['when', 'y'], rows + [['13/01/2024', '1']])
+  csv_input.refuse_ambiguous_dates(decided, '')  # a day above 12: day first
