@@ -56,6 +56,7 @@ TRAINING = (
   '--seed',
   '--augment',
   '--input-cache',
+  '--input-accessor',
   '--image-size',
   '--image-channels',
   '--min-accuracy',
