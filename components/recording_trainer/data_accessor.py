@@ -91,12 +91,11 @@ def dataset(
   files = tf.data.Dataset.list_files(patterns, shuffle=options.shuffle, seed=options.shuffle_seed)
   compression = dataset_util.detect_compression_type(patterns)
   cycle = stock_cycle_length(options.reader_num_threads)
-  records = files.interleave(
-    lambda path: tf.data.TFRecordDataset(path, compression),
-    cycle_length=cycle,
-    num_parallel_calls=cycle if remote else None,
-    deterministic=in_order,
-  )
+  read = lambda path: tf.data.TFRecordDataset(path, compression)
+  if remote:
+    records = files.interleave(read, cycle, num_parallel_calls=cycle, deterministic=in_order)
+  else:
+    records = files.interleave(read, cycle)
   if options.shuffle:
     records = records.shuffle(options.shuffle_buffer_size, options.shuffle_seed)
   if options.num_epochs != 1:
