@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
+from tfx.dsl.components.base import base_executor
 from tfx.types import standard_artifacts
 from tfx_bsl.public import tfxio
 
-from components.recording_trainer import data_accessor, executor
+from components.recording_trainer import component, data_accessor, executor, tuner_executor
 from contracts import trainer_options
 from tests.support import shards
 
@@ -208,3 +209,27 @@ def test_the_executor_hands_run_fn_the_accessor_its_options_name(tmp_path, choic
   else:
     assert factory is expected
   np.testing.assert_array_equal(batch['pair'].numpy()[:, 0], [0, 1, 2, 3])
+
+
+def recording_tuner_fn(fn_args):
+  """Keeps the accessor and stops the search, not this test's (a built-in exception: TFX imports
+  this module again by name, so a class of its own would be another class by then)."""
+  SEEN.append((fn_args.data_accessor.tf_dataset_factory, None))
+  raise LookupError('handed over')
+
+
+def test_the_tuner_hands_tuner_fn_the_same_accessor(tmp_path):
+  examples = _artifact(standard_artifacts.Examples, tmp_path / 'examples')
+  examples.split_names = json.dumps(['train', 'eval'])
+  properties = {
+    'tuner_fn': f'{__name__}.recording_tuner_fn',
+    'train_args': json.dumps({'num_steps': 1}),
+    'eval_args': json.dumps({'num_steps': 1}),
+    'custom_config': json.dumps({}),
+  }
+  SEEN.clear()
+  with pytest.raises(LookupError, match='handed over'):
+    context = base_executor.BaseExecutor.Context(tmp_dir=str(tmp_path / 'tmp'), unique_id='1')
+    tuner_executor.Executor(context).Do({'examples': [examples]}, {}, properties)
+  assert SEEN == [(data_accessor.dataset, None)]
+  assert component.TunedInputTuner.EXECUTOR_SPEC.executor_class is tuner_executor.Executor
