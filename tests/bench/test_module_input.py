@@ -25,6 +25,10 @@ def test_every_case_is_read_through_both_accessors(figures):
     assert all(rate > 0 for rate in case['examples_per_s'].values())
 
 
+def test_both_accessors_give_the_same_batches_of_transformed_and_raw_examples(figures):
+  assert all(case['same_batches'] for case in figures['cases'].values())
+
+
 def test_the_ratio_is_the_median_of_its_rounds(figures):
   for case in figures['cases'].values():
     rounds = case['ratio_rounds']
