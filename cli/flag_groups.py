@@ -57,6 +57,7 @@ TRAINING = (
   '--seed',
   '--augment',
   '--input-cache',
+  '--input-accessor',
   '--image-size',
   '--image-channels',
   '--min-accuracy',

@@ -311,6 +311,12 @@ OPTIONS = {
     help='hold the decoded training input in memory, decoded once for every epoch (default auto: when '
     'the decoded train and eval splits fit a quarter of memory)',
   ),
+  '--input-accessor': dict(
+    default=DEFAULTS.trainer.input_accessor,
+    choices=trainer_options.INPUT_ACCESSORS,
+    help="a module file's fn_args.data_accessor: tuned (default: the project's input pipeline, "
+    "TFXIO's results faster) or tfx (TFXIO's own)",
+  ),
   '--image-size': dict(
     type=int,
     nargs=2,

@@ -24,6 +24,10 @@ TASKS = (AUTO, CLASSIFICATION, REGRESSION)
 # far-off labels (a $300 fare among $10 ones) do not steer the fit as MSE lets them.
 MSE, HUBER, MAE = 'mse', 'huber', 'mae'
 LOSSES = (MSE, HUBER, MAE)
+# A module file's fn_args.data_accessor (--input-accessor): TUNED, the project's tf.data input
+# with TFXIO's results (components/recording_trainer/data_accessor.py), or TFX_ACCESSOR, TFXIO's.
+TUNED, TFX_ACCESSOR = 'tuned', 'tfx'
+INPUT_ACCESSORS = (TUNED, TFX_ACCESSOR)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +68,7 @@ class TrainerOptions:
   # (PipelineConfig sets it from its own); recorded_counts: {split: records} the ExampleGen
   # recorded, what is missing is counted against (set at run time by components/recording_trainer)
   recorded_counts: Optional[Dict[str, int]] = None
+  input_accessor: str = TUNED  # a module file's fn_args.data_accessor: one of INPUT_ACCESSORS
 
   def to_custom_config(self) -> dict:
     return dataclasses.asdict(self)

@@ -5,18 +5,20 @@ TFX's Trainer spec plus two parameters, `train_steps` and `learning_rate`: a com
 can make them pipeline parameters (RuntimeParameter), which TFX allows only for whole parameters,
 not for fields inside `train_args` or `custom_config`. The executor folds them back into those two
 (executor.with_parameters), so `run_fn` sees them as usual. `vertex_component.VertexTrainer` is
-the same component on TFX's Vertex AI Training executor.
+the same component on TFX's Vertex AI Training executor. `TunedInputTuner`: TFX's Tuner whose
+tuner_fn gets the same data accessor as run_fn (tuner_executor.py).
 """
 
 from typing import Optional, Union
 
+from tfx.components.tuner import component as tuner_component
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.orchestration import data_types
 from tfx.proto import trainer_pb2
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
 from tfx.utils import json_utils
 
-from components.recording_trainer import executor
+from components.recording_trainer import executor, tuner_executor
 
 Number = Union[int, float, data_types.RuntimeParameter]
 
@@ -67,3 +69,10 @@ class RecordingTrainer(base_component.BaseComponent):
         model_run=channel.Channel(type=standard_artifacts.ModelRun),
       )
     )
+
+
+class TunedInputTuner(tuner_component.Tuner):
+  """TFX's Tuner (local search) whose tuner_fn's fn_args.data_accessor is the project's input,
+  unless custom_config's `input_accessor` is 'tfx' (tuner_executor.py)."""
+
+  EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(tuner_executor.Executor)

@@ -6,6 +6,8 @@ properties of the Model (`input_corrupt_records`, `input_lost_bytes`, `input_tru
 `input_lost_fraction`), so ML Metadata says which models were trained on
 salvaged data. Both executors first fold the `train_steps` and `learning_rate` parameters into
 `train_args` and `custom_config`, with the Examples' recorded split counts (with_parameters).
+A run_fn's `fn_args.data_accessor` is the project's input pipeline unless custom_config's
+`input_accessor` says 'tfx' (data_accessor.py; trainer.task.run_fn does not use it).
 """
 
 import json
@@ -17,6 +19,7 @@ from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import json_utils
 
+from components.recording_trainer import data_accessor
 from contracts import artifacts
 
 INT_PROPERTIES = {
@@ -55,7 +58,13 @@ def with_parameters(exec_properties: dict, input_dict: Optional[dict] = None) ->
 
 
 class Executor(trainer_executor.GenericExecutor):
-  """GenericExecutor (run_fn) + input damage custom properties on the Model."""
+  """GenericExecutor (run_fn) + input damage custom properties on the Model, and the project's
+  input behind fn_args.data_accessor."""
+
+  def _GetFnArgs(self, input_dict, output_dict, exec_properties):
+    """TFX's FnArgs (GenericExecutor builds them here), the data accessor swapped."""
+    fn_args = super()._GetFnArgs(input_dict, output_dict, exec_properties)
+    return data_accessor.for_run_fn(fn_args, input_dict[standard_component_specs.EXAMPLES_KEY])
 
   def Do(self, input_dict, output_dict, exec_properties):
     super().Do(input_dict, output_dict, with_parameters(exec_properties, input_dict))

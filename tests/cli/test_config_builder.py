@@ -120,7 +120,7 @@ def test_the_trainer_flags_become_the_config_s_trainer_options_and_its_custom_co
   (tmp_path / 'rows.csv').write_text('x,y\n' + ''.join(f'{i},{i % 2}\n' for i in range(40)))
   given = ['--batch-size', '7', '--fine-tune-layers', '3', '--image-size', '5', '6', '--xla', 'off']
   given += ['--label-threshold', '0.5', '--label-default', '1', '--input-cache', 'memory']
-  given += ['--date-order', 'mdy']
+  given += ['--date-order', 'mdy', '--input-accessor', trainer_options.TFX_ACCESSOR]
   args = cli_main.parser().parse_args(
     ['run', '--data', str(tmp_path / 'rows.csv'), '--label', 'y', '--output', str(tmp_path / 'o')]
     + given
@@ -134,6 +134,7 @@ def test_the_trainer_flags_become_the_config_s_trainer_options_and_its_custom_co
     task=trainer_options.CLASSIFICATION,  # decided from the data (--label-threshold)
     batch_size=7,
     input_cache='memory',
+    input_accessor=trainer_options.TFX_ACCESSOR,
     image_height=5,
     image_width=6,
     xla=False,
