@@ -1,8 +1,8 @@
 """What counts as a row without a label, for the command line's first look at a CSV and for the
 ExampleGens that read every row (components/label_gaps.py); when integer labels look like a
-number to regress rather than classes (the command line's first rows, the Trainer's all rows);
-the task (classes or a number) decided from a label's first values; and the one line that says
-each."""
+number to regress rather than classes; the task (classes or a number) decided by one rule
+(numeric_task: the command line's first rows, the Trainer's every row); and the one line that
+says each."""
 
 from typing import Dict, List, Tuple
 
@@ -118,19 +118,38 @@ def decide_task(
     if asked == 'regression':
       return 'regression', '--task regression'
   if values and not text:
-    integers = [int(n) for n in numbers if float(n).is_integer()]
-    if len(integers) < len(numbers):
-      return 'regression', f'{label} holds numbers, not all integers'
-    counts: Dict[int, int] = {}
-    for value in integers:
-      counts[value] = counts.get(value, 0) + 1
-    if looks_regressed(counts):
-      return (
-        'regression',
-        f'{label} holds {len(counts)} distinct integers in {where}, most in fewer than '
-        f'{MIN_CLASS_ROWS} rows: a quantity',
-      )
+    counts: Dict[float, int] = {}
+    for cell, number in zip(values, numbers):  # `3` an int, `3.0` a float: as a reader types them
+      key = int(number) if number.is_integer() and cell.strip().lstrip('+-').isdigit() else number
+      counts[key] = counts.get(key, 0) + 1
+    return numeric_task(label, counts, where)
   return 'classification', f'{label} holds class ids or names'
+
+
+def numeric_task(label: str, counts: Dict[float, int], where: str) -> Tuple[str, str]:
+  """(the task, why) of a numeric label from {value: rows}, the one rule of `--task auto` (the
+  command line's first rows, the Trainer's every row): numbers, not all integers, regress;
+  integers (`3` or `3.0` alike) regress when they looks_regressed, else they are class ids."""
+  if any(not float(value).is_integer() for value in counts):
+    return 'regression', f'{label} holds numbers, not all integers'
+  if looks_regressed(counts):
+    return (
+      'regression',
+      f'{label} holds {len(counts)} distinct integers in {where}, most in fewer than '
+      f'{MIN_CLASS_ROWS} rows: a quantity',
+    )
+  if any(isinstance(value, float) for value in counts) and len(counts) > 1:
+    shown = ', '.join(f'{value:.1f}' for value in sorted(counts)[:SHOWN_ROWS])
+    return 'classification', f'{label} holds class ids written as decimals ({shown})'
+  return 'classification', f'{label} holds class ids or names'
+
+
+def constant_message(label: str, value: str, where: str) -> str:
+  """The refusal of a label of one value, whatever the task: no threshold is offered at it."""
+  return (
+    f"label '{label}': every one of {where} is {value}: a constant; a classifier needs two "
+    'classes or more, and a constant has nothing to regress'
+  )
 
 
 def _number(value: str):

@@ -142,6 +142,8 @@ def render_training(training: dict) -> List[str]:
   tuned = ' (tuned)' if training.get('tuned') else ''
   seed = f'; seed {training["seed"]}, deterministic ops' if training.get('seed') is not None else ''
   lines = [f'label:      {training["label"]}'] if training.get('label') else []
+  if training.get('leakage'):  # trainer/leakage.py's columns on too few eval rows to judge
+    lines.append(f'leakage?    {training["leakage"]}')
   loss = f'; loss {training["loss"]}' if training.get('loss') else ''
   lines.append(
     f'model:      {training["model"]}{weights}; {_values(training["hyperparameters"])}{tuned}'

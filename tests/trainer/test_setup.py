@@ -153,8 +153,12 @@ def test_a_column_that_is_the_label_under_another_name_stops_training_unless_kep
     rows.append({'x': rng.random(), 'grade': 3 * label + 1, 'label': label})
   fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows[:400], 'eval': rows[400:]})
   options = TrainerOptions(label_key='label', input_cache='off')
-  with pytest.raises(UnusableData, match=r"^--label label: column 'grade' alone gives the label"):
+  with pytest.raises(UnusableData) as raised:  # two values, one a class: whatever the size
     setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  assert str(raised.value).startswith(
+    "--label label: column 'grade' maps one-to-one onto the label's 2 classes in all 500 rows "
+    "read ('1' → '0', '4' → '1')"
+  )
   kept = dataclasses.replace(options, allowed_features=['grade'])
   ready = setup._tabular_setup(fn_args, fn_args.train_files, kept, 8, None)
   assert ready.single_feature_scores['grade'] == 1.0 and ready.single_feature_scores['x'] < 0.7
@@ -319,3 +323,55 @@ def test_a_missing_number_is_fed_the_mean_of_the_values_present(tmp_path):
   assert ready.spec.numeric_variance['lat'] == pytest.approx(np.var(present), rel=1e-3)
   features, _ = next(iter(ready.evaluation))
   assert features['lat'].numpy()[1] == pytest.approx(np.mean(present), rel=1e-6)
+
+
+def test_a_small_table_with_a_lot_number_per_class_stops_and_near_perfect_columns_are_named(
+  tmp_path,
+):
+  """80 rows, 24 eval: too few for the one-feature rules to judge, not for one_to_one."""
+  rng = random.Random(5)
+  lots = {'barolo': 'LOT-011', 'grignolino': 'LOT-018', 'barbera': 'LOT-025'}
+  rows = []
+  for i in range(80):
+    cultivar = ('barolo', 'grignolino', 'barbera')[i % 3]
+    rows.append({'alcohol': rng.random(), 'batch_ref': lots[cultivar], 'cultivar': cultivar})
+  fn_args = _tabular_examples(tmp_path / 'wine', {'train': rows[:56], 'eval': rows[56:]})
+  options = TrainerOptions(label_key='cultivar', input_cache='off')
+  with pytest.raises(UnusableData) as raised:
+    setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  assert str(raised.value).startswith(
+    "--label cultivar: column 'batch_ref' maps one-to-one onto the label's 3 classes in all 80 "
+    "rows read ('LOT-011' → 'barolo', 'LOT-018' → 'grignolino', 'LOT-025' → 'barbera')"
+  )
+  kept = dataclasses.replace(options, allowed_features=['batch_ref'])
+  assert setup._tabular_setup(fn_args, fn_args.train_files, kept, 8, None).leakage_note == ''
+  for row in rows:
+    row['batch_ref'] = rng.choice(['LOT-1', 'LOT-2'])
+    row['lot_code'] = {'barolo': 1.0, 'grignolino': 2.0, 'barbera': 3.0}[row['cultivar']]
+  rows[0]['lot_code'] = 2.0  # one train row off: not one-to-one, right for every eval row
+  fn_args = _tabular_examples(tmp_path / 'near', {'train': rows[:56], 'eval': rows[56:]})
+  note = setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None).leakage_note
+  assert note.startswith("'lot_code' 100.0% right alone on 24 eval rows (fewer than 100")
+
+
+@pytest.mark.parametrize('task', ['auto', 'classification'])
+def test_classes_written_as_decimals_train_as_classes_and_fractions_say_so(tmp_path, task):
+  """`0.0`/`1.0` are two classes (not 'numbers, not all integers'); a label with fractions as
+  classes is refused naming some of them."""
+  rng = random.Random(6)
+  rows = [{'x': rng.random(), 'outcome': float(i % 2)} for i in range(60)]
+  fn_args = _tabular_examples(tmp_path / 'binary', {'train': rows[:48], 'eval': rows[48:]})
+  options = TrainerOptions(label_key='outcome', input_cache='off', task=task)
+  found = setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  assert not found.spec.regression and found.class_names == ['0', '1']
+  assert next(iter(found.evaluation))[1].numpy().tolist()[:4] == [0, 1, 0, 1]
+  rows[5]['outcome'] = 0.5
+  fn_args = _tabular_examples(tmp_path / 'half', {'train': rows[:48], 'eval': rows[48:]})
+  if task == 'auto':  # the one rule: numbers, not all integers, regress
+    assert setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None).spec.regression
+    return
+  with pytest.raises(UnusableData) as raised:
+    setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  said = str(raised.value)
+  assert said.startswith('--label outcome: numbers, not all integers, in the 60 train and eval')
+  assert said.endswith('; not integers: 0.5')
