@@ -64,7 +64,7 @@ def regression_message(label: str, counts: Dict[int, int], where: str) -> str:
     f'--label {label}: {len(counts)} distinct integer values in {where}, '
     f'{rare} of them in fewer than {MIN_CLASS_ROWS} rows: a number to regress, not classes; '
     f'regress it with --task regression, or train two classes on ({label} > T) with '
-    f'--label-threshold T (the median: {median})'
+    f'--label-threshold T (the median: {int(median) if float(median).is_integer() else median})'
   )
 
 

@@ -22,8 +22,9 @@ def text_column(
   for what CsvExampleGen would fail on later (encoding, no rows, text labels)
   and for rows without a label when there is no `label_default`, and free text beside other
   columns (unless `chosen`); `classes` (the task is classification without --label-threshold):
-  integer labels are classes, refused when they look like a number to regress or name a class
-  per row, and float labels are refused (label_task decides the task first)."""
+  integer labels (`3` or `3.0`) are classes, refused when they look like a number to regress or
+  name a class per row, and numbers not all integers are refused (label_task decides the task
+  first)."""
   import collections
   import statistics
 
@@ -45,14 +46,15 @@ def text_column(
     _check_label_default(csv_path, label, label_default, [row[label] for row in rows])
   values = [label_default if labels.is_missing(r[label]) else r[label] for r in rows]
   _check_label_is_no_id(csv_path, label, values, classes)
-  if classes and values and _floats(values):
+  fractions = _all_read_as(float, values) and any(not float(v).is_integer() for v in values)
+  if classes and values and fractions:  # `0.0`/`1.0` are class ids written as decimals
     raise UserError(
       labels.float_label_message(
         label, f'the first {len(values)} rows of {csv_path}', statistics.median(map(float, values))
       )
     )
-  if classes and values and _all_read_as(int, values):
-    counts = collections.Counter(int(value) for value in values)
+  if classes and values and _all_read_as(float, values):
+    counts = collections.Counter(float(value) for value in values)
     if labels.looks_regressed(counts):
       raise UserError(
         labels.regression_message(label, counts, f'the first {len(values)} rows of {csv_path}')

@@ -174,3 +174,18 @@ def test_a_label_of_numbers_written_as_text_regresses_and_tfx_s_reader_is_refuse
   assert str(raised.value).startswith(f'--csv-reader tfx: rate, price in {path} hold numbers')
   plain = _csv(tmp_path / 'q.csv', ['x', 'kind'], [(str(i), 'ab'[i % 2]) for i in range(40)])
   csv_input.refuse_numbers_as_text(plain)  # nothing to refuse
+
+
+@pytest.mark.parametrize('task', ['auto', 'classification'])
+def test_classes_written_as_decimals_are_classes_at_the_first_look(tmp_path, task):
+  """`0.0`/`1.0` were refused as 'numbers, not all integers' (issue 68), `--task classification`
+  too; they are two classes, said so."""
+  rows = [(f'{i * 0.1:.1f}', f'{i % 2:.1f}') for i in range(12)]
+  path = _csv(tmp_path / 'b.csv', ['x', 'outcome'], rows)
+  assert csv_input.label_task(path, 'outcome', None, task) == (
+    'classification',
+    'outcome holds class ids written as decimals (0.0, 1.0)'
+    if task == 'auto'
+    else '--task classification',
+  )
+  assert csv_input.text_column(path, 'outcome') == ''  # not refused as classes
