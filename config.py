@@ -248,6 +248,7 @@ class PipelineConfig:
       data_kind=trainer_kind(self.data_kind),
       label_key=label_key,
       max_damaged_percent=self.max_damaged_percent,
+      min_eval_class_examples=self.min_eval_class_examples,
     )
 
   def read_patterns(self, unlabeled: bool = False) -> Tuple[str, ...]:

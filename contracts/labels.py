@@ -138,6 +138,9 @@ def numeric_task(label: str, counts: Dict[float, int], where: str) -> Tuple[str,
       f'{label} holds {len(counts)} distinct integers in {where}, most in fewer than '
       f'{MIN_CLASS_ROWS} rows: a quantity',
     )
+  if regress_hint(label, counts):
+    return 'classification', f'{label} holds class ids; {regress_hint(label, counts)}'
+
   if any(isinstance(value, float) for value in counts) and len(counts) > 1:
     shown = ', '.join(f'{value:.1f}' for value in sorted(counts)[:SHOWN_ROWS])
     return 'classification', f'{label} holds class ids written as decimals ({shown})'
@@ -208,3 +211,46 @@ def spellings_line(merged: Dict[str, Dict[str, int]]) -> str:
     f'{name!r} from ' + ', '.join(f'{s!r} ({rows:,})' for s, rows in spellings.items())
     for name, spellings in merged.items()
   )
+
+
+def short_classes_message(
+  what: str, eval_counts: Dict[str, int], totals: Dict[str, int], minimum: int, hint: str = ''
+) -> str:
+  """The refusal before training of classes with fewer than `minimum` eval examples
+  (--min-eval-class-examples), which the Evaluator would bless no model on ('' for none), with
+  advice that works: a class short of `minimum` in all cannot get there at any eval share (add
+  examples, drop or merge it, or a lower minimum); else a larger --eval-percent. `what`:
+  '--label species' or 'image classes'; hint: regress_hint's, said first."""
+  short = sorted((n, name) for name, n in eval_counts.items() if n < minimum)
+  if not minimum or not short:
+    return ''
+  share = sum(eval_counts.values()) / max(sum(totals.values()), 1)
+  said = ', '.join(f'{name!r} {n} ({totals.get(name, n)} in all)' for n, name in short[:SHOWN_ROWS])
+  more = f' and {len(short) - SHOWN_ROWS} more' if len(short) > SHOWN_ROWS else ''
+  tiny = [name for _, name in short if totals.get(name, 0) < minimum]
+  lower = min(n for n, _ in short)
+  fewer = (
+    f'--min-eval-class-examples {lower}' if lower else '--min-eval-class-examples 0 (not checked)'
+  )
+  if tiny:
+    needed = -(-minimum // share) if share else minimum
+    advice = (
+      f'{tiny[0]!r} holds fewer than {minimum} in all, so no eval share reaches it: add '
+      f'examples (about {needed:.0f} in all at this eval share of {share:.0%}), drop or merge '
+      f'the class, or {fewer}'
+    )
+  else:
+    advice = f'a larger --eval-percent (this split holds {share:.0%}), or {fewer}'
+  return (
+    f'{what}: eval examples of {said}{more}; the Evaluator needs {minimum} of each '
+    f'(--min-eval-class-examples) and would bless no model: {advice}'
+    + (f'; {hint}' if hint else '')
+  )
+
+
+def regress_hint(label: str, counts: Dict[float, int]) -> str:
+  """For integer classes of many values (an `age` of 18-90): how to regress them instead, for
+  the run's first lines ('' when they are few)."""
+  if len(counts) < MIN_REGRESSION_VALUES:
+    return ''
+  return f'{len(counts)} integer classes; a number to predict? --task regression'

@@ -55,6 +55,11 @@ class Setup:
 def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard) -> Setup:
   spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), options)
   eval_files = shards.shard_files(fn_args.eval_files)
+  counted = [
+    _label_id_counts(f, image_record.LABEL_KEY, spec.num_classes, guard)
+    for f in (train_files, eval_files)
+  ]
+  _check_eval_classes('image classes', spec.labels, *counted, options)
   records = shards.record_count(train_files + eval_files, guard)
   cache = _cache_decision(
     options, input_cache.image_bytes(records, spec.height, spec.width, spec.channels)
@@ -75,6 +80,22 @@ def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_si
   )
   hint = image_hint(cache.used, options.augment, spec.encoding, train_files)
   return Setup(spec, train, evaluation, signatures.image_signatures, hint, spec.labels, cache)
+
+
+def _check_eval_classes(what: str, names, train, evaluation, options, hint: str = '') -> None:
+  """UnusableData before training when a class has fewer eval examples than the Evaluator needs
+  (labels.short_classes_message: its advice). train, evaluation: records per class id."""
+  eval_counts = {name: int(evaluation[i]) for i, name in enumerate(names)}
+  totals = {name: int(train[i]) + int(evaluation[i]) for i, name in enumerate(names)}
+  minimum = options.min_eval_class_examples
+  message = labels.short_classes_message(what, eval_counts, totals, minimum, hint)
+  if message:
+    raise UnusableData(message)
+
+
+def _label_id_counts(files, key: str, classes: int, guard) -> list:
+  counts = shards.int_label_counts(files, key, guard)
+  return [counts.get(i, 0) for i in range(classes)]
 
 
 def image_hint(cached: bool, augment: bool, encoding: str, train_files: List[str]) -> str:
@@ -133,6 +154,12 @@ def _tabular_setup(
     raise UnusableData(str(e)) from None
   if spec.regression:
     spec = _standardized(spec, fn_args.train_files, guard)
+  else:
+    counted = [
+      tabular_input.class_counts(f, spec, guard) for f in (train_files, fn_args.eval_files)
+    ]
+    hint = labels.regress_hint(label_key, counts) if options.label_threshold is None else ''
+    _check_eval_classes(f'--label {label_key}', spec.class_names, *counted, options, hint)
   logging.info(
     'Tabular input: %d numeric, %d categorical columns, label %s (%s), ids %s left out',
     len(spec.numeric),

@@ -108,3 +108,21 @@ def test_a_constant_is_said_to_be_a_constant_with_no_threshold_offered():
   assert labels.regression_message('n', {float(i): 1 for i in range(30)}, 'w').endswith(
     '(the median: 14)'
   )
+
+
+def test_classes_short_of_the_eval_minimum_get_advice_that_works():
+  """A class that cannot reach the minimum at any eval share is not told a larger one."""
+  said = labels.short_classes_message(
+    'image classes', {'cat': 9, 'emu': 0}, {'cat': 40, 'emu': 3}, 5
+  )
+  assert said == (
+    "image classes: eval examples of 'emu' 0 (3 in all); the Evaluator needs 5 of each "
+    "(--min-eval-class-examples) and would bless no model: 'emu' holds fewer than 5 in all, so "
+    'no eval share reaches it: add examples (about 24 in all at this eval share of 21%), drop or '
+    'merge the class, or --min-eval-class-examples 0 (not checked)'
+  )
+  assert 'a larger --eval-percent (this split holds 20%)' in labels.short_classes_message(
+    '--label y', {'a': 4, 'b': 6}, {'a': 20, 'b': 30}, 5
+  )
+  assert labels.short_classes_message('--label y', {'a': 4}, {'a': 20}, 0) == ''  # not checked
+  assert labels.short_classes_message('--label y', {'a': 5}, {'a': 20}, 5) == ''
