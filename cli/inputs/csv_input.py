@@ -12,6 +12,7 @@ _SNIFF_ROWS = 200
 _SNIFF_BYTES = 1 << 20  # CSV bytes looked at before the run (rows, encoding, labels)
 MIN_ROWS = 2  # CSV data rows: one for each split at least
 MIN_ID_ROWS = 20  # rows with a label of their own each, at least, that make it an id column
+SHIFTED_SHARE = 0.95  # first rows whose cell is the next row's label, from which it is named
 
 
 def text_column(
@@ -260,3 +261,41 @@ def csv_header(path: str) -> list:
   """The column names of a CSV file's first line (local or in object storage), as
   contracts/csv_dialect.header reads them."""
   return csv_dialect.header(_head(path).partition(b'\n')[0])[1]
+
+
+def shifted_label_columns(csv_path: str, label: str) -> str:
+  """What the run's first lines say of the columns that hold the label of the next row in file
+  order ('' for none): a time series' next value, unknown when predicting (R² 0.94 in the issue's
+  run) if the rows run oldest first, yet the previous value, which may stay, if newest first;
+  file order does not say which, so they are named, not refused. Read on the first rows (the
+  ExampleGen shuffles rows into splits: file order is known only here)."""
+  columns, rows = _first_rows(csv_path)
+  if label not in columns or len(rows) < MIN_ID_ROWS:
+    return ''
+  values = [row[label].strip() for row in rows]
+  found = []
+  for column in columns:
+    if column == label:
+      continue
+    cells = [row[column].strip() for row in rows]
+    pairs = [(c, v) for c, v in zip(cells, values[1:]) if c and v]
+    ahead = sum(_same(c, v) for c, v in pairs)
+    along = sum(_same(c, v) for c, v in zip(cells, values) if c and v)
+    if pairs and ahead >= SHIFTED_SHARE * len(pairs) and along < SHIFTED_SHARE * len(pairs):
+      found.append(column)
+  if not found:
+    return ''
+  named = ', '.join(repr(c) for c in found)
+  return (
+    f"{named} holds the next row's {label} in the first {len(rows)} rows of {csv_path}: if rows "
+    'run oldest first, a value not known when predicting (drop it); newest first, the previous '
+    'value'
+  )
+
+
+def _same(cell: str, value: str) -> bool:
+  """Two cells of one number (`3` and `3.0`) or of one text."""
+  try:
+    return float(cell) == float(value)
+  except ValueError:
+    return cell == value
