@@ -208,7 +208,8 @@ def unjudged(
   what = "of the label's rank variance" if regression else 'right'
   return (
     f'{named}{more} {what} alone on {rows} eval rows (fewer than {MIN_EVAL_ROWS}: not judged); '
-    'the label under another name? Drop it, or keep it with --allow-feature'
+    'the label under another name? Drop it, or keep it with '
+    + (f'--allow-feature {found[0][0]}' if len(found) == 1 else '--allow-feature COLUMN')
   )
 
 
