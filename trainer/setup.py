@@ -55,11 +55,12 @@ class Setup:
 def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard) -> Setup:
   spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), options)
   eval_files = shards.shard_files(fn_args.eval_files)
-  counted = [
-    _label_id_counts(f, image_record.LABEL_KEY, spec.num_classes, guard)
-    for f in (train_files, eval_files)
-  ]
-  _check_eval_classes('image classes', spec.labels, *counted, options)
+  if options.min_eval_class_examples:
+    counted = [
+      _label_id_counts(f, image_record.LABEL_KEY, spec.num_classes, guard)
+      for f in (train_files, eval_files)
+    ]
+    _check_eval_classes('image classes', spec.labels, *counted, options)
   records = shards.record_count(train_files + eval_files, guard)
   cache = _cache_decision(
     options, input_cache.image_bytes(records, spec.height, spec.width, spec.channels)
@@ -154,7 +155,7 @@ def _tabular_setup(
     raise UnusableData(str(e)) from None
   if spec.regression:
     spec = _standardized(spec, fn_args.train_files, guard)
-  else:
+  elif options.min_eval_class_examples:  # a pass over the label column of both splits
     counted = [
       tabular_input.class_counts(f, spec, guard) for f in (train_files, fn_args.eval_files)
     ]
