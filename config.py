@@ -185,6 +185,7 @@ class PipelineConfig:
   label: str = TrainerOptions.label_key  # tabular label column (text: the CSV's label column)
   text_column: str = ''  # TEXT: the CSV column holding the text
   task_reason: str = ''  # why trainer.task is what it is (said at the start of a run)
+  label_warning: str = ''  # columns holding the next row's label in file order (said likewise)
   encoding: str = 'encoded'  # images: 'encoded' (JPEG/PNG bytes) or 'raw' (uint8 pixels)
   compression: str = 'none'  # images and CSV: 'none' or 'gzip'
   csv_reader: str = ARROW_CSV  # CSV: ARROW_CSV or STOCK_CSV (CSV_READERS)
@@ -249,6 +250,7 @@ class PipelineConfig:
       data_kind=trainer_kind(self.data_kind),
       label_key=label_key,
       max_damaged_percent=self.max_damaged_percent,
+      min_eval_class_examples=self.min_eval_class_examples,
     )
 
   def read_patterns(self, unlabeled: bool = False) -> Tuple[str, ...]:

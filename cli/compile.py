@@ -244,9 +244,9 @@ def compile_config(args: argparse.Namespace) -> cfg.PipelineConfig:
 
 def _task(args: argparse.Namespace, data: str, pattern: str) -> tuple:
   """(task, why): images and text train classes; a table's task is decided as `run` decides it
-  when a file of the data (`data`/`pattern`) can be read here; else --task as given (auto: the
-  Trainer decides from the schema, and the Evaluator judges classes unless --task regression;
-  said in one line)."""
+  when a file of the data (`data`/`pattern`) can be read here; else --task must be given: the
+  Evaluator's metrics are fixed when the DAG is built, so `auto` decided later by the Trainer
+  could make a model the Evaluator refuses (UserError, one line)."""
   if args.data_kind not in (cfg.CSV, cfg.TFRECORDS):
     if args.task == trainer_options.REGRESSION:
       raise UserError(f'--task regression: {args.data_kind} data trains classes only')
@@ -255,10 +255,9 @@ def _task(args: argparse.Namespace, data: str, pattern: str) -> tuple:
   local = [path for path in local if os.path.isfile(path)]
   if not local:
     if args.task == trainer_options.AUTO:
-      print(
-        f'task:     auto: --data {args.data} is not read here; the Trainer decides from the '
-        'data (numbers regress) and the Evaluator judges classes: give --task regression for a '
-        'number'
+      raise UserError(
+        f'--task auto: --data {args.data} is not read here, and the Evaluator is built for one '
+        'task; give --task classification or --task regression'
       )
     return args.task, ''
   if args.data_kind == cfg.CSV:

@@ -196,6 +196,9 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     text_column=text_column,
     task=task,
     task_reason=task_reason,
+    label_warning=csv_input.shifted_label_columns(data_layout.sample_file(source), args.label)
+    if kind == cfg.CSV
+    else '',
     # Numbers: rows of the same features and other numbers are the label's spread, not
     # conflicting labels: kept, together in one split.
     **(

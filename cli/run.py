@@ -223,6 +223,8 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
       config.label, config.trainer.task, config.trainer.label_threshold, config.task_reason
     )
     print(f'label:      {line}')
+  if config.label_warning:  # cli/inputs/csv_input.shifted_label_columns
+    print(f'leakage?    {config.label_warning}')
   sys.stdout.flush()
   started = time.monotonic()
   before_components = process_seconds()

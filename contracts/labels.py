@@ -1,8 +1,8 @@
 """What counts as a row without a label, for the command line's first look at a CSV and for the
 ExampleGens that read every row (components/label_gaps.py); when integer labels look like a
-number to regress rather than classes (the command line's first rows, the Trainer's all rows);
-the task (classes or a number) decided from a label's first values; and the one line that says
-each."""
+number to regress rather than classes; the task (classes or a number) decided by one rule
+(numeric_task: the command line's first rows, the Trainer's every row); and the one line that
+says each."""
 
 from typing import Dict, List, Tuple
 
@@ -64,7 +64,7 @@ def regression_message(label: str, counts: Dict[int, int], where: str) -> str:
     f'--label {label}: {len(counts)} distinct integer values in {where}, '
     f'{rare} of them in fewer than {MIN_CLASS_ROWS} rows: a number to regress, not classes; '
     f'regress it with --task regression, or train two classes on ({label} > T) with '
-    f'--label-threshold T (the median: {median})'
+    f'--label-threshold T (the median: {int(median) if float(median).is_integer() else median})'
   )
 
 
@@ -118,19 +118,41 @@ def decide_task(
     if asked == 'regression':
       return 'regression', '--task regression'
   if values and not text:
-    integers = [int(n) for n in numbers if float(n).is_integer()]
-    if len(integers) < len(numbers):
-      return 'regression', f'{label} holds numbers, not all integers'
-    counts: Dict[int, int] = {}
-    for value in integers:
-      counts[value] = counts.get(value, 0) + 1
-    if looks_regressed(counts):
-      return (
-        'regression',
-        f'{label} holds {len(counts)} distinct integers in {where}, most in fewer than '
-        f'{MIN_CLASS_ROWS} rows: a quantity',
-      )
+    counts: Dict[float, int] = {}
+    for cell, number in zip(values, numbers):  # `3` an int, `3.0` a float: as a reader types them
+      key = int(number) if number.is_integer() and cell.strip().lstrip('+-').isdigit() else number
+      counts[key] = counts.get(key, 0) + 1
+    return numeric_task(label, counts, where)
   return 'classification', f'{label} holds class ids or names'
+
+
+def numeric_task(label: str, counts: Dict[float, int], where: str) -> Tuple[str, str]:
+  """(the task, why) of a numeric label from {value: rows}, the one rule of `--task auto` (the
+  command line's first rows, the Trainer's every row): numbers, not all integers, regress;
+  integers (`3` or `3.0` alike) regress when they looks_regressed, else they are class ids."""
+  if any(not float(value).is_integer() for value in counts):
+    return 'regression', f'{label} holds numbers, not all integers'
+  if looks_regressed(counts):
+    return (
+      'regression',
+      f'{label} holds {len(counts)} distinct integers in {where}, most in fewer than '
+      f'{MIN_CLASS_ROWS} rows: a quantity',
+    )
+  if regress_hint(label, counts):
+    return 'classification', f'{label} holds class ids; {regress_hint(label, counts)}'
+
+  if any(isinstance(value, float) for value in counts) and len(counts) > 1:
+    shown = ', '.join(f'{value:.1f}' for value in sorted(counts)[:SHOWN_ROWS])
+    return 'classification', f'{label} holds class ids written as decimals ({shown})'
+  return 'classification', f'{label} holds class ids or names'
+
+
+def constant_message(label: str, value: str, where: str) -> str:
+  """The refusal of a label of one value, whatever the task: no threshold is offered at it."""
+  return (
+    f"label '{label}': every one of {where} is {value}: a constant; a classifier needs two "
+    'classes or more, and a constant has nothing to regress'
+  )
 
 
 def _number(value: str):
@@ -189,3 +211,46 @@ def spellings_line(merged: Dict[str, Dict[str, int]]) -> str:
     f'{name!r} from ' + ', '.join(f'{s!r} ({rows:,})' for s, rows in spellings.items())
     for name, spellings in merged.items()
   )
+
+
+def short_classes_message(
+  what: str, eval_counts: Dict[str, int], totals: Dict[str, int], minimum: int, hint: str = ''
+) -> str:
+  """The refusal before training of classes with fewer than `minimum` eval examples
+  (--min-eval-class-examples), which the Evaluator would bless no model on ('' for none), with
+  advice that works: a class short of `minimum` in all cannot get there at any eval share (add
+  examples, drop or merge it, or a lower minimum); else a larger --eval-percent. `what`:
+  '--label species' or 'image classes'; hint: regress_hint's, said first."""
+  short = sorted((n, name) for name, n in eval_counts.items() if n < minimum)
+  if not minimum or not short:
+    return ''
+  share = sum(eval_counts.values()) / max(sum(totals.values()), 1)
+  said = ', '.join(f'{name!r} {n} ({totals.get(name, n)} in all)' for n, name in short[:SHOWN_ROWS])
+  more = f' and {len(short) - SHOWN_ROWS} more' if len(short) > SHOWN_ROWS else ''
+  tiny = [name for _, name in short if totals.get(name, 0) < minimum]
+  lower = min(n for n, _ in short)
+  fewer = (
+    f'--min-eval-class-examples {lower}' if lower else '--min-eval-class-examples 0 (not checked)'
+  )
+  if tiny:
+    needed = -(-minimum // share) if share else minimum
+    advice = (
+      f'{tiny[0]!r} holds fewer than {minimum} in all, so no eval share reaches it: add '
+      f'examples (about {needed:.0f} in all at this eval share of {share:.0%}), drop or merge '
+      f'the class, or {fewer}'
+    )
+  else:
+    advice = f'a larger --eval-percent (this split holds {share:.0%}), or {fewer}'
+  return (
+    f'{what}: eval examples of {said}{more}; the Evaluator needs {minimum} of each '
+    f'(--min-eval-class-examples) and would bless no model: {advice}'
+    + (f'; {hint}' if hint else '')
+  )
+
+
+def regress_hint(label: str, counts: Dict[float, int]) -> str:
+  """For integer classes of many values (an `age` of 18-90): how to regress them instead, for
+  the run's first lines ('' when they are few)."""
+  if len(counts) < MIN_REGRESSION_VALUES:
+    return ''
+  return f'{len(counts)} integer classes; a number to predict? --task regression'

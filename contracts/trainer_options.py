@@ -65,6 +65,8 @@ class TrainerOptions:
   # deterministic, so the same data, code and options train the same model (None: unseeded)
   code_fingerprint: str = ''  # run_fn's code, for TFX's cache key (pipeline.py sets it)
   max_damaged_percent: float = 1.0  # records damaged or missing above which training stops
+  min_eval_class_examples: int = 0  # classes: eval examples of each the Evaluator needs, so a
+  # class short of them stops the run before training (PipelineConfig sets it; 0: not checked)
   # (PipelineConfig sets it from its own); recorded_counts: {split: records} the ExampleGen
   # recorded, what is missing is counted against (set at run time by components/recording_trainer)
   recorded_counts: Optional[Dict[str, int]] = None

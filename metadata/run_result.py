@@ -49,7 +49,7 @@ class RunResult:
   cached: List[str] = dataclasses.field(default_factory=list)
   batch_capped: Optional[dict] = None  # {'asked', 'train_examples'}
   training: Optional[dict] = None  # {'label', 'model', 'hyperparameters', 'tuned', 'weights',
-  # 'phases', 'seed', 'task', 'loss'}
+  # 'phases', 'seed', 'task', 'loss', 'leakage': trainer/leakage.unjudged's columns}
   input_check: Optional[dict] = None  # {'verdict', 'stall_fraction', 'cache'}
   examples_per_split: Optional[Dict[str, int]] = None
   # {split: [records read, records recorded]} where the Trainer read fewer than the ExampleGen

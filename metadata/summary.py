@@ -89,7 +89,7 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
     if training.get('dates'):
       result.training['dates'] = training['dates']
     result.training.update(
-      {key: training[key] for key in ('task', 'loss') if training.get(key)}  # regression
+      {key: training[key] for key in ('task', 'loss', 'leakage') if training.get(key)}
     )
   check = training.get('input_check')
   if check or training.get('input_cache'):

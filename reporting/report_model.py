@@ -152,8 +152,8 @@ def _single_features_html(scores: Dict[str, float], regressing: bool = False) ->
     return ''
   score, rule, away = (
     (
-      'eval R²',
-      'the mean label of the train rows of the same or nearest value',
+      'eval R² on the label ranks',
+      'the mean label rank of the train rows of the same or nearest value',
       'about as high as the label itself scores through the rule',
     )
     if regressing

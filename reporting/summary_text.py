@@ -144,6 +144,8 @@ def render_training(training: dict) -> List[str]:
   lines = [f'label:      {training["label"]}'] if training.get('label') else []
   if training.get('dates'):
     lines.append(f'dates:      {training["dates"]}')
+  if training.get('leakage'):  # trainer/leakage.py's columns on too few eval rows to judge
+    lines.append(f'leakage?    {training["leakage"]}')
   loss = f'; loss {training["loss"]}' if training.get('loss') else ''
   lines.append(
     f'model:      {training["model"]}{weights}; {_values(training["hyperparameters"])}{tuned}'

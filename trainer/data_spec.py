@@ -55,6 +55,7 @@ class TabularSpec:
   label_values: List[int] = dataclasses.field(default_factory=list)  # set: an integer label's
   # values present, sorted (class id = index), never 0..the largest
   integer_label: bool = False  # the label column holds integers (thresholded: cast first)
+  float_label: bool = False  # classes written as decimals (`0.0`/`1.0`): label_values are floats
   task: str = CLASSIFICATION  # or REGRESSION: the model predicts one number, the label
   # standardized with the train split's mean and deviation (label_mean, label_std): the Trainer
   # feeds (label - label_mean) / label_std, the signatures give back prediction * std + mean
@@ -76,7 +77,7 @@ class TabularSpec:
       return []
     return (
       self.label_names
-      or [str(v) for v in self.label_values]
+      or [str(int(v)) if self.float_label else str(v) for v in self.label_values]
       or [str(i) for i in range(self.num_classes)]
     )
 
@@ -98,7 +99,8 @@ class TabularSpec:
       if key not in self.date_inputs
     }
     spec.update({key: tf.io.RaggedFeature(tf.string) for key in [*self.categorical, *self.dates]})
-    label_dtype = tf.float32 if self.label_threshold is not None or self.regression else tf.int64
+    floats = self.label_threshold is not None or self.regression or self.float_label
+    label_dtype = tf.float32 if floats else tf.int64
     if self.label_names or self.integer_label:
       label_dtype = tf.string if self.label_names else tf.int64
     spec[self.label_key] = tf.io.RaggedFeature(label_dtype)
@@ -191,9 +193,14 @@ def tabular_spec(
     return TabularSpec(
       label_key, None, 1, integer_label=label_type == schema_pb2.INT, task=REGRESSION, **columns
     )
-  if label_type == schema_pb2.FLOAT:
-    if threshold is None:  # LabelCheck refuses it before training, with the median
+  if label_type == schema_pb2.FLOAT and threshold is None:  # integers written as decimals
+    if not label_values or any(not float(v).is_integer() for v in label_values):
       raise ValueError(labels.float_label_message(label_key, 'the train split'))
+    values = sorted(set(label_values) | ({float(default)} if default else set()))
+    return TabularSpec(
+      label_key, None, len(values), label_values=values, float_label=True, **columns
+    )
+  if label_type == schema_pb2.FLOAT:
     return TabularSpec(label_key, threshold, 2, **columns)
   if label_type == schema_pb2.BYTES:
     keys = {labels.spelling_key(name) for name in label_names}
@@ -208,16 +215,13 @@ def tabular_spec(
   )
 
 
-def resolved_task(options: TrainerOptions, label_type, int_counts) -> str:
-  """The task: options.task, or when the command line left it AUTO (a compiled pipeline's
-  data), from the data: a FLOAT label without a threshold, or integers that look like a
-  quantity (labels.looks_regressed on {value: records}), regress."""
+def resolved_task(options: TrainerOptions, label_type, counts) -> str:
+  """The task: options.task, or when the command line left it AUTO, from every value of a
+  number label ({value: records}) by the command line's one rule (labels.numeric_task)."""
   if options.task != AUTO:
     return options.task
-  if options.label_threshold is None and (
-    label_type == schema_pb2.FLOAT or labels.looks_regressed(int_counts)
-  ):
-    return REGRESSION
+  if options.label_threshold is None and label_type != schema_pb2.BYTES and counts:
+    return labels.numeric_task(options.label_key, counts, 'the train and eval examples')[0]
   return CLASSIFICATION
 
 

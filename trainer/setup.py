@@ -22,13 +22,14 @@ from trainer import (
   image_input,
   input_cache,
   leakage,
+  leakage_sample,
   sequence_input,
   shards,
   signatures,
   tabular_input,
 )
 
-NUMERIC_SAMPLE_ROWS = 4096
+NUMERIC_SAMPLE_ROWS = leakage_sample.SAMPLE_ROWS  # the train sample the leakage rules read too
 _AS_LONG = (
   'the tabular model takes a list of numbers, as long in every row: pad the lists to one length, '
   'or write one column per value'
@@ -50,11 +51,18 @@ class Setup:
   single_feature_scores: dict = dataclasses.field(default_factory=dict)  # tabular: leakage.py
   label_spellings: dict = dataclasses.field(default_factory=dict)  # labels.one_spelling's merges
   dates: str = ''  # tabular: the columns read as dates, in the summary's words
+  leakage_note: str = ''  # tabular: leakage.unjudged's columns, on too few eval rows to judge
 
 
 def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard) -> Setup:
   spec = data_spec.image_spec(data_spec.examples_root(fn_args.train_files[0]), options)
   eval_files = shards.shard_files(fn_args.eval_files)
+  if options.min_eval_class_examples:
+    counted = [
+      _label_id_counts(f, image_record.LABEL_KEY, spec.num_classes, guard)
+      for f in (train_files, eval_files)
+    ]
+    _check_eval_classes('image classes', spec.labels, *counted, options)
   records = shards.record_count(train_files + eval_files, guard)
   cache = _cache_decision(
     options, input_cache.image_bytes(records, spec.height, spec.width, spec.channels)
@@ -75,6 +83,22 @@ def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_si
   )
   hint = image_hint(cache.used, options.augment, spec.encoding, train_files)
   return Setup(spec, train, evaluation, signatures.image_signatures, hint, spec.labels, cache)
+
+
+def _check_eval_classes(what: str, names, train, evaluation, options, hint: str = '') -> None:
+  """UnusableData before training when a class has fewer eval examples than the Evaluator needs
+  (labels.short_classes_message: its advice). train, evaluation: records per class id."""
+  eval_counts = {name: int(evaluation[i]) for i, name in enumerate(names)}
+  totals = {name: int(train[i]) + int(evaluation[i]) for i, name in enumerate(names)}
+  minimum = options.min_eval_class_examples
+  message = labels.short_classes_message(what, eval_counts, totals, minimum, hint)
+  if message:
+    raise UnusableData(message)
+
+
+def _label_id_counts(files, key: str, classes: int, guard) -> list:
+  counts = shards.int_label_counts(files, key, guard)
+  return [counts.get(i, 0) for i in range(classes)]
 
 
 def image_hint(cached: bool, augment: bool, encoding: str, train_files: List[str]) -> str:
@@ -107,17 +131,20 @@ def _tabular_setup(
   label_key = options.label_key
   label = next((f for f in schema.feature if f.name == label_key), None)
   label_type = label.type if label is not None else None
+  numbers = label_type in (schema_pb2.INT, schema_pb2.FLOAT)  # every value read: classes or not
   counts = (
-    shards.int_label_counts(_both_splits(fn_args), label_key, guard)
-    if label_type == schema_pb2.INT
-    and options.label_threshold is None
-    and options.task != trainer_options.REGRESSION
+    shards.int_label_counts(
+      _both_splits(fn_args),
+      label_key,
+      guard,
+      tf.int64 if label_type == schema_pb2.INT else tf.float32,
+    )
+    if numbers and options.label_threshold is None and options.task != trainer_options.REGRESSION
     else {}
   )
   task = data_spec.resolved_task(options, label_type, counts)
-  if task == trainer_options.CLASSIFICATION and labels.looks_regressed(counts):
-    examples = f'the {sum(counts.values()):,} train and eval examples'
-    raise UnusableData(labels.regression_message(label_key, counts, examples))
+  if task == trainer_options.CLASSIFICATION and counts:
+    _check_classes(label_key, counts)
   names, spellings = labels.one_spelling(  # class names: from the train split, as the text
     shards.label_counts(train_files, label_key, guard)  # vocabulary is; 'Yes ' is 'yes'
     if label_type == schema_pb2.BYTES
@@ -130,6 +157,12 @@ def _tabular_setup(
     raise UnusableData(str(e)) from None
   if spec.regression:
     spec = _standardized(spec, fn_args.train_files, guard)
+  elif options.min_eval_class_examples:  # a pass over the label column of both splits
+    counted = [
+      tabular_input.class_counts(f, spec, guard) for f in (train_files, fn_args.eval_files)
+    ]
+    hint = labels.regress_hint(label_key, counts) if options.label_threshold is None else ''
+    _check_eval_classes(f'--label {label_key}', spec.class_names, *counted, options, hint)
   logging.info(
     'Tabular input: %d numeric, %d categorical columns, label %s (%s), ids %s left out',
     len(spec.numeric),
@@ -158,15 +191,15 @@ def _tabular_setup(
   )
   features, sample_labels = next(iter(sample))
   _log_non_finite(present, [key for key in spec.numeric if key not in spec.date_inputs])
-  scores = _single_feature_scores(features, sample_labels, eval_files, spec, guard)
-  leakage.check(
-    scores[0],
-    sample_labels.numpy(),
-    scores[1],
-    label_key,
-    options.allowed_features,
-    spec.regression,
+  leakage_sample.check_one_to_one(
+    fn_args.train_files, fn_args.eval_files, spec, options.allowed_features, guard
   )
+  scores = leakage_sample.single_feature_scores(features, sample_labels, eval_files, spec, guard)
+  judged = (scores[0], sample_labels.numpy(), scores[1])
+  leakage.check(*judged, label_key, options.allowed_features, spec.regression)
+  note = leakage.unjudged(*judged, options.allowed_features, spec.regression)
+  if note:
+    logging.warning('Not judged as leakage: %s', note)
   serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
   cache = _cache_decision(options, input_cache.tabular_bytes(serialized))
   train = tabular_input.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
@@ -184,7 +217,26 @@ def _tabular_setup(
     single_feature_scores=scores[0],
     label_spellings=spellings,
     dates=dates_line,
+    leakage_note=note,
   )
+
+
+def _check_classes(label_key: str, counts: dict) -> None:
+  """UnusableData with the true reason when numbers cannot be classes: not all integers (every
+  value read, some shown), or integers that look like a quantity (labels.looks_regressed)."""
+  examples = f'the {sum(counts.values()):,} train and eval examples'
+  fractions = sorted(v for v in counts if not float(v).is_integer())
+  if fractions:
+    seen, median = 0, None
+    for value in sorted(counts):  # the median of the rows
+      seen += counts[value]
+      median = value if median is None and 2 * seen >= sum(counts.values()) else median
+    raise UnusableData(
+      labels.float_label_message(label_key, examples, median)
+      + f'; not integers: {", ".join(f"{v:g}" for v in fractions[: labels.SHOWN_ROWS])}'
+    )
+  if labels.looks_regressed(counts):
+    raise UnusableData(labels.regression_message(label_key, counts, examples))
 
 
 def _standardized(spec, train_files, guard):
@@ -192,8 +244,7 @@ def _standardized(spec, train_files, guard):
   records, mean, deviation = tabular_input.label_moments(train_files, spec, guard)
   if not deviation > 0:
     raise UnusableData(
-      f"label '{spec.label_key}': every one of the {records:,} train examples is {mean:g}: a "
-      'constant has nothing to regress'
+      labels.constant_message(spec.label_key, f'{mean:g}', f'the {records:,} train examples')
     )
   return dataclasses.replace(spec, label_mean=mean, label_std=deviation)
 
@@ -287,23 +338,6 @@ def _log_non_finite(present: dict, numeric: List[str]) -> None:
       f'{rows:,}',
       ', '.join(f'{key} {bad}' for key, bad in sorted(found.items())),
     )
-
-
-def _single_feature_scores(features, train_labels, eval_files, spec, guard) -> tuple:
-  """(leakage.single_feature_scores of the train sample against an eval sample of as many rows,
-  the eval sample's labels)."""
-  sample = tabular_input.tabular_dataset(eval_files, spec, NUMERIC_SAMPLE_ROWS, False, guard)
-  found = next(iter(sample), None)
-  if found is None:
-    return {}, np.zeros(0)
-  train, evaluation = (  # a list column is not scored: no one value of it is the column
-    {k: v.numpy() for k, v in d.items() if k not in spec.list_lengths} for d in (features, found[0])
-  )
-  eval_labels = found[1].numpy()
-  scores = leakage.single_feature_scores(
-    train, train_labels.numpy(), evaluation, eval_labels, spec.categorical, spec.regression
-  )
-  return scores, eval_labels
 
 
 def _sequence_setup(

@@ -162,10 +162,14 @@ def label_counts(
 
 
 def int_label_counts(
-  file_patterns: Union[str, List[str]], label_key: str, guard: Optional[ShardGuard] = None
+  file_patterns: Union[str, List[str]],
+  label_key: str,
+  guard: Optional[ShardGuard] = None,
+  dtype: tf.dtypes.DType = tf.int64,
 ) -> Dict[int, int]:
-  """{value: records} of an int64 label column (one vectorised pass over the split)."""
-  spec = {label_key: tf.io.RaggedFeature(tf.int64)}
+  """{value: records} of an int64 (or `dtype`: float32) label column (one vectorised pass over
+  the split)."""
+  spec = {label_key: tf.io.RaggedFeature(dtype)}
   batches = serialized_batches(readable_files(file_patterns, guard), 4096, training=False).map(
     lambda s: tf.unique_with_counts(tf.io.parse_example(s, spec)[label_key].flat_values)
   )

@@ -64,6 +64,18 @@ def label_moments(file_patterns, spec: TabularSpec, guard=None) -> tuple:
   return records, float(mean), float(np.sqrt(variance))
 
 
+def class_counts(file_patterns, spec: TabularSpec, guard=None) -> np.ndarray:
+  """Records of each class id of a split ([num_classes]; a label the classes lack is not
+  counted), the label column alone parsed (one vectorised pass)."""
+  plain = dataclasses.replace(spec, numeric=[], categorical=[], integer=[], list_lengths={})
+  files = shards.readable_files(file_patterns, guard)
+  counts = np.zeros(spec.num_classes, np.int64)
+  for batch in shards.serialized_batches(files, 4096, training=False):
+    ids = parse_tabular(batch, plain)[1].numpy()
+    counts += np.bincount(ids[ids >= 0], minlength=spec.num_classes)[: spec.num_classes]
+  return counts
+
+
 def first_or_default(ragged: tf.RaggedTensor, default=None) -> tf.Tensor:
   """[batch, 0 or 1 values] → [batch], padding empty rows with `default` (None: 0 / '')."""
   if default is None:

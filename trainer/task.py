@@ -190,6 +190,8 @@ def _data_facts(ready: setup.Setup, options: TrainerOptions) -> dict:
     facts['dates'] = ready.dates
   if regression:
     facts.update(label_mean=ready.spec.label_mean, label_std=ready.spec.label_std)
+  if ready.leakage_note:
+    facts['leakage'] = ready.leakage_note
   if options.data_kind == TABULAR:
     spellings, lists = ready.label_spellings, ready.spec.list_lengths
     facts['label'] = (

@@ -12,6 +12,7 @@ _SNIFF_ROWS = 200
 _SNIFF_BYTES = 1 << 20  # CSV bytes looked at before the run (rows, encoding, labels)
 MIN_ROWS = 2  # CSV data rows: one for each split at least
 MIN_ID_ROWS = 20  # rows with a label of their own each, at least, that make it an id column
+SHIFTED_SHARE = 0.95  # first rows whose cell is the next row's label, from which it is named
 
 
 def text_column(
@@ -22,8 +23,9 @@ def text_column(
   for what CsvExampleGen would fail on later (encoding, no rows, text labels)
   and for rows without a label when there is no `label_default`, and free text beside other
   columns (unless `chosen`); `classes` (the task is classification without --label-threshold):
-  integer labels are classes, refused when they look like a number to regress or name a class
-  per row, and float labels are refused (label_task decides the task first)."""
+  integer labels (`3` or `3.0`) are classes, refused when they look like a number to regress or
+  name a class per row, and numbers not all integers are refused (label_task decides the task
+  first)."""
   import collections
   import statistics
 
@@ -45,14 +47,15 @@ def text_column(
     _check_label_default(csv_path, label, label_default, [row[label] for row in rows])
   values = [label_default if labels.is_missing(r[label]) else r[label] for r in rows]
   _check_label_is_no_id(csv_path, label, values, classes)
-  if classes and values and _floats(values):
+  fractions = _all_read_as(float, values) and any(not float(v).is_integer() for v in values)
+  if classes and values and fractions:  # `0.0`/`1.0` are class ids written as decimals
     raise UserError(
       labels.float_label_message(
         label, f'the first {len(values)} rows of {csv_path}', statistics.median(map(float, values))
       )
     )
-  if classes and values and _all_read_as(int, values):
-    counts = collections.Counter(int(value) for value in values)
+  if classes and values and _all_read_as(float, values):
+    counts = collections.Counter(float(value) for value in values)
     if labels.looks_regressed(counts):
       raise UserError(
         labels.regression_message(label, counts, f'the first {len(values)} rows of {csv_path}')
@@ -271,3 +274,41 @@ def csv_header(path: str) -> list:
   """The column names of a CSV file's first line (local or in object storage), as
   contracts/csv_dialect.header reads them."""
   return csv_dialect.header(_head(path).partition(b'\n')[0])[1]
+
+
+def shifted_label_columns(csv_path: str, label: str) -> str:
+  """What the run's first lines say of the columns that hold the label of the next row in file
+  order ('' for none): a time series' next value, unknown when predicting (R² 0.94 in the issue's
+  run) if the rows run oldest first, yet the previous value, which may stay, if newest first;
+  file order does not say which, so they are named, not refused. Read on the first rows (the
+  ExampleGen shuffles rows into splits: file order is known only here)."""
+  columns, rows = _first_rows(csv_path)
+  if label not in columns or len(rows) < MIN_ID_ROWS:
+    return ''
+  values = [row[label].strip() for row in rows]
+  found = []
+  for column in columns:
+    if column == label:
+      continue
+    cells = [row[column].strip() for row in rows]
+    pairs = [(c, v) for c, v in zip(cells, values[1:]) if c and v]
+    ahead = sum(_same(c, v) for c, v in pairs)
+    along = sum(_same(c, v) for c, v in zip(cells, values) if c and v)
+    if pairs and ahead >= SHIFTED_SHARE * len(pairs) and along < SHIFTED_SHARE * len(pairs):
+      found.append(column)
+  if not found:
+    return ''
+  named = ', '.join(repr(c) for c in found)
+  return (
+    f"{named} holds the next row's {label} in the first {len(rows)} rows of {csv_path}: if rows "
+    'run oldest first, a value not known when predicting (drop it); newest first, the previous '
+    'value'
+  )
+
+
+def _same(cell: str, value: str) -> bool:
+  """Two cells of one number (`3` and `3.0`) or of one text."""
+  try:
+    return float(cell) == float(value)
+  except ValueError:
+    return cell == value

@@ -1,6 +1,6 @@
 """Stops the run before training when the label the Trainer would learn is not in the data, or
-its values cannot train the model of the run's task (missing in some examples; classes: one
-class, numbers without a threshold; regression: no numbers, a constant)."""
+its values cannot train the model of the run's task (missing in some examples, a constant;
+classes: one class, one side of the threshold; regression: no numbers)."""
 
 from typing import List, Optional
 
@@ -8,7 +8,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2, statistics_pb2
 
 from contracts import artifacts, labels
 from contracts.errors import UnusableData
-from contracts.trainer_options import AUTO, CLASSIFICATION, REGRESSION
+from contracts.trainer_options import CLASSIFICATION, REGRESSION
 
 
 class LabelMissing(UnusableData):
@@ -46,8 +46,8 @@ def check_values(
   """Raises UnusableData when the train split's label values cannot train the `task`'s model
   ('regression': a number per example, not all the same); else returns how many train examples
   have no label value and take `default`.
-  `threshold`: a float label trains as (label > threshold), and without one it is refused as
-  classes; `default`: the label of examples without one ('': such examples are an error)."""
+  `threshold`: a number label trains as (label > threshold); without one, numbers as classes
+  are the Trainer's to read (integers are class ids, `0.0`/`1.0` too); `default`: the label of examples without one ('': such examples are an error)."""
   (feature,) = [f for f in statistics.features if f.path.step == [label] or f.name == label]
   kind = feature.WhichOneof('stats')
   common = getattr(feature, kind).common_stats
@@ -60,10 +60,16 @@ def check_values(
       'drop those rows, or say what they mean with --label-default'
     )
   filled = _typed_default(feature, label, default) if absent else None
-  if task == AUTO and threshold is None:  # a compiled pipeline's: numbers regress
-    task = REGRESSION if feature.type == statistics_pb2.FeatureNameStatistics.FLOAT else task
+  if feature.type != statistics_pb2.FeatureNameStatistics.STRING:
+    low, high = feature.num_stats.min, feature.num_stats.max
+    if filled is not None:
+      low, high = min(low, filled), max(high, filled)
+    if low == high and threshold is None:  # whatever the task: no threshold at its only value
+      raise UnusableData(
+        labels.constant_message(label, f'{low:g}', f'the {examples} train examples')
+      )
   if task == REGRESSION:
-    _check_regressed(feature, label, examples, filled)
+    _check_regressed(feature, label)
     return absent
   if feature.type == statistics_pb2.FeatureNameStatistics.STRING:  # class names
     classes = {v.value for v in feature.string_stats.top_values[:1]}
@@ -75,44 +81,23 @@ def check_values(
         'a classifier needs at least two'
       )
     return absent
-  low, high = feature.num_stats.min, feature.num_stats.max
-  if filled is not None:
-    low, high = min(low, filled), max(high, filled)
-  if feature.type == statistics_pb2.FeatureNameStatistics.FLOAT:
-    if threshold is None:
-      raise UnusableData(
-        labels.float_label_message(
-          label, f'the {examples} train examples', feature.num_stats.median
-        )
-      )
-    if low > threshold or high <= threshold:
-      side = f'above {threshold:g}' if low > threshold else f'at most {threshold:g}'
-      raise UnusableData(
-        f"label '{label}': every train example is {side} (--label-threshold): one class; "
-        'a classifier needs at least two'
-      )
-  elif low == high:
+  # Numbers as classes: integers (`0.0`/`1.0` are too) are class ids, the Trainer reading every
+  # value (labels.numeric_task, the run's first look before it); a threshold makes two classes.
+  if threshold is not None and (low > threshold or high <= threshold):
+    side = f'above {threshold:g}' if low > threshold else f'at most {threshold:g}'
     raise UnusableData(
-      f"label '{label}': every train example has class {low:g}: one class; "
+      f"label '{label}': every train example is {side} (--label-threshold): one class; "
       'a classifier needs at least two'
     )
   return absent
 
 
-def _check_regressed(feature, label: str, examples: int, filled) -> None:
-  """A label to regress holds numbers, and not one number only."""
+def _check_regressed(feature, label: str) -> None:
+  """A label to regress holds numbers (a constant: refused by check_values first)."""
   if feature.type == statistics_pb2.FeatureNameStatistics.STRING:
     raise UnusableData(
       f"label '{label}': the train split holds text, not numbers (--task regression); "
       'regression needs a number per example'
-    )
-  low, high = feature.num_stats.min, feature.num_stats.max
-  if filled is not None:
-    low, high = min(low, filled), max(high, filled)
-  if low == high:
-    raise UnusableData(
-      f"label '{label}': every one of the {examples} train examples is {low:g}: a constant has "
-      'nothing to regress'
     )
 
 

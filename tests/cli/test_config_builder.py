@@ -140,6 +140,7 @@ def test_the_trainer_flags_become_the_config_s_trainer_options_and_its_custom_co
     xla=False,
     fine_tune_layers=3,
     date_order='mdy',
+    min_eval_class_examples=cfg.PipelineConfig.min_eval_class_examples,  # for the Trainer's check
   )
   assert config.trainer == expected
   sent = dataclasses.replace(pipeline.trainer_options(config), code_fingerprint='')

@@ -36,7 +36,7 @@ def with_gaps(tmp_path_factory):
   [
     ([0, 1, None, 1, None], "label 'label': 2 of 5 train examples have no value"),
     (['setosa', 'setosa', 'setosa'], "every train example has class 'setosa': one class"),
-    ([3, 3, 3], 'every train example has class 3: one class'),
+    ([3, 3, 3], 'every train example is above 0 (--label-threshold): one class'),
     ([0.5, 0.7, 0.9], 'every train example is above 0 (--label-threshold): one class'),
     ([-0.5, -0.7, 0.0], 'every train example is at most 0 (--label-threshold): one class'),
   ],
@@ -66,7 +66,7 @@ def test_missing_labels_pass_with_a_default_of_the_label_type(with_gaps, label, 
     ('ids', 'unknown', "--label-default 'unknown': label 'ids' holds a class id"),
     ('ids', '-1', "--label-default '-1': class ids are 0 or more"),
     ('floats', 'high', "--label-default 'high': label 'floats' holds a number"),
-    ('one_id', '3', 'every train example has class 3: one class'),
+    ('one_id', '3', 'every train example is above 0 (--label-threshold): one class'),
     ('one_name', 'setosa', "every train example has class 'setosa': one class"),
   ],
 )
@@ -83,14 +83,24 @@ def test_a_second_class_from_the_default_passes(with_gaps):
   assert executor.check_values(with_gaps, 'one_name', 0.0, 'unknown') == 1
 
 
-def test_a_float_label_without_a_threshold_is_refused_with_the_train_median():
-  statistics = _train_statistics(x=[1.0] * 5, fare=[4.5, 7.25, 9.0, 12.0, 30.5])
-  with pytest.raises(UnusableData) as raised:
-    executor.check_values(statistics, 'fare', None)
-  said = str(raised.value)
-  assert said.startswith('--label fare: numbers, not all integers, in the 5 train examples')
-  assert said.endswith('--label-threshold T (the median: 9)')  # TFDV's median of the five
-  assert executor.check_values(statistics, 'fare', 10.0) == 0
+def test_numbers_as_classes_pass_for_the_trainer_to_read_and_a_constant_is_a_constant():
+  """`0.0`/`1.0` are two classes written as decimals: not refused as 'numbers, not all integers'
+  (the Trainer reads every value: labels.numeric_task); a constant `5.0` or five `149709.0`
+  prices are a constant, with no threshold offered at their only value, whatever the task."""
+  floats = _train_statistics(x=[1.0] * 4, outcome=[0.0, 1.0, 1.0, 0.0])
+  assert executor.check_values(floats, 'outcome', None) == 0
+  assert executor.check_values(floats, 'outcome', None, '', 'auto') == 0
+  fares = _train_statistics(x=[1.0] * 5, fare=[4.5, 7.25, 9.0, 12.0, 30.5])
+  assert executor.check_values(fares, 'fare', None) == 0  # the Trainer refuses it, every value read
+  assert executor.check_values(fares, 'fare', 10.0) == 0
+  for task in ('classification', 'regression', 'auto'):
+    for column, value in (([5.0] * 4, '5'), ([149709.0] * 5, '149709')):
+      with pytest.raises(UnusableData) as raised:
+        executor.check_values(
+          _train_statistics(x=[1.0] * len(column), y=column), 'y', None, '', task
+        )
+      said = str(raised.value)
+      assert f'train examples is {value}: a constant' in said and 'threshold' not in said
 
 
 def test_a_label_to_regress_needs_numbers_that_are_not_all_the_same():

@@ -74,3 +74,55 @@ def test_spellings_that_differ_in_case_or_spaces_are_one_name_the_most_common_on
   assert labels.spellings_line(merged) == (
     "'No' from 'No' (3), 'no ' (3); 'yes' from 'yes' (5), 'Yes' (2), ' YES ' (1)"
   )
+
+
+def test_one_rule_decides_the_task_whether_integers_are_written_3_or_3_0():
+  """labels.numeric_task: the command line's first rows (decide_task) and the Trainer's every
+  row; `0.0`/`1.0` are two classes written as decimals, said so."""
+  decide = labels.decide_task
+  assert decide('outcome', ['0.0', '1.0', '1.0'], 'w', None, 'auto') == (
+    'classification',
+    'outcome holds class ids written as decimals (0.0, 1.0)',
+  )
+  assert decide('outcome', ['0.0', '1.0'], 'w', None, 'classification')[0] == 'classification'
+  assert decide('grade', ['-1', '2', '2'], 'w', None, 'auto') == (
+    'classification',
+    'grade holds class ids or names',
+  )
+  quantity = {float(v): 1 for v in range(100, 160)}  # integers as decimals, one row each
+  assert labels.numeric_task('price', quantity, 'the 60 rows')[0] == 'regression'
+  assert labels.numeric_task('price', {149709.0: 5}, 'w')[0] == 'classification'  # LabelCheck's
+  assert labels.numeric_task('fare', {3.25: 1, 7.0: 2}, 'w') == (
+    'regression',
+    'fare holds numbers, not all integers',
+  )
+  assert labels.numeric_task('grade', {i: 12 for i in range(5)}, 'w')[0] == 'classification'
+
+
+def test_a_constant_is_said_to_be_a_constant_with_no_threshold_offered():
+  said = labels.constant_message('price', '149709', 'the 5 train examples')
+  assert said == (
+    "label 'price': every one of the 5 train examples is 149709: a constant; a classifier "
+    'needs two classes or more, and a constant has nothing to regress'
+  )
+  assert labels.regression_message('n', {float(i): 1 for i in range(30)}, 'w').endswith(
+    '(the median: 14)'
+  )
+
+
+def test_classes_short_of_the_eval_minimum_get_advice_that_works():
+  """A class that cannot reach the minimum at any eval share is not told a larger one."""
+  said = labels.short_classes_message(
+    'image classes', {'cat': 9, 'emu': 0}, {'cat': 40, 'emu': 3}, 5
+  )
+  assert said == (
+    "image classes: eval examples of 'emu' 0 (3 in all); the Evaluator needs 5 of each "
+    "(--min-eval-class-examples) and would bless no model: 'emu' holds fewer than 5 in all, so "
+    'no eval share reaches it: add examples (about 24 in all at this eval share of 21%), drop or '
+    'merge the class, or --min-eval-class-examples 0 (not checked)'
+  )
+  assert 'a larger --eval-percent (this split holds 20%)' in labels.short_classes_message(
+    '--label y', {'a': 4, 'b': 6}, {'a': 20, 'b': 30}, 5
+  )
+  assert labels.short_classes_message('--label y', {'a': 4}, {'a': 20}, 0) == ''  # not checked
+  assert labels.short_classes_message('--label y', {'a': 5}, {'a': 20}, 5) == ''

@@ -293,7 +293,9 @@ def test_compiled_steps_carry_the_code_fingerprints_of_a_local_run(tmp_path):
 
 def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
   output = _compile(
-    tmp_path, '--data-kind', 'csv', '--data-pattern', 'span-{SPAN}/*.csv', '--span', '2'
+    tmp_path,
+    *('--data-kind', 'csv', '--data-pattern', 'span-{SPAN}/*.csv', '--span', '2'),
+    *('--task', 'classification'),
   )
   tasks = _tasks(output)
   assert {'CsvExampleGen', 'previous_statistics', 'DriftCheck'} <= set(tasks)
@@ -307,7 +309,9 @@ def test_data_versions_compile_with_a_pinned_span_and_the_drift_check(tmp_path):
 
 
 def test_a_data_file_compiles_to_its_folder_and_name_and_its_kind(tmp_path):
-  output = _compile(tmp_path, '--data', 'gs://bucket/tables/rows.csv', '--label', 'tips')
+  output = _compile(
+    tmp_path, '--data', 'gs://bucket/tables/rows.csv', '--label', 'tips', '--task', 'regression'
+  )
   job = json.loads(output.read_text())
   tasks = job['pipelineSpec']['root']['dag']['tasks']
   assert 'CsvExampleGen' in tasks and 'ImageExampleGen' not in tasks  # by the name
@@ -319,7 +323,9 @@ def test_a_data_file_compiles_to_its_folder_and_name_and_its_kind(tmp_path):
 
 def test_infer_data_compiles_to_the_bulk_inferrer_on_the_blessed_model(tmp_path):
   output = _compile(
-    tmp_path, '--data-kind', 'csv', '--label', 'tips', '--infer-data', 'gs://bucket/new/rows.csv'
+    tmp_path,
+    *('--data-kind', 'csv', '--label', 'tips', '--task', 'classification'),
+    *('--infer-data', 'gs://bucket/new/rows.csv'),
   )
   tasks = _tasks(output)
   assert {'InferExampleGen', 'BulkInferrer', 'PredictionCsv'} <= set(tasks)
@@ -408,11 +414,27 @@ def test_tuning_compiles_to_tfx_vertex_tuner_with_parallel_trials_feeding_the_tr
   [
     (['--vertex-tuning', '--project', 'p', '--region', 'r'], '--vertex-tuning needs --tune-trials'),
     (['--tune-trials', '2', '--tune-parallel-trials', '2'], 'above 1 only with --vertex-tuning'),
-    (['--data-kind', 'csv', '--model', 'resnet50'], 'a model for image data; this data is tabular'),
+    (
+      ['--data-kind', 'csv', '--task', 'regression', '--model', 'resnet50'],
+      'a model for image data; this data is tabular',
+    ),
   ],
 )
 def test_bad_tuning_and_model_flags_are_one_line(tmp_path, capsys, flags, message):
   _assert_one_line_error(tmp_path, capsys, message, *flags)
+
+
+@pytest.mark.parametrize('kind', ['csv', 'tfrecords'])
+def test_a_table_compile_cannot_read_needs_its_task_named(tmp_path, capsys, kind):
+  """The Evaluator is built for one task: `auto` left to the Trainer could train a regressor
+  that a classes-judging Evaluator refuses."""
+  _assert_one_line_error(
+    tmp_path,
+    capsys,
+    '--task auto: --data gs://b/d is not read here, and the Evaluator is built for one task; '
+    'give --task classification or --task regression',
+    *('--data-kind', kind, '--label', 'y'),
+  )
 
 
 def test_flink_runner_arguments_resolved_once_travel_into_every_beam_step(tmp_path, monkeypatch):

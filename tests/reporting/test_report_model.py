@@ -236,7 +236,7 @@ def test_a_regression_run_shows_its_predictions_errors_and_slices_in_label_units
   assert 'MAE (label units)' in page and 'loss (standardized label)' in page
   assert '<td>task</td><td>regression, loss huber</td>' in page
   assert '<td>train label mean</td><td class="n">11.5</td>' in page
-  assert 'eval R² alone' in page and 'eval accuracy' not in page
+  assert 'eval R² on the label ranks alone' in page and 'eval accuracy' not in page
   assert 'Per class' not in page and 'Confusion matrix' not in page
 
 

@@ -66,6 +66,9 @@ def test_a_tables_label_is_said_before_the_model_and_an_images_is_not():
   said = summary_text.render_training({**training, 'label': 'tips > 0 as two classes (x)'})
   assert said[0] == 'label:      tips > 0 as two classes (x)' and said[1].startswith('model: ')
   assert [line[:6] for line in summary_text.render_training(training)] == ['model:']
+  note = "'lot_code' 100.0% right alone on 24 eval rows (fewer than 100: not judged); …"
+  said = summary_text.render_training({**training, 'label': 'x as classes', 'leakage': note})
+  assert said[1] == f'leakage?    {note}'  # trainer/leakage.unjudged: named, not silent
 
 
 def test_the_columns_read_as_dates_are_said_after_the_label():

@@ -3,6 +3,7 @@ no input; integer labels are the values present."""
 
 import dataclasses
 import json
+import os
 import random
 
 from google.protobuf import text_format
@@ -12,10 +13,12 @@ import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.components.trainer.fn_args_utils import FnArgs
 
-from contracts import artifacts, serving
+from components.image_example_gen import encode
+from contracts import artifacts, image_record, labels, serving
 from contracts.errors import UnusableData
 from contracts.trainer_options import TrainerOptions
 from metadata.run_result import RunResult
+from records import image_codec
 from reporting import summary_text
 from tests.support import built_models
 from trainer import setup, shards
@@ -153,8 +156,12 @@ def test_a_column_that_is_the_label_under_another_name_stops_training_unless_kep
     rows.append({'x': rng.random(), 'grade': 3 * label + 1, 'label': label})
   fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows[:400], 'eval': rows[400:]})
   options = TrainerOptions(label_key='label', input_cache='off')
-  with pytest.raises(UnusableData, match=r"^--label label: column 'grade' alone gives the label"):
+  with pytest.raises(UnusableData) as raised:  # two values, one a class: whatever the size
     setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  assert str(raised.value).startswith(
+    "--label label: column 'grade' maps one-to-one onto the label's 2 classes in all 500 rows "
+    "read ('1' → '0', '4' → '1')"
+  )
   kept = dataclasses.replace(options, allowed_features=['grade'])
   ready = setup._tabular_setup(fn_args, fn_args.train_files, kept, 8, None)
   assert ready.single_feature_scores['grade'] == 1.0 and ready.single_feature_scores['x'] < 0.7
@@ -319,3 +326,113 @@ def test_a_missing_number_is_fed_the_mean_of_the_values_present(tmp_path):
   assert ready.spec.numeric_variance['lat'] == pytest.approx(np.var(present), rel=1e-3)
   features, _ = next(iter(ready.evaluation))
   assert features['lat'].numpy()[1] == pytest.approx(np.mean(present), rel=1e-6)
+
+
+def test_a_small_table_with_a_lot_number_per_class_stops_and_near_perfect_columns_are_named(
+  tmp_path,
+):
+  """80 rows, 24 eval: too few for the one-feature rules to judge, not for one_to_one."""
+  rng = random.Random(5)
+  lots = {'barolo': 'LOT-011', 'grignolino': 'LOT-018', 'barbera': 'LOT-025'}
+  rows = []
+  for i in range(80):
+    cultivar = ('barolo', 'grignolino', 'barbera')[i % 3]
+    rows.append({'alcohol': rng.random(), 'batch_ref': lots[cultivar], 'cultivar': cultivar})
+  fn_args = _tabular_examples(tmp_path / 'wine', {'train': rows[:56], 'eval': rows[56:]})
+  options = TrainerOptions(label_key='cultivar', input_cache='off')
+  with pytest.raises(UnusableData) as raised:
+    setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  assert str(raised.value).startswith(
+    "--label cultivar: column 'batch_ref' maps one-to-one onto the label's 3 classes in all 80 "
+    "rows read ('LOT-011' → 'barolo', 'LOT-018' → 'grignolino', 'LOT-025' → 'barbera')"
+  )
+  kept = dataclasses.replace(options, allowed_features=['batch_ref'])
+  assert setup._tabular_setup(fn_args, fn_args.train_files, kept, 8, None).leakage_note == ''
+  for row in rows:
+    row['batch_ref'] = rng.choice(['LOT-1', 'LOT-2'])
+    row['lot_code'] = {'barolo': 1.0, 'grignolino': 2.0, 'barbera': 3.0}[row['cultivar']]
+  rows[0]['lot_code'] = 2.0  # one train row off: not one-to-one, right for every eval row
+  fn_args = _tabular_examples(tmp_path / 'near', {'train': rows[:56], 'eval': rows[56:]})
+  note = setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None).leakage_note
+  assert note.startswith("'lot_code' 100.0% right alone on 24 eval rows (fewer than 100")
+
+
+@pytest.mark.parametrize('task', ['auto', 'classification'])
+def test_classes_written_as_decimals_train_as_classes_and_fractions_say_so(tmp_path, task):
+  """`0.0`/`1.0` are two classes (not 'numbers, not all integers'); a label with fractions as
+  classes is refused naming some of them."""
+  rng = random.Random(6)
+  rows = [{'x': rng.random(), 'outcome': float(i % 2)} for i in range(60)]
+  fn_args = _tabular_examples(tmp_path / 'binary', {'train': rows[:48], 'eval': rows[48:]})
+  options = TrainerOptions(label_key='outcome', input_cache='off', task=task)
+  found = setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  assert not found.spec.regression and found.class_names == ['0', '1']
+  assert next(iter(found.evaluation))[1].numpy().tolist()[:4] == [0, 1, 0, 1]
+  rows[5]['outcome'] = 0.5
+  fn_args = _tabular_examples(tmp_path / 'half', {'train': rows[:48], 'eval': rows[48:]})
+  if task == 'auto':  # the one rule: numbers, not all integers, regress
+    assert setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None).spec.regression
+    return
+  with pytest.raises(UnusableData) as raised:
+    setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  said = str(raised.value)
+  assert said.startswith('--label outcome: numbers, not all integers, in the 60 train and eval')
+  assert said.endswith('; not integers: 0.5')
+
+
+def _image_examples(root, eval_labels, train_labels) -> FnArgs:
+  """8x8 grayscale image records of those class ids (classes 'cat', 'dog', 'emu'), and
+  image_meta.json, as ImageExampleGen lays them out."""
+  for split, ids in (('train', train_labels), ('eval', eval_labels)):
+    os.makedirs(root / f'Split-{split}')
+    with tf.io.TFRecordWriter(str(root / f'Split-{split}' / 'data-00000-of-00001')) as writer:
+      for i, label in enumerate(ids):
+        image = encode.encode_image(tf.io.encode_png(np.full((8, 8, 1), 9 * i, np.uint8)).numpy())
+        example = image_codec.make_example(image, label, str(label), f'{label}/{i}.png')
+        writer.write(example.SerializeToString())
+  meta = dict(most_common_size=[8, 8], channels_seen=[1], labels=['cat', 'dog', 'emu'])
+  meta.update(encoding=image_record.ENCODED, uniform_size=True)
+  (root / artifacts.IMAGE_META_FILE).write_text(json.dumps(meta))
+  return FnArgs(
+    train_files=[str(root / 'Split-train' / '*')], eval_files=[str(root / 'Split-eval' / '*')]
+  )
+
+
+def test_an_image_class_too_small_for_the_eval_minimum_stops_before_training(tmp_path):
+  """3 pictures of 'emu' never reach 5 eval examples: refused before training, with advice that
+  works (the issue's run trained, then was told 'a larger --eval-percent')."""
+  fn_args = _image_examples(
+    tmp_path / 'tiny', [0] * 8 + [1] * 8 + [2], [0] * 30 + [1] * 30 + [2] * 2
+  )
+  options = TrainerOptions(data_kind='image', input_cache='off', min_eval_class_examples=5)
+  with pytest.raises(UnusableData) as raised:
+    setup._image_setup(fn_args, shards.shard_files(fn_args.train_files), options, 8, None)
+  assert str(raised.value) == (
+    "image classes: eval examples of 'emu' 1 (3 in all); the Evaluator needs 5 of each "
+    "(--min-eval-class-examples) and would bless no model: 'emu' holds fewer than 5 in all, so no "
+    'eval share reaches it: add examples (about 24 in all at this eval share of 22%), drop or '
+    'merge the class, or --min-eval-class-examples 1'
+  )
+  unchecked = dataclasses.replace(options, min_eval_class_examples=0)
+  setup._image_setup(fn_args, shards.shard_files(fn_args.train_files), unchecked, 8, None)
+
+
+def test_classes_short_in_eval_only_are_told_a_larger_eval_share_and_many_ints_to_regress(
+  tmp_path,
+):
+  """An integer label of many values trains as classes, said with --task regression; classes
+  too few in eval are refused before training, the advice naming the eval share."""
+  rng = random.Random(7)
+  rows = [{'x': rng.random(), 'age': 18 + i % 25} for i in range(250)]
+  fn_args = _tabular_examples(tmp_path / 'ages', {'train': rows[:225], 'eval': rows[225:]})
+  options = TrainerOptions(label_key='age', input_cache='off', min_eval_class_examples=2)
+  with pytest.raises(UnusableData) as raised:
+    setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  said = str(raised.value)
+  assert said.startswith("--label age: eval examples of '18' 1 (10 in all), '19' 1 (10 in all)")
+  assert 'a larger --eval-percent (this split holds 10%), or --min-eval-class-examples 1' in said
+  assert said.endswith('; 25 integer classes; a number to predict? --task regression')
+  assert labels.decide_task('age', [str(r['age']) for r in rows], 'w', None, 'auto') == (
+    'classification',
+    'age holds class ids; 25 integer classes; a number to predict? --task regression',
+  )

@@ -1,5 +1,7 @@
 """cli/inputs/csv_input: a CSV's free-text column and the labels CsvExampleGen would read wrongly."""
 
+import random
+
 import pytest
 
 from cli.inputs import csv_input, data_layout
@@ -186,3 +188,42 @@ def test_slash_dates_no_field_decides_are_refused_in_one_line_until_the_order_is
   csv_input.refuse_ambiguous_dates(path, '', ['when'])  # an id column or the label: no input
   decided = _csv(tmp_path / 'd.csv', ['when', 'y'], rows + [['13/01/2024', '1']])
   csv_input.refuse_ambiguous_dates(decided, '')  # a day above 12: day first
+
+
+@pytest.mark.parametrize('task', ['auto', 'classification'])
+def test_classes_written_as_decimals_are_classes_at_the_first_look(tmp_path, task):
+  """`0.0`/`1.0` were refused as 'numbers, not all integers' (issue 68), `--task classification`
+  too; they are two classes, said so."""
+  rows = [(f'{i * 0.1:.1f}', f'{i % 2:.1f}') for i in range(12)]
+  path = _csv(tmp_path / 'b.csv', ['x', 'outcome'], rows)
+  assert csv_input.label_task(path, 'outcome', None, task) == (
+    'classification',
+    'outcome holds class ids written as decimals (0.0, 1.0)'
+    if task == 'auto'
+    else '--task classification',
+  )
+  assert csv_input.text_column(path, 'outcome') == ''  # not refused as classes
+
+
+def test_a_column_holding_the_next_rows_label_is_named_not_refused(tmp_path):
+  """A time series' next value beside its label (R² 0.94 that cannot hold in serving): file
+  order does not say whether it is the next value or, newest first, the previous one."""
+  rng = random.Random(4)
+  series = [100.0]
+  for _ in range(120):
+    series.append(series[-1] + rng.gauss(0, 1))
+  rows = [
+    (f'{rng.random():.3f}', f'{series[i + 1]:.2f}', f'{series[i]:.2f}')
+    for i in range(len(series) - 1)
+  ]
+  path = _csv(tmp_path / 's.csv', ['noise', 'next_level', 'level'], rows)
+  assert csv_input.shifted_label_columns(path, 'level') == (
+    f"'next_level' holds the next row's level in the first 120 rows of {path}: if rows run oldest "
+    'first, a value not known when predicting (drop it); newest first, the previous value'
+  )
+  assert csv_input.shifted_label_columns(path, 'noise') == ''
+  copies = [(a, c, c) for a, _, c in rows]  # the label itself: leakage.py's, not this
+  assert (
+    csv_input.shifted_label_columns(_csv(tmp_path / 'c.csv', ['a', 'b', 'level'], copies), 'level')
+    == ''
+  )
