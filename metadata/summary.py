@@ -86,8 +86,12 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
       key: training.get(key)
       for key in ('label', 'model', 'hyperparameters', 'tuned', 'weights', 'phases', 'seed')
     }
-    result.training.update(
-      {key: training[key] for key in ('task', 'loss') if training.get(key)}  # regression
+    result.training.update(  # regression: its loss, the train labels' range and heavy tail
+      {
+        key: training[key]
+        for key in ('task', 'loss', 'label_min', 'label_max', 'label_tail')
+        if training.get(key) not in (None, '')
+      }
     )
   check = training.get('input_check')
   if check or training.get('input_cache'):

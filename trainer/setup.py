@@ -20,6 +20,7 @@ from trainer import (
   data_spec,
   image_input,
   input_cache,
+  label_figures,
   leakage,
   sequence_input,
   shards,
@@ -48,6 +49,7 @@ class Setup:
   id_columns: List[str] = dataclasses.field(default_factory=list)  # tabular: no model input
   single_feature_scores: dict = dataclasses.field(default_factory=dict)  # tabular: leakage.py
   label_spellings: dict = dataclasses.field(default_factory=dict)  # labels.one_spelling's merges
+  label_figures: dict = dataclasses.field(default_factory=dict)  # regression: label_figures.of
 
 
 def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard) -> Setup:
@@ -126,8 +128,9 @@ def _tabular_setup(
     spec = data_spec.tabular_spec(schema, options, sorted(counts), names, ids, task)
   except ValueError as e:
     raise UnusableData(str(e)) from None
+  figures = {}
   if spec.regression:
-    spec = _standardized(spec, fn_args.train_files, guard)
+    spec, figures = _standardized(spec, fn_args.train_files, guard)
   logging.info(
     'Tabular input: %d numeric, %d categorical columns, label %s (%s), ids %s left out',
     len(spec.numeric),
@@ -179,18 +182,22 @@ def _tabular_setup(
     ids,
     single_feature_scores=scores[0],
     label_spellings=spellings,
+    label_figures=figures,
   )
 
 
 def _standardized(spec, train_files, guard):
-  """The spec with the train split's label mean and deviation (UnusableData for a constant)."""
-  records, mean, deviation = tabular_input.label_moments(train_files, spec, guard)
-  if not deviation > 0:
+  """(the spec with the train split's label mean and deviation, label_figures.of's figures);
+  UnusableData for a constant."""
+  values = tabular_input.label_values(train_files, spec, guard)
+  if not values.size or not values.std() > 0:
     raise UnusableData(
-      f"label '{spec.label_key}': every one of the {records:,} train examples is {mean:g}: a "
-      'constant has nothing to regress'
+      f"label '{spec.label_key}': every one of the {values.size:,} train examples is "
+      f'{values[0] if values.size else 0.0:g}: a constant has nothing to regress'
     )
-  return dataclasses.replace(spec, label_mean=mean, label_std=deviation)
+  figures = label_figures.of(values)
+  spec = dataclasses.replace(spec, label_mean=figures['label_mean'], label_std=figures['label_std'])
+  return spec, figures
 
 
 def _sample_columns(train_files: List[str], spec) -> Tuple[dict, Dict[str, int]]:

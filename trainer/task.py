@@ -187,7 +187,7 @@ def _data_facts(ready: setup.Setup, options: TrainerOptions) -> dict:
     'seed': options.seed,
   }
   if regression:
-    facts.update(label_mean=ready.spec.label_mean, label_std=ready.spec.label_std)
+    facts.update(ready.label_figures)  # label_mean, label_std, median, range, tail
   if options.data_kind == TABULAR:
     spellings, lists = ready.label_spellings, ready.spec.list_lengths
     facts['label'] = (
