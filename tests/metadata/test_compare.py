@@ -492,7 +492,7 @@ def test_two_regression_runs_are_compared_by_mae_rmse_r2_side_by_side():
   assert result['tasks_differ'] == '' and result['b']['mae'] == 1.13
   lines = compare_page.render(result)
   table = '\n'.join(lines[lines.index('metrics (eval split):') :])
-  for row in ('MAE ', 'RMSE ', 'R² ', 'MAE of the mean predictor', 'MAE where zone = north'):
+  for row in ('MAE ', 'RMSE ', 'R² ', 'MAE of the median predictor', 'MAE where zone = north'):
     assert row in table, row
   assert '-0.37' in table and 'accuracy' not in table
   page = compare_page.html_page(result)
