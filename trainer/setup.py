@@ -136,7 +136,7 @@ def _tabular_setup(
     len(spec.numeric),
     len(spec.categorical),
     label_key,
-    f'regression, mean {spec.label_mean:g}, deviation {spec.label_std:g}'
+    f'regression, standardized about {spec.label_mean:g} by {spec.label_std:g}'
     if spec.regression
     else f'{spec.num_classes} classes',
     ids,
@@ -187,7 +187,7 @@ def _tabular_setup(
 
 
 def _standardized(spec, train_files, guard):
-  """(the spec with the train split's label mean and deviation, label_figures.of's figures);
+  """(the spec with the train split's label center and scale, label_figures.of's figures);
   UnusableData for a constant."""
   values = tabular_input.label_values(train_files, spec, guard)
   if not values.size or not values.std() > 0:
@@ -196,8 +196,8 @@ def _standardized(spec, train_files, guard):
       f'{values[0] if values.size else 0.0:g}: a constant has nothing to regress'
     )
   figures = label_figures.of(values)
-  spec = dataclasses.replace(spec, label_mean=figures['label_mean'], label_std=figures['label_std'])
-  return spec, figures
+  center, scale = label_figures.standardization(figures)
+  return dataclasses.replace(spec, label_mean=center, label_std=scale), figures
 
 
 def _sample_columns(train_files: List[str], spec) -> Tuple[dict, Dict[str, int]]:

@@ -33,3 +33,13 @@ def test_a_few_huge_durations_make_a_heavy_tail_and_ordinary_labels_do_not():
     assert 'label_tail' not in label_figures.of(ordinary)
   mostly_zero = np.concatenate([np.zeros(900), rng.uniform(1, 1e6, 100)])  # an IQR of 0
   assert label_figures.tail(mostly_zero) is None
+
+
+def test_a_heavy_tailed_label_is_standardized_by_its_median_and_iqr():
+  rng = np.random.default_rng(4)
+  heavy = label_figures.of(_durations(rng, 3000, 6))
+  center, scale = label_figures.standardization(heavy)
+  assert center == heavy['label_median'] and scale == heavy['label_tail']['iqr'] / 1.349
+  assert scale < heavy['label_std'] / 50  # the deviation the outliers inflate
+  plain = label_figures.of(rng.normal(600.0, 200.0, 3000))
+  assert label_figures.standardization(plain) == (plain['label_mean'], plain['label_std'])
