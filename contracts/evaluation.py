@@ -41,6 +41,9 @@ MIN_R_SQUARED = 1e-6
 # every train label (a negative duration where no label is below 0): counted, said.
 OUT_OF_RANGE_KEY = 'predictions_outside_train_range'
 OTHER_SIGN_KEY = 'predictions_of_other_sign'
+# A heavy-tailed label (trainer/label_figures.py) is judged on its ordinary eval rows: the figures
+# above leave out the rows beyond the train labels' far-out fences, counted here.
+BEYOND_KEY = 'eval_rows_beyond_fences'
 # MAPE only when every eval |label| is at least MAPE_FLOOR of the train split's median |label|
 # (a label centred on 0 makes percent errors of near-zero labels, any model's MAPE huge); the
 # smallest eval |label| and that floor are kept to say why it was left out.
@@ -58,6 +61,7 @@ REGRESSION_FIGURES = REGRESSION_KEYS + (
   IMPROVEMENT_KEY,
   OUT_OF_RANGE_KEY,
   OTHER_SIGN_KEY,
+  BEYOND_KEY,
   SMALLEST_LABEL_KEY,
   MAPE_FLOOR_KEY,
 )
@@ -75,6 +79,7 @@ FIGURE_NAMES = {
   IMPROVEMENT_KEY: 'improvement on the median predictor',
   OUT_OF_RANGE_KEY: "predictions outside the train labels' range",
   OTHER_SIGN_KEY: 'predictions of the other sign',
+  BEYOND_KEY: 'eval rows beyond the fences',
   SMALLEST_LABEL_KEY: 'smallest |label|',
   MAPE_FLOOR_KEY: "MAPE's floor of |label|",
 }

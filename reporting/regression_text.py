@@ -64,7 +64,17 @@ def tail_text(training: Optional[dict]) -> str:
     f'{figure_text(tail["mean"])} from {figure_text(tail["mean_without"])} without them (median '
     f'{figure_text(tail["median"])}): --loss mae or huber fits the bulk'
     + (f' (this run: {loss})' if loss else '')
-    + "; the MAE is judged against the median's"
+    + '; the model is judged on the rows within the fences, against the median'
+  )
+
+
+def beyond_text(figures: Dict[str, float]) -> str:
+  """ "1 eval row(s) beyond the heavy tail's fences left out of these figures"; '' for none."""
+  beyond = figures.get(names.BEYOND_KEY)
+  return (
+    f"{beyond:,.0f} eval row(s) beyond the heavy tail's fences left out of these figures"
+    if beyond
+    else ''
   )
 
 
@@ -77,8 +87,10 @@ def render_regression(
   model's figures when one was compared."""
   main = (names.MAE_KEY, names.RMSE_KEY, names.R2_KEY, names.MAPE_KEY)
   no_mape = names.mape_left_out(figures)
+  beyond = beyond_text(figures)
   lines = [
     f'eval:       {shown(figures, main)} (eval split, label units)'
+    + (f'; {beyond}' if beyond else '')
     + (f'; no MAPE: {no_mape}' if no_mape else '')
   ]
   if baseline_text(figures):

@@ -305,6 +305,7 @@ def regression_html(result, model_dir: Optional[str], label: str) -> str:
     return ''
   no_mape = evaluation_names.mape_left_out(figures)
   sentences = [
+    regression_text.beyond_text(figures),
     regression_text.baseline_text(figures),
     regression_text.range_text(figures, result.training),
     regression_text.tail_text(result.training),

@@ -170,6 +170,7 @@ def build_regression(
           _regression(regression_metrics.ImprovementOverMedianPredictor, **_overall(improvement)),
           _regression(regression_metrics.PredictionsOutsideTrainRange),
           _regression(regression_metrics.PredictionsOfOtherSign),
+          _regression(regression_metrics.ExamplesBeyondFences),
         ]
       )
     ],
@@ -178,7 +179,7 @@ def build_regression(
 
 def with_train_labels(eval_config_json: str, train: Dict[str, float]) -> str:
   """eval_config (as TFX passes it, JSON) with the train split's label figures
-  (regression_metrics.TRAIN_FIGURES: mean, median, range, MAPE's floor) in every regression
+  (regression_metrics.TRAIN_FIGURES: mean, median, range, MAPE's floor, a heavy tail's fences) in every regression
   metric's config; without a median, the improvement is not judged (its threshold dropped)."""
   eval_config = proto_utils.json_to_proto(eval_config_json, tfma.EvalConfig())
   for spec in eval_config.metrics_specs:

@@ -99,11 +99,16 @@ def train_labels(input_dict) -> dict:
     return {}
   with fileio.open(path) as f:
     training = json.load(f)
-  return {
-    name: float(training[key])
-    for key, name in _TRAIN_FIGURES.items()
-    if training.get(key) is not None
-  }
+  tail = training.get('label_tail') or {}  # judged on the ordinary rows, within its fences
+  fences = {'train_low': tail['low'], 'train_high': tail['high']} if tail else {}
+  return dict(
+    {
+      name: float(training[key])
+      for key, name in _TRAIN_FIGURES.items()
+      if training.get(key) is not None
+    },
+    **fences,
+  )
 
 
 def why_not_compared(model_dir: str, serving_dir: str, regression: bool) -> tuple:

@@ -13,7 +13,11 @@ top_class_metrics.py does), and each figure is a few sums:
   (BASELINE_MAE_KEY: `train_median` for every example) and IMPROVEMENT_KEY, 1 - MAE / that (what
   --min-improvement bounds); the mean predictor's RMSE (BASELINE_RMSE_KEY: `train_mean`);
 - the predictions outside [`train_min`, `train_max`] and those of the other sign than every
-  train label (OUT_OF_RANGE_KEY, OTHER_SIGN_KEY).
+  train label (OUT_OF_RANGE_KEY, OTHER_SIGN_KEY), over every example.
+A heavy-tailed label (trainer/label_figures.py: `train_low`, `train_high`, the train labels'
+far-out fences) is judged on its ordinary rows: every other figure leaves out the examples whose
+label lies beyond the fences, counted (BEYOND_KEY): one eval duration of 10⁶ s among minutes
+adds the same thousands to every model's MAE and holds every R² at 0.
 The train split's figures are each metric's config (the executor writes them in,
 `eval_config.with_train_labels`); without them, the figures that need them are NaN.
 """
@@ -32,7 +36,15 @@ SUMS = '_regression_sums'  # the shared computation's key ('_': TFMA does not ou
 
 
 # The train split's label figures a metric's config holds (training.json's, by these names).
-TRAIN_FIGURES = ('train_mean', 'train_median', 'train_min', 'train_max', 'mape_floor')
+TRAIN_FIGURES = (
+  'train_mean',
+  'train_median',
+  'train_min',
+  'train_max',
+  'mape_floor',
+  'train_low',
+  'train_high',
+)
 
 
 @dataclasses.dataclass
@@ -52,13 +64,23 @@ class Sums:
   mean_predictor_squared_error: float = 0.0  # (label - train_mean)²
   out_of_range: float = 0.0  # predictions below train_min or above train_max
   other_sign: float = 0.0  # below 0 where every train label is ≥ 0 (or the reverse)
+  beyond: float = 0.0  # examples whose label is beyond [train_low, train_high]: left out
   train_mean: Optional[float] = None
   train_median: Optional[float] = None
   train_min: Optional[float] = None
   train_max: Optional[float] = None
   mape_floor: Optional[float] = None
+  train_low: Optional[float] = None
+  train_high: Optional[float] = None
 
   def add(self, label: float, prediction: float, weight: float = 1.0) -> None:
+    if self.train_min is not None and self.train_max is not None:
+      self.out_of_range += weight * (not self.train_min <= prediction <= self.train_max)
+      other = (self.train_min >= 0 > prediction) or (self.train_max <= 0 < prediction)
+      self.other_sign += weight * bool(other)
+    if self.train_low is not None and not self.train_low <= label <= self.train_high:
+      self.beyond += weight
+      return
     error = abs(label - prediction)
     self.weight += weight
     self.absolute_error += weight * error
@@ -75,10 +97,6 @@ class Sums:
       self.median_predictor_error += weight * abs(label - self.train_median)
     if self.train_mean is not None:
       self.mean_predictor_squared_error += weight * (label - self.train_mean) ** 2
-    if self.train_min is not None and self.train_max is not None:
-      self.out_of_range += weight * (not self.train_min <= prediction <= self.train_max)
-      other = (self.train_min >= 0 > prediction) or (self.train_max <= 0 < prediction)
-      self.other_sign += weight * bool(other)
 
   def merge(self, other: 'Sums') -> None:
     for field in dataclasses.fields(self):
@@ -150,6 +168,10 @@ def out_of_range(sums: Sums) -> float:
 
 def other_sign(sums: Sums) -> float:
   return math.nan if sums.train_min is None else sums.other_sign
+
+
+def beyond(sums: Sums) -> float:
+  return math.nan if sums.train_low is None else sums.beyond
 
 
 def example_count(sums: Sums) -> float:
@@ -301,3 +323,9 @@ class PredictionsOutsideTrainRange(_Figure):
 
 class PredictionsOfOtherSign(_Figure):
   FIGURE, NAME = staticmethod(other_sign), evaluation.OTHER_SIGN_KEY
+
+
+class ExamplesBeyondFences(_Figure):
+  """A heavy-tailed label's eval examples beyond the train fences, left out of the others."""
+
+  FIGURE, NAME = staticmethod(beyond), evaluation.BEYOND_KEY

@@ -185,6 +185,7 @@ def test_a_heavy_tailed_label_its_predictions_out_of_range_and_no_mape_are_said(
     names.BASELINE_RMSE_KEY: 41000.0,
     names.OUT_OF_RANGE_KEY: 31.0,
     names.OTHER_SIGN_KEY: 29.0,
+    names.BEYOND_KEY: 1.0,
     names.SMALLEST_LABEL_KEY: 2.0,
     names.MAPE_FLOOR_KEY: 6.1,
   }
@@ -208,7 +209,8 @@ def test_a_heavy_tailed_label_its_predictions_out_of_range_and_no_mape_are_said(
   result = RunResult(wall_seconds=1.0, evaluation=Evaluation(figures=figures), training=training)
   lines = summary_text.render(result)
   assert (
-    'eval:       MAE 1,098 (eval split, label units); no MAPE: labels near 0 (an eval |label| '
+    "eval:       MAE 1,098 (eval split, label units); 1 eval row(s) beyond the heavy tail's "
+    'fences left out of these figures; no MAPE: labels near 0 (an eval |label| '
     "of 2, under 1% of the train split's median |label| 610): their percent errors would swamp "
     'it'
   ) in lines
@@ -227,11 +229,11 @@ def test_a_heavy_tailed_label_its_predictions_out_of_range_and_no_mape_are_said(
   )
   assert '--loss mae or huber fits the bulk (this run: huber)' in tail
   plain = dict(training, label_tail=None)
-  within = {k: v for k, v in figures.items() if k != names.OUT_OF_RANGE_KEY}
+  within = {k: v for k, v in figures.items() if k not in (names.OUT_OF_RANGE_KEY, names.BEYOND_KEY)}
   lines = summary_text.render(
     RunResult(wall_seconds=1.0, evaluation=Evaluation(figures=within), training=plain)
   )
-  assert not any(line.startswith(('tail:', 'range:')) for line in lines)
+  assert not any(line.startswith(('tail:', 'range:')) or 'fences' in line for line in lines)
 
 
 def test_columns_of_numbers_written_as_text_are_one_line_with_their_cells_read_as_missing():
