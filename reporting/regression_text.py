@@ -62,9 +62,9 @@ def tail_text(training: Optional[dict]) -> str:
     f'({tail["rows"] / tail["of"]:.2%}) beyond [{figure_text(tail["low"])}, '
     f"{figure_text(tail['high'])}] (Tukey's far-out fences) pull the mean to "
     f'{figure_text(tail["mean"])} from {figure_text(tail["mean_without"])} without them (median '
-    f'{figure_text(tail["median"])}): --loss mae or huber fits the bulk'
+    f'{figure_text(tail["median"])}): standardized by its median and IQR, the model judged on '
+    'the eval rows within the fences, against the median; --loss mae or huber fits the bulk'
     + (f' (this run: {loss})' if loss else '')
-    + '; the model is judged on the rows within the fences, against the median'
   )
 
 
