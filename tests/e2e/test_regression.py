@@ -137,5 +137,5 @@ def test_the_summary_and_the_report_show_the_errors_and_the_pictures_of_a_number
   assert 'actual fare' in drawn and 'residual (actual − predicted)' in drawn
   assert 'MAE (label units)' in charts['training curves']['texts']
   evaluated = facts['text']['evaluation']
-  assert "Predicting the train split's mean for every eval row: MAE" in evaluated
+  assert 'Predicting the train median for every row: MAE' in evaluated
   assert 'slice\texamples\tMAE\tRMSE\tR²' in evaluated and 'payment_type = ' in evaluated
