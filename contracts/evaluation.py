@@ -54,17 +54,17 @@ MAPE_FLOOR_KEY = 'mape_label_floor'
 # regression_metrics.py), named in eval_config as METRICS_MODULE is.
 REGRESSION_METRICS_MODULE = 'components.blessing_evaluator.regression_metrics'
 REGRESSION_KEYS = (MAE_KEY, RMSE_KEY, R2_KEY, MAPE_KEY, MEAN_LABEL_KEY, MEAN_PREDICTION_KEY)
-# Every figure of a regression model's evaluation, in the order they are shown.
-REGRESSION_FIGURES = REGRESSION_KEYS + (
+# The figures of a regression model's evaluation people compare (`compare`), in the order they are
+# shown; REGRESSION_FIGURES, every one read back (MAPE's reason too).
+COMPARED_FIGURES = REGRESSION_KEYS + (
   BASELINE_MAE_KEY,
   BASELINE_RMSE_KEY,
   IMPROVEMENT_KEY,
   OUT_OF_RANGE_KEY,
   OTHER_SIGN_KEY,
   BEYOND_KEY,
-  SMALLEST_LABEL_KEY,
-  MAPE_FLOOR_KEY,
 )
+REGRESSION_FIGURES = COMPARED_FIGURES + (SMALLEST_LABEL_KEY, MAPE_FLOOR_KEY)
 
 # What people read for each regression figure (the summary, the report, `compare`).
 FIGURE_NAMES = {

@@ -24,10 +24,9 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from contracts import task_defaults
 from contracts.errors import UserError
-from contracts.evaluation import FIGURE_NAMES, MAE_KEY, slice_figure
+from contracts.evaluation import COMPARED_FIGURES, FIGURE_NAMES, MAE_KEY, slice_figure
 from contracts.trainer_options import REGRESSION
 from metadata import run_reader
-from metadata.artifact_reader import REGRESSION_FIGURES
 from metadata.run_facts import REVISION_PREFIX, find_run, run_facts
 from utils import fingerprint
 
@@ -228,7 +227,7 @@ def metrics_table(a: dict, b: dict) -> dict:
     'accuracy': pair(ma.get('accuracy'), mb.get('accuracy')),
     'regression': {
       name: pair(ra.get(name), rb.get(name))
-      for name in REGRESSION_FIGURES
+      for name in COMPARED_FIGURES
       if name in ra or name in rb
     },
     'per_class': {c: pair(ca.get(c), cb.get(c)) for c in classes},
