@@ -7,9 +7,8 @@ import os
 
 from cli import beam_runner, flags, model_options, output_folder
 from cli.inputs import csv_input, data_layout, default_data, infer_data, tfrecord_probe
-from components import duplicates
 import config as cfg
-from contracts import labels, limits, trainer_options
+from contracts import labels, limits, task_defaults, trainer_options
 from contracts.errors import UserError
 from contracts.trainer_options import TrainerOptions
 
@@ -201,10 +200,8 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
     else '',
     # Numbers: rows of the same features and other numbers are the label's spread, not
     # conflicting labels: kept, together in one split.
-    **(
-      dict(duplicates=duplicates.KEEP_CONFLICTS)
-      if task == trainer_options.REGRESSION and args.duplicates == duplicates.GROUP
-      else {}
+    duplicates=task_defaults.duplicates(
+      task, getattr(args, 'duplicates', cfg.PipelineConfig.duplicates)
     ),
     **(dict(infer_data=infer[0], infer_pattern=infer[1]) if infer else {}),
     schema=os.path.abspath(schema) if schema else None,

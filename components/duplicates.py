@@ -23,11 +23,12 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from contracts import splits
+from contracts.task_defaults import GROUP, KEEP_CONFLICTS
 
 # What an ExampleGen does with duplicates (run --duplicates): GROUP keeps each group in one split and
 # leaves conflicts out while they are rare (splits.conflicts_left_out); KEEP_CONFLICTS also trains and evaluates on them (in one split); OFF splits
 # by name / row hash alone, as before grouping existed (bench/example_gen.py measures the cost).
-GROUP, KEEP_CONFLICTS, OFF = 'group', 'keep-conflicts', 'off'
+OFF = 'off'  # GROUP, KEEP_CONFLICTS: contracts/task_defaults.py (a regression keeps conflicts)
 MODES = (GROUP, KEEP_CONFLICTS, OFF)
 
 # Largest Hamming distance between two near-duplicates' perceptual hashes (of 64 bits): chosen from

@@ -1,5 +1,6 @@
 """What the Evaluator's configuration and its readers agree on: TFMA model names, the metrics
-that bless and how TFMA names them in its results, and how its confusion matrix is read; the regression figures as people read them."""
+that bless and how TFMA names them in its results, and how its confusion matrix is read; the
+regression figures as people read them."""
 
 from typing import Dict, Optional
 
@@ -18,22 +19,52 @@ RECALL_METRIC, RECALL_KEY = 'TopClassRecall', 'recall'
 PRECISION_METRIC, PRECISION_KEY = 'TopClassPrecision', 'precision'
 CONFUSION_PLOT = 'TopClassConfusionMatrixPlot'  # TFMA's plot, on the matrix the metrics share
 # Regression (the model's PREDICTION against the label, in the label's units): the names of the
-# figures in TFMA's results and in what the project reads and shows. BASELINE_MAE: the mean
-# absolute error of predicting the train split's mean label for every eval example (what a model
-# must beat by --min-improvement).
+# figures in TFMA's results and in what the project reads and shows. The baselines are the best
+# constant for each figure, from the train split's labels: BASELINE_MAE, the mean absolute error
+# of predicting the train median for every eval example (what a model must beat by
+# --min-improvement: a few huge labels pull the mean, not the median); BASELINE_RMSE, the RMSE of
+# predicting the train mean.
 MAE_KEY = 'mean_absolute_error'
 RMSE_KEY = 'root_mean_squared_error'
 R2_KEY = 'r_squared'
-MAPE_KEY = 'mean_absolute_percentage_error'  # only when no eval label is 0
+MAPE_KEY = 'mean_absolute_percentage_error'  # only for labels bounded away from 0 (MAPE_FLOOR)
 MEAN_LABEL_KEY, MEAN_PREDICTION_KEY = 'mean_label', 'mean_prediction'
-BASELINE_MAE_KEY = 'mean_predictor_mean_absolute_error'
+BASELINE_MAE_KEY = 'median_predictor_mean_absolute_error'
+BASELINE_RMSE_KEY = 'mean_predictor_root_mean_squared_error'
 # 1 - MAE / BASELINE_MAE: how much lower the model's MAE is, as a share (what --min-improvement
 # bounds; 0.25: 25 % lower).
-IMPROVEMENT_KEY = 'improvement_over_mean_predictor'
+IMPROVEMENT_KEY = 'improvement_over_median_predictor'
+# A model whose R² is not above 0 explains nothing of the label's spread: not blessed (R² at
+# least MIN_R_SQUARED, TFMA's bounds being inclusive).
+MIN_R_SQUARED = 1e-6
+# Eval predictions outside the train labels' range [lowest, highest], and of the other sign than
+# every train label (a negative duration where no label is below 0): counted, said.
+OUT_OF_RANGE_KEY = 'predictions_outside_train_range'
+OTHER_SIGN_KEY = 'predictions_of_other_sign'
+# A heavy-tailed label (trainer/label_figures.py) is judged on its ordinary eval rows: the figures
+# above leave out the rows beyond the train labels' far-out fences, counted here.
+BEYOND_KEY = 'eval_rows_beyond_fences'
+# MAPE only when every eval |label| is at least MAPE_FLOOR of the train split's median |label|
+# (a label centred on 0 makes percent errors of near-zero labels, any model's MAPE huge); the
+# smallest eval |label| and that floor are kept to say why it was left out.
+MAPE_FLOOR = 0.01
+SMALLEST_LABEL_KEY = 'smallest_absolute_label'
+MAPE_FLOOR_KEY = 'mape_label_floor'
 # The custom TFMA metrics that compute them from one pass (components/blessing_evaluator/
 # regression_metrics.py), named in eval_config as METRICS_MODULE is.
 REGRESSION_METRICS_MODULE = 'components.blessing_evaluator.regression_metrics'
 REGRESSION_KEYS = (MAE_KEY, RMSE_KEY, R2_KEY, MAPE_KEY, MEAN_LABEL_KEY, MEAN_PREDICTION_KEY)
+# The figures of a regression model's evaluation people compare (`compare`), in the order they are
+# shown; REGRESSION_FIGURES, every one read back (MAPE's reason too).
+COMPARED_FIGURES = REGRESSION_KEYS + (
+  BASELINE_MAE_KEY,
+  BASELINE_RMSE_KEY,
+  IMPROVEMENT_KEY,
+  OUT_OF_RANGE_KEY,
+  OTHER_SIGN_KEY,
+  BEYOND_KEY,
+)
+REGRESSION_FIGURES = COMPARED_FIGURES + (SMALLEST_LABEL_KEY, MAPE_FLOOR_KEY)
 
 # What people read for each regression figure (the summary, the report, `compare`).
 FIGURE_NAMES = {
@@ -43,8 +74,14 @@ FIGURE_NAMES = {
   MAPE_KEY: 'MAPE',
   MEAN_LABEL_KEY: 'mean label',
   MEAN_PREDICTION_KEY: 'mean prediction',
-  BASELINE_MAE_KEY: 'MAE of the mean predictor',
-  IMPROVEMENT_KEY: 'improvement on the mean predictor',
+  BASELINE_MAE_KEY: 'MAE of the median predictor',
+  BASELINE_RMSE_KEY: 'RMSE of the mean predictor',
+  IMPROVEMENT_KEY: 'improvement on the median predictor',
+  OUT_OF_RANGE_KEY: "predictions outside the train labels' range",
+  OTHER_SIGN_KEY: 'predictions of the other sign',
+  BEYOND_KEY: 'eval rows beyond the fences',
+  SMALLEST_LABEL_KEY: 'smallest |label|',
+  MAPE_FLOOR_KEY: "MAPE's floor of |label|",
 }
 
 
@@ -55,7 +92,7 @@ def figure_text(value: float) -> str:
 
 
 def improvement(figures: Dict[str, float]) -> Optional[float]:
-  """How much lower the model's MAE is than the mean predictor's (0.84: 84 % lower; negative:
+  """How much lower the model's MAE is than the median predictor's (0.84: 84 % lower; negative:
   higher): IMPROVEMENT_KEY as TFMA measured it, else from both MAEs; None without them."""
   if IMPROVEMENT_KEY in figures:
     return figures[IMPROVEMENT_KEY]
@@ -64,6 +101,20 @@ def improvement(figures: Dict[str, float]) -> Optional[float]:
   if mae is None or not baseline:
     return None
   return 1 - mae / baseline
+
+
+def mape_left_out(figures: Dict[str, float]) -> str:
+  """Why a regression evaluation has no MAPE, in words; '' when it has one."""
+  if MAPE_KEY in figures:
+    return ''
+  smallest, floor = figures.get(SMALLEST_LABEL_KEY), figures.get(MAPE_FLOOR_KEY)
+  if smallest and floor is not None and smallest < floor:
+    return (
+      f'labels near 0 (an eval |label| of {figure_text(smallest)}, under {MAPE_FLOOR:.0%} of '
+      f"the train split's median |label| {figure_text(floor / MAPE_FLOOR)}): their percent "
+      'errors would swamp it'
+    )
+  return 'an eval label is 0'
 
 
 def slice_figure(table: dict) -> str:

@@ -145,24 +145,13 @@ def accuracies(evaluation) -> Dict[str, float]:
   return {model: metrics[name] for model, name in names.items() if name in metrics}
 
 
-# The figures regression_figures reads, in the order they are shown.
-REGRESSION_FIGURES = evaluation_names.REGRESSION_KEYS + (
-  evaluation_names.BASELINE_MAE_KEY,
-  evaluation_names.IMPROVEMENT_KEY,
-)
-
-
 def _figures(metrics: Dict[str, float], suffix: str = '') -> Dict[str, float]:
-  """{figure: value} of a regression model's figures (evaluation_names.REGRESSION_KEYS, the mean
-  predictor's MAE and the improvement on it) in `metrics` under name + suffix; NaN left out (a
-  MAPE with a label of 0, a mean predictor without the train split's mean)."""
-  names = evaluation_names.REGRESSION_KEYS + (
-    evaluation_names.BASELINE_MAE_KEY,
-    evaluation_names.IMPROVEMENT_KEY,
-  )
+  """{figure: value} of a regression model's figures (evaluation_names.REGRESSION_FIGURES) in
+  `metrics` under name + suffix; NaN left out (a MAPE of labels near 0, a baseline without the
+  train split's figures)."""
   return {
     name: metrics[name + suffix]
-    for name in names
+    for name in evaluation_names.REGRESSION_FIGURES
     if name + suffix in metrics and not math.isnan(metrics[name + suffix])
   }
 

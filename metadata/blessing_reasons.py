@@ -162,7 +162,7 @@ def _figure(value: float) -> str:
   return evaluation_names.figure_text(value)  # 46,365, not 4.636e+04
 
 
-def _regression_failure(failure, figures: Dict[str, float]) -> str:
+def regression_failure(failure, figures: Dict[str, float]) -> str:
   """One failed threshold of a regression model, said with its figures and flag."""
   name, value = failure.metric_key.name, failure.metric_value.double_value.value
   threshold = failure.metric_threshold
@@ -170,8 +170,14 @@ def _regression_failure(failure, figures: Dict[str, float]) -> str:
     baseline = figures.get(evaluation_names.BASELINE_MAE_KEY, math.nan)
     how = f'{value:.0%} below' if value >= 0 else f'{-value:.0%} above'
     return (
-      f"{how} the mean predictor's MAE {_figure(baseline)}, "
+      f"{how} the median predictor's MAE {_figure(baseline)}, "
       f'{threshold.value_threshold.lower_bound.value:.0%} below needed (--min-improvement)'
+    )
+  if name == evaluation_names.R2_KEY:
+    return (
+      f"R² {value:.3g}: the model explains none of the label's spread (R² above 0 needed)"
+      if not math.isnan(value)
+      else 'no R²: every eval label is the same'
     )
   if threshold.HasField('change_threshold'):
     return (
@@ -194,7 +200,7 @@ def regression_reason(
   not_compared: str = '',
   too_small: str = '',
 ) -> str:
-  """Why a regression model was (not) blessed: 'MAE 1.23, 83% below the mean predictor's 7.06;
+  """Why a regression model was (not) blessed: 'MAE 1.23, 83% below the median predictor's 7.06;
   RMSE 2.1, serving model 2.05', or each threshold it failed ('MAE 1.3, RMSE 2.5, serving model
   2.0: RMSE more than 5% above the serving model's (--max-error-increase)'), then whether a
   serving model was compared. figures,
@@ -209,12 +215,12 @@ def regression_reason(
   if not blessed and too_small:
     return f'MAE {_figure(mae)}, RMSE {_figure(rmse)}{compared}: {too_small}{refused}'
   if not blessed:
-    failed = [_regression_failure(f, figures) for f in _failures(evaluation)]
+    failed = [regression_failure(f, figures) for f in _failures(evaluation)]
     return f'MAE {_figure(mae)}, RMSE {_figure(rmse)}{compared}: ' + '; '.join(failed) + refused
   said = f'MAE {_figure(mae)}'
   if evaluation_names.IMPROVEMENT_KEY in figures:
     said += (
-      f", {figures[evaluation_names.IMPROVEMENT_KEY]:.0%} below the mean predictor's "
+      f", {figures[evaluation_names.IMPROVEMENT_KEY]:.0%} below the median predictor's "
       f'{_figure(figures[evaluation_names.BASELINE_MAE_KEY])}'
     )
   said += f'; RMSE {_figure(rmse)}'

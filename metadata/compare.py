@@ -1,6 +1,8 @@
 """What differs between two pipeline runs (`pipeline.py compare`), most telling first: the data,
 the statistics (the features whose distributions moved most), the schema, the code (fingerprinted
-files that changed), the options and hyperparameters, and the metrics (accuracy, per class
+files that changed), the options and hyperparameters a user changed, the options each run's task
+chose by itself (aspect 'pipeline': a regression's duplicates rule; contracts/task_defaults.py),
+and the metrics (accuracy, per class
 recall, per slice, the blessing; a regression model's MAE, RMSE, R²; runs of two tasks are said
 to differ, their metrics not compared).
 
@@ -20,15 +22,16 @@ import math
 import os
 from typing import Callable, Dict, List, Optional, Tuple
 
+from contracts import task_defaults
 from contracts.errors import UserError
-from contracts.evaluation import FIGURE_NAMES, MAE_KEY, slice_figure
+from contracts.evaluation import COMPARED_FIGURES, FIGURE_NAMES, MAE_KEY, slice_figure
 from contracts.trainer_options import REGRESSION
 from metadata import run_reader
-from metadata.artifact_reader import REGRESSION_FIGURES
 from metadata.run_facts import REVISION_PREFIX, find_run, run_facts
 from utils import fingerprint
 
-ASPECTS = ('data', 'statistics', 'schema', 'code', 'options', 'metrics')  # most telling first
+# most telling first; 'pipeline': options that differ as each run's task chose them, no one's change
+ASPECTS = ('data', 'statistics', 'schema', 'code', 'options', 'pipeline', 'metrics')
 MAX_FEATURES = 10  # statistics: the features that moved most
 MOVED_AT_LEAST = 0.01  # a distance below it is noise (module docstring)
 FIGURE_TOLERANCE = 1e-6  # relative: regression figures closer than this are the same
@@ -174,7 +177,9 @@ def _code(a: dict, b: dict) -> List[dict]:
 
 
 def _options(a: dict, b: dict) -> List[dict]:
+  """The options that differ ('options'), then those each run's task chose ('pipeline')."""
   oa, ob = a.get('options') or {}, b.get('options') or {}
+  tasks = [(facts.get('metrics') or {}).get('task') for facts in (a, b)]
   by_change: Dict[tuple, dict] = {}  # one entry per option and change, with every component
   for node in sorted(set(oa) | set(ob)):
     na, nb = oa.get(node, {}), ob.get(node, {})
@@ -182,7 +187,13 @@ def _options(a: dict, b: dict) -> List[dict]:
       if na.get(name) == nb.get(name):
         continue
       key = (name, json.dumps(na.get(name), default=str), json.dumps(nb.get(name), default=str))
-      entry = by_change.setdefault(key, _difference('options', name, na.get(name), nb.get(name)))
+      chosen = task_defaults.chosen_by_task(name, na.get(name), nb.get(name), *tasks)
+      entry = by_change.setdefault(
+        key,
+        _difference('pipeline', name, na.get(name), nb.get(name), why=task_defaults.WHY[name])
+        if chosen
+        else _difference('options', name, na.get(name), nb.get(name)),
+      )
       entry.setdefault('where', []).append(node)
   found = sorted(by_change.values(), key=lambda d: (d['name'], d['where']))
   ha, hb = a.get('hyperparameters') or {}, b.get('hyperparameters') or {}
@@ -195,7 +206,7 @@ def _options(a: dict, b: dict) -> List[dict]:
       found.append(
         _difference('options', name, ha.get(name), hb.get(name), where=['hyperparameters'])
       )
-  return found
+  return sorted(found, key=lambda d: d['aspect'] == 'pipeline')  # stable: a user's first
 
 
 def metrics_table(a: dict, b: dict) -> dict:
@@ -216,7 +227,7 @@ def metrics_table(a: dict, b: dict) -> dict:
     'accuracy': pair(ma.get('accuracy'), mb.get('accuracy')),
     'regression': {
       name: pair(ra.get(name), rb.get(name))
-      for name in REGRESSION_FIGURES
+      for name in COMPARED_FIGURES
       if name in ra or name in rb
     },
     'per_class': {c: pair(ca.get(c), cb.get(c)) for c in classes},

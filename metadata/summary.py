@@ -88,8 +88,12 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
     }
     if training.get('dates'):
       result.training['dates'] = training['dates']
-    result.training.update(
-      {key: training[key] for key in ('task', 'loss', 'leakage') if training.get(key)}
+    result.training.update(  # regression: its loss, the train labels' range and heavy tail
+      {
+        key: training[key]
+        for key in ('task', 'loss', 'leakage', 'label_min', 'label_max', 'label_tail')
+        if training.get(key) not in (None, '')
+      }
     )
   check = training.get('input_check')
   if check or training.get('input_cache'):

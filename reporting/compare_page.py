@@ -28,6 +28,12 @@ def shown(value, width: int = _WIDTH) -> str:
   return text if len(text) <= width else text[: width - 1] + '…'
 
 
+PIPELINE_CHOSEN = (
+  "pipeline: options each run's task chose by itself (a regression keeps --duplicates' "
+  'conflicts): no one changed them'
+)
+
+
 def signed(delta) -> str:
   """'+0.05', '-4'; '' for none, '0' for none at all."""
   if delta is None:
@@ -52,6 +58,8 @@ def _described(entry: dict) -> str:
   elif entry.get('measure'):
     measure = 'L-inf' if entry['measure'] == 'infinity_norm' else 'JSD'
     extra = f' ({measure}' + (', above the drift threshold)' if entry.get('flagged') else ')')
+  if entry.get('why'):  # aspect 'pipeline': chosen by each run's task, not a user's change
+    extra = (extra[:-1] + '; ' if extra else ' (') + f'{entry["why"]})'
   return entry['name'] + extra
 
 
@@ -82,6 +90,8 @@ def render(result: dict) -> List[str]:
         ]
       )
     lines += ['  ' + line for line in _columns(rows)]
+    if any(entry['aspect'] == 'pipeline' for entry in found):
+      lines.append(PIPELINE_CHOSEN)
   if result.get('randomness'):
     lines.append(result['randomness'])
   if not result.get('statistics_compared'):

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Sequence
 from contracts import evaluation as evaluation_names
 from contracts import input_check
 from contracts.trainer_options import REGRESSION
-from reporting import html, pictures, summary_text
+from reporting import html, pictures, regression_text, summary_text
 
 # Confused pairs listed in place of a confusion matrix too big to read (pictures.MAX_MATRIX):
 # the few that explain most errors, on one screen.
@@ -28,7 +28,11 @@ def _model_html(training: dict) -> str:
     rows.append(['task', f'regression, loss {training.get("loss", "?")}'])
     rows += [
       [f'train {name}', training[key]]
-      for name, key in (('label mean', 'label_mean'), ('label deviation', 'label_std'))
+      for name, key in (
+        ('label mean', 'label_mean'),
+        ('label median', 'label_median'),
+        ('label deviation', 'label_std'),
+      )
       if key in training
     ]
   rows.append(['model', training['model']])
@@ -294,19 +298,22 @@ def slices_html(slices: Dict[str, dict]) -> str:
 
 
 def regression_html(result, model_dir: Optional[str], label: str) -> str:
-  """A regression model against predicting the train mean, and its pictures on the first eval
-  rows (pictures.regression, axes named by the label column); '' for a classifier."""
+  """A regression model against the train split's best constants, its predictions out of the
+  train labels' range, the label's heavy tail, why no MAPE (regression_text.py), and its pictures
+  on the first eval rows (pictures.regression, axes named by the label column); '' for a
+  classifier."""
   figures = result.regression
   if not figures:
     return ''
-  gain = evaluation_names.improvement(figures)
-  said = (
-    f"<p>Predicting the train split's mean for every eval row: MAE "
-    f"{html.number_text(figures[evaluation_names.BASELINE_MAE_KEY])}; this model's MAE is "
-    f'{abs(gain):.0%} {"lower" if gain >= 0 else "higher"}.</p>'
-    if gain is not None
-    else ''
-  )
+  no_mape = evaluation_names.mape_left_out(figures)
+  sentences = [
+    regression_text.beyond_text(figures),
+    regression_text.baseline_text(figures),
+    regression_text.range_text(figures, result.training),
+    regression_text.tail_text(result.training),
+    f'No MAPE: {no_mape}' if no_mape else '',
+  ]
+  said = ''.join(f'<p>{html.escape(text[0].upper() + text[1:])}.</p>' for text in sentences if text)
   records = pictures.first_eval_records(result.examples_uri) if result.examples_uri else []
   if model_dir is None or not records:
     return '<h3>Predictions</h3>' + said

@@ -3,10 +3,9 @@ its RunResult (metadata/run_result.py: `result` below)."""
 
 from typing import Dict, List, Optional
 
-from contracts import evaluation as names
 from contracts import splits
-from contracts.evaluation import FIGURE_NAMES, figure_text, improvement
 from contracts.trainer_options import REGRESSION
+from reporting.regression_text import render_regression
 
 # What near-duplicate detection of images finds and misses, as bench/near_duplicates.py measured
 # it at duplicates.NEAR_DISTANCE (docs/benchmarks.md, "Near-duplicate images": 224x224 crops / large
@@ -190,33 +189,6 @@ def render_tuning(trials: list, task: Optional[str] = None) -> str:
   )
 
 
-def render_regression(figures: Dict[str, float], serving: Dict[str, float]) -> List[str]:
-  """'eval:       MAE 1.132, RMSE 2.403, R² 0.8812, MAPE 12.3 %' and 'baseline:   …': a
-  regression model's figures on the eval split (in the label's units) against predicting the
-  train split's mean, and the serving model's when one was compared."""
-  shown = lambda found, keys: ', '.join(
-    f'{FIGURE_NAMES[key]} {figure_text(found[key])}' + (' %' if key == names.MAPE_KEY else '')
-    for key in keys
-    if key in found
-  )
-  main = (names.MAE_KEY, names.RMSE_KEY, names.R2_KEY, names.MAPE_KEY)
-  no_mape = '' if names.MAPE_KEY in figures else '; no MAPE: an eval label is 0'
-  lines = [f'eval:       {shown(figures, main)} (eval split, label units){no_mape}']
-  gain = improvement(figures)
-  if gain is not None:
-    lines.append(
-      f'baseline:   predicting the train mean for every row: MAE '
-      f"{figure_text(figures[names.BASELINE_MAE_KEY])}; this model's is {abs(gain):.0%} "
-      + ('lower' if gain >= 0 else 'HIGHER')
-    )
-  means = shown(figures, (names.MEAN_LABEL_KEY, names.MEAN_PREDICTION_KEY))
-  if means:
-    lines.append(f'means:      {means}')
-  if serving:
-    lines.append(f'serving model: {shown(serving, main)} (the same eval rows)')
-  return lines
-
-
 def render_revision(revision: dict) -> str:
   """'git 3a58a3f1d1cb (v1), dvc md5 7625a6b5….dir (images.dvc)' of the data_* properties
   (data_revisions/revision.py); '' for none."""
@@ -311,7 +283,9 @@ def render(result) -> List[str]:
   if result.input_check:
     lines.append(f'input check: {render_input_check(result.input_check)}')
   if result.regression:
-    lines.extend(render_regression(result.regression, result.evaluation.serving_figures))
+    lines.extend(
+      render_regression(result.regression, result.evaluation.serving_figures, result.training)
+    )
   if result.eval_accuracy is not None:
     lines.append(f'eval accuracy: {result.eval_accuracy:.4f}')
   recall = {name: value for name, value in result.class_recall.items() if value is not None}

@@ -59,6 +59,7 @@ class TabularSpec:
   task: str = CLASSIFICATION  # or REGRESSION: the model predicts one number, the label
   # standardized with the train split's mean and deviation (label_mean, label_std): the Trainer
   # feeds (label - label_mean) / label_std, the signatures give back prediction * std + mean
+  # (a heavy-tailed label: its median and IQR / 1.349, trainer/label_figures.standardization)
   label_mean: float = 0.0
   label_std: float = 1.0
   dates: Dict[str, str] = dataclasses.field(default_factory=dict)  # string columns read as

@@ -21,6 +21,7 @@ from trainer import (
   date_features,
   image_input,
   input_cache,
+  label_figures,
   leakage,
   leakage_sample,
   sequence_input,
@@ -52,6 +53,7 @@ class Setup:
   label_spellings: dict = dataclasses.field(default_factory=dict)  # labels.one_spelling's merges
   dates: str = ''  # tabular: the columns read as dates, in the summary's words
   leakage_note: str = ''  # tabular: leakage.unjudged's columns, on too few eval rows to judge
+  label_figures: dict = dataclasses.field(default_factory=dict)  # regression: label_figures.of
 
 
 def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard) -> Setup:
@@ -155,8 +157,9 @@ def _tabular_setup(
     spec = data_spec.tabular_spec(schema, options, sorted(counts), names, ids, task)
   except ValueError as e:
     raise UnusableData(str(e)) from None
+  figures = {}
   if spec.regression:
-    spec = _standardized(spec, fn_args.train_files, guard)
+    spec, figures = _standardized(spec, fn_args.train_files, guard)
   elif options.min_eval_class_examples:  # a pass over the label column of both splits
     counted = [
       tabular_input.class_counts(f, spec, guard) for f in (train_files, fn_args.eval_files)
@@ -168,7 +171,7 @@ def _tabular_setup(
     len(spec.numeric),
     len(spec.categorical),
     label_key,
-    f'regression, mean {spec.label_mean:g}, deviation {spec.label_std:g}'
+    f'regression, standardized about {spec.label_mean:g} by {spec.label_std:g}'
     if spec.regression
     else f'{spec.num_classes} classes',
     ids,
@@ -218,6 +221,7 @@ def _tabular_setup(
     label_spellings=spellings,
     dates=dates_line,
     leakage_note=note,
+    label_figures=figures,
   )
 
 
@@ -240,13 +244,20 @@ def _check_classes(label_key: str, counts: dict) -> None:
 
 
 def _standardized(spec, train_files, guard):
-  """The spec with the train split's label mean and deviation (UnusableData for a constant)."""
-  records, mean, deviation = tabular_input.label_moments(train_files, spec, guard)
-  if not deviation > 0:
+  """(the spec with the train split's label center and scale, label_figures.of's figures);
+  UnusableData for a constant."""
+  values = tabular_input.label_values(train_files, spec, guard)
+  if not values.size or not values.std() > 0:
     raise UnusableData(
-      labels.constant_message(spec.label_key, f'{mean:g}', f'the {records:,} train examples')
+      labels.constant_message(
+        spec.label_key,
+        f'{values[0] if values.size else 0.0:g}',
+        f'the {values.size:,} train examples',
+      )
     )
-  return dataclasses.replace(spec, label_mean=mean, label_std=deviation)
+  figures = label_figures.of(values)
+  center, scale = label_figures.standardization(figures)
+  return dataclasses.replace(spec, label_mean=center, label_std=scale), figures
 
 
 def _sample_columns(train_files: List[str], spec) -> Tuple[dict, Dict[str, int]]:

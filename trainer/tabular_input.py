@@ -11,7 +11,6 @@ import tensorflow as tf
 from contracts import labels
 from trainer import date_features, shards
 from trainer.data_spec import TabularSpec
-from utils import tf_memory
 
 AUTOTUNE = tf.data.AUTOTUNE
 
@@ -41,9 +40,9 @@ def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
   return label
 
 
-def label_moments(file_patterns, spec: TabularSpec, guard=None) -> tuple:
-  """(records, mean, standard deviation) of a regression label over a split, rows without a
-  value taking --label-default (one vectorised pass, float64 sums)."""
+def label_values(file_patterns, spec: TabularSpec, guard=None) -> np.ndarray:
+  """Every value of a regression label over a split, float64, rows without a value taking
+  --label-default (trainer/label_figures.py's figures are taken of them)."""
   plain = dataclasses.replace(
     spec, numeric=[], categorical=[], integer=[], label_mean=0.0, label_std=1.0
   )
@@ -51,17 +50,8 @@ def label_moments(file_patterns, spec: TabularSpec, guard=None) -> tuple:
   labels_read = shards.serialized_batches(files, 4096, training=False).map(
     lambda s: tf.cast(parse_tabular(s, plain)[1], tf.float64)
   )
-  sums = tf_memory.reduce(
-    labels_read,
-    tf.zeros([3], tf.float64),
-    lambda total, y: (
-      total + tf.stack([tf.cast(tf.size(y), tf.float64), tf.reduce_sum(y), tf.reduce_sum(y * y)])
-    ),
-  ).numpy()
-  records = int(sums[0])
-  mean = sums[1] / max(records, 1)
-  variance = max(sums[2] / max(records, 1) - mean * mean, 0.0)
-  return records, float(mean), float(np.sqrt(variance))
+  chunks = [batch.numpy() for batch in labels_read]
+  return np.concatenate(chunks) if chunks else np.zeros([0], np.float64)
 
 
 def class_counts(file_patterns, spec: TabularSpec, guard=None) -> np.ndarray:

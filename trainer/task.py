@@ -189,7 +189,7 @@ def _data_facts(ready: setup.Setup, options: TrainerOptions) -> dict:
   if getattr(ready, 'dates', ''):
     facts['dates'] = ready.dates
   if regression:
-    facts.update(label_mean=ready.spec.label_mean, label_std=ready.spec.label_std)
+    facts.update(ready.label_figures)  # label_mean, label_std, median, range, tail
   if ready.leakage_note:
     facts['leakage'] = ready.leakage_note
   if options.data_kind == TABULAR:

@@ -9,16 +9,17 @@ slice feature. Accuracy, recall and precision are top-class figures derived from
 matrix (top_class_metrics.py: one per-example pass instead of four, about half the
 Evaluator's time on large data).
 
-A regression model (build_regression) is judged lower is better: its MAE against the mean
-predictor's (the train split's mean label for every example; regression_metrics.py), optional
-bounds on MAE and RMSE, and its RMSE against the serving model's, relative.
+A regression model (build_regression) is judged lower is better: its MAE against the median
+predictor's (the train split's median label for every example, the best constant for MAE;
+regression_metrics.py), its R² above 0, optional bounds on MAE and RMSE, and its RMSE against the
+serving model's, relative.
 
 The class ids are not known when the pipeline is built (they come from the data): the executor
 writes them in from the candidate model's output width (with_parameters).
 """
 
 import json
-from typing import Optional, Sequence
+from typing import Dict, Optional, Sequence
 
 import tensorflow_model_analysis as tfma
 from tfx.utils import proto_utils
@@ -122,11 +123,15 @@ def build_regression(
   label_key: str = '',
 ) -> tfma.EvalConfig:
   """A regression model's (serving_default's PREDICTION against label_key), lower is better:
-  MAE at least min_improvement (a share) below the mean predictor's; with max_mae / max_rmse,
+  MAE at least min_improvement (a share) below the median predictor's, R² at least
+  evaluation.MIN_R_SQUARED (above 0); with max_mae / max_rmse,
   at most those; RMSE at most max_error_increase (a share) above the serving model's (TFMA's
   relative change threshold, dropped by TFX while none is serving)."""
   improvement = tfma.MetricThreshold(
     value_threshold=tfma.GenericValueThreshold(lower_bound={'value': min_improvement})
+  )
+  explains = tfma.MetricThreshold(
+    value_threshold=tfma.GenericValueThreshold(lower_bound={'value': evaluation.MIN_R_SQUARED})
   )
   rmse = tfma.MetricThreshold(
     change_threshold=tfma.GenericChangeThreshold(
@@ -154,30 +159,38 @@ def build_regression(
           _regression(regression_metrics.RegressionExampleCount),
           _regression(regression_metrics.RegressionMeanAbsoluteError, **mae),
           _regression(regression_metrics.RegressionRootMeanSquaredError, **_overall(rmse)),
-          _regression(regression_metrics.RegressionRSquared),
+          _regression(regression_metrics.RegressionRSquared, **_overall(explains)),
           _regression(regression_metrics.RegressionMeanAbsolutePercentageError),
+          _regression(regression_metrics.RegressionSmallestLabel),
+          _regression(regression_metrics.RegressionMapeFloor),
           _regression(regression_metrics.RegressionMeanLabel),
           _regression(regression_metrics.RegressionMeanPrediction),
-          _regression(regression_metrics.MeanPredictorMeanAbsoluteError),
-          _regression(regression_metrics.ImprovementOverMeanPredictor, **_overall(improvement)),
+          _regression(regression_metrics.MedianPredictorMeanAbsoluteError),
+          _regression(regression_metrics.MeanPredictorRootMeanSquaredError),
+          _regression(regression_metrics.ImprovementOverMedianPredictor, **_overall(improvement)),
+          _regression(regression_metrics.PredictionsOutsideTrainRange),
+          _regression(regression_metrics.PredictionsOfOtherSign),
+          _regression(regression_metrics.ExamplesBeyondFences),
         ]
       )
     ],
   )
 
 
-def with_train_mean(eval_config_json: str, train_mean: Optional[float]) -> str:
-  """eval_config (as TFX passes it, JSON) with the train split's mean label in every regression
-  metric's config (the mean predictor's figures); None: not known, the improvement not judged
-  (its threshold dropped)."""
+def with_train_labels(eval_config_json: str, train: Dict[str, float]) -> str:
+  """eval_config (as TFX passes it, JSON) with the train split's label figures
+  (regression_metrics.TRAIN_FIGURES: mean, median, range, MAPE's floor, a heavy tail's fences) in every regression
+  metric's config; without a median, the improvement is not judged (its threshold dropped)."""
   eval_config = proto_utils.json_to_proto(eval_config_json, tfma.EvalConfig())
   for spec in eval_config.metrics_specs:
     for metric in spec.metrics:
       if metric.module != evaluation.REGRESSION_METRICS_MODULE:
         continue
-      if train_mean is not None:
-        metric.config = json.dumps({'train_mean': train_mean})
-      elif metric.class_name == regression_metrics.ImprovementOverMeanPredictor.__name__:
+      if train:
+        metric.config = json.dumps(train)
+      if train.get('train_median') is None and metric.class_name == (
+        regression_metrics.ImprovementOverMedianPredictor.__name__
+      ):
         metric.ClearField('per_slice_thresholds')
   return proto_utils.proto_to_json(eval_config)
 

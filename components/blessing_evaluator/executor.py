@@ -1,7 +1,7 @@
 """TFX's Evaluator executor, with the run's values written into eval_config first (a
 classifier's: the `min_accuracy` parameter and the candidate model's class ids,
-eval_config.with_parameters; a regression model's (`task`): the train split's mean label from the
-Trainer's training.json, eval_config.with_train_mean), and the project's rules around it:
+eval_config.with_parameters; a regression model's (`task`): the train split's label figures from the
+Trainer's training.json, eval_config.with_train_labels), and the project's rules around it:
 - a serving model of another task than the candidate's (a classifier serving, a regression
   model trained, or the reverse) is not compared, and the blessing names its task (SERVING_TASK);
 - a candidate that is the serving model itself (a cached model evaluated again after its push) is
@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import tempfile
-from typing import Optional
 
 from tensorflow.core.protobuf import saved_model_pb2
 from tfx.components.evaluator import constants
@@ -39,7 +38,7 @@ from contracts import artifacts, evaluation, serving, splits, trainer_options
 from contracts.errors import UnusableModel
 from utils import saved_model_ops
 
-MODEL_RUN_KEY = 'model_run'  # the Trainer's ModelRun: its training.json (train_mean)
+MODEL_RUN_KEY = 'model_run'  # the Trainer's ModelRun: its training.json (train_labels)
 
 
 def num_classes(saved_model_dir: str) -> int:
@@ -80,16 +79,36 @@ def eval_files(input_dict) -> list:
   return sorted(fileio.glob(os.path.join(uri, '*')))
 
 
-def train_mean(input_dict) -> Optional[float]:
-  """The train split's mean label the Trainer recorded (training.json's label_mean in its
-  model_run): what the mean predictor predicts; None when it recorded none."""
+# training.json's label figures (trainer/label_figures.py) → regression_metrics.TRAIN_FIGURES.
+_TRAIN_FIGURES = {
+  'label_mean': 'train_mean',
+  'label_median': 'train_median',
+  'label_min': 'train_min',
+  'label_max': 'train_max',
+  'label_mape_floor': 'mape_floor',
+}
+
+
+def train_labels(input_dict) -> dict:
+  """The train split's label figures the Trainer recorded (training.json in its model_run), by
+  regression_metrics.TRAIN_FIGURES' names: what the baselines predict, the range predictions are
+  held to, MAPE's floor; {} when it recorded none."""
   model_runs = input_dict.get(MODEL_RUN_KEY) or []
   path = os.path.join(model_runs[0].uri, artifacts.TRAINING_FILE) if model_runs else ''
   if not path or not fileio.exists(path):
-    return None
+    return {}
   with fileio.open(path) as f:
-    mean = json.load(f).get('label_mean')
-  return float(mean) if mean is not None else None
+    training = json.load(f)
+  tail = training.get('label_tail') or {}  # judged on the ordinary rows, within its fences
+  fences = {'train_low': tail['low'], 'train_high': tail['high']} if tail else {}
+  return dict(
+    {
+      name: float(training[key])
+      for key, name in _TRAIN_FIGURES.items()
+      if training.get(key) is not None
+    },
+    **fences,
+  )
 
 
 def why_not_compared(model_dir: str, serving_dir: str, regression: bool) -> tuple:
@@ -106,11 +125,11 @@ def why_not_compared(model_dir: str, serving_dir: str, regression: bool) -> tupl
 
 def _configured(input_dict, exec_properties, model_dir: str, regression: bool):
   """exec_properties with the run's values written into eval_config (a regression model's: the
-  train split's mean label; a classifier's: min_accuracy and its class ids), and its classes
+  train split's label figures; a classifier's: min_accuracy and its class ids), and its classes
   (0 for a regression model)."""
   key = standard_component_specs.EVAL_CONFIG_KEY
   if regression:
-    configured = eval_config.with_train_mean(exec_properties[key], train_mean(input_dict))
+    configured = eval_config.with_train_labels(exec_properties[key], train_labels(input_dict))
     return dict(exec_properties, **{key: configured}), 0
   classes = num_classes(model_dir)
   min_accuracy = exec_properties.get('min_accuracy')

@@ -46,6 +46,18 @@ def test_auto_keeps_beam_in_one_process_for_a_small_csv(tmp_path):
   assert config_builder.build_config(args).beam_direct_running_mode == 'in_memory'
 
 
+def test_a_number_to_regress_keeps_duplicates_conflicts_unless_another_rule_was_asked(tmp_path):
+  rows = ''.join(f'{i},{i * 1.37 + 0.11:.2f}\n' for i in range(60))
+  (tmp_path / 'rows.csv').write_text('x,fare\n' + rows)
+  base = ['run', '--data', str(tmp_path / 'rows.csv'), '--label', 'fare', '--output']
+  built = lambda *more: config_builder.build_config(
+    cli_main.parser().parse_args([*base, str(tmp_path / 'o'), *more])
+  )
+  assert built().trainer.task == trainer_options.REGRESSION
+  assert built().duplicates == 'keep-conflicts'  # contracts/task_defaults.py
+  assert built('--duplicates', 'off').duplicates == 'off'
+
+
 def test_auto_is_worker_processes_for_many_images_large_data_and_compiled_specs():
   below = cfg.IN_MEMORY_BELOW_IMAGES
   assert cfg.direct_running_mode(cfg.BEAM_AUTO, below - 1, 0) == 'in_memory'

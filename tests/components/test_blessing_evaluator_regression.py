@@ -38,8 +38,10 @@ def test_a_regression_config_scores_the_prediction_lower_is_better():
   assert {m.module for s in built.metrics_specs for m in s.metrics} == {
     evaluation.REGRESSION_METRICS_MODULE
   }
-  improvement = _threshold(built, 'ImprovementOverMeanPredictor')
+  improvement = _threshold(built, 'ImprovementOverMedianPredictor')
   assert improvement.value_threshold.lower_bound.value == pytest.approx(0.1)
+  explains = _threshold(built, 'RegressionRSquared')  # R² above 0
+  assert explains.value_threshold.lower_bound.value == evaluation.MIN_R_SQUARED > 0
   rmse = _threshold(built, 'RegressionRootMeanSquaredError')
   assert rmse.change_threshold.direction == tfma.MetricDirection.LOWER_IS_BETTER
   assert rmse.change_threshold.relative.value == pytest.approx(0.05)
@@ -52,45 +54,64 @@ def test_a_regression_config_scores_the_prediction_lower_is_better():
   )
 
 
-def test_the_run_writes_the_train_mean_into_every_regression_metric():
+TRAIN = {'train_mean': 12.5, 'train_median': 10.0, 'train_min': 0.5, 'train_max': 90.0}
+
+
+def test_the_run_writes_the_train_labels_figures_into_every_regression_metric():
   built = proto_utils.proto_to_json(eval_config.build_regression(0.1, 0.05))
-  known = proto_utils.json_to_proto(eval_config.with_train_mean(built, 12.5), tfma.EvalConfig())
+  known = proto_utils.json_to_proto(eval_config.with_train_labels(built, TRAIN), tfma.EvalConfig())
   metrics = [m for s in known.metrics_specs for m in s.metrics]
-  assert {m.config for m in metrics} == {json.dumps({'train_mean': 12.5})}
-  assert _threshold(known, 'ImprovementOverMeanPredictor').HasField('value_threshold')
-  unknown = proto_utils.json_to_proto(eval_config.with_train_mean(built, None), tfma.EvalConfig())
-  # no mean recorded: the improvement is not judged (a NaN would fail any threshold)
-  assert not _metric(unknown, 'ImprovementOverMeanPredictor').per_slice_thresholds
+  assert {m.config for m in metrics} == {json.dumps(TRAIN)}
+  assert _threshold(known, 'ImprovementOverMedianPredictor').HasField('value_threshold')
+  unknown = proto_utils.json_to_proto(eval_config.with_train_labels(built, {}), tfma.EvalConfig())
+  # no median recorded: the improvement is not judged (a NaN would fail any threshold)
+  assert not _metric(unknown, 'ImprovementOverMedianPredictor').per_slice_thresholds
   assert _metric(unknown, 'RegressionRootMeanSquaredError').per_slice_thresholds
 
 
-def test_the_train_mean_is_read_from_the_trainers_training_json(tmp_path):
-  (tmp_path / artifacts.TRAINING_FILE).write_text(json.dumps({'label_mean': 7.25}))
+def test_the_train_labels_figures_are_read_from_the_trainers_training_json(tmp_path):
+  recorded = {'label_mean': 7.25, 'label_median': 5.0, 'label_min': 0.0, 'label_max': 80.0}
+  (tmp_path / artifacts.TRAINING_FILE).write_text(json.dumps(dict(recorded, label_std=2.0)))
   model_run = types.SimpleNamespace(uri=str(tmp_path))
-  assert executor.train_mean({executor.MODEL_RUN_KEY: [model_run]}) == 7.25
+  assert executor.train_labels({executor.MODEL_RUN_KEY: [model_run]}) == {
+    'train_mean': 7.25,
+    'train_median': 5.0,
+    'train_min': 0.0,
+    'train_max': 80.0,
+  }
+  tail = {'low': -900.0, 'high': 2300.0, 'rows': 6, 'of': 3000}  # a heavy tail: its fences
+  (tmp_path / artifacts.TRAINING_FILE).write_text(json.dumps(dict(recorded, label_tail=tail)))
+  found = executor.train_labels({executor.MODEL_RUN_KEY: [model_run]})
+  assert (found['train_low'], found['train_high']) == (-900.0, 2300.0)
   (tmp_path / artifacts.TRAINING_FILE).write_text(json.dumps({'class_names': ['a']}))
-  assert executor.train_mean({executor.MODEL_RUN_KEY: [model_run]}) is None
-  assert executor.train_mean({}) is None
+  assert executor.train_labels({executor.MODEL_RUN_KEY: [model_run]}) == {}
+  assert executor.train_labels({}) == {}
 
 
-def _figures(labels, predictions, train_mean=None) -> dict:
+def _figures(labels, predictions, **train) -> dict:
   """{figure name: value} of every regression metric on the examples, through its TFMA
   computations (the shared sums' combiner, then the derived result)."""
   from tensorflow_model_analysis.metrics import metric_types
 
   values = {}
   for metric in (
-    cls(train_mean=train_mean)
+    cls(**train)
     for cls in (
       regression_metrics.RegressionExampleCount,
       regression_metrics.RegressionMeanAbsoluteError,
       regression_metrics.RegressionRootMeanSquaredError,
       regression_metrics.RegressionRSquared,
       regression_metrics.RegressionMeanAbsolutePercentageError,
+      regression_metrics.RegressionSmallestLabel,
+      regression_metrics.RegressionMapeFloor,
       regression_metrics.RegressionMeanLabel,
       regression_metrics.RegressionMeanPrediction,
-      regression_metrics.MeanPredictorMeanAbsoluteError,
-      regression_metrics.ImprovementOverMeanPredictor,
+      regression_metrics.MedianPredictorMeanAbsoluteError,
+      regression_metrics.MeanPredictorRootMeanSquaredError,
+      regression_metrics.ImprovementOverMedianPredictor,
+      regression_metrics.PredictionsOutsideTrainRange,
+      regression_metrics.PredictionsOfOtherSign,
+      regression_metrics.ExamplesBeyondFences,
     )
   ):
     combined, derived = metric.computations()
@@ -113,7 +134,7 @@ def test_the_figures_equal_scikit_learns():
   rng = np.random.default_rng(5)
   labels = rng.gamma(2.0, 5.0, 300)
   predictions = labels + rng.normal(0, 2.0, 300)
-  found = _figures(labels, predictions, train_mean=9.5)
+  found = _figures(labels, predictions, train_mean=9.5, train_median=8.0)
   assert found[evaluation.MAE_KEY] == pytest.approx(
     metrics.mean_absolute_error(labels, predictions)
   )
@@ -127,15 +148,138 @@ def test_the_figures_equal_scikit_learns():
   assert found[evaluation.MEAN_LABEL_KEY] == pytest.approx(labels.mean())
   assert found[evaluation.MEAN_PREDICTION_KEY] == pytest.approx(predictions.mean())
   assert found[evaluation.EXAMPLE_COUNT_KEY] == 300
-  baseline = np.abs(labels - 9.5).mean()
+  baseline = np.abs(labels - 8.0).mean()  # the median predictor's, the best constant for MAE
   assert found[evaluation.BASELINE_MAE_KEY] == pytest.approx(baseline)
+  assert found[evaluation.BASELINE_RMSE_KEY] == pytest.approx(  # the mean's, for RMSE
+    math.sqrt(((labels - 9.5) ** 2).mean())
+  )
   assert found[evaluation.IMPROVEMENT_KEY] == pytest.approx(
     1 - found[evaluation.MAE_KEY] / baseline
   )
   with_zero = _figures([0.0, 2.0], [1.0, 2.0])
   assert math.isnan(with_zero[evaluation.MAPE_KEY])  # a label of 0: no MAPE
-  assert math.isnan(with_zero[evaluation.BASELINE_MAE_KEY])  # no train mean: no baseline
+  assert math.isnan(with_zero[evaluation.BASELINE_MAE_KEY])  # no train median: no baseline
+  assert math.isnan(with_zero[evaluation.OUT_OF_RANGE_KEY])  # no train range: not counted
   assert with_zero[evaluation.MAE_KEY] == 0.5
+
+
+def _failed(figures: dict, min_improvement: float = 0.1) -> set:
+  """The thresholds of build_regression a candidate of these figures fails (TFMA's validator, as
+  the Evaluator runs it on the whole eval split)."""
+  from tensorflow_model_analysis.evaluators import metrics_validator
+  from tensorflow_model_analysis.metrics import metric_types
+
+  config = eval_config.build_regression(min_improvement, 0.1)
+  metrics = {
+    metric_types.MetricKey(name=name, example_weighted=False): value
+    for name, value in figures.items()
+  }
+  result = metrics_validator.validate_metrics(((), metrics), config)
+  return {  # no serving model here: its change threshold (TFX drops it) left aside
+    f.metric_key.name
+    for v in result.metric_validations_per_slice
+    for f in v.failures
+    if not f.metric_threshold.HasField('change_threshold')
+  }
+
+
+def test_the_validator_finds_the_figures_it_judges():
+  assert _failed({evaluation.IMPROVEMENT_KEY: 0.5, evaluation.R2_KEY: 0.5}) == set()
+  assert _failed({evaluation.IMPROVEMENT_KEY: 0.05, evaluation.R2_KEY: 0.0}) == {
+    evaluation.IMPROVEMENT_KEY,
+    evaluation.R2_KEY,  # R² 0 explains nothing: not blessed
+  }
+
+
+def _durations(rng, rows: int, outliers: int) -> np.ndarray:
+  """Trip durations in seconds: minutes mostly, `outliers` of 10⁶–3·10⁶ (issue 68)."""
+  return rng.permutation(
+    np.concatenate([rng.gamma(2.0, 300.0, rows - outliers), rng.uniform(1e6, 3e6, outliers)])
+  )
+
+
+def test_a_model_the_outliers_flatter_is_judged_against_the_median_and_not_blessed():
+  rng = np.random.default_rng(68)
+  train, labels = _durations(rng, 2400, 5), _durations(rng, 600, 1)
+  q1, q3 = np.percentile(train, [25, 75])  # trainer/label_figures.py's far-out fences
+  fences = dict(train_low=q1 - 3 * (q3 - q1), train_high=q3 + 3 * (q3 - q1))
+  figures = dict(
+    train_mean=float(train.mean()),
+    train_median=float(np.median(train)),
+    train_min=float(train.min()),
+    train_max=float(train.max()),
+    **fences,
+  )
+  ordinary = (labels >= fences['train_low']) & (labels <= fences['train_high'])
+  # about as wrong as the issue's model, durations below 0 among its predictions
+  predicted = np.median(train) + 600.0 + rng.normal(0, 1200.0, labels.size)
+  mean_mae = np.abs(labels - train.mean()).mean()
+  assert np.abs(labels - predicted).mean() < 0.9 * mean_mae  # the mean predictor let it through
+  flattered = _figures(labels, predicted, **figures)
+  assert flattered[evaluation.BEYOND_KEY] == np.sum(~ordinary) >= 1  # judged without them
+  assert flattered[evaluation.MAE_KEY] == pytest.approx(np.abs(labels - predicted)[ordinary].mean())
+  assert flattered[evaluation.BASELINE_MAE_KEY] == pytest.approx(
+    np.abs(labels - np.median(train))[ordinary].mean()
+  )
+  assert flattered[evaluation.IMPROVEMENT_KEY] < 0 and flattered[evaluation.R2_KEY] <= 0
+  assert _failed(flattered) == {evaluation.IMPROVEMENT_KEY, evaluation.R2_KEY}
+  assert flattered[evaluation.OTHER_SIGN_KEY] == np.sum(predicted < 0) > 0  # every row counted
+  from metadata import blessing_reasons
+
+  failures = [
+    types.SimpleNamespace(
+      metric_key=types.SimpleNamespace(name=name),
+      metric_value=types.SimpleNamespace(double_value=types.SimpleNamespace(value=flattered[name])),
+      metric_threshold=_threshold(eval_config.build_regression(0.1, 0.1), cls),
+    )
+    for name, cls in (
+      (evaluation.IMPROVEMENT_KEY, 'ImprovementOverMedianPredictor'),
+      (evaluation.R2_KEY, 'RegressionRSquared'),
+    )
+  ]
+  said = '; '.join(blessing_reasons.regression_failure(f, flattered) for f in failures)
+  assert said == (
+    f"{-flattered[evaluation.IMPROVEMENT_KEY]:.0%} above the median predictor's MAE "
+    f'{evaluation.figure_text(flattered[evaluation.BASELINE_MAE_KEY])}, 10% below needed '
+    f'(--min-improvement); R² {flattered[evaluation.R2_KEY]:.3g}: the model explains none of the '
+    "label's spread (R² above 0 needed)"
+  )
+  # a model of the ordinary durations (within 10 %) that cannot foresee the outlier is blessed:
+  # judged on every row, the outlier's error would hold its R² at 0 and swamp its MAE
+  good = np.where(ordinary, labels * rng.uniform(0.9, 1.1, labels.size), np.median(train))
+  assert _failed(_figures(labels, good, **figures)) == set()
+  unfenced = {k: v for k, v in figures.items() if k not in fences}
+  assert evaluation.R2_KEY in _failed(_figures(labels, good, **unfenced))
+
+
+def test_predictions_outside_the_train_range_or_below_0_are_counted():
+  found = _figures(
+    [10.0, 20.0, 30.0, 40.0],
+    [-5.0, 15.0, 120.0, -1.0],
+    train_mean=25.0,
+    train_median=24.0,
+    train_min=2.0,
+    train_max=100.0,
+  )
+  assert found[evaluation.OUT_OF_RANGE_KEY] == 3  # -5, 120, -1
+  assert found[evaluation.OTHER_SIGN_KEY] == 2  # every train label ≥ 0: -5 and -1
+  below = _figures([-10.0], [3.0], train_min=-50.0, train_max=-2.0, train_median=-9.0)
+  assert below[evaluation.OTHER_SIGN_KEY] == 1 and below[evaluation.OUT_OF_RANGE_KEY] == 1
+
+
+def test_mape_is_left_out_for_a_label_centred_on_0_with_the_reason():
+  rng = np.random.default_rng(3)
+  train, labels = rng.normal(0, 1, 2000), rng.normal(0, 1, 500)
+  floor = evaluation.MAPE_FLOOR * float(np.median(np.abs(train)))
+  found = _figures(labels, labels + rng.normal(0, 0.05, 500), mape_floor=floor)
+  assert math.isnan(found[evaluation.MAPE_KEY])  # a near-ideal model: it would read ~70 %
+  assert found[evaluation.SMALLEST_LABEL_KEY] == pytest.approx(np.abs(labels).min())
+  shown = {k: v for k, v in found.items() if not math.isnan(v)}
+  assert evaluation.mape_left_out(shown).startswith('labels near 0 (an eval |label| of ')
+  fares = rng.uniform(3.0, 60.0, 500)  # bounded away from 0: kept
+  kept = _figures(fares, fares * 1.1, mape_floor=evaluation.MAPE_FLOOR * 12.0)
+  assert kept[evaluation.MAPE_KEY] == pytest.approx(10.0)
+  assert evaluation.mape_left_out(kept) == ''
 
 
 class _Linear(tf.Module):
@@ -166,7 +310,7 @@ def _saved(folder, offset: float) -> str:
   return str(folder)
 
 
-def test_tfma_blesses_lower_is_better_against_the_mean_and_the_serving_model(tmp_path):
+def test_tfma_blesses_lower_is_better_against_the_median_and_the_serving_model(tmp_path):
   rng = np.random.default_rng(0)
   x = rng.uniform(0, 10, 200)
   y = 2 * x + 1 + rng.normal(0, 0.5, 200)
@@ -181,12 +325,15 @@ def test_tfma_blesses_lower_is_better_against_the_mean_and_the_serving_model(tmp
       writer.write(
         tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
       )
-  train_mean = float(y.mean()) + 1.0
+  train_median = float(np.median(y)) + 1.0
   built = eval_config.build_regression(
     0.95, 0.05, max_mae=10.0, slice_features=['city'], label_key=serving.EVAL_LABEL_KEY
   )
   config = proto_utils.json_to_proto(
-    eval_config.with_train_mean(proto_utils.proto_to_json(built), train_mean), tfma.EvalConfig()
+    eval_config.with_train_labels(
+      proto_utils.proto_to_json(built), {'train_mean': 0.0, 'train_median': train_median}
+    ),
+    tfma.EvalConfig(),
   )
   models = [
     tfma.default_eval_shared_model(
@@ -210,10 +357,10 @@ def test_tfma_blesses_lower_is_better_against_the_mean_and_the_serving_model(tmp
   assert theirs[evaluation.RMSE_KEY] == pytest.approx(
     math.sqrt(((y - 2 * x - 1) ** 2).mean()), 1e-4
   )
-  assert found[evaluation.BASELINE_MAE_KEY] == pytest.approx(np.abs(y - train_mean).mean(), 1e-4)
+  assert found[evaluation.BASELINE_MAE_KEY] == pytest.approx(np.abs(y - train_median).mean(), 1e-4)
   assert 0.8 < found[evaluation.IMPROVEMENT_KEY] < 0.95  # good, and refused at 0.95
   assert found[evaluation.R2_KEY] > 0.95
-  # refused: RMSE more than 5 % above the serving model's, and not 95 % below the mean's MAE
+  # refused: RMSE more than 5 % above the serving model's, and not 95 % below the median's MAE
   failed = {
     failure.metric_key.name
     for per_slice in tfma.load_validation_result(str(out)).metric_validations_per_slice
@@ -234,7 +381,7 @@ def test_tfma_blesses_lower_is_better_against_the_mean_and_the_serving_model(tmp
   )
   assert said == (
     f'MAE {found[evaluation.MAE_KEY]:.4g}, RMSE {rmse:.4g}, serving model '
-    f'{theirs[evaluation.RMSE_KEY]:.4g}: {found[evaluation.IMPROVEMENT_KEY]:.0%} below the mean '
+    f'{theirs[evaluation.RMSE_KEY]:.4g}: {found[evaluation.IMPROVEMENT_KEY]:.0%} below the median '
     f"predictor's MAE {found[evaluation.BASELINE_MAE_KEY]:.4g}, 95% below needed "
     "(--min-improvement); RMSE more than 5% above the serving model's (--max-error-increase)"
   )

@@ -63,7 +63,7 @@ def test_a_serving_model_with_other_classes_is_said_not_compared():
   )
 
 
-def test_a_blessed_regression_model_says_its_errors_against_the_mean_and_the_serving_model():
+def test_a_blessed_regression_model_says_its_errors_against_the_median_and_the_serving_model():
   figures = {
     evaluation.MAE_KEY: 1.234,
     evaluation.RMSE_KEY: 2.1,
@@ -71,7 +71,7 @@ def test_a_blessed_regression_model_says_its_errors_against_the_mean_and_the_ser
     evaluation.IMPROVEMENT_KEY: 1 - 1.234 / 7.06,
   }
   said = blessing_reasons.regression_reason(None, True, figures, {evaluation.RMSE_KEY: 2.05})
-  assert said == "MAE 1.234, 83% below the mean predictor's 7.06; RMSE 2.1, serving model 2.05"
+  assert said == "MAE 1.234, 83% below the median predictor's 7.06; RMSE 2.1, serving model 2.05"
   assert blessing_reasons.regression_reason(None, True, figures, {}).endswith(
     '; RMSE 2.1; no serving model to compare with'
   )

@@ -267,6 +267,31 @@ def test_options_are_named_once_per_change_and_hyperparameters_only_when_new():
   assert by_name['label_key']['delta'] is None
 
 
+def _with_task(task: str, duplicates: str) -> dict:
+  facts = _changed(_facts(), 'metrics/task', task)
+  facts['options']['CsvExampleGen'] = {'duplicates': duplicates, 'input_base': '/data'}
+  return facts
+
+
+def test_an_option_the_task_chose_is_shown_apart_from_a_users_change():
+  classifier = _with_task('classification', 'group')
+  regression = _with_task('regression', 'keep-conflicts')  # --duplicates left at its default
+  found = compare.compare(classifier, regression, moved={})
+  (chosen,) = [d for d in found['differences'] if d['name'] == 'duplicates']
+  assert chosen['aspect'] == 'pipeline' and chosen['where'] == ['CsvExampleGen']
+  assert 'duplicates' not in _names(found, 'options')
+  lines = compare_page.render(found)
+  (row,) = [line for line in lines if line.split()[:2] == ['pipeline', 'duplicates']]
+  assert "(CsvExampleGen; the task's default)" in row
+  assert compare_page.PIPELINE_CHOSEN in lines
+  # set by a user: two classifiers, one keeping conflicts; or a regression grouping them
+  kept = _with_task('classification', 'keep-conflicts')
+  for a, b in ((classifier, kept), (_with_task('regression', 'off'), classifier)):
+    (changed,) = [d for d in compare.differences(a, b) if d['name'] == 'duplicates']
+    assert changed['aspect'] == 'options'
+    assert compare_page.PIPELINE_CHOSEN not in compare_page.render(compare.compare(a, b, moved={}))
+
+
 def test_execution_options_keep_json_paths_apart_and_the_trainers_own_names():
   execution = metadata_store_pb2.Execution()
   properties = {
@@ -332,6 +357,9 @@ def test_differences_come_in_the_order_of_the_aspects():
   b['code']['Trainer']['trainer/model.py'] = '9999'
   b['options']['Trainer']['train_steps'] = 25
   b['metrics']['accuracy'] = 0.9
+  a['metrics']['task'], b['metrics']['task'] = 'classification', 'regression'
+  a['options']['ImageExampleGen'] = {'duplicates': 'group'}
+  b['options']['ImageExampleGen'] = {'duplicates': 'keep-conflicts'}  # the task's, no one's
   moved = {'height': {'measure': 'jensen_shannon_divergence', 'value': 0.4, 'threshold': 0.3}}
   aspects = [d['aspect'] for d in compare.differences(a, b, moved)]
   assert aspects == list(compare.ASPECTS)
@@ -492,7 +520,7 @@ def test_two_regression_runs_are_compared_by_mae_rmse_r2_side_by_side():
   assert result['tasks_differ'] == '' and result['b']['mae'] == 1.13
   lines = compare_page.render(result)
   table = '\n'.join(lines[lines.index('metrics (eval split):') :])
-  for row in ('MAE ', 'RMSE ', 'R² ', 'MAE of the mean predictor', 'MAE where zone = north'):
+  for row in ('MAE ', 'RMSE ', 'R² ', 'MAE of the median predictor', 'MAE where zone = north'):
     assert row in table, row
   assert '-0.37' in table and 'accuracy' not in table
   page = compare_page.html_page(result)

@@ -230,7 +230,7 @@ def _regression_page(tmp_path) -> tuple:
 def test_a_regression_run_shows_its_predictions_errors_and_slices_in_label_units(tmp_path):
   page, _ = _regression_page(tmp_path)
   assert 'aria-label="predictions against the label"' in page
-  assert "this model's MAE is 97% lower" in page
+  assert 'Predicting the train median for every row: MAE 20; this model&#x27;s is 97% lower' in page
   assert '<th>slice</th><th>examples</th><th>MAE</th><th>RMSE</th><th>R²</th>' in page
   assert '<td>zone = north</td>' in page and 'accuracy' not in page.split('Per slice')[1]
   assert 'MAE (label units)' in page and 'loss (standardized label)' in page

@@ -137,7 +137,7 @@ def test_the_model_line_names_the_seed_it_was_trained_with():
   assert unseeded == 'model:      cnn; learning_rate 0.001'
 
 
-def test_a_regression_run_prints_its_errors_against_the_mean_predictor_not_an_accuracy():
+def test_a_regression_run_prints_its_errors_against_the_median_predictor_not_an_accuracy():
   from contracts import evaluation as names
   from metadata.run_result import Evaluation
 
@@ -165,7 +165,7 @@ def test_a_regression_run_prints_its_errors_against_the_mean_predictor_not_an_ac
     'eval:       MAE 1.132, RMSE 2.403, R² 0.8812, MAPE 12.3 % (eval split, label units)' in lines
   )
   assert (
-    "baseline:   predicting the train mean for every row: MAE 7.061; this model's is 84% lower"
+    "baseline:   predicting the train median for every row: MAE 7.061; this model's is 84% lower"
     in lines
   )
   assert 'means:      mean label 11.2, mean prediction 11.1' in lines
@@ -182,6 +182,67 @@ def test_a_regression_run_prints_its_errors_against_the_mean_predictor_not_an_ac
   lines = summary_text.render(RunResult(wall_seconds=1.0, evaluation=prices))
   assert 'eval:       MAE 6,720 (eval split, label units); no MAPE: an eval label is 0' in lines
   assert any('MAE 46,360;' in line for line in lines)
+
+
+def test_a_heavy_tailed_label_its_predictions_out_of_range_and_no_mape_are_said():
+  from contracts import evaluation as names
+  from metadata.run_result import Evaluation
+
+  figures = {
+    names.MAE_KEY: 1098.0,
+    names.BASELINE_MAE_KEY: 815.0,
+    names.BASELINE_RMSE_KEY: 41000.0,
+    names.OUT_OF_RANGE_KEY: 31.0,
+    names.OTHER_SIGN_KEY: 29.0,
+    names.BEYOND_KEY: 1.0,
+    names.SMALLEST_LABEL_KEY: 2.0,
+    names.MAPE_FLOOR_KEY: 6.1,
+  }
+  training = {
+    'model': 'mlp',
+    'hyperparameters': {},
+    'task': 'regression',
+    'loss': 'huber',
+    'label_min': 4.0,
+    'label_max': 2900000.0,
+    'label_tail': {
+      'rows': 6,
+      'of': 2400,
+      'low': -1234.0,
+      'high': 2302.0,
+      'mean': 4785.0,
+      'mean_without': 584.0,
+      'median': 493.0,
+    },
+  }
+  result = RunResult(wall_seconds=1.0, evaluation=Evaluation(figures=figures), training=training)
+  lines = summary_text.render(result)
+  assert (
+    "eval:       MAE 1,098 (eval split, label units); 1 eval row(s) beyond the heavy tail's "
+    'fences left out of these figures; no MAPE: labels near 0 (an eval |label| '
+    "of 2, under 1% of the train split's median |label| 610): their percent errors would swamp "
+    'it'
+  ) in lines
+  assert (
+    "baseline:   predicting the train median for every row: MAE 815; this model's is 35% HIGHER "
+    '(the train mean: RMSE 41,000)'
+  ) in lines
+  assert (
+    "range:      31 eval prediction(s) outside the train labels' range [4, 2,900,000]; 29 "
+    'below 0, where no train label is'
+  ) in lines
+  (tail,) = [line for line in lines if line.startswith('tail:')]
+  assert tail.startswith(
+    'tail:       the label is heavy-tailed: 6 of 2,400 train labels (0.25%) beyond [-1,234, '
+    "2,302] (Tukey's far-out fences) pull the mean to 4,785 from 584 without them (median 493)"
+  )
+  assert '--loss mae or huber fits the bulk (this run: huber)' in tail
+  plain = dict(training, label_tail=None)
+  within = {k: v for k, v in figures.items() if k not in (names.OUT_OF_RANGE_KEY, names.BEYOND_KEY)}
+  lines = summary_text.render(
+    RunResult(wall_seconds=1.0, evaluation=Evaluation(figures=within), training=plain)
+  )
+  assert not any(line.startswith(('tail:', 'range:')) or 'fences' in line for line in lines)
 
 
 def test_columns_of_numbers_written_as_text_are_one_line_with_their_cells_read_as_missing():

@@ -109,6 +109,11 @@ def test_integer_labels_are_the_values_present_and_a_number_to_regress_regresses
   train = np.array(measured[:320], np.float64)
   assert found.spec.label_mean == pytest.approx(train.mean())
   assert found.spec.label_std == pytest.approx(train.std())
+  assert found.label_figures['label_median'] == np.median(train)  # the Evaluator's baselines
+  assert (found.label_figures['label_min'], found.label_figures['label_max']) == (
+    train.min(),
+    train.max(),
+  )
   features, standardized = next(iter(found.evaluation))
   assert standardized.dtype == tf.float32
   assert standardized.numpy() == pytest.approx(

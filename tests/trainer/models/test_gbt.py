@@ -132,3 +132,16 @@ def test_trees_split_on_every_value_of_a_list_column_and_serve_it(tmp_path):
   np.testing.assert_allclose(out, expected, atol=1e-6)
   by_column = loaded.signatures['predict_columns'](pixels=tf.constant(pixels[:20], tf.float64))
   np.testing.assert_allclose(by_column['probabilities'].numpy(), expected, atol=1e-6)
+
+
+def test_the_loss_reaches_ydf_and_huber_which_it_lacks_is_refused_in_one_line():
+  import pytest
+
+  from contracts.errors import UnusableModel
+
+  table = tabular_rows.numbers(300)
+  spec = tabular_rows.regression_spec(table)
+  trained, _, _ = _trained(spec, table, loss='mae')
+  assert f'Loss: {gbt.YDF_LOSSES["mae"]}' in str(trained.describe(output_format='text'))
+  with pytest.raises(UnusableModel, match=r'^--model gbt: --loss huber: the trees regress with '):
+    _trained(spec, table, loss='huber')
