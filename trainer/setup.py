@@ -21,7 +21,7 @@ from trainer import (
   date_features,
   image_input,
   input_cache,
-  label_figures,
+  label_checks,
   leakage,
   leakage_sample,
   sequence_input,
@@ -61,10 +61,10 @@ def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_si
   eval_files = shards.shard_files(fn_args.eval_files)
   if options.min_eval_class_examples:
     counted = [
-      _label_id_counts(f, image_record.LABEL_KEY, spec.num_classes, guard)
+      label_checks.label_id_counts(f, image_record.LABEL_KEY, spec.num_classes, guard)
       for f in (train_files, eval_files)
     ]
-    _check_eval_classes('image classes', spec.labels, *counted, options)
+    label_checks.check_eval_classes('image classes', spec.labels, *counted, options)
   records = shards.record_count(train_files + eval_files, guard)
   cache = _cache_decision(
     options, input_cache.image_bytes(records, spec.height, spec.width, spec.channels)
@@ -85,22 +85,6 @@ def _image_setup(fn_args: FnArgs, train_files, options: TrainerOptions, batch_si
   )
   hint = image_hint(cache.used, options.augment, spec.encoding, train_files)
   return Setup(spec, train, evaluation, signatures.image_signatures, hint, spec.labels, cache)
-
-
-def _check_eval_classes(what: str, names, train, evaluation, options, hint: str = '') -> None:
-  """UnusableData before training when a class has fewer eval examples than the Evaluator needs
-  (labels.short_classes_message: its advice). train, evaluation: records per class id."""
-  eval_counts = {name: int(evaluation[i]) for i, name in enumerate(names)}
-  totals = {name: int(train[i]) + int(evaluation[i]) for i, name in enumerate(names)}
-  minimum = options.min_eval_class_examples
-  message = labels.short_classes_message(what, eval_counts, totals, minimum, hint)
-  if message:
-    raise UnusableData(message)
-
-
-def _label_id_counts(files, key: str, classes: int, guard) -> list:
-  counts = shards.int_label_counts(files, key, guard)
-  return [counts.get(i, 0) for i in range(classes)]
 
 
 def image_hint(cached: bool, augment: bool, encoding: str, train_files: List[str]) -> str:
@@ -146,7 +130,7 @@ def _tabular_setup(
   )
   task = data_spec.resolved_task(options, label_type, counts)
   if task == trainer_options.CLASSIFICATION and counts:
-    _check_classes(label_key, counts)
+    label_checks.check_classes(label_key, counts)
   names, spellings = labels.one_spelling(  # class names: from the train split, as the text
     shards.label_counts(train_files, label_key, guard)  # vocabulary is; 'Yes ' is 'yes'
     if label_type == schema_pb2.BYTES
@@ -159,13 +143,15 @@ def _tabular_setup(
     raise UnusableData(str(e)) from None
   figures = {}
   if spec.regression:
-    spec, figures = _standardized(spec, fn_args.train_files, guard)
+    spec, figures = label_checks.standardized(spec, fn_args.train_files, guard)
   elif options.min_eval_class_examples:  # a pass over the label column of both splits
     counted = [
       tabular_input.class_counts(f, spec, guard) for f in (train_files, fn_args.eval_files)
     ]
     hint = labels.regress_hint(label_key, counts) if options.label_threshold is None else ''
-    _check_eval_classes(f'--label {label_key}', spec.class_names, *counted, options, hint)
+    label_checks.check_eval_classes(
+      f'--label {label_key}', spec.class_names, *counted, options, hint
+    )
   logging.info(
     'Tabular input: %d numeric, %d categorical columns, label %s (%s), ids %s left out',
     len(spec.numeric),
@@ -223,41 +209,6 @@ def _tabular_setup(
     leakage_note=note,
     label_figures=figures,
   )
-
-
-def _check_classes(label_key: str, counts: dict) -> None:
-  """UnusableData with the true reason when numbers cannot be classes: not all integers (every
-  value read, some shown), or integers that look like a quantity (labels.looks_regressed)."""
-  examples = f'the {sum(counts.values()):,} train and eval examples'
-  fractions = sorted(v for v in counts if not float(v).is_integer())
-  if fractions:
-    seen, median = 0, None
-    for value in sorted(counts):  # the median of the rows
-      seen += counts[value]
-      median = value if median is None and 2 * seen >= sum(counts.values()) else median
-    raise UnusableData(
-      labels.float_label_message(label_key, examples, median)
-      + f'; not integers: {", ".join(f"{v:g}" for v in fractions[: labels.SHOWN_ROWS])}'
-    )
-  if labels.looks_regressed(counts):
-    raise UnusableData(labels.regression_message(label_key, counts, examples))
-
-
-def _standardized(spec, train_files, guard):
-  """(the spec with the train split's label center and scale, label_figures.of's figures);
-  UnusableData for a constant."""
-  values = tabular_input.label_values(train_files, spec, guard)
-  if not values.size or not values.std() > 0:
-    raise UnusableData(
-      labels.constant_message(
-        spec.label_key,
-        f'{values[0] if values.size else 0.0:g}',
-        f'the {values.size:,} train examples',
-      )
-    )
-  figures = label_figures.of(values)
-  center, scale = label_figures.standardization(figures)
-  return dataclasses.replace(spec, label_mean=center, label_std=scale), figures
 
 
 def _sample_columns(train_files: List[str], spec) -> Tuple[dict, Dict[str, int]]:
