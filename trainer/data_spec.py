@@ -60,6 +60,8 @@ class TabularSpec:
   # feeds (label - label_mean) / label_std, the signatures give back prediction * std + mean
   label_mean: float = 0.0
   label_std: float = 1.0
+  label_spellings: Dict[str, List[str]] = dataclasses.field(default_factory=dict)  # a class
+  # name's other spellings in the train split (labels.one_spelling's merges: 'oui\xa0', 'Oui')
 
   @property
   def regression(self) -> bool:

@@ -74,3 +74,25 @@ def test_spellings_that_differ_in_case_or_spaces_are_one_name_the_most_common_on
   assert labels.spellings_line(merged) == (
     "'No' from 'No' (3), 'no ' (3); 'yes' from 'yes' (5), 'Yes' (2), ' YES ' (1)"
   )
+
+
+def test_spellings_with_unicode_spaces_or_compatibility_forms_are_one_name_each_shown():
+  names, merged = labels.one_spelling(
+    {
+      'oui': 40,
+      'oui\u00a0': 7,
+      'non': 30,
+      'non\u202f': 2,
+      'ＮＯＮ': 1,
+      'New\u2009 York': 3,
+      'new york': 1,
+    }
+  )
+  assert names == ['New\u2009 York', 'non', 'oui']
+  line = labels.spellings_line(merged)
+  assert line == (
+    "'New\\u2009 York' from 'New\\u2009 York' (3), 'new york' (1); "
+    "'non' from 'non' (30), 'non\\u202f' (2), 'ＮＯＮ' (1); 'oui' from 'oui' (40), 'oui\\xa0' (7)"
+  )
+  assert labels.spelling_key('\u3000Yes\t ') == labels.folded_key(' yes') == 'yes'
+  assert labels.spelling_key('o ui') != labels.spelling_key('oui')  # a space inside stays one
