@@ -57,8 +57,8 @@ def test_the_column_reading_and_the_one_cell_reading_agree(cells, decimal_comma)
   table = pa.table({'x': pa.array(cells, pa.string())})
   if decimal_comma:  # a `;` or tab file: csv_dialect.Dialect.decimal_comma
     table = csv_ranges.decimal_points(table)
-  values, _, _ = text_numbers.read_array(table.column('x').combine_chunks())
-  assert values.to_pylist() == _one_by_one(cells, decimal_comma)
+  reading = text_numbers.read_array(table.column('x').combine_chunks())
+  assert reading.values.to_pylist() == _one_by_one(cells, decimal_comma)
   assert _one_by_one(cells[:3], decimal_comma)[0] in (-5.2, 1234.5)
 
 
