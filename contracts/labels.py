@@ -170,7 +170,7 @@ def threshold_line(label: str, threshold) -> str:
 
 def spelling_key(name: str) -> str:
   """What tells two class names apart: neither case, nor Unicode's compatibility forms (NFKC:
-  'ｙｅｓ' is 'yes'), nor spaces do ('Yes ', 'yes\u00a0' are 'yes'; a run of spaces inside is
+  'ｙｅｓ' is 'yes'), nor spaces do ('Yes ', 'yes\\u00a0' are 'yes'; a run of spaces inside is
   one: folded_key)."""
   return folded_key(unicodedata.normalize('NFKC', name))
 
