@@ -54,6 +54,9 @@ NON_FINITE_CELLS = 'num_non_finite_cells'  # CSV cells inf / nan, read as missin
 # CSV string columns read as numbers written as text (contracts/text_numbers.py), JSON
 # {column: {'placeholders': cells, 'other': cells}}: their cells that are no number, missing.
 NUMBERS_FROM_TEXT = 'numbers_from_text'
+# CSV string columns whose cells are mostly numbers no rule reads (`12~5`), JSON {column: [cells
+# shown]}: named in the summary, never silent.
+NUMBERS_UNREAD = 'numbers_unread'
 # The CSV files' dialect when not plain commas (csv_dialect.Dialect.described), for the summary.
 CSV_DIALECT = 'csv_dialect'
 # The CSV and tf.Example ExampleGens' id columns found in the data, not given (JSON list): a custom

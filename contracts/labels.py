@@ -4,12 +4,18 @@ number to regress rather than classes; the task (classes or a number) decided by
 (numeric_task: the command line's first rows, the Trainer's every row); and the one line that
 says each."""
 
+import re
 from typing import Dict, List, Tuple
+import unicodedata
 
 from contracts import text_numbers
 from contracts.text_numbers import MISSING_WORDS  # what a label cell without a value is
 
-_SPACES = ' \t\n\v\f\r'  # what TensorFlow's tf.strings.strip takes off, too
+# Every Unicode space (White_Space: the no-break U+00A0 spreadsheets paste, the narrow no-break
+# U+202F, the thin U+2009, the ideographic U+3000, …); a regex RE2 (TensorFlow) and Python read
+# alike: a run of them is one ' ' in a label's spelling, none at its ends.
+SPACES = '[\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+'
+_SPACES = re.compile(SPACES)
 SHOWN_ROWS = 5  # rows named in a refusal
 # Integer labels look like a number to regress, not classes, from this many distinct values on,
 # when most of them are held by fewer than MIN_CLASS_ROWS rows: a class needs 2 to train on and
@@ -185,9 +191,17 @@ def threshold_line(label: str, threshold) -> str:
 
 
 def spelling_key(name: str) -> str:
-  """What tells two class names apart: neither case nor surrounding spaces do ('Yes ' is 'yes';
-  trainer/tabular_input.py compares labels the same way in TensorFlow)."""
-  return name.strip(_SPACES).lower()
+  """What tells two class names apart: neither case, nor Unicode's compatibility forms (NFKC:
+  'ｙｅｓ' is 'yes'), nor spaces do ('Yes ', 'yes\\u00a0' are 'yes'; a run of spaces inside is
+  one: folded_key)."""
+  return folded_key(unicodedata.normalize('NFKC', name))
+
+
+def folded_key(name: str) -> str:
+  """A name lower-cased, its spaces (SPACES) folded: one ' ' for a run, none at its ends. What
+  trainer/tabular_input.py computes in TensorFlow (which has no NFKC: it compares a label with
+  every spelling of each class, each folded so)."""
+  return _SPACES.sub(' ', name).strip(' ').lower()
 
 
 def one_spelling(counts: Dict[str, int]) -> Tuple[List[str], Dict[str, Dict[str, int]]]:
@@ -206,7 +220,8 @@ def one_spelling(counts: Dict[str, int]) -> Tuple[List[str], Dict[str, Dict[str,
 
 
 def spellings_line(merged: Dict[str, Dict[str, int]]) -> str:
-  """ "'yes' from 'yes' (412), 'Yes' (33), ' yes' (2); 'no' from …": one_spelling's merges."""
+  """ "'yes' from 'yes' (412), 'Yes' (33), 'yes\\xa0' (2); 'no' from …": one_spelling's merges,
+  every spelling listed as Python writes it (repr: a space other than ' ' shows as its escape)."""
   return '; '.join(
     f'{name!r} from ' + ', '.join(f'{s!r} ({rows:,})' for s, rows in spellings.items())
     for name, spellings in merged.items()

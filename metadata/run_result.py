@@ -62,7 +62,9 @@ class RunResult:
   non_finite_cells: Optional[int] = None  # CSV cells inf / nan, read as missing by ExampleGen
   # CSV columns of numbers written as text, read as numbers by ExampleGen:
   # {column: {'placeholders': cells, 'other': cells}} (their cells read as missing)
-  numbers_from_text: Optional[Dict[str, dict]] = None
+  numbers_from_text: Optional[Dict[str, dict]] = None  # (and 'forms': text_numbers.FORMS)
+  # CSV text columns whose cells are mostly numbers no rule reads: {column: [cells shown]}
+  numbers_unread: Optional[Dict[str, list]] = None
   csv_dialect: Optional[str] = None  # the CSV files' dialect when not plain commas
   examples_uri: Optional[str] = None
   duplicates: Optional[dict] = None  # summary.duplicate_facts

@@ -180,6 +180,8 @@ def _examples_facts(result: RunResult, examples: metadata_store_pb2.Artifact) ->
     result.csv_dialect = property_value(examples, artifacts.CSV_DIALECT)
   if property_value(examples, artifacts.NUMBERS_FROM_TEXT):
     result.numbers_from_text = json.loads(property_value(examples, artifacts.NUMBERS_FROM_TEXT))
+  if property_value(examples, artifacts.NUMBERS_UNREAD):
+    result.numbers_unread = json.loads(property_value(examples, artifacts.NUMBERS_UNREAD))
   if property_value(examples, 'num_duplicates') is not None:
     result.duplicates = duplicate_facts(examples)
   if property_value(examples, artifacts.DETECTED_ID_COLUMNS):

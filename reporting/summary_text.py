@@ -87,8 +87,9 @@ def render_id_columns(columns: List[str]) -> str:
 
 
 def render_numbers_from_text(columns: Dict[str, dict]) -> str:
-  """'numbers:    price, rate read as numbers from text (…): price 3 cell(s) not numbers, rate 10
-  placeholder(s) read as missing' (ExampleGen's NUMBERS_FROM_TEXT facts)."""
+  """'numbers:    price, temp read as numbers from text (price: currency signs; temp: minus signs
+  −; …): price 3 cell(s) not numbers, rate 10 placeholder(s) read as missing' (ExampleGen's
+  NUMBERS_FROM_TEXT facts; each column's forms: contracts/text_numbers.FORMS)."""
   missing = []
   for column, cells in columns.items():
     said = [
@@ -98,11 +99,28 @@ def render_numbers_from_text(columns: Dict[str, dict]) -> str:
     ]
     if said:
       missing.append(f'{column} {" and ".join(said)}')
+  forms = '; '.join(
+    f'{column}: {", ".join(cells["forms"])}'
+    for column, cells in columns.items()
+    if cells.get('forms')
+  )
   return (
-    f'numbers:    {", ".join(columns)} read as numbers from text ($ € £ ¥, %, thousands '
-    'separators, (accounting) negatives; predict and monitor read them alike)'
+    f'numbers:    {", ".join(columns)} read as numbers from text ('
+    + (forms or '$ € £ ¥, %, thousands separators, (accounting) negatives')
+    + '; predict and monitor read them alike)'
     + (f': {", ".join(missing)} read as missing' if missing else '')
   )
+
+
+def render_numbers_unread(columns: Dict[str, list]) -> List[str]:
+  """ "numbers:    column 'x' looks numeric but is read as text: '12~5', '7~1', …" per column
+  (ExampleGen's NUMBERS_UNREAD facts)."""
+  return [
+    f'numbers:    column {column!r} looks numeric but is read as text: '
+    + ', '.join(repr(cell) for cell in shown)
+    + ', … (a category of its cells; the numbers read: docs/data.md)'
+    for column, shown in columns.items()
+  ]
 
 
 def render_serving_check(report: dict) -> str:
@@ -256,6 +274,8 @@ def render(result) -> List[str]:
     )
   if result.numbers_from_text:
     lines.append(render_numbers_from_text(result.numbers_from_text))
+  if result.numbers_unread:
+    lines.extend(render_numbers_unread(result.numbers_unread))
   if result.input_damage is not None:
     damage = result.input_damage
     lines.append(

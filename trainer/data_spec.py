@@ -65,6 +65,8 @@ class TabularSpec:
   dates: Dict[str, str] = dataclasses.field(default_factory=dict)  # string columns read as
   # dates: {column: 'form order'} (trainer/date_features.py); their features, '<column>.<feature>',
   # are among numeric, computed from the string in the graph
+  label_spellings: Dict[str, List[str]] = dataclasses.field(default_factory=dict)  # a class
+  # name's other spellings in the train split (labels.one_spelling's merges: 'oui\xa0', 'Oui')
 
   @property
   def regression(self) -> bool:

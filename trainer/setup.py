@@ -139,6 +139,7 @@ def _tabular_setup(
   ids = data_spec.id_columns(data_spec.examples_root(fn_args.train_files[0]))
   try:
     spec = data_spec.tabular_spec(schema, options, sorted(counts), names, ids, task)
+    spec = dataclasses.replace(spec, label_spellings={n: list(s) for n, s in spellings.items()})
   except ValueError as e:
     raise UnusableData(str(e)) from None
   figures = {}

@@ -18,8 +18,8 @@ AUTOTUNE = tf.data.AUTOTUNE
 def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
   """What the model learns: regression: the label standardized, float32 [batch] ((label -
   spec.label_mean) / spec.label_std); classes: the class id: a thresholded label, a class name's index in
-  spec.label_names, whatever its case and surrounding spaces (-1 for a name the train split did
-  not have), an integer label's index in
+  spec.label_names, whatever its case and spaces, or any of its spellings (labels.spelling_key:
+  -1 for a name the train split did not have), an integer label's index in
   spec.label_values (-1 for a value the splits did not have), or the int label itself."""
   if spec.regression:
     number = tf.cast(label, tf.float64)
@@ -27,15 +27,21 @@ def tabular_label(label: tf.Tensor, spec: TabularSpec) -> tf.Tensor:
   if spec.label_threshold is not None:
     number = tf.cast(label, tf.float64) if label.dtype.is_integer else label
     return tf.cast(number > spec.label_threshold, tf.int64)
-  classes = spec.label_values
-  if spec.label_names:  # names compared as labels.spelling_key does: 'Yes ' is 'yes'
+  classes, ids = spec.label_values, list(range(len(spec.label_values)))
+  if spec.label_names:  # names compared as labels.folded_key does: 'Yes\xa0' is 'yes'
+    label = tf.strings.regex_replace(label, labels.SPACES, ' ')
     label = tf.strings.lower(tf.strings.strip(label), encoding='utf-8')
-    classes = [labels.spelling_key(name) for name in spec.label_names]
+    keys = {
+      labels.folded_key(spelling): i  # TensorFlow has no NFKC: every spelling of a class
+      for i, name in enumerate(spec.label_names)
+      for spelling in (name, *spec.label_spellings.get(name, ()))
+    }
+    classes, ids = list(keys), list(keys.values())
   if classes:
     # A comparison with every class: no lookup table to track in the SavedModel, and classes
     # are few (a [batch, classes] boolean matrix).
     matches = tf.equal(label[:, None], tf.constant(classes, label.dtype)[None, :])
-    found = tf.argmax(tf.cast(matches, tf.int64), axis=1)
+    found = tf.gather(tf.constant(ids, tf.int64), tf.argmax(tf.cast(matches, tf.int64), axis=1))
     return tf.where(tf.reduce_any(matches, axis=1), found, tf.constant(-1, tf.int64))
   return label
 

@@ -45,12 +45,12 @@ def to_record_batch(
   for an empty cell or an inf / nan one in a FLOAT column (no number to learn from: they made
   every prediction NaN; each such cell's count appended to `non_finite`), a null list (a
   feature without a kind) in an UNKNOWN column; a NUMBER_TEXT column's cells read by
-  text_numbers.read_array, none where no number ({column: [placeholders, others]} added to
-  `from_text`)."""
+  text_numbers.read_array, none where no number ({column: [placeholders, others, forms]} added
+  to `from_text`; forms: text_numbers.FORMS)."""
   found = [] if non_finite is None else non_finite
   texts = {} if from_text is None else from_text
   lists = [
-    _as_list(column.combine_chunks(), kind, found, texts.setdefault(name, [0, 0]))
+    _as_list(column.combine_chunks(), kind, found, texts.setdefault(name, [0, 0, []]))
     if kind == ColumnType.NUMBER_TEXT
     else _as_list(column.combine_chunks(), kind, found)
     for name, column, kind in zip(table.column_names, table.columns, types)
@@ -64,9 +64,10 @@ def _as_list(
   if kind == ColumnType.UNKNOWN:
     return pa.nulls(len(cells), pa.large_list(pa.int64()))
   if kind == ColumnType.NUMBER_TEXT:
-    read, placeholders, odd = text_numbers.read_array(cells)
+    read, placeholders, odd, forms = text_numbers.read_array(cells)
     from_text[0] += placeholders
     from_text[1] += odd
+    from_text[2] = sorted(set(from_text[2]) | set(forms))
     present = pc.is_valid(read).to_numpy(zero_copy_only=False)
     return _one_per_cell(len(cells), *_finite(read.drop_null(), present, len(cells), non_finite))
   filled = non_empty(cells)

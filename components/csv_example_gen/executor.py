@@ -216,14 +216,16 @@ class _WriteRange(beam.DoFn):
       return []
     table, unlabelled, headers = read
     non_finite = []  # inf / nan cells of FLOAT columns, left out
-    from_text = {}  # NUMBER_TEXT columns: {column: [placeholders, other cells]}, missing
+    from_text = {}  # NUMBER_TEXT columns: {column: [placeholders, other cells, forms]}
     kinds = [type_inference.ColumnType(t) for t in types[split]]
+    numbers = _numbers(table, self._dialect)
     if self._dialect.decimal_comma:
-      table = example_encoding.as_read(table, _numbers(table, self._dialect), kinds)
+      table = example_encoding.as_read(table, numbers, kinds)
     records = example_encoding.to_examples(table, kinds, non_finite, from_text)
     outputs = [name for name, _ in self._buckets] if self._buckets else [split]
     detected = _detected(unique, types, self._names)
     ignored = self._ignored | set(detected)
+    unread = type_inference.unread_numbers(numbers, kinds, ignored)
     content = example_encoding.row_hashes(
       table.select([name for name in table.column_names if name not in ignored])
     )
@@ -255,6 +257,7 @@ class _WriteRange(beam.DoFn):
       'repeated_headers': headers,
       'non_finite': sum(non_finite),
       'from_text': from_text,
+      'unread': unread,
       'detected': detected,
     }
     atomic.write(f'{self._facts}-{split}-{index:05d}.json', json.dumps(facts))
@@ -341,16 +344,19 @@ class Executor(file_based.ExampleGenExecutor):
         raise UnusableData(f.read())
     counts, column_types, unlabelled, detected = dict.fromkeys(outputs, 0), {}, 0, []
     headers = non_finite = 0
-    from_text = {}  # {column: [placeholders, other cells]}
+    from_text = {}  # {column: [placeholders, other cells, forms]}
+    unread = {}  # {column: [cells that look like numbers, cells, shown]}
     for path in fileio.glob(f'{facts}-*.json'):
       with fileio.open(path, 'r') as f:
         written = json.loads(f.read())
       unlabelled += written['unlabelled']
       headers += written['repeated_headers']
       non_finite += written['non_finite']
-      for column, (placeholders, odd) in written['from_text'].items():
-        total = from_text.setdefault(column, [0, 0])
+      for column, (placeholders, odd, forms) in written['from_text'].items():
+        total = from_text.setdefault(column, [0, 0, set()])
         total[0], total[1] = total[0] + placeholders, total[1] + odd
+        total[2].update(forms)
+      type_inference.add_unread(unread, written['unread'])
       detected = written['detected']
       for split, count in written['counts'].items():
         counts[split] += count
@@ -369,8 +375,16 @@ class Executor(file_based.ExampleGenExecutor):
     if from_text:
       examples.set_string_custom_property(
         artifacts.NUMBERS_FROM_TEXT,
-        json.dumps({c: {'placeholders': p, 'other': o} for c, (p, o) in sorted(from_text.items())}),
+        json.dumps(
+          {
+            c: {'placeholders': p, 'other': o, 'forms': sorted(f)}
+            for c, (p, o, f) in sorted(from_text.items())
+          }
+        ),
       )
+    unread = type_inference.looks_numeric(unread)
+    if unread:
+      examples.set_string_custom_property(artifacts.NUMBERS_UNREAD, json.dumps(unread))
     id_columns.record(examples, ids, detected)
     if rows:
       found = regroup.csv_rows(

@@ -12,7 +12,9 @@ CsvExampleGen infers each column's type over the whole split (tfx_bsl's ColumnTy
                   (contracts/text_numbers.census: `$13.08`, `8.91%`, `unknown`);
   numbers_from_text()  over a split's ranges, merged (merge_types), the STRING columns read as
                   numbers (NUMBER_TEXT);
-  types_json()    the types as the artifact records them.
+  types_json()    the types as the artifact records them;
+  unread_numbers() / add_unread() / looks_numeric()  the STRING columns whose cells are mostly
+                  numbers no rule reads (text_numbers.unread), named in the summary.
 """
 
 import enum
@@ -144,4 +146,33 @@ def types_json(types: Sequence[ColumnType], names: Sequence[str]) -> Dict[str, s
   return {
     name: ColumnType.FLOAT.name if kind == ColumnType.NUMBER_TEXT else ColumnType(kind).name
     for name, kind in zip(names, types)
+  }
+
+
+def unread_numbers(table: pa.Table, types: Sequence[ColumnType], ignored=()) -> Dict[str, list]:
+  """{column: [cells that look like numbers, cells, shown]} (text_numbers.unread) of the STRING
+  columns not `ignored` (the label, the ids) whose cells are mostly numbers."""
+  found = {}
+  for name, kind in zip(table.column_names, types):
+    if kind == ColumnType.STRING and name not in ignored:
+      numeric, cells, shown = text_numbers.unread(table.column(name).combine_chunks())
+      if numeric:
+        found[name] = [numeric, cells, shown]
+  return found
+
+
+def add_unread(total: Dict[str, list], found: Dict[str, list]) -> None:
+  """unread_numbers() of one range added to `total` (cells shown: the first distinct ones)."""
+  for name, (numeric, cells, shown) in found.items():
+    into = total.setdefault(name, [0, 0, []])
+    into[0], into[1] = into[0] + numeric, into[1] + cells
+    into[2] += [cell for cell in shown if cell not in into[2]][
+      : max(0, text_numbers.SHOWN - len(into[2]))
+    ]
+
+
+def looks_numeric(total: Dict[str, list]) -> Dict[str, list]:
+  """{column: cells shown} of the columns whose cells, over all ranges, are mostly numbers."""
+  return {
+    name: shown for name, (numeric, cells, shown) in sorted(total.items()) if 2 * numeric > cells
   }

@@ -417,10 +417,10 @@ def test_numbers_written_as_text_are_floats_across_ranges_their_other_cells_miss
     'label': 'FLOAT',
   }
   assert json.loads(examples.get_string_custom_property('numbers_from_text')) == {
-    'count': {'placeholders': 11, 'other': 0},
-    'label': {'placeholders': 0, 'other': 0},
-    'price': {'placeholders': 0, 'other': 1},
-    'rate': {'placeholders': 10, 'other': 0},
+    'count': {'placeholders': 11, 'other': 0, 'forms': []},
+    'label': {'placeholders': 0, 'other': 0, 'forms': ['currency signs']},
+    'price': {'placeholders': 0, 'other': 1, 'forms': ['currency signs', 'thousands separators']},
+    'rate': {'placeholders': 10, 'other': 0, 'forms': ['percent signs']},
   }
   rows = [
     tf.train.Example.FromString(r).features.feature

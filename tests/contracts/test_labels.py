@@ -126,3 +126,25 @@ def test_classes_short_of_the_eval_minimum_get_advice_that_works():
   )
   assert labels.short_classes_message('--label y', {'a': 4}, {'a': 20}, 0) == ''  # not checked
   assert labels.short_classes_message('--label y', {'a': 5}, {'a': 20}, 5) == ''
+
+
+def test_spellings_with_unicode_spaces_or_compatibility_forms_are_one_name_each_shown():
+  names, merged = labels.one_spelling(
+    {
+      'oui': 40,
+      'oui\u00a0': 7,
+      'non': 30,
+      'non\u202f': 2,
+      'ＮＯＮ': 1,
+      'New\u2009 York': 3,
+      'new york': 1,
+    }
+  )
+  assert names == ['New\u2009 York', 'non', 'oui']
+  line = labels.spellings_line(merged)
+  assert line == (
+    "'New\\u2009 York' from 'New\\u2009 York' (3), 'new york' (1); "
+    "'non' from 'non' (30), 'non\\u202f' (2), 'ＮＯＮ' (1); 'oui' from 'oui' (40), 'oui\\xa0' (7)"
+  )
+  assert labels.spelling_key('\u3000Yes\t ') == labels.folded_key(' yes') == 'yes'
+  assert labels.spelling_key('o ui') != labels.spelling_key('oui')  # a space inside stays one

@@ -142,6 +142,16 @@ def test_numbers_written_as_text_are_read_as_training_reads_them(tmp_path):
   assert read[2].reason == "column price: 'abc' is not a number"
 
 
+def test_numbers_as_people_write_them_are_read_as_training_reads_them(tmp_path):
+  data = tmp_path / 'rows.csv'
+  data.write_text('temp;amount;revenue\n−5,2;1 234,5;3.94M\n7;1\u00a0000;534.8k\n', 'utf-8')
+  layout = inputs.csv_layout(str(data), ['temp', 'amount', 'revenue'])
+  kinds = dict.fromkeys(['temp', 'amount', 'revenue'], 'float')
+  read = list(inputs.read_csv(0, 'rows.csv', str(data), layout, kinds))
+  assert read[0].inputs == {'temp': -5.2, 'amount': 1234.5, 'revenue': 3940000.0}
+  assert read[1].inputs == {'temp': 7.0, 'amount': 1000.0, 'revenue': 534800.0}
+
+
 def test_an_error_before_any_prediction_leaves_no_log(tiny_model, tmp_path, capsys):
   """An error after the log was opened once left an empty logs/predict-*.log beside --out."""
   (tmp_path / 'images').mkdir()

@@ -259,6 +259,25 @@ def test_columns_of_numbers_written_as_text_are_one_line_with_their_cells_read_a
   )
 
 
+def test_the_numbers_line_says_each_column_s_forms_and_names_a_text_column_of_numbers_unread():
+  facts = {
+    'temp': {'placeholders': 0, 'other': 0, 'forms': ['minus signs −']},
+    'revenue': {'placeholders': 0, 'other': 0, 'forms': ['k/M/B suffixes']},
+  }
+  unread = {'code': ['12~5', '7~1']}
+  lines = summary_text.render(
+    RunResult(wall_seconds=1.0, numbers_from_text=facts, numbers_unread=unread)
+  )
+  said = [line for line in lines if line.startswith('numbers:')]
+  assert said[0] == (
+    'numbers:    temp, revenue read as numbers from text (temp: minus signs −; revenue: k/M/B '
+    'suffixes; predict and monitor read them alike)'
+  )
+  assert said[1].startswith(
+    "numbers:    column 'code' looks numeric but is read as text: '12~5', '7~1', …"
+  )
+
+
 def test_a_csv_dialect_other_than_plain_commas_is_one_line_and_plain_commas_none():
   said = summary_text.render(RunResult(wall_seconds=1.0, csv_dialect='semicolon-separated'))
   assert [line for line in said if line.startswith('csv:')] == ['csv:        semicolon-separated']

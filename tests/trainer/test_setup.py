@@ -187,6 +187,22 @@ def test_label_names_that_differ_in_case_or_spaces_are_one_class_served_as_most_
   assert ids.numpy().tolist() == [1 if 'y' in s.lower() else 0 for s in spellings * 4]
 
 
+def test_label_spellings_with_unicode_spaces_or_full_width_letters_are_one_class_each(tmp_path):
+  spellings = ['oui'] * 6 + ['oui\u00a0', 'ＯＵＩ', ' Oui\u202f'] + ['non'] * 4 + ['non\u00a0']
+  rows = [{'x': i % 5 / 10, 'answer': s} for i, s in enumerate(spellings * 4)]
+  unseen = [{'x': 0.1, 'answer': 'non\u2009'}, {'x': 0.2, 'answer': '\u3000oui'}]
+  fn_args = _tabular_examples(tmp_path / 'examples', {'train': rows, 'eval': rows + unseen})
+  options = TrainerOptions(label_key='answer', input_cache='off')
+  ready = setup._tabular_setup(fn_args, fn_args.train_files, options, 8, None)
+  assert ready.spec.class_names == ['non', 'oui']
+  assert ready.label_spellings == {
+    'non': {'non': 16, 'non\u00a0': 4},
+    'oui': {'oui': 24, ' Oui\u202f': 4, 'oui\u00a0': 4, 'ＯＵＩ': 4},
+  }
+  _, ids = next(iter(ready.evaluation.unbatch().batch(len(rows) + 2)))
+  assert ids.numpy().tolist() == [0 if 'n' in s else 1 for s in spellings * 4] + [0, 1]
+
+
 def test_a_table_of_a_label_and_row_ids_or_an_empty_eval_split_stops_with_one_line(tmp_path):
   from trainer import distribution
 
