@@ -142,9 +142,13 @@ def accuracies(evaluation) -> Dict[str, float]:
     evaluation_names.CANDIDATE: evaluation_names.ACCURACY_KEY,
     evaluation_names.BASELINE: evaluation_names.ACCURACY_KEY + SERVING_MODEL,
   }
-  return {model: metrics[name] for model, name in names.items() if name in metrics}
+  found = {model: metrics[name] for model, name in names.items() if name in metrics}
+  if not found and BINARY_ACCURACY in metrics:  # a module file's Evaluator (TFX's taxi example)
+    found[evaluation_names.CANDIDATE] = metrics[BINARY_ACCURACY]
+  return found
 
 
+BINARY_ACCURACY = 'binary_accuracy'  # TFMA's BinaryAccuracy metric, a module file's eval_config
 # The figures regression_figures reads, in the order they are shown.
 REGRESSION_FIGURES = evaluation_names.REGRESSION_KEYS + (
   evaluation_names.BASELINE_MAE_KEY,

@@ -15,10 +15,11 @@ from ml_metadata.proto import metadata_store_pb2
 
 from contracts import evaluation as evaluation_names
 from contracts.errors import UserError
-from metadata import artifact_reader, run_reader
+from metadata import artifact_reader, run_reader, transform_facts
 from metadata.run_reader import property_value
 
 _LIVE = metadata_store_pb2.Artifact.LIVE
+TRANSFORM_GRAPH = transform_facts.TRANSFORM_GRAPH
 REVISION_PREFIX = 'data_'  # the data revision's properties (data_revisions/revision.py)
 _INPUT = metadata_store_pb2.Event.INPUT
 _OUTPUTS = (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)
@@ -79,6 +80,8 @@ def trace(metadata_path: str) -> dict:
   versions = []
   for examples in graph.of_kind('Examples'):
     producer = graph.executions.get(graph.producer.get(examples.id))
+    if _transform_of(graph, examples.id) is not None:
+      continue  # Transform's output: listed with the model it trained (model['transform'])
     versions.append(
       {
         'examples_id': examples.id,
@@ -100,11 +103,16 @@ def trace(metadata_path: str) -> dict:
     )
   models = []
   for model in graph.of_kind('Model'):
+    trained_on = graph.consumer_input(model.id, 'examples')
+    transform = _transform_of(graph, trained_on)
     entry = {
       'model_id': model.id,
       'uri': model.uri,
       'created': _when(model),
-      'trained_on': graph.consumer_input(model.id, 'examples'),
+      # the data version: through a Transform, the examples it transformed
+      'trained_on': transform['examples'] if transform else trained_on,
+      'transform': transform,
+      'module': transform_facts.module_of(graph.executions.get(graph.producer.get(model.id))),
       'input_damage': {
         k: v
         for k, v in (
@@ -123,6 +131,23 @@ def trace(metadata_path: str) -> dict:
     )
     models.append(entry)
   return {'data_versions': versions, 'models': models, 'monitoring': monitoring_runs(metadata_path)}
+
+
+def _transform_of(graph: _Graph, examples_id: Optional[int]) -> Optional[dict]:
+  """Examples a Transform made (a module file's run): {'examples' (the raw examples it read),
+  'transformed_examples', 'transform_graph' (ids), 'transform_graph_uri', 'module'}; None for
+  other examples."""
+  execution = graph.producer.get(examples_id) if examples_id is not None else None
+  graph_id = graph.outputs[execution].get(TRANSFORM_GRAPH) if execution is not None else None
+  if graph_id is None:
+    return None
+  return {
+    'examples': graph.inputs[execution].get('examples'),
+    'transformed_examples': examples_id,
+    'transform_graph': graph_id,
+    'transform_graph_uri': graph.artifacts[graph_id].uri if graph_id in graph.artifacts else '',
+    'module': transform_facts.module_of(graph.executions.get(execution)),
+  }
 
 
 def _evaluation(graph: _Graph, model_id: int, execution: int) -> Optional[dict]:
