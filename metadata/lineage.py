@@ -223,6 +223,9 @@ def serving_model(metadata_path: str) -> dict:
   trainer = graph.producer.get(model_id)
   inputs = graph.inputs[trainer] if trainer is not None else {}
   examples_id, schema_id = inputs.get('examples'), inputs.get('schema')
+  transform = _transform_of(graph, examples_id)
+  if transform:  # a module file's model: its raw training data, before Transform
+    examples_id = transform['examples']
   statistics = (
     [
       i
@@ -236,7 +239,7 @@ def serving_model(metadata_path: str) -> dict:
     raise UserError(
       f'model #{model_id}: its training data, schema or statistics are not in ML Metadata'
     )
-  options = json.loads(property_value(graph.executions[trainer], 'custom_config') or '{}')
+  options = json.loads(property_value(graph.executions[trainer], 'custom_config') or '{}') or {}
   return {
     'model_id': model_id,
     'model_uri': graph.artifacts[model_id].uri,
