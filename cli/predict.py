@@ -22,7 +22,9 @@ DESCRIPTION = (
   '<output>/serving) through the signature a serving client uses for it: image files (a folder '
   'of any depth, or one file) to predict_image_bytes, CSV rows to predict_columns (or '
   'predict_text), TFRecords to serving_default; write id, class, probability and the top '
-  'classes per input to a CSV (a regression model: id and the predicted number). Inputs that cannot be read are skipped and listed. '
+  'classes per input to a CSV (a regression model: id and the predicted number). A model a TFX '
+  'module file saved (run --module-file) gets CSV rows as the tf.Examples its serving_default '
+  'parses. Inputs that cannot be read are skipped and listed. '
   'docs/serving.md: Batch prediction.'
 )
 PROGRESS_SECONDS = 3.0

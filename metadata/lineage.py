@@ -80,7 +80,7 @@ def trace(metadata_path: str) -> dict:
   versions = []
   for examples in graph.of_kind('Examples'):
     producer = graph.executions.get(graph.producer.get(examples.id))
-    if _transform_of(graph, examples.id) is not None:
+    if _made_by_transform(graph, examples.id):
       continue  # Transform's output: listed with the model it trained (model['transform'])
     versions.append(
       {
@@ -104,7 +104,7 @@ def trace(metadata_path: str) -> dict:
   models = []
   for model in graph.of_kind('Model'):
     trained_on = graph.consumer_input(model.id, 'examples')
-    transform = _transform_of(graph, trained_on)
+    transform = _transform_of(graph, graph.producer.get(model.id))
     entry = {
       'model_id': model.id,
       'uri': model.uri,
@@ -133,17 +133,29 @@ def trace(metadata_path: str) -> dict:
   return {'data_versions': versions, 'models': models, 'monitoring': monitoring_runs(metadata_path)}
 
 
-def _transform_of(graph: _Graph, examples_id: Optional[int]) -> Optional[dict]:
-  """Examples a Transform made (a module file's run): {'examples' (the raw examples it read),
-  'transformed_examples', 'transform_graph' (ids), 'transform_graph_uri', 'module'}; None for
-  other examples."""
-  execution = graph.producer.get(examples_id) if examples_id is not None else None
-  graph_id = graph.outputs[execution].get(TRANSFORM_GRAPH) if execution is not None else None
-  if graph_id is None:
+def _made_by_transform(graph: _Graph, examples_id: int) -> bool:
+  """Whether Transform made these examples (its execution also output a transform graph)."""
+  execution = graph.producer.get(examples_id)
+  return execution is not None and TRANSFORM_GRAPH in graph.outputs[execution]
+
+
+def _transform_of(graph: _Graph, trainer: Optional[int]) -> Optional[dict]:
+  """The Transform behind a Trainer's execution (a module file's run), by the Trainer's
+  `transform_graph` input or its examples' producer: {'examples' (the raw examples Transform
+  read), 'transformed_examples' (None when the Trainer read raw examples), 'transform_graph'
+  (ids), 'transform_graph_uri', 'module'}; None for a Trainer without one."""
+  inputs = graph.inputs[trainer] if trainer is not None else {}
+  examples_id = inputs.get('examples')
+  graph_id = inputs.get(TRANSFORM_GRAPH)
+  if graph_id is None and examples_id is not None and _made_by_transform(graph, examples_id):
+    graph_id = graph.outputs[graph.producer[examples_id]][TRANSFORM_GRAPH]
+  execution = graph.producer.get(graph_id) if graph_id is not None else None
+  if execution is None:
     return None
+  transformed = examples_id if graph.producer.get(examples_id) == execution else None
   return {
-    'examples': graph.inputs[execution].get('examples'),
-    'transformed_examples': examples_id,
+    'examples': graph.inputs[execution].get('examples') if transformed else examples_id,
+    'transformed_examples': transformed,
     'transform_graph': graph_id,
     'transform_graph_uri': graph.artifacts[graph_id].uri if graph_id in graph.artifacts else '',
     'module': transform_facts.module_of(graph.executions.get(execution)),
@@ -223,7 +235,7 @@ def serving_model(metadata_path: str) -> dict:
   trainer = graph.producer.get(model_id)
   inputs = graph.inputs[trainer] if trainer is not None else {}
   examples_id, schema_id = inputs.get('examples'), inputs.get('schema')
-  transform = _transform_of(graph, examples_id)
+  transform = _transform_of(graph, trainer)
   if transform:  # a module file's model: its raw training data, before Transform
     examples_id = transform['examples']
   statistics = (

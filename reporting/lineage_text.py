@@ -34,9 +34,11 @@ def render_transform(model: dict) -> str:
   if not transform:
     return ''
   module = model.get('module') or transform.get('module')
+  transformed = transform.get('transformed_examples')
   return (
-    f' through transform graph #{transform["transform_graph"]} (examples '
-    f'#{transform["transformed_examples"]})' + (f', module {module}' if module else '')
+    f' through transform graph #{transform["transform_graph"]}'
+    + (f' (examples #{transformed})' if transformed is not None else '')
+    + (f', module {module}' if module else '')
   )
 
 

@@ -27,12 +27,13 @@ SECTIONS = (
   ('anomalies', 'Anomalies and drift'),
   ('excluded', 'Excluded files'),
   ('duplicates', 'Duplicates'),
-  ('transform', 'Transform'),  # a module file's run alone (run --module-file)
   ('training', 'Training'),
   ('evaluation', 'Evaluation'),
   ('input', 'Input pipeline'),
   ('lineage', 'Lineage'),
 )
+# A module file's run alone (run --module-file): what its Transform computed, before Training.
+TRANSFORM_SECTION = ('transform', 'Transform')
 
 
 def _run_section(result, config) -> str:
@@ -156,10 +157,11 @@ def render(facts, config) -> str:
     'input': report_model.input_section(training, facts.damage),
     'lineage': _lineage_section(config, facts.lineage),
   }
+  shown = list(SECTIONS)
   transform = getattr(facts, 'transform', None)
   if transform is not None:
-    bodies['transform'] = report_data.transform_section(transform)
-  shown = [(key, name) for key, name in SECTIONS if key in bodies]
+    bodies[TRANSFORM_SECTION[0]] = report_data.transform_section(transform)
+    shown.insert(shown.index(('training', 'Training')), TRANSFORM_SECTION)
   title = f'{config.pipeline_name} run, {time.strftime("%Y-%m-%d %H:%M")}'
   nav = ''.join(f'<a href="#{key}">{html.escape(name)}</a>' for key, name in shown)
   sections = ''.join(

@@ -27,6 +27,7 @@ def test_a_module_file_runs_report_shows_what_transform_computed(taxi_module_run
   page = report.render(facts, config)
   section = _section(page, 'transform')
   assert '<a href="#transform">Transform</a>' in page
+  assert page.index('<section id="transform">') < page.index('<section id="training">')
   assert 'Transform complete' in section and 'taxi_utils_native_keras' in section
   for vocabulary in facts.transform.vocabularies:
     assert f'<td>{vocabulary["name"]}</td><td class="n">{vocabulary["size"]}</td>' in section
