@@ -116,6 +116,7 @@ def test_a_csv_layout_needs_the_required_columns_only(tmp_path):
     inputs.module_csv_layout(str(data), kinds, ['x'])
 
 
+@pytest.mark.slow  # TFX's taxi pipeline runs once (tests/conftest.py)
 def test_taxi_models_features_are_its_raw_columns_without_the_label(taxi_module_run):
   path = glob.glob(os.path.join(taxi_module_run.serving, '*'))[0]
   _, served = model.load(path, inputs.CSV)

@@ -6,9 +6,13 @@ import csv
 import glob
 import os
 
+import pytest
+
 from cli import main as cli_main
 from contracts import predictions
 from contracts.errors import EXIT_BAD_INPUT, EXIT_OK
+
+pytestmark = pytest.mark.slow  # TFX's taxi pipeline runs once (tests/conftest.py)
 
 
 def _predict(capsys, data: str, model: str, out: str, *extra: str):

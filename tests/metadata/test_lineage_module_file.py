@@ -6,9 +6,13 @@ import os
 import shutil
 import sqlite3
 
+import pytest
+
 from cli import main as cli_main
 from contracts.errors import EXIT_OK
 from metadata import lineage
+
+pytestmark = pytest.mark.slow  # TFX's taxi pipeline runs once (tests/conftest.py)
 
 
 def _output(taxi_module_run) -> str:

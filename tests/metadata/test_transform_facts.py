@@ -1,7 +1,11 @@
 """metadata/transform_facts.py: what a module file's Transform computed, gathered from TFX's taxi
 pipeline's ML Metadata and artifacts (tests/support/taxi_module_run.py)."""
 
+import pytest
+
 from metadata import report_facts, run_reader, summary, transform_facts
+
+pytestmark = pytest.mark.slow  # TFX's taxi pipeline runs once (tests/conftest.py)
 
 
 def _nodes(taxi_module_run):

@@ -6,7 +6,11 @@ import json
 import os
 import shutil
 
+import pytest
+
 from cli import main as cli_main
+
+pytestmark = pytest.mark.slow  # TFX's taxi pipeline runs once (tests/conftest.py)
 
 
 def test_serving_rows_are_compared_with_the_data_before_transform(

@@ -4,9 +4,13 @@ otherwise."""
 
 import re
 
+import pytest
+
 import config as cfg
 from metadata import report_facts, run_reader, summary
 from reporting import report
+
+pytestmark = pytest.mark.slow  # TFX's taxi pipeline runs once (tests/conftest.py)
 
 
 def _facts(taxi_module_run):
