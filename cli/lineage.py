@@ -53,6 +53,7 @@ def main(args: argparse.Namespace) -> int:
       f'examples #{data.get("examples_id")} ({data.get("uri")}), made by '
       f'{data.get("producer")} from {data.get("source")} (span {data.get("span")}, '
       f'fingerprint {str(data.get("fingerprint"))[:80]})'
+      + lineage_text.render_transform(answer['model'])
     )
     report = dict(report, answer=answer)
   else:

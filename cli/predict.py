@@ -22,7 +22,9 @@ DESCRIPTION = (
   '<output>/serving) through the signature a serving client uses for it: image files (a folder '
   'of any depth, or one file) to predict_image_bytes, CSV rows to predict_columns (or '
   'predict_text), TFRecords to serving_default; write id, class, probability and the top '
-  'classes per input to a CSV (a regression model: id and the predicted number). Inputs that cannot be read are skipped and listed. '
+  'classes per input to a CSV (a regression model: id and the predicted number). A model a TFX '
+  'module file saved (run --module-file) gets CSV rows as the tf.Examples its serving_default '
+  'parses. Inputs that cannot be read are skipped and listed. '
   'docs/serving.md: Batch prediction.'
 )
 PROGRESS_SECONDS = 3.0
@@ -171,8 +173,11 @@ def main(args: argparse.Namespace) -> int:
       if data.kind == inputs.CSV:
         wanted = list(served.kinds)
         for relpath in data.files:
-          layouts[relpath] = inputs.csv_layout(
-            os.path.join(data.root, relpath), wanted, args.text_column, served.id_columns
+          path = os.path.join(data.root, relpath)
+          layouts[relpath] = (
+            inputs.module_csv_layout(path, served.module.kinds, served.module.required)
+            if served.module
+            else inputs.csv_layout(path, wanted, args.text_column, served.id_columns)
           )
       absent = _absent_columns(data, served, args.allow_missing_columns)
     except (inputs.Problem, model.Problem) as e:
@@ -205,6 +210,9 @@ def main(args: argparse.Namespace) -> int:
   if result.numbers:
     low, mean, high = result.numbers
     print(f'predicted numbers: lowest {low:.6g}, mean {mean:.6g}, highest {high:.6g}')
+  unread = _unread_features(served, layouts)
+  if unread:
+    print(f'columns the model reads that the CSV lacks, sent as absent features: {unread}')
   if absent:
     shown = '; '.join(f'{", ".join(columns)} in {where}' for where, columns in absent.items())
     print(
@@ -270,6 +278,14 @@ def _absent_columns(data, served, allowed: bool) -> Dict[str, List[str]]:
     if absent:
       found[f'none of the first {held.records:,} records of {relpath}'] = absent
   return found
+
+
+def _unread_features(served, layouts) -> str:
+  """A module file's model: its optional features no CSV file has ('' when none)."""
+  if not served.module or not layouts:
+    return ''
+  had = {name for layout in layouts.values() for name in layout.columns}
+  return ', '.join(name for name in served.module.kinds if name not in had)
 
 
 @contextlib.contextmanager

@@ -174,6 +174,21 @@ def csv_layout(
   return CsvLayout(dialect, {name: by_input[name] for name in wanted}, ids)
 
 
+def module_csv_layout(path: str, kinds: Dict[str, str], required: Sequence[str]) -> CsvLayout:
+  """How a CSV file's columns feed the tf.Example features a module file's model parses
+  (`kinds`, by name): each feature from the column of its name; a column of `required` absent
+  raises Problem naming them, others absent are left out of the records."""
+  dialect = csv_dialect.sniff(path)
+  header = _header(path, dialect)
+  missing = [name for name in required if name not in header]
+  if missing:
+    raise Problem(
+      f'{path}: no column for {len(missing)} of the {len(required)} columns the model requires: '
+      f'{", ".join(missing)} (the CSV has: {", ".join(header) or "no header"})'
+    )
+  return CsvLayout(dialect, {name: name for name in kinds if name in header})
+
+
 def _text_column(path: str, header: List[str], dialect: csv_dialect.Dialect, chosen: str) -> str:
   if chosen:
     if chosen not in header:

@@ -2,10 +2,10 @@
 the signature's inputs, whether it predicts classes or a number, and the model's class names."""
 
 import os
-from typing import Dict, List, NamedTuple, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from contracts import serving, trainer_options
-from inference import inputs
+from inference import inputs, module_model
 from utils import saved_model_ops
 
 SIGNATURE_FOR = {inputs.IMAGES: serving.IMAGE_BYTES, inputs.TFRECORDS: serving.SERVING_DEFAULT}
@@ -25,6 +25,8 @@ class Served(NamedTuple):
   image_size: Tuple[int, int] = (0, 0)  # (height, width) images are resized to; (0, 0): unknown
   regression: bool = False  # a number (serving.PREDICTION) per input, not class probabilities
   features: Sequence[str] = ()  # a tabular model's input columns as records name them
+  module: Optional[object] = None  # a module file's model: module_model.Parsed (CSV rows are
+  # encoded as the tf.Examples its serving_default parses), else None
 
 
 def _is_saved_model(path: str) -> bool:
@@ -108,6 +110,8 @@ def load(path: str, kind: str):
   except Exception as e:  # a damaged or foreign folder: one line
     raise Problem(f'{path}: not a loadable SavedModel ({str(e).splitlines()[0][:200]})') from None
   signatures = dict(loaded.signatures)
+  if kind != inputs.IMAGES and module_model.is_module_model(path, signatures):
+    return loaded, _module_served(path, signatures[serving.SERVING_DEFAULT])
   if kind == inputs.CSV:
     wanted = [s for s in (serving.TEXT, serving.COLUMNS) if s in signatures]
   else:
@@ -143,3 +147,16 @@ def load(path: str, kind: str):
     path, wanted[0], kinds, names, serving.id_columns(path), size, regression, features
   )
   return loaded, served
+
+
+def _module_served(path: str, function) -> Served:
+  """Served for a module file's model (inference/module_model.py)."""
+  parsed = module_model.parse(function)
+  if parsed is None:
+    raise Problem(
+      f'{path}: its {serving.SERVING_DEFAULT} parses no tf.Example features that can be read '
+      '(no ParseExampleV2 op with constant keys): which columns it takes cannot be told'
+    )
+  regression = parsed.meaning == module_model.NUMBER
+  kinds = {serving.EXAMPLES_INPUT: 'string'}
+  return Served(path, serving.SERVING_DEFAULT, kinds, [], regression=regression, module=parsed)

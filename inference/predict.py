@@ -25,7 +25,7 @@ import numpy as np
 
 from contracts import csv_dialect, predictions, request_log, serving
 from contracts.image_files import NOT_AN_IMAGE
-from inference import inputs
+from inference import inputs, module_model
 from inference.model import Served
 from utils import atomic, saved_model_ops
 
@@ -90,7 +90,9 @@ class SignatureHandler(base.ModelHandler):
     tensors = request(self._served.kinds, [element[2] for element in batch])
     function = model.signatures[self._served.signature]
     outputs = function(**{name: tf.constant(value) for name, value in tensors.items()})
-    return {name: value.numpy() for name, value in outputs.items()}
+    found = {name: value.numpy() for name, value in outputs.items()}
+    module = self._served.module
+    return module_model.standard_outputs(module, found) if module else found
 
   def run_inference(self, batch, model, inference_args=None) -> Iterable[base.PredictionResult]:
     try:
@@ -153,13 +155,16 @@ def _scaled_up(size, model_size) -> str:
 _CSV_COUNTERS = ('repeated_headers', 'non_finite_cells')  # csv_dialect.Counts' and Result's
 
 
-def _read(item, kind: str, layouts: Dict[str, inputs.CsvLayout], kinds: Dict[str, str]):
+def _read(item, kind: str, layouts: Dict[str, inputs.CsvLayout], served: Served):
   index, relpath, path = item
   counts = csv_dialect.Counts()
   if kind == inputs.IMAGES:
     results = [inputs.read_image((index, 0), relpath, path)]
+  elif kind == inputs.CSV and served.module:
+    found = inputs.read_csv(index, relpath, path, layouts[relpath], served.module.kinds, counts)
+    results = (_as_example(result, served.module) for result in found)
   elif kind == inputs.CSV:
-    results = inputs.read_csv(index, relpath, path, layouts[relpath], kinds, counts)
+    results = inputs.read_csv(index, relpath, path, layouts[relpath], served.kinds, counts)
   else:
     results = inputs.read_tfrecords(index, relpath, path)
   for result in results:
@@ -171,6 +176,16 @@ def _read(item, kind: str, layouts: Dict[str, inputs.CsvLayout], kinds: Dict[str
   for name in _CSV_COUNTERS:
     if getattr(counts, name):
       beam.metrics.Metrics.counter('predict', name).inc(getattr(counts, name))
+
+
+def _as_example(result, module: module_model.Parsed):
+  """A CSV row read for a module file's model as the serialized tf.Example it parses."""
+  if isinstance(result, inputs.Unreadable):
+    return result
+  record, reason = module_model.encode(result.inputs, module.kinds, module.required)
+  if record is None:
+    return inputs.Unreadable(result.order, result.id, reason)
+  return result._replace(inputs={serving.EXAMPLES_INPUT: record})
 
 
 class _ToRows(beam.DoFn):
@@ -263,7 +278,7 @@ def run(
         pipeline
         | 'Files' >> beam.Create(files, reshuffle=False)
         | 'Read'
-        >> beam.FlatMap(_read, data.kind, layouts or {}, served.kinds).with_outputs(
+        >> beam.FlatMap(_read, data.kind, layouts or {}, served).with_outputs(
           _SKIPPED, main='inputs'
         )
       )

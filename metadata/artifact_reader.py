@@ -134,6 +134,9 @@ def overall_metrics(evaluation: Optional[object]) -> Dict[str, float]:
   return metrics
 
 
+BINARY_ACCURACY = 'binary_accuracy'  # TFMA's BinaryAccuracy metric, a module file's eval_config
+
+
 def accuracies(evaluation) -> Dict[str, float]:
   """Overall eval accuracy per TFMA model name (contracts/evaluation.py): the candidate's and,
   when one was serving, the baseline's."""
@@ -142,7 +145,10 @@ def accuracies(evaluation) -> Dict[str, float]:
     evaluation_names.CANDIDATE: evaluation_names.ACCURACY_KEY,
     evaluation_names.BASELINE: evaluation_names.ACCURACY_KEY + SERVING_MODEL,
   }
-  return {model: metrics[name] for model, name in names.items() if name in metrics}
+  found = {model: metrics[name] for model, name in names.items() if name in metrics}
+  if not found and BINARY_ACCURACY in metrics:  # a module file's Evaluator (TFX's taxi example)
+    found[evaluation_names.CANDIDATE] = metrics[BINARY_ACCURACY]
+  return found
 
 
 def _figures(metrics: Dict[str, float], suffix: str = '') -> Dict[str, float]:

@@ -15,10 +15,11 @@ from ml_metadata.proto import metadata_store_pb2
 
 from contracts import evaluation as evaluation_names
 from contracts.errors import UserError
-from metadata import artifact_reader, rollback_record, run_reader
+from metadata import artifact_reader, rollback_record, run_reader, transform_facts
 from metadata.run_reader import property_value
 
 _LIVE = metadata_store_pb2.Artifact.LIVE
+TRANSFORM_GRAPH = transform_facts.TRANSFORM_GRAPH
 REVISION_PREFIX = 'data_'  # the data revision's properties (data_revisions/revision.py)
 _INPUT = metadata_store_pb2.Event.INPUT
 _OUTPUTS = (metadata_store_pb2.Event.OUTPUT, metadata_store_pb2.Event.DECLARED_OUTPUT)
@@ -79,6 +80,8 @@ def trace(metadata_path: str) -> dict:
   versions = []
   for examples in graph.of_kind('Examples'):
     producer = graph.executions.get(graph.producer.get(examples.id))
+    if _made_by_transform(graph, examples.id):
+      continue  # Transform's output: listed with the model it trained (model['transform'])
     versions.append(
       {
         'examples_id': examples.id,
@@ -108,11 +111,16 @@ def trace(metadata_path: str) -> dict:
   for model in graph.of_kind('Model'):
     if model.id in copies:
       continue
+    trained_on = graph.consumer_input(model.id, 'examples')
+    transform = _transform_of(graph, graph.producer.get(model.id))
     entry = {
       'model_id': model.id,
       'uri': model.uri,
       'created': _when(model),
-      'trained_on': graph.consumer_input(model.id, 'examples'),
+      # the data version: through a Transform, the examples it transformed
+      'trained_on': transform['examples'] if transform else trained_on,
+      'transform': transform,
+      'module': transform_facts.module_of(graph.executions.get(graph.producer.get(model.id))),
       'input_damage': {
         k: v
         for k, v in (
@@ -143,6 +151,35 @@ def trace(metadata_path: str) -> dict:
     'models': models,
     'rollbacks': rollbacks,
     'monitoring': monitoring_runs(metadata_path),
+  }
+
+
+def _made_by_transform(graph: _Graph, examples_id: int) -> bool:
+  """Whether Transform made these examples (its execution also output a transform graph)."""
+  execution = graph.producer.get(examples_id)
+  return execution is not None and TRANSFORM_GRAPH in graph.outputs[execution]
+
+
+def _transform_of(graph: _Graph, trainer: Optional[int]) -> Optional[dict]:
+  """The Transform behind a Trainer's execution (a module file's run), by the Trainer's
+  `transform_graph` input or its examples' producer: {'examples' (the raw examples Transform
+  read), 'transformed_examples' (None when the Trainer read raw examples), 'transform_graph'
+  (ids), 'transform_graph_uri', 'module'}; None for a Trainer without one."""
+  inputs = graph.inputs[trainer] if trainer is not None else {}
+  examples_id = inputs.get('examples')
+  graph_id = inputs.get(TRANSFORM_GRAPH)
+  if graph_id is None and examples_id is not None and _made_by_transform(graph, examples_id):
+    graph_id = graph.outputs[graph.producer[examples_id]][TRANSFORM_GRAPH]
+  execution = graph.producer.get(graph_id) if graph_id is not None else None
+  if execution is None:
+    return None
+  transformed = examples_id if graph.producer.get(examples_id) == execution else None
+  return {
+    'examples': graph.inputs[execution].get('examples') if transformed else examples_id,
+    'transformed_examples': transformed,
+    'transform_graph': graph_id,
+    'transform_graph_uri': graph.artifacts[graph_id].uri if graph_id in graph.artifacts else '',
+    'module': transform_facts.module_of(graph.executions.get(execution)),
   }
 
 
@@ -220,6 +257,9 @@ def serving_model(metadata_path: str) -> dict:
   trainer = graph.producer.get(model_id)
   inputs = graph.inputs[trainer] if trainer is not None else {}
   examples_id, schema_id = inputs.get('examples'), inputs.get('schema')
+  transform = _transform_of(graph, trainer)
+  if transform:  # a module file's model: its raw training data, before Transform
+    examples_id = transform['examples']
   statistics = (
     [
       i
@@ -233,7 +273,7 @@ def serving_model(metadata_path: str) -> dict:
     raise UserError(
       f'model #{model_id}: its training data, schema or statistics are not in ML Metadata'
     )
-  options = json.loads(property_value(graph.executions[trainer], 'custom_config') or '{}')
+  options = json.loads(property_value(graph.executions[trainer], 'custom_config') or '{}') or {}
   return {
     'eval_figures': _blessed_figures(graph, push.id),
     'model_id': model_id,

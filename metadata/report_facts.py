@@ -13,7 +13,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence
 
 from contracts import artifacts, image_record
 from contracts import evaluation as evaluation_names
-from metadata import artifact_reader, lineage
+from metadata import artifact_reader, lineage, transform_facts
 from metadata.run_result import RunResult
 
 
@@ -56,6 +56,7 @@ class ReportFacts(NamedTuple):
   evaluation: Evaluation
   model_dir: Optional[str]  # the trained model's serving SavedModel
   lineage: Optional[Lineage]  # None when no examples were produced
+  transform: Optional[transform_facts.TransformFacts] = None  # a module file's Transform
 
 
 def statistics(nodes, label_keys: Sequence[str]) -> Statistics:
@@ -155,4 +156,5 @@ def gather(nodes, result: RunResult, metadata_path: str, label: str) -> ReportFa
     evaluation=evaluation(nodes),
     model_dir=_model_dir(nodes),
     lineage=_lineage(nodes, metadata_path),
+    transform=transform_facts.gather(nodes),
   )

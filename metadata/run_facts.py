@@ -15,7 +15,7 @@ from typing import Dict, Optional
 from contracts import image_record
 from contracts.errors import UserError
 from contracts.trainer_options import CLASSIFICATION, REGRESSION
-from metadata import artifact_reader, run_reader, summary
+from metadata import artifact_reader, run_reader, summary, transform_facts
 from metadata.run_reader import property_value
 
 REVISION_PREFIX = 'data_'  # the data revision's properties (data_revisions/revision.py)
@@ -46,6 +46,8 @@ def execution_options(execution) -> Dict[str, object]:
     leaves = run_reader.property_leaves(name, property_value(execution, name), keep_path=True)
     if name == 'custom_config':  # the Trainer's options, by their own names
       leaves = {k.split('.', 1)[-1]: v for k, v in leaves.items()}
+    if name == transform_facts.MODULE_PATH:  # a module file's code, by its name and hash
+      leaves = {transform_facts.MODULE_FILE: transform_facts.module_of(execution)}
     options.update(leaves)
   for derived, source in run_reader.DERIVED_PROPERTIES.items():  # train_args: train_steps' default
     if source in options:

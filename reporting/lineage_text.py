@@ -28,6 +28,20 @@ def render_evaluation(evaluation: dict) -> str:
   )
 
 
+def render_transform(model: dict) -> str:
+  """' through transform graph #G (module M)' for a model of a module file's run, else ''."""
+  transform = model.get('transform')
+  if not transform:
+    return ''
+  module = model.get('module') or transform.get('module')
+  transformed = transform.get('transformed_examples')
+  return (
+    f' through transform graph #{transform["transform_graph"]}'
+    + (f' (examples #{transformed})' if transformed is not None else '')
+    + (f', module {module}' if module else '')
+  )
+
+
 def render(report: dict) -> List[str]:
   """One line per data version, model and monitoring run of `report` (lineage.trace)."""
   lines = ['data versions:']
@@ -43,8 +57,8 @@ def render(report: dict) -> List[str]:
   for m in report['models']:
     evaluated = '; '.join(render_evaluation(e) for e in m['evaluations']) or 'not evaluated'
     lines.append(
-      f'  model #{m["model_id"]}  {m["created"]}  trained on #{m["trained_on"]}; '
-      f'{evaluated}; pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
+      f'  model #{m["model_id"]}  {m["created"]}  trained on #{m["trained_on"]}'
+      f'{render_transform(m)}; {evaluated}; pushed to {", ".join(m["pushed_to"]) or "nowhere"}'
     )
   if report.get('rollbacks'):
     lines.append('rollbacks (pipeline.py rollback):')

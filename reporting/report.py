@@ -16,7 +16,7 @@ import time
 from typing import Callable, Dict
 
 from contracts import evaluation as evaluation_names
-from reporting import html, pictures, report_data, report_model, summary_text
+from reporting import html, lineage_text, pictures, report_data, report_model, summary_text
 from utils import atomic
 
 REPORT_FILE = 'report.html'
@@ -32,6 +32,8 @@ SECTIONS = (
   ('input', 'Input pipeline'),
   ('lineage', 'Lineage'),
 )
+# A module file's run alone (run --module-file): what its Transform computed, before Training.
+TRANSFORM_SECTION = ('transform', 'Transform')
 
 
 def _run_section(result, config) -> str:
@@ -92,7 +94,7 @@ def _lineage_section(config, lineage) -> str:
           [
             f'model #{entry["model_id"]}',
             entry['created'],
-            f'examples #{entry["trained_on"]}',
+            f'examples #{entry["trained_on"]}' + lineage_text.render_transform(entry),
             evaluated or '-',
             ', '.join(entry['pushed_to']) or '-',
           ]
@@ -155,11 +157,16 @@ def render(facts, config) -> str:
     'input': report_model.input_section(training, facts.damage),
     'lineage': _lineage_section(config, facts.lineage),
   }
+  shown = list(SECTIONS)
+  transform = getattr(facts, 'transform', None)
+  if transform is not None:
+    bodies[TRANSFORM_SECTION[0]] = report_data.transform_section(transform)
+    shown.insert(shown.index(('training', 'Training')), TRANSFORM_SECTION)
   title = f'{config.pipeline_name} run, {time.strftime("%Y-%m-%d %H:%M")}'
-  nav = ''.join(f'<a href="#{key}">{html.escape(name)}</a>' for key, name in SECTIONS)
+  nav = ''.join(f'<a href="#{key}">{html.escape(name)}</a>' for key, name in shown)
   sections = ''.join(
     f'<section id="{key}"><h2>{html.escape(name)}</h2>{bodies[key]}</section>'
-    for key, name in SECTIONS
+    for key, name in shown
   )
   return html.page(title, f'<nav>{nav}</nav>{sections}')
 

@@ -228,3 +228,45 @@ def duplicates_section(result, listing: Optional[dict], config) -> str:
     )
     parts.append(f'<h3>Largest groups (each kept in one split)</h3><table>{rows}</table>')
   return ''.join(parts)
+
+
+def transform_section(transform) -> str:
+  """What a module file's Transform computed (metadata/transform_facts.TransformFacts): its
+  state and time, the transformed features with their domains and moments, the vocabularies the
+  analyzers wrote and the raw features it read."""
+  took = f', {transform.seconds:.1f} s' if transform.seconds is not None else ''
+  lead = (
+    f'<p>Transform {html.escape(transform.state.lower())}{took}'
+    + (f'; module {html.escape(transform.module)}' if transform.module else '')
+    + (
+      f'; transform graph <code>{html.escape(transform.graph_uri)}</code>'
+      if transform.graph_uri
+      else ''
+    )
+    + '</p>'
+  )
+  if not transform.features:
+    return lead + html.absent('No transform graph was written.')
+  features = html.table(
+    ['transformed feature', 'type', 'domain', 'mean', 'std', 'min', 'max'],
+    [
+      [f['name'], f['type'], f['domain'] or None]
+      + [f.get(key) for key in ('mean', 'std', 'min', 'max')]
+      for f in transform.features
+    ],
+  )
+  vocabularies = (
+    '<h3>Vocabularies</h3>'
+    + html.table(
+      ['vocabulary file', 'entries'], [[v['name'], v['size']] for v in transform.vocabularies]
+    )
+    if transform.vocabularies
+    else html.absent('The analyzers wrote no vocabulary files.')
+  )
+  raw = ', '.join(f'{f["name"]} ({f["type"]})' for f in transform.raw)
+  return (
+    lead
+    + features
+    + vocabularies
+    + (f'<p>Raw features read ({len(transform.raw)}): {html.escape(raw)}</p>' if raw else '')
+  )

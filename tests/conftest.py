@@ -224,7 +224,16 @@ INFER_ROWS = 40  # tabular_run's --infer-data rows
 TABULAR_COPIES, TABULAR_CONFLICTS = 20, 10  # tabular_run's latest version: rows again
 
 
-SHARED_RUNS = ('first_run', 'default_run', 'tabular_run')
+@pytest.fixture(scope='session')
+def taxi_module_run(tmp_path_factory):
+  """TFX's own taxi pipeline (its module file: Transform, Trainer, Evaluator, Pusher) on 400
+  rows with few train steps (tests/support/taxi_module_run.py): a TaxiRun."""
+  from tests.support import taxi_module_run
+
+  return taxi_module_run.run(str(tmp_path_factory.mktemp('taxi_module_run')))
+
+
+SHARED_RUNS = ('first_run', 'default_run', 'tabular_run', 'taxi_module_run')
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook turns the marker into a group

@@ -1,0 +1,128 @@
+"""inference/module_model.py: what a module file's model parses and returns, read from the model;
+CSV rows as its tf.Examples. On small hand-made models and on TFX's taxi model
+(tests/support/taxi_module_run.py)."""
+
+import glob
+import os
+
+import pytest
+
+from contracts import serving
+from inference import inputs, model, module_model
+
+
+def _save(path: str, activation: str, width: int) -> str:
+  """A SavedModel as a module file's run_fn saves one: serving_default parses tf.Examples."""
+  import tensorflow as tf
+
+  spec = {
+    'x': tf.io.FixedLenFeature([], tf.float32),
+    'n': tf.io.FixedLenFeature([], tf.int64, default_value=0),
+    'city': tf.io.VarLenFeature(tf.string),
+  }
+
+  class Model(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name='examples')])
+    def serve(self, examples):
+      parsed = tf.io.parse_example(examples, spec)
+      x = parsed['x'] + tf.cast(parsed['n'], tf.float32)
+      x = tf.stack([x * (i + 1) for i in range(width)], axis=1)
+      out = {'sigmoid': tf.sigmoid, 'softmax': tf.nn.softmax, '': tf.identity}[activation](x)
+      return {'outputs': out}
+
+  m = Model()
+  tf.saved_model.save(m, path, signatures={serving.SERVING_DEFAULT: m.serve})
+  return path
+
+
+def _signature(path):
+  import tensorflow as tf
+
+  loaded = tf.saved_model.load(path)
+  return path, dict(loaded.signatures), loaded
+
+
+@pytest.mark.parametrize(
+  'activation, width, meaning',
+  [
+    ('sigmoid', 1, module_model.SIGMOID),
+    ('softmax', 3, module_model.SOFTMAX),
+    ('', 1, module_model.NUMBER),
+    ('sigmoid', 2, module_model.NUMBER),  # two sigmoids are not one class's probability
+  ],
+)
+def test_the_output_means_what_its_shape_and_last_op_say(tmp_path, activation, width, meaning):
+  path, signatures, _ = _signature(_save(str(tmp_path / 'm'), activation, width))
+  assert module_model.is_module_model(path, signatures)
+  parsed = module_model.parse(signatures[serving.SERVING_DEFAULT])
+  assert parsed.meaning == meaning
+  assert parsed.kinds == {'city': 'string', 'x': 'float', 'n': 'int'}
+  assert parsed.required == ['x']  # n has a default, city is sparse
+
+
+def test_rows_are_encoded_with_the_types_the_model_parses(tmp_path):
+  import tensorflow as tf
+
+  kinds = {'x': 'float', 'n': 'int', 'city': 'string'}
+  record, reason = module_model.encode({'x': 1.5, 'n': '7', 'city': 'Köln'}, kinds, ['x'])
+  assert reason == ''
+  example = tf.train.Example.FromString(record)
+  assert example.features.feature['x'].float_list.value == [1.5]
+  assert example.features.feature['n'].int64_list.value == [7]
+  assert example.features.feature['city'].bytes_list.value == ['Köln'.encode()]
+  record, _ = module_model.encode({'x': 1.0, 'n': '', 'city': ''}, kinds, ['x'])
+  assert set(tf.train.Example.FromString(record).features.feature) == {'x'}  # empty: absent
+  assert module_model.encode({'x': float('nan')}, kinds, ['x']) == (
+    None,
+    'column x: empty (the model requires it)',
+  )
+  assert module_model.encode({'x': 1.0, 'n': '2.5'}, kinds, ['x'])[1] == (
+    'column n: 2.5 is not a whole number'
+  )
+
+
+def test_the_projects_own_models_are_not_module_models(tmp_path):
+  import tensorflow as tf
+
+  class Project(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name='examples')])
+    def serve(self, examples):
+      return {serving.PROBABILITIES: tf.ones([tf.shape(examples)[0], 2])}
+
+  m = Project()
+  path = str(tmp_path / 'p')
+  tf.saved_model.save(m, path, signatures={serving.SERVING_DEFAULT: m.serve})
+  assert not module_model.is_module_model(*_signature(path)[:2])
+
+
+def test_a_number_model_predicts_a_number_per_row(tmp_path):
+  import numpy as np
+
+  path = _save(str(tmp_path / 'm'), '', 1)
+  _, served = model.load(path, inputs.CSV)
+  assert served.regression and served.module is not None
+  found = module_model.standard_outputs(served.module, {'outputs': np.array([[2.0], [3.0]])})
+  assert found[serving.PREDICTION].tolist() == [2.0, 3.0]
+
+
+def test_a_csv_layout_needs_the_required_columns_only(tmp_path):
+  data = tmp_path / 'rows.csv'
+  data.write_text('x,note\n1.5,hello\n')
+  kinds = {'x': 'float', 'n': 'int', 'city': 'string'}
+  layout = inputs.module_csv_layout(str(data), kinds, ['x'])
+  assert layout.columns == {'x': 'x'}
+  data.write_text('n,note\n1,hello\n')
+  with pytest.raises(inputs.Problem, match=r'columns the model requires: x \(the CSV has: n, note'):
+    inputs.module_csv_layout(str(data), kinds, ['x'])
+
+
+@pytest.mark.slow  # TFX's taxi pipeline runs once (tests/conftest.py)
+def test_taxi_models_features_are_its_raw_columns_without_the_label(taxi_module_run):
+  path = glob.glob(os.path.join(taxi_module_run.serving, '*'))[0]
+  _, served = model.load(path, inputs.CSV)
+  parsed = served.module
+  assert parsed.meaning == module_model.SIGMOID and not served.regression
+  assert 'tips' not in parsed.kinds
+  assert parsed.kinds['fare'] == 'float' and parsed.kinds['trip_start_hour'] == 'int'
+  assert parsed.kinds['payment_type'] == 'string'
+  assert 'fare' in parsed.required and 'pickup_latitude' not in parsed.required
