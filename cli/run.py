@@ -221,6 +221,10 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
       config.label, config.trainer.task, config.trainer.label_threshold, config.task_reason
     )
     print(f'label:      {line}')
+  if config.trainer.module_file:  # which contract trains (cli/inputs/module_file.py)
+    from cli.inputs import module_file
+
+    print(f'module:     {module_file.contract_line(config.trainer.module_file)}')
   sys.stdout.flush()
   started = time.monotonic()
   before_components = process_seconds()

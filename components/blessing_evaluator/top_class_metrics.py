@@ -17,6 +17,7 @@ for two classes).
 
 from typing import Dict, Optional
 
+import numpy as np
 from tensorflow_model_analysis.metrics import metric_types, metric_util
 from tensorflow_model_analysis.metrics import multi_class_confusion_matrix_metrics as matrices
 from tensorflow_model_analysis.metrics import multi_class_confusion_matrix_plot as plot
@@ -26,10 +27,15 @@ from utils import progress
 
 
 def counted_label_prediction_and_weight(inputs, **kwargs):
-  """TFMA's label, prediction and weight of an example, the example counted for progress."""
+  """TFMA's label, prediction and weight of an example, the example counted for progress; a
+  one-wide prediction (a module file's sigmoid: class 1's probability) as two classes' scores."""
   if kwargs.get('model_name', '') in ('', evaluation.CANDIDATE):  # the baseline's: no
     progress.count()
-  return metric_util.to_label_prediction_example_weight(inputs, **kwargs)
+  for label, prediction, weight in metric_util.to_label_prediction_example_weight(inputs, **kwargs):
+    if prediction.size == 1:
+      one = float(prediction.reshape(-1)[0])
+      prediction = np.array([1.0 - one, one], dtype=np.float32)
+    yield label, prediction, weight
 
 
 def _matrix_computations(eval_config, model_name, output_name, example_weighted):

@@ -1,0 +1,101 @@
+"""A TFX module file's functions (--module-file), called as TFX calls them, by the project's
+names: pipeline.py gives TFX's Transform `preprocessing_fn='trainer.module_file.preprocessing_fn'`
+(and `stats_options_updater_fn`), the Trainer `run_fn` and the Tuner `tuner_fn` of this module.
+Each loads the user's file from `custom_config['module_file']` (its content decides the module's
+name, so an edited file in a warm `run --watch` is read anew) and calls its function with what
+TFX passed. Why not TFX's own `module_file=`: its cache key is every .py file of the folder, so an
+edit of run_fn would run Transform again (docs/design/module_files.md).
+
+A failure of the user's code is one line naming the file and the function (UnusableModel: exit
+code 2); a run_fn that writes no SavedModel to fn_args.serving_model_dir is one too.
+"""
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import inspect
+import os
+import sys
+from typing import Any, Callable
+
+from contracts.errors import UnusableModel, first_line
+
+MODULE_FILE_KEY = 'module_file'  # custom_config's key: the module file's path
+_loaded = {}  # (path, content digest) → module
+
+
+def load(path: str):
+  """The module file as a module (its folder importable while it loads, as TFX's wheel makes
+  every .py file beside it importable)."""
+  try:
+    with open(path, 'rb') as f:
+      digest = hashlib.sha256(f.read()).hexdigest()[:12]
+  except OSError as e:
+    raise UnusableModel(f'--module-file {path}: {e.strerror or e}') from None
+  key = (path, digest)
+  if key not in _loaded:
+    folder = os.path.dirname(os.path.abspath(path))
+    name = f'user_module_{digest}'
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    if folder not in sys.path:
+      sys.path.append(folder)
+    try:
+      loader.exec_module(module)
+    except Exception as e:
+      del sys.modules[name]
+      raise UnusableModel(f'--module-file {path}: does not import: {first_line(e)}') from None
+    _loaded[key] = module
+  return _loaded[key]
+
+
+def user_function(custom_config: dict, name: str) -> Callable:
+  """The module file's `name` function."""
+  path = (custom_config or {}).get(MODULE_FILE_KEY, '')
+  fn = getattr(load(path), name, None)
+  if not callable(fn):
+    raise UnusableModel(f'--module-file {path}: defines no {name}')
+  return fn
+
+
+def call(custom_config: dict, name: str, *args, **kwargs) -> Any:
+  """The user's `name`(*args), custom_config passed on where it takes one (as TFX binds it);
+  its failure one line naming the file and the function."""
+  fn = user_function(custom_config, name)
+  if 'custom_config' in inspect.signature(fn).parameters:
+    kwargs['custom_config'] = custom_config
+  try:
+    return fn(*args, **kwargs)
+  except UnusableModel:
+    raise
+  except Exception as e:
+    path = custom_config[MODULE_FILE_KEY]
+    raise UnusableModel(f'--module-file {path}: {name} failed: {first_line(e)}') from e
+
+
+def preprocessing_fn(inputs, custom_config):
+  """Transform's: the user's preprocessing_fn(inputs)."""
+  return call(custom_config, 'preprocessing_fn', inputs)
+
+
+def stats_options_updater_fn(stats_type, stats_options, custom_config):
+  """Transform's statistics options: the user's stats_options_updater_fn."""
+  return call(custom_config, 'stats_options_updater_fn', stats_type, stats_options)
+
+
+def run_fn(fn_args):
+  """The Trainer's: the user's run_fn(fn_args) with TFX's FnArgs, then its SavedModel checked."""
+  import tensorflow as tf
+
+  call(fn_args.custom_config, 'run_fn', fn_args)
+  if not tf.io.gfile.exists(os.path.join(fn_args.serving_model_dir, 'saved_model.pb')):
+    path = fn_args.custom_config[MODULE_FILE_KEY]
+    raise UnusableModel(
+      f'--module-file {path}: run_fn wrote no SavedModel to fn_args.serving_model_dir'
+    )
+
+
+def tuner_fn(fn_args):
+  """The Tuner's: the user's tuner_fn(fn_args) (a TunerFnResult)."""
+  return call(fn_args.custom_config, 'tuner_fn', fn_args)
