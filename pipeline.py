@@ -300,26 +300,14 @@ def trainer_options(config: cfg.PipelineConfig) -> TrainerOptions:
 
 
 def transforming(config: cfg.PipelineConfig, examples, schema_gen):
-  """TFX's Transform when the module file defines preprocessing_fn (components/module_transform),
-  else None."""
+  """TFX's Transform when the module file defines preprocessing_fn, else None."""
   if 'preprocessing_fn' not in config.trainer.module_functions:
     return None
+  options = config.trainer
+  fingerprint_ = cache_keys.transform_fingerprint(config)
+  schema = schema_gen.outputs['schema']
   return module_transform.transform(
-    examples,
-    schema_gen.outputs['schema'],
-    config.trainer.module_file,
-    config.trainer.module_functions,
-    cache_keys.transform_fingerprint(config),
-  )
-
-
-def transformed(examples, transform) -> dict:
-  """The Trainer's and the Tuner's examples (Transform's when there is one) and transform graph."""
-  if transform is None:
-    return dict(examples=examples)
-  return dict(
-    examples=transform.outputs['transformed_examples'],
-    transform_graph=transform.outputs['transform_graph'],
+    examples, schema, options.module_file, options.module_functions, fingerprint_
   )
 
 
@@ -348,7 +336,7 @@ def tuning(config: cfg.PipelineConfig, examples, schema_gen, transform=None):
     )
   return tuner_class(
     tuner_fn=module_transform.TUNER_FN if config.trainer.module_file else 'trainer.tuning.tuner_fn',
-    **transformed(examples, transform),
+    **module_transform.transformed(examples, transform),
     schema=schema_gen.outputs['schema'],
     train_args=trainer_pb2.TrainArgs(num_steps=config.tune_steps),
     eval_args=trainer_pb2.EvalArgs(num_steps=config.eval_steps or None),
@@ -381,7 +369,7 @@ def training(
     )
   return trainer_class(
     run_fn=module_transform.RUN_FN if config.trainer.module_file else 'trainer.task.run_fn',
-    **transformed(examples, transform),
+    **module_transform.transformed(examples, transform),
     schema=schema_gen.outputs['schema'],
     train_steps=values['train_steps'],
     learning_rate=values['learning_rate'],

@@ -28,3 +28,13 @@ def transform(examples, schema, module_file: str, functions: List[str], code_fin
     stats_options_updater_fn=STATS_OPTIONS_UPDATER_FN if stats else None,
     custom_config={'module_file': module_file, 'code_fingerprint': code_fingerprint},
   ).with_id(TRANSFORM)
+
+
+def transformed(examples, transform) -> dict:
+  """The Trainer's and the Tuner's inputs: Transform's examples and graph (when there is one)."""
+  if transform is None:
+    return dict(examples=examples)
+  return dict(
+    examples=transform.outputs['transformed_examples'],
+    transform_graph=transform.outputs['transform_graph'],
+  )

@@ -10,10 +10,13 @@ A failure of the user's code is one line naming the file and the function (Unusa
 code 2); a run_fn that writes no SavedModel to fn_args.serving_model_dir is one too.
 """
 
+import contextlib
 import hashlib
 import importlib.machinery
 import importlib.util
 import inspect
+import io
+import logging
 import os
 import sys
 from typing import Any, Callable
@@ -59,14 +62,31 @@ def user_function(custom_config: dict, name: str) -> Callable:
   return fn
 
 
+class LogLines(io.TextIOBase):
+  """What the user's code prints (Keras' progress bars), as lines of the run log: the terminal
+  keeps the project's one progress line per component."""
+
+  def __init__(self):
+    self._pending = ''
+
+  def write(self, text: str) -> int:
+    lines = (self._pending + text).split('\n')
+    self._pending = lines.pop()
+    for line in lines:
+      if line.strip():
+        logging.info('%s', line.split('\r')[-1].rstrip())
+    return len(text)
+
+
 def call(custom_config: dict, name: str, *args, **kwargs) -> Any:
-  """The user's `name`(*args), custom_config passed on where it takes one (as TFX binds it);
-  its failure one line naming the file and the function."""
+  """The user's `name`(*args), custom_config passed on where it takes one (as TFX binds it), its
+  printing to the run log; its failure one line naming the file and the function."""
   fn = user_function(custom_config, name)
   if 'custom_config' in inspect.signature(fn).parameters:
     kwargs['custom_config'] = custom_config
   try:
-    return fn(*args, **kwargs)
+    with contextlib.redirect_stdout(LogLines()):
+      return fn(*args, **kwargs)
   except UnusableModel:
     raise
   except Exception as e:
