@@ -326,7 +326,7 @@ def render(result) -> List[str]:
       f'(--batch-size {capped["asked"]} is more than it holds)'
     )
   if result.predicts:
-    lines.append(f'predicts:   {result.predicts} (the module file\'s model, read at evaluation)')
+    lines.append(f"predicts:   {result.predicts} (the module file's model, read at evaluation)")
   if result.blessed is not None:
     why = f' ({result.blessing})' if result.blessing else ''
     lines.append(f'blessed:    {"yes" if result.blessed else "no"}{why}')
