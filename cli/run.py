@@ -216,7 +216,12 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     else named
   )
   print(f'pipeline {config.pipeline_name}: {config.data_kind} from {given}; log: {log_path}')
-  if config.data_kind in (cfg.CSV, cfg.TFRECORDS):  # a table: what the label trains as
+  if config.trainer.module_file:  # the module file's model says what it predicts (Evaluator)
+    print(
+      f'label:      {config.label}, the raw column the checks read; what the model predicts '
+      'is read from it when it is evaluated'
+    )
+  elif config.data_kind in (cfg.CSV, cfg.TFRECORDS):  # a table: what the label trains as
     line = labels.task_line(
       config.label, config.trainer.task, config.trainer.label_threshold, config.task_reason
     )
