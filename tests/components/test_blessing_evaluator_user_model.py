@@ -3,9 +3,9 @@ one-wide sigmoid scored as two classes."""
 
 import numpy as np
 import pytest
-import tensorflow_model_analysis as tfma
 from tensorflow.core.framework import types_pb2
 from tensorflow.core.protobuf import saved_model_pb2
+import tensorflow_model_analysis as tfma
 
 from components.blessing_evaluator import eval_config, top_class_metrics, user_model
 from contracts import serving
