@@ -91,7 +91,8 @@ def call(custom_config: dict, name: str, *args, **kwargs) -> Any:
     raise
   except Exception as e:
     path = custom_config[MODULE_FILE_KEY]
-    raise UnusableModel(f'--module-file {path}: {name} failed: {first_line(e)}') from e
+    said = f'{type(e).__name__}: {first_line(e)}'
+    raise UnusableModel(f'--module-file {path}: {name} failed: {said}') from e
 
 
 def preprocessing_fn(inputs, custom_config):
