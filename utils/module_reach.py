@@ -42,6 +42,21 @@ def _reached(tree: ast.Module, start: str) -> List[ast.AST]:
   return [node for node in tree.body if id(node) in nodes]
 
 
+def imported_tops(statements) -> List[str]:
+  """The top-level names of the modules `statements` import absolutely (function bodies too),
+  in order, once each."""
+  tops: List[str] = []
+  for node in (n for statement in statements for n in ast.walk(statement)):
+    if isinstance(node, ast.Import):
+      names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+      names = [node.module]
+    else:
+      continue
+    tops += [top for top in (name.split('.')[0] for name in names) if top not in tops]
+  return tops
+
+
 def local_imports(path: str, nodes=None) -> List[str]:
   """Files beside `path` (its folder's .py modules) that `nodes` (default: the whole file)
   import, followed through their own imports."""
@@ -53,18 +68,11 @@ def local_imports(path: str, nodes=None) -> List[str]:
     if body is None:
       with open(current, encoding='utf-8') as f:
         body = ast.parse(f.read()).body
-    for node in (n for statement in body for n in ast.walk(statement)):
-      if isinstance(node, ast.Import):
-        names = [alias.name for alias in node.names]
-      elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-        names = [node.module]
-      else:
-        continue
-      for top in (name.split('.')[0] for name in names):
-        beside = os.path.join(folder, f'{top}.py')
-        if os.path.isfile(beside) and beside not in found and beside != os.path.abspath(path):
-          found.append(beside)
-          todo.append((beside, None))
+    for top in imported_tops(body):
+      beside = os.path.join(folder, f'{top}.py')
+      if os.path.isfile(beside) and beside not in found and beside != os.path.abspath(path):
+        found.append(beside)
+        todo.append((beside, None))
   return sorted(found)
 
 

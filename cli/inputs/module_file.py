@@ -15,6 +15,7 @@ from typing import List
 
 from contracts.errors import UserError
 from contracts.trainer_options import MODULE_FUNCTIONS
+from utils import module_reach
 
 FLAG = '--module-file'
 PROJECT_CONTRACT = 'build_model'
@@ -53,25 +54,18 @@ def missing_packages(path: str, tree) -> List[str]:
   """Top-level packages the file imports that are neither installed nor beside it."""
   folder = os.path.dirname(os.path.abspath(path))
   missing = []
-  for node in ast.walk(tree):
-    if isinstance(node, ast.Import):
-      names = [alias.name for alias in node.names]
-    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-      names = [node.module]
-    else:
+  for top in module_reach.imported_tops(tree.body):
+    beside = os.path.isfile(os.path.join(folder, f'{top}.py')) or os.path.isdir(
+      os.path.join(folder, top)
+    )
+    if beside:
       continue
-    for top in (name.split('.')[0] for name in names):
-      beside = os.path.isfile(os.path.join(folder, f'{top}.py')) or os.path.isdir(
-        os.path.join(folder, top)
-      )
-      if top in missing or beside:
-        continue
-      try:
-        found = importlib.util.find_spec(top) is not None
-      except (ImportError, ValueError):
-        found = False
-      if not found:
-        missing.append(top)
+    try:
+      found = importlib.util.find_spec(top) is not None
+    except (ImportError, ValueError):
+      found = False
+    if not found:
+      missing.append(top)
   return missing
 
 
