@@ -27,11 +27,16 @@ from utils import progress
 
 
 def counted_label_prediction_and_weight(inputs, **kwargs):
-  """TFMA's label, prediction and weight of an example, the example counted for progress; a
-  one-wide prediction (a module file's sigmoid: class 1's probability) as two classes' scores."""
+  """TFMA's label, prediction and weight of an example, the example counted for progress."""
   if kwargs.get('model_name', '') in ('', evaluation.CANDIDATE):  # the baseline's: no
     progress.count()
-  for label, prediction, weight in metric_util.to_label_prediction_example_weight(inputs, **kwargs):
+  return metric_util.to_label_prediction_example_weight(inputs, **kwargs)
+
+
+def class_scores_label_and_weight(inputs, **kwargs):
+  """counted_label_prediction_and_weight for the confusion matrix: a one-wide prediction (a
+  module file's sigmoid: class 1's probability) as two classes' scores."""
+  for label, prediction, weight in counted_label_prediction_and_weight(inputs, **kwargs):
     if prediction.size == 1:
       one = float(prediction.reshape(-1)[0])
       prediction = np.array([1.0 - one, one], dtype=np.float32)
@@ -46,7 +51,7 @@ def _matrix_computations(eval_config, model_name, output_name, example_weighted)
     model_name=model_name,
     output_name=output_name,
     example_weighted=example_weighted,
-    extract_label_prediction_and_weight=counted_label_prediction_and_weight,
+    extract_label_prediction_and_weight=class_scores_label_and_weight,
   )
   return computations, computations[-1].keys[-1]
 

@@ -53,7 +53,9 @@ def _signatures(saved_model_dir: str) -> dict:
 
 def is_user_model(saved_model_dir: str) -> bool:
   """A model that is not of the project's contract: its serving_default answers neither
-  probabilities nor a prediction (contracts/serving.py)."""
+  probabilities nor a prediction (contracts/serving.py); False for a folder without one."""
+  if not fileio.exists(os.path.join(saved_model_dir, 'saved_model.pb')):
+    return False
   outputs = _signatures(saved_model_dir)[serving.SERVING_DEFAULT].outputs
   return serving.PROBABILITIES not in outputs and serving.PREDICTION not in outputs
 

@@ -77,5 +77,5 @@ def test_one_wide_sigmoid_is_two_class_scores(probability, top):
   inputs = tfma.metrics.StandardMetricInputs(
     labels=np.array([1]), predictions=np.array([probability], dtype=np.float32)
   )
-  [(label, prediction, _)] = list(top_class_metrics.counted_label_prediction_and_weight(inputs))
+  [(label, prediction, _)] = list(top_class_metrics.class_scores_label_and_weight(inputs))
   assert prediction.shape == (2,) and int(np.argmax(prediction)) == top and int(label) == 1
