@@ -117,6 +117,23 @@ def run_fn(fn_args):
     )
 
 
+TUNER_PRINTS = ('search_space_summary', 'search', 'results_summary')  # what TFX's Tuner calls
+
+
 def tuner_fn(fn_args):
-  """The Tuner's: the user's tuner_fn(fn_args) (a TunerFnResult)."""
-  return call(fn_args.custom_config, 'tuner_fn', fn_args)
+  """The Tuner's: the user's tuner_fn(fn_args) (a TunerFnResult), its tuner's printing (the
+  calls TFX's Tuner makes) to the run log."""
+  result = call(fn_args.custom_config, 'tuner_fn', fn_args)
+  for name in TUNER_PRINTS:
+    method = getattr(result.tuner, name, None)
+    if callable(method):
+      setattr(result.tuner, name, _to_log(method))
+  return result
+
+
+def _to_log(method: Callable) -> Callable:
+  def logged(*args, **kwargs):
+    with contextlib.redirect_stdout(LogLines()):
+      return method(*args, **kwargs)
+
+  return logged

@@ -51,3 +51,19 @@ def test_run_fn_that_writes_no_saved_model(tmp_path):
   with pytest.raises(UnusableModel, match='run_fn wrote no SavedModel'):
     module_file.run_fn(fn_args)
   assert fn_args.seen
+
+
+def test_the_tuners_printing_goes_to_the_log(tmp_path, capsys):
+  config = _module(
+    tmp_path,
+    'import types\n'
+    'class Tuner:\n'
+    '  def search(self, **kwargs):\n'
+    '    print("Search: Running Trial #1")\n'
+    '    return kwargs\n'
+    'def tuner_fn(fn_args):\n'
+    '  return types.SimpleNamespace(tuner=Tuner(), fit_kwargs={"x": 1})\n',
+  )
+  result = module_file.tuner_fn(types.SimpleNamespace(custom_config=config))
+  assert result.tuner.search(**result.fit_kwargs) == {'x': 1}
+  assert 'Running Trial' not in capsys.readouterr().out
