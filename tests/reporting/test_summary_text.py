@@ -195,3 +195,14 @@ def test_a_csv_dialect_other_than_plain_commas_is_one_line_and_plain_commas_none
   assert not any(
     line.startswith('csv:') for line in summary_text.render(RunResult(wall_seconds=1.0))
   )
+
+
+def test_a_module_files_model_says_what_it_was_judged_as_predicting():
+  result = RunResult(blessed=True, predicts='2 classes (classification), scored against tips_xf')
+  lines = summary_text.render(result)
+  said = [line for line in lines if line.startswith('predicts:')]
+  assert said and 'scored against tips_xf' in said[0]
+  assert lines.index(said[0]) < next(
+    i for i, line in enumerate(lines) if line.startswith('blessed:')
+  )
+  assert not [line for line in summary_text.render(RunResult()) if line.startswith('predicts:')]
