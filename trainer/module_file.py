@@ -16,11 +16,13 @@ import importlib.machinery
 import importlib.util
 import inspect
 import io
+import json
 import logging
 import os
 import sys
 from typing import Any, Callable
 
+from contracts import artifacts, serving
 from contracts.errors import UnusableModel, first_line
 
 MODULE_FILE_KEY = 'module_file'  # custom_config's key: the module file's path
@@ -115,6 +117,36 @@ def run_fn(fn_args):
     raise UnusableModel(
       f'--module-file {path}: run_fn wrote no SavedModel to fn_args.serving_model_dir'
     )
+  record_label_mean(fn_args)
+
+
+def record_label_mean(fn_args) -> None:
+  """LABEL_MEAN_FILE in model_run holding the transformed train split's mean label, when that is a
+  float: the mean predictor the Evaluator judges a regression model against (the project's
+  run_fn records it too). Nothing is written into the user's SavedModel."""
+  import numpy as np
+  import tensorflow as tf
+  import tensorflow_transform as tft
+
+  if not fn_args.transform_graph_path:
+    return
+  spec = tft.TFTransformOutput(fn_args.transform_graph_path).transformed_feature_spec()
+  key = serving.transformed_label(spec, fn_args.custom_config.get('label_key', ''))
+  if not key or not spec[key].dtype.is_floating:
+    return
+  total, count = 0.0, 0
+  for path in sorted(f for pattern in fn_args.train_files for f in tf.io.gfile.glob(pattern)):
+    records = tf.data.TFRecordDataset(path, 'GZIP' if path.endswith('.gz') else '').batch(1024)
+    for batch in records:
+      values = tf.io.parse_example(batch, {key: spec[key]})[key]
+      values = values.values if isinstance(values, tf.SparseTensor) else values
+      values = np.asarray(values, dtype=np.float64).reshape(-1)
+      total, count = total + float(values.sum()), count + values.size
+  if count:
+    with tf.io.gfile.GFile(
+      os.path.join(fn_args.model_run_dir, artifacts.LABEL_MEAN_FILE), 'w'
+    ) as f:
+      f.write(json.dumps({'label_mean': total / count}))
 
 
 TUNER_PRINTS = ('search_space_summary', 'search', 'results_summary')  # what TFX's Tuner calls

@@ -48,6 +48,10 @@ from utils import saved_model_ops
 
 MODEL_RUN_KEY = 'model_run'  # the Trainer's ModelRun: its training.json (train_mean)
 REGRESSION_CONFIG_KEY = 'regression_eval_config'  # a module file's model that regresses: its config
+FILES_WITH_MEAN = (
+  artifacts.TRAINING_FILE,
+  artifacts.LABEL_MEAN_FILE,
+)  # the project's, a module file's
 LABEL_KEY = 'label'  # the raw label column (a module file's model: what its label is read from)
 
 
@@ -92,11 +96,13 @@ def eval_files(input_dict) -> list:
 
 
 def train_mean(input_dict) -> Optional[float]:
-  """The train split's mean label the Trainer recorded (training.json's label_mean in its
-  model_run): what the mean predictor predicts; None when it recorded none."""
+  """The train split's mean label the Trainer recorded in its model_run (training.json's
+  label_mean; a module file's run_fn: LABEL_MEAN_FILE's): what the mean predictor predicts; None
+  when it recorded none."""
   model_runs = input_dict.get(MODEL_RUN_KEY) or []
-  path = os.path.join(model_runs[0].uri, artifacts.TRAINING_FILE) if model_runs else ''
-  if not path or not fileio.exists(path):
+  paths = [os.path.join(model_runs[0].uri, name) for name in FILES_WITH_MEAN] if model_runs else []
+  path = next((path for path in paths if fileio.exists(path)), '')
+  if not path:
     return None
   with fileio.open(path) as f:
     mean = json.load(f).get('label_mean')

@@ -11,7 +11,7 @@ task is regression. Runs without TFX.
 
 import dataclasses
 import os
-from typing import Dict, Optional
+from typing import Dict
 
 from tensorflow.core.framework import types_pb2
 from tensorflow.core.protobuf import saved_model_pb2
@@ -73,16 +73,6 @@ def width(outputs, name: str) -> int:
   return dims[-1].size if len(dims) > 1 and dims[-1].size > 0 else 1
 
 
-def label_output(outputs, label: str) -> Optional[str]:
-  """Which output of transform_features is the label `label` transformed: itself, its `_xf`
-  name (TFX's templates), or the only output whose name starts with it."""
-  for name in (label, f'{label}_xf'):
-    if name in outputs:
-      return name
-  starting = [name for name in outputs if name.startswith(label)]
-  return starting[0] if len(starting) == 1 else None
-
-
 def describe(saved_model_dir: str, label: str) -> UserModel:
   signatures = _signatures(saved_model_dir)
   outputs = signatures[serving.SERVING_DEFAULT].outputs
@@ -90,7 +80,7 @@ def describe(saved_model_dir: str, label: str) -> UserModel:
   transform: Dict = {}
   if serving.TRANSFORM in signatures:
     transform = signatures[serving.TRANSFORM].outputs
-  label_key = label_output(transform, label) if transform else None
+  label_key = serving.transformed_label(transform, label) if transform else None
   return UserModel(
     prediction_key=key,
     width=width(outputs, key),
