@@ -10,7 +10,7 @@ from typing import Dict, List
 import config as cfg
 from contracts.errors import UserError, first_line
 from trainer import models
-from utils import data_index, fingerprint
+from utils import data_index, fingerprint, module_reach
 
 
 def data_fingerprint(config: cfg.PipelineConfig, data, module: str) -> str:
@@ -31,14 +31,31 @@ def trainer_fingerprint(config: cfg.PipelineConfig) -> str:
   a built-in's file, or the user's model file by its path (its text is in custom_config too)
   and the project modules it imports; and a --weights file by its content."""
   modules = ['trainer.task', 'trainer.tuning', 'components.recording_trainer.executor']
-  weights = {key: path for key, path in config.input_files.items() if key == 'weights'}
   options = config.trainer
+  if options.module_file:  # TFX's run_fn: the module file and the files beside it it imports
+    path = options.module_file
+    files = {'module_file': path, **{f'imported {p}': p for p in module_reach.local_imports(path)}}
+    return files_fingerprint('trainer.module_file', modules[-1], files=files)
+  weights = {key: path for key, path in config.input_files.items() if key == 'weights'}
   if options.model_source:
     return files_fingerprint(
       *modules, files=dict(weights, model=options.model), imported_by=options.model_source
     )
   name = options.model or models.DEFAULT[options.data_kind]
   return files_fingerprint(*modules, f'trainer.models.{name}', files=weights)
+
+
+def transform_fingerprint(config: cfg.PipelineConfig) -> str:
+  """Transform's key beyond TFX's: the code the module file's preprocessing_fn (and
+  stats_options_updater_fn) reaches, not the whole file (utils/module_reach.py): an edit of
+  run_fn alone leaves Transform cached."""
+  path = config.trainer.module_file
+  reach = {
+    f'{path}:{name}': module_reach.digest(path, name)
+    for name in ('preprocessing_fn', 'stats_options_updater_fn')
+    if name in config.trainer.module_functions
+  }
+  return fingerprint.of('trainer.module_file', known=reach)
 
 
 def files_fingerprint(*modules: str, files: Dict[str, str], imported_by: str = '') -> str:

@@ -265,13 +265,18 @@ class PipelineConfig:
   @property
   def input_files(self) -> Dict[str, str]:
     """{field: path} of the options besides the data that name a file the run reads: the curated
-    schema and a weights file. Their content enters the nothing-changed state (cli/unchanged.py)
-    and the cache key of the component that reads them (pipeline.py); the model file's text is
-    in model_source itself."""
+    schema, a weights file, a module file and the .py files beside it (TFX's user code). Their
+    content enters the nothing-changed state (cli/unchanged.py) and the cache key of the
+    component that reads them (pipeline.py); the model file's text is in model_source itself."""
     named = {
       'schema': self.schema or '',
       'weights': '' if self.trainer.weights in WEIGHTS_NOT_A_FILE else self.trainer.weights,
     }
+    module = self.trainer.module_file
+    if module and not is_remote(module) and os.path.isfile(module):
+      folder = os.path.dirname(module)
+      beside = sorted(name for name in os.listdir(folder) if name.endswith('.py'))
+      named.update({f'module_file:{name}': os.path.join(folder, name) for name in beside})
     return {field: path for field, path in named.items() if path}
 
   @property

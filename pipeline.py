@@ -4,6 +4,7 @@
   ExampleGen → StatisticsGen → Schema → ExampleValidator → AnomalyGate ─┐
              └ ShardCheck (every record's CRC) ─────────────────────────┼→ Trainer → Evaluator
                [LabelCheck (tabular/sequence labels), DriftCheck (spans)]┘      → ServingCheck → Pusher
+  [--module-file with preprocessing_fn: the gates → Transform → (Tuner →) Trainer]
   [--infer-data: InferExampleGen ─→ BulkInferrer (Trainer's model, once the Evaluator blessed it)
                                     → PredictionCsv (predictions.csv)]
 
@@ -45,7 +46,7 @@ from tfx.proto import (
 from tfx.types import channel, standard_artifacts
 
 import cache_keys
-from components import file_based
+from components import file_based, module_transform
 from components.anomaly_gate.component import AnomalyGate
 from components.blessing_evaluator import eval_config as blessing_config
 from components.blessing_evaluator.component import BlessingEvaluator
@@ -108,11 +109,12 @@ def create_pipeline(
   components = [example_gen, statistics_gen, schema_gen]
   if not schema_only:
     checks, gates = validation(config, examples, statistics_gen, schema_gen)
-    tuner = tuning(config, examples, schema_gen) if config.tune_trials else None
-    trainer = training(config, examples, schema_gen, values, tuner)
-    for gate in gates:  # a failing gate stops the run before tuning and training
-      (tuner or trainer).add_upstream_node(gate)
-    components += checks + ([tuner] if tuner else []) + [trainer]
+    transform = transforming(config, examples, schema_gen)
+    tuner = tuning(config, examples, schema_gen, transform) if config.tune_trials else None
+    trainer = training(config, examples, schema_gen, values, tuner, transform)
+    for gate in gates:  # a failing gate stops the run before transforming, tuning and training
+      (transform or tuner or trainer).add_upstream_node(gate)
+    components += checks + [c for c in (transform, tuner) if c] + [trainer]
     pushing = evaluation_and_push(config, examples, trainer, values)
     components += pushing
     if config.infer_data:
@@ -297,7 +299,19 @@ def trainer_options(config: cfg.PipelineConfig) -> TrainerOptions:
   )
 
 
-def tuning(config: cfg.PipelineConfig, examples, schema_gen):
+def transforming(config: cfg.PipelineConfig, examples, schema_gen):
+  """TFX's Transform when the module file defines preprocessing_fn, else None."""
+  if 'preprocessing_fn' not in config.trainer.module_functions:
+    return None
+  options = config.trainer
+  fingerprint_ = cache_keys.transform_fingerprint(config)
+  schema = schema_gen.outputs['schema']
+  return module_transform.transform(
+    examples, schema, options.module_file, options.module_functions, fingerprint_
+  )
+
+
+def tuning(config: cfg.PipelineConfig, examples, schema_gen, transform=None):
   """TFX's Tuner (tuner_fn trainer.tuning.tuner_fn): config.tune_trials trials of
   config.tune_steps over the model's search space; compiled with cloud.vertex_tuning, TFX's
   Vertex AI Tuner runs cloud.tune_parallel_trials of them at once on Vertex AI Training."""
@@ -321,8 +335,8 @@ def tuning(config: cfg.PipelineConfig, examples, schema_gen):
       }
     )
   return tuner_class(
-    tuner_fn='trainer.tuning.tuner_fn',
-    examples=examples,
+    tuner_fn=module_transform.TUNER_FN if config.trainer.module_file else 'trainer.tuning.tuner_fn',
+    **module_transform.transformed(examples, transform),
     schema=schema_gen.outputs['schema'],
     train_args=trainer_pb2.TrainArgs(num_steps=config.tune_steps),
     eval_args=trainer_pb2.EvalArgs(num_steps=config.eval_steps or None),
@@ -331,10 +345,13 @@ def tuning(config: cfg.PipelineConfig, examples, schema_gen):
   ).with_id('Tuner')
 
 
-def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict, tuner=None):
-  """The Trainer (run_fn trainer.task.run_fn): in this step, or as a Vertex AI custom job.
-  values: train_steps and learning_rate (parameter_values); tuner: its best hyperparameters are
-  the Trainer's."""
+def training(
+  config: cfg.PipelineConfig, examples, schema_gen, values: dict, tuner=None, transform=None
+):
+  """The Trainer (run_fn trainer.task.run_fn, or a module file's through trainer.module_file):
+  in this step, or as a Vertex AI custom job. values: train_steps and learning_rate
+  (parameter_values); tuner: its best hyperparameters are the Trainer's; transform: its
+  transformed examples and graph are."""
   custom_config = trainer_options(config).to_custom_config()
   trainer_class = RecordingTrainer  # records input damage on the Model artifact
   if config.cloud and config.cloud.vertex_training:  # the Vertex AI client: imported only here
@@ -351,8 +368,8 @@ def training(config: cfg.PipelineConfig, examples, schema_gen, values: dict, tun
       }
     )
   return trainer_class(
-    run_fn='trainer.task.run_fn',
-    examples=examples,
+    run_fn=module_transform.RUN_FN if config.trainer.module_file else 'trainer.task.run_fn',
+    **module_transform.transformed(examples, transform),
     schema=schema_gen.outputs['schema'],
     train_steps=values['train_steps'],
     learning_rate=values['learning_rate'],
@@ -379,7 +396,8 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     model=channel.Channel(type=standard_artifacts.Model),
     model_blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
   ).with_id('serving_model')
-  regression = config.trainer.task == REGRESSION
+  # a module file's model: the classifier's config here, the regression one beside it
+  regression = config.trainer.task == REGRESSION and not config.trainer.module_file
   eval_config = (
     blessing_config.build_regression(
       config.min_improvement,
@@ -408,8 +426,9 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     min_eval_examples=config.min_eval_examples,
     min_eval_class_examples=config.min_eval_class_examples,
     max_damaged_percent=config.max_damaged_percent,
-    task=REGRESSION if regression else CLASSIFICATION,
+    task=REGRESSION if config.trainer.task == REGRESSION else CLASSIFICATION,
     model_run=trainer.outputs['model_run'],
+    **module_file_evaluation(config),
     # TFMA imports the derived metrics by name (eval_config's module): the code is theirs too.
     code_fingerprint=fingerprint.of(
       'components.blessing_evaluator.component',
@@ -428,6 +447,22 @@ def evaluation_and_push(config: cfg.PipelineConfig, examples, trainer, values: d
     code_fingerprint=fingerprint.of('components.serving_pusher.component'),
   ).with_id('Pusher')
   return [serving_model, evaluator, check, pusher]
+
+
+def module_file_evaluation(config: cfg.PipelineConfig) -> dict:
+  """A module file's model is judged on what it turns out to predict (user_model.py): the raw
+  label's name and the regression config beside the classifier's."""
+  if not config.trainer.module_file:
+    return {}
+  regression = blessing_config.build_regression(
+    config.min_improvement,
+    config.max_error_increase,
+    config.max_mae,
+    config.max_rmse,
+    config.slice_features,
+    label_key=config.label,
+  )
+  return dict(label=config.label, regression_eval_config=regression)
 
 
 def inference(config: cfg.PipelineConfig, trainer, evaluator) -> List:

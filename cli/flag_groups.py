@@ -41,6 +41,7 @@ BEAM = (
 TRAINING = (
   '--schema',
   '--model',
+  '--module-file',
   '--weights',
   '--fine-tune-steps',
   '--fine-tune-layers',

@@ -230,6 +230,13 @@ OPTIONS = {
     f'for images, {models.DEFAULT[trainer_options.TABULAR]} for columns, '
     f'{models.DEFAULT[trainer_options.SEQUENCE]} for text and sequences)',
   ),
+  '--module-file': dict(
+    default=DEFAULTS.trainer.module_file,
+    metavar='FILE.py',
+    help="a TFX module file, unmodified: its preprocessing_fn runs in TFX's Transform, its "
+    "run_fn trains as TFX's Trainer calls it, its tuner_fn tunes with --tune-trials "
+    '(docs/design/module_files.md); a file with build_model only is a model file (--model)',
+  ),
   '--weights': dict(
     default=DEFAULTS.trainer.weights,
     metavar='imagenet|none|FILE',

@@ -5,6 +5,7 @@ import argparse
 import os
 
 from cli import flags
+from cli.inputs import module_file
 import config as cfg
 from contracts import trainer_options
 from contracts.errors import UserError, first_line
@@ -19,8 +20,14 @@ def model_options(args: argparse.Namespace, data_kind: str, local: bool = True) 
   name, weights = getattr(args, 'model', ''), getattr(args, 'weights', '')
   kind = cfg.trainer_kind(data_kind)
   decided = {}
+  if getattr(args, 'module_file', ''):
+    decided = module_file.module_options(args)
+    if decided.get('module_file'):  # TFX's run_fn trains: the project's model flags do not apply
+      return decided
+    name = decided['model']
   if name.endswith('.py'):
-    decided = dict(model=os.path.abspath(name), model_source=_model_source(name))
+    flag = '--module-file' if decided else '--model'
+    decided = dict(model=os.path.abspath(name), model_source=_model_source(name, flag))
   elif name and name not in models.BUILT_IN:
     raise UserError(
       f'--model {name}: not a built-in model ({", ".join(models.BUILT_IN)}) nor a .py file'
@@ -80,29 +87,12 @@ def _reason(error: BaseException) -> str:
   return first_line(error)
 
 
-def _model_source(path: str) -> str:
+def _model_source(path: str, flag: str = '--model') -> str:
   """The model file's text, once it parses and defines build_model at its top level."""
-  import ast
-
-  try:
-    with open(path, encoding='utf-8') as f:
-      source = f.read()
-  except OSError as e:
-    raise UserError(f'--model {path}: {e.strerror or e}') from None
-  try:
-    tree = ast.parse(source, path)
-  except SyntaxError as e:
-    raise UserError(f'--model {path}: line {e.lineno}: {e.msg}') from None
-  defined = set()
-  for node in tree.body:
-    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-      defined.add(node.name)
-    elif isinstance(node, ast.Assign):
-      defined.update(target.id for target in node.targets if isinstance(target, ast.Name))
-    elif isinstance(node, (ast.Import, ast.ImportFrom)):
-      defined.update(alias.asname or alias.name for alias in node.names)
+  source, tree = module_file.parsed(path, flag)
+  defined = module_file.defined_names(tree)
   if 'build_model' not in defined:
-    raise UserError(f'--model {path}: defines no build_model(spec, hp) (docs/models.md)')
+    raise UserError(f'{flag} {path}: defines no build_model(spec, hp) (docs/models.md)')
   _refuse_local_imports(path, tree)
   return source
 

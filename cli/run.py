@@ -218,13 +218,22 @@ def _run_dag(config: cfg.PipelineConfig, dag, schema_only: bool, log_path: str) 
     else named
   )
   print(f'pipeline {config.pipeline_name}: {config.data_kind} from {given}; log: {log_path}')
-  if config.data_kind in (cfg.CSV, cfg.TFRECORDS):  # a table: what the label trains as
+  if config.trainer.module_file:  # the module file's model says what it predicts (Evaluator)
+    print(
+      f'label:      {config.label}, the raw column the checks read; what the model predicts '
+      'is read from it when it is evaluated'
+    )
+  elif config.data_kind in (cfg.CSV, cfg.TFRECORDS):  # a table: what the label trains as
     line = labels.task_line(
       config.label, config.trainer.task, config.trainer.label_threshold, config.task_reason
     )
     print(f'label:      {line}')
   if config.label_warning:  # cli/inputs/csv_input.shifted_label_columns
     print(f'leakage?    {config.label_warning}')
+  if config.trainer.module_file:  # which contract trains (cli/inputs/module_file.py)
+    from cli.inputs import module_file
+
+    print(f'module:     {module_file.contract_line(config.trainer.module_file)}')
   sys.stdout.flush()
   started = time.monotonic()
   before_components = process_seconds()

@@ -26,7 +26,14 @@ from contracts.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, 
 
 POLL_SECONDS = 0.5
 pause = time.sleep  # the wait between polls (a test drives the watch through it)
-WATCHED_OPTIONS = ('data', 'infer_data', 'model', 'schema', 'weights')  # paths of files or folders
+WATCHED_OPTIONS = (
+  'data',
+  'infer_data',
+  'model',
+  'module_file',
+  'schema',
+  'weights',
+)  # paths of files or folders
 
 
 def check(args: argparse.Namespace) -> None:
@@ -53,7 +60,11 @@ def watched_paths(args: argparse.Namespace) -> List[str]:
   paths = []
   for name in WATCHED_OPTIONS:
     path = getattr(args, name, '') or ''
-    if not path or path in ('imagenet', 'none') or (name == 'model' and not path.endswith('.py')):
+    if (
+      not path
+      or path in ('imagenet', 'none')
+      or (name in ('model', 'module_file') and not path.endswith('.py'))
+    ):
       continue
     paths.append(path)
   return paths

@@ -43,6 +43,9 @@ VOCABULARY_FILE = 'vocabulary.txt'
 ID_COLUMNS_FILE = 'id_columns.json'
 DAMAGE_FILE = 'input_damage.json'
 TRAINING_FILE = 'training.json'
+# ModelRun of a module file's run_fn (trainer/module_file.py): {'label_mean': the transformed train
+# split's mean label}, what the Evaluator's mean predictor predicts (training.json is the project's).
+LABEL_FIGURES_FILE = 'label_figures.json'
 SERVING_CHECK_FILE = 'serving_check.json'
 TUNER_RESULTS_FILE = 'tuner_results.json'  # TFX's Tuner: every finished trial, best first
 STATISTICS_FILE = 'FeatureStats.pb'

@@ -144,6 +144,11 @@ CANDIDATE_IS_SERVING = 'candidate_is_serving'
 # ModelBlessing: why the serving model was not compared with the candidate, which was judged on
 # its own thresholds (components/blessing_evaluator/comparable.py: trained on other columns).
 NOT_COMPARED = 'serving_model_not_compared'
+# ModelBlessing of a module file's model (--module-file): what it was judged as predicting
+# ('classification' or 'regression', read from the model and its transformed label) and the label
+# key it was scored against (components/blessing_evaluator/user_model.py).
+MODEL_TASK = 'model_task'
+MODEL_LABEL = 'model_label'
 # ModelBlessing: the serving model's class names, as JSON ["0", …, "9"], when they are not the
 # candidate's (other classes, or another order): the serving model is not compared (its class
 # ids are not the eval labels'), the candidate is judged on its own thresholds.

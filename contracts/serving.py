@@ -51,6 +51,17 @@ def column_input(column: str) -> str:
   return name if re.match(r'[A-Za-z0-9.]', name) else 'c' + name
 
 
+def transformed_label(names, label: str):
+  """Which of a transform's outputs (`names`) is the raw label `label` transformed: itself, its
+  `_xf` name (TFX's templates), or the only one whose name starts with it; None when none is
+  (a module file's model, docs/design/module_files.md)."""
+  for name in (label, f'{label}_xf'):
+    if name in names:
+      return name
+  starting = [name for name in names if name.startswith(label)]
+  return starting[0] if len(starting) == 1 else None
+
+
 def class_names(saved_model_dir: str) -> List[str]:
   """The class names saved with a model (CLASS_NAMES_ASSET; line i names class i); [] for a
   model saved without them."""

@@ -28,6 +28,13 @@ LOSSES = (MSE, HUBER, MAE)
 # with TFXIO's results (components/recording_trainer/data_accessor.py), or TFX_ACCESSOR, TFXIO's.
 TUNED, TFX_ACCESSOR = 'tuned', 'tfx'
 INPUT_ACCESSORS = (TUNED, TFX_ACCESSOR)
+# The functions TFX reads from a module file (--module-file), each the component that calls it.
+MODULE_FUNCTIONS = {
+  'preprocessing_fn': 'Transform',
+  'stats_options_updater_fn': 'Transform',
+  'run_fn': 'Trainer',
+  'tuner_fn': 'Tuner',
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +64,10 @@ class TrainerOptions:
   input_service: str = ''  # grpc://HOST:PORT: training input on tf.data service ('' : here)
   model: str = ''  # a built-in model (trainer/models/) or a model file's path ('' : the kind's)
   model_source: str = ''  # the model file's text ('' : a built-in): it travels with the config
+  module_file: str = ''  # --module-file: a TFX module file's path, whose run_fn trains
+  # (trainer/module_file.py; '' : the project's model contract)
+  module_functions: List[str] = dataclasses.field(default_factory=list)  # TFX's functions the
+  # module file defines (MODULE_FUNCTIONS), read with ast by the command line
   weights: str = ''  # backbones: IMAGENET, NO_WEIGHTS or a weights file ('' : IMAGENET)
   fine_tune_steps: int = -1  # steps with the backbone's top unfrozen (-1: train_steps // 2
   # when the backbone starts from pretrained weights, else 0)

@@ -77,6 +77,7 @@ class RunResult:
   blessed: Optional[bool] = None
   missed_classes: Optional[Dict[str, dict]] = None  # class name → {'examples', 'judged'}
   blessing: Optional[str] = None  # why (not) blessed
+  predicts: Optional[str] = None  # a module file's model: what it was judged as predicting
   serving_check: Optional[dict] = None  # serving_check.json
   push: Optional[Push] = None
   inferred: Optional[dict] = None  # run --infer-data: predictions.csv, inputs, skipped files

@@ -209,6 +209,11 @@ def _blessing_facts(
     names[c] if c < len(names) else str(c)
     for c in json.loads(property_value(blessing, evaluation_names.UNEVALUATED_CLASSES) or '[]')
   ]
+  task = property_value(blessing, evaluation_names.MODEL_TASK)
+  if task:  # a module file's model, judged on what it turned out to predict
+    what = 'a number' if task == 'regression' else f'{len(names) or 2} classes'
+    label = property_value(blessing, evaluation_names.MODEL_LABEL)
+    result.predicts = f'{what} ({task}), scored against {label}'
   is_serving = bool(property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING))
   not_compared = property_value(blessing, evaluation_names.NOT_COMPARED) or ''
   serving_task = property_value(blessing, evaluation_names.SERVING_TASK)

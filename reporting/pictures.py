@@ -207,18 +207,23 @@ def misclassified(model_dir: str, records: list, parsed: dict, names: Sequence[s
   return _grid(tiles, min(8, len(tiles)), title, 'misclassified eval images')
 
 
-def predicted_and_actual(model_dir: str, records: list):
+def predicted_and_actual(model_dir: str, records: list, label: str = ''):
   """(predicted, actual): float arrays of a regression model's PREDICTION (its serving_default
   signature) and the label it is scored against (its TRANSFORM signature's EVAL_LABEL_KEY, as
-  TFMA reads it) on serialized eval records; label units."""
+  TFMA reads it) on serialized eval records; label units. A module file's model: its only
+  output, and the raw `label`'s transformed output (serving.transformed_label)."""
   import tensorflow as tf
 
   from utils import saved_model_ops
 
   signatures = saved_model_ops.load(model_dir).signatures  # a --model gbt model: TF-DF's op
   examples = tf.constant(records)
-  predicted = signatures[serving.SERVING_DEFAULT](examples=examples)[serving.PREDICTION]
-  actual = signatures[serving.TRANSFORM](examples=examples)[serving.EVAL_LABEL_KEY]
+  answers = signatures[serving.SERVING_DEFAULT](examples=examples)
+  predicted = answers.get(serving.PREDICTION, answers[sorted(answers)[0]])
+  labels = signatures[serving.TRANSFORM](examples=examples)
+  actual = labels.get(serving.EVAL_LABEL_KEY)
+  if actual is None:
+    actual = labels[serving.transformed_label(labels, label)]
   return (
     np.reshape(predicted.numpy(), [-1]).astype(float),
     np.reshape(actual.numpy(), [-1]).astype(float),

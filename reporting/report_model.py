@@ -317,7 +317,7 @@ def regression_html(result, model_dir: Optional[str], label: str) -> str:
   records = pictures.first_eval_records(result.examples_uri) if result.examples_uri else []
   if model_dir is None or not records:
     return '<h3>Predictions</h3>' + said
-  predicted, actual = pictures.predicted_and_actual(model_dir, records)
+  predicted, actual = pictures.predicted_and_actual(model_dir, records, label)
   return '<h3>Predictions</h3>' + said + html.chart(pictures.regression(predicted, actual, label))
 
 

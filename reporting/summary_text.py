@@ -323,6 +323,8 @@ def render(result) -> List[str]:
       f'batch:      {capped["train_examples"]}, the whole train split '
       f'(--batch-size {capped["asked"]} is more than it holds)'
     )
+  if result.predicts:
+    lines.append(f"predicts:   {result.predicts} (the module file's model, read at evaluation)")
   if result.blessed is not None:
     why = f' ({result.blessing})' if result.blessing else ''
     lines.append(f'blessed:    {"yes" if result.blessed else "no"}{why}')

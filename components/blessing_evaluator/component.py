@@ -11,7 +11,7 @@ import tensorflow_model_analysis as tfma
 from tfx.dsl.components.base import base_beam_component, executor_spec
 from tfx.orchestration import data_types
 from tfx.types import channel, component_spec, standard_artifacts, standard_component_specs
-from tfx.utils import json_utils
+from tfx.utils import json_utils, proto_utils
 
 from components.blessing_evaluator import executor
 from contracts import trainer_options
@@ -27,6 +27,8 @@ class BlessingEvaluatorSpec(component_spec.ComponentSpec):
     code_fingerprint=component_spec.ExecutionParameter(type=str),
     max_damaged_percent=component_spec.ExecutionParameter(type=float, optional=True),
     task=component_spec.ExecutionParameter(type=str, optional=True),
+    label=component_spec.ExecutionParameter(type=str, optional=True),
+    regression_eval_config=component_spec.ExecutionParameter(type=str, optional=True),
   )
   INPUTS = dict(
     standard_component_specs.EvaluatorSpec.INPUTS,
@@ -61,6 +63,8 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
     max_damaged_percent: float = 1.0,
     task: str = trainer_options.CLASSIFICATION,
     model_run=None,
+    label: str = '',
+    regression_eval_config=None,
   ):
     """baseline_model: the model to compare with (a Resolver's output; empty: none yet).
     eval_config's accuracy threshold says the default; min_accuracy (a value or a
@@ -71,7 +75,9 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
     more of the eval records damaged or missing stops it (components/read_examples.py).
     task: trainer_options.REGRESSION judges a regression model (eval_config.build_regression's
     config, the mean predictor's figures from model_run, the Trainer's training.json); any other
-    value, a classifier."""
+    value, a classifier. label, regression_eval_config: a module file's model (user_model.py)
+    is scored against label's transformed output, by regression_eval_config (a tfma.EvalConfig)
+    when it predicts a number."""
     super().__init__(
       spec=BlessingEvaluatorSpec(
         examples=examples,
@@ -88,6 +94,10 @@ class BlessingEvaluator(base_beam_component.BaseBeamComponent):
         max_damaged_percent=max_damaged_percent,
         task=task,
         model_run=model_run,
+        label=label,
+        regression_eval_config=(
+          proto_utils.proto_to_json(regression_eval_config) if regression_eval_config else ''
+        ),
         evaluation=channel.Channel(type=standard_artifacts.ModelEvaluation),
         blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
       )

@@ -26,19 +26,30 @@ import shutil
 import tempfile
 
 from tensorflow.core.protobuf import saved_model_pb2
+import tensorflow_model_analysis as tfma
 from tfx.components.evaluator import constants
 from tfx.components.evaluator import executor as evaluator_executor
 from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
-from tfx.utils import io_utils, path_utils
+from tfx.utils import io_utils, path_utils, proto_utils
 
 from components import beam_progress, read_examples
-from components.blessing_evaluator import class_coverage, comparable, eval_config, eval_size
+from components.blessing_evaluator import (
+  class_coverage,
+  comparable,
+  eval_config,
+  eval_size,
+  user_model,
+)
 from contracts import artifacts, evaluation, serving, splits, trainer_options
 from contracts.errors import UnusableModel
 from utils import saved_model_ops
 
 MODEL_RUN_KEY = 'model_run'  # the Trainer's ModelRun: its training.json (train_labels)
+REGRESSION_CONFIG_KEY = 'regression_eval_config'  # a module file's model that regresses: its config
+# The files in model_run holding the train labels' figures: the project's run_fn's, a module file's.
+FILES_WITH_LABEL_FIGURES = (artifacts.TRAINING_FILE, artifacts.LABEL_FIGURES_FILE)
+LABEL_KEY = 'label'  # the raw label column (a module file's model: what its label is read from)
 
 
 def num_classes(saved_model_dir: str) -> int:
@@ -47,6 +58,8 @@ def num_classes(saved_model_dir: str) -> int:
   with fileio.open(os.path.join(saved_model_dir, 'saved_model.pb'), 'rb') as f:
     saved.ParseFromString(f.read())
   signature = saved.meta_graphs[0].signature_def[serving.SERVING_DEFAULT]
+  if serving.PROBABILITIES not in signature.outputs:  # a module file's model (user_model.py)
+    return user_model.describe(saved_model_dir, '').classes
   return signature.outputs[serving.PROBABILITIES].tensor_shape.dim[-1].size
 
 
@@ -90,12 +103,15 @@ _TRAIN_FIGURES = {
 
 
 def train_labels(input_dict) -> dict:
-  """The train split's label figures the Trainer recorded (training.json in its model_run), by
-  regression_metrics.TRAIN_FIGURES' names: what the baselines predict, the range predictions are
-  held to, MAPE's floor; {} when it recorded none."""
+  """The train split's label figures the Trainer recorded in its model_run (training.json; a
+  module file's run_fn: LABEL_FIGURES_FILE), by regression_metrics.TRAIN_FIGURES' names: what the
+  baselines predict, the range predictions are held to, MAPE's floor; {} when it recorded none."""
   model_runs = input_dict.get(MODEL_RUN_KEY) or []
-  path = os.path.join(model_runs[0].uri, artifacts.TRAINING_FILE) if model_runs else ''
-  if not path or not fileio.exists(path):
+  paths = (
+    [os.path.join(model_runs[0].uri, n) for n in FILES_WITH_LABEL_FIGURES] if model_runs else []
+  )
+  path = next((path for path in paths if fileio.exists(path)), '')
+  if not path:
     return {}
   with fileio.open(path) as f:
     training = json.load(f)
@@ -116,6 +132,11 @@ def why_not_compared(model_dir: str, serving_dir: str, regression: bool) -> tupl
   the candidate, first found first: its task (the other one's name), its class list (a
   classifier's, when not the candidate's), its columns (comparable.py's reason); ('', None, '')
   when it can."""
+  if user_model.is_user_model(serving_dir) != user_model.is_user_model(model_dir):
+    made = ('a module file', "the project's model contract")
+    if not user_model.is_user_model(model_dir):
+      made = made[::-1]
+    return f'the serving model was made by {made[1]}, this one by {made[0]}', None, ''
   if serving.task(serving_dir) != serving.task(model_dir):
     return '', None, serving.task(serving_dir)
   if not regression and class_list(serving_dir) != class_list(model_dir):
@@ -139,6 +160,20 @@ def _configured(input_dict, exec_properties, model_dir: str, regression: bool):
   return dict(exec_properties, **{key: configured}), classes
 
 
+def user_configured(exec_properties, model: user_model.UserModel, regression: bool) -> dict:
+  """exec_properties whose eval_config reads a module file's model as TFX's templates do: the
+  classifier's config or, for a model that predicts a number, REGRESSION_CONFIG_KEY's."""
+  key = standard_component_specs.EVAL_CONFIG_KEY
+  built = exec_properties.get(REGRESSION_CONFIG_KEY) if regression else exec_properties[key]
+  if not built:
+    raise UnusableModel(
+      "the module file's model predicts a number, and this pipeline's Evaluator was built "
+      'without a regression configuration'
+    )
+  config = user_model.configured(proto_utils.json_to_proto(built, tfma.EvalConfig()), model)
+  return dict(exec_properties, **{key: proto_utils.proto_to_json(config)})
+
+
 def check_task(model_dir: str, regression: bool) -> None:
   """UnusableModel in one line when the model predicts what this Evaluator was not configured to
   judge (a pipeline compiled with --task auto on data compile could not read, whose label
@@ -158,7 +193,13 @@ class Executor(evaluator_executor.Executor):
     model = artifact_utils.get_single_instance(input_dict[standard_component_specs.MODEL_KEY])
     model_dir = path_utils.serving_model_path(model.uri)
     regression = exec_properties.get('task') == trainer_options.REGRESSION
-    check_task(model_dir, regression)
+    user = None
+    if user_model.is_user_model(model_dir):  # --module-file: decided from the model itself
+      user = user_model.describe(model_dir, exec_properties.get(LABEL_KEY) or '')
+      regression = user.regression(regression)
+      exec_properties = user_configured(exec_properties, user, regression)
+    else:
+      check_task(model_dir, regression)
     exec_properties, classes = _configured(input_dict, exec_properties, model_dir, regression)
     baselines = input_dict.get(standard_component_specs.BASELINE_MODEL_KEY) or []
     is_serving = any(baseline.uri == model.uri for baseline in baselines)
@@ -193,6 +234,10 @@ class Executor(evaluator_executor.Executor):
     )
     if is_serving:
       blessing.set_int_custom_property(evaluation.CANDIDATE_IS_SERVING, 1)
+    if user:
+      task = trainer_options.REGRESSION if regression else trainer_options.CLASSIFICATION
+      blessing.set_string_custom_property(evaluation.MODEL_TASK, task)
+      blessing.set_string_custom_property(evaluation.MODEL_LABEL, user.label_key)
     if not_compared:
       blessing.set_string_custom_property(evaluation.NOT_COMPARED, not_compared)
     if serving_classes is not None:

@@ -17,6 +17,7 @@ for two classes).
 
 from typing import Dict, Optional
 
+import numpy as np
 from tensorflow_model_analysis.metrics import metric_types, metric_util
 from tensorflow_model_analysis.metrics import multi_class_confusion_matrix_metrics as matrices
 from tensorflow_model_analysis.metrics import multi_class_confusion_matrix_plot as plot
@@ -32,6 +33,16 @@ def counted_label_prediction_and_weight(inputs, **kwargs):
   return metric_util.to_label_prediction_example_weight(inputs, **kwargs)
 
 
+def class_scores_label_and_weight(inputs, **kwargs):
+  """counted_label_prediction_and_weight for the confusion matrix: a one-wide prediction (a
+  module file's sigmoid: class 1's probability) as two classes' scores."""
+  for label, prediction, weight in counted_label_prediction_and_weight(inputs, **kwargs):
+    if prediction.size == 1:
+      one = float(prediction.reshape(-1)[0])
+      prediction = np.array([1.0 - one, one], dtype=np.float32)
+    yield label, prediction, weight
+
+
 def _matrix_computations(eval_config, model_name, output_name, example_weighted):
   """The confusion matrix at threshold 0 (TFMA computes it once for every metric here)."""
   computations = matrices.multi_class_confusion_matrices(
@@ -40,7 +51,7 @@ def _matrix_computations(eval_config, model_name, output_name, example_weighted)
     model_name=model_name,
     output_name=output_name,
     example_weighted=example_weighted,
-    extract_label_prediction_and_weight=counted_label_prediction_and_weight,
+    extract_label_prediction_and_weight=class_scores_label_and_weight,
   )
   return computations, computations[-1].keys[-1]
 

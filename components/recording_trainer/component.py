@@ -49,16 +49,19 @@ class RecordingTrainer(base_component.BaseComponent):
     eval_steps: Optional[int],
     custom_config: dict,
     hyperparameters=None,
+    transform_graph=None,
   ):
     """train_steps and learning_rate: values, or RuntimeParameters whose defaults are the values;
     `train_args` and `custom_config` record the defaults. hyperparameters: the Tuner's
-    best_hyperparameters, when tuning (run_fn's fn_args.hyperparameters)."""
+    best_hyperparameters, when tuning (run_fn's fn_args.hyperparameters). transform_graph:
+    Transform's, for a module file's run_fn (fn_args.transform_graph_path)."""
     default = lambda value: getattr(value, 'default', value)  # noqa: E731
     super().__init__(
       spec=RecordingTrainerSpec(
         examples=examples,
         schema=schema,
         hyperparameters=hyperparameters,
+        transform_graph=transform_graph,
         run_fn=run_fn,
         train_args=trainer_pb2.TrainArgs(num_steps=default(train_steps)),
         eval_args=trainer_pb2.EvalArgs(num_steps=eval_steps),

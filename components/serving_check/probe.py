@@ -177,6 +177,28 @@ def _regression_problems(
   return []
 
 
+def _user_problems(
+  name: str, outputs: dict, count: int, reference: Optional[np.ndarray]
+) -> List[str]:
+  """A module file's model (its own output names): every output one row per example, numbers
+  finite."""
+  del reference  # its signatures answer different things: nothing to agree with
+  problems = []
+  for key, value in sorted(outputs.items()):
+    value = value.to_dense() if isinstance(value, tf.SparseTensor) else value
+    if value.shape.rank < 1 or value.shape[0] != count:
+      problems.append(f'{name}: {key} of shape {value.shape.as_list()}, not one row per example')
+    elif value.dtype.is_floating and not np.all(np.isfinite(value.numpy())):
+      problems.append(f'{name}: {key} holds numbers that are not finite')
+  return problems
+
+
+def _takes_examples(signature: Callable) -> bool:
+  """One string input: serialized tf.Examples, as a module file's signatures take them."""
+  specs = list(signature.structured_input_signature[1].values())
+  return len(specs) == 1 and specs[0].dtype == tf.string
+
+
 def _latency_ms(signature: Callable, inputs: dict, requests: int) -> List[float]:
   """Wall times of `requests` single-example calls (cycling through the examples)."""
   count = int(next(iter(inputs.values())).shape[0])
@@ -219,6 +241,11 @@ def check(model_dir: str, records: List[bytes], requests: int = REQUESTS) -> dic
   regression = serving.task(model_dir) == trainer_options.REGRESSION
   problems_of = _regression_problems if regression else _problems_of
   output = serving.PREDICTION if regression else serving.PROBABILITIES
+  answers = signatures[serving.SERVING_DEFAULT].structured_outputs
+  user = serving.PROBABILITIES not in answers and serving.PREDICTION not in answers
+  if user:  # a module file's model: its signatures that take serialized examples
+    problems_of, output = _user_problems, sorted(answers)[0]
+    signatures = {n: s for n, s in signatures.items() if _takes_examples(s)}
   reference = None
   for name in [serving.SERVING_DEFAULT] + sorted(set(signatures) - {serving.SERVING_DEFAULT}):
     signature = signatures[name]
@@ -228,7 +255,7 @@ def check(model_dir: str, records: List[bytes], requests: int = REQUESTS) -> dic
     except Exception as error:  # a signature that cannot answer its own kind of request
       report['problems'].append(_failure(name, error))
       continue
-    if name == serving.TRANSFORM:  # TFMA's: one label per example
+    if name == serving.TRANSFORM and not user:  # TFMA's: one label per example
       labels = outputs.get(serving.EVAL_LABEL_KEY)
       if labels is None or labels.shape.rank < 1 or labels.shape[0] != len(records):
         report['problems'].append(f'{name}: not one {serving.EVAL_LABEL_KEY} per example')

@@ -464,3 +464,26 @@ def test_flink_runner_arguments_resolved_once_travel_into_every_beam_step(tmp_pa
     for flag in resolved + ['--max_bundle_size=50']:
       assert flag in args, (task, flag)
     assert not any('direct_running_mode' in arg for arg in args), task
+
+
+def test_module_file_compiles_transform_feeding_the_trainer(tmp_path):
+  """compile takes --module-file: TFX's Transform after the gates, its outputs the Trainer's."""
+  from tests.support.tfx_data import TAXI_MODULE
+
+  flags = ['--data', 'gs://bucket/taxi', '--data-kind', 'csv', '--label', 'tips']
+  tasks = _tasks(_compile(tmp_path, *flags, '--module-file', TAXI_MODULE))
+  transform = tasks['Transform']
+  parameters = transform['inputs']['parameters']
+  assert parameters['preprocessing_fn']['runtimeValue']['constant'] == (
+    'trainer.module_file.preprocessing_fn'
+  )
+  assert _constant(transform, 'custom_config')['module_file'] == TAXI_MODULE
+  assert 'AnomalyGate' in transform['dependentTasks']
+  trainer = tasks['Trainer']
+  assert trainer['inputs']['artifacts']['transform_graph']['taskOutputArtifact'] == {
+    'outputArtifactKey': 'transform_graph',
+    'producerTask': 'Transform',
+  }
+  assert trainer['inputs']['parameters']['run_fn']['runtimeValue']['constant'] == (
+    'trainer.module_file.run_fn'
+  )

@@ -294,3 +294,14 @@ def test_the_summary_ends_with_the_runs_page_beside_the_report():
   ]
   result.runs_page = ''
   assert summary_text.render(result)[-1] == 'runs page:  not written (see the log)'
+
+
+def test_a_module_files_model_says_what_it_was_judged_as_predicting():
+  result = RunResult(blessed=True, predicts='2 classes (classification), scored against tips_xf')
+  lines = summary_text.render(result)
+  said = [line for line in lines if line.startswith('predicts:')]
+  assert said and 'scored against tips_xf' in said[0]
+  assert lines.index(said[0]) < next(
+    i for i, line in enumerate(lines) if line.startswith('blessed:')
+  )
+  assert not [line for line in summary_text.render(RunResult()) if line.startswith('predicts:')]

@@ -1,0 +1,69 @@
+"""A module file's functions called as TFX calls them; their failures in one line naming the
+file and the function."""
+
+import types
+
+import pytest
+
+from contracts.errors import UnusableModel
+from trainer import module_file
+
+
+def _module(tmp_path, text: str, name: str = 'user.py') -> dict:
+  path = tmp_path / name
+  path.write_text(text)
+  return {module_file.MODULE_FILE_KEY: str(path)}
+
+
+def test_preprocessing_fn_gets_inputs_and_custom_config_when_it_takes_one(tmp_path):
+  config = _module(
+    tmp_path,
+    'import helper\n'
+    'def preprocessing_fn(inputs, custom_config):\n'
+    '  return {"x": inputs["x"] * helper.SCALE, "file": custom_config["module_file"]}\n',
+  )
+  (tmp_path / 'helper.py').write_text('SCALE = 3\n')  # beside it, as TFX's wheel packs it
+  assert module_file.preprocessing_fn({'x': 2}, config) == {
+    'x': 6,
+    'file': str(tmp_path / 'user.py'),
+  }
+
+
+def test_an_edit_is_read_anew(tmp_path):
+  config = _module(tmp_path, 'def preprocessing_fn(inputs):\n  return 1\n')
+  assert module_file.preprocessing_fn({}, config) == 1
+  _module(tmp_path, 'def preprocessing_fn(inputs):\n  return 2\n')
+  assert module_file.preprocessing_fn({}, config) == 2
+
+
+def test_failures_name_the_file_and_the_function(tmp_path):
+  config = _module(tmp_path, 'def preprocessing_fn(inputs):\n  return inputs["nope"]\n')
+  with pytest.raises(UnusableModel, match=r"user.py: preprocessing_fn failed: KeyError: 'nope'"):
+    module_file.preprocessing_fn({}, config)
+  broken = _module(tmp_path, 'raise RuntimeError("no GPU here")\n', 'broken.py')
+  with pytest.raises(UnusableModel, match='broken.py: does not import: no GPU here'):
+    module_file.preprocessing_fn({}, broken)
+
+
+def test_run_fn_that_writes_no_saved_model(tmp_path):
+  config = _module(tmp_path, 'def run_fn(fn_args):\n  fn_args.seen = True\n')
+  fn_args = types.SimpleNamespace(custom_config=config, serving_model_dir=str(tmp_path / 'm'))
+  with pytest.raises(UnusableModel, match='run_fn wrote no SavedModel'):
+    module_file.run_fn(fn_args)
+  assert fn_args.seen
+
+
+def test_the_tuners_printing_goes_to_the_log(tmp_path, capsys):
+  config = _module(
+    tmp_path,
+    'import types\n'
+    'class Tuner:\n'
+    '  def search(self, **kwargs):\n'
+    '    print("Search: Running Trial #1")\n'
+    '    return kwargs\n'
+    'def tuner_fn(fn_args):\n'
+    '  return types.SimpleNamespace(tuner=Tuner(), fit_kwargs={"x": 1})\n',
+  )
+  result = module_file.tuner_fn(types.SimpleNamespace(custom_config=config))
+  assert result.tuner.search(**result.fit_kwargs) == {'x': 1}
+  assert 'Running Trial' not in capsys.readouterr().out
