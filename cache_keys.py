@@ -30,12 +30,16 @@ def trainer_fingerprint(config: cfg.PipelineConfig) -> str:
   """run_fn's code (TFX does not fingerprint code referenced by module path), with the model:
   a built-in's file, or the user's model file by its path (its text is in custom_config too)
   and the project modules it imports; and a --weights file by its content."""
-  modules = ['trainer.task', 'trainer.tuning', 'components.recording_trainer.executor']
+  executors = [
+    'components.recording_trainer.executor',
+    'components.recording_trainer.tuner_executor',
+  ]
+  modules = ['trainer.task', 'trainer.tuning', *executors]
   options = config.trainer
   if options.module_file:  # TFX's run_fn: the module file and the files beside it it imports
     path = options.module_file
     files = {'module_file': path, **{f'imported {p}': p for p in module_reach.local_imports(path)}}
-    return files_fingerprint('trainer.module_file', modules[-1], files=files)
+    return files_fingerprint('trainer.module_file', *executors, files=files)
   weights = {key: path for key, path in config.input_files.items() if key == 'weights'}
   if options.model_source:
     return files_fingerprint(

@@ -58,7 +58,7 @@ from components.image_example_gen.component import ImageExampleGen
 from components.import_example_gen.component import ImportExampleGen
 from components.label_check.component import LabelCheck
 from components.prediction_csv.component import PredictionCsv
-from components.recording_trainer.component import RecordingTrainer
+from components.recording_trainer.component import RecordingTrainer, TunedInputTuner
 from components.serving_check.component import ServingCheck, TensorFlowServingCheck
 from components.serving_pusher.component import ServingPusher
 from components.shard_check.component import ShardCheck
@@ -317,7 +317,7 @@ def tuning(config: cfg.PipelineConfig, examples, schema_gen, transform=None):
   Vertex AI Tuner runs cloud.tune_parallel_trials of them at once on Vertex AI Training."""
   options = dataclasses.asdict(trainer_options(config))
   custom_config = TunerOptions(**options, max_trials=config.tune_trials).to_custom_config()
-  tuner_class, tune_args = tfx_components.Tuner, None
+  tuner_class, tune_args = TunedInputTuner, None  # a module file's data_accessor: the tuned input
   if config.cloud and config.cloud.vertex_tuning:  # the Vertex AI client: imported only here
     from tfx.extensions.google_cloud_ai_platform.tuner import executor as vertex_tuner
     from tfx.v1.extensions import google_cloud_ai_platform as vertex
