@@ -246,7 +246,8 @@ def _task(args: argparse.Namespace, data: str, pattern: str) -> tuple:
   """(task, why): images and text train classes; a table's task is decided as `run` decides it
   when a file of the data (`data`/`pattern`) can be read here; else --task must be given: the
   Evaluator's metrics are fixed when the DAG is built, so `auto` decided later by the Trainer
-  could make a model the Evaluator refuses (UserError, one line)."""
+  could make a model the Evaluator refuses (UserError, one line); not for a module file's model,
+  whose Evaluator decides from the model (docs/design/module_files.md)."""
   if args.data_kind not in (cfg.CSV, cfg.TFRECORDS):
     if args.task == trainer_options.REGRESSION:
       raise UserError(f'--task regression: {args.data_kind} data trains classes only')
@@ -254,7 +255,8 @@ def _task(args: argparse.Namespace, data: str, pattern: str) -> tuple:
   local = [] if cfg.is_remote(data) else sorted(glob.glob(os.path.join(data, pattern or '*')))
   local = [path for path in local if os.path.isfile(path)]
   if not local:
-    if args.task == trainer_options.AUTO:
+    # A module file's model: the Evaluator reads what it predicts from the model (both configs built)
+    if args.task == trainer_options.AUTO and not getattr(args, 'module_file', None):
       raise UserError(
         f'--task auto: --data {args.data} is not read here, and the Evaluator is built for one '
         'task; give --task classification or --task regression'
