@@ -62,24 +62,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     help='compare serving rows with the training rows of the same id (repeat for a compound '
     'id): per-feature mismatch counts (TFDV feature skew)',
   )
-  parser.add_argument(
-    '--max-accuracy-drop',
-    type=float,
-    default=flags.DEFAULTS.max_accuracy_drop,
-    metavar='X',
-    help='served rows that carry the label: a classifier is flagged when its accuracy on them '
-    "is more than X below its eval accuracy and beyond twice the window's standard error "
-    "(default: %(default)s, as run's blessing)",
-  )
-  parser.add_argument(
-    '--max-error-increase',
-    type=float,
-    default=flags.DEFAULTS.max_error_increase,
-    metavar='SHARE',
-    help='served rows that carry the label: a regression model is flagged when its MAE on them '
-    "is more than this share above its eval MAE and beyond twice the window's standard error "
-    "(default: %(default)s, as run's blessing)",
-  )
+  judged = "on them is more than {} its eval {} and beyond twice the window's standard error"
+  for flag, metavar, who, how in (
+    (
+      '--max-accuracy-drop',
+      'X',
+      'a classifier is flagged when its accuracy',
+      ('X below', 'accuracy'),
+    ),
+    (
+      '--max-error-increase',
+      'SHARE',
+      'a regression model is flagged when its MAE',
+      ('this share above', 'MAE'),
+    ),
+  ):
+    dest = flag[2:].replace('-', '_')
+    parser.add_argument(
+      flag,
+      type=float,
+      default=getattr(flags.DEFAULTS, dest),
+      metavar=metavar,
+      help=f'served rows that carry the label: {who} {judged.format(*how)} '
+      "(default: %(default)s, as run's blessing)",
+    )
   flag_groups.add_engine_flags(parser, 'the --id-column feature skew (a Beam pipeline)')
 
 
