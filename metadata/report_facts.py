@@ -14,6 +14,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence
 from contracts import artifacts, image_record
 from contracts import evaluation as evaluation_names
 from metadata import artifact_reader, lineage, transform_facts
+from metadata import eval_predictions as predictions
 from metadata.run_result import RunResult
 
 
@@ -57,6 +58,8 @@ class ReportFacts(NamedTuple):
   model_dir: Optional[str]  # the trained model's serving SavedModel
   lineage: Optional[Lineage]  # None when no examples were produced
   transform: Optional[transform_facts.TransformFacts] = None  # a module file's Transform
+  eval_predictions: predictions.EvalPredictions = predictions.NONE  # what the
+  # report draws of the eval split: image records and the candidate's classes, regression's numbers
 
 
 def statistics(nodes, label_keys: Sequence[str]) -> Statistics:
@@ -143,18 +146,31 @@ def gather(nodes, result: RunResult, metadata_path: str, label: str) -> ReportFa
   """Everything the report shows of the run whose nodes (run_reader.run_nodes) and result
   (summary.build) are given; label: the label column of table data."""
   model_run = artifact_reader.output(nodes, 'model_run')
+  encoding, evaluated, model_dir = (
+    _image_encoding(result.examples_uri),
+    evaluation(nodes),
+    _model_dir(nodes),
+  )
   return ReportFacts(
     result=result,
     statistics=statistics(nodes, [image_record.LABEL_NAME_KEY, label, image_record.LABEL_KEY]),
-    image_encoding=_image_encoding(result.examples_uri),
+    image_encoding=encoding,
     excluded=_excluded(result.excluded_report),
     duplicates=_duplicates(result.duplicates),
     training=artifact_reader.output_json(nodes, 'model_run', artifacts.TRAINING_FILE),
     model_run_uri=model_run.uri if model_run is not None else None,
     tuner_trials=artifact_reader.output_json(nodes, 'tuner_results', artifacts.TUNER_RESULTS_FILE),
     damage=artifact_reader.output_json(nodes, 'model_run', artifacts.DAMAGE_FILE),
-    evaluation=evaluation(nodes),
-    model_dir=_model_dir(nodes),
+    evaluation=evaluated,
+    model_dir=model_dir,
     lineage=_lineage(nodes, metadata_path),
     transform=transform_facts.gather(nodes),
+    eval_predictions=predictions.gather(
+      result.examples_uri,
+      model_dir,
+      bool(encoding),
+      bool(result.regression),
+      bool(evaluated.metrics),
+      label,
+    ),
   )

@@ -3,7 +3,7 @@ as inline SVG whose text stays text, so that the browser draws class names of an
 
 - sample_grid: a few eval images of each class (image data; the first MAX_SAMPLE_CLASSES);
 - misclassified: eval images the candidate model gets wrong, with true and predicted class
-  (its serving_default signature on the eval records of eval_records: at most MAX_PREDICTED);
+  (its answers gathered by metadata/eval_predictions.py: nothing here reads records or models);
 - label_distribution: examples per label value and split (the MAX_BARS largest);
   number_distribution: a regression label's histogram per split, as densities on one axis;
 - class_recall: recall per class of the candidate next to the serving model (the MAX_BARS
@@ -12,24 +12,21 @@ as inline SVG whose text stays text, so that the browser draws class names of an
   report.py lists the most confused pairs);
 - histograms: StatisticsGen's histogram of every numeric feature (tabular data);
 - regression: a regression model's predictions against the label, its residuals against the
-  prediction and its errors' histogram (predicted_and_actual: its signatures on the eval
-  records of first_eval_records).
+  prediction and its errors' histogram (metadata/eval_predictions.py's numbers).
 Each returns None when the run left nothing to draw. The report's tables hold every class, so a
 chart may leave classes out.
 """
 
-import os
 from typing import Dict, List, Optional, Sequence
 import warnings
 
 import numpy as np
 
-from contracts import image_record, serving
+from contracts import image_record
 from records import image_codec
 
 PER_CLASS = 4  # sample images per class
 MAX_SHOWN = 16  # misclassified images drawn
-MAX_PREDICTED = 512  # eval records the model is asked about
 MAX_HISTOGRAMS = 12
 # Limits that keep a chart readable on the report's page (~1,100 px wide) at any class count: a
 # bar or row needs ~0.3 in (30 px) for its 8 pt name, and a chart much past 1,000 px is either
@@ -75,25 +72,11 @@ def lowest(values: Sequence[Optional[float]], limit: int) -> List[int]:
   return order[:limit]
 
 
-def first_eval_records(examples_uri: str, limit: int = MAX_PREDICTED) -> list:
-  """The first `limit` serialized eval records, in shard order."""
+def parsed_images(records: list):
+  """(records, parsed features) of serialized image records (report_facts' eval_predictions):
+  decoded once, drawn by sample_grid and misclassified."""
   import tensorflow as tf
 
-  shards = sorted(tf.io.gfile.glob(os.path.join(examples_uri, 'Split-eval', '*')))
-  if not shards:
-    return []
-  compression = 'GZIP' if shards[0].endswith('.gz') else ''
-  return [
-    r.numpy() for r in tf.data.TFRecordDataset(shards, compression_type=compression).take(limit)
-  ]
-
-
-def eval_records(examples_uri: str, limit: int = MAX_PREDICTED):
-  """(serialized records, parsed features) of the first `limit` eval records, in shard order:
-  read once, drawn by sample_grid and misclassified."""
-  import tensorflow as tf
-
-  records = first_eval_records(examples_uri, limit)
   if not records:
     return [], {}
   return records, tf.io.parse_example(records, image_codec.parse_spec())
@@ -184,16 +167,13 @@ def sample_grid(records: list, parsed: dict, names: Sequence[str], encoding: str
   return _grid(tiles, PER_CLASS, title, 'sample images per class')
 
 
-def misclassified(model_dir: str, records: list, parsed: dict, names: Sequence[str], encoding: str):
-  """Eval images whose top predicted class is not their label: 'true → predicted'."""
-  import tensorflow as tf
-
+def misclassified(
+  predicted: Sequence[int], records: list, parsed: dict, names: Sequence[str], encoding: str
+):
+  """Eval images whose top predicted class (report_facts' eval_predictions.class_ids) is not
+  their label: 'true → predicted'."""
   if not records:
     return None
-  from utils import saved_model_ops
-
-  serve = saved_model_ops.load(model_dir).signatures[serving.SERVING_DEFAULT]
-  predicted = serve(examples=tf.constant(records))[serving.CLASS_IDS].numpy()
   labels = parsed[image_record.LABEL_KEY].numpy()
   wrong = [i for i in range(len(records)) if predicted[i] != labels[i]]
   if not wrong:
@@ -205,29 +185,6 @@ def misclassified(model_dir: str, records: list, parsed: dict, names: Sequence[s
   ]
   title = f'{len(wrong)} of the first {len(records)} eval images misclassified (true → predicted)'
   return _grid(tiles, min(8, len(tiles)), title, 'misclassified eval images')
-
-
-def predicted_and_actual(model_dir: str, records: list, label: str = ''):
-  """(predicted, actual): float arrays of a regression model's PREDICTION (its serving_default
-  signature) and the label it is scored against (its TRANSFORM signature's EVAL_LABEL_KEY, as
-  TFMA reads it) on serialized eval records; label units. A module file's model: its only
-  output, and the raw `label`'s transformed output (serving.transformed_label)."""
-  import tensorflow as tf
-
-  from utils import saved_model_ops
-
-  signatures = saved_model_ops.load(model_dir).signatures  # a --model gbt model: TF-DF's op
-  examples = tf.constant(records)
-  answers = signatures[serving.SERVING_DEFAULT](examples=examples)
-  predicted = answers.get(serving.PREDICTION, answers[sorted(answers)[0]])
-  labels = signatures[serving.TRANSFORM](examples=examples)
-  actual = labels.get(serving.EVAL_LABEL_KEY)
-  if actual is None:
-    actual = labels[serving.transformed_label(labels, label)]
-  return (
-    np.reshape(predicted.numpy(), [-1]).astype(float),
-    np.reshape(actual.numpy(), [-1]).astype(float),
-  )
 
 
 def regression(predicted: np.ndarray, actual: np.ndarray, label: str):

@@ -5,8 +5,9 @@ Drawn from the run's facts, which metadata/report_facts.py gathers from what the
 ML Metadata (which artifacts this run used or produced), StatisticsGen's statistics,
 ExampleValidator's anomalies, the exclusion report, <model_run>/training.json (the model, its
 phases, per-epoch history and the Trainer's input check), the Tuner's trials
-(tuner_results.json), TFMA's metrics and the lineage (metadata/lineage.py); image data's eval
-records and the model's predictions on them are read while drawing (reporting/pictures.py). Charts are drawn with matplotlib (reporting/pictures.py) and embedded as
+(tuner_results.json), TFMA's metrics, the lineage (metadata/lineage.py), image data's first eval
+records and the model's answers on them (metadata/eval_predictions.py): nothing here reads ML
+Metadata, records or models. Charts are drawn with matplotlib (reporting/pictures.py) and embedded as
 inline SVG (reporting/html.py): the file opens offline and can be mailed.
 A section whose artifacts the run did not produce (it stopped earlier) says so.
 """
@@ -127,8 +128,9 @@ def render(facts, config) -> str:
   (published artifacts do not change)."""
   result, images = facts.result, facts.image_encoding
   drawn_from = facts.statistics.uri
-  # Image data: the first eval records, read once for the sample grid and the misclassified.
-  eval_images = pictures.eval_records(result.examples_uri) if images else ()
+  # Image data: the first eval records (gathered), decoded once for the sample grid and the
+  # misclassified.
+  eval_images = pictures.parsed_images(facts.eval_predictions.records) if images else ()
   training = facts.training
   bodies = {
     'run': _run_section(result, config),

@@ -258,7 +258,7 @@ def per_class_html(
 
 def _per_class_section(facts, images: str, eval_images: tuple) -> str:
   """per_class_html of the run and, for image data (images: their encoding, else '';
-  eval_images: pictures.eval_records), the misclassified eval images."""
+  eval_images: pictures.parsed_images), the misclassified eval images."""
   names = list(facts.result.class_recall)
   if not facts.evaluation.metrics or not names:
     return ''
@@ -271,8 +271,9 @@ def _per_class_section(facts, images: str, eval_images: tuple) -> str:
     classes.get(evaluation_names.BASELINE, {}).get(evaluation_names.RECALL_KEY),
     _confusion(facts.evaluation.confusion, len(names)),
   )
-  if eval_images and facts.model_dir is not None:
-    figure = pictures.misclassified(facts.model_dir, *eval_images, names, images)
+  predicted = facts.eval_predictions.class_ids
+  if eval_images and predicted is not None:
+    figure = pictures.misclassified(predicted, *eval_images, names, images)
     html_out += '<h3>Misclassified</h3>' + (
       html.chart(figure) if figure else '<p>No misclassified image among those checked.</p>'
     )
@@ -297,11 +298,11 @@ def slices_html(slices: Dict[str, dict]) -> str:
   return '<h3>Per slice</h3>' + html.table(['slice', 'examples'] + names, rows)
 
 
-def regression_html(result, model_dir: Optional[str], label: str) -> str:
+def regression_html(result, predictions, label: str) -> str:
   """A regression model against the train split's best constants, its predictions out of the
   train labels' range, the label's heavy tail, why no MAPE (regression_text.py), and its pictures
-  on the first eval rows (pictures.regression, axes named by the label column); '' for a
-  classifier."""
+  on the first eval rows (predictions: report_facts' eval_predictions; pictures.regression, axes
+  named by the label column); '' for a classifier."""
   figures = result.regression
   if not figures:
     return ''
@@ -314,11 +315,10 @@ def regression_html(result, model_dir: Optional[str], label: str) -> str:
     f'No MAPE: {no_mape}' if no_mape else '',
   ]
   said = ''.join(f'<p>{html.escape(text[0].upper() + text[1:])}.</p>' for text in sentences if text)
-  records = pictures.first_eval_records(result.examples_uri) if result.examples_uri else []
-  if model_dir is None or not records:
+  if predictions.predicted is None:
     return '<h3>Predictions</h3>' + said
-  predicted, actual = pictures.predicted_and_actual(model_dir, records, label)
-  return '<h3>Predictions</h3>' + said + html.chart(pictures.regression(predicted, actual, label))
+  figure = pictures.regression(predictions.predicted, predictions.actual, label)
+  return '<h3>Predictions</h3>' + said + html.chart(figure)
 
 
 def evaluation_section(facts, images: str, eval_images: tuple, label: str = 'label') -> str:
@@ -335,7 +335,7 @@ def evaluation_section(facts, images: str, eval_images: tuple, label: str = 'lab
     else f'<p class="bad">Not blessed ({why}); not pushed, the serving model stays.</p>'
   )
   details = (
-    regression_html(result, facts.model_dir, label)
+    regression_html(result, facts.eval_predictions, label)
     + _per_class_section(facts, images, eval_images)
     + slices_html(facts.evaluation.slices)
   )
