@@ -138,3 +138,42 @@ def test_records_and_figures_match_a_local_run(container_run, tmp_path):
   assert figures[evaluation_names.MAE_KEY] == pytest.approx(local_mae, rel=0.05)
   pushed = produced['Pusher']['pushed_model']['metadata']['pushed_destination']
   assert serving.task(pushed) == 'regression'
+
+
+def test_a_module_file_s_spec_runs_one_container_per_task(project_image, tmp_path):  # noqa: F811
+  """Issue 67: compiled with TFX's taxi module file (copied as it is), the spec runs through the
+  launcher with --image: Transform and the Trainer load the file at its path (mounted read-only,
+  as a parameter names it), the model is evaluated and pushed."""
+  import shutil
+
+  from tests.support.tfx_data import TAXI_CSV, TAXI_MODULE
+
+  (tmp_path / 'data').mkdir()
+  with open(TAXI_CSV) as f:
+    rows = [line for _, line in zip(range(401), f)]
+  data = tmp_path / 'data' / 'taxi.csv'
+  data.write_text(''.join(rows))
+  module = shutil.copy(TAXI_MODULE, tmp_path / 'taxi_utils_native_keras.py')
+  root, spec = str(tmp_path / 'root'), str(tmp_path / 'spec.json')
+  compiled = cli_main.main(
+    [
+      'compile', '--data', str(data), '--data-kind', 'csv', '--label', 'tips',
+      '--module-file', str(module), '--pipeline-root', root, '--image', project_image,
+      '--out', spec, '--train-steps', '20', '--eval-steps', '5', '--min-accuracy', '0',
+      '--beam-arg=--direct_running_mode=in_memory',
+    ]
+  )  # fmt: skip
+  assert compiled == 0
+  code = local_launcher.main(
+    ['--template', spec, '--pipeline-root', root, '--image', project_image]
+  )
+  assert code == 0
+  (run,) = glob.glob(os.path.join(root, 'run-*'))
+  with open(os.path.join(run, local_launcher.PRODUCED_FILE)) as f:
+    produced = json.load(f)
+  assert os.path.isdir(produced['Transform']['transform_graph']['uri'])
+  with open(glob.glob(os.path.join(run, 'logs', '*Transform.log'))[0]) as f:
+    assert f'--volume={module}:{module}:ro ' in f.readline()  # the module file, read-only
+  pushed = produced['Pusher']['pushed_model']['metadata']
+  assert pushed['pushed'] == 1
+  assert os.path.isfile(os.path.join(pushed['pushed_destination'], 'saved_model.pb'))
