@@ -160,6 +160,7 @@ def test_a_module_file_s_spec_runs_one_container_per_task(project_image, tmp_pat
       'compile', '--data', str(data), '--data-kind', 'csv', '--label', 'tips',
       '--module-file', str(module), '--pipeline-root', root, '--image', project_image,
       '--out', spec, '--train-steps', '20', '--eval-steps', '5', '--min-accuracy', '0',
+      '--allow-missed-classes',  # 20 steps: a model that may predict one class only
       '--beam-arg=--direct_running_mode=in_memory',
     ]
   )  # fmt: skip
