@@ -13,6 +13,7 @@ from typing import List, Optional
 
 from ml_metadata.proto import metadata_store_pb2
 
+from contracts import artifacts
 from contracts import evaluation as evaluation_names
 from contracts.errors import UserError
 from metadata import artifact_reader, rollback_record, run_reader, transform_facts
@@ -242,7 +243,7 @@ MONITOR_EXECUTION = 'pipeline.py monitor'  # the execution type `pipeline.py mon
 def serving_model(metadata_path: str) -> dict:
   """The newest pushed model and what trained it: {'model_id', 'model_uri', 'pushed_to',
   'examples_uri', 'schema_uri', 'statistics_uri', 'label', 'data_kind', 'eval_figures' (its own
-  figures where it was blessed)} (plain values). UserError when no
+  figures where it was blessed), 'label_fences' (a heavy tail's)} (plain values). UserError when no
   model was pushed, or its training inputs are not in this store."""
   graph = _Graph(metadata_path)
   pushes = [
@@ -284,7 +285,22 @@ def serving_model(metadata_path: str) -> dict:
     'statistics_uri': graph.artifacts[statistics[0]].uri,
     'label': options.get('label_key') or '',
     'data_kind': options.get('data_kind') or '',
+    'label_fences': _label_fences(graph, trainer),
   }
+
+
+def _label_fences(graph: _Graph, trainer: int) -> Optional[list]:
+  """[low, high]: a heavy-tailed regression label's fences (training.json's label_tail, which
+  the Evaluator judged the model within); None without a heavy tail."""
+  from tfx.dsl.io import fileio
+
+  model_run = graph.artifacts.get(graph.outputs[trainer].get('model_run'))
+  path = os.path.join(model_run.uri, artifacts.TRAINING_FILE) if model_run else ''
+  if not path or not fileio.exists(path):
+    return None
+  with fileio.open(path) as f:
+    tail = json.load(f).get('label_tail') or {}
+  return [tail['low'], tail['high']] if tail else None
 
 
 def _blessed_figures(graph: _Graph, push_id: int) -> dict:

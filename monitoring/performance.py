@@ -73,12 +73,12 @@ def judge(
     key, worse_by = evaluation_names.MAE_KEY, max_error_increase
     ours, theirs = figures[key], eval_figures.get(key)
     noise = STANDARD_ERRORS * float(errors.std()) / math.sqrt(rows) if rows else math.inf
-    limit = None if theirs is None else theirs * (1 + worse_by)
-    worse = theirs is not None and ours > limit and ours - theirs > noise
+    past = theirs is not None and ours > theirs * (1 + worse_by)  # the threshold, noise aside
+    worse = past and ours - theirs > noise
     said = (
       f'MAE {ours:,.4g} on {rows} served rows with the label'
       + (f' against {theirs:,.4g} on the eval split' if theirs is not None else '')
-      + (f' (+{(ours - theirs) / theirs:.0%}; flagged above +{worse_by:.0%})' if theirs else '')
+      + (f' ({(ours - theirs) / theirs:+.0%}; flagged above +{worse_by:.0%})' if theirs else '')
     )
   else:
     unknown = int(np.sum(actual < 0))  # a class the train split did not have: counted wrong
@@ -87,7 +87,8 @@ def judge(
     ours, theirs = figures[key], eval_figures.get(key)
     spread = theirs if theirs is not None else ours
     noise = STANDARD_ERRORS * math.sqrt(max(spread * (1 - spread), 1e-12) / rows) if rows else 1
-    worse = theirs is not None and theirs - ours > max(max_accuracy_drop, noise)
+    past = theirs is not None and theirs - ours > max_accuracy_drop
+    worse = past and theirs - ours > noise
     said = (
       f'accuracy {ours:.4f} on {rows} served rows with the label'
       + (f' against {theirs:.4f} on the eval split' if theirs is not None else '')
@@ -101,6 +102,8 @@ def judge(
     said += f': fewer than {min_rows} rows, not judged'
   elif worse:
     said += f", beyond the window's noise ({noise:.3g})"
+  elif past:
+    said += f": within the window's noise ({noise:.3g}), not flagged"
   return {
     'task': 'regression' if regression else 'classification',
     'rows': rows,
@@ -120,13 +123,21 @@ def measure(
   max_accuracy_drop: float,
   max_error_increase: float,
   min_rows: int,
+  fences: Optional[list] = None,
 ) -> Optional[dict]:
-  """judge()'s entry for the rows of `examples` that carry `label`; None when none does."""
+  """judge()'s entry for the rows of `examples` that carry `label`; None when none does.
+  fences: a heavy-tailed label's [low, high]: rows beyond are left out (and counted), as the
+  Evaluator left them out of the eval figures."""
   rows = labelled(examples, label) if label else []
   if not rows:
     return None
   predicted, actual = _scored(saved_model_dir, rows, regression)
-  return judge(
+  beyond = 0
+  if regression and fences:
+    inside = (actual >= fences[0]) & (actual <= fences[1])
+    beyond = int((~inside).sum())
+    predicted, actual = predicted[inside], actual[inside]
+  entry = judge(
     regression,
     predicted,
     actual,
@@ -135,3 +146,8 @@ def measure(
     max_error_increase,
     min_rows,
   )
+  if beyond:
+    entry['why'] += (
+      f"; {beyond} labelled row(s) beyond the heavy tail's fences left out, as in the eval figures"
+    )
+  return dict(entry, beyond_fences=beyond)

@@ -88,6 +88,7 @@ def monitor(
       task == trainer_options.REGRESSION,
       model.get('eval_figures') or {},
       **limits,
+      fences=model.get('label_fences'),
     )
     if (result['performance'] or {}).get('flagged'):
       result['flagged'] = sorted(set(result['flagged']) | {performance.ENTRY})

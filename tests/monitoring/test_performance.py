@@ -45,7 +45,7 @@ def test_a_change_within_the_window_s_noise_or_too_few_rows_is_not_flagged():
   # 400 rows whose MAE is 12 % above eval, but with errors so spread that it is noise
   errors = np.where(random.random(400) < 0.02, 500.0, 0.0)
   entry = _regression(errors + 1, np.ones(400), 10.0 / 1.12, **LIMITS)
-  assert not entry['flagged'] and 'noise' not in entry['why']
+  assert not entry['flagged'] and "beyond the window's noise" not in entry['why']
 
 
 def test_a_classifier_is_flagged_on_an_accuracy_drop_beyond_the_noise():
@@ -87,3 +87,26 @@ def test_the_saved_model_scores_only_the_rows_that_carry_the_label(model_dir):
   assert entry['flagged'] and entry['figures'][names.MAE_KEY] > 50
   unlabelled = rows[-30:]
   assert performance.measure(model_dir, unlabelled, 'tips', True, figures, **LIMITS) is None
+
+
+def test_a_heavy_tailed_label_is_judged_within_its_fences_as_the_eval_figures_were(model_dir):
+  """One served label of 1e6 (beyond the train labels' fences) must neither flag a good model
+  nor hide a bad one behind its noise: it is left out and counted, as the Evaluator did."""
+  fares = np.random.default_rng(5).normal(50, 10, 300)
+  good = [regression_model.record(float(f), 'Cash', 2 * float(f) + 4) for f in fares]
+  outlier = [regression_model.record(50.0, 'Cash', 1e6)]
+  figures = {names.MAE_KEY: 0.5}
+  fences = [-100.0, 400.0]
+  measure = lambda rows: performance.measure(  # noqa: E731
+    model_dir, rows, regression_model.LABEL, True, figures, **LIMITS, fences=fences
+  )
+  entry = measure(good + outlier)
+  assert entry['rows'] == 300 and entry['beyond_fences'] == 1 and not entry['flagged']
+  assert "1 labelled row(s) beyond the heavy tail's fences left out" in entry['why']
+  doubled = [regression_model.record(float(f), 'Cash', 2 * (2 * float(f) + 4)) for f in fares]
+  assert measure(doubled + outlier)['flagged']
+  # without the fences the one outlier's spread hides the doubled labels in the window's noise
+  hidden = performance.measure(
+    model_dir, doubled + outlier, regression_model.LABEL, True, figures, **LIMITS
+  )
+  assert not hidden['flagged'] and "within the window's noise" in hidden['why']
