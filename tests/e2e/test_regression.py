@@ -90,12 +90,19 @@ def test_monitor_compares_the_label_and_the_prediction_of_serving_data(fare_run,
   assert code == EXIT_OK
   argv = ['monitor', '--output', output, '--serving-data', data]
   assert cli_main.main(argv) == EXIT_OK
-  shown = capsys.readouterr().out.strip()
+  error, shown = capsys.readouterr().out.strip().splitlines()
   assert shown.startswith(f'monitor: {ROWS} serving examples') and '0 flagged' in shown
   with open(shown.rsplit(' ', 1)[-1], encoding='utf-8') as f:
     found = json.load(f)
   assert found['task'] == 'regression'
   assert {'model prediction', 'fare'} <= set(found['features'])
+  # the data carries the label: the model's error on it beside its eval MAE, not flagged
+  performance = found['performance']
+  assert error == f'model error: {performance["why"]}' and not performance['flagged']
+  assert performance['rows'] == ROWS and set(performance['figures']) == {
+    evaluation.MAE_KEY,
+    evaluation.RMSE_KEY,
+  }
 
 
 REPORT_FACTS = """({
