@@ -39,11 +39,20 @@ def labelled(examples: List[bytes], label: str) -> List[bytes]:
 
 
 def _scored(saved_model_dir: str, examples: List[bytes], regression: bool):
-  """(predictions, labels) as float arrays: PREDICTION or CLASS_IDS, TRANSFORM's EVAL_LABEL_KEY."""
+  """(predictions, labels) as float arrays: PREDICTION or CLASS_IDS, TRANSFORM's EVAL_LABEL_KEY;
+  None for a model without the project's signatures (a module file's: not measured)."""
   import tensorflow as tf
 
   signatures = saved_model_ops.load(saved_model_dir).signatures
   output = serving.PREDICTION if regression else serving.CLASS_IDS
+  transform = signatures.get(serving.TRANSFORM)
+  if (
+    serving.SERVING_DEFAULT not in signatures
+    or output not in signatures[serving.SERVING_DEFAULT].structured_outputs
+    or transform is None
+    or serving.EVAL_LABEL_KEY not in transform.structured_outputs
+  ):
+    return None
   predicted, actual = [], []
   for i in range(0, len(examples), BATCH_SIZE):
     batch = {serving.EXAMPLES_INPUT: tf.constant(examples[i : i + BATCH_SIZE])}
@@ -125,13 +134,17 @@ def measure(
   min_rows: int,
   fences: Optional[list] = None,
 ) -> Optional[dict]:
-  """judge()'s entry for the rows of `examples` that carry `label`; None when none does.
+  """judge()'s entry for the rows of `examples` that carry `label`; None when none does, or the
+  model is not the project's (a module file's model: its label and outputs are its own).
   fences: a heavy-tailed label's [low, high]: rows beyond are left out (and counted), as the
   Evaluator left them out of the eval figures."""
   rows = labelled(examples, label) if label else []
   if not rows:
     return None
-  predicted, actual = _scored(saved_model_dir, rows, regression)
+  scored = _scored(saved_model_dir, rows, regression)
+  if scored is None:
+    return None
+  predicted, actual = scored
   beyond = 0
   if regression and fences:
     inside = (actual >= fences[0]) & (actual <= fences[1])

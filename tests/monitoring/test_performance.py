@@ -110,3 +110,20 @@ def test_a_heavy_tailed_label_is_judged_within_its_fences_as_the_eval_figures_we
     model_dir, doubled + outlier, regression_model.LABEL, True, figures, **LIMITS
   )
   assert not hidden['flagged'] and "within the window's noise" in hidden['why']
+
+
+def test_a_model_without_the_project_s_signatures_is_not_measured(tmp_path):
+  """A module file's model (its own outputs, its own transform_features): no entry, no crash."""
+  import tensorflow as tf
+
+  class Foreign(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name='examples')])
+    def serve(self, examples):
+      return {'outputs': tf.zeros([tf.shape(examples)[0], 1])}
+
+  foreign = Foreign()
+  path = str(tmp_path / 'foreign')
+  tf.saved_model.save(foreign, path, signatures={'serving_default': foreign.serve})
+  rows = [regression_model.record(1.0, 'Cash', 3.0)] * 40
+  figures = {names.MAE_KEY: 0.5}
+  assert performance.measure(path, rows, regression_model.LABEL, True, figures, **LIMITS) is None
