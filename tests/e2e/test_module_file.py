@@ -47,7 +47,8 @@ def test_run_fn_edit_trains_again_on_cached_transform(taxi_module_run):
   _, _, output, module, data, extra = taxi_module_run
   text = module.read_text()
   module.write_text(text.replace('first_dnn_layer_size = 100', 'first_dnn_layer_size = 60'))
-  code, result = run_pipeline(data, output, *extra)
-  assert code == 0, result.get('error')
+  # 20 steps: the retrained model may fall below the serving one; blessing is not this test's
+  code, result = run_pipeline(data, output, *extra, '--max-accuracy-drop', '1')
+  assert code == 0, result.get('error') or result.get('blessing')
   assert 'Transform' in result['cached'] and 'Trainer' in result['executed']
   assert str(module) in result['why_executed']['Trainer']
