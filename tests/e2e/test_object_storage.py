@@ -112,7 +112,9 @@ def test_default_pipeline_reads_and_writes_s3(s3, digits_subset, tmp_path):
     'logs',
     'metadata.sqlite',
     'report.html',
+    'reports',  # every run's report kept (issue 69)
     'run.lock',
+    'runs.html',
   ]
 
   keys = _keys(client, 'runs', 'first/')
