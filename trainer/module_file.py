@@ -28,6 +28,7 @@ from trainer import label_figures
 
 MODULE_FILE_KEY = 'module_file'  # custom_config's key: the module file's path
 _loaded = {}  # (path, content digest) → module
+KERAS_BATCH_SIZE = 32  # Keras' default batch size
 
 
 def load(path: str):
@@ -112,13 +113,39 @@ def run_fn(fn_args):
   """The Trainer's: the user's run_fn(fn_args) with TFX's FnArgs, then its SavedModel checked."""
   import tensorflow as tf
 
-  call(fn_args.custom_config, 'run_fn', fn_args)
+  call(fn_args.custom_config, 'run_fn', with_eval_steps(fn_args))
   if not tf.io.gfile.exists(os.path.join(fn_args.serving_model_dir, 'saved_model.pb')):
     path = fn_args.custom_config[MODULE_FILE_KEY]
     raise UnusableModel(
       f'--module-file {path}: run_fn wrote no SavedModel to fn_args.serving_model_dir'
     )
   record_label_figures(fn_args)
+
+
+def with_eval_steps(fn_args):
+  """fn_args with a number of eval steps when the run has none (no --eval-steps: the whole eval
+  split). TFX's templates read the eval split `.repeat()`ed and fit `validation_steps=
+  fn_args.eval_steps` batches of it: None would evaluate forever. One pass it is: the eval
+  split's records over the batch size the run_fn asks `data_accessor` for (Keras' default, 32,
+  until it asks)."""
+  if fn_args.eval_steps is not None:
+    return fn_args
+  records = int(split_records(fn_args.eval_files).reduce(0, lambda n, _: n + 1))
+  factory = fn_args.data_accessor.tf_dataset_factory
+
+  def one_pass(records_per_step: int) -> None:
+    fn_args.eval_steps = max(1, -(-records // records_per_step))
+    logging.info('eval_steps: %d, one pass over %d eval records', fn_args.eval_steps, records)
+
+  def counting_factory(file_pattern, dataset_options, *args, **kwargs):
+    patterns = [file_pattern] if isinstance(file_pattern, str) else list(file_pattern)
+    if patterns == list(fn_args.eval_files):
+      one_pass(dataset_options.batch_size)
+    return factory(file_pattern, dataset_options, *args, **kwargs)
+
+  one_pass(KERAS_BATCH_SIZE)
+  fn_args.data_accessor = fn_args.data_accessor._replace(tf_dataset_factory=counting_factory)
+  return fn_args
 
 
 def record_label_figures(fn_args) -> None:
@@ -137,12 +164,10 @@ def record_label_figures(fn_args) -> None:
   if not key or not spec[key].dtype.is_floating:
     return
   found = []
-  for path in sorted(f for pattern in fn_args.train_files for f in tf.io.gfile.glob(pattern)):
-    records = tf.data.TFRecordDataset(path, 'GZIP' if path.endswith('.gz') else '').batch(1024)
-    for batch in records:
-      values = tf.io.parse_example(batch, {key: spec[key]})[key]
-      values = values.values if isinstance(values, tf.SparseTensor) else values
-      found.append(np.asarray(values, dtype=np.float64).reshape(-1))
+  for batch in split_records(fn_args.train_files).batch(1024):
+    values = tf.io.parse_example(batch, {key: spec[key]})[key]
+    values = values.values if isinstance(values, tf.SparseTensor) else values
+    found.append(np.asarray(values, dtype=np.float64).reshape(-1))
   values = np.concatenate(found) if found else np.zeros([0])
   if values.size:
     with tf.io.gfile.GFile(
@@ -151,13 +176,22 @@ def record_label_figures(fn_args) -> None:
       f.write(json.dumps(label_figures.of(values)))
 
 
+def split_records(patterns):
+  """A split's serialized records, file after file, as FnArgs' train_files/eval_files name it."""
+  import tensorflow as tf
+
+  files = sorted(f for pattern in patterns for f in tf.io.gfile.glob(pattern))
+  compression = 'GZIP' if files and files[0].endswith('.gz') else ''
+  return tf.data.TFRecordDataset(files, compression)
+
+
 TUNER_PRINTS = ('search_space_summary', 'search', 'results_summary')  # what TFX's Tuner calls
 
 
 def tuner_fn(fn_args):
   """The Tuner's: the user's tuner_fn(fn_args) (a TunerFnResult), its tuner's printing (the
   calls TFX's Tuner makes) to the run log."""
-  result = call(fn_args.custom_config, 'tuner_fn', fn_args)
+  result = call(fn_args.custom_config, 'tuner_fn', with_eval_steps(fn_args))
   for name in TUNER_PRINTS:
     method = getattr(result.tuner, name, None)
     if callable(method):

@@ -4,8 +4,11 @@ file and the function."""
 import types
 
 import pytest
+from tfx.components.trainer import fn_args_utils
+from tfx_bsl.public import tfxio
 
 from contracts.errors import UnusableModel
+from tests.support import shards
 from trainer import module_file
 
 
@@ -47,10 +50,37 @@ def test_failures_name_the_file_and_the_function(tmp_path):
 
 def test_run_fn_that_writes_no_saved_model(tmp_path):
   config = _module(tmp_path, 'def run_fn(fn_args):\n  fn_args.seen = True\n')
-  fn_args = types.SimpleNamespace(custom_config=config, serving_model_dir=str(tmp_path / 'm'))
+  fn_args = types.SimpleNamespace(
+    custom_config=config, serving_model_dir=str(tmp_path / 'm'), eval_steps=5
+  )
   with pytest.raises(UnusableModel, match='run_fn wrote no SavedModel'):
     module_file.run_fn(fn_args)
   assert fn_args.seen
+
+
+def test_without_eval_steps_the_eval_split_is_read_once_at_the_batch_size_asked(tmp_path):
+  eval_files = [str(tmp_path / 'eval' / '*')]
+  (tmp_path / 'eval').mkdir()
+  for shard, count in (('a.gz', 40), ('b.gz', 13)):
+    shards.write_shard(str(tmp_path / 'eval' / shard), [b'x'] * count, 'GZIP')
+  asked = []
+  accessor = fn_args_utils.DataAccessor(
+    tf_dataset_factory=lambda pattern, options, schema: asked.append(pattern),
+    record_batch_factory=None,
+    data_view_decode_fn=None,
+  )
+  fn_args = fn_args_utils.FnArgs(
+    eval_files=eval_files, train_files=['train/*'], eval_steps=None, data_accessor=accessor
+  )
+  module_file.with_eval_steps(fn_args)
+  assert fn_args.eval_steps == 2  # 53 records in Keras' batches of 32
+  options = tfxio.TensorFlowDatasetOptions(batch_size=10)
+  fn_args.data_accessor.tf_dataset_factory(['train/*'], options, None)
+  assert fn_args.eval_steps == 2
+  fn_args.data_accessor.tf_dataset_factory(eval_files, options, None)
+  assert (fn_args.eval_steps, asked) == (6, [['train/*'], eval_files])
+  given = fn_args_utils.FnArgs(eval_files=eval_files, eval_steps=5, data_accessor=accessor)
+  assert module_file.with_eval_steps(given).data_accessor is accessor and given.eval_steps == 5
 
 
 def test_the_tuners_printing_goes_to_the_log(tmp_path, capsys):
@@ -64,6 +94,6 @@ def test_the_tuners_printing_goes_to_the_log(tmp_path, capsys):
     'def tuner_fn(fn_args):\n'
     '  return types.SimpleNamespace(tuner=Tuner(), fit_kwargs={"x": 1})\n',
   )
-  result = module_file.tuner_fn(types.SimpleNamespace(custom_config=config))
+  result = module_file.tuner_fn(types.SimpleNamespace(custom_config=config, eval_steps=1))
   assert result.tuner.search(**result.fit_kwargs) == {'x': 1}
   assert 'Running Trial' not in capsys.readouterr().out
