@@ -23,7 +23,6 @@ if __name__ == '__main__':
   main.exit_with(main.main())
 
 import dataclasses
-import functools
 import operator
 from typing import List, Tuple
 
@@ -37,7 +36,6 @@ from tfx.orchestration import data_types
 from tfx.orchestration import pipeline as tfx_pipeline
 from tfx.proto import (
   bulk_inferrer_pb2,
-  example_gen_pb2,
   infra_validator_pb2,
   pusher_pb2,
   trainer_pb2,
@@ -46,16 +44,13 @@ from tfx.proto import (
 from tfx.types import channel, standard_artifacts
 
 import cache_keys
-from components import file_based, module_transform
+from components import module_transform
 from components.anomaly_gate.component import AnomalyGate
 from components.blessing_evaluator import eval_config as blessing_config
 from components.blessing_evaluator.component import BlessingEvaluator
 from components.bulk_inferrer.component import BulkInferrer
-from components.csv_example_gen.component import ArrowCsvExampleGen, StockCsvExampleGen
 from components.curated_schema_gen.component import CuratedSchemaGen
 from components.drift_check.component import DriftCheck
-from components.image_example_gen.component import ImageExampleGen
-from components.import_example_gen.component import ImportExampleGen
 from components.label_check.component import LabelCheck
 from components.prediction_csv.component import PredictionCsv
 from components.recording_trainer.component import RecordingTrainer, TunedInputTuner
@@ -63,10 +58,10 @@ from components.serving_check.component import ServingCheck, TensorFlowServingCh
 from components.serving_pusher.component import ServingPusher
 from components.shard_check.component import ShardCheck
 from components.statistics_gen.component import StatisticsGen
-from components.text_example_gen.component import TextExampleGen
 import config as cfg
 from contracts import evaluation, serving, splits
 from contracts.trainer_options import CLASSIFICATION, REGRESSION, TrainerOptions, TunerOptions
+import example_gens
 from utils import fingerprint
 
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`) → their PipelineConfig field.
@@ -90,7 +85,7 @@ def create_pipeline(
   schema`); parameters: PARAMETERS become pipeline parameters defaulting to config's values
   (`pipeline.py compile`), else they are plain values."""
   values = parameter_values(config, parameters)
-  example_gen = example_gen_for(config, values['data'])
+  example_gen = example_gens.example_gen_for(config, values['data'])
   examples = example_gen.outputs['examples']
   statistics_gen = StatisticsGen(
     examples=examples,
@@ -138,100 +133,6 @@ def parameter_values(config: cfg.PipelineConfig, as_parameters: bool) -> dict:
     name: data_types.RuntimeParameter(name=name, ptype=type(value), default=value)
     for name, value in values.items()
   }
-
-
-def example_gen_for(config: cfg.PipelineConfig, data=None, unlabeled: bool = False):
-  """Data in: the project's ImageExampleGen / TextExampleGen, or TFX's CSV / Import ones.
-  data: where from (a pipeline parameter when compiled); default config.data. unlabeled:
-  --infer-data's (config.infer_data, .infer_pattern), in one split, splits.INFER."""
-  data = config.data if data is None else data
-  if unlabeled:
-    config = dataclasses.replace(
-      config,
-      data_pattern=config.infer_pattern,
-      data_splits=((splits.INFER, config.infer_pattern),),
-      span=0,
-    )
-  with_data = functools.partial(cache_keys.data_fingerprint, config, data)
-  project_own = dict(  # what the project's own ExampleGens (text, images) take alike
-    input_base=data,
-    pattern=config.data_pattern,
-    span=config.span,
-    eval_percent=config.eval_percent,
-    shard_size_mb=config.shard_size_mb,
-    duplicates=config.duplicates,
-  )
-  if config.data_kind == cfg.TEXT:
-    return TextExampleGen(
-      **project_own,
-      label_column=config.label,
-      text_column=config.text_column,
-      code_fingerprint=with_data('components.text_example_gen.executor'),
-    )
-  if config.data_kind == cfg.IMAGES:
-    return ImageExampleGen(
-      **project_own,
-      encoding=config.encoding,
-      compression=config.compression,
-      max_image_side=config.max_image_side,
-      unlabeled_split=splits.INFER if unlabeled else '',
-      code_fingerprint=with_data('components.image_example_gen.executor'),
-    )
-  if config.data_splits:  # already split (Split-<name> folders): kept as they are
-    input_config = example_gen_pb2.Input(
-      splits=[
-        example_gen_pb2.Input.Split(name=name, pattern=pattern)
-        for name, pattern in config.data_splits
-      ]
-    )
-    output_config = example_gen_pb2.Output()
-  else:
-    input_config = example_gen_pb2.Input(
-      splits=[example_gen_pb2.Input.Split(name='single_split', pattern=config.data_pattern)]
-    )
-    output_config = file_based.output_config(config.eval_percent)
-  files = dict(
-    input_base=data,
-    input_config=input_config,
-    output_config=output_config,
-    range_config=file_based.span_range(config.span),
-  )
-  grouping = dict(  # unlabeled data: no label to check (components/label_gaps.py)
-    label_key='' if unlabeled else config.label,
-    label_default=config.trainer.label_default,
-    id_columns=config.id_columns,
-    duplicates=config.duplicates,
-  )
-  if config.data_kind == cfg.CSV and config.csv_reader == cfg.ARROW_CSV:
-    arrow = ArrowCsvExampleGen(
-      **files,
-      **grouping,
-      compression=config.compression,
-      code_fingerprint=with_data('components.csv_example_gen.executor'),
-    ).with_id('CsvExampleGen')  # the stock one's id: paths, reports and caches stay
-    if config.csv_direct_running_mode and config.beam_runner == cfg.DIRECT_RUNNER:
-      mode = config.csv_direct_running_mode
-      workers = cfg.direct_num_workers(mode, config.beam_direct_num_workers)
-      arrow.with_beam_pipeline_args(
-        [f'--direct_running_mode={mode}', f'--direct_num_workers={workers}']
-      )
-    return arrow
-  if config.data_kind == cfg.CSV:
-    return StockCsvExampleGen(
-      **files,
-      **grouping,
-      code_fingerprint=with_data('components.csv_example_gen.stock_executor'),
-    ).with_id('CsvExampleGen')
-  return ImportExampleGen(
-    **files,
-    **grouping,
-    payload_format=(
-      example_gen_pb2.FORMAT_TF_SEQUENCE_EXAMPLE
-      if config.data_kind == cfg.SEQUENCES
-      else example_gen_pb2.FORMAT_TF_EXAMPLE
-    ),
-    code_fingerprint=with_data('components.import_example_gen.executor'),
-  )
 
 
 def validation(
@@ -470,7 +371,9 @@ def inference(config: cfg.PipelineConfig, trainer, evaluator) -> List:
   Trainer's model through bulk_inference (serving_default's answer, contracts/serving.py) once
   the Evaluator blessed it (unblessed: the step is skipped), and PredictionCsv writing
   predictions.csv (contracts/predictions.py) with the model's class names."""
-  infer_gen = example_gen_for(config, config.infer_data, unlabeled=True).with_id('InferExampleGen')
+  infer_gen = example_gens.example_gen_for(config, config.infer_data, unlabeled=True).with_id(
+    'InferExampleGen'
+  )
   inferrer = BulkInferrer(
     examples=infer_gen.outputs['examples'],
     model=trainer.outputs['model'],

@@ -45,7 +45,7 @@ CODE_FOLDERS = (
   'utils',
   'schema',
 )
-CODE_FILES = ('pipeline.py', 'cache_keys.py', 'config.py', 'requirements.lock')
+CODE_FILES = ('pipeline.py', 'example_gens.py', 'cache_keys.py', 'config.py', 'requirements.lock')
 
 
 def code_digest() -> str:

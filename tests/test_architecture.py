@@ -23,7 +23,7 @@ PACKAGES = (
   'trainer',
   'utils',
 )
-TOP_MODULES = ('pipeline', 'config', 'cache_keys')
+TOP_MODULES = ('pipeline', 'example_gens', 'config', 'cache_keys')
 PROJECT = PACKAGES + TOP_MODULES
 # Who may import whom (first name of the importing module → first names it may import).
 ALLOWED = {
@@ -48,7 +48,8 @@ ALLOWED = {
   'monitoring': {'monitoring', 'contracts', 'utils', 'metadata', 'reporting'},  # its page too
   'kubeflow': {'kubeflow', 'contracts', 'utils'},
   'config': {'contracts', 'utils'},  # utils.object_storage: Beam's S3 flags
-  'pipeline': {'cache_keys', 'components', 'config', 'contracts', 'utils'},
+  'pipeline': {'cache_keys', 'components', 'config', 'contracts', 'example_gens', 'utils'},
+  'example_gens': {'cache_keys', 'components', 'config', 'contracts'},  # the DAG's first step
   # the run's code (trainer.models: the default model's file) and object storage's checksums
   'cache_keys': {'config', 'contracts', 'utils', 'trainer'},
   'cli': set(PROJECT),

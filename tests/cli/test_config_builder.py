@@ -73,7 +73,7 @@ def test_auto_is_worker_processes_for_many_images_large_data_and_compiled_specs(
 
 
 def test_the_arrow_csv_example_gen_keeps_beam_in_one_process_below_its_own_size():
-  import pipeline
+  import example_gens
 
   below = cfg.ARROW_CSV_IN_MEMORY_BELOW_BYTES
   assert cfg.arrow_csv_running_mode(cfg.BEAM_AUTO, 0, below - 1) == 'in_memory'
@@ -83,12 +83,12 @@ def test_the_arrow_csv_example_gen_keeps_beam_in_one_process_below_its_own_size(
   config = cfg.PipelineConfig(
     data='/d', data_kind=cfg.CSV, output='/o', csv_direct_running_mode='in_memory'
   )
-  component = pipeline.example_gen_for(config)
+  component = example_gens.example_gen_for(config)
   assert component.id == 'CsvExampleGen'
   args = config.beam_pipeline_args + component.executor_spec.beam_pipeline_args
   # TFX puts the component's last: they win (in this process: one worker)
   assert args[-2:] == ['--direct_running_mode=in_memory', '--direct_num_workers=1']
-  stock = pipeline.example_gen_for(dataclasses.replace(config, csv_reader=cfg.STOCK_CSV))
+  stock = example_gens.example_gen_for(dataclasses.replace(config, csv_reader=cfg.STOCK_CSV))
   assert not stock.executor_spec.beam_pipeline_args
 
 

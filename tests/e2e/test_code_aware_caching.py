@@ -30,6 +30,7 @@ COPIED = (
   'schema',
   'pipeline.py',
   'cache_keys.py',
+  'example_gens.py',
   'config.py',
   'requirements.lock',
   'README.md',
