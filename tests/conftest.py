@@ -236,15 +236,24 @@ def taxi_module_run(tmp_path_factory):
 SHARED_RUNS = ('first_run', 'default_run', 'tabular_run', 'taxi_module_run')
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook turns the marker into a group
+def shared_runs(item) -> list:
+  """The SHARED_RUNS (whole-pipeline runs) a test needs, directly or through other fixtures."""
+  names = getattr(item, 'fixturenames', ())
+  return [name for name in SHARED_RUNS if name in names]
+
+
+# Before pytest's `-m` deselection (so `not slow` sees the marker) and pytest-xdist's hook (which
+# turns the group marker into a group).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-  """Tests that share a pipeline run (a session fixture of SHARED_RUNS, or any module-scoped
+  """Tests that need a whole-pipeline run of SHARED_RUNS are `slow` (make test-fast leaves them
+  out, make test runs them). Tests that share a run (one of SHARED_RUNS, or any module-scoped
   fixture) go to the same pytest-xdist worker (`--dist loadgroup`), so each run happens once."""
   for item in items:
-    names = getattr(item, 'fixturenames', ())
-    shared = [name for name in SHARED_RUNS if name in names]
+    shared = shared_runs(item)
     definitions = getattr(getattr(item, '_fixtureinfo', None), 'name2fixturedefs', {})
     if shared:
+      item.add_marker(pytest.mark.slow)
       item.add_marker(pytest.mark.xdist_group(shared[0]))
     elif any(defs[-1].scope == 'module' for defs in definitions.values()):
       item.add_marker(pytest.mark.xdist_group(item.nodeid.split('::')[0]))

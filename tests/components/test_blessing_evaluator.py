@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_model_analysis as tfma
-from tfx import v1 as tfx
+from tfx.orchestration.data_types import RuntimeParameter
+from tfx.types import standard_artifacts
+from tfx.types.channel import Channel
 from tfx.utils import proto_utils
 
 from components.blessing_evaluator import (
@@ -69,9 +71,9 @@ def test_the_class_count_is_read_from_the_saved_signature(tmp_path):
 
 
 def test_min_accuracy_is_a_whole_parameter_a_compiled_spec_can_expose():
-  examples = tfx.dsl.Channel(type=tfx.types.standard_artifacts.Examples)
-  model = tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model)
-  parameter = tfx.dsl.experimental.RuntimeParameter(name='min_accuracy', ptype=float, default=0.9)
+  examples = Channel(type=standard_artifacts.Examples)
+  model = Channel(type=standard_artifacts.Model)
+  parameter = RuntimeParameter(name='min_accuracy', ptype=float, default=0.9)
   evaluator = BlessingEvaluator(
     examples, model, None, eval_config.build(0.9, 0.01), parameter, 'fp'
   )
@@ -103,7 +105,7 @@ def test_one_missed_example_is_judged_only_for_a_minority_class():
 def test_a_missed_class_withholds_a_blessing_as_the_evaluator_writes_one(tmp_path):
   from tfx.components.evaluator import constants
 
-  blessing = tfx.types.standard_artifacts.ModelBlessing()
+  blessing = standard_artifacts.ModelBlessing()
   blessing.uri = str(tmp_path)
   (tmp_path / constants.BLESSED_FILE_NAME).write_text('')
   blessing.set_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY, 1)
@@ -136,7 +138,7 @@ def test_an_eval_split_below_the_minimum_sizes_is_too_small():
 def _blessing(tmp_path, blessed: bool):
   from tfx.components.evaluator import constants
 
-  blessing = tfx.types.standard_artifacts.ModelBlessing()
+  blessing = standard_artifacts.ModelBlessing()
   blessing.uri = str(tmp_path)
   tmp_path.mkdir()
   name = constants.BLESSED_FILE_NAME if blessed else constants.NOT_BLESSED_FILE_NAME

@@ -104,15 +104,16 @@ def test_parameters_fold_into_train_args_and_custom_config():
 
 
 def test_component_records_the_defaults_and_takes_parameters():
-  from tfx import v1 as tfx
+  from tfx.orchestration.data_types import RuntimeParameter
+  from tfx.types.channel import Channel
 
   from components.recording_trainer.component import RecordingTrainer
 
-  steps = tfx.dsl.experimental.RuntimeParameter(name='train_steps', ptype=int, default=321)
+  steps = RuntimeParameter(name='train_steps', ptype=int, default=321)
   trainer = RecordingTrainer(
     run_fn='trainer.task.run_fn',
-    examples=tfx.dsl.Channel(type=standard_artifacts.Examples),
-    schema=tfx.dsl.Channel(type=standard_artifacts.Schema),
+    examples=Channel(type=standard_artifacts.Examples),
+    schema=Channel(type=standard_artifacts.Schema),
     train_steps=steps,
     learning_rate=0.5,
     eval_steps=None,
