@@ -25,6 +25,7 @@ from typing import Any, Callable
 from contracts import artifacts, serving
 from contracts.errors import UnusableModel, first_line
 from trainer import label_figures
+from utils import module_reach
 
 MODULE_FILE_KEY = 'module_file'  # custom_config's key: the module file's path
 _loaded = {}  # (path, content digest) → module
@@ -33,15 +34,24 @@ KERAS_BATCH_SIZE = 32  # Keras' default batch size
 
 def load(path: str):
   """The module file as a module (its folder importable while it loads, as TFX's wheel makes
-  every .py file beside it importable)."""
+  every .py file beside it importable). Loaded anew when it or a file beside it that it imports
+  changed (a warm `run --watch`): those files are then imported anew too."""
   try:
-    with open(path, 'rb') as f:
-      digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    beside = _beside(path)
+    hashed = hashlib.sha256()
+    for name in [path, *beside]:
+      with open(name, 'rb') as f:
+        hashed.update(f.read())
+    digest = hashed.hexdigest()[:12]
   except OSError as e:
     raise UnusableModel(f'--module-file {path}: {e.strerror or e}') from None
   key = (path, digest)
   if key not in _loaded:
     folder = os.path.dirname(os.path.abspath(path))
+    for file in beside:  # `import helper` finds the saved helper, not the one imported before
+      helper = os.path.splitext(os.path.basename(file))[0]
+      if getattr(sys.modules.get(helper), '__file__', None) == file:
+        del sys.modules[helper]
     name = f'user_module_{digest}'
     loader = importlib.machinery.SourceFileLoader(name, path)
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
@@ -55,6 +65,15 @@ def load(path: str):
       raise UnusableModel(f'--module-file {path}: does not import: {first_line(e)}') from None
     _loaded[key] = module
   return _loaded[key]
+
+
+def _beside(path: str) -> list:
+  """The files beside the module file that it imports ([] while it does not parse: its import
+  then says why)."""
+  try:
+    return module_reach.local_imports(path)
+  except (SyntaxError, ValueError):
+    return []
 
 
 def user_function(custom_config: dict, name: str) -> Callable:

@@ -39,6 +39,16 @@ def test_an_edit_is_read_anew(tmp_path):
   assert module_file.preprocessing_fn({}, config) == 2
 
 
+def test_an_edit_of_a_file_beside_it_that_it_imports_is_read_anew(tmp_path):
+  (tmp_path / 'h5_scale.py').write_text('SCALE = 3\n')
+  config = _module(
+    tmp_path, 'import h5_scale\ndef preprocessing_fn(inputs):\n  return h5_scale.SCALE\n'
+  )
+  assert module_file.preprocessing_fn({}, config) == 3
+  (tmp_path / 'h5_scale.py').write_text('SCALE = 4\n')  # the module file itself unchanged
+  assert module_file.preprocessing_fn({}, config) == 4
+
+
 def test_failures_name_the_file_and_the_function(tmp_path):
   config = _module(tmp_path, 'def preprocessing_fn(inputs):\n  return inputs["nope"]\n')
   with pytest.raises(UnusableModel, match=r"user.py: preprocessing_fn failed: KeyError: 'nope'"):
