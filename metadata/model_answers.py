@@ -52,32 +52,53 @@ def load(saved_model_dir: str, regression: bool, label: str = '') -> Optional[An
   return Answers(signatures, output, project, regression, label)
 
 
-def _batches(records: List[bytes]):
+def _answers(function, key: str, records: List[bytes]) -> np.ndarray:
+  """`function`'s output `key` of each record as floats [rows, width], in batches; a record it
+  cannot read (a value its parsing requires is missing) is a row of NaN, found one by one in
+  the batch that failed."""
   import tensorflow as tf
 
-  for i in range(0, len(records), BATCH_SIZE):
-    yield {serving.EXAMPLES_INPUT: tf.constant(records[i : i + BATCH_SIZE])}
+  def call(chunk):
+    values = function(**{serving.EXAMPLES_INPUT: tf.constant(chunk)})[key]
+    return np.asarray(values, np.float64).reshape(len(chunk), -1)
+
+  found = []
+  for start in range(0, len(records), BATCH_SIZE):
+    chunk = records[start : start + BATCH_SIZE]
+    try:
+      found.append(call(chunk))
+      continue
+    except tf.errors.InvalidArgumentError:
+      pass
+    rows = []
+    for record in chunk:
+      try:
+        rows.append(call([record]))
+      except tf.errors.InvalidArgumentError:
+        rows.append(None)
+    width = max((row.shape[1] for row in rows if row is not None), default=1)
+    found += [row if row is not None else np.full([1, width], np.nan) for row in rows]
+  return np.concatenate(found) if found else np.zeros([0, 1])
 
 
 def predicted(answers: Answers, records: List[bytes]) -> np.ndarray:
-  """The number (regression) or top class id of each record, as floats."""
-  found = []
-  for batch in _batches(records):
-    values = np.asarray(answers.signatures[serving.SERVING_DEFAULT](**batch)[answers.output])
-    values = values.reshape(len(values), -1)
-    if answers.project or answers.regression:  # CLASS_IDS, PREDICTION, a module's number
-      found.append(values[:, 0])
-    elif values.shape[1] == 1:  # class 1's probability
-      found.append((values[:, 0] > THRESHOLD).astype(float))
-    else:
-      found.append(values.argmax(1))
-  return np.concatenate(found).astype(float) if found else np.zeros([0])
+  """The number (regression) or top class id of each record, as floats (NaN: a record the model
+  cannot read)."""
+  values = _answers(answers.signatures[serving.SERVING_DEFAULT], answers.output, records)
+  unread = np.isnan(values).any(axis=1)
+  if answers.project or answers.regression:  # CLASS_IDS, PREDICTION, a module's number
+    return values[:, 0]
+  if values.shape[1] == 1:  # class 1's probability
+    classes = (values[:, 0] > THRESHOLD).astype(float)
+  else:
+    classes = values.argmax(1).astype(float)
+  return np.where(unread, np.nan, classes)
 
 
 def actual(answers: Answers, records: List[bytes]) -> Optional[np.ndarray]:
   """The label each record is scored against, as floats (a class id: -1 for a class the train
-  split did not have); None when it cannot be told (no transform_features and a raw label that
-  is not a number)."""
+  split did not have; NaN: a record the model cannot read); None when it cannot be told (no
+  transform_features and a raw label that is not a number)."""
   transform = answers.signatures.get(serving.TRANSFORM)
   if transform is None:
     return None if answers.project else raw_labels(records, answers.label)
@@ -86,8 +107,7 @@ def actual(answers: Answers, records: List[bytes]) -> Optional[np.ndarray]:
   key = key or serving.transformed_label(outputs, answers.label)
   if key not in outputs:
     return None
-  found = [np.asarray(transform(**batch)[key]).reshape(-1) for batch in _batches(records)]
-  return np.concatenate(found).astype(float) if found else np.zeros([0])
+  return _answers(transform, key, records)[:, 0]
 
 
 def raw_labels(records: List[bytes], label: str) -> Optional[np.ndarray]:

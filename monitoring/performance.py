@@ -121,6 +121,9 @@ def measure(
   if scored is None:
     return None
   predicted, actual = scored
+  read = ~np.isnan(predicted) & ~np.isnan(actual)
+  unread = int((~read).sum())  # a value the model's parsing requires is missing
+  predicted, actual = predicted[read], actual[read]
   beyond = 0
   if regression and fences:
     inside = (actual >= fences[0]) & (actual <= fences[1])
@@ -135,8 +138,12 @@ def measure(
     max_error_increase,
     min_rows,
   )
+  if unread:
+    entry['why'] += (
+      f'; {unread} labelled row(s) the model cannot read (a value it requires is missing) left out'
+    )
   if beyond:
     entry['why'] += (
       f"; {beyond} labelled row(s) beyond the heavy tail's fences left out, as in the eval figures"
     )
-  return dict(entry, beyond_fences=beyond)
+  return dict(entry, beyond_fences=beyond, unread=unread)

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from contracts import evaluation
 from tests.conftest import run_pipeline
 from tests.support.tfx_data import TAXI_CSV, TAXI_MODULE
 
@@ -66,7 +67,8 @@ def test_monitor_measures_the_module_file_s_model_on_served_labelled_rows(
   with open(summary) as f:
     performance = json.load(f)['performance']
   assert performance['task'] == 'classification' and not performance['flagged'], performance
-  assert performance['figures']['accuracy'] == pytest.approx(result['eval_accuracy'], abs=1e-6)
+  accuracy = performance['figures'][evaluation.ACCURACY_KEY]
+  assert accuracy == pytest.approx(result['eval_accuracy'], abs=1e-6)
 
 
 @pytest.mark.slow

@@ -53,3 +53,17 @@ def test_what_cannot_be_scored_is_none(models):
   assert np.isnan(model_answers.raw_labels([text], 'tips')[0])
   assert model_answers.raw_labels([regression_model.record(1.0, 'Cash')], 'payment_type') is None
   assert model_answers.load(models['project'], regression=False) is None  # no CLASS_IDS
+
+
+def test_a_record_the_model_cannot_read_is_nan_and_the_others_are_answered(models):
+  """A served row without a value the module model's parsing requires (its batch fails): read
+  one by one, that row NaN."""
+  import tensorflow as tf
+
+  missing = tf.train.Example()
+  missing.features.feature['tips'].float_list.value.append(1.0)  # no x
+  rows = [module_model.record(1.0, tips=1.0), missing.SerializeToString()]
+  rows.append(module_model.record(-1.0, tips=0.0))
+  predicted, actual = model_answers.scored(models['classifier'], rows, False, 'tips')
+  assert predicted[[0, 2]].tolist() == [1.0, 0.0] and np.isnan(predicted[1])
+  assert actual[[0, 2]].tolist() == [1.0, 0.0] and np.isnan(actual[1])

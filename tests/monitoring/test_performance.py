@@ -115,6 +115,8 @@ def test_a_heavy_tailed_label_is_judged_within_its_fences_as_the_eval_figures_we
 def test_a_module_file_s_model_is_measured_as_the_evaluator_read_it(tmp_path):
   """TFX's taxi template: a one-wide sigmoid scored against transform_features' tips_xf (class
   1 above a half), a number against fare_xf; rows without the raw label left out."""
+  import tensorflow as tf
+
   from tests.support import module_model
 
   xs = np.random.default_rng(6).normal(0, 1, 200)
@@ -128,6 +130,12 @@ def test_a_module_file_s_model_is_measured_as_the_evaluator_read_it(tmp_path):
   flipped = [module_model.record(float(x), tips=float(x <= 0)) for x in xs[:100]] + right[100:]
   entry = performance.measure(classifier, flipped, 'tips', False, accuracy, **LIMITS)
   assert entry['flagged'] and entry['figures'][names.ACCURACY_KEY] == 0.5
+  no_x = tf.train.Example()  # a served row without x: the model cannot read it
+  no_x.features.feature['tips'].float_list.value.append(1.0)
+  no_x = no_x.SerializeToString()
+  entry = performance.measure(classifier, right + [no_x], 'tips', False, accuracy, **LIMITS)
+  assert entry['rows'] == 200 and entry['unread'] == 1
+  assert '1 labelled row(s) the model cannot read' in entry['why']
   regressor = module_model.regressor(str(tmp_path / 'regressor'))
   doubled = [module_model.record(float(x), fare=4.0 * x) for x in xs]  # the model: 2x
   entry = performance.measure(regressor, doubled, 'fare', True, {names.MAE_KEY: 0.1}, **LIMITS)
