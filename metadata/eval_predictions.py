@@ -63,5 +63,7 @@ def gather(
     return EvalPredictions(records, classes, None, None)
   if not model_dir:
     return NONE
-  predicted, actual = model_answers.scored(model_dir, records, True, label)
-  return EvalPredictions([], None, predicted, actual)
+  scored = model_answers.scored(model_dir, records, True, label)
+  if scored is None:  # a module file's model without its label's transformed output
+    return NONE
+  return EvalPredictions([], None, *scored)
