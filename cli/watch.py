@@ -4,10 +4,12 @@ watch` do, without the fresh process).
 
 What is watched, by size and modification time, polled every POLL_SECONDS: the data (`--data`,
 `--infer-data`, every file under a folder), the files options name (`--model`, `--schema`,
-`--weights`), and the project's own code. A save during a run is seen after it: the snapshot is
-taken before each run, so that run finishes and the next one starts. A save of the project's own
-code restarts the process (os.execv: a warm process would keep the modules it imported); anything
-else re-runs in the same process, and TFX's cache re-runs exactly what the save touched. A broken
+`--weights`, `--module-file` and the files beside it that it imports), and the project's own
+code. A save during a run is seen after it: the snapshot is taken before each run, so that run
+finishes and the next one starts. A save of the project's own code restarts the process
+(os.execv: a warm process would keep the modules it imported); anything else re-runs in the same
+process (a module file and the files beside it are imported anew: trainer/module_file.load), and
+TFX's cache re-runs exactly what the save touched. A broken
 save (a CSV that no longer reads, a model file that does not build) prints its one line and the
 watch goes on; so does a deleted data folder or file an option names (no run until it is back).
 Ctrl-C ends it with the run's exit code for an interruption.
@@ -23,6 +25,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import config as cfg
 from contracts.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, UserError
+from utils import module_reach
 
 POLL_SECONDS = 0.5
 pause = time.sleep  # the wait between polls (a test drives the watch through it)
@@ -67,7 +70,18 @@ def watched_paths(args: argparse.Namespace) -> List[str]:
     ):
       continue
     paths.append(path)
+    if name == 'module_file':
+      paths += beside_imported(path)
   return paths
+
+
+def beside_imported(module_file: str) -> List[str]:
+  """The files beside a module file that it imports (utils/module_reach.py, as its cache key
+  takes them); [] while it does not parse (a save half made) or is gone."""
+  try:
+    return module_reach.local_imports(module_file)
+  except (OSError, SyntaxError, ValueError):
+    return []
 
 
 def snapshot(args: argparse.Namespace, code_digest: Callable[[], str]) -> Tuple[dict, str]:

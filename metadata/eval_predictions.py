@@ -2,15 +2,14 @@
 (report_facts.ReportFacts.eval_predictions) so that reporting/ draws them and reads no TFRecords
 or models itself: image data's first eval records and the candidate's top class for each (the
 sample grid, the misclassified images); a regression model's predictions and the labels they are
-scored against (the predictions chart)."""
+scored against (the predictions chart), as model_answers.py reads them."""
 
 import os
 from typing import List, NamedTuple, Optional
 
 import numpy as np
 
-from contracts import serving
-from utils import saved_model_ops
+from metadata import model_answers
 
 MAX_PREDICTED = 512  # eval records the model is asked about
 
@@ -40,31 +39,8 @@ def first_eval_records(examples_uri: str, limit: int = MAX_PREDICTED) -> list:
 
 def class_ids(model_dir: str, records: list) -> List[int]:
   """The classifier's top class (serving_default's CLASS_IDS) of each serialized record."""
-  import tensorflow as tf
-
-  serve = saved_model_ops.load(model_dir).signatures[serving.SERVING_DEFAULT]
-  return [int(i) for i in serve(examples=tf.constant(records))[serving.CLASS_IDS].numpy()]
-
-
-def predicted_and_actual(model_dir: str, records: list, label: str = ''):
-  """(predicted, actual): float arrays of a regression model's PREDICTION (its serving_default
-  signature) and the label it is scored against (its TRANSFORM signature's EVAL_LABEL_KEY, as
-  TFMA reads it) on serialized eval records; label units. A module file's model: its only
-  output, and the raw `label`'s transformed output (serving.transformed_label)."""
-  import tensorflow as tf
-
-  signatures = saved_model_ops.load(model_dir).signatures  # a --model gbt model: TF-DF's op
-  examples = tf.constant(records)
-  answers = signatures[serving.SERVING_DEFAULT](examples=examples)
-  predicted = answers.get(serving.PREDICTION, answers[sorted(answers)[0]])
-  labels = signatures[serving.TRANSFORM](examples=examples)
-  actual = labels.get(serving.EVAL_LABEL_KEY)
-  if actual is None:
-    actual = labels[serving.transformed_label(labels, label)]
-  return (
-    np.reshape(predicted.numpy(), [-1]).astype(float),
-    np.reshape(actual.numpy(), [-1]).astype(float),
-  )
+  answers = model_answers.load(model_dir, regression=False)
+  return [int(i) for i in model_answers.predicted(answers, records)]
 
 
 def gather(
@@ -87,5 +63,7 @@ def gather(
     return EvalPredictions(records, classes, None, None)
   if not model_dir:
     return NONE
-  predicted, actual = predicted_and_actual(model_dir, records, label)
-  return EvalPredictions([], None, predicted, actual)
+  scored = model_answers.scored(model_dir, records, True, label)
+  if scored is None:  # a module file's model without its label's transformed output
+    return NONE
+  return EvalPredictions([], None, *scored)

@@ -243,7 +243,8 @@ MONITOR_EXECUTION = 'pipeline.py monitor'  # the execution type `pipeline.py mon
 def serving_model(metadata_path: str) -> dict:
   """The newest pushed model and what trained it: {'model_id', 'model_uri', 'pushed_to',
   'examples_uri', 'schema_uri', 'statistics_uri', 'label', 'data_kind', 'eval_figures' (its own
-  figures where it was blessed), 'label_fences' (a heavy tail's)} (plain values). UserError when no
+  figures where it was blessed), 'label_fences' (a heavy tail's), 'model_task' (a module file's
+  model: what its blessing judged it as predicting; else '')} (plain values). UserError when no
   model was pushed, or its training inputs are not in this store."""
   graph = _Graph(metadata_path)
   pushes = [
@@ -286,28 +287,44 @@ def serving_model(metadata_path: str) -> dict:
     'label': options.get('label_key') or '',
     'data_kind': options.get('data_kind') or '',
     'label_fences': _label_fences(graph, trainer),
+    'model_task': _model_task(graph, push.id),
   }
 
 
 def _label_fences(graph: _Graph, trainer: int) -> Optional[list]:
-  """[low, high]: a heavy-tailed regression label's fences (training.json's label_tail, which
-  the Evaluator judged the model within); None without a heavy tail."""
+  """[low, high]: a heavy-tailed regression label's fences (training.json's label_tail, a module
+  file's label_figures.json's, which the Evaluator judged the model within); None without a
+  heavy tail."""
   from tfx.dsl.io import fileio
 
   model_run = graph.artifacts.get(graph.outputs[trainer].get('model_run'))
-  path = os.path.join(model_run.uri, artifacts.TRAINING_FILE) if model_run else ''
-  if not path or not fileio.exists(path):
+  names = (artifacts.TRAINING_FILE, artifacts.LABEL_FIGURES_FILE)  # a module file's: the second
+  paths = [os.path.join(model_run.uri, name) for name in names] if model_run else []
+  path = next((path for path in paths if fileio.exists(path)), '')
+  if not path:
     return None
   with fileio.open(path) as f:
     tail = json.load(f).get('label_tail') or {}
   return [tail['low'], tail['high']] if tail else None
 
 
+def _blessing(graph: _Graph, push_id: int) -> Optional[int]:
+  """The id of the ModelBlessing the push was made on (None: not recorded)."""
+  pusher = graph.producer.get(push_id)
+  return graph.inputs[pusher].get('model_blessing') if pusher is not None else None
+
+
+def _model_task(graph: _Graph, push_id: int) -> str:
+  """What the Evaluator judged a module file's model as predicting (its blessing's MODEL_TASK:
+  'classification' or 'regression'); '' for the project's models (their task.txt says)."""
+  blessing = graph.artifacts.get(_blessing(graph, push_id))
+  return (property_value(blessing, evaluation_names.MODEL_TASK) or '') if blessing else ''
+
+
 def _blessed_figures(graph: _Graph, push_id: int) -> dict:
   """The pushed model's own figures on the eval split of the evaluation that blessed it
   ({accuracy} or a regression model's figures); {} when not recorded."""
-  pusher = graph.producer.get(push_id)
-  blessing = graph.inputs[pusher].get('model_blessing') if pusher is not None else None
+  blessing = _blessing(graph, push_id)
   evaluator = graph.producer.get(blessing) if blessing is not None else None
   evaluation = (
     graph.artifacts.get(graph.outputs[evaluator].get('evaluation')) if evaluator else None

@@ -2,9 +2,10 @@
 own eval figures, as Vertex AI Model Monitoring's and Evidently's performance reports set them
 (docs/monitoring.md#the-models-error-on-labelled-rows).
 
-The label each row is scored against is what TFMA scored the eval split against: the model's
-TRANSFORM signature (a class id, or the number); the prediction is serving_default's (CLASS_IDS,
-or PREDICTION). A regression model is flagged when its MAE on the rows grew more than
+Each row is scored as TFMA scored the eval split (metadata/model_answers.py): the label through
+the model's TRANSFORM signature (a class id, or the number), the prediction from serving_default
+(CLASS_IDS or PREDICTION; a module file's model: its output read as the Evaluator read it, the
+raw label as its transform_features returns it). A regression model is flagged when its MAE on the rows grew more than
 `max_error_increase` (a share) above its eval MAE, a classifier when its accuracy fell more than
 `max_accuracy_drop` below its eval accuracy — and, either way, by more than twice the window's
 standard error, so that a small window's noise flags nothing. Fewer than `min_rows` labelled
@@ -17,11 +18,9 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from contracts import evaluation as evaluation_names
-from contracts import serving
-from utils import saved_model_ops
+from metadata import model_answers
 
 ENTRY = 'model error'  # its name among the flagged names
-BATCH_SIZE = 256
 STANDARD_ERRORS = 2.0  # a change smaller than this many of the window's standard errors is noise
 
 
@@ -36,29 +35,6 @@ def labelled(examples: List[bytes], label: str) -> List[bytes]:
     if kind and len(getattr(feature, kind).value):
       found.append(serialized)
   return found
-
-
-def _scored(saved_model_dir: str, examples: List[bytes], regression: bool):
-  """(predictions, labels) as float arrays: PREDICTION or CLASS_IDS, TRANSFORM's EVAL_LABEL_KEY;
-  None for a model without the project's signatures (a module file's: not measured)."""
-  import tensorflow as tf
-
-  signatures = saved_model_ops.load(saved_model_dir).signatures
-  output = serving.PREDICTION if regression else serving.CLASS_IDS
-  transform = signatures.get(serving.TRANSFORM)
-  if (
-    serving.SERVING_DEFAULT not in signatures
-    or output not in signatures[serving.SERVING_DEFAULT].structured_outputs
-    or transform is None
-    or serving.EVAL_LABEL_KEY not in transform.structured_outputs
-  ):
-    return None
-  predicted, actual = [], []
-  for i in range(0, len(examples), BATCH_SIZE):
-    batch = {serving.EXAMPLES_INPUT: tf.constant(examples[i : i + BATCH_SIZE])}
-    predicted.append(np.reshape(signatures[serving.SERVING_DEFAULT](**batch)[output], [-1]))
-    actual.append(np.reshape(signatures[serving.TRANSFORM](**batch)[serving.EVAL_LABEL_KEY], [-1]))
-  return np.concatenate(predicted).astype(float), np.concatenate(actual).astype(float)
 
 
 def judge(
@@ -135,16 +111,19 @@ def measure(
   fences: Optional[list] = None,
 ) -> Optional[dict]:
   """judge()'s entry for the rows of `examples` that carry `label`; None when none does, or the
-  model is not the project's (a module file's model: its label and outputs are its own).
+  model cannot be scored on them (model_answers.scored).
   fences: a heavy-tailed label's [low, high]: rows beyond are left out (and counted), as the
   Evaluator left them out of the eval figures."""
   rows = labelled(examples, label) if label else []
   if not rows:
     return None
-  scored = _scored(saved_model_dir, rows, regression)
+  scored = model_answers.scored(saved_model_dir, rows, regression, label)
   if scored is None:
     return None
   predicted, actual = scored
+  read = ~np.isnan(predicted) & ~np.isnan(actual)
+  unread = int((~read).sum())  # a value the model's parsing requires is missing
+  predicted, actual = predicted[read], actual[read]
   beyond = 0
   if regression and fences:
     inside = (actual >= fences[0]) & (actual <= fences[1])
@@ -159,8 +138,12 @@ def measure(
     max_error_increase,
     min_rows,
   )
+  if unread:
+    entry['why'] += (
+      f'; {unread} labelled row(s) the model cannot read (a value it requires is missing) left out'
+    )
   if beyond:
     entry['why'] += (
       f"; {beyond} labelled row(s) beyond the heavy tail's fences left out, as in the eval figures"
     )
-  return dict(entry, beyond_fences=beyond)
+  return dict(entry, beyond_fences=beyond, unread=unread)

@@ -17,14 +17,12 @@ from typing import Dict, List, NamedTuple, Optional
 import numpy as np
 
 from contracts import serving, trainer_options
-from metadata import artifact_reader
+from metadata import artifact_reader, model_answers
 from monitoring import distances
-from utils import saved_model_ops
 
 PREDICTION = 'model prediction'  # its name among the compared features
 STATISTICS_FILE = 'RegressionStats.pb'  # the window's label (when served) and predictions
 TRAINING_SAMPLE = 5000  # train-split rows the model predicts for the training side
-BATCH_SIZE = 256
 
 
 def model_dir(model_uri: str) -> str:
@@ -34,24 +32,16 @@ def model_dir(model_uri: str) -> str:
   return path_utils.serving_model_path(model_uri)
 
 
-def is_regression(model_uri: str) -> bool:
-  return serving.task(model_dir(model_uri)) == trainer_options.REGRESSION
+def is_regression(model_uri: str, model_task: str = '') -> bool:
+  """Whether the model predicts a number: a module file's model as its blessing judged it
+  (`model_task`, lineage.serving_model's), the project's as its task.txt says."""
+  task = model_task or serving.task(model_dir(model_uri))
+  return task == trainer_options.REGRESSION
 
 
 def predict(saved_model_dir: str, examples: List[bytes]) -> np.ndarray:
-  """serving_default's PREDICTION for serialized tf.Examples, in batches."""
-  import tensorflow as tf
-
-  signature = saved_model_ops.load(saved_model_dir).signatures[serving.SERVING_DEFAULT]
-  numbers = [
-    signature(**{serving.EXAMPLES_INPUT: tf.constant(examples[i : i + BATCH_SIZE])})[
-      serving.PREDICTION
-    ]
-    .numpy()
-    .reshape(-1)
-    for i in range(0, len(examples), BATCH_SIZE)
-  ]
-  return np.concatenate(numbers) if numbers else np.zeros([0], np.float32)
+  """serving_default's number for serialized tf.Examples (metadata/model_answers.py)."""
+  return model_answers.predicted(model_answers.load(saved_model_dir, True), examples)
 
 
 def _schema(names: List[str], threshold: float):
@@ -119,19 +109,6 @@ def _threshold(name: str, thresholds: Dict[str, float]) -> float:
   return thresholds.get(name, thresholds.get('*', distances.DEFAULT_THRESHOLDS[distances.JSD]))
 
 
-def _label_values(examples: List[bytes], label: str) -> np.ndarray:
-  """The label of each serving example (NaN where it has none)."""
-  import tensorflow as tf
-
-  values = []
-  for serialized in examples:
-    feature = tf.train.Example.FromString(serialized).features.feature.get(label)
-    kind = feature.WhichOneof('kind') if feature is not None else None
-    found = list(getattr(feature, kind).value) if kind else []
-    values.append(float(found[0]) if found else np.nan)
-  return np.asarray(values, np.float64)
-
-
 class Numbers(NamedTuple):
   entries: Dict[str, dict]  # name → distances.compare's entry, for the label (when served) and
   # PREDICTION
@@ -161,8 +138,12 @@ def compare(
   }
   served = {PREDICTION: predict(saved_model, examples)}
   label = model['label']
-  labels = _label_values(examples, label)
-  if np.isfinite(labels).any() and only(training_statistics, label) is not None:
+  labels = model_answers.raw_labels(examples, label)
+  if (
+    labels is not None
+    and np.isfinite(labels).any()
+    and only(training_statistics, label) is not None
+  ):
     trained[label] = only(training_statistics, label)
     served[label] = labels
   window = statistics(served)

@@ -68,7 +68,9 @@ def monitor(
   previous = tfdv.load_stats_binary(previous_path) if previous_path else None
   result = distances.compare(training, serving, schema, previous)
   task, numbers = trainer_options.CLASSIFICATION, None
-  if model['data_kind'] != 'image' and regression.is_regression(model['model_uri']):
+  if model['data_kind'] != 'image' and regression.is_regression(
+    model['model_uri'], model.get('model_task') or ''
+  ):
     task = trainer_options.REGRESSION
     previous_folder = os.path.dirname(previous_path) if previous_path else None
     numbers = regression.compare(model, training, examples, thresholds, previous_folder)

@@ -25,6 +25,7 @@ from typing import Any, Callable
 from contracts import artifacts, serving
 from contracts.errors import UnusableModel, first_line
 from trainer import label_figures
+from utils import module_reach
 
 MODULE_FILE_KEY = 'module_file'  # custom_config's key: the module file's path
 _loaded = {}  # (path, content digest) → module
@@ -33,15 +34,24 @@ KERAS_BATCH_SIZE = 32  # Keras' default batch size
 
 def load(path: str):
   """The module file as a module (its folder importable while it loads, as TFX's wheel makes
-  every .py file beside it importable)."""
+  every .py file beside it importable). Loaded anew when it or a file beside it that it imports
+  changed (a warm `run --watch`): those files are then imported anew too."""
   try:
-    with open(path, 'rb') as f:
-      digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    beside = _beside(path)
+    hashed = hashlib.sha256()
+    for name in [path, *beside]:
+      with open(name, 'rb') as f:
+        hashed.update(f.read())
+    digest = hashed.hexdigest()[:12]
   except OSError as e:
     raise UnusableModel(f'--module-file {path}: {e.strerror or e}') from None
   key = (path, digest)
   if key not in _loaded:
     folder = os.path.dirname(os.path.abspath(path))
+    for file in beside:  # `import helper` finds the saved helper, not the one imported before
+      helper = os.path.splitext(os.path.basename(file))[0]
+      if getattr(sys.modules.get(helper), '__file__', None) == file:
+        del sys.modules[helper]
     name = f'user_module_{digest}'
     loader = importlib.machinery.SourceFileLoader(name, path)
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader))
@@ -55,6 +65,15 @@ def load(path: str):
       raise UnusableModel(f'--module-file {path}: does not import: {first_line(e)}') from None
     _loaded[key] = module
   return _loaded[key]
+
+
+def _beside(path: str) -> list:
+  """The files beside the module file that it imports ([] while it does not parse: its import
+  then says why)."""
+  try:
+    return module_reach.local_imports(path)
+  except (SyntaxError, ValueError):
+    return []
 
 
 def user_function(custom_config: dict, name: str) -> Callable:
@@ -150,10 +169,10 @@ def with_eval_steps(fn_args):
 
 def record_label_figures(fn_args) -> None:
   """LABEL_FIGURES_FILE in model_run: the transformed train split's label figures
-  (label_figures.of, as the project's run_fn records them in training.json), when the label is a
-  float: the baselines and range the Evaluator judges a regression model against. Nothing is
-  written into the user's SavedModel."""
-  import numpy as np
+  (label_figures.of_split, as the project's run_fn records them in training.json), when the label
+  is a float: the baselines and range the Evaluator judges a regression model against. The split
+  is read in one tf.data pass that holds a bounded sample (label_pass). Nothing is written into
+  the user's SavedModel."""
   import tensorflow as tf
   import tensorflow_transform as tft
 
@@ -163,17 +182,85 @@ def record_label_figures(fn_args) -> None:
   key = serving.transformed_label(spec, fn_args.custom_config.get('label_key', ''))
   if not key or not spec[key].dtype.is_floating:
     return
-  found = []
-  for batch in split_records(fn_args.train_files).batch(1024):
-    values = tf.io.parse_example(batch, {key: spec[key]})[key]
-    values = values.values if isinstance(values, tf.SparseTensor) else values
-    found.append(np.asarray(values, dtype=np.float64).reshape(-1))
-  values = np.concatenate(found) if found else np.zeros([0])
-  if values.size:
+  figures = label_pass(split_records(fn_args.train_files), key, spec[key])
+  if figures:
     with tf.io.gfile.GFile(
       os.path.join(fn_args.model_run_dir, artifacts.LABEL_FIGURES_FILE), 'w'
     ) as f:
-      f.write(json.dumps(label_figures.of(values)))
+      f.write(json.dumps(figures))
+
+
+LABEL_BATCH = 4096  # records parsed at once
+LABEL_SAMPLE = 20_000  # the label's uniform sample: its median and quartiles
+SEED = 67  # the sample's random keys: the same rows on every run
+
+
+def label_pass(records, key: str, feature, sample: int = LABEL_SAMPLE) -> dict:
+  """label_figures.of_split's figures of the label `key` (parsed as `feature`) of serialized
+  `records` (a tf.data.Dataset): one reduction (Chan's merged count, mean and squared deviations,
+  the range, and the `sample` rows of smallest random key: a uniform sample, the same on every
+  run), and a second one only when the range passes the heavy tail's fences; {} for no rows."""
+  import numpy as np
+  import tensorflow as tf
+
+  from utils import tf_memory
+
+  def values(batch):
+    parsed = tf.io.parse_example(batch, {key: feature})[key]
+    parsed = parsed.values if isinstance(parsed, tf.SparseTensor) else parsed
+    return tf.reshape(tf.cast(parsed, tf.float64), [-1])
+
+  def keyed(index, batch):  # in parallel: the batch's values, random keys and moments
+    v = values(batch)
+    size = tf.cast(tf.size(v), tf.float64)
+    mean = tf.math.divide_no_nan(tf.reduce_sum(v), size)
+    keys = tf.random.stateless_uniform(
+      tf.shape(v), tf.stack([tf.constant(SEED, tf.int64), index]), dtype=tf.float64
+    )
+    moments = tf.stack([size, mean, tf.reduce_sum((v - mean) ** 2)])
+    return v, keys, moments, tf.reduce_min(v), tf.reduce_max(v)
+
+  parallel = tf.data.AUTOTUNE
+  batches = records.batch(LABEL_BATCH).enumerate().map(keyed, num_parallel_calls=parallel)
+  inf = tf.constant(np.inf, tf.float64)
+  empty = tf.zeros([0], tf.float64)
+  zero = tf.zeros([3], tf.float64)  # count, mean, squared deviations
+  initial = (zero, inf, -inf, empty, empty)
+
+  def step(state, batch):
+    (n, mean, m2), low, high, keys, kept = tf.unstack(state[0]), *state[1:]
+    v, new_keys, batch_moments, batch_low, batch_high = batch
+    size, batch_mean, batch_m2 = tf.unstack(batch_moments)
+    total = n + size
+    delta = batch_mean - mean
+    mean = mean + tf.math.divide_no_nan(delta * size, total)
+    m2 = m2 + batch_m2 + tf.math.divide_no_nan(delta**2 * n * size, total)
+    keys, kept = tf.concat([keys, new_keys], 0), tf.concat([kept, v], 0)
+    chosen = tf.math.top_k(-keys, tf.minimum(sample, tf.size(keys))).indices
+    low, high = tf.minimum(low, batch_low), tf.maximum(high, batch_high)
+    moments = tf.stack([total, mean, m2])
+    return moments, low, high, tf.gather(keys, chosen), tf.gather(kept, chosen)
+
+  moments, low, high, _, kept = tf_memory.reduce(batches, initial, step)
+  n, mean, m2 = moments.numpy().tolist()
+  labels = records.batch(LABEL_BATCH).map(values, num_parallel_calls=parallel)
+  if not n:
+    return {}
+
+  def beyond(lowest: float, highest: float):
+    def count(state, v):
+      inside = (v >= lowest) & (v <= highest)
+      outside = tf.reduce_sum(tf.cast(~inside, tf.int64))
+      return state[0] + outside, state[1] + tf.reduce_sum(tf.where(inside, v, tf.zeros_like(v)))
+
+    zero = (tf.constant(0, tf.int64), tf.constant(0.0, tf.float64))
+    rows, inside_sum = tf_memory.reduce(labels, zero, count)
+    return int(rows), float(inside_sum)
+
+  split = label_figures.Split(
+    int(n), float(mean), float(np.sqrt(m2 / n)), float(low), float(high), beyond
+  )
+  return label_figures.of_split(split, kept.numpy())
 
 
 def split_records(patterns):

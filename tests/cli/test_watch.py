@@ -84,6 +84,30 @@ def test_a_broken_save_is_one_line_and_the_next_save_runs(tmp_path, capsys):
   assert 'exit code 2' in captured.out and 'my_model.py changed' in captured.out
 
 
+def test_a_file_beside_the_module_file_that_it_imports_is_watched_too(tmp_path, capsys):
+  module = tmp_path / 'taxi_utils.py'
+  module.write_text('import features\nfrom constants import SCALE\ndef run_fn(fn_args): ...\n')
+  helpers = {name: tmp_path / f'{name}.py' for name in ('features', 'constants', 'notes')}
+  for helper in helpers.values():
+    helper.write_text('SCALE = 2\n')
+  args = _args(module_file=str(module))
+  assert watch.watched_paths(args) == [
+    str(module),
+    str(helpers['constants']),
+    str(helpers['features']),
+  ]
+  runs = []
+  edits = (
+    _touch(helpers['notes'], 'SCALE = 5\n'),  # not imported: no run
+    _touch(helpers['constants'], 'SCALE = 3\n'),
+  )
+  assert _watched(args, runs, *edits) == EXIT_INTERRUPTED and len(runs) == 2
+  shown = capsys.readouterr().out
+  assert 'watching: constants.py changed: running again' in shown and 'notes.py' not in shown
+  module.write_text('import features\ndef run_fn(fn_args):\n')  # a save half made: itself only
+  assert watch.watched_paths(args) == [str(module)]
+
+
 def test_an_edit_of_the_project_code_restarts_the_process(tmp_path):
   digests = iter(['before', 'before', 'after', 'after'])
   restarted = []

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from contracts import evaluation
 from tests.conftest import run_pipeline
 from tests.support.tfx_data import TAXI_CSV, TAXI_MODULE
 
@@ -40,6 +41,34 @@ def test_transform_run_fn_evaluation_and_push(taxi_module_run):
   assert result['blessed'] and os.listdir(os.path.join(output, 'serving'))
   model_dir = os.path.join(output, 'serving', os.listdir(os.path.join(output, 'serving'))[0])
   assert 'saved_model.pb' in os.listdir(model_dir)  # TFX's SavedModel, pushed as written
+
+
+@pytest.mark.slow
+def test_monitor_measures_the_module_file_s_model_on_served_labelled_rows(
+  taxi_module_run, tmp_path, capsys
+):
+  """The raw eval split served with `tips` (labels joined back): the model's accuracy on it is
+  the Evaluator's, through its serving_default and transform_features (metadata/model_answers)."""
+  import glob
+  import json
+
+  from cli import main as cli_main
+
+  _, result, output, _, _, _ = taxi_module_run
+  copy = tmp_path / 'out'  # monitor records its run in the store: a copy of it
+  shutil.copytree(output, copy)
+  (served,) = glob.glob(
+    str(copy / 'pipeline_root' / 'CsvExampleGen' / 'examples' / '*' / 'Split-eval')
+  )
+  code = cli_main.main(['monitor', '--output', str(copy), '--serving-data', served])
+  printed = capsys.readouterr().out
+  assert code in (0, 1), printed
+  (summary,) = glob.glob(str(copy / 'monitoring' / '*' / 'monitoring.json'))
+  with open(summary) as f:
+    performance = json.load(f)['performance']
+  assert performance['task'] == 'classification' and not performance['flagged'], performance
+  accuracy = performance['figures'][evaluation.ACCURACY_KEY]
+  assert accuracy == pytest.approx(result['eval_accuracy'], abs=1e-6)
 
 
 @pytest.mark.slow

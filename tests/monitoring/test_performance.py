@@ -112,18 +112,33 @@ def test_a_heavy_tailed_label_is_judged_within_its_fences_as_the_eval_figures_we
   assert not hidden['flagged'] and "within the window's noise" in hidden['why']
 
 
-def test_a_model_without_the_project_s_signatures_is_not_measured(tmp_path):
-  """A module file's model (its own outputs, its own transform_features): no entry, no crash."""
+def test_a_module_file_s_model_is_measured_as_the_evaluator_read_it(tmp_path):
+  """TFX's taxi template: a one-wide sigmoid scored against transform_features' tips_xf (class
+  1 above a half), a number against fare_xf; rows without the raw label left out."""
   import tensorflow as tf
 
-  class Foreign(tf.Module):
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name='examples')])
-    def serve(self, examples):
-      return {'outputs': tf.zeros([tf.shape(examples)[0], 1])}
+  from tests.support import module_model
 
-  foreign = Foreign()
-  path = str(tmp_path / 'foreign')
-  tf.saved_model.save(foreign, path, signatures={'serving_default': foreign.serve})
-  rows = [regression_model.record(1.0, 'Cash', 3.0)] * 40
-  figures = {names.MAE_KEY: 0.5}
-  assert performance.measure(path, rows, regression_model.LABEL, True, figures, **LIMITS) is None
+  xs = np.random.default_rng(6).normal(0, 1, 200)
+  classifier = module_model.classifier(str(tmp_path / 'classifier'))
+  right = [module_model.record(float(x), tips=float(x > 0) * 3.5) for x in xs]
+  rows = right + [module_model.record(1.0)] * 20  # no tips: left out
+  accuracy = {names.ACCURACY_KEY: 0.97}
+  entry = performance.measure(classifier, rows, 'tips', False, accuracy, **LIMITS)
+  assert entry['rows'] == 200 and entry['figures'][names.ACCURACY_KEY] == 1.0
+  assert not entry['flagged']
+  flipped = [module_model.record(float(x), tips=float(x <= 0)) for x in xs[:100]] + right[100:]
+  entry = performance.measure(classifier, flipped, 'tips', False, accuracy, **LIMITS)
+  assert entry['flagged'] and entry['figures'][names.ACCURACY_KEY] == 0.5
+  no_x = tf.train.Example()  # a served row without x: the model cannot read it
+  no_x.features.feature['tips'].float_list.value.append(1.0)
+  no_x = no_x.SerializeToString()
+  entry = performance.measure(classifier, right + [no_x], 'tips', False, accuracy, **LIMITS)
+  assert entry['rows'] == 200 and entry['unread'] == 1
+  assert '1 labelled row(s) the model cannot read' in entry['why']
+  regressor = module_model.regressor(str(tmp_path / 'regressor'))
+  doubled = [module_model.record(float(x), fare=4.0 * x) for x in xs]  # the model: 2x
+  entry = performance.measure(regressor, doubled, 'fare', True, {names.MAE_KEY: 0.1}, **LIMITS)
+  assert entry['flagged'] and entry['figures'][names.MAE_KEY] == pytest.approx(
+    np.mean(np.abs(2 * xs)), rel=1e-5
+  )

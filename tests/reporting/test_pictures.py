@@ -148,10 +148,10 @@ def test_a_regression_models_predictions_are_read_with_their_labels_and_drawn(tm
   records = [regression_model.record(fare=x, tips=y) for x, y in rows]
   examples = evaluations.eval_split(str(tmp_path / 'examples'), records)
   model_dir = regression_model.save(str(tmp_path / 'model'))
-  from metadata import eval_predictions
+  from metadata import eval_predictions, model_answers
 
   first = eval_predictions.first_eval_records(examples, limit=25)
-  predicted, actual = eval_predictions.predicted_and_actual(model_dir, first)
+  predicted, actual = model_answers.scored(model_dir, first, regression=True)
   assert predicted.tolist() == [regression_model.expected(x) for x, _ in rows[:25]]
   assert actual.tolist() == [y for _, y in rows[:25]]
   figure = pictures.regression(predicted, actual, 'tips')

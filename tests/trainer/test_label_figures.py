@@ -43,3 +43,35 @@ def test_a_heavy_tailed_label_is_standardized_by_its_median_and_iqr():
   assert scale < heavy['label_std'] / 50  # the deviation the outliers inflate
   plain = label_figures.of(rng.normal(600.0, 200.0, 3000))
   assert label_figures.standardization(plain) == (plain['label_mean'], plain['label_std'])
+
+
+def _split(labels: np.ndarray) -> label_figures.Split:
+  """The exact figures of `labels`, as a pass over a split gives them."""
+
+  def beyond(low, high):
+    inside = (labels >= low) & (labels <= high)
+    return int((~inside).sum()), float(labels[inside].sum())
+
+  return label_figures.Split(
+    labels.size, labels.mean(), labels.std(), labels.min(), labels.max(), beyond
+  )
+
+
+def test_a_split_bigger_than_its_sample_has_exact_moments_range_and_tail_rows():
+  rng = np.random.default_rng(5)
+  labels = _durations(rng, 30_000, 6)
+  sample = rng.choice(labels, 2_000, replace=False)
+  found, exact = label_figures.of_split(_split(labels), sample), label_figures.of(labels)
+  for key in ('label_mean', 'label_std', 'label_min', 'label_max'):
+    assert found[key] == pytest.approx(exact[key], rel=1e-12), key
+  assert found['label_median'] == pytest.approx(exact['label_median'], rel=0.05)  # sampled
+  tail, exact_tail = found['label_tail'], exact['label_tail']
+  assert tail['of'] == 30_000 and tail['rows'] >= 6 and tail['mean'] == found['label_mean']
+  assert tail['rows'] == pytest.approx(exact_tail['rows'], abs=5)  # fences from the sample
+  assert tail['mean_without'] == pytest.approx(exact_tail['mean_without'], rel=0.01)
+  plain = rng.normal(50.0, 10.0, 30_000)  # inside the fences: no second pass asked for
+  split = _split(plain)._replace(beyond=lambda low, high: pytest.fail('no rows beyond'))
+  assert 'label_tail' not in label_figures.of_split(split, plain[:2_000])
+  assert label_figures.of_split(_split(labels[:500]), labels[:500]) == label_figures.of(
+    labels[:500]
+  )

@@ -39,6 +39,16 @@ def test_an_edit_is_read_anew(tmp_path):
   assert module_file.preprocessing_fn({}, config) == 2
 
 
+def test_an_edit_of_a_file_beside_it_that_it_imports_is_read_anew(tmp_path):
+  (tmp_path / 'h5_scale.py').write_text('SCALE = 3\n')
+  config = _module(
+    tmp_path, 'import h5_scale\ndef preprocessing_fn(inputs):\n  return h5_scale.SCALE\n'
+  )
+  assert module_file.preprocessing_fn({}, config) == 3
+  (tmp_path / 'h5_scale.py').write_text('SCALE = 4\n')  # the module file itself unchanged
+  assert module_file.preprocessing_fn({}, config) == 4
+
+
 def test_failures_name_the_file_and_the_function(tmp_path):
   config = _module(tmp_path, 'def preprocessing_fn(inputs):\n  return inputs["nope"]\n')
   with pytest.raises(UnusableModel, match=r"user.py: preprocessing_fn failed: KeyError: 'nope'"):
@@ -97,3 +107,42 @@ def test_the_tuners_printing_goes_to_the_log(tmp_path, capsys):
   result = module_file.tuner_fn(types.SimpleNamespace(custom_config=config, eval_steps=1))
   assert result.tuner.search(**result.fit_kwargs) == {'x': 1}
   assert 'Running Trial' not in capsys.readouterr().out
+
+
+def _labels(tmp_path, labels) -> str:
+  import tensorflow as tf
+
+  examples = []
+  for value in labels:
+    example = tf.train.Example()
+    example.features.feature['fare_xf'].float_list.value.append(value)
+    example.features.feature['x'].float_list.value.append(1.0)
+    examples.append(example.SerializeToString())
+  return shards.write_shard(str(tmp_path / 'train.gz'), examples, 'GZIP')
+
+
+def test_the_label_figures_come_from_one_pass_with_a_bounded_sample(tmp_path):
+  """label_pass: a split no bigger than the sample gives label_figures.of's figures; a bigger
+  one its count, mean, deviation, range and tail rows exact, its median from the sample."""
+  import numpy as np
+  import tensorflow as tf
+
+  from trainer import label_figures
+
+  rng = np.random.default_rng(7)
+  labels = np.concatenate([rng.gamma(2.0, 300.0, 9_994), rng.uniform(1e6, 3e6, 6)])
+  labels = labels.astype(np.float32).astype(np.float64)  # as the records hold them
+  path = _labels(tmp_path, labels)
+  feature = tf.io.FixedLenFeature([], tf.float32)
+  small = module_file.label_pass(module_file.split_records([path]).take(700), 'fare_xf', feature)
+  assert small == pytest.approx(label_figures.of(labels[:700]), rel=1e-9)
+  found = module_file.label_pass(module_file.split_records([path]), 'fare_xf', feature, 1_000)
+  exact = label_figures.of(labels)
+  for key in ('label_mean', 'label_std', 'label_min', 'label_max'):
+    assert found[key] == pytest.approx(exact[key], rel=1e-9), key
+  assert found['label_median'] == pytest.approx(exact['label_median'], rel=0.1)
+  assert found['label_tail']['rows'] >= 6 and found['label_tail']['of'] == 10_000
+  again = module_file.label_pass(module_file.split_records([path]), 'fare_xf', feature, 1_000)
+  assert again == found  # the same sample on every run
+  none = module_file.label_pass(module_file.split_records([path]).take(0), 'fare_xf', feature)
+  assert none == {}
