@@ -11,6 +11,7 @@ code 2); a run_fn that writes no SavedModel to fn_args.serving_model_dir is one 
 """
 
 import contextlib
+import copy
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -113,6 +114,7 @@ def run_fn(fn_args):
   """The Trainer's: the user's run_fn(fn_args) with TFX's FnArgs, then its SavedModel checked."""
   import tensorflow as tf
 
+  check_leakage(fn_args)
   call(fn_args.custom_config, 'run_fn', with_eval_steps(fn_args))
   if not tf.io.gfile.exists(os.path.join(fn_args.serving_model_dir, 'saved_model.pb')):
     path = fn_args.custom_config[MODULE_FILE_KEY]
@@ -120,6 +122,45 @@ def run_fn(fn_args):
       f'--module-file {path}: run_fn wrote no SavedModel to fn_args.serving_model_dir'
     )
   record_label_figures(fn_args)
+
+
+def check_leakage(fn_args) -> None:
+  """The project's leakage rules (trainer/setup.judge_leakage) on a table's raw columns, before
+  the user's run_fn trains: the same refusal (UnusableData: a column that alone gives the label)
+  and --allow-feature as the built-in models'. The raw splits: fn_args' own without Transform,
+  else custom_config's RAW_SPLITS_KEY. Where the project cannot read the table as its models do
+  (an UnusableData before the rules: lists of several lengths), the log says leakage was not
+  checked and why."""
+  import shutil
+  import tempfile
+
+  from contracts import trainer_options
+  from contracts.errors import UnusableData
+  from trainer import setup, shards
+
+  custom_config = fn_args.custom_config or {}
+  options = trainer_options.TrainerOptions.from_custom_config(custom_config)
+  if options.data_kind != trainer_options.TABULAR or 'label_key' not in custom_config:
+    return  # images, text; no label named
+  raw = custom_config.get(trainer_options.RAW_SPLITS_KEY) or {}
+  if not raw and getattr(fn_args, 'transform_graph_path', None):  # transformed splits alone
+    logging.warning('Leakage not checked: the Trainer was given no raw examples')
+    return
+  train = raw.get('train') or fn_args.train_files
+  evaluation = raw.get('eval') or fn_args.eval_files
+  raw_args = copy.copy(fn_args)
+  raw_args.train_files, raw_args.eval_files = list(train), list(evaluation)
+  scratch = tempfile.mkdtemp(prefix='module-leakage-')
+  try:
+    guard = shards.ShardGuard(os.path.join(scratch, 'salvaged'))
+    try:
+      table = setup.read_table(raw_args, shards.shard_files(raw_args.train_files), options, guard)
+    except UnusableData as e:
+      logging.warning('Leakage not checked on the raw columns: %s', first_line(e))
+      return
+    setup.judge_leakage(raw_args, table, options, guard)
+  finally:
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def with_eval_steps(fn_args):
