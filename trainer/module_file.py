@@ -12,6 +12,7 @@ code 2); a run_fn that writes no SavedModel to fn_args.serving_model_dir is one 
 
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -127,8 +128,9 @@ def run_fn(fn_args):
 def check_leakage(fn_args) -> None:
   """The project's leakage rules (trainer/setup.judge_leakage) on a table's raw columns, before
   the user's run_fn trains: the same refusal (UnusableData: a column that alone gives the label)
-  and --allow-feature as the built-in models'. The raw splits: fn_args' own without Transform,
-  else custom_config's RAW_SPLITS_KEY. Where the project cannot read the table as its models do
+  and --allow-feature as the built-in models'. The raw splits: fn_args' own without Transform
+  (every column may be the model's input), else custom_config's RAW_SPLITS_KEY, judged on the
+  columns preprocessing_fn reads (unread_columns are not). Where the project cannot read the table as its models do
   (an UnusableData before the rules: lists of several lengths), the log says leakage was not
   checked and why."""
   import shutil
@@ -148,6 +150,12 @@ def check_leakage(fn_args) -> None:
     return
   train = raw.get('train') or fn_args.train_files
   evaluation = raw.get('eval') or fn_args.eval_files
+  if raw:  # after Transform: a raw column preprocessing_fn does not read never reaches the model
+    unread = unread_columns(fn_args.transform_graph_path, custom_config)
+    logging.info(
+      'Leakage: the raw columns preprocessing_fn does not read are not judged: %s', unread
+    )
+    options = dataclasses.replace(options, allowed_features=[*options.allowed_features, *unread])
   raw_args = copy.copy(fn_args)
   raw_args.train_files, raw_args.eval_files = list(train), list(evaluation)
   scratch = tempfile.mkdtemp(prefix='module-leakage-')
@@ -161,6 +169,20 @@ def check_leakage(fn_args) -> None:
     setup.judge_leakage(raw_args, table, options, guard)
   finally:
     shutil.rmtree(scratch, ignore_errors=True)
+
+
+def unread_columns(transform_graph_path: str, custom_config: dict) -> list:
+  """The raw columns the module file's preprocessing_fn does not read (tf.Transform's
+  get_transform_input_columns on its traced graph, the raw feature spec Transform recorded)."""
+  import functools
+
+  import tensorflow_transform as tft
+  from tensorflow_transform import impl_helper
+
+  raw_spec = tft.TFTransformOutput(transform_graph_path).raw_feature_spec()
+  specs = impl_helper.get_type_specs_from_feature_specs(raw_spec)
+  user = functools.partial(preprocessing_fn, custom_config=custom_config)
+  return sorted(set(raw_spec) - set(tft.get_transform_input_columns(user, specs)))
 
 
 def with_eval_steps(fn_args):

@@ -55,8 +55,8 @@ def test_run_fn_edit_trains_again_on_cached_transform(taxi_module_run):
   assert code == 0, result.get('error') or result.get('blessing')
   assert 'Transform' in result['cached'] and 'Trainer' in result['executed']
   assert str(module) in result['why_executed']['Trainer']
-  # the Evaluator ran for the new model, its options the same (issue 67: eval_config and
-  # regression_eval_config were read as one, in ML Metadata's order: 'options changed')
-  assert result['why_executed']['Evaluator'].startswith('new inputs from upstream'), result[
-    'why_executed'
-  ]
+  # the Evaluator ran for the new model; --max-accuracy-drop changed its eval_config alone
+  # (issue 67: eval_config and regression_eval_config were read as one, in ML Metadata's
+  # order: 'options changed (metrics_specs, model_specs)')
+  evaluator = result['why_executed']['Evaluator']
+  assert evaluator.startswith('options changed (eval_config.metrics_specs); new inputs'), evaluator

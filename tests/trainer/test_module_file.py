@@ -134,19 +134,18 @@ def _leaking_table(root) -> dict:
 
 def test_a_raw_column_that_is_the_label_stops_a_module_files_run_fn_unless_allowed(tmp_path):
   """Leakage on the raw columns (trainer/setup.judge_leakage, as the built-in models), before
-  the user's run_fn trains on Transform's output; --allow-feature keeps the column."""
-  from contracts import trainer_options
+  the user's run_fn trains; --allow-feature keeps the column. (After Transform: the raw splits
+  from custom_config, the columns preprocessing_fn reads: tests/e2e/test_module_file.py.)"""
   from contracts.errors import UnusableData
 
   raw, schema = _leaking_table(tmp_path / 'raw')
   marker = tmp_path / 'trained'
   config = _module(tmp_path, f'def run_fn(fn_args):\n  open({str(marker)!r}, "w").close()\n')
-  config.update(label_key='label', **{trainer_options.RAW_SPLITS_KEY: raw})
-  fn_args = fn_args_utils.FnArgs(
-    train_files=[str(tmp_path / 'transformed' / 'Split-train' / '*')],  # never read
-    eval_files=[str(tmp_path / 'transformed' / 'Split-eval' / '*')],
+  config.update(label_key='label')
+  fn_args = fn_args_utils.FnArgs(  # no Transform: the Trainer's splits are the raw ones
+    train_files=raw['train'],
+    eval_files=raw['eval'],
     schema_path=schema,
-    transform_graph_path=str(tmp_path / 'transform_graph'),
     serving_model_dir=str(tmp_path / 'serving'),
     eval_steps=1,
     custom_config=config,
