@@ -277,6 +277,7 @@ def training(
     eval_steps=config.eval_steps or None,
     custom_config=custom_config,
     hyperparameters=tuner.outputs['best_hyperparameters'] if tuner else None,
+    **module_transform.raw(examples, transform),
   ).with_id('Trainer')
 
 

@@ -38,3 +38,9 @@ def transformed(examples, transform) -> dict:
     examples=transform.outputs['transformed_examples'],
     transform_graph=transform.outputs['transform_graph'],
   )
+
+
+def raw(examples, transform) -> dict:
+  """The Trainer's raw examples after Transform (the leakage rules judge their columns:
+  trainer/module_file.check_leakage); none without Transform, whose examples are the raw ones."""
+  return {} if transform is None else dict(raw_examples=examples)

@@ -149,6 +149,9 @@ NOT_COMPARED = 'serving_model_not_compared'
 # key it was scored against (components/blessing_evaluator/user_model.py).
 MODEL_TASK = 'model_task'
 MODEL_LABEL = 'model_label'
+# ModelBlessing of a module file's model: how its output was read, in words ("a logit of class 1
+# (above 0: class 1)", "class 1's probability (above 0.5: class 1)", ...; user_model.reading).
+MODEL_READING = 'model_reading'
 # ModelBlessing: the serving model's class names, as JSON ["0", …, "9"], when they are not the
 # candidate's (other classes, or another order): the serving model is not compared (its class
 # ids are not the eval labels'), the candidate is judged on its own thresholds.

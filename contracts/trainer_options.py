@@ -28,6 +28,10 @@ LOSSES = (MSE, HUBER, MAE)
 # with TFXIO's results (components/recording_trainer/data_accessor.py), or TFX_ACCESSOR, TFXIO's.
 TUNED, TFX_ACCESSOR = 'tuned', 'tfx'
 INPUT_ACCESSORS = (TUNED, TFX_ACCESSOR)
+# custom_config's key of a module file's Trainer after Transform: {split: [file patterns]} of the
+# raw examples (components/recording_trainer), whose columns the leakage rules judge
+# (trainer/module_file.check_leakage) before the user's run_fn trains on the transformed ones.
+RAW_SPLITS_KEY = 'raw_splits'
 # The functions TFX reads from a module file (--module-file), each the component that calls it.
 MODULE_FUNCTIONS = {
   'preprocessing_fn': 'Transform',

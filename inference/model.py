@@ -111,7 +111,7 @@ def load(path: str, kind: str):
     raise Problem(f'{path}: not a loadable SavedModel ({str(e).splitlines()[0][:200]})') from None
   signatures = dict(loaded.signatures)
   if kind != inputs.IMAGES and module_model.is_module_model(path, signatures):
-    return loaded, _module_served(path, signatures[serving.SERVING_DEFAULT])
+    return loaded, _module_served(path, signatures)
   if kind == inputs.CSV:
     wanted = [s for s in (serving.TEXT, serving.COLUMNS) if s in signatures]
   else:
@@ -149,9 +149,9 @@ def load(path: str, kind: str):
   return loaded, served
 
 
-def _module_served(path: str, function) -> Served:
+def _module_served(path: str, signatures) -> Served:
   """Served for a module file's model (inference/module_model.py)."""
-  parsed = module_model.parse(function)
+  parsed = module_model.parse(signatures[serving.SERVING_DEFAULT], signatures)
   if parsed is None:
     raise Problem(
       f'{path}: its {serving.SERVING_DEFAULT} parses no tf.Example features that can be read '

@@ -11,16 +11,19 @@ too.
 
 What its output means, read from the output's shape and the op that makes it (docs/serving.md):
 one output of one value per input made by a Sigmoid is the probability of class 1 (class 0 or
-1 and its probability); one of K > 1 values made by a Softmax, class probabilities; anything
-else a number (the first output's first value) written as `prediction`."""
+1 and its probability); made by a Dense layer without activation (a `from_logits=True` model)
+while transform_features returns an integer label, a logit: its sigmoid is class 1's probability
+(the logit itself is never written as one); one of K > 1 values made by a Softmax, class
+probabilities; anything else a number (the first output's first value) written as
+`prediction`."""
 
 import math
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
 from contracts import serving
+from utils import output_op
 
-SIGMOID, SOFTMAX, NUMBER = 'sigmoid', 'softmax', 'number'
-_PASS_THROUGH = ('Identity', 'IdentityN', 'Reshape', 'Squeeze', 'ExpandDims')  # values kept
+SIGMOID, SOFTMAX, NUMBER, LOGIT = 'sigmoid', 'softmax', 'number', 'logit'
 _KIND = {'DT_FLOAT': 'float', 'DT_DOUBLE': 'float', 'DT_INT64': 'int', 'DT_STRING': 'string'}
 
 
@@ -58,7 +61,9 @@ def _constant(function_def, name: str):
   import tensorflow as tf
 
   node = next((n for n in function_def.node_def if n.name == name.split(':')[0]), None)
-  while node is not None and node.op in _PASS_THROUGH:  # a default is reshaped to its shape
+  while (
+    node is not None and node.op in output_op.PASS_THROUGH
+  ):  # a default is reshaped to its shape
     node = next((n for n in function_def.node_def if n.name == node.input[0].split(':')[0]), None)
   if node is None or node.op != 'Const':
     return None
@@ -93,54 +98,52 @@ def parsed_features(function) -> Dict[str, tuple]:
   return found
 
 
-def _producer(functions, nodes, tensor: str, depth: int = 0) -> str:
-  """The op that makes `tensor` among `nodes`, through identities and function calls."""
-  parts = tensor.split(':')
-  node = next((n for n in nodes if n.name == parts[0]), None)
-  if node is None or depth > 50:
-    return ''
-  if node.op.endswith('PartitionedCall'):
-    inner = functions.get(node.attr['f'].func.name)
-    # in a function body 'call:output:N', in a graph 'call:N'
-    index = int(parts[-1]) if len(parts) > 1 else 0
-    if inner is None or index >= len(inner.signature.output_arg):
-      return node.op
-    name = inner.signature.output_arg[index].name
-    return _producer(functions, inner.node_def, inner.ret[name], depth + 1)
-  if node.op in _PASS_THROUGH:
-    return _producer(functions, nodes, node.input[0], depth + 1)
-  return node.op
-
-
 def _last_op(function) -> str:
   """The op that makes the signature's only output ('' when it cannot be followed)."""
-  graph_def = function.graph.as_graph_def()
-  functions = {f.signature.name: f for f in graph_def.library.function}
-  return _producer(functions, graph_def.node, function.outputs[0].name)
+  return output_op.producer(function.graph.as_graph_def(), function.outputs[0].name)
 
 
-def meaning(function) -> tuple:
-  """(the output read, SIGMOID, SOFTMAX or NUMBER) by the output's shape and its last op."""
+def integer_label(signatures) -> bool:
+  """Whether the model's transform_features returns its label as an integer (a classifier's, as
+  the Evaluator reads it: components/blessing_evaluator/user_model.py). The label is the raw
+  feature transform_features parses and serving_default does not (TFX's templates pop it)."""
+  transform = signatures.get(serving.TRANSFORM)
+  if transform is None or serving.SERVING_DEFAULT not in signatures:
+    return False
+  served = parsed_features(signatures[serving.SERVING_DEFAULT])
+  outputs = transform.structured_outputs
+  raw_labels = [raw for raw in parsed_features(transform) if raw not in served]
+  labels = [k for k in (serving.transformed_label(outputs, raw) for raw in raw_labels) if k]
+  return len(labels) == 1 and outputs[labels[0]].dtype.is_integer
+
+
+def meaning(function, signatures=None) -> tuple:
+  """(the output read, SIGMOID, SOFTMAX, LOGIT or NUMBER) by the output's shape and its last op:
+  a one-wide output of a Dense layer without activation (utils/output_op.LINEAR) is a LOGIT when
+  the label is an integer (integer_label(signatures)), else a number."""
   outputs = function.structured_outputs
   name = sorted(outputs)[0]
   shape = outputs[name].shape
   width = shape[-1] if shape.rank == 2 else 1 if shape.rank == 1 else None
   if len(outputs) == 1 and outputs[name].dtype.is_floating and width:
     last = _last_op(function)
-    if last == 'Sigmoid' and width == 1:
+    if last == output_op.SIGMOID and width == 1:
       return name, SIGMOID
     if last == 'Softmax' and width > 1:
       return name, SOFTMAX
+    if last in output_op.LINEAR and width == 1 and integer_label(signatures or {}):
+      return name, LOGIT
   return name, NUMBER
 
 
-def parse(function) -> Optional[Parsed]:
-  """What `function` (a module model's serving_default) reads and returns; None when it runs no
-  ParseExampleV2 op whose keys are constants (its columns cannot be told)."""
+def parse(function, signatures=None) -> Optional[Parsed]:
+  """What `function` (a module model's serving_default; `signatures`: all the model's) reads
+  and returns; None when it runs no ParseExampleV2 op whose keys are constants (its columns
+  cannot be told)."""
   features = parsed_features(function)
   if not features:
     return None
-  output, what = meaning(function)
+  output, what = meaning(function, signatures)
   return Parsed(
     {k: kind for k, (kind, _) in features.items()},
     [k for k, (_, required) in features.items() if required],
@@ -186,7 +189,9 @@ def standard_outputs(parsed: Parsed, outputs: Dict[str, object]) -> Dict[str, ob
 
   values = np.asarray(outputs[parsed.output])
   values = values.reshape(values.shape[0], -1)
-  if parsed.meaning == SIGMOID:
+  if parsed.meaning == LOGIT:  # class 1's probability is the logit's sigmoid
+    values = 1.0 / (1.0 + np.exp(-np.clip(values, -80.0, 80.0)))
+  if parsed.meaning in (SIGMOID, LOGIT):
     return {serving.PROBABILITIES: np.concatenate([1.0 - values, values], axis=1)}
   if parsed.meaning == SOFTMAX:
     return {serving.PROBABILITIES: values}

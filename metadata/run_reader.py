@@ -101,6 +101,24 @@ def property_leaves(name: str, value, keep_path: bool = False) -> Dict[str, obje
   return {name: value}
 
 
+def options_of(properties: dict) -> dict:
+  """Execution properties as {leaf name: value} (property_leaves), a leaf named by its own key,
+  but those of a property that shares a key with another (the Evaluator's eval_config and
+  regression_eval_config both hold model_specs and metrics_specs) by their dotted paths. Not by
+  whichever came last: ML Metadata's properties come in no fixed order, and two identical
+  executions read as 'options changed'."""
+  leaves = {name: property_leaves(name, value) for name, value in properties.items()}
+  counts: Dict[str, int] = {}
+  for found in leaves.values():
+    for key in found:
+      counts[key] = counts.get(key, 0) + 1
+  options = {}
+  for name in sorted(leaves):
+    shared = any(counts[key] > 1 for key in leaves[name])
+    options.update(property_leaves(name, properties[name], True) if shared else leaves[name])
+  return options
+
+
 def execution_facts(store, execution) -> dict:
   """(options, code fingerprint, input data, input artifact ids) of an execution."""
   properties = {name: property_value(execution, name) for name in execution.custom_properties}
@@ -112,9 +130,7 @@ def execution_facts(store, execution) -> dict:
   for derived, source in DERIVED_PROPERTIES.items():
     if source in properties:
       properties.pop(derived, None)
-  options = {}
-  for name, value in properties.items():
-    options.update(property_leaves(name, value))
+  options = options_of(properties)
   inputs = {}  # input key → artifact ids
   for event in store.get_events_by_execution_ids([execution.id]):
     if event.type == metadata_store_pb2.Event.INPUT:

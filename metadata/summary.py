@@ -213,7 +213,9 @@ def _blessing_facts(
   if task:  # a module file's model, judged on what it turned out to predict
     what = 'a number' if task == 'regression' else f'{len(names) or 2} classes'
     label = property_value(blessing, evaluation_names.MODEL_LABEL)
-    result.predicts = f'{what} ({task}), scored against {label}'
+    reading = property_value(blessing, evaluation_names.MODEL_READING)
+    read = f', its output read as {reading}' if reading else ''
+    result.predicts = f'{what} ({task}), scored against {label}{read}'
   is_serving = bool(property_value(blessing, evaluation_names.CANDIDATE_IS_SERVING))
   not_compared = property_value(blessing, evaluation_names.NOT_COMPARED) or ''
   serving_task = property_value(blessing, evaluation_names.SERVING_TASK)

@@ -11,6 +11,8 @@ code 2); a run_fn that writes no SavedModel to fn_args.serving_model_dir is one 
 """
 
 import contextlib
+import copy
+import dataclasses
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -132,6 +134,7 @@ def run_fn(fn_args):
   """The Trainer's: the user's run_fn(fn_args) with TFX's FnArgs, then its SavedModel checked."""
   import tensorflow as tf
 
+  check_leakage(fn_args)
   call(fn_args.custom_config, 'run_fn', with_eval_steps(fn_args))
   if not tf.io.gfile.exists(os.path.join(fn_args.serving_model_dir, 'saved_model.pb')):
     path = fn_args.custom_config[MODULE_FILE_KEY]
@@ -139,6 +142,66 @@ def run_fn(fn_args):
       f'--module-file {path}: run_fn wrote no SavedModel to fn_args.serving_model_dir'
     )
   record_label_figures(fn_args)
+
+
+def check_leakage(fn_args) -> None:
+  """The project's leakage rules (trainer/setup.judge_leakage) on a table's raw columns, before
+  the user's run_fn trains: the same refusal (UnusableData: a column that alone gives the label)
+  and --allow-feature as the built-in models'. The raw splits: fn_args' own without Transform
+  (every column may be the model's input), else custom_config's RAW_SPLITS_KEY, judged on the
+  columns preprocessing_fn reads (unread_columns are not). Where the project cannot read the table as its models do
+  (an UnusableData before the rules: lists of several lengths), the log says leakage was not
+  checked and why."""
+  import shutil
+  import tempfile
+
+  from contracts import trainer_options
+  from contracts.errors import UnusableData
+  from trainer import setup, shards
+
+  custom_config = fn_args.custom_config or {}
+  options = trainer_options.TrainerOptions.from_custom_config(custom_config)
+  if options.data_kind != trainer_options.TABULAR or 'label_key' not in custom_config:
+    return  # images, text; no label named
+  raw = custom_config.get(trainer_options.RAW_SPLITS_KEY) or {}
+  if not raw and getattr(fn_args, 'transform_graph_path', None):  # transformed splits alone
+    logging.warning('Leakage not checked: the Trainer was given no raw examples')
+    return
+  train = raw.get('train') or fn_args.train_files
+  evaluation = raw.get('eval') or fn_args.eval_files
+  if raw:  # after Transform: a raw column preprocessing_fn does not read never reaches the model
+    unread = unread_columns(fn_args.transform_graph_path, custom_config)
+    logging.info(
+      'Leakage: the raw columns preprocessing_fn does not read are not judged: %s', unread
+    )
+    options = dataclasses.replace(options, allowed_features=[*options.allowed_features, *unread])
+  raw_args = copy.copy(fn_args)
+  raw_args.train_files, raw_args.eval_files = list(train), list(evaluation)
+  scratch = tempfile.mkdtemp(prefix='module-leakage-')
+  try:
+    guard = shards.ShardGuard(os.path.join(scratch, 'salvaged'))
+    try:
+      table = setup.read_table(raw_args, shards.shard_files(raw_args.train_files), options, guard)
+    except UnusableData as e:
+      logging.warning('Leakage not checked on the raw columns: %s', first_line(e))
+      return
+    setup.judge_leakage(raw_args, table, options, guard)
+  finally:
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def unread_columns(transform_graph_path: str, custom_config: dict) -> list:
+  """The raw columns the module file's preprocessing_fn does not read (tf.Transform's
+  get_transform_input_columns on its traced graph, the raw feature spec Transform recorded)."""
+  import functools
+
+  import tensorflow_transform as tft
+  from tensorflow_transform import impl_helper
+
+  raw_spec = tft.TFTransformOutput(transform_graph_path).raw_feature_spec()
+  specs = impl_helper.get_type_specs_from_feature_specs(raw_spec)
+  user = functools.partial(preprocessing_fn, custom_config=custom_config)
+  return sorted(set(raw_spec) - set(tft.get_transform_input_columns(user, specs)))
 
 
 def with_eval_steps(fn_args):

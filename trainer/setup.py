@@ -110,9 +110,23 @@ def _both_splits(fn_args: FnArgs):
   return list(fn_args.train_files) + list(fn_args.eval_files)
 
 
-def _tabular_setup(
-  fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard
-) -> Setup:
+@dataclasses.dataclass
+class Table:
+  """A table's splits as the project's tabular models read them (read_table)."""
+
+  spec: data_spec.TabularSpec
+  features: dict  # the train sample (NUMERIC_SAMPLE_ROWS rows), the model's columns
+  sample_labels: tf.Tensor  # its labels
+  eval_files: List[str]
+  ids: List[str]  # row ids, no model input
+  spellings: dict  # labels.one_spelling's merges
+  figures: dict  # regression: label_figures.of
+  dates_line: str
+
+
+def read_table(fn_args: FnArgs, train_files, options: TrainerOptions, guard) -> Table:
+  """The spec, the train sample and what was found on the way (the label's checks, dates, list
+  columns, moments): the tabular setup's reading, which judge_leakage reads too."""
   schema = data_spec.read_schema(fn_args.schema_path)
   label_key = options.label_key
   label = next((f for f in schema.feature if f.name == label_key), None)
@@ -181,15 +195,34 @@ def _tabular_setup(
   )
   features, sample_labels = next(iter(sample))
   _log_non_finite(present, [key for key in spec.numeric if key not in spec.date_inputs])
+  return Table(spec, features, sample_labels, eval_files, ids, spellings, figures, dates_line)
+
+
+def judge_leakage(fn_args: FnArgs, table: Table, options: TrainerOptions, guard) -> tuple:
+  """(single-feature scores, the note of columns not judged) of the leakage rules
+  (trainer/leakage.py) on the table's samples; UnusableData names a column that alone gives
+  the label (unless --allow-feature). The project's models and a module file's raw columns."""
+  spec, sample_labels = table.spec, table.sample_labels
   leakage_sample.check_one_to_one(
     fn_args.train_files, fn_args.eval_files, spec, options.allowed_features, guard
   )
-  scores = leakage_sample.single_feature_scores(features, sample_labels, eval_files, spec, guard)
+  scores = leakage_sample.single_feature_scores(
+    table.features, sample_labels, table.eval_files, spec, guard
+  )
   judged = (scores[0], sample_labels.numpy(), scores[1])
-  leakage.check(*judged, label_key, options.allowed_features, spec.regression)
+  leakage.check(*judged, options.label_key, options.allowed_features, spec.regression)
   note = leakage.unjudged(*judged, options.allowed_features, spec.regression)
   if note:
     logging.warning('Not judged as leakage: %s', note)
+  return scores[0], note
+
+
+def _tabular_setup(
+  fn_args: FnArgs, train_files, options: TrainerOptions, batch_size, guard
+) -> Setup:
+  table = read_table(fn_args, train_files, options, guard)
+  scores, note = judge_leakage(fn_args, table, options, guard)
+  spec, eval_files = table.spec, table.eval_files
   serialized = sum(tf.io.gfile.stat(path).length for path in train_files + eval_files)
   cache = _cache_decision(options, input_cache.tabular_bytes(serialized))
   train = tabular_input.tabular_dataset(train_files, spec, batch_size, True, guard, cache.used)
@@ -203,12 +236,12 @@ def _tabular_setup(
     hint,
     spec.class_names,
     cache,
-    ids,
-    single_feature_scores=scores[0],
-    label_spellings=spellings,
-    dates=dates_line,
+    table.ids,
+    single_feature_scores=scores,
+    label_spellings=table.spellings,
+    dates=table.dates_line,
     leakage_note=note,
-    label_figures=figures,
+    label_figures=table.figures,
   )
 
 

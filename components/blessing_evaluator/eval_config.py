@@ -195,6 +195,19 @@ def with_train_labels(eval_config_json: str, train: Dict[str, float]) -> str:
   return proto_utils.proto_to_json(eval_config)
 
 
+def with_logit_models(eval_config_json: str, logit_models: Sequence[str]) -> str:
+  """eval_config (JSON) whose top-class metrics read the one-wide output of `logit_models` (model
+  names: a module file's `from_logits` model, user_model.py) as a logit; as it was for none."""
+  if not logit_models:
+    return eval_config_json
+  eval_config = proto_utils.json_to_proto(eval_config_json, tfma.EvalConfig())
+  for spec in eval_config.metrics_specs:
+    for metric in spec.metrics:
+      if metric.module == evaluation.METRICS_MODULE:
+        metric.config = json.dumps({'logit_models': sorted(logit_models)})
+  return proto_utils.proto_to_json(eval_config)
+
+
 def _per_class_specs(eval_config: tfma.EvalConfig):
   return [
     spec

@@ -174,6 +174,19 @@ def user_configured(exec_properties, model: user_model.UserModel, regression: bo
   return dict(exec_properties, **{key: proto_utils.proto_to_json(config)})
 
 
+def with_logits(exec_properties, user: user_model.UserModel, compared, regression: bool) -> dict:
+  """exec_properties whose eval_config reads the one-wide logits of the candidate (`user`) and of
+  the serving model it is compared with (`compared`: [] or [its Model], a module file's too) as
+  logits."""
+  logits = [evaluation.CANDIDATE] if user.logit(regression) else []
+  for baseline in compared:
+    serving_dir = path_utils.serving_model_path(baseline.uri)
+    if user_model.describe(serving_dir, exec_properties.get(LABEL_KEY) or '').logit(regression):
+      logits.append(evaluation.BASELINE)
+  key = standard_component_specs.EVAL_CONFIG_KEY
+  return dict(exec_properties, **{key: eval_config.with_logit_models(exec_properties[key], logits)})
+
+
 def check_task(model_dir: str, regression: bool) -> None:
   """UnusableModel in one line when the model predicts what this Evaluator was not configured to
   judge (a pipeline compiled with --task auto on data compile could not read, whose label
@@ -210,6 +223,9 @@ class Executor(evaluator_executor.Executor):
     )
     if is_serving or not_compared or serving_classes is not None or serving_task:
       input_dict = dict(input_dict, **{standard_component_specs.BASELINE_MODEL_KEY: []})
+    if user:
+      compared = input_dict.get(standard_component_specs.BASELINE_MODEL_KEY) or []
+      exec_properties = with_logits(exec_properties, user, compared[:1], regression)
     scratch = tempfile.mkdtemp(prefix='evaluator-salvaged-')
     try:
       examples = artifact_utils.get_single_instance(
@@ -238,6 +254,7 @@ class Executor(evaluator_executor.Executor):
       task = trainer_options.REGRESSION if regression else trainer_options.CLASSIFICATION
       blessing.set_string_custom_property(evaluation.MODEL_TASK, task)
       blessing.set_string_custom_property(evaluation.MODEL_LABEL, user.label_key)
+      blessing.set_string_custom_property(evaluation.MODEL_READING, user.reading(regression))
     if not_compared:
       blessing.set_string_custom_property(evaluation.NOT_COMPARED, not_compared)
     if serving_classes is not None:

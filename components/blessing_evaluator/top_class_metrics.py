@@ -2,7 +2,8 @@
 derived from its one multi-class confusion matrix (threshold 0: the predicted class is the top
 class). Custom TFMA metrics (eval_config.py names this module); runs without TFX. Its extraction
 of each example's label and prediction counts the example for the Evaluator's progress
-(utils.progress.CountsProgress: Beam's worker processes count too).
+(utils.progress.CountsProgress: Beam's worker processes count too). `logit_models` (the
+metric's config, user_model.py): the models whose one-wide output is a logit.
 
 TFMA feeds every metric's combiner one example at a time: ExampleCount, Keras'
 SparseCategoricalAccuracy and TFMA's Recall and Precision binarized per class were such
@@ -15,6 +16,7 @@ given it as top class that are it (TFMA's binarized ones counted probability > 0
 for two classes).
 """
 
+import functools
 from typing import Dict, Optional
 
 import numpy as np
@@ -33,25 +35,32 @@ def counted_label_prediction_and_weight(inputs, **kwargs):
   return metric_util.to_label_prediction_example_weight(inputs, **kwargs)
 
 
-def class_scores_label_and_weight(inputs, **kwargs):
+def class_scores_label_and_weight(inputs, logit: bool = False, **kwargs):
   """counted_label_prediction_and_weight for the confusion matrix: a one-wide prediction (a
-  module file's sigmoid: class 1's probability) as two classes' scores."""
+  module file's sigmoid: class 1's probability; with `logit`, a logit, the sigmoid applied) as two
+  classes' scores."""
   for label, prediction, weight in counted_label_prediction_and_weight(inputs, **kwargs):
     if prediction.size == 1:
       one = float(prediction.reshape(-1)[0])
+      if logit:
+        one = float(1.0 / (1.0 + np.exp(-np.clip(one, -80.0, 80.0))))
       prediction = np.array([1.0 - one, one], dtype=np.float32)
     yield label, prediction, weight
 
 
-def _matrix_computations(eval_config, model_name, output_name, example_weighted):
-  """The confusion matrix at threshold 0 (TFMA computes it once for every metric here)."""
+def _matrix_computations(eval_config, model_name, output_name, example_weighted, logit_models):
+  """The confusion matrix at threshold 0 (TFMA computes it once for every metric here);
+  logit_models: the models whose one-wide output is a logit (user_model.py; a model evaluated
+  alone is named '', the candidate)."""
   computations = matrices.multi_class_confusion_matrices(
     thresholds=[0.0],
     eval_config=eval_config,
     model_name=model_name,
     output_name=output_name,
     example_weighted=example_weighted,
-    extract_label_prediction_and_weight=class_scores_label_and_weight,
+    extract_label_prediction_and_weight=functools.partial(
+      class_scores_label_and_weight, logit=(model_name or evaluation.CANDIDATE) in logit_models
+    ),
   )
   return computations, computations[-1].keys[-1]
 
@@ -60,10 +69,12 @@ def _ratio(numerator: float, denominator: float) -> float:
   return numerator / denominator if denominator else float('nan')
 
 
-def _derived(name: str, value, eval_config, model_name, output_name, sub_key, example_weighted):
+def _derived(
+  name: str, value, eval_config, model_name, output_name, sub_key, example_weighted, logit_models
+):
   """Computations for MetricKey(name, …, sub_key) = value(matrix entries, class id or None)."""
   computations, matrix_key = _matrix_computations(
-    eval_config, model_name, output_name, example_weighted
+    eval_config, model_name, output_name, example_weighted, logit_models
   )
   key = metric_types.MetricKey(
     name=name,
@@ -105,17 +116,27 @@ def _precision(entries, class_id) -> float:
 
 def _metric(value):
   def computations(
-    name, eval_config=None, model_name='', output_name='', sub_key=None, example_weighted=False
+    name,
+    eval_config=None,
+    model_name='',
+    output_name='',
+    sub_key=None,
+    example_weighted=False,
+    logit_models=(),
   ):
-    return _derived(name, value, eval_config, model_name, output_name, sub_key, example_weighted)
+    return _derived(
+      name, value, eval_config, model_name, output_name, sub_key, example_weighted, logit_models
+    )
 
   return metric_util.merge_per_key_computations(computations)
 
 
-def _plot(name, eval_config=None, model_name='', output_name='', example_weighted=False):
+def _plot(
+  name, eval_config=None, model_name='', output_name='', example_weighted=False, logit_models=()
+):
   """TFMA's MultiClassConfusionMatrixPlot on the shared matrix (its key and proto)."""
   computations, matrix_key = _matrix_computations(
-    eval_config, model_name, output_name, example_weighted
+    eval_config, model_name, output_name, example_weighted, logit_models
   )
   key = metric_types.PlotKey(
     name=name,
@@ -134,33 +155,35 @@ def _plot(name, eval_config=None, model_name='', output_name='', example_weighte
 class TopClassConfusionMatrixPlot(metric_types.Metric):
   """The confusion matrix at the top class, as TFMA's plot (the matrix counted for progress)."""
 
-  def __init__(self, name: str = plot.MULTI_CLASS_CONFUSION_MATRIX_PLOT_NAME):
-    super().__init__(metric_util.merge_per_key_computations(_plot), name=name)
+  def __init__(self, name: str = plot.MULTI_CLASS_CONFUSION_MATRIX_PLOT_NAME, logit_models=()):
+    super().__init__(
+      metric_util.merge_per_key_computations(_plot), name=name, logit_models=tuple(logit_models)
+    )
 
 
 class TopClassExampleCount(metric_types.Metric):
   """The examples counted in the matrix: every example (ExampleCount's figure and key)."""
 
-  def __init__(self, name: str = evaluation.EXAMPLE_COUNT_KEY):
-    super().__init__(_metric(_count), name=name)
+  def __init__(self, name: str = evaluation.EXAMPLE_COUNT_KEY, logit_models=()):
+    super().__init__(_metric(_count), name=name, logit_models=tuple(logit_models))
 
 
 class TopClassAccuracy(metric_types.Metric):
   """The share of examples whose top class is their label (SparseCategoricalAccuracy)."""
 
-  def __init__(self, name: str = evaluation.ACCURACY_KEY):
-    super().__init__(_metric(_accuracy), name=name)
+  def __init__(self, name: str = evaluation.ACCURACY_KEY, logit_models=()):
+    super().__init__(_metric(_accuracy), name=name, logit_models=tuple(logit_models))
 
 
 class TopClassRecall(metric_types.Metric):
   """Per class (binarize class ids): the share of its examples whose top class it is."""
 
-  def __init__(self, name: str = evaluation.RECALL_KEY):
-    super().__init__(_metric(_recall), name=name)
+  def __init__(self, name: str = evaluation.RECALL_KEY, logit_models=()):
+    super().__init__(_metric(_recall), name=name, logit_models=tuple(logit_models))
 
 
 class TopClassPrecision(metric_types.Metric):
   """Per class (binarize class ids): of the examples whose top class it is, the share that are."""
 
-  def __init__(self, name: str = evaluation.PRECISION_KEY):
-    super().__init__(_metric(_precision), name=name)
+  def __init__(self, name: str = evaluation.PRECISION_KEY, logit_models=()):
+    super().__init__(_metric(_precision), name=name, logit_models=tuple(logit_models))

@@ -6,7 +6,10 @@ label as that signature returns it (the raw label's transformed output, e.g. the
 wider than one is class scores (the top class predicted); a one-wide output is the probability of
 class 1 when the label it is scored against is an integer, else a number (regression). Without
 `transform_features`, the label is the raw column and a one-wide output regresses when the run's
-task is regression. Runs without TFX.
+task is regression. A one-wide classifier's output made by a Dense layer without activation
+(its last op a BiasAdd or MatMul, utils/output_op.py: a `from_logits=True` model) is a logit:
+class 1 when it is above 0 (top_class_metrics.py applies the sigmoid); made by a Sigmoid, or by an
+op that cannot be told (TF-DF's), class 1's probability. Runs without TFX.
 """
 
 import dataclasses
@@ -18,6 +21,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 from tfx.dsl.io import fileio
 
 from contracts import serving
+from utils import output_op
 
 INTEGERS = (types_pb2.DT_INT64, types_pb2.DT_INT32, types_pb2.DT_INT16, types_pb2.DT_INT8)
 INTEGER_NAMES = {types_pb2.DataType.Name(t) for t in INTEGERS}
@@ -30,6 +34,7 @@ class UserModel:
   label_key: str  # the label TFMA scores against
   label_dtype: str  # its type as transform_features returns it ('' without it)
   transform: bool  # the model has transform_features
+  output_op: str = ''  # the op that makes the output scored ('' when it cannot be followed)
 
   def regression(self, task_regression: bool) -> bool:
     """Whether the model predicts a number (see the module's docstring)."""
@@ -39,16 +44,38 @@ class UserModel:
       return self.label_dtype not in INTEGER_NAMES
     return task_regression
 
+  def logit(self, task_regression: bool) -> bool:
+    """A one-wide classifier's output that is a logit (see the module's docstring)."""
+    return (
+      not self.regression(task_regression)
+      and self.width == 1
+      and self.output_op in (output_op.LINEAR)
+    )
+
+  def reading(self, task_regression: bool) -> str:
+    """What the output is read as, in words (the blessing's MODEL_READING, the summary)."""
+    if self.regression(task_regression):
+      return 'a number'
+    if self.width != 1:
+      return f'scores of {self.width} classes (the top one)'
+    if self.logit(task_regression):
+      return 'a logit of class 1 (above 0: class 1)'
+    return "class 1's probability (above 0.5: class 1)"
+
   @property
   def classes(self) -> int:
     return 2 if self.width == 1 else self.width
 
 
-def _signatures(saved_model_dir: str) -> dict:
+def _meta_graph(saved_model_dir: str):
   saved = saved_model_pb2.SavedModel()
   with fileio.open(os.path.join(saved_model_dir, 'saved_model.pb'), 'rb') as f:
     saved.ParseFromString(f.read())
-  return saved.meta_graphs[0].signature_def
+  return saved.meta_graphs[0]
+
+
+def _signatures(saved_model_dir: str) -> dict:
+  return _meta_graph(saved_model_dir).signature_def
 
 
 def is_user_model(saved_model_dir: str) -> bool:
@@ -74,7 +101,8 @@ def width(outputs, name: str) -> int:
 
 
 def describe(saved_model_dir: str, label: str) -> UserModel:
-  signatures = _signatures(saved_model_dir)
+  meta_graph = _meta_graph(saved_model_dir)
+  signatures = meta_graph.signature_def
   outputs = signatures[serving.SERVING_DEFAULT].outputs
   key = prediction_output(outputs)
   transform: Dict = {}
@@ -87,6 +115,7 @@ def describe(saved_model_dir: str, label: str) -> UserModel:
     label_key=label_key or label,
     label_dtype=types_pb2.DataType.Name(transform[label_key].dtype) if label_key else '',
     transform=bool(transform),
+    output_op=output_op.producer(meta_graph.graph_def, outputs[key].name),
   )
 
 

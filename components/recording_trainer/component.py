@@ -29,7 +29,14 @@ class RecordingTrainerSpec(component_spec.ComponentSpec):
     train_steps=component_spec.ExecutionParameter(type=int),
     learning_rate=component_spec.ExecutionParameter(type=float),
   )
-  INPUTS = standard_component_specs.TrainerSpec.INPUTS
+  INPUTS = dict(
+    standard_component_specs.TrainerSpec.INPUTS,
+    **{
+      executor.RAW_EXAMPLES_KEY: component_spec.ChannelParameter(
+        type=standard_artifacts.Examples, optional=True
+      )
+    },
+  )
   OUTPUTS = standard_component_specs.TrainerSpec.OUTPUTS
 
 
@@ -50,11 +57,14 @@ class RecordingTrainer(base_component.BaseComponent):
     custom_config: dict,
     hyperparameters=None,
     transform_graph=None,
+    raw_examples=None,
   ):
     """train_steps and learning_rate: values, or RuntimeParameters whose defaults are the values;
     `train_args` and `custom_config` record the defaults. hyperparameters: the Tuner's
     best_hyperparameters, when tuning (run_fn's fn_args.hyperparameters). transform_graph:
-    Transform's, for a module file's run_fn (fn_args.transform_graph_path)."""
+    Transform's, for a module file's run_fn (fn_args.transform_graph_path). raw_examples: the
+    examples before Transform, whose columns the leakage rules judge (custom_config's
+    RAW_SPLITS_KEY)."""
     default = lambda value: getattr(value, 'default', value)  # noqa: E731
     super().__init__(
       spec=RecordingTrainerSpec(
@@ -62,6 +72,7 @@ class RecordingTrainer(base_component.BaseComponent):
         schema=schema,
         hyperparameters=hyperparameters,
         transform_graph=transform_graph,
+        raw_examples=raw_examples,
         run_fn=run_fn,
         train_args=trainer_pb2.TrainArgs(num_steps=default(train_steps)),
         eval_args=trainer_pb2.EvalArgs(num_steps=eval_steps),

@@ -17,10 +17,12 @@ from typing import Optional
 from tfx.components.trainer import executor as trainer_executor
 from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
-from tfx.utils import json_utils
+from tfx.utils import io_utils, json_utils
 
 from components.recording_trainer import data_accessor
-from contracts import artifacts
+from contracts import artifacts, splits, trainer_options
+
+RAW_EXAMPLES_KEY = 'raw_examples'  # a module file's Trainer after Transform: the raw examples
 
 INT_PROPERTIES = {
   'corrupt': 'input_corrupt_records',
@@ -33,11 +35,20 @@ INT_PROPERTIES = {
 
 def with_parameters(exec_properties: dict, input_dict: Optional[dict] = None) -> dict:
   """exec_properties whose train_args.num_steps and custom_config.learning_rate are the
-  `train_steps` and `learning_rate` parameters (what a pipeline run may have set), and whose
-  custom_config.recorded_counts are the input Examples' split_counts (what run_fn counts missing
-  records against: trainer/task.py)."""
+    `train_steps` and `learning_rate` parameters (what a pipeline run may have set), and whose
+    custom_config.recorded_counts are the input Examples' split_counts (what run_fn counts missing
+    records against: trainer/task.py), and custom_config's RAW_SPLITS_KEY the raw examples'
+  file patterns (a module file's Trainer after Transform)."""
   folded = dict(exec_properties)
   key = standard_component_specs.CUSTOM_CONFIG_KEY
+  raw = (input_dict or {}).get(RAW_EXAMPLES_KEY)
+  if raw:
+    custom_config = json_utils.loads(folded.get(key) or '{}')
+    custom_config[trainer_options.RAW_SPLITS_KEY] = {
+      split: [io_utils.all_files_pattern(uri) for uri in artifact_utils.get_split_uris(raw, split)]
+      for split in splits.SPLITS
+    }
+    folded[key] = json_utils.dumps(custom_config)
   examples = (input_dict or {}).get(standard_component_specs.EXAMPLES_KEY)
   counts = examples[0].get_string_custom_property('split_counts') if examples else ''
   if counts:

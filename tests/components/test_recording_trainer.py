@@ -123,3 +123,21 @@ def test_component_records_the_defaults_and_takes_parameters():
   assert properties['train_steps'] is steps and properties['learning_rate'] == 0.5
   assert json.loads(properties['train_args']) == {'num_steps': 321}
   assert json.loads(properties['custom_config']) == {'batch_size': 8, 'learning_rate': 0.5}
+
+
+def test_a_module_files_raw_examples_reach_run_fn_as_file_patterns(tmp_path):
+  """After Transform, the raw Examples' splits go to run_fn in custom_config (the leakage rules
+  judge their columns: trainer/module_file.check_leakage)."""
+  from contracts import trainer_options
+
+  raw = standard_artifacts.Examples()
+  raw.uri = str(tmp_path / 'raw')
+  raw.split_names = '["train", "eval"]'
+  folded = executor.with_parameters(
+    {'custom_config': json.dumps({'label_key': 'tips'})}, {executor.RAW_EXAMPLES_KEY: [raw]}
+  )
+  found = json.loads(folded['custom_config'])[trainer_options.RAW_SPLITS_KEY]
+  assert found == {
+    'train': [str(tmp_path / 'raw' / 'Split-train' / '*')],
+    'eval': [str(tmp_path / 'raw' / 'Split-eval' / '*')],
+  }

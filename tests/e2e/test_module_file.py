@@ -37,6 +37,9 @@ def test_transform_run_fn_evaluation_and_push(taxi_module_run):
   assert code == 0, result.get('error')
   assert 'Transform' in result['executed'] and 'Trainer' in result['executed']
   assert result['predicts'].startswith('2 classes (classification), scored against tips_xf')
+  assert result['predicts'].endswith(
+    "its output read as class 1's probability (above 0.5: class 1)"
+  )
   assert result['serving_check']['serves'], result['serving_check']
   assert result['blessed'] and os.listdir(os.path.join(output, 'serving'))
   model_dir = os.path.join(output, 'serving', os.listdir(os.path.join(output, 'serving'))[0])
@@ -81,3 +84,8 @@ def test_run_fn_edit_trains_again_on_cached_transform(taxi_module_run):
   assert code == 0, result.get('error') or result.get('blessing')
   assert 'Transform' in result['cached'] and 'Trainer' in result['executed']
   assert str(module) in result['why_executed']['Trainer']
+  # the Evaluator ran for the new model; --max-accuracy-drop changed its eval_config alone
+  # (issue 67: eval_config and regression_eval_config were read as one, in ML Metadata's
+  # order: 'options changed (metrics_specs, model_specs)')
+  evaluator = result['why_executed']['Evaluator']
+  assert evaluator.startswith('options changed (eval_config.metrics_specs); new inputs'), evaluator

@@ -126,3 +126,28 @@ def test_taxi_models_features_are_its_raw_columns_without_the_label(taxi_module_
   assert parsed.kinds['fare'] == 'float' and parsed.kinds['trip_start_hour'] == 'int'
   assert parsed.kinds['payment_type'] == 'string'
   assert 'fare' in parsed.required and 'pickup_latitude' not in parsed.required
+
+
+@pytest.mark.parametrize('logits', [False, True])
+def test_a_logit_is_written_as_its_sigmoid_never_as_a_probability(tmp_path, logits):
+  """A Keras Dense(1) of a from_logits model, its label an integer: class 1's probability is
+  the logit's sigmoid (keras_module_models: x = 0.1 is a logit of 0.3)."""
+  import numpy as np
+
+  from tests.support import keras_module_models
+
+  path = keras_module_models.save(str(tmp_path / 'm'), logits)
+  _, served = model.load(path, inputs.CSV)
+  assert served.module.meaning == (module_model.LOGIT if logits else module_model.SIGMOID)
+  assert not served.regression
+  answer = np.array([[0.3]]) if logits else np.array([[1 / (1 + np.exp(-0.3))]])
+  found = module_model.standard_outputs(served.module, {'outputs': answer})
+  assert found[serving.PROBABILITIES][0, 1] == pytest.approx(1 / (1 + np.exp(-0.3)))
+
+
+def test_a_linear_output_without_an_integer_label_is_a_number(tmp_path):
+  path, signatures, _ = _signature(_save(str(tmp_path / 'm'), '', 1))
+  assert not module_model.integer_label(signatures)
+  assert module_model.parse(signatures[serving.SERVING_DEFAULT], signatures).meaning == (
+    module_model.NUMBER
+  )

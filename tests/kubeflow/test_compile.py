@@ -487,3 +487,5 @@ def test_module_file_compiles_transform_feeding_the_trainer(tmp_path):
   assert trainer['inputs']['parameters']['run_fn']['runtimeValue']['constant'] == (
     'trainer.module_file.run_fn'
   )
+  raw = trainer['inputs']['artifacts']['raw_examples']['taskOutputArtifact']  # leakage's
+  assert raw['outputArtifactKey'] == 'examples' and raw['producerTask'] != 'Transform'

@@ -42,3 +42,23 @@ def test_the_data_s_content_in_an_example_gen_s_key_is_data_not_code(tmp_path):
   assert before['code'] == after['code'] == {'components/x.py': 'aaaa'}
   assert before['data'] != after['data']  # why_executed: `input data changed`
   assert after['data'] == ['split:single_split,size:9', {data_index.DATA_KEY + '/data': '2222'}]
+
+
+def test_two_properties_holding_one_key_are_told_apart_in_any_order():
+  """The Evaluator of a module-file run holds eval_config and regression_eval_config, both with
+  model_specs and metrics_specs: two identical executions whose properties came in another order
+  read the same (they read 'options changed (metrics_specs, model_specs)')."""
+  classifier = '{"model_specs": [{"label_key": "tips"}], "metrics_specs": [1]}'
+  regression = '{"model_specs": [{"label_key": "fare"}], "metrics_specs": [2]}'
+  one = {'eval_config': classifier, 'regression_eval_config': regression, 'task': 'x'}
+  other = dict(reversed(list(one.items())))
+  assert list(other) != list(one)
+  assert run_reader.options_of(one) == run_reader.options_of(other)
+  assert run_reader.options_of(one) == {
+    'eval_config.model_specs': [{'label_key': 'tips'}],
+    'eval_config.metrics_specs': [1],
+    'regression_eval_config.model_specs': [{'label_key': 'fare'}],
+    'regression_eval_config.metrics_specs': [2],
+    'task': 'x',
+  }
+  assert run_reader.options_of({'custom_config': '{"train_steps": 5}'}) == {'train_steps': 5}

@@ -146,3 +146,63 @@ def test_the_label_figures_come_from_one_pass_with_a_bounded_sample(tmp_path):
   assert again == found  # the same sample on every run
   none = module_file.label_pass(module_file.split_records([path]).take(0), 'fare_xf', feature)
   assert none == {}
+
+
+def _leaking_table(root) -> dict:
+  """A table's raw splits (x, grade = 3 × label + 1, label) as an ExampleGen writes them, its
+  schema: {split: [file]} and the schema's path."""
+  import random
+
+  from google.protobuf import text_format
+  import tensorflow as tf
+  from tensorflow_metadata.proto.v0 import schema_pb2
+
+  from tests.support import tabular_rows
+
+  def example(x, grade, label):
+    feature = {
+      'x': tf.train.Feature(float_list=tf.train.FloatList(value=[x])),
+      'grade': tf.train.Feature(int64_list=tf.train.Int64List(value=[grade])),
+      'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+    }
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+  rng = random.Random(4)
+  rows = [(rng.random(), 3 * (i % 2) + 1, i % 2) for i in range(500)]
+  files = {}
+  for split, part in (('train', rows[:400]), ('eval', rows[400:])):
+    (root / f'Split-{split}').mkdir(parents=True)
+    files[split] = [tabular_rows.write(str(root / f'Split-{split}' / 'data'), part, example)]
+  schema = schema_pb2.Schema()
+  schema.feature.add(name='x', type=schema_pb2.FLOAT)
+  schema.feature.add(name='grade', type=schema_pb2.INT)
+  schema.feature.add(name='label', type=schema_pb2.INT)
+  (root / 'schema.pbtxt').write_text(text_format.MessageToString(schema))
+  return files, str(root / 'schema.pbtxt')
+
+
+def test_a_raw_column_that_is_the_label_stops_a_module_files_run_fn_unless_allowed(tmp_path):
+  """Leakage on the raw columns (trainer/setup.judge_leakage, as the built-in models), before
+  the user's run_fn trains; --allow-feature keeps the column. (After Transform: the raw splits
+  from custom_config, the columns preprocessing_fn reads: tests/e2e/test_module_file.py.)"""
+  from contracts.errors import UnusableData
+
+  raw, schema = _leaking_table(tmp_path / 'raw')
+  marker = tmp_path / 'trained'
+  config = _module(tmp_path, f'def run_fn(fn_args):\n  open({str(marker)!r}, "w").close()\n')
+  config.update(label_key='label')
+  fn_args = fn_args_utils.FnArgs(  # no Transform: the Trainer's splits are the raw ones
+    train_files=raw['train'],
+    eval_files=raw['eval'],
+    schema_path=schema,
+    serving_model_dir=str(tmp_path / 'serving'),
+    eval_steps=1,
+    custom_config=config,
+  )
+  with pytest.raises(UnusableData, match="column 'grade' maps one-to-one onto the label's 2"):
+    module_file.run_fn(fn_args)
+  assert not marker.exists()
+  fn_args.custom_config = dict(config, allowed_features=['grade'])
+  with pytest.raises(UnusableModel, match='run_fn wrote no SavedModel'):
+    module_file.run_fn(fn_args)
+  assert marker.exists()
