@@ -11,15 +11,19 @@ too.
 
 What its output means, read from the output's shape and the op that makes it (docs/serving.md):
 one output of one value per input made by a Sigmoid is the probability of class 1 (class 0 or
-1 and its probability); one of K > 1 values made by a Softmax, class probabilities; anything
-else a number (the first output's first value) written as `prediction`."""
+1 and its probability); one of K > 1 values made by a Softmax, class probabilities; one of K > 1
+values made by another op but a Sigmoid, class scores (as the Evaluator reads any output wider
+than one): TFX's penguin Keras model's logits (a Dense layer without activation, trained
+`from_logits`), its TF-DF model's probabilities (TF-DF's inference op). Scores are written as they
+are when each row of a batch is a distribution (in [0, 1], summing to 1), else their softmax
+(logits). Anything else a number (the first output's first value) written as `prediction`."""
 
 import math
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
 from contracts import serving
 
-SIGMOID, SOFTMAX, NUMBER = 'sigmoid', 'softmax', 'number'
+SIGMOID, SOFTMAX, SCORES, NUMBER = 'sigmoid', 'softmax', 'scores', 'number'
 _PASS_THROUGH = ('Identity', 'IdentityN', 'Reshape', 'Squeeze', 'ExpandDims')  # values kept
 _KIND = {'DT_FLOAT': 'float', 'DT_DOUBLE': 'float', 'DT_INT64': 'int', 'DT_STRING': 'string'}
 
@@ -30,7 +34,7 @@ class Parsed(NamedTuple):
   kinds: Dict[str, str]  # feature → 'float', 'int' or 'string', in the parse op's order
   required: List[str]  # dense features without a default: a row must hold them
   output: str  # the output read (the first, by name)
-  meaning: str  # SIGMOID, SOFTMAX or NUMBER
+  meaning: str  # SIGMOID, SOFTMAX, SCORES or NUMBER
 
 
 def is_module_model(saved_model_dir: str, signatures) -> bool:
@@ -120,7 +124,8 @@ def _last_op(function) -> str:
 
 
 def meaning(function) -> tuple:
-  """(the output read, SIGMOID, SOFTMAX or NUMBER) by the output's shape and its last op."""
+  """(the output read, SIGMOID, SOFTMAX, SCORES or NUMBER) by the output's shape and its last
+  op."""
   outputs = function.structured_outputs
   name = sorted(outputs)[0]
   shape = outputs[name].shape
@@ -131,6 +136,8 @@ def meaning(function) -> tuple:
       return name, SIGMOID
     if last == 'Softmax' and width > 1:
       return name, SOFTMAX
+    if last != 'Sigmoid' and width > 1:
+      return name, SCORES
   return name, NUMBER
 
 
@@ -180,8 +187,8 @@ def encode(values: Dict[str, object], kinds: Dict[str, str], required: Sequence[
 
 
 def standard_outputs(parsed: Parsed, outputs: Dict[str, object]) -> Dict[str, object]:
-  """The signature's outputs as the project's: {PROBABILITIES: [B, K]} of a sigmoid or softmax,
-  {PREDICTION: [B]} of a number."""
+  """The signature's outputs as the project's: {PROBABILITIES: [B, K]} of a sigmoid, softmax or
+  scores (see the module's docstring), {PREDICTION: [B]} of a number."""
   import numpy as np
 
   values = np.asarray(outputs[parsed.output])
@@ -190,4 +197,17 @@ def standard_outputs(parsed: Parsed, outputs: Dict[str, object]) -> Dict[str, ob
     return {serving.PROBABILITIES: np.concatenate([1.0 - values, values], axis=1)}
   if parsed.meaning == SOFTMAX:
     return {serving.PROBABILITIES: values}
+  if parsed.meaning == SCORES:
+    return {serving.PROBABILITIES: _probabilities(values)}
   return {serving.PREDICTION: values[:, 0]}
+
+
+def _probabilities(scores):
+  """Class scores as probabilities: as they are when each row is a distribution, else their
+  softmax (logits)."""
+  import numpy as np
+
+  if ((scores >= 0) & (scores <= 1)).all() and np.allclose(scores.sum(axis=1), 1, atol=1e-3):
+    return scores
+  shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+  return shifted / shifted.sum(axis=1, keepdims=True)
