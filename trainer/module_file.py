@@ -29,6 +29,7 @@ from trainer import label_figures
 MODULE_FILE_KEY = 'module_file'  # custom_config's key: the module file's path
 _loaded = {}  # (path, content digest) → module
 KERAS_BATCH_SIZE = 32  # Keras' default batch size
+LEGACY_KERAS = 'TF_USE_LEGACY_KERAS'  # set to 1 before TensorFlow loads: tf.keras is tf_keras
 
 
 def load(path: str):
@@ -95,8 +96,21 @@ def call(custom_config: dict, name: str, *args, **kwargs) -> Any:
     raise
   except Exception as e:
     path = custom_config[MODULE_FILE_KEY]
-    said = f'{type(e).__name__}: {first_line(e)}'
+    said = f'{type(e).__name__}: {first_line(e)}{keras_2_hint(e)}'
     raise UnusableModel(f'--module-file {path}: {name} failed: {said}') from e
+
+
+def keras_2_hint(error: Exception) -> str:
+  """For a Keras 2 API that Keras 3 (TensorFlow 2.16's tf.keras) lacks, e.g. the airflow
+  workshop's tf.keras.layers.DenseFeatures: how such a file runs (tf_keras, Keras 2, is in the
+  lock); '' otherwise, or when it runs so already."""
+  if not isinstance(error, AttributeError) or 'keras' not in str(error):
+    return ''
+  if os.environ.get(LEGACY_KERAS, '').lower() in ('1', 'true'):
+    return ''
+  return (
+    f' (tf.keras is Keras 3 here; a module file written for Keras 2 runs with {LEGACY_KERAS}=1)'
+  )
 
 
 def preprocessing_fn(inputs, custom_config):

@@ -48,6 +48,27 @@ def test_failures_name_the_file_and_the_function(tmp_path):
     module_file.preprocessing_fn({}, broken)
 
 
+def test_a_keras_2_api_failure_says_how_such_a_file_runs(tmp_path, monkeypatch):
+  monkeypatch.delenv(module_file.LEGACY_KERAS, raising=False)
+  config = _module(
+    tmp_path,
+    'import types\n'
+    'keras = types.ModuleType("keras._tf_keras.keras.layers")\n'
+    'def preprocessing_fn(inputs):\n'
+    '  return keras.DenseFeatures\n',
+  )
+  hint = r'DenseFeatures\' \(tf.keras is Keras 3 here; .* runs with TF_USE_LEGACY_KERAS=1\)$'
+  with pytest.raises(UnusableModel, match=hint):
+    module_file.preprocessing_fn({}, config)
+  monkeypatch.setenv(module_file.LEGACY_KERAS, '1')  # already Keras 2: no hint
+  with pytest.raises(UnusableModel, match=r"has no attribute 'DenseFeatures'$"):
+    module_file.preprocessing_fn({}, config)
+  other = _module(tmp_path, 'def preprocessing_fn(inputs):\n  return inputs.shape\n', 'o.py')
+  monkeypatch.delenv(module_file.LEGACY_KERAS)
+  with pytest.raises(UnusableModel, match=r"has no attribute 'shape'$"):  # not Keras'
+    module_file.preprocessing_fn({}, other)
+
+
 def test_run_fn_that_writes_no_saved_model(tmp_path):
   config = _module(tmp_path, 'def run_fn(fn_args):\n  fn_args.seen = True\n')
   fn_args = types.SimpleNamespace(
