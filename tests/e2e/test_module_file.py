@@ -95,9 +95,9 @@ def _unlabelled(source: str, destination: str) -> list:
 
 
 @pytest.mark.slow
-def test_penguin_keras_file_runs_unmodified_and_predicts_classes(penguin_module_run):
+def test_penguin_keras_file_runs_unmodified_and_predicts_classes(penguin_module_run, capsys):
   """Transform, run_fn (its eval one pass: no --eval-steps), the Evaluator on its 3-wide logits,
-  the Pusher; predict gives the Evaluator's top classes; a second run is cached."""
+  the Pusher; predict gives the Evaluator's top classes; the same command again runs nothing."""
   code, result, output, folder, extra = penguin_module_run
   assert code == 0, result.get('error')
   assert {'Transform', 'Trainer', 'Evaluator', 'Pusher'} <= set(result['executed'])
@@ -122,5 +122,7 @@ def test_penguin_keras_file_runs_unmodified_and_predicts_classes(penguin_module_
   right = sum(int(row['class']) == label for row, label in zip(rows, labels))
   assert right / len(rows) == pytest.approx(result['eval_accuracy'])
 
+  capsys.readouterr()
   code, again = run_pipeline(str(folder / 'data'), output, *extra)
-  assert code == 0 and not again['executed'] and again['run_id'] == result['run_id']
+  assert code == 0 and again['run_id'] == result['run_id']  # answered with the first run's
+  assert 'components: none run: ' in capsys.readouterr().out
