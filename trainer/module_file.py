@@ -129,11 +129,27 @@ def run_fn(fn_args):
 
   call(fn_args.custom_config, 'run_fn', with_eval_steps(fn_args))
   if not tf.io.gfile.exists(os.path.join(fn_args.serving_model_dir, 'saved_model.pb')):
-    path = fn_args.custom_config[MODULE_FILE_KEY]
-    raise UnusableModel(
-      f'--module-file {path}: run_fn wrote no SavedModel to fn_args.serving_model_dir'
-    )
+    raise _no_saved_model(fn_args)
   record_label_figures(fn_args)
+
+
+def _no_saved_model(fn_args) -> UnusableModel:
+  """The refusal of a run_fn that wrote no SavedModel, naming what it wrote instead (TFX's
+  scikit-learn penguin file pickles its model)."""
+  import tensorflow as tf
+
+  folder = fn_args.serving_model_dir
+  found = sorted(tf.io.gfile.listdir(folder)) if tf.io.gfile.isdir(folder) else []
+  wrote = ''
+  if found:
+    wrote = (
+      f' (it wrote {", ".join(found[:5])}: the Evaluator, ServingCheck and the Pusher need a'
+      ' SavedModel)'
+    )
+  path = fn_args.custom_config[MODULE_FILE_KEY]
+  return UnusableModel(
+    f'--module-file {path}: run_fn wrote no SavedModel to fn_args.serving_model_dir{wrote}'
+  )
 
 
 def with_eval_steps(fn_args):

@@ -74,9 +74,15 @@ def test_run_fn_that_writes_no_saved_model(tmp_path):
   fn_args = types.SimpleNamespace(
     custom_config=config, serving_model_dir=str(tmp_path / 'm'), eval_steps=5
   )
-  with pytest.raises(UnusableModel, match='run_fn wrote no SavedModel'):
+  with pytest.raises(
+    UnusableModel, match='run_fn wrote no SavedModel to fn_args.serving_model_dir$'
+  ):
     module_file.run_fn(fn_args)
   assert fn_args.seen
+  (tmp_path / 'm').mkdir()
+  (tmp_path / 'm' / 'model.pkl').write_bytes(b'')  # TFX's penguin scikit-learn file's
+  with pytest.raises(UnusableModel, match=r'serving_model_dir \(it wrote model.pkl: the Evaluator'):
+    module_file.run_fn(fn_args)
 
 
 def test_without_eval_steps_the_eval_split_is_read_once_at_the_batch_size_asked(tmp_path):
