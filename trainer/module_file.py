@@ -11,6 +11,7 @@ code 2); a run_fn that writes no SavedModel to fn_args.serving_model_dir is one 
 """
 
 import contextlib
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -89,6 +90,11 @@ def call(custom_config: dict, name: str, *args, **kwargs) -> Any:
   fn = user_function(custom_config, name)
   if 'custom_config' in inspect.signature(fn).parameters:
     kwargs['custom_config'] = custom_config
+  return _run(custom_config, name, fn, *args, **kwargs)
+
+
+def _run(custom_config: dict, name: str, fn: Callable, /, *args, **kwargs) -> Any:
+  """fn(*args), its printing to the run log; its failure one line naming the file and `name`."""
   try:
     with contextlib.redirect_stdout(LogLines()):
       return fn(*args, **kwargs)
@@ -219,19 +225,13 @@ TUNER_PRINTS = ('search_space_summary', 'search', 'results_summary')  # what TFX
 
 
 def tuner_fn(fn_args):
-  """The Tuner's: the user's tuner_fn(fn_args) (a TunerFnResult), its tuner's printing (the
-  calls TFX's Tuner makes) to the run log."""
-  result = call(fn_args.custom_config, 'tuner_fn', with_eval_steps(fn_args))
+  """The Tuner's: the user's tuner_fn(fn_args) (a TunerFnResult); the calls TFX's Tuner makes of
+  its tuner print to the run log and fail in one line as the user's functions do (TFX's TF-DF
+  penguin tuner: keras_tuner refuses its tf_keras models in `search`)."""
+  config = fn_args.custom_config
+  result = call(config, 'tuner_fn', with_eval_steps(fn_args))
   for name in TUNER_PRINTS:
     method = getattr(result.tuner, name, None)
     if callable(method):
-      setattr(result.tuner, name, _to_log(method))
+      setattr(result.tuner, name, functools.partial(_run, config, f"tuner_fn's {name}", method))
   return result
-
-
-def _to_log(method: Callable) -> Callable:
-  def logged(*args, **kwargs):
-    with contextlib.redirect_stdout(LogLines()):
-      return method(*args, **kwargs)
-
-  return logged

@@ -110,13 +110,15 @@ def test_without_eval_steps_the_eval_split_is_read_once_at_the_batch_size_asked(
   assert module_file.with_eval_steps(given).data_accessor is accessor and given.eval_steps == 5
 
 
-def test_the_tuners_printing_goes_to_the_log(tmp_path, capsys):
+def test_the_tuners_printing_goes_to_the_log_and_its_failure_is_one_line(tmp_path, capsys):
   config = _module(
     tmp_path,
     'import types\n'
     'class Tuner:\n'
     '  def search(self, **kwargs):\n'
     '    print("Search: Running Trial #1")\n'
+    '    if kwargs["x"] == 2:\n'
+    '      raise ValueError("Expected a valid Keras Model instance")\n'
     '    return kwargs\n'
     'def tuner_fn(fn_args):\n'
     '  return types.SimpleNamespace(tuner=Tuner(), fit_kwargs={"x": 1})\n',
@@ -124,3 +126,7 @@ def test_the_tuners_printing_goes_to_the_log(tmp_path, capsys):
   result = module_file.tuner_fn(types.SimpleNamespace(custom_config=config, eval_steps=1))
   assert result.tuner.search(**result.fit_kwargs) == {'x': 1}
   assert 'Running Trial' not in capsys.readouterr().out
+  with pytest.raises(
+    UnusableModel, match="user.py: tuner_fn's search failed: ValueError: Expected a valid Keras"
+  ):
+    result.tuner.search(x=2)
