@@ -30,7 +30,7 @@ from trainer import label_figures
 MODULE_FILE_KEY = 'module_file'  # custom_config's key: the module file's path
 _loaded = {}  # (path, content digest) → module
 KERAS_BATCH_SIZE = 32  # Keras' default batch size
-LEGACY_KERAS = 'TF_USE_LEGACY_KERAS'  # set to 1 before TensorFlow loads: tf.keras is tf_keras
+LEGACY_KERAS = 'TF_USE_LEGACY_KERAS'  # =1 before TensorFlow loads: tf.keras is tf_keras
 
 
 def load(path: str):
@@ -109,10 +109,13 @@ def _run(custom_config: dict, name: str, fn: Callable, /, *args, **kwargs) -> An
 def keras_2_hint(error: Exception) -> str:
   """For a Keras 2 API that Keras 3 (TensorFlow 2.16's tf.keras) lacks, e.g. the airflow
   workshop's tf.keras.layers.DenseFeatures: how such a file runs (tf_keras, Keras 2, is in the
-  lock); '' otherwise, or when it runs so already."""
+  lock); '' otherwise, or when tf.keras is tf_keras already. Read from tf.keras itself, not the
+  environment: tensorflow_transform sets LEGACY_KERAS on import, after TensorFlow chose."""
   if not isinstance(error, AttributeError) or 'keras' not in str(error):
     return ''
-  if os.environ.get(LEGACY_KERAS, '').lower() in ('1', 'true'):
+  import tensorflow as tf
+
+  if not tf.keras.__name__.startswith('keras.'):  # tf_keras.api._v2.keras: Keras 2 already
     return ''
   return (
     f' (tf.keras is Keras 3 here; a module file written for Keras 2 runs with {LEGACY_KERAS}=1)'

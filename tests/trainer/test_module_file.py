@@ -49,22 +49,24 @@ def test_failures_name_the_file_and_the_function(tmp_path):
 
 
 def test_a_keras_2_api_failure_says_how_such_a_file_runs(tmp_path, monkeypatch):
-  monkeypatch.delenv(module_file.LEGACY_KERAS, raising=False)
+  import tensorflow as tf
+
   config = _module(
     tmp_path,
-    'import types\n'
-    'keras = types.ModuleType("keras._tf_keras.keras.layers")\n'
+    'import tensorflow as tf\n'
     'def preprocessing_fn(inputs):\n'
-    '  return keras.DenseFeatures\n',
+    '  return tf.keras.layers.DenseFeatures\n',  # Keras 2's, as TFX's airflow workshop uses it
   )
   hint = r'DenseFeatures\' \(tf.keras is Keras 3 here; .* runs with TF_USE_LEGACY_KERAS=1\)$'
   with pytest.raises(UnusableModel, match=hint):
     module_file.preprocessing_fn({}, config)
-  monkeypatch.setenv(module_file.LEGACY_KERAS, '1')  # already Keras 2: no hint
-  with pytest.raises(UnusableModel, match=r"has no attribute 'DenseFeatures'$"):
+  legacy = types.ModuleType('tf_keras.api._v2.keras')  # tf.keras under TF_USE_LEGACY_KERAS=1
+  legacy.layers = types.ModuleType('keras.layers')
+  monkeypatch.setattr(tf, 'keras', legacy)
+  with pytest.raises(UnusableModel, match=r"has no attribute 'DenseFeatures'$"):  # no hint
     module_file.preprocessing_fn({}, config)
+  monkeypatch.undo()
   other = _module(tmp_path, 'def preprocessing_fn(inputs):\n  return inputs.shape\n', 'o.py')
-  monkeypatch.delenv(module_file.LEGACY_KERAS)
   with pytest.raises(UnusableModel, match=r"has no attribute 'shape'$"):  # not Keras'
     module_file.preprocessing_fn({}, other)
 
