@@ -14,8 +14,12 @@ one output of one value per input made by a Sigmoid is the probability of class 
 1 and its probability); made by a Dense layer without activation (a `from_logits=True` model)
 while transform_features returns an integer label, a logit: its sigmoid is class 1's probability
 (the logit itself is never written as one); one of K > 1 values made by a Softmax, class
-probabilities; anything else a number (the first output's first value) written as
-`prediction`."""
+probabilities; one of K > 1 values made by another op but a Sigmoid, class scores (as the
+Evaluator reads any output wider than one): TFX's penguin Keras model's logits (a Dense layer
+without activation, trained `from_logits`), its TF-DF model's probabilities (TF-DF's inference
+op). Scores are written as they are when each row of a batch is a distribution (in [0, 1],
+summing to 1), else their softmax (logits). Anything else a number (the first output's first
+value) written as `prediction`."""
 
 import math
 from typing import Dict, List, NamedTuple, Optional, Sequence
@@ -23,7 +27,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence
 from contracts import serving
 from utils import output_op
 
-SIGMOID, SOFTMAX, NUMBER, LOGIT = 'sigmoid', 'softmax', 'number', 'logit'
+SIGMOID, SOFTMAX, SCORES, NUMBER, LOGIT = 'sigmoid', 'softmax', 'scores', 'number', 'logit'
 _KIND = {'DT_FLOAT': 'float', 'DT_DOUBLE': 'float', 'DT_INT64': 'int', 'DT_STRING': 'string'}
 
 
@@ -33,7 +37,7 @@ class Parsed(NamedTuple):
   kinds: Dict[str, str]  # feature → 'float', 'int' or 'string', in the parse op's order
   required: List[str]  # dense features without a default: a row must hold them
   output: str  # the output read (the first, by name)
-  meaning: str  # SIGMOID, SOFTMAX or NUMBER
+  meaning: str  # SIGMOID, SOFTMAX, SCORES, LOGIT or NUMBER
 
 
 def is_module_model(saved_model_dir: str, signatures) -> bool:
@@ -118,9 +122,9 @@ def integer_label(signatures) -> bool:
 
 
 def meaning(function, signatures=None) -> tuple:
-  """(the output read, SIGMOID, SOFTMAX, LOGIT or NUMBER) by the output's shape and its last op:
-  a one-wide output of a Dense layer without activation (utils/output_op.LINEAR) is a LOGIT when
-  the label is an integer (integer_label(signatures)), else a number."""
+  """(the output read, SIGMOID, SOFTMAX, SCORES, LOGIT or NUMBER) by the output's shape and its
+  last op: a one-wide output of a Dense layer without activation (utils/output_op.LINEAR) is a
+  LOGIT when the label is an integer (integer_label(signatures)), else a number."""
   outputs = function.structured_outputs
   name = sorted(outputs)[0]
   shape = outputs[name].shape
@@ -133,6 +137,8 @@ def meaning(function, signatures=None) -> tuple:
       return name, SOFTMAX
     if last in output_op.LINEAR and width == 1 and integer_label(signatures or {}):
       return name, LOGIT
+    if last != output_op.SIGMOID and width > 1:
+      return name, SCORES
   return name, NUMBER
 
 
@@ -183,8 +189,8 @@ def encode(values: Dict[str, object], kinds: Dict[str, str], required: Sequence[
 
 
 def standard_outputs(parsed: Parsed, outputs: Dict[str, object]) -> Dict[str, object]:
-  """The signature's outputs as the project's: {PROBABILITIES: [B, K]} of a sigmoid or softmax,
-  {PREDICTION: [B]} of a number."""
+  """The signature's outputs as the project's: {PROBABILITIES: [B, K]} of a sigmoid, softmax or
+  scores (see the module's docstring), {PREDICTION: [B]} of a number."""
   import numpy as np
 
   values = np.asarray(outputs[parsed.output])
@@ -195,4 +201,17 @@ def standard_outputs(parsed: Parsed, outputs: Dict[str, object]) -> Dict[str, ob
     return {serving.PROBABILITIES: np.concatenate([1.0 - values, values], axis=1)}
   if parsed.meaning == SOFTMAX:
     return {serving.PROBABILITIES: values}
+  if parsed.meaning == SCORES:
+    return {serving.PROBABILITIES: _probabilities(values)}
   return {serving.PREDICTION: values[:, 0]}
+
+
+def _probabilities(scores):
+  """Class scores as probabilities: as they are when each row is a distribution, else their
+  softmax (logits)."""
+  import numpy as np
+
+  if ((scores >= 0) & (scores <= 1)).all() and np.allclose(scores.sum(axis=1), 1, atol=1e-3):
+    return scores
+  shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+  return shifted / shifted.sum(axis=1, keepdims=True)

@@ -13,6 +13,7 @@ code 2); a run_fn that writes no SavedModel to fn_args.serving_model_dir is one 
 import contextlib
 import copy
 import dataclasses
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -32,6 +33,7 @@ from utils import module_reach
 MODULE_FILE_KEY = 'module_file'  # custom_config's key: the module file's path
 _loaded = {}  # (path, content digest) → module
 KERAS_BATCH_SIZE = 32  # Keras' default batch size
+LEGACY_KERAS = 'TF_USE_LEGACY_KERAS'  # =1 before TensorFlow loads: tf.keras is tf_keras
 
 
 def load(path: str):
@@ -109,6 +111,11 @@ def call(custom_config: dict, name: str, *args, **kwargs) -> Any:
   fn = user_function(custom_config, name)
   if 'custom_config' in inspect.signature(fn).parameters:
     kwargs['custom_config'] = custom_config
+  return _run(custom_config, name, fn, *args, **kwargs)
+
+
+def _run(custom_config: dict, name: str, fn: Callable, /, *args, **kwargs) -> Any:
+  """fn(*args), its printing to the run log; its failure one line naming the file and `name`."""
   try:
     with contextlib.redirect_stdout(LogLines()):
       return fn(*args, **kwargs)
@@ -116,8 +123,24 @@ def call(custom_config: dict, name: str, *args, **kwargs) -> Any:
     raise
   except Exception as e:
     path = custom_config[MODULE_FILE_KEY]
-    said = f'{type(e).__name__}: {first_line(e)}'
+    said = f'{type(e).__name__}: {first_line(e)}{keras_2_hint(e)}'
     raise UnusableModel(f'--module-file {path}: {name} failed: {said}') from e
+
+
+def keras_2_hint(error: Exception) -> str:
+  """For a Keras 2 API that Keras 3 (TensorFlow 2.16's tf.keras) lacks, e.g. the airflow
+  workshop's tf.keras.layers.DenseFeatures: how such a file runs (tf_keras, Keras 2, is in the
+  lock); '' otherwise, or when tf.keras is tf_keras already. Read from tf.keras itself, not the
+  environment: tensorflow_transform sets LEGACY_KERAS on import, after TensorFlow chose."""
+  if not isinstance(error, AttributeError) or 'keras' not in str(error):
+    return ''
+  import tensorflow as tf
+
+  if not tf.keras.__name__.startswith('keras.'):  # tf_keras.api._v2.keras: Keras 2 already
+    return ''
+  return (
+    f' (tf.keras is Keras 3 here; a module file written for Keras 2 runs with {LEGACY_KERAS}=1)'
+  )
 
 
 def preprocessing_fn(inputs, custom_config):
@@ -137,10 +160,7 @@ def run_fn(fn_args):
   check_leakage(fn_args)
   call(fn_args.custom_config, 'run_fn', with_eval_steps(fn_args))
   if not tf.io.gfile.exists(os.path.join(fn_args.serving_model_dir, 'saved_model.pb')):
-    path = fn_args.custom_config[MODULE_FILE_KEY]
-    raise UnusableModel(
-      f'--module-file {path}: run_fn wrote no SavedModel to fn_args.serving_model_dir'
-    )
+    raise _no_saved_model(fn_args)
   record_label_figures(fn_args)
 
 
@@ -193,8 +213,6 @@ def check_leakage(fn_args) -> None:
 def unread_columns(transform_graph_path: str, custom_config: dict) -> list:
   """The raw columns the module file's preprocessing_fn does not read (tf.Transform's
   get_transform_input_columns on its traced graph, the raw feature spec Transform recorded)."""
-  import functools
-
   import tensorflow_transform as tft
   from tensorflow_transform import impl_helper
 
@@ -202,6 +220,25 @@ def unread_columns(transform_graph_path: str, custom_config: dict) -> list:
   specs = impl_helper.get_type_specs_from_feature_specs(raw_spec)
   user = functools.partial(preprocessing_fn, custom_config=custom_config)
   return sorted(set(raw_spec) - set(tft.get_transform_input_columns(user, specs)))
+
+
+def _no_saved_model(fn_args) -> UnusableModel:
+  """The refusal of a run_fn that wrote no SavedModel, naming what it wrote instead (TFX's
+  scikit-learn penguin file pickles its model)."""
+  import tensorflow as tf
+
+  folder = fn_args.serving_model_dir
+  found = sorted(tf.io.gfile.listdir(folder)) if tf.io.gfile.isdir(folder) else []
+  wrote = ''
+  if found:
+    wrote = (
+      f' (it wrote {", ".join(found[:5])}: the Evaluator, ServingCheck and the Pusher need a'
+      ' SavedModel)'
+    )
+  path = fn_args.custom_config[MODULE_FILE_KEY]
+  return UnusableModel(
+    f'--module-file {path}: run_fn wrote no SavedModel to fn_args.serving_model_dir{wrote}'
+  )
 
 
 def with_eval_steps(fn_args):
@@ -339,19 +376,13 @@ TUNER_PRINTS = ('search_space_summary', 'search', 'results_summary')  # what TFX
 
 
 def tuner_fn(fn_args):
-  """The Tuner's: the user's tuner_fn(fn_args) (a TunerFnResult), its tuner's printing (the
-  calls TFX's Tuner makes) to the run log."""
-  result = call(fn_args.custom_config, 'tuner_fn', with_eval_steps(fn_args))
+  """The Tuner's: the user's tuner_fn(fn_args) (a TunerFnResult); the calls TFX's Tuner makes of
+  its tuner print to the run log and fail in one line as the user's functions do (TFX's TF-DF
+  penguin tuner: keras_tuner refuses its tf_keras models in `search`)."""
+  config = fn_args.custom_config
+  result = call(config, 'tuner_fn', with_eval_steps(fn_args))
   for name in TUNER_PRINTS:
     method = getattr(result.tuner, name, None)
     if callable(method):
-      setattr(result.tuner, name, _to_log(method))
+      setattr(result.tuner, name, functools.partial(_run, config, f"tuner_fn's {name}", method))
   return result
-
-
-def _to_log(method: Callable) -> Callable:
-  def logged(*args, **kwargs):
-    with contextlib.redirect_stdout(LogLines()):
-      return method(*args, **kwargs)
-
-  return logged

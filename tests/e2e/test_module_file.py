@@ -1,15 +1,24 @@
 """run --module-file with TFX's own taxi module file, unmodified, on a few hundred taxi rows:
 Transform, run_fn, the Evaluator as TFX's template configures it, ServingCheck and the Pusher;
-then an edit of run_fn alone trains again on Transform's cached output."""
+then an edit of run_fn alone trains again on Transform's cached output. TFX's penguin Keras file
+on its own tf.Examples: Transform to predict."""
 
+import csv
 import os
 import shutil
 
 import pytest
 
+from cli import main as cli_main
 from contracts import evaluation
 from tests.conftest import run_pipeline
-from tests.support.tfx_data import TAXI_CSV, TAXI_MODULE
+from tests.support.tfx_data import (
+  PENGUIN_DIR,
+  PENGUIN_MODULES,
+  TAXI_CSV,
+  TAXI_MODULE,
+  penguin_split,
+)
 
 ROWS = 400
 FEW = ('--train-steps', '20', '--eval-steps', '5', '--min-accuracy', '0')
@@ -89,3 +98,68 @@ def test_run_fn_edit_trains_again_on_cached_transform(taxi_module_run):
   # order: 'options changed (metrics_specs, model_specs)')
   evaluator = result['why_executed']['Evaluator']
   assert evaluator.startswith('options changed (eval_config.metrics_specs); new inputs'), evaluator
+
+
+@pytest.fixture(scope='module')
+def penguin_module_run(tmp_path_factory):
+  """TFX's penguin Keras module file and the base module beside it, copied out unmodified, on
+  the penguin tf.Examples TFX's tests use (Split-train, Split-eval), without --eval-steps:
+  (exit code, last_run.json, output, folder)."""
+  folder = tmp_path_factory.mktemp('penguin')
+  for split in ('train', 'eval'):
+    (folder / 'data' / f'Split-{split}').mkdir(parents=True)
+    shutil.copy(penguin_split(split), folder / 'data' / f'Split-{split}')
+  for name in PENGUIN_MODULES:
+    shutil.copy(os.path.join(PENGUIN_DIR, name), folder / name)
+  output = str(folder / 'out')
+  module = str(folder / PENGUIN_MODULES[0])
+  extra = ('--label', 'species', '--module-file', module, '--allow-missed-classes')
+  code, result = run_pipeline(str(folder / 'data'), output, *extra)
+  return code, result, output, folder, extra
+
+
+def _unlabelled(source: str, destination: str) -> list:
+  """The split's tf.Examples without species, written to `destination`: their labels."""
+  import tensorflow as tf
+
+  labels = []
+  with tf.io.TFRecordWriter(destination) as writer:
+    for record in tf.data.TFRecordDataset(source, 'GZIP'):
+      example = tf.train.Example.FromString(record.numpy())
+      labels.append(example.features.feature.pop('species').int64_list.value[0])
+      writer.write(example.SerializeToString())
+  return labels
+
+
+@pytest.mark.slow
+def test_penguin_keras_file_runs_unmodified_and_predicts_classes(penguin_module_run, capsys):
+  """Transform, run_fn (its eval one pass: no --eval-steps), the Evaluator on its 3-wide logits,
+  the Pusher; predict gives the Evaluator's top classes; the same command again runs nothing."""
+  code, result, output, folder, extra = penguin_module_run
+  assert code == 0, result.get('error')
+  assert {'Transform', 'Trainer', 'Evaluator', 'Pusher'} <= set(result['executed'])
+  assert result['predicts'].startswith('3 classes (classification), scored against species_xf')
+  assert result['blessed'] and result['pushed_to']
+  with open(result['log']) as f:
+    assert 'eval_steps: 10, one pass over 100 eval records' in f.read()  # its eval batch is 10
+
+  labels = _unlabelled(penguin_split('eval'), str(folder / 'unlabelled.tfrecord'))
+  out = str(folder / 'predictions.csv')
+  assert (
+    cli_main.main(
+      ['predict', '--data', str(folder / 'unlabelled.tfrecord'), '--output', output, '--out', out]
+    )
+    == 0
+  )
+  with open(out, newline='') as f:
+    rows = list(csv.DictReader(f))
+  assert len(rows) == len(labels) == result['examples_per_split']['eval']
+  probabilities = [float(row['probability']) for row in rows]
+  assert all(1 / 3 <= p <= 1 for p in probabilities)  # the top class's softmax, not a logit
+  right = sum(int(row['class']) == label for row, label in zip(rows, labels))
+  assert right / len(rows) == pytest.approx(result['eval_accuracy'])
+
+  capsys.readouterr()
+  code, again = run_pipeline(str(folder / 'data'), output, *extra)
+  assert code == 0 and again['run_id'] == result['run_id']  # answered with the first run's
+  assert 'components: none run: ' in capsys.readouterr().out

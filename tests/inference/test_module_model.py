@@ -27,7 +27,8 @@ def _save(path: str, activation: str, width: int) -> str:
       parsed = tf.io.parse_example(examples, spec)
       x = parsed['x'] + tf.cast(parsed['n'], tf.float32)
       x = tf.stack([x * (i + 1) for i in range(width)], axis=1)
-      out = {'sigmoid': tf.sigmoid, 'softmax': tf.nn.softmax, '': tf.identity}[activation](x)
+      last = {'sigmoid': tf.sigmoid, 'softmax': tf.nn.softmax, 'logits': lambda v: v + 0.5}
+      out = last.get(activation, tf.identity)(x)
       return {'outputs': out}
 
   m = Model()
@@ -49,6 +50,7 @@ def _signature(path):
     ('softmax', 3, module_model.SOFTMAX),
     ('', 1, module_model.NUMBER),
     ('sigmoid', 2, module_model.NUMBER),  # two sigmoids are not one class's probability
+    ('logits', 3, module_model.SCORES),  # a Dense layer without activation: TFX's penguin model
   ],
 )
 def test_the_output_means_what_its_shape_and_last_op_say(tmp_path, activation, width, meaning):
@@ -103,6 +105,24 @@ def test_a_number_model_predicts_a_number_per_row(tmp_path):
   assert served.regression and served.module is not None
   found = module_model.standard_outputs(served.module, {'outputs': np.array([[2.0], [3.0]])})
   assert found[serving.PREDICTION].tolist() == [2.0, 3.0]
+
+
+def test_class_scores_are_predicted_as_probabilities(tmp_path):
+  """Logits (TFX's penguin Keras model) by their softmax; probabilities (its TF-DF model) kept."""
+  import numpy as np
+
+  path = _save(str(tmp_path / 'm'), 'logits', 3)
+  _, served = model.load(path, inputs.CSV)
+  assert not served.regression
+  logits = np.array([[2.0, 7.0, -1.0], [0.0, 0.0, 3.0]])
+  found = module_model.standard_outputs(served.module, {'outputs': logits})
+  probabilities = found[serving.PROBABILITIES]
+  assert np.allclose(probabilities.sum(axis=1), 1.0)
+  assert probabilities.argmax(axis=1).tolist() == [1, 2]
+  assert np.allclose(probabilities[1], np.exp([0, 0, 3]) / np.exp([0, 0, 3]).sum())
+  already = np.array([[0.9, 0.05, 0.05], [0.2, 0.3, 0.5]])
+  found = module_model.standard_outputs(served.module, {'outputs': already})
+  assert np.array_equal(found[serving.PROBABILITIES], already)
 
 
 def test_a_csv_layout_needs_the_required_columns_only(tmp_path):

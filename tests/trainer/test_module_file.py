@@ -58,14 +58,43 @@ def test_failures_name_the_file_and_the_function(tmp_path):
     module_file.preprocessing_fn({}, broken)
 
 
+def test_a_keras_2_api_failure_says_how_such_a_file_runs(tmp_path, monkeypatch):
+  import tensorflow as tf
+
+  config = _module(
+    tmp_path,
+    'import tensorflow as tf\n'
+    'def preprocessing_fn(inputs):\n'
+    '  return tf.keras.layers.DenseFeatures\n',  # Keras 2's, as TFX's airflow workshop uses it
+  )
+  hint = r'DenseFeatures\' \(tf.keras is Keras 3 here; .* runs with TF_USE_LEGACY_KERAS=1\)$'
+  with pytest.raises(UnusableModel, match=hint):
+    module_file.preprocessing_fn({}, config)
+  legacy = types.ModuleType('tf_keras.api._v2.keras')  # tf.keras under TF_USE_LEGACY_KERAS=1
+  legacy.layers = types.ModuleType('keras.layers')
+  monkeypatch.setattr(tf, 'keras', legacy)
+  with pytest.raises(UnusableModel, match=r"has no attribute 'DenseFeatures'$"):  # no hint
+    module_file.preprocessing_fn({}, config)
+  monkeypatch.undo()
+  other = _module(tmp_path, 'def preprocessing_fn(inputs):\n  return inputs.shape\n', 'o.py')
+  with pytest.raises(UnusableModel, match=r"has no attribute 'shape'$"):  # not Keras'
+    module_file.preprocessing_fn({}, other)
+
+
 def test_run_fn_that_writes_no_saved_model(tmp_path):
   config = _module(tmp_path, 'def run_fn(fn_args):\n  fn_args.seen = True\n')
   fn_args = types.SimpleNamespace(
     custom_config=config, serving_model_dir=str(tmp_path / 'm'), eval_steps=5
   )
-  with pytest.raises(UnusableModel, match='run_fn wrote no SavedModel'):
+  with pytest.raises(
+    UnusableModel, match='run_fn wrote no SavedModel to fn_args.serving_model_dir$'
+  ):
     module_file.run_fn(fn_args)
   assert fn_args.seen
+  (tmp_path / 'm').mkdir()
+  (tmp_path / 'm' / 'model.pkl').write_bytes(b'')  # TFX's penguin scikit-learn file's
+  with pytest.raises(UnusableModel, match=r'serving_model_dir \(it wrote model.pkl: the Evaluator'):
+    module_file.run_fn(fn_args)
 
 
 def test_without_eval_steps_the_eval_split_is_read_once_at_the_batch_size_asked(tmp_path):
@@ -93,13 +122,15 @@ def test_without_eval_steps_the_eval_split_is_read_once_at_the_batch_size_asked(
   assert module_file.with_eval_steps(given).data_accessor is accessor and given.eval_steps == 5
 
 
-def test_the_tuners_printing_goes_to_the_log(tmp_path, capsys):
+def test_the_tuners_printing_goes_to_the_log_and_its_failure_is_one_line(tmp_path, capsys):
   config = _module(
     tmp_path,
     'import types\n'
     'class Tuner:\n'
     '  def search(self, **kwargs):\n'
     '    print("Search: Running Trial #1")\n'
+    '    if kwargs["x"] == 2:\n'
+    '      raise ValueError("Expected a valid Keras Model instance")\n'
     '    return kwargs\n'
     'def tuner_fn(fn_args):\n'
     '  return types.SimpleNamespace(tuner=Tuner(), fit_kwargs={"x": 1})\n',
@@ -107,6 +138,10 @@ def test_the_tuners_printing_goes_to_the_log(tmp_path, capsys):
   result = module_file.tuner_fn(types.SimpleNamespace(custom_config=config, eval_steps=1))
   assert result.tuner.search(**result.fit_kwargs) == {'x': 1}
   assert 'Running Trial' not in capsys.readouterr().out
+  with pytest.raises(
+    UnusableModel, match="user.py: tuner_fn's search failed: ValueError: Expected a valid Keras"
+  ):
+    result.tuner.search(x=2)
 
 
 def _labels(tmp_path, labels) -> str:
