@@ -8,7 +8,8 @@ labelled rows; monitoring/regression.py: the predictions' shift). Called in batc
 - A module file's model (`run --module-file`), read as the Evaluator reads it
   (components/blessing_evaluator/user_model.py): serving_default's output by name (the only, or
   the first); one value a row is the number, or class 1's probability (class 1 above 0.5, as TFMA
-  reads a binary classifier's score), more are class scores (the top class); the label is the raw
+  reads a binary classifier's score) — or its logit when a Dense layer without activation makes
+  it (utils/output_op: class 1 above 0, as the Evaluator reads it) —, more are class scores (the top class); the label is the raw
   label as its transform_features returns it (serving.transformed_label: `tips` → `tips_xf`) or,
   without that signature, the raw label's number in the record.
 """
@@ -18,10 +19,11 @@ from typing import List, NamedTuple, Optional, Tuple
 import numpy as np
 
 from contracts import serving
-from utils import saved_model_ops
+from utils import output_op, saved_model_ops
 
 BATCH_SIZE = 256
 THRESHOLD = 0.5  # a one-wide classifier's class 1 above it (TFMA's binary reading)
+LOGIT_THRESHOLD = 0.0  # the same for a logit (its sigmoid above 0.5)
 
 
 class Answers(NamedTuple):
@@ -32,6 +34,7 @@ class Answers(NamedTuple):
   project: bool  # the project's contract (PREDICTION / CLASS_IDS, EVAL_LABEL_KEY)
   regression: bool
   label: str  # the raw label (a module file's model: its transformed output is scored)
+  threshold: float = THRESHOLD  # a one-wide classifier's class 1 above it
 
 
 def load(saved_model_dir: str, regression: bool, label: str = '') -> Optional[Answers]:
@@ -47,9 +50,11 @@ def load(saved_model_dir: str, regression: bool, label: str = '') -> Optional[An
     output = serving.PREDICTION if regression else serving.CLASS_IDS
     if output not in outputs:
       return None
-  else:
-    output = sorted(outputs)[0]
-  return Answers(signatures, output, project, regression, label)
+    return Answers(signatures, output, project, regression, label)
+  output = sorted(outputs)[0]
+  made_by = output_op.producer(serve.graph.as_graph_def(), serve.outputs[0].name)  # sorted first
+  threshold = LOGIT_THRESHOLD if made_by in output_op.LINEAR else THRESHOLD
+  return Answers(signatures, output, project, regression, label, threshold)
 
 
 def _answers(function, key: str, records: List[bytes]) -> np.ndarray:
@@ -89,7 +94,7 @@ def predicted(answers: Answers, records: List[bytes]) -> np.ndarray:
   if answers.project or answers.regression:  # CLASS_IDS, PREDICTION, a module's number
     return values[:, 0]
   if values.shape[1] == 1:  # class 1's probability
-    classes = (values[:, 0] > THRESHOLD).astype(float)
+    classes = (values[:, 0] > answers.threshold).astype(float)
   else:
     classes = values.argmax(1).astype(float)
   return np.where(unread, np.nan, classes)

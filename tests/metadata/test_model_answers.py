@@ -67,3 +67,28 @@ def test_a_record_the_model_cannot_read_is_nan_and_the_others_are_answered(model
   predicted, actual = model_answers.scored(models['classifier'], rows, False, 'tips')
   assert predicted[[0, 2]].tolist() == [1.0, 0.0] and np.isnan(predicted[1])
   assert actual[[0, 2]].tolist() == [1.0, 0.0] and np.isnan(actual[1])
+
+
+@pytest.mark.parametrize('logits', [False, True])
+def test_a_one_wide_logit_is_class_1_above_0_as_the_evaluator_reads_it(tmp_path, logits):
+  """x = 0.1 gives a logit of 0.3 (class 1: its sigmoid is 0.57); read as a probability, the
+  logit model would call it class 0."""
+  import tensorflow as tf
+
+  from tests.support import keras_module_models
+
+  path = keras_module_models.save(str(tmp_path / 'model'), logits=logits)
+  xs = [-0.5, -0.1, 0.1, 0.5]
+  rows = [
+    tf.train.Example(
+      features=tf.train.Features(
+        feature={
+          'x': tf.train.Feature(float_list=tf.train.FloatList(value=[x])),
+          'label': tf.train.Feature(int64_list=tf.train.Int64List(value=[int(x > 0)])),
+        }
+      )
+    ).SerializeToString()
+    for x in xs
+  ]
+  predicted, actual = model_answers.scored(path, rows, False, keras_module_models.LABEL)
+  assert predicted.tolist() == actual.tolist() == [0.0, 0.0, 1.0, 1.0]
