@@ -66,7 +66,14 @@ from components.statistics_gen.component import StatisticsGen
 from components.text_example_gen.component import TextExampleGen
 import config as cfg
 from contracts import evaluation, serving, splits
-from contracts.trainer_options import CLASSIFICATION, REGRESSION, TrainerOptions, TunerOptions
+from contracts.trainer_options import (
+  CLASSIFICATION,
+  REGRESSION,
+  TABULAR,
+  TRANSFORM,
+  TrainerOptions,
+  TunerOptions,
+)
 from utils import fingerprint
 
 # Pipeline parameters of a compiled spec (`submit --param NAME=VALUE`) → their PipelineConfig field.
@@ -300,10 +307,17 @@ def trainer_options(config: cfg.PipelineConfig) -> TrainerOptions:
 
 
 def transforming(config: cfg.PipelineConfig, examples, schema_gen):
-  """TFX's Transform when the module file defines preprocessing_fn, else None."""
-  if 'preprocessing_fn' not in config.trainer.module_functions:
-    return None
+  """TFX's Transform when the module file defines preprocessing_fn, or a table's statistics
+  (--tabular-stats transform), else None."""
   options = config.trainer
+  if (
+    options.tabular_stats == TRANSFORM and options.data_kind == TABULAR and not options.module_file
+  ):
+    fingerprint_ = fingerprint.of('trainer.tabular_stats')
+    schema = schema_gen.outputs['schema']
+    return module_transform.stats_transform(examples, schema, options.label_key, fingerprint_)
+  if 'preprocessing_fn' not in options.module_functions:
+    return None
   fingerprint_ = cache_keys.transform_fingerprint(config)
   schema = schema_gen.outputs['schema']
   return module_transform.transform(

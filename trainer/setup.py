@@ -28,6 +28,7 @@ from trainer import (
   shards,
   signatures,
   tabular_input,
+  tabular_stats,
 )
 
 NUMERIC_SAMPLE_ROWS = leakage_sample.SAMPLE_ROWS  # the train sample the leakage rules read too
@@ -176,6 +177,8 @@ def _tabular_setup(
     numeric_mean={key: _moment(present, key, np.mean, lists.get(key)) for key in spec.numeric},
     numeric_variance={key: _moment(present, key, np.var, lists.get(key)) for key in spec.numeric},
   )
+  if options.tabular_stats == trainer_options.TRANSFORM and fn_args.transform_output:
+    spec = tabular_stats.from_transform(spec, fn_args.transform_output, fn_args.train_files, guard)
   sample = tabular_input.tabular_dataset(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )
