@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import logging
 import math
+import re
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -27,8 +28,10 @@ OOV_BUCKETS = 8  # out-of-vocabulary values hashed into these ids, after the voc
 
 
 def output_name(column: str, what: str) -> str:
-  """A transformed feature's (and vocabulary file's) name for `column`: any column name maps
-  to a plain one."""
+  """A transformed feature's (and vocabulary file's) name for `column` (the report lists them):
+  `<column>__<what>`, or a digest of a column name that is not plain letters, digits and `_`."""
+  if re.fullmatch(r'[A-Za-z0-9_]{1,100}', column):
+    return f'{column}__{what}'
   return f'{what}_{hashlib.sha1(column.encode()).hexdigest()[:16]}'
 
 

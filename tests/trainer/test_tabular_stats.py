@@ -131,3 +131,11 @@ def test_trainer_ids_are_tf_transforms(analysed):
 def test_no_vocabulary_is_all_oov():
   ids = tabular_stats.vocabulary_ids(tf.constant(['a', 'b']), []).numpy()
   assert all(0 <= i < tabular_stats.OOV_BUCKETS for i in ids)
+
+
+def test_output_names_are_the_column_s_or_a_digest_of_an_unusual_one():
+  assert tabular_stats.output_name('trip_miles', 'mean') == 'trip_miles__mean'
+  odd = tabular_stats.output_name('Fare ($)', 'vocabulary')
+  assert odd.startswith('vocabulary_') and odd != tabular_stats.output_name(
+    'Fare (€)', 'vocabulary'
+  )
