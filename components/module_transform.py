@@ -42,7 +42,6 @@ def stats_transform(examples, schema, label_key: str, code_fingerprint: str):
     preprocessing_fn=TABULAR_STATS_FN,
     materialize=False,
     disable_statistics=True,
-    force_tf_compat_v1=True,
     custom_config={'label_key': label_key, 'code_fingerprint': code_fingerprint},
   ).with_id(TRANSFORM)
 
