@@ -177,8 +177,9 @@ def _tabular_setup(
     numeric_mean={key: _moment(present, key, np.mean, lists.get(key)) for key in spec.numeric},
     numeric_variance={key: _moment(present, key, np.var, lists.get(key)) for key in spec.numeric},
   )
-  if options.tabular_stats == trainer_options.TRANSFORM and fn_args.transform_output:
-    spec = tabular_stats.from_transform(spec, fn_args.transform_output, fn_args.train_files, guard)
+  graph = fn_args.transform_graph_path or fn_args.transform_output  # the Tuner: the first only
+  if options.tabular_stats == trainer_options.TRANSFORM and graph:
+    spec = tabular_stats.from_transform(spec, graph, fn_args.train_files, guard)
   sample = tabular_input.tabular_dataset(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )
