@@ -60,7 +60,14 @@ from components.shard_check.component import ShardCheck
 from components.statistics_gen.component import StatisticsGen
 import config as cfg
 from contracts import evaluation, serving, splits
-from contracts.trainer_options import CLASSIFICATION, REGRESSION, TrainerOptions, TunerOptions
+from contracts.trainer_options import (
+  CLASSIFICATION,
+  REGRESSION,
+  TABULAR,
+  TRANSFORM,
+  TrainerOptions,
+  TunerOptions,
+)
 import example_gens
 from utils import fingerprint
 
@@ -201,10 +208,17 @@ def trainer_options(config: cfg.PipelineConfig) -> TrainerOptions:
 
 
 def transforming(config: cfg.PipelineConfig, examples, schema_gen):
-  """TFX's Transform when the module file defines preprocessing_fn, else None."""
-  if 'preprocessing_fn' not in config.trainer.module_functions:
-    return None
+  """TFX's Transform when the module file defines preprocessing_fn, or a table's statistics
+  (--tabular-stats transform), else None."""
   options = config.trainer
+  if (
+    options.tabular_stats == TRANSFORM and options.data_kind == TABULAR and not options.module_file
+  ):
+    fingerprint_ = fingerprint.of('trainer.tabular_stats')
+    schema = schema_gen.outputs['schema']
+    return module_transform.stats_transform(examples, schema, options.label_key, fingerprint_)
+  if 'preprocessing_fn' not in options.module_functions:
+    return None
   fingerprint_ = cache_keys.transform_fingerprint(config)
   schema = schema_gen.outputs['schema']
   return module_transform.transform(

@@ -7,7 +7,8 @@ Two tasks on the Chicago taxi CSV shipped in the tfx wheel (15,002 rows): `fare`
 (regression), and the TFX template's `big_tip`, tips > 20 % of the fare (two classes); `tips`
 itself is left out of both (it is paid after the fare, and it is the template's label). Each
 round, per task: `pipeline.py run --no-cache` with the default model, then with `--model gbt`,
-on one output folder; the pipeline's split is read back from its Examples artifact; scikit-learn
+each with `--tabular-stats sample` and `transform` (a full Transform pass: vocabularies and
+moments; its Transform and whole-run seconds are the CSV's cost of it), on one output folder; the pipeline's split is read back from its Examples artifact; scikit-learn
 and the mean / majority predictor train on that train split; every contender is scored on that
 eval split by the same code here (the pipeline's models through their `serving_default`).
 Printed: MAE, RMSE, R² (regression), AUC and accuracy (classes), training seconds (the Trainer
@@ -34,6 +35,9 @@ from bench.input_data import TAXI_CSV
 TASKS = ('fare', 'big_tip')  # (regression, two classes)
 BIG_TIP = 0.2  # the TFX template's threshold: tips over 20 % of the fare
 PIPELINE_MODELS = ('default', 'gbt')
+# --tabular-stats: the Trainer's 4,096-row sample and hashed categories, or a full Transform pass
+# (vocabularies with OOV buckets, moments of the whole train split), side by side (issue 67)
+STATS = ('sample', 'transform')
 QUICK_ROWS = 3000
 
 
@@ -171,15 +175,18 @@ def one_round(task: str, folder: str, rows: int) -> Dict[str, dict]:
   output = os.path.join(folder, f'out-{task}')
   found = {}
   for model in PIPELINE_MODELS:
-    extra = ('--model', model) if model != 'default' else ()
-    run = pipeline(output, 600, '--data', data, '--label', task, '--no-cache', *extra)
-    records = split_records(output)
-    _, eval_labels = table(records['eval'], task)
-    predicted = served_predictions(output, records['eval'], regression)
-    found[f'pipeline {model}'] = dict(
-      scores(eval_labels, predicted, regression),
-      seconds=run['component_seconds'].get('Trainer'),
-    )
+    for stats in STATS:
+      extra = (('--model', model) if model != 'default' else ()) + ('--tabular-stats', stats)
+      run = pipeline(output, 600, '--data', data, '--label', task, '--no-cache', *extra)
+      records = split_records(output)
+      _, eval_labels = table(records['eval'], task)
+      predicted = served_predictions(output, records['eval'], regression)
+      found[f'pipeline {model}' + ('' if stats == 'sample' else ' +Transform')] = dict(
+        scores(eval_labels, predicted, regression),
+        seconds=run['component_seconds'].get('Trainer'),
+        transform_seconds=run['component_seconds'].get('Transform'),
+        run_seconds=run.get('wall_seconds'),
+      )
   train, train_labels = table(records['train'], task)
   evaluation, eval_labels = table(records['eval'], task)
   predicted, seconds = sklearn_contender(train, train_labels, evaluation, regression)
@@ -235,17 +242,19 @@ def report(found: dict) -> None:
     keys = ('mae', 'rmse', 'r2') if task == 'fare' else ('auc', 'accuracy')
     rows = rounds[0]['_rows']
     print(f'\n{task} ({rows["train"]:,} train, {rows["eval"]:,} eval rows; median [spread])')
-    print(f'{"":24}' + ''.join(f'{k:>22}' for k in keys + ('train seconds',)))
+    seconds = ('seconds', 'transform_seconds', 'run_seconds')
+    titles = ('train seconds', 'Transform seconds', 'whole run seconds')
+    print(f'{"":28}' + ''.join(f'{k:>22}' for k in keys + titles))
     for contender in (c for c in rounds[0] if not c.startswith('_')):
       cells = []
-      for key in keys + ('seconds',):
-        values = [r[contender][key] for r in rounds if r[contender][key] is not None]
+      for key in keys + seconds:
+        values = [r[contender].get(key) for r in rounds if r[contender].get(key) is not None]
         cells.append(
           f'{statistics.median(values):.4g} [{min(values):.3g}-{max(values):.3g}]'
           if values
           else '-'
         )
-      print(f'{contender:24}' + ''.join(f'{c:>22}' for c in cells))
+      print(f'{contender:28}' + ''.join(f'{c:>22}' for c in cells))
   for model, judged in found['targets'].items():
     print(
       f"{model}: MAE {judged['mae_ratio']:.2f}x HistGradientBoosting's (target <= "

@@ -156,6 +156,14 @@ def build_config(args: argparse.Namespace) -> cfg.PipelineConfig:
   ):
     if getattr(args, dest, None) and kind not in (cfg.CSV, cfg.TFRECORDS):
       raise UserError(f'{flag}: only tabular data (CSV or TFRecord columns) has features')
+  if getattr(args, 'tabular_stats', '') == trainer_options.TRANSFORM:
+    if kind not in (cfg.CSV, cfg.TFRECORDS):
+      raise UserError('--tabular-stats transform: only tabular data (CSV or TFRecord columns)')
+    if getattr(args, 'module_file', ''):
+      raise UserError(
+        "--tabular-stats transform: the project's models' statistics; a --module-file's "
+        'preprocessing_fn makes its own'
+      )
   chosen_model = model_options.model_options(args, kind or cfg.IMAGES)
   model_options.check_imagenet(args)
   if source is not None:

@@ -59,6 +59,7 @@ TRAINING = (
   '--augment',
   '--input-cache',
   '--input-accessor',
+  '--tabular-stats',
   '--image-size',
   '--image-channels',
   '--min-accuracy',

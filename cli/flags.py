@@ -324,6 +324,13 @@ OPTIONS = {
     help="a module file's fn_args.data_accessor: tuned (default: the project's input pipeline, "
     "TFXIO's results faster) or tfx (TFXIO's own)",
   ),
+  '--tabular-stats': dict(
+    default=DEFAULTS.trainer.tabular_stats,
+    choices=trainer_options.TABULAR_STATS,
+    help="tables, the project's models: the numbers' moments and the categories' ids from "
+    'sample (default: the first 4,096 train rows; categories hashed) or transform (a full pass '
+    "of TFX's Transform: vocabularies with OOV buckets; docs/models.md)",
+  ),
   '--image-size': dict(
     type=int,
     nargs=2,

@@ -1,5 +1,6 @@
 """TFX's Transform for a module file's preprocessing_fn (--module-file), between the checks and
-the Trainer. The stock component, given the project's names of the user's functions
+the Trainer; or, for --tabular-stats transform, the project's own analysis of a table (vocabularies
+and moments, stats_transform). The stock component, given the project's names of the user's functions
 (trainer/module_file.py) and, as custom_config, the module file's path and the fingerprint of the
 code preprocessing_fn reaches (cache_keys.transform_fingerprint): its cache key changes when that
 code does, not when run_fn does. Its transform graph and transformed examples are the Trainer's
@@ -14,6 +15,7 @@ PREPROCESSING_FN = 'trainer.module_file.preprocessing_fn'
 STATS_OPTIONS_UPDATER_FN = 'trainer.module_file.stats_options_updater_fn'
 RUN_FN = 'trainer.module_file.run_fn'
 TUNER_FN = 'trainer.module_file.tuner_fn'
+TABULAR_STATS_FN = 'trainer.tabular_stats.preprocessing_fn'  # --tabular-stats transform
 TRANSFORM = 'Transform'  # its node id
 
 
@@ -30,12 +32,27 @@ def transform(examples, schema, module_file: str, functions: List[str], code_fin
   ).with_id(TRANSFORM)
 
 
+def stats_transform(examples, schema, label_key: str, code_fingerprint: str):
+  """The Transform step of --tabular-stats transform: the project's preprocessing_fn
+  (trainer/tabular_stats.py) analyses the raw train split, nothing materialized: its graph holds
+  the vocabularies and moments the project's run_fn reads; the Trainer reads the raw examples."""
+  return tfx_components.Transform(
+    examples=examples,
+    schema=schema,
+    preprocessing_fn=TABULAR_STATS_FN,
+    materialize=False,
+    disable_statistics=True,
+    custom_config={'label_key': label_key, 'code_fingerprint': code_fingerprint},
+  ).with_id(TRANSFORM)
+
+
 def transformed(examples, transform) -> dict:
-  """The Trainer's and the Tuner's inputs: Transform's examples and graph (when there is one)."""
+  """The Trainer's and the Tuner's inputs: Transform's examples (raw ones when it materialized
+  none) and graph (when there is one)."""
   if transform is None:
     return dict(examples=examples)
   return dict(
-    examples=transform.outputs['transformed_examples'],
+    examples=transform.outputs.get('transformed_examples') or examples,
     transform_graph=transform.outputs['transform_graph'],
   )
 

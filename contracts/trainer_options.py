@@ -32,6 +32,11 @@ INPUT_ACCESSORS = (TUNED, TFX_ACCESSOR)
 # raw examples (components/recording_trainer), whose columns the leakage rules judge
 # (trainer/module_file.check_leakage) before the user's run_fn trains on the transformed ones.
 RAW_SPLITS_KEY = 'raw_splits'
+# Where a table's moments and vocabularies come from (--tabular-stats; trainer/tabular_stats.py):
+# SAMPLE, the Trainer's first 4,096 train rows (categories hashed), or TRANSFORM, a full pass of
+# TFX's Transform on the run's Beam runner (categories by vocabulary, OOV buckets).
+SAMPLE, TRANSFORM = 'sample', 'transform'
+TABULAR_STATS = (SAMPLE, TRANSFORM)
 # The functions TFX reads from a module file (--module-file), each the component that calls it.
 MODULE_FUNCTIONS = {
   'preprocessing_fn': 'Transform',
@@ -86,6 +91,7 @@ class TrainerOptions:
   # recorded, what is missing is counted against (set at run time by components/recording_trainer)
   recorded_counts: Optional[Dict[str, int]] = None
   input_accessor: str = TUNED  # a module file's fn_args.data_accessor: one of INPUT_ACCESSORS
+  tabular_stats: str = SAMPLE  # a table's moments and vocabularies: one of TABULAR_STATS
 
   def to_custom_config(self) -> dict:
     return dataclasses.asdict(self)

@@ -81,3 +81,33 @@ def test_a_model_file_s_project_imports_are_in_the_trainer_s_key(files):
   (files / 'my_model.py').write_text(source)
   keys = _keys(files, model=model, model_source=source)
   assert {'contracts/limits.py', model} <= set(json.loads(keys['Trainer']))
+
+
+@pytest.mark.parametrize('stats', ['sample', 'transform'])
+def test_tabular_stats_transform_puts_an_analysis_only_transform_before_the_trainer(
+  tmp_path, stats
+):
+  """--tabular-stats transform: TFX's Transform with the project's preprocessing_fn, nothing
+  materialized; the Trainer reads the raw examples and the transform graph."""
+  (tmp_path / 'rows.csv').write_text('x,y\n' + ''.join(f'{i},{i % 2}\n' for i in range(40)))
+  config = cfg.PipelineConfig(
+    data=str(tmp_path / 'rows.csv'),
+    data_kind=cfg.CSV,
+    output=str(tmp_path / 'out'),
+    label='y',
+    trainer=TrainerOptions(tabular_stats=stats),
+  )
+  components = {c.id: c for c in pipeline.create_pipeline(config).components}
+  trainer = components['Trainer']
+  if stats == 'sample':
+    assert 'Transform' not in components and 'transform_graph' not in trainer.inputs
+    return
+  transform = components['Transform']
+  assert transform.exec_properties['preprocessing_fn'] == 'trainer.tabular_stats.preprocessing_fn'
+  assert 'transformed_examples' not in transform.outputs
+  assert json.loads(transform.exec_properties['custom_config'])['label_key'] == 'y'
+  assert (
+    trainer.inputs['examples'].producer_component_id
+    == components['Transform'].inputs['examples'].producer_component_id
+  )
+  assert trainer.inputs['transform_graph'].producer_component_id == 'Transform'

@@ -47,6 +47,9 @@ class TabularSpec:
   # class names, sorted (id = index; from the train split)
   label_default: str = ''  # the label of rows without one (--label-default; '': 0 / '')
   hash_bins: int = 64  # categorical values are fed as ids in [0, hash_bins) (hashed strings)
+  vocabularies: Dict[str, List[str]] = dataclasses.field(default_factory=dict)  # set
+  # (--tabular-stats transform): a category's id is its index in its column's vocabulary, an
+  # unknown one's past it (trainer/tabular_stats.vocabulary_ids), all below hash_bins
   numeric_mean: Dict[str, float] = dataclasses.field(default_factory=dict)  # the train split's,
   numeric_variance: Dict[str, float] = dataclasses.field(default_factory=dict)  # per column (a
   # list column: a list, one per position)

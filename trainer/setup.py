@@ -28,6 +28,7 @@ from trainer import (
   shards,
   signatures,
   tabular_input,
+  tabular_stats,
 )
 
 NUMERIC_SAMPLE_ROWS = leakage_sample.SAMPLE_ROWS  # the train sample the leakage rules read too
@@ -190,6 +191,9 @@ def read_table(fn_args: FnArgs, train_files, options: TrainerOptions, guard) -> 
     numeric_mean={key: _moment(present, key, np.mean, lists.get(key)) for key in spec.numeric},
     numeric_variance={key: _moment(present, key, np.var, lists.get(key)) for key in spec.numeric},
   )
+  graph = fn_args.transform_graph_path or fn_args.transform_output  # the Tuner: the first only
+  if options.tabular_stats == trainer_options.TRANSFORM and graph:
+    spec = tabular_stats.from_transform(spec, graph, fn_args.train_files, guard)
   sample = tabular_input.tabular_dataset(
     fn_args.train_files, spec, NUMERIC_SAMPLE_ROWS, False, guard
   )

@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from contracts import labels
-from trainer import date_features, shards
+from trainer import date_features, shards, tabular_stats
 from trainer.data_spec import TabularSpec
 
 AUTOTUNE = tf.data.AUTOTUNE
@@ -167,10 +167,12 @@ def date_inputs(written: Dict[str, tf.Tensor], spec: TabularSpec) -> Dict[str, t
 def model_columns(columns: Dict[str, tf.Tensor], spec: TabularSpec) -> Dict[str, tf.Tensor]:
   """Column values as the model takes them: numbers as float32 ([B], a list column [B, N]),
   categories as int64 ids in [0, spec.hash_bins) (FarmHash of the string, as
-  keras.layers.Hashing), so that the model's step holds no string op and XLA can compile it
+  keras.layers.Hashing, or with spec.vocabularies its vocabulary id), so that the model's step holds no string op and XLA can compile it
   (TPUs need that)."""
   return {
-    key: tf.strings.to_hash_bucket_fast(value, spec.hash_bins)
+    key: tabular_stats.vocabulary_ids(value, spec.vocabularies[key])
+    if key in spec.vocabularies
+    else tf.strings.to_hash_bucket_fast(value, spec.hash_bins)
     if key in spec.categorical
     else tf.cast(value, tf.float32)
     for key, value in columns.items()

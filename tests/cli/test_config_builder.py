@@ -133,6 +133,7 @@ def test_the_trainer_flags_become_the_config_s_trainer_options_and_its_custom_co
   given = ['--batch-size', '7', '--fine-tune-layers', '3', '--image-size', '5', '6', '--xla', 'off']
   given += ['--label-threshold', '0.5', '--label-default', '1', '--input-cache', 'memory']
   given += ['--date-order', 'mdy', '--input-accessor', trainer_options.TFX_ACCESSOR]
+  given += ['--tabular-stats', trainer_options.TRANSFORM]
   args = cli_main.parser().parse_args(
     ['run', '--data', str(tmp_path / 'rows.csv'), '--label', 'y', '--output', str(tmp_path / 'o')]
     + given
@@ -147,6 +148,7 @@ def test_the_trainer_flags_become_the_config_s_trainer_options_and_its_custom_co
     batch_size=7,
     input_cache='memory',
     input_accessor=trainer_options.TFX_ACCESSOR,
+    tabular_stats=trainer_options.TRANSFORM,
     image_height=5,
     image_width=6,
     xla=False,
@@ -178,6 +180,25 @@ def test_images_take_neither_a_task_of_numbers_nor_a_threshold(tmp_path, digits_
       ['run', '--data', digits_subset, '--output', str(tmp_path / 'o'), *flags]
     )
     with pytest.raises(UserError, match=f'^{said}'):
+      config_builder.build_config(args)
+
+
+def test_tabular_stats_transform_is_for_the_project_s_models_on_tables(tmp_path, digits_subset):
+  (tmp_path / 'rows.csv').write_text('x,y\n' + ''.join(f'{i},{i % 2}\n' for i in range(40)))
+  (tmp_path / 'module.py').write_text('def run_fn(fn_args):\n  pass\n')
+  for data, extra, said in (
+    (digits_subset, [], 'only tabular data'),
+    (
+      str(tmp_path / 'rows.csv'),
+      ['--module-file', str(tmp_path / 'module.py')],
+      'preprocessing_fn',
+    ),
+  ):
+    args = cli_main.parser().parse_args(
+      ['run', '--data', data, '--label', 'y', '--output', str(tmp_path / 'o')]
+      + ['--tabular-stats', 'transform', *extra]
+    )
+    with pytest.raises(UserError, match=f'^--tabular-stats transform: .*{said}'):
       config_builder.build_config(args)
 
 
