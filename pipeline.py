@@ -51,6 +51,7 @@ from components.anomaly_gate.component import AnomalyGate
 from components.blessing_evaluator import eval_config as blessing_config
 from components.blessing_evaluator.component import BlessingEvaluator
 from components.bulk_inferrer.component import BulkInferrer
+from components.cached_transform import component as cached_transform
 from components.csv_example_gen.component import ArrowCsvExampleGen, StockCsvExampleGen
 from components.curated_schema_gen.component import CuratedSchemaGen
 from components.drift_check.component import DriftCheck
@@ -306,8 +307,9 @@ def transforming(config: cfg.PipelineConfig, examples, schema_gen):
   options = config.trainer
   fingerprint_ = cache_keys.transform_fingerprint(config)
   schema = schema_gen.outputs['schema']
-  return module_transform.transform(
-    examples, schema, options.module_file, options.module_functions, fingerprint_
+  store = '' if config.cloud else config.metadata_path  # compiled: no last analyzer cache
+  return cached_transform.transform(
+    examples, schema, options.module_file, options.module_functions, fingerprint_, store
   )
 
 

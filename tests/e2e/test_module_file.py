@@ -52,3 +52,22 @@ def test_run_fn_edit_trains_again_on_cached_transform(taxi_module_run):
   assert code == 0, result.get('error') or result.get('blessing')
   assert 'Transform' in result['cached'] and 'Trainer' in result['executed']
   assert str(module) in result['why_executed']['Trainer']
+
+
+@pytest.mark.slow
+def test_preprocessing_fn_edit_runs_transform_with_the_last_analyzer_cache(taxi_module_run):
+  """One more z-scored feature: Transform executes again and reads the analyzers it computed
+  before from the last run's TransformCache (no input of the node: the re-runs above were cached)."""
+  _, _, output, module, data, extra = taxi_module_run
+  text = module.read_text()
+  edited = text.replace(
+    "['trip_miles', 'fare', 'trip_seconds']",
+    "['trip_miles', 'fare', 'trip_seconds', 'trip_start_timestamp']",
+  )
+  assert edited != text
+  module.write_text(edited)
+  code, result = run_pipeline(data, output, *extra, '--max-accuracy-drop', '1')
+  assert code == 0, result.get('error') or result.get('blessing')
+  assert 'Transform' in result['executed']
+  cache = result['transform_cache']
+  assert cache['from'] and cache['from_cache'] >= 9 and cache['computed'] >= 1, cache
