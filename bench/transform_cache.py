@@ -52,18 +52,22 @@ def first_run(folder: str, rows: int) -> dict:
 
 
 def transform_inputs(metadata_path: str) -> dict:
-  """The URIs of the examples and schema the run's Transform read, and the cache it wrote."""
+  """The URIs of the examples and schema the last Transform execution read, and the cache it
+  wrote."""
   from metadata import connection
 
   store = connection.open_read_only(metadata_path)
-  [execution] = [
-    e
-    for e in store.get_executions()
-    if any(
-      c.type == 'node' and c.name.endswith('.Transform')
-      for c in store.get_contexts_by_execution(e.id)
-    )
-  ]
+  execution = max(
+    (
+      e
+      for e in store.get_executions()
+      if any(
+        c.type == 'node' and c.name.endswith('.Transform')
+        for c in store.get_contexts_by_execution(e.id)
+      )
+    ),
+    key=lambda e: e.id,
+  )
   events = store.get_events_by_execution_ids([execution.id])
   by_id = {a.id: a for a in store.get_artifacts_by_id([e.artifact_id for e in events])}
   found = {}
@@ -117,7 +121,7 @@ def child(inputs: dict, use_cache: bool, out: str) -> None:
     'force_tf_compat_v1': 0,
     'disable_statistics': 0,
   }
-  beam_args = cfg.PipelineConfig(output=out).beam_pipeline_args  # the pipeline's own
+  beam_args = cfg.PipelineConfig(data='', data_kind=cfg.CSV, output=out).beam_pipeline_args
   context = base_beam_executor.BaseBeamExecutor.Context(beam_pipeline_args=beam_args, tmp_dir=out)
   start = time.perf_counter()
   executor.Executor(context).Do(input_dict, output_dict, properties)
