@@ -6,8 +6,9 @@ before, side by side in each round (issue 67: the Transform cache used on a re-r
 Once: `pipeline.py run --module-file` with the tfx wheel's `taxi_utils_native_keras.py`, as it is,
 on the wheel's taxi CSV (15,002 rows; --quick: the first 3,000), few train steps: its ExampleGen,
 schema and Transform (which wrote its TransformCache). Then the module file is edited as a user
-adds one feature: `trip_start_timestamp` joins `_DENSE_FLOAT_FEATURE_KEYS` (one more z-score
-analyzer beside the 9 of the file). Each round runs, each in a fresh process and a fresh output
+adds one feature, two ways (EDITS): `analyzer`: `trip_start_timestamp` joins
+`_DENSE_FLOAT_FEATURE_KEYS` (one more z-score analyzer beside the 9 of the file); `no_analyzer`:
+a log of `trip_miles` (no analyzer: all 9 are in the cache). Each round runs, each in a fresh process and a fresh output
 folder, in alternating order, the project's Transform executor (components/cached_transform) on
 the same examples and schema with the edited module: once given the first run's cache, once not.
 Printed per contender: the executor's seconds (Do, imports left out) and the analyzers read from
@@ -28,11 +29,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK_ROWS = 3000
 DENSE = "_DENSE_FLOAT_FEATURE_KEYS = ['trip_miles', 'fare', 'trip_seconds']"
 EDITED = DENSE[:-1] + ", 'trip_start_timestamp']"
+TIPPER = '  # Was this passenger a big tipper?'
+LOG_MILES = (
+  "  outputs['trip_miles_log_xf'] = tf.math.log1p(_fill_in_missing(inputs['trip_miles']))\n"
+)
+EDITS = {'analyzer': (DENSE, EDITED), 'no_analyzer': (TIPPER, LOG_MILES + TIPPER)}
 
 
 def first_run(folder: str, rows: int) -> dict:
-  """The once-only run and the edit: {'examples', 'schema', 'cache', 'module'} (artifact URIs and
-  the edited module file's path)."""
+  """The once-only run and the edits: {'examples', 'schema', 'cache', 'modules'} (artifact URIs
+  and {edit: the edited module file's path})."""
   import subprocess
 
   module = module_copy(folder)
@@ -45,10 +51,13 @@ def first_run(folder: str, rows: int) -> dict:
   found = transform_inputs(os.path.join(output, 'metadata.sqlite'))
   with open(module) as f:
     text = f.read()
-  assert DENSE in text, 'the taxi module file changed: the edit no longer applies'
-  with open(module, 'w') as f:
-    f.write(text.replace(DENSE, EDITED))
-  return dict(found, module=module)
+  modules = {}
+  for edit, (before, after) in EDITS.items():
+    assert text.count(before) == 1, f'the taxi module file changed: the {edit} edit does not apply'
+    modules[edit] = os.path.join(folder, f'taxi_utils_{edit}.py')
+    with open(modules[edit], 'w') as f:
+      f.write(text.replace(before, after))
+  return dict(found, modules=modules)
 
 
 def transform_inputs(metadata_path: str) -> dict:
@@ -79,7 +88,8 @@ def transform_inputs(metadata_path: str) -> dict:
 
 
 def child(inputs: dict, use_cache: bool, out: str) -> None:
-  """One Transform (this process): prints {'seconds', 'from_cache', 'computed'} last."""
+  """inputs: first_run's, with 'module': the edited module file."""
+  # One Transform (this process): prints {'seconds', 'from_cache', 'computed'} last.
   from tfx.dsl.components.base import base_beam_executor
   from tfx.types import artifact_utils, standard_artifacts
 
@@ -138,19 +148,23 @@ def measure(quick: bool, rounds: int) -> dict:
   rows = QUICK_ROWS if quick else 0
   with tempfile.TemporaryDirectory(prefix='transform_cache_') as folder:
     inputs = first_run(folder, rows)
-    runs = {'with': [], 'without': []}
+    runs = {edit: {'with': [], 'without': []} for edit in EDITS}
     for number in range(rounds):
       order = ('with', 'without') if number % 2 == 0 else ('without', 'with')
-      for name in order:
-        out = os.path.join(folder, f'round{number}_{name}')
-        argv = [sys.executable, '-m', 'bench.transform_cache', '--child', name, '--out', out]
-        argv += ['--inputs', json.dumps(inputs)]
-        found, _ = figures.measured_process(argv, ROOT)
-        runs[name].append(found)
+      for edit in EDITS:
+        for name in order:
+          out = os.path.join(folder, f'round{number}_{edit}_{name}')
+          argv = [sys.executable, '-m', 'bench.transform_cache', '--child', name, '--out', out]
+          argv += ['--inputs', json.dumps(dict(inputs, module=inputs['modules'][edit]))]
+          found, _ = figures.measured_process(argv, ROOT)
+          runs[edit][name].append(found)
+  return {'rows': rows or 15002, 'rounds': rounds, 'edits': {e: ratios(r) for e, r in runs.items()}}
+
+
+def ratios(runs: dict) -> dict:
+  """{'runs', 'ratio' (with / without, median of the rounds), 'ratio_spread'} of one edit."""
   seconds = {name: [r['seconds'] for r in found] for name, found in runs.items()}
   return {
-    'rows': rows or 15002,
-    'rounds': rounds,
     'runs': runs,
     'ratio': statistics.median(a / b for a, b in zip(seconds['with'], seconds['without'])),
     'ratio_spread': figures.ratio_rounds(seconds['with'], seconds['without']),
@@ -159,15 +173,17 @@ def measure(quick: bool, rounds: int) -> dict:
 
 def report(found: dict) -> None:
   print(f'Transform after a preprocessing_fn edit (one more feature), {found["rows"]:,} taxi rows')
-  for name in ('without', 'with'):
-    runs = found['runs'][name]
-    times = ', '.join(f'{r["seconds"]:.1f}' for r in runs)
-    print(
-      f'  {name:<8} cache: {times} s; analyzers from the cache {runs[0]["from_cache"]},'
-      f' computed {runs[0]["computed"]}'
-    )
-  low, high = found['ratio_spread']
-  print(f'  with / without: {found["ratio"]:.2f} (rounds {low:.2f}–{high:.2f})')
+  for edit, measured in found['edits'].items():
+    print(f'  edit: {edit}')
+    for name in ('without', 'with'):
+      runs = measured['runs'][name]
+      times = ', '.join(f'{r["seconds"]:.1f}' for r in runs)
+      print(
+        f'    {name:<8} cache: {times} s; analyzers from the cache {runs[0]["from_cache"]},'
+        f' computed {runs[0]["computed"]}'
+      )
+    low, high = measured['ratio_spread']
+    print(f'    with / without: {measured["ratio"]:.2f} (rounds {low:.2f}–{high:.2f})')
 
 
 def main(argv=None) -> None:
