@@ -52,14 +52,14 @@ def trainer_fingerprint(config: cfg.PipelineConfig) -> str:
 def transform_fingerprint(config: cfg.PipelineConfig) -> str:
   """Transform's key beyond TFX's: the code the module file's preprocessing_fn (and
   stats_options_updater_fn) reaches, not the whole file (utils/module_reach.py): an edit of
-  run_fn alone leaves Transform cached."""
+  run_fn alone leaves Transform cached; and its executor (the last analyzer cache's lookup)."""
   path = config.trainer.module_file
   reach = {
     f'{path}:{name}': module_reach.digest(path, name)
     for name in ('preprocessing_fn', 'stats_options_updater_fn')
     if name in config.trainer.module_functions
   }
-  return fingerprint.of('trainer.module_file', known=reach)
+  return fingerprint.of('trainer.module_file', 'components.cached_transform.executor', known=reach)
 
 
 def files_fingerprint(*modules: str, files: Dict[str, str], imported_by: str = '') -> str:

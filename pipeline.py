@@ -49,6 +49,7 @@ from components.anomaly_gate.component import AnomalyGate
 from components.blessing_evaluator import eval_config as blessing_config
 from components.blessing_evaluator.component import BlessingEvaluator
 from components.bulk_inferrer.component import BulkInferrer
+from components.cached_transform import component as cached_transform
 from components.curated_schema_gen.component import CuratedSchemaGen
 from components.drift_check.component import DriftCheck
 from components.label_check.component import LabelCheck
@@ -221,8 +222,9 @@ def transforming(config: cfg.PipelineConfig, examples, schema_gen):
     return None
   fingerprint_ = cache_keys.transform_fingerprint(config)
   schema = schema_gen.outputs['schema']
-  return module_transform.transform(
-    examples, schema, options.module_file, options.module_functions, fingerprint_
+  store = '' if config.cloud else config.metadata_path  # compiled: no last analyzer cache
+  return cached_transform.transform(
+    examples, schema, options.module_file, options.module_functions, fingerprint_, store
   )
 
 

@@ -1,13 +1,10 @@
 """TFX's Transform for a module file's preprocessing_fn (--module-file), between the checks and
-the Trainer; or, for --tabular-stats transform, the project's own analysis of a table (vocabularies
-and moments, stats_transform). The stock component, given the project's names of the user's functions
-(trainer/module_file.py) and, as custom_config, the module file's path and the fingerprint of the
-code preprocessing_fn reaches (cache_keys.transform_fingerprint): its cache key changes when that
-code does, not when run_fn does. Its transform graph and transformed examples are the Trainer's
-and the Tuner's; the Evaluator reads the raw examples through the model's transform_features.
+the Trainer (built by components/cached_transform): the project's names of the user's functions
+(trainer/module_file.py), and the transformed inputs of the Trainer and the Tuner; or, for
+--tabular-stats transform, the project's own analysis of a table (vocabularies and moments,
+stats_transform). Its transform graph and transformed examples are the Trainer's and the
+Tuner's; the Evaluator reads the raw examples through the model's transform_features.
 """
-
-from typing import List
 
 from tfx import components as tfx_components
 
@@ -17,19 +14,6 @@ RUN_FN = 'trainer.module_file.run_fn'
 TUNER_FN = 'trainer.module_file.tuner_fn'
 TABULAR_STATS_FN = 'trainer.tabular_stats.preprocessing_fn'  # --tabular-stats transform
 TRANSFORM = 'Transform'  # its node id
-
-
-def transform(examples, schema, module_file: str, functions: List[str], code_fingerprint: str):
-  """The Transform step of a module file that defines preprocessing_fn (`functions`: those it
-  defines, contracts/trainer_options.MODULE_FUNCTIONS)."""
-  stats = 'stats_options_updater_fn' in functions
-  return tfx_components.Transform(
-    examples=examples,
-    schema=schema,
-    preprocessing_fn=PREPROCESSING_FN,
-    stats_options_updater_fn=STATS_OPTIONS_UPDATER_FN if stats else None,
-    custom_config={'module_file': module_file, 'code_fingerprint': code_fingerprint},
-  ).with_id(TRANSFORM)
 
 
 def stats_transform(examples, schema, label_key: str, code_fingerprint: str):

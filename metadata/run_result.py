@@ -73,6 +73,9 @@ class RunResult:
   schema_uri: Optional[str] = None
   anomalies: Optional[List[str]] = None
   evaluation: Optional[Evaluation] = None
+  transform_cache: Optional[dict] = (
+    None  # Transform read the last analyzer cache: transform_cache.used
+  )
   tuning: Optional[list] = None  # TFX's tuner_results.json: finished trials, best first
   blessed: Optional[bool] = None
   missed_classes: Optional[Dict[str, dict]] = None  # class name → {'examples', 'judged'}

@@ -9,7 +9,7 @@ from ml_metadata.proto import metadata_store_pb2
 
 from contracts import anomalies, artifacts, input_check, predictions
 from contracts import evaluation as evaluation_names
-from metadata import artifact_reader, blessing_reasons
+from metadata import artifact_reader, blessing_reasons, transform_cache
 from metadata.run_reader import NodeRun, property_value
 from metadata.run_result import Evaluation, Push, RunResult
 
@@ -129,6 +129,8 @@ def build(nodes: Dict[str, NodeRun], wall_seconds: float) -> RunResult:
         figures=figures.get(evaluation_names.CANDIDATE, {}),
         serving_figures=figures.get(evaluation_names.BASELINE, {}),
       )
+    if transform_cache.UPDATED_CACHE in out and node.state == 'COMPLETE':  # executed this run
+      result.transform_cache = transform_cache.used(out[transform_cache.UPDATED_CACHE])
     if 'tuner_results' in out:  # TFX's Tuner: finished trials, best first
       result.tuning = _artifact_json(out['tuner_results'], artifacts.TUNER_RESULTS_FILE)
     if 'blessing' in out:

@@ -298,6 +298,12 @@ def render(result) -> List[str]:
     )
   if result.tuning is not None:
     lines.append(f'tuning:     {render_tuning(result.tuning, (result.training or {}).get("task"))}')
+  if result.transform_cache:
+    cache = result.transform_cache
+    lines.append(
+      f"transform:  {cache['from_cache']} analyzers read from the last run's analyzer cache,"
+      f' {cache["computed"]} computed'
+    )
   if result.training:
     lines.extend(render_training(result.training))
   if result.input_check:

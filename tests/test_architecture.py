@@ -31,8 +31,8 @@ ALLOWED = {
   'utils': {'utils'},  # atomic writes, fingerprints, Ctrl-C, progress, object storage: a leaf
   'engines': {'engines'},  # local engine clusters and their Beam arguments: a leaf, as contracts
   'records': {'records', 'contracts', 'utils'},  # TFRecords' CRC scan, image-folder listing
-  # engines.flink_rest: live counts on Flink
-  'components': {'components', 'contracts', 'utils', 'engines', 'records'},
+  # engines.flink_rest: live counts on Flink; metadata.transform_cache: Transform's last cache
+  'components': {'components', 'contracts', 'utils', 'engines', 'records', 'metadata'},
   'trainer': {'trainer', 'contracts', 'utils', 'records'},
   'metadata': {'metadata', 'contracts', 'utils'},
   'data_revisions': {'data_revisions', 'contracts', 'utils', 'metadata'},  # metadata.connection

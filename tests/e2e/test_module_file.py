@@ -163,3 +163,22 @@ def test_penguin_keras_file_runs_unmodified_and_predicts_classes(penguin_module_
   code, again = run_pipeline(str(folder / 'data'), output, *extra)
   assert code == 0 and again['run_id'] == result['run_id']  # answered with the first run's
   assert 'components: none run: ' in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_preprocessing_fn_edit_runs_transform_with_the_last_analyzer_cache(taxi_module_run):
+  """One more z-scored feature: Transform executes again and reads the analyzers it computed
+  before from the last run's TransformCache (no input of the node: the re-runs above were cached)."""
+  _, _, output, module, data, extra = taxi_module_run
+  text = module.read_text()
+  edited = text.replace(
+    "['trip_miles', 'fare', 'trip_seconds']",
+    "['trip_miles', 'fare', 'trip_seconds', 'trip_start_timestamp']",
+  )
+  assert edited != text
+  module.write_text(edited)
+  code, result = run_pipeline(data, output, *extra, '--max-accuracy-drop', '1')
+  assert code == 0, result.get('error') or result.get('blessing')
+  assert 'Transform' in result['executed']
+  cache = result['transform_cache']
+  assert cache['from'] and cache['from_cache'] >= 9 and cache['computed'] >= 1, cache

@@ -305,3 +305,13 @@ def test_a_module_files_model_says_what_it_was_judged_as_predicting():
     i for i, line in enumerate(lines) if line.startswith('blessed:')
   )
   assert not [line for line in summary_text.render(RunResult()) if line.startswith('predicts:')]
+
+
+def test_a_transform_that_read_the_last_analyzer_cache_says_how_much():
+  cache = {'from': '/out/pipeline_root/Transform/updated_analyzer_cache/9', 'from_cache': 9}
+  result = RunResult(transform_cache=dict(cache, computed=1))
+  said = [line for line in summary_text.render(result) if line.startswith('transform:')]
+  assert said == ["transform:  9 analyzers read from the last run's analyzer cache, 1 computed"]
+  assert not [line for line in summary_text.render(RunResult()) if line.startswith('transform:')]
+  again = RunResult.from_json(result.to_json())  # last_run.json keeps it
+  assert again.transform_cache == result.transform_cache
