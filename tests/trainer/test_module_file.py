@@ -68,6 +68,11 @@ def test_a_keras_2_api_failure_says_how_such_a_file_runs(tmp_path, monkeypatch):
     '  return tf.keras.layers.DenseFeatures\n',  # Keras 2's, as TFX's airflow workshop uses it
   )
   hint = r'DenseFeatures\' \(tf.keras is Keras 3 here; .* runs with TF_USE_LEGACY_KERAS=1\)$'
+  # tf.keras as TensorFlow 2.16 gives it (Keras 3), whatever an earlier test of this process
+  # loaded (TF-DF and tf.Transform can leave tf.keras at tf_keras)
+  keras_3 = types.ModuleType('keras._tf_keras.keras')
+  keras_3.layers = types.ModuleType('keras.layers')
+  monkeypatch.setattr(tf, 'keras', keras_3)
   with pytest.raises(UnusableModel, match=hint):
     module_file.preprocessing_fn({}, config)
   legacy = types.ModuleType('tf_keras.api._v2.keras')  # tf.keras under TF_USE_LEGACY_KERAS=1
